@@ -1,0 +1,122 @@
+"""The `fabgen` command line: thin; every decision lives in the pipeline stages."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from fabgen import __version__
+from fabgen.errors import InventoryError, OutputError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Turn one GPU-cluster inventory into every file its network needs.\n\n"
+         "Start with `fabgen validate inventory.yaml`, then `fabgen render inventory.yaml -o out/`.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _fail_inventory(exc: InventoryError) -> None:
+    for p in exc.problems:
+        typer.echo(p.format(), err=True)
+    n = len(exc.problems)
+    typer.echo(f"fabgen: {n} problem{'s' if n != 1 else ''} in the inventory; nothing written", err=True)
+    raise typer.Exit(2)
+
+
+class _Progress:
+    """A one-line stage display on a terminal; silent in CI and pipes."""
+
+    def __init__(self) -> None:
+        self.status = None
+        if sys.stderr.isatty():
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status("fabgen: starting")
+
+    def __enter__(self) -> "_Progress":
+        if self.status:
+            self.status.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.status:
+            self.status.__exit__(None, None, None)
+
+    def __call__(self, stage: str) -> None:
+        if self.status:
+            self.status.update(f"fabgen: {stage}")
+
+
+@app.command()
+def render(
+    inventory: Path = typer.Argument(..., help="inventory YAML file (format version 1)"),
+    out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory; replaced atomically"),
+    force: bool = typer.Option(False, "--force", help="replace OUT even if fabgen did not create it"),
+    timings: bool = typer.Option(False, "--timings", help="print the time each pipeline stage took"),
+) -> None:
+    """Render every file of every fabric in INVENTORY into OUT."""
+    from fabgen.pipeline import render_to
+    from fabgen.topology.check import TopologyError
+
+    try:
+        with _Progress() as progress:
+            result = render_to(inventory, out, force=force, progress=progress)
+    except InventoryError as exc:
+        _fail_inventory(exc)
+    except OutputError as exc:
+        typer.echo(f"fabgen: {exc}; nothing written", err=True)
+        raise typer.Exit(2)
+    except TopologyError as exc:
+        typer.echo(f"fabgen: internal error, please report it with the inventory: {exc}", err=True)
+        raise typer.Exit(1)
+    for name, ctx in result.contexts.items():
+        for w in ctx.summary.warnings:
+            typer.echo(f"{inventory}: warning: fabric {name}: {w}", err=True)
+    typer.echo(f"fabgen: wrote {len(result.files)} files to {out}")
+    if timings:
+        for stage, seconds in result.timings.items():
+            typer.echo(f"  {stage:<10} {seconds * 1000:9.1f} ms")
+
+
+@app.command()
+def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) -> None:
+    """Check INVENTORY and print the size of each fabric; writes nothing."""
+    from fabgen.inventory.loader import load
+    from fabgen.inventory.validate import validate as run_validate
+
+    try:
+        v = run_validate(load(inventory))
+    except InventoryError as exc:
+        _fail_inventory(exc)
+    for name, p in v.plans.items():
+        typer.echo(f"{name}: {p.topology}, {p.tiers} tier(s), {p.nodes} nodes, {p.endpoints} endpoints at "
+                   f"{p.speed}G: {p.leaves} leaf, {p.spines} spine, {p.cores} core switches")
+    typer.echo(f"{inventory}: valid")
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the inventory format."""
+    from fabgen.inventory.schema import json_schema
+
+    typer.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
+
+
+@app.command()
+def version() -> None:
+    """Print fabgen's version."""
+    typer.echo(__version__)
+
+
+def main(argv: Optional[list[str]] = None) -> None:
+    app(args=argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Inventory: YAML loading with positions, the pydantic schema, the hardware catalog."""

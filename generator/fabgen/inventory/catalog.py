@@ -1,0 +1,215 @@
+"""Hardware catalog: switch and node models with their real port and device names.
+
+Switch ports are described per *port mode* (the logical port speed a cage is run at):
+a Quantum-2 QM9700 has 32 OSFP cages, each carrying two NDR 400G ports, or four
+NDR200 ports with splitter cables; an SN5600 has 64 x 800G cages, each splittable
+into 2 x 400G. A fabric runs at one link speed (its NICs' speed) and uses the mode of
+that speed, so the radix of a switch is `cages x ports-per-cage` at that speed.
+
+Port names are format patterns over these fields, so inline custom models use the
+same machinery as the built-in ones:
+
+    c     cage number, 1-based           n     logical port number, 1-based
+    j     port within the cage, 1-based  i     logical port number, 0-based
+    j0    port within the cage, 0-based  lane  first lane of the port, 0-based, switch-wide
+    l     first lane of the port within the cage, 1-based (Arista breakout naming)
+    pair, sub2   (j0 // 2 + 1) and (j0 % 2 + 1): NDR200 split naming on Quantum-2
+
+Sources: Quantum-2 cages and split ports: NVIDIA QM97X0 user manual, "Interfaces";
+SN5600 and Cumulus `swpNsM` split names: Cumulus Linux 5.14 "Switch Port Attributes";
+Arista `EthernetN/L` names: EOS manual, "Ethernet ports"; SONiC `EthernetN` by first
+lane: sonic-buildimage port_config.ini files; DGX H100 compute NICs: DGX H100 User Guide,
+"Network Modules".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+KINDS = ("infiniband", "roce", "spectrum-x")
+PLATFORMS_BY_KIND = {
+    "infiniband": ("ufm", "opensm"),
+    "roce": ("eos", "sonic"),
+    "spectrum-x": ("nvue",),
+}
+
+
+@dataclass(frozen=True)
+class PortMode:
+    """One way of running a switch's cages: logical port speed and how many per cage."""
+
+    speed: int  # Gb/s per logical port
+    per_cage: int
+    name: str  # format pattern, see module docstring
+
+
+@dataclass(frozen=True)
+class SwitchModel:
+    key: str
+    vendor: str
+    part: str
+    description: str
+    kinds: tuple[str, ...]
+    platforms: tuple[str, ...]
+    cages: int
+    cage_type: str
+    lanes_per_cage: int
+    modes: tuple[PortMode, ...]  # the native (fastest) mode first
+    transceiver: str  # one per used cage
+    custom: bool = False
+
+    @property
+    def native(self) -> PortMode:
+        return self.modes[0]
+
+    def mode_for(self, speed: int) -> PortMode | None:
+        for mode in self.modes:
+            if mode.speed == speed:
+                return mode
+        return None
+
+    def speeds(self) -> list[int]:
+        return sorted((m.speed for m in self.modes), reverse=True)
+
+    def radix(self, speed: int) -> int:
+        mode = self.mode_for(speed)
+        return 0 if mode is None else self.cages * mode.per_cage
+
+    def port_names(self, speed: int) -> tuple[str, ...]:
+        return _port_names(self, speed)
+
+    def cage_of(self, speed: int, index0: int) -> int:
+        """Cage (1-based) that carries logical port `index0` (0-based) in the mode of `speed`."""
+        mode = self.mode_for(speed)
+        assert mode is not None
+        return index0 // mode.per_cage + 1
+
+
+_NAME_CACHE: dict[tuple[str, int, str], tuple[str, ...]] = {}
+
+
+def _port_names(model: SwitchModel, speed: int) -> tuple[str, ...]:
+    mode = model.mode_for(speed)
+    if mode is None:
+        return ()
+    key = (model.key, speed, mode.name)
+    cached = _NAME_CACHE.get(key)
+    if cached is None:
+        lanes_per_port = max(1, model.lanes_per_cage // mode.per_cage)
+        names = []
+        for i in range(model.cages * mode.per_cage):
+            c, j0 = divmod(i, mode.per_cage)
+            names.append(
+                mode.name.format(
+                    c=c + 1, j=j0 + 1, j0=j0, n=i + 1, i=i,
+                    lane=c * model.lanes_per_cage + j0 * lanes_per_port,
+                    l=j0 * lanes_per_port + 1, pair=j0 // 2 + 1, sub2=j0 % 2 + 1,
+                )
+            )
+        cached = tuple(names)
+        _NAME_CACHE[key] = cached
+    return cached
+
+
+@dataclass(frozen=True)
+class Nic:
+    """One compute NIC port of a node, in rail order."""
+
+    rdma: str  # RDMA device name, as NCCL_IB_HCA and ibv_devices show it
+    netdev: str  # default netdev name (InfiniBand mode)
+    label: str  # physical port label on the chassis
+    cage: str  # the node-side cage it leaves through (transceiver count)
+    speed: int
+
+
+@dataclass(frozen=True)
+class NodeModel:
+    key: str
+    vendor: str
+    part: str
+    description: str
+    gpus: int
+    nic_model: str
+    transceiver: str  # node-side, one per used cage
+    nics: tuple[Nic, ...] = field(default_factory=tuple)
+    custom: bool = False
+
+    @cached_property
+    def cage_count(self) -> int:
+        return len({n.cage for n in self.nics})
+
+    @property
+    def speed(self) -> int:
+        return self.nics[0].speed
+
+
+_QUANTUM2_MODES = (
+    PortMode(400, 2, "IB1/{c}/{j}"),
+    PortMode(200, 4, "IB1/{c}/{pair}/{sub2}"),
+)
+
+SWITCHES: dict[str, SwitchModel] = {
+    m.key: m
+    for m in (
+        SwitchModel(
+            "qm9700", "NVIDIA", "MQM9700-NS2F", "Quantum-2 QM9700, 64 x NDR 400G on 32 OSFP, managed",
+            ("infiniband",), ("ufm", "opensm"), 32, "OSFP", 8, _QUANTUM2_MODES,
+            "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
+        ),
+        SwitchModel(
+            "qm9790", "NVIDIA", "MQM9790-NS2F", "Quantum-2 QM9790, 64 x NDR 400G on 32 OSFP, externally managed",
+            ("infiniband",), ("ufm", "opensm"), 32, "OSFP", 8, _QUANTUM2_MODES,
+            "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
+        ),
+        SwitchModel(
+            "sn5600", "NVIDIA", "MSN5600", "Spectrum-4 SN5600, 64 x 800GbE OSFP (128 x 400GbE split)",
+            ("spectrum-x",), ("nvue",), 64, "OSFP", 8,
+            (PortMode(800, 1, "swp{c}"), PortMode(400, 2, "swp{c}s{j0}"), PortMode(200, 4, "swp{c}s{j0}")),
+            "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
+        ),
+        SwitchModel(
+            "arista-7060x5", "Arista", "DCS-7060PX5-64S", "Arista 7060X5, 64 x 400GbE OSFP (Tomahawk 4)",
+            ("roce",), ("eos",), 64, "OSFP", 8,
+            (PortMode(400, 1, "Ethernet{c}/1"), PortMode(200, 2, "Ethernet{c}/{l}"), PortMode(100, 4, "Ethernet{c}/{l}")),
+            "OSFP-400G-SR8",
+        ),
+        SwitchModel(
+            "sonic-64x400g", "generic", "64x400G-TH4", "SONiC switch, 64 x 400GbE QSFP-DD (Tomahawk 4 class)",
+            ("roce",), ("sonic",), 64, "QSFP-DD", 8,
+            (PortMode(400, 1, "Ethernet{lane}"), PortMode(200, 2, "Ethernet{lane}"), PortMode(100, 4, "Ethernet{lane}")),
+            "QDD-400G-SR8",
+        ),
+    )
+}
+
+
+def _dgx_nics() -> tuple[Nic, ...]:
+    # (rdma, netdev, OSFP cage, port) by GPU = rail, from the DGX H100 User Guide table.
+    rows = (
+        ("mlx5_0", "ibp24s0", 4, 2), ("mlx5_3", "ibp64s0", 3, 2),
+        ("mlx5_4", "ibp79s0", 3, 1), ("mlx5_5", "ibp94s0", 4, 1),
+        ("mlx5_6", "ibp154s0", 1, 2), ("mlx5_9", "ibp192s0", 2, 2),
+        ("mlx5_10", "ibp206s0", 2, 1), ("mlx5_11", "ibp220s0", 1, 1),
+    )
+    return tuple(Nic(r, d, f"OSFP{c}P{p}", f"OSFP{c}", 400) for r, d, c, p in rows)
+
+
+NODES: dict[str, NodeModel] = {
+    m.key: m
+    for m in (
+        NodeModel(
+            "dgx-h100", "NVIDIA", "DGX H100", "DGX H100, 8 x H100, 8 x ConnectX-7 NDR 400G on 4 twin-port OSFP",
+            8, "ConnectX-7 (single-port, network module)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
+            _dgx_nics(),
+        ),
+        # DGX B200 keeps the DGX H100 compute layout: 8 single-port ConnectX-7 behind four
+        # twin-port OSFP cages, storage on BlueField-3. Its rail order and device names follow
+        # the H100 table; check `ibdev2netdev` on the first node and override inline if they differ.
+        NodeModel(
+            "dgx-b200", "NVIDIA", "DGX B200", "DGX B200, 8 x B200, 8 x ConnectX-7 400G on 4 twin-port OSFP",
+            8, "ConnectX-7 (single-port)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
+            _dgx_nics(),
+        ),
+    )
+}

@@ -1,0 +1,193 @@
+"""Load YAML into plain data plus a side table of positions (path -> line, column).
+
+Why not `yaml.safe_load`: it forgets where each value came from, silently keeps the
+last of two duplicate keys, and expands alias bombs. Here the document is composed
+into nodes (the safe loader's resolver, no object-building tags) and walked once,
+recording the 1-based line and column of every value and every mapping key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from fabgen.errors import InventoryError, Problem
+
+MAX_BYTES = 8 * 1024 * 1024  # an inventory of 100,000 GPUs is a few kB; 8 MiB is plenty
+MAX_NODES = 200_000  # after alias expansion
+MAX_DEPTH = 64
+
+PathT = tuple[str | int, ...]
+
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
+}
+_KEEP_AS_TEXT = {"tag:yaml.org,2002:timestamp"}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """The inventory as plain data, with where every piece of it was written."""
+
+    file: str
+    data: Any
+    positions: dict[PathT, tuple[int, int]]  # value positions
+    key_positions: dict[PathT, tuple[int, int]]  # position of the key that introduces a value
+    sha256: str
+
+    def where(self, path: PathT, *, key: bool = False) -> tuple[int, int]:
+        """Best position for `path`: the key (or value) itself, else its nearest ancestor."""
+        table = self.key_positions if key else self.positions
+        p = tuple(path)
+        while p:
+            if p in table:
+                return table[p]
+            if not key and p in self.key_positions:
+                return self.key_positions[p]
+            p = p[:-1]
+        return self.positions.get((), (1, 1))
+
+
+def format_path(path: PathT) -> str:
+    """`('fabrics', 0, 'tiers')` -> `fabrics[0].tiers`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+class _Walker:
+    def __init__(self, file: str):
+        self.file = file
+        self.positions: dict[PathT, tuple[int, int]] = {}
+        self.key_positions: dict[PathT, tuple[int, int]] = {}
+        self.problems: list[Problem] = []
+        self.count = 0
+        self.constructor = yaml.SafeLoader("")
+
+    def problem(self, node: yaml.Node, path: PathT, message: str) -> None:
+        m = node.start_mark
+        self.problems.append(Problem(m.line + 1, m.column + 1, format_path(path), message, self.file))
+
+    def walk(self, node: yaml.Node, path: PathT, depth: int) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise _TooBig(node)
+        if depth > MAX_DEPTH:
+            raise _TooDeep(node)
+        self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != "tag:yaml.org,2002:map":
+                self.problem(node, path, f"YAML tag '{node.tag}' is not allowed (plain mappings only)")
+                return None
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    self.problem(key_node, path, "YAML merge keys ('<<') are not allowed; write the keys out")
+                    continue
+                if not isinstance(key_node, yaml.ScalarNode):
+                    self.problem(key_node, path, "mapping keys must be plain scalars")
+                    continue
+                key = self.scalar(key_node, path)
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    key = str(key_node.value)
+                child = (*path, key)
+                if key in out or child in self.key_positions:
+                    first = self.key_positions.get(child, (0, 0))
+                    self.problem(key_node, child, f"duplicate key '{key}' (first written at line {first[0]})")
+                    continue
+                self.key_positions[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                out[key] = self.walk(value_node, child, depth + 1)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != "tag:yaml.org,2002:seq":
+                self.problem(node, path, f"YAML tag '{node.tag}' is not allowed (plain lists only)")
+                return None
+            return [self.walk(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
+        return self.scalar(node, path)
+
+    def scalar(self, node: yaml.Node, path: PathT) -> Any:
+        if node.tag in _KEEP_AS_TEXT:
+            return node.value
+        if node.tag not in _PLAIN_TAGS:
+            self.problem(node, path, f"YAML tag '{node.tag}' is not allowed (plain values only)")
+            return None
+        return self.constructor.construct_object(node, deep=True)
+
+
+class _TooBig(Exception):
+    def __init__(self, node: yaml.Node):
+        self.node = node
+
+
+class _TooDeep(_TooBig):
+    pass
+
+
+def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    text = f"YAML syntax error: {problem}"
+    if context:
+        text += f" ({context})"
+    if "'\\t'" in problem or "\\t" in problem:
+        text += "; indent with spaces, YAML does not allow tabs"
+    return Problem(line, col, "", text, file)
+
+
+def load_text(text: str, file: str) -> Loaded:
+    """Parse inventory text; raise InventoryError with every YAML-level problem."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
+        raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
+                                      "an inventory is a short YAML file", file)])
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        raise InventoryError([_yaml_problem(file, exc)]) from None
+    walker = _Walker(file)
+    if root is None:
+        raise InventoryError([Problem(1, 1, "", "the inventory is empty; start with 'version: 1'", file)])
+    try:
+        data = walker.walk(root, (), 0)
+    except _TooDeep as exc:
+        m = exc.node.start_mark
+        raise InventoryError([Problem(m.line + 1, m.column + 1, "",
+                                      f"nesting deeper than {MAX_DEPTH} levels (recursive alias?)", file)]) from None
+    except _TooBig as exc:
+        m = exc.node.start_mark
+        raise InventoryError([Problem(m.line + 1, m.column + 1, "",
+                                      f"more than {MAX_NODES} values after expanding aliases (alias bomb?)", file)]) from None
+    if walker.problems:
+        raise InventoryError(walker.problems)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return Loaded(file, data, walker.positions, walker.key_positions, digest)
+
+
+def load(path: str | Path) -> Loaded:
+    """Read and parse an inventory file; unreadable files are located errors too."""
+    name = str(path)
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_BYTES:
+            raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
+                                          "an inventory is a short YAML file", name)])
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise InventoryError([Problem(1, 1, "", f"cannot read the inventory: {exc.strerror or exc}", name)]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InventoryError([Problem(line, 1, "", "the inventory is not UTF-8 text", name)]) from None
+    return load_text(text, name)

@@ -1,0 +1,108 @@
+"""Inventory format version 1 as pydantic v2 models (frozen, extra keys forbidden).
+
+Only shape and single-field rules live here; checks that need the catalog or other
+parts of the inventory (unknown group, model valid for the kind, sizes) are in
+`validate.py`, where they can be reported with their positions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
+NAME_RULE = "use letters, digits and '-', at most 63, starting and ending with a letter or digit"
+
+# Names become file names, hostnames and config text: a DNS label, nothing else.
+Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+Kind = Literal["infiniband", "roce", "spectrum-x"]
+Text = Annotated[str, StringConstraints(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+
+MAX_NODES_PER_GROUP = 100_000
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class NodeGroup(Strict):
+    """A set of identical nodes."""
+
+    name: Name = Field(description="group name, referenced by fabrics[].node_groups")
+    model: str = Field(description="node model: a catalog key (dgx-h100, dgx-b200) or a node_models entry")
+    count: int = Field(ge=1, le=MAX_NODES_PER_GROUP, description="number of nodes")
+    hostname: str | None = Field(
+        default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
+    )
+
+    @property
+    def hostname_pattern(self) -> str:
+        return self.hostname if self.hostname is not None else self.name + "{n:03d}"
+
+
+class Fabric(Strict):
+    """One fabric: a kind, a platform, a topology and the node groups attached to it."""
+
+    name: Name
+    kind: Kind
+    platform: str = Field(description="infiniband: ufm | opensm; roce: eos | sonic; spectrum-x: nvue")
+    topology: Literal["rail-optimized", "fat-tree"]
+    switch_model: str = Field(description="switch model: a catalog key or a switch_models entry")
+    node_groups: list[str] = Field(min_length=1, description="every compute NIC of these groups attaches")
+    scalable_unit: int | None = Field(
+        default=None, ge=1, le=4096,
+        description="rail-optimized only: nodes per scalable unit (default: the most a leaf takes at the ratio)",
+    )
+    oversubscription: float = Field(
+        default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
+    )
+    tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
+
+
+class CustomNic(Strict):
+    rdma: Name = Field(description="RDMA device name, e.g. mlx5_0")
+    netdev: Name | None = None
+    label: Text | None = Field(default=None, description="physical port label")
+    cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
+    speed: int = Field(ge=10, le=3200, description="Gb/s")
+
+
+class CustomNodeModel(Strict):
+    """A node model declared inline, for hardware the catalog does not have."""
+
+    gpus: int = Field(ge=0, le=1024)
+    nics: list[CustomNic] = Field(min_length=1, max_length=64, description="compute NICs in rail order")
+    vendor: Text = "custom"
+    part: Text = ""
+    nic_model: Text = "compute NIC"
+    transceiver: Text = "transceiver"
+
+
+class CustomSwitchModel(Strict):
+    """A switch model declared inline."""
+
+    kinds: list[Kind] = Field(min_length=1)
+    platforms: list[str] = Field(min_length=1)
+    ports: int = Field(ge=2, le=1024, description="logical ports at `speed`")
+    speed: int = Field(ge=10, le=3200, description="Gb/s per port")
+    port_name: Text = Field(default="port{n}", description="format pattern over n (1-based) and i (0-based)")
+    ports_per_cage: int = Field(default=1, ge=1, le=8)
+    vendor: Text = "custom"
+    part: Text = ""
+    transceiver: Text = "transceiver"
+
+
+class Inventory(Strict):
+    """The whole inventory (format version 1)."""
+
+    version: Literal[1]
+    cluster: Name
+    node_groups: list[NodeGroup] = Field(min_length=1)
+    fabrics: list[Fabric] = Field(min_length=1)
+    switch_models: dict[Name, CustomSwitchModel] = Field(default_factory=dict)
+    node_models: dict[Name, CustomNodeModel] = Field(default_factory=dict)
+
+
+def json_schema() -> dict:
+    return Inventory.model_json_schema()

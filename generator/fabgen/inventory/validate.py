@@ -1,0 +1,342 @@
+"""Validate loaded inventory data: schema first, then cross-field checks.
+
+Every problem is located through the loader's position table and reported together
+with the others of the same stage. Catalog names and keys get a "did you mean" hint.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from fabgen.errors import InventoryError, Problem
+from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
+from fabgen.inventory.loader import Loaded, PathT, format_path
+from fabgen.inventory.schema import NAME_PATTERN, NAME_RULE, Inventory
+from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
+
+MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
+_NAME_RE = re.compile(NAME_PATTERN)
+
+
+@dataclass(frozen=True)
+class Validated:
+    """A valid inventory with its hardware resolved and every fabric sized."""
+
+    loaded: Loaded
+    inventory: Inventory
+    switch_models: dict[str, SwitchModel]
+    node_models: dict[str, NodeModel]
+    plans: dict[str, Plan]  # by fabric name
+    members: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> (hostname, group, model)
+
+
+def did_you_mean(word: Any, options: list[str] | tuple[str, ...]) -> str:
+    match = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def _fields_of(loc: PathT) -> list[str]:
+    """The keys a model at `loc` accepts, for 'unknown key' hints."""
+    model: Any = Inventory
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
+        if field is None:
+            model = _custom_model_for(model, part)
+            continue
+        model = _inner_model(field.annotation)
+    return list(model.model_fields) if hasattr(model, "model_fields") else []
+
+
+def _custom_model_for(model: Any, part: Any) -> Any:
+    return model  # dict values (switch_models.<name>) keep the value model found earlier
+
+
+def _inner_model(annotation: Any) -> Any:
+    from typing import get_args
+
+    if hasattr(annotation, "model_fields"):
+        return annotation
+    for arg in get_args(annotation):
+        inner = _inner_model(arg)
+        if inner is not None:
+            return inner
+    return None
+
+
+def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        etype = err["type"]
+        value = err.get("input")
+        if etype == "extra_forbidden":
+            key = loc[-1]
+            hint = did_you_mean(key, _fields_of(loc[:-1]))
+            line, col = loaded.where(loc, key=True)
+            out.append(Problem(line, col, format_path(loc), f"unknown key '{key}'{hint}", loaded.file))
+            continue
+        if etype == "missing":
+            line, col = loaded.where(loc[:-1])
+            out.append(Problem(line, col, format_path(loc), f"missing required key '{loc[-1]}'", loaded.file))
+            continue
+        line, col = loaded.where(loc)
+        if etype == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            options = re.findall(r"'([^']*)'|\b(\d+)\b", expected)
+            flat = [a or b for a, b in options]
+            msg = f"{value!r} is not one of {', '.join(flat)}{did_you_mean(value, flat)}"
+        elif etype == "string_pattern_mismatch":
+            if "x00" in str(err.get("ctx", {}).get("pattern", "")):
+                msg = f"{value!r} contains control characters"
+            else:
+                msg = f"{value!r} is not a valid name: {NAME_RULE}"
+        elif etype in ("int_type", "float_type", "string_type", "list_type", "dict_type", "model_type",
+                       "bool_type", "int_from_float", "model_attributes_type"):
+            wanted = {"int_type": "a whole number", "float_type": "a number", "string_type": "a string",
+                      "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
+                      "model_attributes_type": "a mapping", "bool_type": "true or false",
+                      "int_from_float": "a whole number"}[etype]
+            msg = f"must be {wanted}, not {_describe(value)}"
+        else:
+            text = err["msg"]
+            msg = text[0].lower() + text[1:] if text else etype
+            if value is not None and not isinstance(value, (dict, list)):
+                msg += f" (got {value!r})"
+        out.append(Problem(line, col, format_path(loc), msg, loaded.file))
+    return out
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a boolean)"
+    if isinstance(value, (dict, list)):
+        return "a mapping" if isinstance(value, dict) else "a list"
+    return f"{value!r} ({type(value).__name__.replace('str', 'a string').replace('int', 'a number')})"
+
+
+def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict[str, NodeModel]]:
+    switches = dict(SWITCHES)
+    nodes = dict(NODES)
+    for key, m in inv.switch_models.items():
+        if key in SWITCHES:
+            report(("switch_models", key), f"'{key}' is a catalog model; give the custom model another name",
+                   key=True)
+            continue
+        for j, platform in enumerate(m.platforms):
+            allowed = [p for k in m.kinds for p in PLATFORMS_BY_KIND[k]]
+            if platform not in allowed:
+                report(("switch_models", key, "platforms", j),
+                       f"'{platform}' is not a platform of {', '.join(m.kinds)} "
+                       f"(choose from {', '.join(allowed)}){did_you_mean(platform, allowed)}")
+        try:
+            names = [m.port_name.format(n=i + 1, i=i, c=i // m.ports_per_cage + 1, j=i % m.ports_per_cage + 1,
+                                        j0=i % m.ports_per_cage, lane=i, l=1, pair=1, sub2=1)
+                     for i in range(m.ports)]
+        except (KeyError, IndexError, ValueError) as exc:
+            report(("switch_models", key, "port_name"), f"bad port name pattern: {exc}; use fields like "
+                   "{n} (1-based) or {i} (0-based)")
+            continue
+        if len(set(names)) != len(names):
+            report(("switch_models", key, "port_name"), "the pattern gives the same name to several ports; "
+                   "include {n} or {i}")
+            continue
+        cages = -(-m.ports // m.ports_per_cage)
+        switches[key] = SwitchModel(key, m.vendor, m.part or key, f"custom switch {key}", tuple(m.kinds),
+                                    tuple(m.platforms), cages, "cage", m.ports_per_cage,
+                                    (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True)
+    for key, n in inv.node_models.items():
+        if key in NODES:
+            report(("node_models", key), f"'{key}' is a catalog model; give the custom model another name",
+                   key=True)
+            continue
+        rdmas = [nic.rdma for nic in n.nics]
+        dup = sorted({r for r in rdmas if rdmas.count(r) > 1})
+        if dup:
+            report(("node_models", key, "nics"), f"RDMA device names repeat: {', '.join(dup)}")
+            continue
+        nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
+        nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
+                               n.transceiver, nics, True)
+    return switches, nodes
+
+
+def _hostnames(group, report) -> list[str] | None:
+    pattern = group.hostname_pattern
+    try:
+        first, last = pattern.format(n=1), pattern.format(n=group.count)
+        if group.count > 1 and first == last:
+            report("hostname", f"pattern {pattern!r} gives every node the same name; include {{n}}")
+            return None
+        names = [pattern.format(n=n) for n in range(1, group.count + 1)]
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
+        report("hostname", f"bad hostname pattern {pattern!r}: {exc!s}; the only field is n, e.g. 'dgx{{n:03d}}'")
+        return None
+    bad = next((h for h in (first, last) if not _NAME_RE.match(h)), None)
+    if bad is None:
+        bad = next((h for h in names if not _NAME_RE.match(h)), None)
+    if bad is not None:
+        report("hostname", f"pattern {pattern!r} gives {bad!r}, not a valid hostname: {NAME_RULE}")
+        return None
+    return names
+
+
+def validate(loaded: Loaded) -> Validated:
+    """Schema, then cross-field checks; raises InventoryError with every problem found."""
+    data = loaded.data
+    if not isinstance(data, dict):
+        raise InventoryError([Problem(1, 1, "", "the inventory must be a mapping starting with 'version: 1'",
+                                      loaded.file)])
+    if "version" in data and data["version"] != 1:
+        line, col = loaded.where(("version",))
+        raise InventoryError([Problem(line, col, "version", f"unsupported format version {data['version']!r}; "
+                                      "this fabgen reads version 1", loaded.file)])
+    try:
+        inv = Inventory.model_validate(data)
+    except ValidationError as exc:
+        raise InventoryError(_schema_problems(loaded, exc)) from None
+
+    problems: list[Problem] = []
+
+    def report(path: PathT, message: str, key: bool = False) -> None:
+        line, col = loaded.where(path, key=key)
+        problems.append(Problem(line, col, format_path(path), message, loaded.file))
+
+    switch_models, node_models = _resolve_models(inv, report)
+
+    # node groups: unique names, known models, hostnames that do not collide
+    groups = {}
+    owners: dict[str, tuple[int, str]] = {}
+    hostnames: dict[str, list[str]] = {}
+    for i, g in enumerate(inv.node_groups):
+        path = ("node_groups", i)
+        if g.name in groups:
+            report((*path, "name"), f"node group '{g.name}' is declared twice")
+            continue
+        groups[g.name] = g
+        if g.model not in node_models:
+            report((*path, "model"), f"unknown node model '{g.model}'{did_you_mean(g.model, list(node_models))}; "
+                   f"known: {', '.join(sorted(node_models))}, or declare it under node_models")
+        names = _hostnames(g, lambda k, m, p=path: report((*p, k), m))
+        if names is None:
+            continue
+        hostnames[g.name] = names
+        for h in names:
+            if h in owners:
+                j, other = owners[h]
+                report((*path, "hostname"), f"hostname '{h}' is also a node of group '{other}' (node_groups[{j}])")
+                break
+            owners[h] = (i, g.name)
+
+    plans: dict[str, Plan] = {}
+    members: dict[str, list[tuple[str, str, NodeModel]]] = {}
+    fabric_names: set[str] = set()
+    attached: dict[str, str] = {}
+    for i, f in enumerate(inv.fabrics):
+        path = ("fabrics", i)
+        ok = True
+        if f.name in fabric_names:
+            report((*path, "name"), f"fabric '{f.name}' is declared twice")
+            ok = False
+        fabric_names.add(f.name)
+        if len(f.name) > MAX_FABRIC_NAME:
+            report((*path, "name"), f"fabric names are at most {MAX_FABRIC_NAME} characters: they prefix "
+                   "every switch name, which must stay a valid hostname")
+            ok = False
+        platforms = PLATFORMS_BY_KIND[f.kind]
+        if f.platform not in platforms:
+            everything = [p for ps in PLATFORMS_BY_KIND.values() for p in ps]
+            owner = next((k for k, ps in PLATFORMS_BY_KIND.items() if f.platform in ps), None)
+            hint = f" ('{f.platform}' is a {owner} platform)" if owner else did_you_mean(f.platform, everything)
+            report((*path, "platform"), f"'{f.platform}' is not a platform for kind {f.kind}: choose "
+                   f"{' or '.join(platforms)}{hint}")
+            ok = False
+        model = switch_models.get(f.switch_model)
+        if model is None:
+            report((*path, "switch_model"), f"unknown model '{f.switch_model}'"
+                   f"{did_you_mean(f.switch_model, list(switch_models))}; known: {', '.join(sorted(switch_models))}, "
+                   "or declare it under switch_models")
+            ok = False
+        elif f.kind not in model.kinds:
+            fits = sorted(k for k, m in switch_models.items() if f.kind in m.kinds)
+            report((*path, "switch_model"), f"{f.switch_model} is a {'/'.join(model.kinds)} switch, not for kind "
+                   f"{f.kind} (use {', '.join(fits)})")
+            ok = False
+        elif f.platform in platforms and f.platform not in model.platforms:
+            report((*path, "switch_model"), f"{f.switch_model} does not run {f.platform} "
+                   f"(it runs {', '.join(model.platforms)})")
+            ok = False
+        if f.scalable_unit is not None and f.topology != "rail-optimized":
+            report((*path, "scalable_unit"), "scalable_unit applies to rail-optimized fabrics only")
+            ok = False
+
+        fmembers: list[tuple[str, str, NodeModel]] = []
+        seen_groups: set[str] = set()
+        for j, gname in enumerate(f.node_groups):
+            gpath = (*path, "node_groups", j)
+            if gname not in groups:
+                report(gpath, f"unknown node group '{gname}'{did_you_mean(gname, list(groups))}")
+                ok = False
+                continue
+            if gname in seen_groups:
+                report(gpath, f"node group '{gname}' is listed twice")
+                ok = False
+                continue
+            seen_groups.add(gname)
+            if gname in attached:
+                report(gpath, f"node group '{gname}' is already attached to fabric '{attached[gname]}'; a compute "
+                       "NIC attaches to one fabric")
+                ok = False
+                continue
+            attached[gname] = f.name
+            nm = node_models.get(groups[gname].model)
+            if nm is None or gname not in hostnames:
+                ok = False
+                continue
+            fmembers.extend((h, gname, nm) for h in hostnames[gname])
+        if not ok or model is None or not fmembers:
+            continue
+
+        models = {m.key: m for _, _, m in fmembers}
+        speeds = sorted({nic.speed for m in models.values() for nic in m.nics})
+        rails = sorted({len(m.nics) for m in models.values()})
+        if len(speeds) > 1:
+            report((*path, "node_groups"), f"the attached nodes mix NIC speeds ({', '.join(f'{s}G' for s in speeds)});"
+                   " one fabric runs one link speed")
+            continue
+        if len(rails) > 1 and f.topology == "rail-optimized":
+            report((*path, "node_groups"), f"rail-optimized fabrics need the same number of compute NICs on every "
+                   f"node; these have {', '.join(map(str, rails))}")
+            continue
+        if len(rails) > 1:
+            report((*path, "node_groups"), f"nodes with different NIC counts ({', '.join(map(str, rails))}) "
+                   "cannot share one fabric's leaf layout")
+            continue
+        speed = speeds[0]
+        if model.mode_for(speed) is None:
+            report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs "
+                   f"(it runs {', '.join(f'{s}G' for s in model.speeds())})")
+            continue
+        try:
+            plans[f.name] = plan(
+                topology=f.topology, radix=model.radix(speed), speed=speed, nodes=len(fmembers), rails=rails[0],
+                ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
+                model=f.switch_model,
+            )
+            members[f.name] = fmembers
+        except SizingError as exc:
+            field = exc.field if exc.field in f.model_fields_set or exc.field in ("tiers", "node_groups") else \
+                "oversubscription" if exc.field == "oversubscription" else "switch_model"
+            report((*path, field), exc.message)
+
+    if problems:
+        raise InventoryError(problems)
+    return Validated(loaded, inv, switch_models, node_models, plans, members)

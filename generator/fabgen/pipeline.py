@@ -1,0 +1,108 @@
+"""The pipeline of DESIGN.md, one direction, one stage per module, timed per stage.
+
+load -> validate -> build -> check -> allocate -> structure -> render -> write.
+`run` returns the rendered files; `render_to` also writes them. The timings are what
+benchmarks/ reports.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from fabgen import report
+from fabgen.addressing import allocate
+from fabgen.inventory.loader import load
+from fabgen.inventory.validate import Validated, validate
+from fabgen.output import manifest, write_tree
+from fabgen.platforms import Context, registry
+from fabgen.topology.analysis import summarize
+from fabgen.topology.build import build_fabric
+from fabgen.topology.check import check
+from fabgen.topology.model import Fabric
+
+STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render", "write")
+
+
+@dataclass
+class Result:
+    validated: Validated
+    fabrics: dict[str, Fabric]
+    contexts: dict[str, Context]
+    files: dict[str, bytes]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str, progress: Callable[[str], None] | None) -> Iterator[None]:
+    if progress:
+        progress(stage)
+    t0 = time.perf_counter()
+    yield
+    timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
+
+
+def build(validated: Validated, timings: dict[str, float] | None = None,
+          progress: Callable[[str], None] | None = None) -> tuple[dict[str, Fabric], dict[str, Context]]:
+    """build, check, allocate: the topology and its identifiers for every fabric."""
+    timings = {} if timings is None else timings
+    inv = validated.inventory
+    fabrics: dict[str, Fabric] = {}
+    with _timed(timings, "build", progress):
+        for spec in inv.fabrics:
+            fabrics[spec.name] = build_fabric(spec, validated.plans[spec.name],
+                                              validated.switch_models[spec.switch_model],
+                                              validated.members[spec.name])
+    with _timed(timings, "check", progress):
+        for f in fabrics.values():
+            check(f)
+    contexts: dict[str, Context] = {}
+    with _timed(timings, "allocate", progress):
+        allocations = {name: allocate(f, i + 1) for i, (name, f) in enumerate(fabrics.items())}
+    for name, f in fabrics.items():
+        contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f))
+    return fabrics, contexts
+
+
+def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
+    timings: dict[str, float] = {}
+    with _timed(timings, "load", progress):
+        loaded = load(inventory)
+    with _timed(timings, "validate", progress):
+        validated = validate(loaded)
+    fabrics, contexts = build(validated, timings, progress)
+
+    targets = registry()
+    structured: list[tuple[str, object]] = []
+    with _timed(timings, "structure", progress):
+        for ctx in contexts.values():
+            for t in targets.values():
+                if t.applies(ctx):
+                    structured.append((t.name, t.structure(ctx)))
+        bom = {name: data["bom"] for tname, data in structured if tname == "fabric"  # type: ignore[index]
+               for name in [data["name"]]}  # type: ignore[index]
+        rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom)
+    files: dict[str, bytes] = {}
+    with _timed(timings, "render", progress):
+        for tname, data in structured:
+            for path, content in targets[tname].render(data):
+                if path in files:
+                    raise AssertionError(f"two targets write {path}")
+                files[path] = content
+        files.update(report.render_files(rep))
+        files["manifest.json"] = manifest(files, loaded.sha256)
+    return Result(validated, fabrics, contexts, files, timings)
+
+
+def render_to(inventory: str | Path, out: str | Path, force: bool = False,
+              progress: Callable[[str], None] | None = None) -> Result:
+    from fabgen.output import check_target
+
+    check_target(Path(out), force)  # fail before doing the work
+    result = run(inventory, progress)
+    with _timed(result.timings, "write", progress):
+        write_tree(Path(out), result.files, force=force)
+    return result

@@ -1,0 +1,47 @@
+"""Platform targets: each turns a built, allocated fabric into a structured config and files.
+
+A target is data plus two functions (netlab and hier_config keep platforms the same way):
+`structure` makes every decision and returns plain data; `render` only formats it.
+The registry refuses unknown names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from fabgen.addressing import Allocation
+from fabgen.topology.analysis import Summary
+from fabgen.topology.model import Fabric
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a target may read about one fabric."""
+
+    cluster: str
+    fabric: Fabric
+    allocation: Allocation
+    summary: Summary
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    applies: Callable[[Context], bool]
+    structure: Callable[[Context], Any]
+    render: Callable[[Any], Iterable[tuple[str, bytes]]]  # (path relative to OUT, content)
+
+
+def registry() -> dict[str, Target]:
+    from fabgen.platforms import fabric
+
+    targets = [fabric.TARGET]
+    return {t.name: t for t in targets}
+
+
+def get(name: str) -> Target:
+    targets = registry()
+    if name not in targets:
+        raise KeyError(f"unknown target {name!r}; known: {', '.join(sorted(targets))}")
+    return targets[name]

@@ -1,0 +1,155 @@
+"""Fabric-level outputs every fabric gets: cabling plan, bill of materials, topology graph.
+
+cabling.csv is one row per cable in build order (node-leaf node by node, NICs in rail order, then
+leaf-spine, then spine-core), so the order is the order a crew pulls cables in.
+bom.csv counts transceivers per used cage: a Quantum-2 OSFP cage carries two NDR ports
+on one twin-port transceiver, so switch-side optics = used cages, not used ports.
+topology.dot always aggregates nodes by scalable unit (or by leaf), and above
+`DOT_DETAIL_LIMIT` switches it aggregates switches too (leaves by unit, spines by pod,
+cores by plane), so the picture stays readable at 32k GPUs.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from fabgen.platforms import Context, Target
+from fabgen.render import render as render_template
+from fabgen.topology.model import TIERS
+
+DOT_DETAIL_LIMIT = 96
+MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC"}
+
+
+def _bom(ctx: Context) -> list[dict[str, Any]]:
+    f = ctx.fabric
+    model = f.switch_model
+    roles = Counter(s.role for s in f.switches)
+    rows: list[dict[str, Any]] = []
+    rows.append({"category": "switch", "part": model.part, "description": model.description,
+                 "quantity": len(f.switches),
+                 "notes": " + ".join(f"{roles[r]} {r}" for r in ("leaf", "spine", "core") if roles[r])})
+    nic_counts: Counter[tuple[str, str]] = Counter()
+    node_cages: Counter[str] = Counter()
+    node_models: dict[str, Any] = {}
+    for h in f.hosts:
+        nic_counts[(h.model.nic_model, h.model.key)] += len(h.model.nics)
+        node_cages[h.model.key] += h.model.cage_count
+        node_models[h.model.key] = h.model
+    for (nic_model, node_key), n in sorted(nic_counts.items()):
+        rows.append({"category": "nic", "part": nic_model, "description": f"compute NIC in {node_key}",
+                     "quantity": n, "notes": f"{f.plan.speed}G"})
+    links = Counter((lk.tier, lk.media) for lk in f.links)
+    for tier in TIERS:
+        for media in sorted({m for (t, m) in links if t == tier}):
+            rows.append({"category": "cable", "part": MEDIA_TEXT.get(media, media),
+                         "description": f"{tier} link", "quantity": links[(tier, media)],
+                         "notes": f"{f.plan.speed}G"})
+    cages = 0
+    for s in f.switches:
+        cages += len({model.cage_of(f.plan.speed, _port_index(ctx, p)) for p in f.ports.get(s.name, {})})
+    rows.append({"category": "transceiver", "part": model.transceiver, "description": "switch side",
+                 "quantity": cages, "notes": f"one per used {model.cage_type} cage"})
+    for key in sorted(node_cages):
+        rows.append({"category": "transceiver", "part": node_models[key].transceiver,
+                     "description": f"node side ({key})", "quantity": node_cages[key],
+                     "notes": "one per used node cage"})
+    return rows
+
+
+_PORT_INDEX_CACHE: dict[tuple[str, int], dict[str, int]] = {}
+
+
+def _port_index(ctx: Context, port: str) -> int:
+    model, speed = ctx.fabric.switch_model, ctx.fabric.plan.speed
+    key = (model.key + ("*" if model.custom else ""), speed)
+    table = _PORT_INDEX_CACHE.get(key)
+    if table is None or model.custom:
+        table = {name: i for i, name in enumerate(model.port_names(speed))}
+        _PORT_INDEX_CACHE[key] = table
+    return table[port]
+
+
+def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
+    """Map every device to the drawing node that stands for it."""
+    f = ctx.fabric
+    plan = f.plan
+    group: dict[str, str] = {}
+    for s in f.switches:
+        if detailed:
+            group[s.name] = s.name
+        elif s.role == "leaf":
+            group[s.name] = f"su{s.unit:02d} leaves" if plan.topology == "rail-optimized" else f"pod{s.pod:02d} leaves"
+        elif s.role == "spine":
+            group[s.name] = f"pod{s.pod:02d} spines" if plan.tiers == 3 else "spines"
+        else:
+            group[s.name] = f"plane{s.plane + 1:02d} cores"
+    for h in f.hosts:
+        if plan.topology == "rail-optimized":
+            group[h.name] = f"su{h.unit:02d} nodes"
+        elif detailed:
+            leaf = f.links[next(iter(f.ports[h.name].values()))].z
+            group[h.name] = f"{leaf} nodes"
+        else:
+            group[h.name] = f"pod{(h.unit - 1) // plan.units_per_pod + 1:02d} nodes"
+    return group
+
+
+def _dot(ctx: Context) -> dict[str, Any]:
+    f = ctx.fabric
+    detailed = len(f.switches) <= DOT_DETAIL_LIMIT
+    group = _group_of(ctx, detailed)
+    members: dict[str, Counter] = defaultdict(Counter)
+    rank_of: dict[str, str] = {}
+    for s in f.switches:
+        members[group[s.name]][s.role] += 1
+        rank_of[group[s.name]] = s.role
+    for h in f.hosts:
+        members[group[h.name]]["node"] += 1
+        rank_of[group[h.name]] = "node"
+    edges: Counter[tuple[str, str]] = Counter()
+    for lk in f.links:
+        edges[(group[lk.a], group[lk.z])] += 1
+    nodes = []
+    for name in sorted(members):
+        role = rank_of[name]
+        count = sum(members[name].values())
+        label = name if count == 1 and role != "node" else f"{name}\\n{count} {role}{'s' if count != 1 else ''}"
+        nodes.append({"id": name, "label": label, "role": role})
+    ranks = {r: [n["id"] for n in nodes if n["role"] == r] for r in ("core", "spine", "leaf", "node")}
+    return {
+        "fabric": f.name, "cluster": ctx.cluster, "detailed": detailed,
+        "title": f"{ctx.cluster} / {f.name}: {f.spec.kind} {f.plan.topology}, {f.plan.tiers} tier(s), "
+                 f"{len(f.hosts)} nodes, {len(f.switches)} switches",
+        "nodes": nodes, "ranks": {r: ids for r, ids in ranks.items() if ids},
+        "edges": [{"a": a, "z": z, "count": n} for (a, z), n in sorted(edges.items())],
+    }
+
+
+def structure(ctx: Context) -> dict[str, Any]:
+    f = ctx.fabric
+    cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
+    return {"name": f.name, "cabling": cabling, "bom": _bom(ctx), "dot": _dot(ctx)}
+
+
+def _csv(header: list[str], rows: Iterable[list[Any]]) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    name = data["name"]
+    yield f"{name}/cabling.csv", _csv(["a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"],
+                                       data["cabling"])
+    cols = ["category", "part", "description", "quantity", "notes"]
+    yield f"{name}/bom.csv", _csv(cols, ([r[c] for c in cols] for r in data["bom"]))
+    yield f"{name}/topology.dot", render_template("fabric/topology.dot.j2", **data["dot"]).encode()
+
+
+TARGET = Target("fabric", lambda ctx: True, structure, render)

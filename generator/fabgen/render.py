@@ -1,0 +1,48 @@
+"""One Jinja environment for the whole run, templates compiled once.
+
+Templates only format: every decision is made in the structured config. StrictUndefined
+turns a missing key into an error instead of an empty string in a switch config.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+import fabgen
+
+
+def templates_dir() -> Path:
+    """Inside the wheel: fabgen/templates; in a source checkout: <repo>/templates."""
+    packaged = Path(fabgen.__file__).resolve().parent / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(fabgen.__file__).resolve().parents[2] / "templates"
+
+
+def _fail(message: str) -> None:
+    raise jinja2.TemplateRuntimeError(message)
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+        auto_reload=False,
+    )
+    env.globals["fail"] = _fail
+    env.filters["tojson_compact"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)

@@ -1,0 +1,35 @@
+"""report.json (for machines) and report.md (for people), read from the built topology."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from fabgen.render import render
+from fabgen.topology.analysis import Summary
+
+
+def structure(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    fabrics = {}
+    for name, s in summaries.items():
+        d = asdict(s)
+        fabrics[name] = {
+            "kind": d["kind"], "platform": d["platform"], "topology": d["topology"], "tiers": d["tiers"],
+            "nodes": d["nodes"], "gpus": d["gpus"], "endpoints": d["endpoints"], "link_speed_gbps": d["speed"],
+            "switch_model": d["switch_model"], "switch_radix": d["radix"],
+            "scalable_units": d["units"] if d["topology"] == "rail-optimized" else 0,
+            "nodes_per_unit": d["unit_nodes"] if d["topology"] == "rail-optimized" else 0,
+            "pods": d["pods"],
+            "switches": d["switches"], "links": d["links"], "oversubscription": d["oversubscription"],
+            "bisection_bandwidth_gbps": d["bisection_gbps"],
+            "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},
+            "warnings": d["warnings"],
+        }
+    return {"cluster": cluster, "fabrics": fabrics, "bom": bom}
+
+
+def render_files(data: dict[str, Any]) -> list[tuple[str, bytes]]:
+    js = json.dumps({"cluster": data["cluster"], "fabrics": data["fabrics"]}, indent=2, sort_keys=True) + "\n"
+    md = render("report/report.md.j2", **data)
+    return [("report.json", js.encode()), ("report.md", md.encode())]

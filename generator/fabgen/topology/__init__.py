@@ -1,0 +1,1 @@
+"""Topology: sizing arithmetic, graph builders, structural checks and analysis."""

@@ -1,0 +1,81 @@
+"""Figures an engineer sizes and reviews a fabric by, read off the built topology."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from fabgen.topology.model import ROLES, TIERS, Fabric
+
+
+@dataclass(frozen=True)
+class Summary:
+    kind: str
+    platform: str
+    topology: str
+    tiers: int
+    nodes: int
+    gpus: int
+    endpoints: int
+    speed: int
+    switch_model: str
+    radix: int
+    switches: dict[str, int]
+    links: dict[str, int]
+    oversubscription: dict[str, float]
+    bisection_gbps: int
+    ports_used: int
+    ports_total: int
+    units: int
+    unit_nodes: int
+    pods: int
+    warnings: list[str]
+
+
+def _ratio(num: int, den: int) -> float:
+    return round(num / den, 4) if den else 1.0
+
+
+def summarize(fabric: Fabric) -> Summary:
+    plan = fabric.plan
+    switches = Counter(s.role for s in fabric.switches)
+    links = Counter(lk.tier for lk in fabric.links)
+    leaf_up = links["leaf-spine"]
+    spine_up = links["spine-core"]
+    # Designed ratios, as the inventory declares them: ports a leaf reserves for endpoints
+    # against its uplinks; spines are built non-blocking.
+    over = {
+        "leaf": _ratio(plan.down, plan.up) if plan.tiers >= 2 else 1.0,
+        "spine": _ratio(plan.spine_down, plan.spine_up) if plan.tiers == 3 else 1.0,
+    }
+    # Bisection: half the endpoints talk to the other half; each tier can carry at most
+    # its total uplink bandwidth across the cut.
+    cut = links["node-leaf"] * plan.speed
+    if plan.tiers >= 2:
+        cut = min(cut, leaf_up * plan.speed)
+    if plan.tiers == 3:
+        cut = min(cut, spine_up * plan.speed)
+    radix = fabric.switch_model.radix(plan.speed)
+    used = sum(len(fabric.ports.get(s.name, {})) for s in fabric.switches)
+    warnings = list(fabric.warnings)
+    if plan.topology == "rail-optimized":
+        for u in range(plan.units):
+            n = sum(1 for h in fabric.hosts if h.unit == u + 1)
+            if n < plan.unit_nodes:
+                warnings.append(f"scalable unit {u + 1} has {n} of {plan.unit_nodes} nodes; its leaves and uplinks "
+                                "are built in full so the unit can be completed without re-cabling")
+    if plan.tiers == 3 and plan.units % plan.units_per_pod:
+        warnings.append(f"pod {plan.pods} is partly populated ({plan.units % plan.units_per_pod} of "
+                        f"{plan.units_per_pod} units); its spines and core links are built in full")
+    if plan.tiers == 1:
+        warnings.append("all endpoints fit on one leaf: the fabric is a single switch (pin tiers: 2 to build a "
+                        "spine layer now)")
+    gpus = sum(h.model.gpus for h in fabric.hosts)
+    return Summary(
+        kind=fabric.spec.kind, platform=fabric.spec.platform, topology=plan.topology, tiers=plan.tiers,
+        nodes=len(fabric.hosts), gpus=gpus, endpoints=links["node-leaf"], speed=plan.speed,
+        switch_model=fabric.switch_model.key, radix=radix,
+        switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
+        oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
+        units=plan.units, unit_nodes=plan.unit_nodes, pods=plan.pods if plan.tiers == 3 else 0, warnings=warnings,
+    )

@@ -1,0 +1,139 @@
+"""Build the networkx topology of each fabric from its sizing plan.
+
+Port assignment is deterministic and follows cabling practice:
+* leaf: endpoint ports first (rail-optimized: the node's slot in its unit; fat-tree:
+  nodes in order, a node's NICs in rail order), then uplinks grouped by spine;
+* spine: leaf-facing ports grouped by leaf (in pod order), then uplinks grouped by core;
+* core: ports grouped by pod.
+Port names are the switch model's real names at the fabric's link speed.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from fabgen.inventory.catalog import NodeModel, SwitchModel
+from fabgen.inventory.schema import Fabric as FabricSpec
+from fabgen.topology.model import Fabric, Host, Link, Switch
+from fabgen.topology.sizing import Plan
+
+MEDIA = {"node-leaf": "mmf", "leaf-spine": "mmf", "spine-core": "mmf"}
+
+
+def _width(count: int) -> int:
+    return max(2, len(str(count)))
+
+
+def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
+    """Every switch of the fabric, leaves then spines then cores, in natural order."""
+    f = spec.name
+    out: list[Switch] = []
+    if plan.topology == "rail-optimized":
+        uw, rw = _width(plan.units), len(str(plan.leaves_per_unit))
+        i = 0
+        for u in range(plan.units):
+            for r in range(plan.leaves_per_unit):
+                i += 1
+                out.append(Switch(f"{f}-su{u + 1:0{uw}d}-leaf{r + 1:0{rw}d}", "leaf", i, unit=u + 1, rail=r,
+                                  pod=u // plan.units_per_pod + 1))
+    else:
+        lw = _width(plan.leaves)
+        for i in range(plan.leaves):
+            out.append(Switch(f"{f}-leaf{i + 1:0{lw}d}", "leaf", i + 1, pod=i // plan.units_per_pod + 1))
+    if plan.tiers == 2:
+        sw = _width(plan.spines)
+        out += [Switch(f"{f}-spine{j + 1:0{sw}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
+    elif plan.tiers == 3:
+        pw, sw = _width(plan.pods), _width(plan.spines_per_pod)
+        for p in range(plan.pods):
+            for j in range(plan.spines_per_pod):
+                out.append(Switch(f"{f}-pod{p + 1:0{pw}d}-spine{j + 1:0{sw}d}", "spine",
+                                  p * plan.spines_per_pod + j + 1, pod=p + 1, plane=j))
+        cw = _width(plan.cores)
+        for j in range(plan.spines_per_pod):
+            for c in range(plan.cores_per_plane):
+                n = j * plan.cores_per_plane + c + 1
+                out.append(Switch(f"{f}-core{n:0{cw}d}", "core", n, plane=j))
+    return out
+
+
+class _Builder:
+    def __init__(self, spec: FabricSpec, plan: Plan, model: SwitchModel):
+        self.spec, self.plan, self.model = spec, plan, model
+        self.names = model.port_names(plan.speed)
+        self.g = nx.MultiGraph(name=spec.name)
+        self.links: list[Link] = []
+        self.ports: dict[str, dict[str, int]] = {}
+
+    def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int,
+             a_port_index: int | None = None) -> None:
+        z_port = self.names[z_port_index]
+        if a_port_index is not None:
+            a_port = self.names[a_port_index]
+        idx = len(self.links)
+        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, MEDIA[tier])
+        self.links.append(lk)
+        for dev, port in ((a, a_port), (z, z_port)):
+            used = self.ports.setdefault(dev, {})
+            if port in used:  # a builder bug, never bad input
+                raise AssertionError(f"{dev} port {port} assigned twice")
+            used[port] = idx
+        self.g.add_edge(a, z, key=idx, tier=tier, link=lk)
+
+
+def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
+                 members: list[tuple[str, str, NodeModel]]) -> Fabric:
+    """members: (hostname, group, node model) for every attached node, in inventory order."""
+    b = _Builder(spec, plan, model)
+    switches = switch_names(spec, plan)
+    for s in switches:
+        b.g.add_node(s.name, kind="switch", role=s.role, model=model.key, unit=s.unit, rail=s.rail,
+                     pod=s.pod, plane=s.plane)
+        b.ports[s.name] = {}
+    leaves = [s for s in switches if s.role == "leaf"]
+    spines = [s for s in switches if s.role == "spine"]
+    cores = [s for s in switches if s.role == "core"]
+
+    hosts: list[Host] = []
+    for g, (hostname, group, node_model) in enumerate(members):
+        if plan.topology == "rail-optimized":
+            unit, slot = divmod(g, plan.unit_nodes)
+        elif plan.unit_nodes:
+            unit, slot = divmod(g, plan.unit_nodes)
+        else:
+            unit, slot = divmod(g * plan.rails, plan.down)
+        hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot))
+        b.g.add_node(hostname, kind="host", group=group, model=node_model.key)
+        for r, nic in enumerate(node_model.nics):
+            nic_id = f"{hostname}/{nic.rdma}"
+            b.g.add_node(nic_id, kind="nic", host=hostname, rail=r, rdma=nic.rdma, netdev=nic.netdev)
+            b.g.add_edge(hostname, nic_id, key="attach", tier="attach")
+            if plan.topology == "rail-optimized":
+                leaf, port = leaves[unit * plan.leaves_per_unit + r], slot
+            elif plan.unit_nodes:
+                leaf, port = leaves[unit], slot * plan.rails + r
+            else:
+                leaf, port = divmod(g * plan.rails + r, plan.down)
+                leaf = leaves[leaf]
+            b.link("node-leaf", hostname, nic.rdma, leaf.name, port)
+
+    if plan.tiers >= 2:
+        w = plan.leaf_spine_width
+        for leaf in leaves:
+            pod = leaf.pod - 1
+            pod_spines = spines[pod * plan.spines_per_pod:(pod + 1) * plan.spines_per_pod]
+            pos = (leaf.index - 1) - pod * plan.leaves_per_pod  # leaf position in its pod
+            for s, spine in enumerate(pod_spines):
+                for t in range(w):
+                    b.link("leaf-spine", leaf.name, "", spine.name, pos * w + t,
+                           a_port_index=plan.down + s * w + t)
+    if plan.tiers == 3:
+        w2 = plan.spine_core_width
+        for spine in spines:
+            plane_cores = cores[spine.plane * plan.cores_per_plane:(spine.plane + 1) * plan.cores_per_plane]
+            for c, core in enumerate(plane_cores):
+                for t in range(w2):
+                    b.link("spine-core", spine.name, "", core.name, (spine.pod - 1) * w2 + t,
+                           a_port_index=plan.spine_down + c * w2 + t)
+
+    return Fabric(spec, plan, model, b.g, switches, hosts, b.links, b.ports)

@@ -1,0 +1,77 @@
+"""The built fabric: a networkx graph plus ordered views of it for the later stages.
+
+The graph is the model (nodes: switches, hosts, NIC ports; edges: links). Later stages
+need deterministic order and fast per-device lookups, so the builder also keeps the
+same objects in lists sorted by natural keys; nothing downstream iterates a set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from fabgen.inventory.catalog import NodeModel, SwitchModel
+from fabgen.inventory.schema import Fabric as FabricSpec
+from fabgen.topology.sizing import Plan
+
+TIERS = ("node-leaf", "leaf-spine", "spine-core")
+ROLES = ("leaf", "spine", "core")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One cable. `a` is the lower-tier end (the NIC for node-leaf links)."""
+
+    tier: str
+    a: str
+    a_port: str
+    z: str
+    z_port: str
+    speed: int
+    media: str
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    name: str
+    role: str  # leaf | spine | core
+    index: int  # 1-based within its role
+    unit: int = 0  # rail-optimized: scalable unit (1-based); fat-tree leaves: 0
+    rail: int = -1  # rail-optimized leaves: rail (0-based)
+    pod: int = 0  # leaves and spines: pod (1-based)
+    plane: int = -1  # three tiers: spines and cores: core plane (0-based)
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    name: str
+    group: str
+    model: NodeModel
+    index: int  # 1-based across the fabric
+    unit: int  # 1-based scalable unit (rail-optimized) or first leaf (fat-tree)
+    slot: int  # 0-based slot in the unit
+
+
+@dataclass
+class Fabric:
+    spec: FabricSpec
+    plan: Plan
+    switch_model: SwitchModel
+    graph: nx.MultiGraph
+    switches: list[Switch]
+    hosts: list[Host]
+    links: list[Link]
+    ports: dict[str, dict[str, int]] = field(default_factory=dict)  # device -> port -> link index
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def by_role(self, role: str) -> list[Switch]:
+        return [s for s in self.switches if s.role == role]
+
+    def links_of(self, device: str) -> list[Link]:
+        """Links of one device in port order, without walking the whole graph."""
+        return [self.links[i] for i in self.ports.get(device, {}).values()]

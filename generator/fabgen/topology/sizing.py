@@ -1,0 +1,206 @@
+"""How many switches of each tier, and how they interconnect: pure arithmetic.
+
+Rules (DESIGN.md "Sizing rules", NVIDIA DGX SuperPOD reference architectures):
+
+* A leaf has `down` endpoint ports and `up` uplinks with down:up equal to the declared
+  oversubscription, both whole ports, down + up <= radix.
+  - rail-optimized: down = the scalable unit (nodes per SU); NIC i of every node of a
+    unit goes to leaf i of that unit; a unit's leaves and uplinks are built in full.
+  - fat-tree: down = the most ports that hold whole nodes at the ratio (a DGX's eight
+    NICs stay on one leaf); nodes fill leaves in order.
+* Two tiers while the leaves fit one spine layer (leaves <= radix, i.e. k^2/2 endpoints at
+  1:1); three tiers above that, up to k^3/4 at 1:1.
+* Balanced: each leaf reaches each spine of its pod with the same number of links, so
+  the spine count divides the leaf's uplinks; likewise spines to the cores of their plane.
+  The fewest spines that also fit the spine radix win. This is why three 32-node units
+  (24 leaves x 32 uplinks) take 16 spines and not 12: 12 does not divide 32.
+* Three tiers: leaves are grouped in pods of whole units; every pod has the same spines
+  (spine j of every pod forms core plane j); spines are non-blocking (down = up);
+  cores per plane divide a spine's uplinks. Among all pod sizes, the one with the fewest
+  switches wins; ties go to the larger pod (more traffic stays below the cores). A
+  partly populated last pod still gets all its spines and spine uplinks, like a partly
+  populated unit gets all its leaves.
+* A fat-tree whose endpoints all fit on one leaf is one switch (tiers = 1) unless
+  `tiers` is pinned.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+
+class SizingError(ValueError):
+    """The requested fabric cannot be built; `field` names the inventory key to blame."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Plan:
+    topology: str
+    tiers: int
+    radix: int
+    speed: int
+    nodes: int
+    rails: int  # compute NICs per node
+    endpoints: int
+    ratio: Fraction
+    unit_nodes: int  # rail-optimized: nodes per SU; fat-tree: nodes per leaf (0: nodes span leaves)
+    units: int  # rail-optimized: SUs; fat-tree: leaves
+    leaves_per_unit: int
+    down: int  # leaf endpoint ports (designed)
+    up: int  # leaf uplinks
+    leaves: int
+    pods: int  # 1 with two tiers
+    units_per_pod: int
+    spines_per_pod: int
+    leaf_spine_width: int  # links from a leaf to each spine of its pod
+    spine_down: int  # designed leaf-facing ports of a spine
+    spine_up: int  # uplinks of a spine (three tiers)
+    cores_per_plane: int
+    spine_core_width: int  # links from a spine to each core of its plane
+
+    @property
+    def spines(self) -> int:
+        return self.pods * self.spines_per_pod if self.tiers >= 2 else 0
+
+    @property
+    def cores(self) -> int:
+        return self.spines_per_pod * self.cores_per_plane if self.tiers == 3 else 0
+
+    @property
+    def leaves_per_pod(self) -> int:
+        return self.units_per_pod * self.leaves_per_unit
+
+
+def parse_ratio(value: float | int) -> Fraction:
+    """1.5 -> 3/2, exactly as written (no binary float noise)."""
+    return Fraction(repr(float(value))).limit_denominator(1000)
+
+
+def _fmt_ratio(r: Fraction) -> str:
+    return f"{r.numerator}" if r.denominator == 1 else f"{float(r):g}"
+
+
+def leaf_split(radix: int, ratio: Fraction, align: int = 1) -> tuple[int, int] | None:
+    """Most (down, up) with down:up == ratio, down a multiple of `align`, down + up <= radix."""
+    p, q = ratio.numerator, ratio.denominator
+    step = p * align // math.gcd(p, align)  # down must be a multiple of p and of align
+    down = (radix * p // (p + q)) // step * step
+    if down == 0:
+        return None
+    return down, down * q // p
+
+
+def _smallest_divisor_at_least(n: int, low: int) -> int | None:
+    for d in range(max(1, low), n + 1):
+        if n % d == 0:
+            return d
+    return None
+
+
+def plan(
+    *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
+    scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
+) -> Plan:
+    """Size one fabric. Raises SizingError naming the inventory key at fault."""
+    k = radix
+    endpoints = nodes * rails
+    rtxt = _fmt_ratio(ratio)
+    p, q = ratio.numerator, ratio.denominator
+    if p + q > k:
+        raise SizingError("oversubscription", f"{rtxt}:1 cannot be built with whole ports on a {k}-port {model}: "
+                          f"it needs at least {p} downlinks and {q} uplinks per leaf")
+
+    if topology == "rail-optimized":
+        if scalable_unit is None:
+            su = leaf_split(k, ratio)[0]  # type: ignore[index]
+        else:
+            su = scalable_unit
+            if (su * q) % p:
+                lo, hi = su // p * p, (su // p + 1) * p
+                raise SizingError("scalable_unit", f"at {rtxt}:1 a leaf with {su} node ports would need "
+                                  f"{Fraction(su * q, p)} uplinks; use a multiple of {p} (e.g. {lo or hi} or {hi})")
+            if su + su * q // p > k:
+                most = leaf_split(k, ratio)[0]  # type: ignore[index]
+                raise SizingError("scalable_unit", f"{su} nodes per unit need {su} leaf ports down and "
+                                  f"{su * q // p} up at {rtxt}:1, more than the {k} ports of a {model} "
+                                  f"(at most {most})")
+        down, up = su, su * q // p
+        unit_nodes, leaves_per_unit = su, rails
+        units = math.ceil(nodes / su)
+    else:
+        split = leaf_split(k, ratio, rails) if rails <= k else None
+        if split is None:
+            split = leaf_split(k, ratio)
+            assert split is not None
+            down, up = split
+            unit_nodes = 0  # a node's NICs span leaves
+            units = math.ceil(endpoints / down)
+        else:
+            down, up = split
+            unit_nodes = down // rails
+            units = math.ceil(nodes / unit_nodes)
+        leaves_per_unit = 1
+    leaves = units * leaves_per_unit
+
+    common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
+                  ratio=ratio, unit_nodes=unit_nodes, units=units, leaves_per_unit=leaves_per_unit,
+                  down=down, up=up, leaves=leaves)
+
+    max_units_2 = k // leaves_per_unit
+    max_units_3 = k * ((k // 2) // leaves_per_unit)
+    unit_word = "scalable units" if topology == "rail-optimized" else "leaves"
+    per_unit = f"{unit_nodes * rails}" if unit_nodes else f"{down}"
+
+    if tiers == "auto" and topology == "fat-tree" and leaves == 1:
+        return Plan(**common, tiers=1, pods=1, units_per_pod=1, spines_per_pod=0, leaf_spine_width=0,
+                    spine_down=0, spine_up=0, cores_per_plane=0, spine_core_width=0)
+
+    if tiers == 2 or (tiers == "auto" and units <= max_units_2):
+        if units > max_units_2:
+            raise SizingError("tiers", f"two tiers of {k}-port switches hold at most {max_units_2} {unit_word} "
+                              f"({max_units_2 * int(per_unit)} endpoints at {rtxt}:1); this fabric needs {units} "
+                              f"({endpoints} endpoints): use tiers: 3 or auto")
+        spines = _smallest_divisor_at_least(up, math.ceil(leaves * up / k))
+        assert spines is not None  # leaves <= k guarantees spines = up fits
+        width = up // spines
+        return Plan(**common, tiers=2, pods=1, units_per_pod=units, spines_per_pod=spines,
+                    leaf_spine_width=width, spine_down=leaves * width, spine_up=0,
+                    cores_per_plane=0, spine_core_width=0)
+
+    if units > max_units_3:
+        raise SizingError("node_groups", f"{endpoints} endpoints need {units} {unit_word}; three tiers of "
+                          f"{k}-port switches hold at most {max_units_3} ({max_units_3 * int(per_unit)} endpoints "
+                          f"at {rtxt}:1)")
+    best: tuple[tuple[int, int], dict] | None = None
+    for m in range(1, units + 1):
+        pod_leaves = m * leaves_per_unit
+        if pod_leaves > k // 2:
+            break
+        pods = math.ceil(units / m)
+        if pods > k:
+            continue
+        for sp in range(1, up + 1):
+            if up % sp:
+                continue
+            spine_down = pod_leaves * (up // sp)
+            if spine_down > k // 2:
+                continue
+            cores = _smallest_divisor_at_least(spine_down, math.ceil(pods * spine_down / k))
+            if cores is None:
+                continue
+            total = pods * sp + sp * cores
+            key = (total, pods)
+            if best is None or key < best[0]:
+                best = (key, dict(pods=pods, units_per_pod=m, spines_per_pod=sp, leaf_spine_width=up // sp,
+                                  spine_down=spine_down, spine_up=spine_down, cores_per_plane=cores,
+                                  spine_core_width=spine_down // cores))
+    if best is None:  # pragma: no cover - excluded by the capacity check above
+        raise SizingError("node_groups", f"no three-tier layout of {k}-port switches fits {endpoints} endpoints")
+    return Plan(**common, tiers=3, **best[1])
