@@ -86,7 +86,7 @@ class _Walker:
         self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
             if node.tag != "tag:yaml.org,2002:map":
-                self.problem(node, path, f"YAML tag '{node.tag}' is not allowed (plain mappings only)")
+                self.problem(node, path, _tag_message(node.tag))
                 return None
             out: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -109,7 +109,7 @@ class _Walker:
             return out
         if isinstance(node, yaml.SequenceNode):
             if node.tag != "tag:yaml.org,2002:seq":
-                self.problem(node, path, f"YAML tag '{node.tag}' is not allowed (plain lists only)")
+                self.problem(node, path, _tag_message(node.tag))
                 return None
             return [self.walk(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         return self.scalar(node, path)
@@ -118,9 +118,14 @@ class _Walker:
         if node.tag in _KEEP_AS_TEXT:
             return node.value
         if node.tag not in _PLAIN_TAGS:
-            self.problem(node, path, f"YAML tag '{node.tag}' is not allowed (plain values only)")
+            self.problem(node, path, _tag_message(node.tag))
             return None
         return self.constructor.construct_object(node, deep=True)
+
+
+def _tag_message(tag: str) -> str:
+    short = tag.replace("tag:yaml.org,2002:", "!!")
+    return f"YAML tag '{short}' is not allowed: an inventory is plain YAML, no tags that build objects"
 
 
 class _TooBig(Exception):

@@ -16,6 +16,9 @@ NAME_RULE = "use letters, digits and '-', at most 63, starting and ending with a
 
 # Names become file names, hostnames and config text: a DNS label, nothing else.
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
+# RDMA and netdev names (mlx5_0, ibp24s0, enp1s0f0np0): a little wider than a DNS label.
+DEVICE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+DeviceName = Annotated[str, StringConstraints(pattern=DEVICE_PATTERN)]
 Kind = Literal["infiniband", "roce", "spectrum-x"]
 Text = Annotated[str, StringConstraints(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
 
@@ -61,8 +64,8 @@ class Fabric(Strict):
 
 
 class CustomNic(Strict):
-    rdma: Name = Field(description="RDMA device name, e.g. mlx5_0")
-    netdev: Name | None = None
+    rdma: DeviceName = Field(description="RDMA device name, e.g. mlx5_0")
+    netdev: DeviceName | None = None
     label: Text | None = Field(default=None, description="physical port label")
     cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
     speed: int = Field(ge=10, le=3200, description="Gb/s")

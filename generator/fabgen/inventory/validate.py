@@ -6,7 +6,7 @@ with the others of the same stage. Catalog names and keys get a "did you mean" h
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.inventory.schema import NAME_PATTERN, NAME_RULE, Inventory
+from fabgen.inventory.schema import DEVICE_PATTERN, NAME_PATTERN, NAME_RULE, Inventory
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
@@ -35,9 +35,34 @@ class Validated:
     members: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> (hostname, group, model)
 
 
+def _distance(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def closest(word: Any, options: list[str] | tuple[str, ...]) -> str | None:
+    """The option nearest to `word` by edit distance, then longest common prefix."""
+    w = str(word)
+    best = None
+    for o in sorted(str(x) for x in options):
+        d = _distance(w.lower(), o.lower())
+        if d > max(2, len(o) // 3):
+            continue
+        prefix = len(os.path.commonprefix([w.lower(), o.lower()]))
+        key = (d, -prefix)
+        if best is None or key < best[0]:
+            best = (key, o)
+    return best[1] if best else None
+
+
 def did_you_mean(word: Any, options: list[str] | tuple[str, ...]) -> str:
-    match = difflib.get_close_matches(str(word), [str(o) for o in options], n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
+    match = closest(word, options)
+    return f" (did you mean '{match}'?)" if match else ""
 
 
 def _fields_of(loc: PathT) -> list[str]:
@@ -72,7 +97,14 @@ def _inner_model(annotation: Any) -> Any:
 
 def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
     out = []
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    # A misspelt key shows up twice: as an unknown key and as the required key it was meant
+    # to be. Report it once, as the misspelling.
+    meant = {(tuple(e["loc"][:-1]), closest(e["loc"][-1], _fields_of(tuple(e["loc"][:-1]))))
+             for e in errors if e["type"] == "extra_forbidden"}
+    for err in errors:
+        if err["type"] == "missing" and (tuple(err["loc"][:-1]), err["loc"][-1]) in meant:
+            continue
         loc = tuple(err["loc"])
         etype = err["type"]
         value = err.get("input")
@@ -93,8 +125,11 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
             flat = [a or b for a, b in options]
             msg = f"{value!r} is not one of {', '.join(flat)}{did_you_mean(value, flat)}"
         elif etype == "string_pattern_mismatch":
-            if "x00" in str(err.get("ctx", {}).get("pattern", "")):
+            pattern = str(err.get("ctx", {}).get("pattern", ""))
+            if "x00" in pattern:
                 msg = f"{value!r} contains control characters"
+            elif pattern == DEVICE_PATTERN:
+                msg = f"{value!r} is not a valid device name: letters, digits, '_', '.' and '-', at most 64"
             else:
                 msg = f"{value!r} is not a valid name: {NAME_RULE}"
         elif etype in ("int_type", "float_type", "string_type", "list_type", "dict_type", "model_type",
@@ -104,6 +139,15 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
                       "model_attributes_type": "a mapping", "bool_type": "true or false",
                       "int_from_float": "a whole number"}[etype]
             msg = f"must be {wanted}, not {_describe(value)}"
+        elif etype in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+            ctx = err.get("ctx", {})
+            bound = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),
+                     "greater_than": ("more than", "gt"), "less_than": ("less than", "lt")}[etype]
+            msg = f"must be {bound[0]} {ctx.get(bound[1])}, not {value!r}"
+        elif etype in ("too_short", "too_long"):
+            ctx = err.get("ctx", {})
+            n = ctx.get("min_length") if etype == "too_short" else ctx.get("max_length")
+            msg = f"needs {'at least' if etype == 'too_short' else 'at most'} {n} item{'s' if n != 1 else ''}"
         else:
             text = err["msg"]
             msg = text[0].lower() + text[1:] if text else etype
@@ -267,8 +311,8 @@ def validate(loaded: Loaded) -> Validated:
             ok = False
         elif f.kind not in model.kinds:
             fits = sorted(k for k, m in switch_models.items() if f.kind in m.kinds)
-            report((*path, "switch_model"), f"{f.switch_model} is a {'/'.join(model.kinds)} switch, not for kind "
-                   f"{f.kind} (use {', '.join(fits)})")
+            report((*path, "switch_model"), f"{f.switch_model} is built for {' and '.join(model.kinds)}, not for "
+                   f"kind {f.kind} (use {', '.join(fits)})")
             ok = False
         elif f.platform in platforms and f.platform not in model.platforms:
             report((*path, "switch_model"), f"{f.switch_model} does not run {f.platform} "
@@ -333,9 +377,7 @@ def validate(loaded: Loaded) -> Validated:
             )
             members[f.name] = fmembers
         except SizingError as exc:
-            field = exc.field if exc.field in f.model_fields_set or exc.field in ("tiers", "node_groups") else \
-                "oversubscription" if exc.field == "oversubscription" else "switch_model"
-            report((*path, field), exc.message)
+            report((*path, exc.field), exc.message)
 
     if problems:
         raise InventoryError(problems)

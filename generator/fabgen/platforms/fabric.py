@@ -20,7 +20,8 @@ from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
 from fabgen.topology.model import TIERS
 
-DOT_DETAIL_LIMIT = 96
+DOT_DETAIL_LIMIT = 24
+PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "node": "nodes"}
 MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC"}
 
 
@@ -98,6 +99,10 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
     return group
 
 
+def _n(count: int, word: str, plural: str = "") -> str:
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
 def _dot(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     detailed = len(f.switches) <= DOT_DETAIL_LIMIT
@@ -117,13 +122,13 @@ def _dot(ctx: Context) -> dict[str, Any]:
     for name in sorted(members):
         role = rank_of[name]
         count = sum(members[name].values())
-        label = name if count == 1 and role != "node" else f"{name}\\n{count} {role}{'s' if count != 1 else ''}"
+        label = name if detailed and role != "node" else f"{name}\\n{_n(count, role, PLURAL[role])}"
         nodes.append({"id": name, "label": label, "role": role})
     ranks = {r: [n["id"] for n in nodes if n["role"] == r] for r in ("core", "spine", "leaf", "node")}
     return {
         "fabric": f.name, "cluster": ctx.cluster, "detailed": detailed,
-        "title": f"{ctx.cluster} / {f.name}: {f.spec.kind} {f.plan.topology}, {f.plan.tiers} tier(s), "
-                 f"{len(f.hosts)} nodes, {len(f.switches)} switches",
+        "title": f"{ctx.cluster} / {f.name}: {f.spec.kind} {f.plan.topology}, {_n(f.plan.tiers, 'tier')}, "
+                 f"{_n(len(f.hosts), 'node')}, {_n(len(f.switches), 'switch', 'switches')}",
         "nodes": nodes, "ranks": {r: ids for r, ids in ranks.items() if ids},
         "edges": [{"a": a, "z": z, "count": n} for (a, z), n in sorted(edges.items())],
     }

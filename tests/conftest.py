@@ -1,0 +1,28 @@
+"""Shared fixtures and the --update-golden option."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INVENTORIES = ROOT / "inventories"
+GOLDEN = ROOT / "golden"
+ERRORS = Path(__file__).resolve().parent / "errors"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite golden/ and tests/errors/*.expected from the current code; read the diff after")
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+def example_cases() -> list[str]:
+    return sorted(p.stem for p in INVENTORIES.glob("*.yaml"))

@@ -1,0 +1,139 @@
+"""The built graph: real port names, rail placement, balance, and the checks catching breakage."""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+
+from conftest import INVENTORIES
+from fabgen.inventory.loader import load, load_text
+from fabgen.inventory.validate import validate
+from fabgen.pipeline import build
+from fabgen.topology.check import TopologyError, check
+from fabgen.topology.model import Link
+
+
+def built(text_or_case: str):
+    loaded = load(INVENTORIES / f"{text_or_case}.yaml") if "\n" not in text_or_case else load_text(text_or_case, "t.yaml")
+    fabrics, contexts = build(validate(loaded))
+    return fabrics, contexts
+
+
+def test_rail_optimized_nic_i_goes_to_leaf_i_of_its_unit() -> None:
+    fabrics, _ = built("superpod-4su")
+    f = fabrics["compute"]
+    rail_of = {s.name: s for s in f.switches}
+    for h in f.hosts:
+        for r, nic in enumerate(h.model.nics):
+            lk = f.links[f.ports[h.name][nic.rdma]]
+            leaf = rail_of[lk.z]
+            assert (leaf.rail, leaf.unit) == (r, h.unit)
+            assert lk.z_port == f.switch_model.port_names(400)[h.slot]
+
+
+def test_superpod_counts_and_ports() -> None:
+    fabrics, ctx = built("superpod-4su")
+    f = fabrics["compute"]
+    s = ctx["compute"].summary
+    assert s.switches == {"leaf": 32, "spine": 16, "core": 0}
+    assert s.links == {"node-leaf": 1016, "leaf-spine": 1024, "spine-core": 0}
+    # each leaf has 2 links to each of the 16 spines, on ports 33..64 (cages 17..32)
+    leaf = f.by_role("leaf")[0]
+    ups = [lk for lk in f.links_of(leaf.name) if lk.tier == "leaf-spine"]
+    assert Counter(lk.z for lk in ups) == {sp.name: 2 for sp in f.by_role("spine")}
+    assert ups[0].a_port == "IB1/17/1" and ups[-1].a_port == "IB1/32/2"
+    ports = [p for d in f.ports.values() for p in d]
+    assert len(ports) == 2 * len(f.links)
+
+
+def test_three_tier_planes() -> None:
+    fabrics, ctx = built("ib-3tier")
+    f = fabrics["ib"]
+    cores = {c.name: c for c in f.by_role("core")}
+    for spine in f.by_role("spine"):
+        peers = {lk.z for lk in f.links_of(spine.name) if lk.tier == "spine-core"}
+        assert {cores[p].plane for p in peers} == {spine.plane}
+
+
+def test_spectrum_x_uses_split_port_names() -> None:
+    fabrics, _ = built("spectrumx-1su")
+    f = fabrics["sx"]
+    assert f.plan.radix == 128
+    names = {lk.z_port for lk in f.links if lk.tier == "node-leaf"}
+    assert "swp1s0" in names and "swp1s1" in names
+
+
+def test_check_catches_an_unbalanced_leaf() -> None:
+    fabrics, _ = built("superpod-4su")
+    f = fabrics["compute"]
+    i = next(i for i, lk in enumerate(f.links) if lk.tier == "leaf-spine")
+    lk = f.links[i]
+    other = f.by_role("spine")[-1].name
+    f.graph.remove_edge(lk.a, lk.z, key=i)
+    f.graph.add_edge(lk.a, other, key=i, tier="leaf-spine",
+                     link=Link(lk.tier, lk.a, lk.a_port, other, "IB1/32/2", lk.speed, lk.media))
+    with pytest.raises(TopologyError, match="unbalanced"):
+        check(f)
+
+
+def test_check_catches_a_dangling_nic() -> None:
+    fabrics, _ = built("roce-2node")
+    f = fabrics["roce"]
+    h = f.hosts[0]
+    del f.ports[h.name][h.model.nics[0].rdma]
+    with pytest.raises(TopologyError, match="not cabled"):
+        check(f)
+
+
+def test_custom_models_inline() -> None:
+    text = """
+version: 1
+cluster: lab
+switch_models:
+  edge16:
+    kinds: [infiniband]
+    platforms: [opensm]
+    ports: 16
+    speed: 200
+    port_name: "p{n}"
+node_models:
+  box4:
+    gpus: 4
+    nics:
+      - {rdma: mlx5_0, speed: 200}
+      - {rdma: mlx5_1, speed: 200}
+      - {rdma: mlx5_2, speed: 200}
+      - {rdma: mlx5_3, speed: 200}
+node_groups:
+  - {name: box, model: box4, count: 20}
+fabrics:
+  - {name: ib, kind: infiniband, platform: opensm, topology: rail-optimized, switch_model: edge16, node_groups: [box]}
+"""
+    fabrics, ctx = built(text)
+    f = fabrics["ib"]
+    # k = 16: 8 nodes per unit, 3 units of 4 leaves = 12 leaves > 16? no: 12 <= 16, two tiers
+    assert (f.plan.unit_nodes, f.plan.units, f.plan.leaves, f.plan.tiers) == (8, 3, 12, 2)
+    assert f.plan.spines == 8 and f.plan.leaf_spine_width == 1
+    assert {lk.z_port for lk in f.links_of(f.hosts[0].name)} == {"p1"}
+
+
+@pytest.mark.parametrize("nodes", [8192])
+def test_largest_three_tier_fabric_builds_and_checks(nodes: int) -> None:
+    """65,536 endpoints on 64-port switches: the k^3/4 limit, built and checked in full."""
+    text = f"""
+version: 1
+cluster: max
+node_groups: [{{name: g, model: dgx-h100, count: {nodes}}}]
+fabrics:
+  - {{name: f, kind: infiniband, platform: opensm, topology: rail-optimized, switch_model: qm9700, node_groups: [g]}}
+"""
+    fabrics, ctx = built(text)
+    s = ctx["f"].summary
+    assert s.endpoints == 65536
+    assert s.switches == {"leaf": 2048, "spine": 2048, "core": 1024}
+    assert s.links == {"node-leaf": 65536, "leaf-spine": 65536, "spine-core": 65536}
+    assert s.ports_used == s.ports_total  # every port of every switch in use
+    assert s.oversubscription == {"leaf": 1.0, "spine": 1.0}
+    assert Fraction(s.bisection_gbps) == 65536 * 400 // 2

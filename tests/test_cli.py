@@ -1,0 +1,68 @@
+"""The command line: help, schema, validate, render, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from conftest import INVENTORIES, ROOT
+from fabgen.cli import app
+from fabgen.inventory.loader import load
+from fabgen.inventory.validate import validate
+
+runner = CliRunner()
+
+
+def test_schema_is_json_schema_of_the_inventory() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["title"] == "Inventory"
+    assert set(schema["required"]) == {"version", "cluster", "node_groups", "fabrics"}
+    assert schema["additionalProperties"] is False
+
+
+def test_design_example_validates_as_written() -> None:
+    """DESIGN.md's inventory, verbatim, is inventories/superpod-4su.yaml."""
+    v = validate(load(INVENTORIES / "superpod-4su.yaml"))
+    assert v.plans["compute"].leaves == 32
+
+
+def test_validate_prints_sizes() -> None:
+    result = runner.invoke(app, ["validate", str(INVENTORIES / "ib-3tier.yaml")])
+    assert result.exit_code == 0
+    assert "16 leaf, 16 spine, 8 core switches" in result.stdout
+
+
+def test_help_lists_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("render", "validate", "schema"):
+        assert cmd in result.stdout
+
+
+def test_render_as_a_subprocess_reports_and_writes(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    p = subprocess.run([sys.executable, "-m", "fabgen", "render", str(INVENTORIES / "superpod-4su.yaml"), "-o",
+                        str(out)], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "scalable unit 4 has 31 of 32 nodes" in p.stderr
+    report = json.loads((out / "report.json").read_text())
+    f = report["fabrics"]["compute"]
+    assert (f["tiers"], f["endpoints"], f["switches"]) == (2, 1016, {"leaf": 32, "spine": 16, "core": 0})
+
+
+def test_bad_input_exit_code_and_no_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\ncluster: x\nnode_groups: 3\nfabrics: []\n")
+    out = tmp_path / "o"
+    p = subprocess.run([sys.executable, "-m", "fabgen", "render", str(bad), "-o", str(out)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr
+    assert f"{bad}:3:14: node_groups: must be a list" in p.stderr
+    assert not out.exists()

@@ -1,0 +1,37 @@
+"""A non-editable install into a fresh virtualenv renders with its packaged templates."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from conftest import INVENTORIES, ROOT
+
+pytestmark = pytest.mark.integration
+
+
+def test_wheel_install_renders(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "out", "golden", "__pycache__",
+                                                            "*.egg-info", "build", "dist"))
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(src)], check=True)
+    shutil.rmtree(src)  # the installed copy must not reach back into a checkout
+    out = tmp_path / "out"
+    run = subprocess.run([str(env_dir / "bin" / "fabgen"), "render", str(INVENTORIES / "superpod-4su.yaml"),
+                          "-o", str(out)], capture_output=True, text=True, cwd=tmp_path,
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert run.returncode == 0, run.stderr
+    expected = (ROOT / "golden" / "superpod-4su" / "compute" / "topology.dot").read_bytes()
+    assert (out / "compute" / "topology.dot").read_bytes() == expected
+    where = subprocess.run([str(py), "-c", "import fabgen.render as r; print(r.templates_dir())"],
+                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    assert where.startswith(str(env_dir)), where

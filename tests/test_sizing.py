@@ -1,0 +1,156 @@
+"""Sizing against NVIDIA's published DGX SuperPOD tables and the fat-tree arithmetic,
+plus properties that must hold for sizes no table lists."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from fabgen.topology.sizing import SizingError, leaf_split, plan
+
+
+def rail(nodes: int, su: int | None = 32, k: int = 64, rails: int = 8, ratio: Fraction = Fraction(1),
+         tiers: str | int = "auto"):
+    return plan(topology="rail-optimized", radix=k, speed=400, nodes=nodes, rails=rails, ratio=ratio,
+                scalable_unit=su, tiers=tiers)
+
+
+def fat(nodes: int, k: int = 64, rails: int = 8, ratio: Fraction = Fraction(1), tiers: str | int = "auto"):
+    return plan(topology="fat-tree", radix=k, speed=400, nodes=nodes, rails=rails, ratio=ratio, tiers=tiers)
+
+
+# DGX SuperPOD H100 RA-11333 "compute fabric component count" and DGX SuperPOD B200 RA
+# "larger DGX SuperPOD component counts": (nodes, leaf, spine, core, node-leaf, leaf-spine, spine-core)
+PUBLISHED = [
+    (31, 8, 4, 0, 248, 256, 0),
+    (63, 16, 8, 0, 504, 512, 0),
+    (95, 24, 16, 0, 760, 768, 0),
+    (127, 32, 16, 0, 1016, 1024, 0),
+    (64, 16, 8, 0, 512, 512, 0),
+    (128, 32, 16, 0, 1024, 1024, 0),
+    (256, 64, 32, 0, 2048, 2048, 0),
+    (512, 128, 128, 64, 4096, 4096, 4096),
+    (1024, 256, 256, 128, 8192, 8192, 8192),
+    (2048, 512, 512, 256, 16384, 16384, 16384),
+]
+
+
+@pytest.mark.parametrize("nodes,leaf,spine,core,nl,ls,sc", PUBLISHED)
+def test_published_superpod_rows(nodes, leaf, spine, core, nl, ls, sc) -> None:
+    p = rail(nodes)
+    assert (p.leaves, p.spines, p.cores) == (leaf, spine, core)
+    assert p.endpoints == nl
+    assert p.leaves * p.up == ls
+    assert p.spines * p.spine_up == sc
+
+
+@pytest.mark.parametrize("k", [16, 32, 40, 64, 128])
+def test_fat_tree_limits(k: int) -> None:
+    """k^2/2 endpoints on two tiers and k^3/4 on three, at 1:1 (Al-Fares et al.)."""
+    two = fat(k * k // 2, k=k, rails=1)
+    assert (two.tiers, two.leaves, two.spines) == (2, k, k // 2)
+    with pytest.raises(SizingError):
+        fat(k * k // 2 + 1, k=k, rails=1, tiers=2)
+    three = fat(k ** 3 // 4, k=k, rails=1)
+    assert (three.tiers, three.leaves, three.spines, three.cores) == (3, k * k // 2, k * k // 2, k * k // 4)
+    with pytest.raises(SizingError) as exc:
+        fat(k ** 3 // 4 + 1, k=k, rails=1)
+    assert exc.value.field == "node_groups"
+
+
+def test_65536_endpoints_rail_optimized_three_tiers() -> None:
+    p = rail(8192)
+    assert p.endpoints == 65536
+    assert (p.tiers, p.leaves, p.spines, p.cores) == (3, 2048, 2048, 1024)
+
+
+def _check_balanced_and_minimal(p) -> None:
+    k = p.radix
+    assert p.down + p.up <= k
+    assert Fraction(p.down, p.up) == p.ratio
+    if p.tiers == 2:
+        assert p.up % p.spines == 0 and p.leaf_spine_width == p.up // p.spines
+        assert p.leaves * p.leaf_spine_width <= k
+        # fewest: no smaller spine count divides the uplinks and fits the spine radix
+        for s in range(1, p.spines):
+            assert p.up % s or p.leaves * (p.up // s) > k
+    if p.tiers == 3:
+        assert p.up % p.spines_per_pod == 0
+        assert p.spine_down == p.leaves_per_pod * p.leaf_spine_width <= k // 2
+        assert p.spine_up == p.spine_down
+        assert p.spine_down % p.cores_per_plane == 0
+        assert p.pods * p.spine_core_width <= k
+        assert p.pods == math.ceil(p.units / p.units_per_pod)
+        # enough spine and core ports for every uplink
+        assert p.spines * p.spine_down >= p.leaves * p.up
+        assert p.cores * k >= p.spines * p.spine_up
+
+
+@pytest.mark.parametrize("nodes", [1, 7, 31, 33, 100, 255, 257, 300, 1000, 3000, 8000])
+@pytest.mark.parametrize("ratio", [Fraction(1), Fraction(2), Fraction(3), Fraction(3, 2)])
+def test_properties_rail_optimized(nodes: int, ratio: Fraction) -> None:
+    p = rail(nodes, su=None, ratio=ratio)
+    assert p.units == math.ceil(nodes / p.unit_nodes)
+    assert p.leaves == p.units * 8
+    _check_balanced_and_minimal(p)
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 5, 9, 64, 65, 256, 257, 1000, 4000])
+@pytest.mark.parametrize("k,ratio", [(64, Fraction(1)), (64, Fraction(2)), (128, Fraction(1)), (40, Fraction(3))])
+def test_properties_fat_tree(nodes: int, k: int, ratio: Fraction) -> None:
+    down = leaf_split(k, ratio, 8)[0]
+    capacity = k * (k // 2) * (down // 8)  # nodes three tiers hold: k pods of k/2 leaves
+    if nodes > capacity:
+        with pytest.raises(SizingError) as exc:
+            fat(nodes, k=k, ratio=ratio)
+        assert exc.value.field == "node_groups"
+        return
+    p = fat(nodes, k=k, ratio=ratio)
+    if p.tiers == 1:
+        assert nodes * 8 <= p.down
+        return
+    assert p.down % 8 == 0  # a DGX's eight NICs stay on one leaf
+    _check_balanced_and_minimal(p)
+
+
+def test_partly_populated_unit_is_built_in_full() -> None:
+    p = rail(33)  # one full unit and one node of the second
+    assert (p.units, p.leaves, p.spines) == (2, 16, 8)
+    assert p.leaves * p.up == 512
+
+
+def test_default_scalable_unit_is_half_the_radix_at_one_to_one() -> None:
+    assert rail(10, su=None).unit_nodes == 32
+    assert rail(10, su=None, ratio=Fraction(3)).unit_nodes == 48
+
+
+def test_oversubscribed_fat_tree_keeps_nodes_whole() -> None:
+    p = fat(40, ratio=Fraction(2))
+    assert (p.down, p.up, p.unit_nodes, p.leaves, p.spines) == (40, 20, 5, 8, 4)
+
+
+def test_single_leaf_fat_tree_is_one_switch_unless_pinned() -> None:
+    assert fat(2).tiers == 1 and fat(2).spines == 0
+    pinned = fat(2, tiers=2)
+    assert (pinned.tiers, pinned.leaves, pinned.spines) == (2, 1, 1)
+
+
+def test_errors_name_the_key() -> None:
+    with pytest.raises(SizingError) as e:
+        rail(4, su=40)
+    assert e.value.field == "scalable_unit"
+    with pytest.raises(SizingError) as e:
+        rail(4, su=32, ratio=Fraction(3))
+    assert e.value.field == "scalable_unit"
+    with pytest.raises(SizingError) as e:
+        fat(4, ratio=Fraction(137, 100))
+    assert e.value.field == "oversubscription"
+
+
+def test_leaf_split() -> None:
+    assert leaf_split(64, Fraction(1)) == (32, 32)
+    assert leaf_split(64, Fraction(2), 8) == (40, 20)
+    assert leaf_split(64, Fraction(3)) == (48, 16)
+    assert leaf_split(4, Fraction(5)) is None
