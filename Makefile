@@ -1,0 +1,30 @@
+# The two commands of the README:
+#   make example   render the bundled 4-SU DGX H100 SuperPOD inventory into out/superpod-4su
+#   make test      install everything (Debian tools, a virtualenv) and run the whole test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Real tools the integration tests feed our output to.
+APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck
+
+.PHONY: example test system-deps
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	touch $@
+
+system-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+example: $(VENV)/.installed
+	$(VENV)/bin/fabgen render inventories/superpod-4su.yaml -o out/superpod-4su
+
+test: system-deps $(VENV)/.installed
+	$(PY) -m pytest
