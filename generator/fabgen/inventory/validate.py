@@ -379,6 +379,20 @@ def validate(loaded: Loaded) -> Validated:
         except SizingError as exc:
             report((*path, exc.field), exc.message)
 
+    # Switch names are generated from fabric names; they share the namespace of hostnames
+    # (file names, Ansible hosts), so a collision is an inventory error, not a surprise later.
+    from fabgen.topology.build import switch_names
+
+    for i, f in enumerate(inv.fabrics):
+        if f.name not in plans:
+            continue
+        for s in switch_names(f, plans[f.name]):
+            if s.name in owners:
+                j, group = owners[s.name]
+                report(("node_groups", j, "hostname"), f"hostname '{s.name}' is also the name of a switch of "
+                       f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
+                break
+
     if problems:
         raise InventoryError(problems)
     return Validated(loaded, inv, switch_models, node_models, plans, members)
