@@ -30,7 +30,7 @@ def test_error_golden(case: str, tmp_path: Path, update_golden: bool, monkeypatc
     assert expected_file.exists(), f"{expected_file.name} is missing: run pytest --update-golden and review it"
     assert stderr == expected_file.read_text()
     for line in stderr.splitlines()[:-1]:
-        assert line.startswith(f"{case}.yaml:"), line
+        assert line.startswith((f"{case}.yaml:", f"{case}.csv:")), line
         parts = line.split(":")
         assert parts[1].isdigit() and parts[2].isdigit(), f"no line:column in {line!r}"
 

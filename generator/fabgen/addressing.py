@@ -29,19 +29,29 @@ def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:
     return (GUID_PREFIX << 48) | ((fabric_no & 0xFF) << 40) | (kind << 32) | serial
 
 
-def allocate(fabric: Fabric, fabric_no: int) -> Allocation:
+def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None) -> Allocation:
+    """Real GUIDs from the inventory's GUID map where given, synthetic ones elsewhere."""
     if fabric.spec.kind != "infiniband":
         return Allocation()
+    real = guid_map or {}
     guids: dict[str, int] = {}
+    synthetic = 0
     for i, s in enumerate(fabric.switches):
-        guids[s.name] = synthetic_guid(fabric_no, TYPE_SWITCH, i + 1)
+        g = real.get((s.name, "0"))
+        if g is None:
+            g, synthetic = synthetic_guid(fabric_no, TYPE_SWITCH, i + 1), synthetic + 1
+        guids[s.name] = g
     serial = 0
     for h in fabric.hosts:
         for nic in h.model.nics:
             serial += 1
-            guids[f"{h.name}/{nic.rdma}"] = synthetic_guid(fabric_no, TYPE_CA, serial)
-    fabric.warnings.append(
-        f"{len(guids)} InfiniBand GUIDs are synthetic (0xfab0...): replace them with the real ones before "
-        "deployment, or the root and compute-node GUID files will not match the fabric"
-    )
-    return Allocation(guids, synthetic_guids=True)
+            g = real.get((h.name, nic.rdma))
+            if g is None:
+                g, synthetic = synthetic_guid(fabric_no, TYPE_CA, serial), synthetic + 1
+            guids[f"{h.name}/{nic.rdma}"] = g
+    if synthetic:
+        fabric.warnings.append(
+            f"{synthetic} of {len(guids)} InfiniBand GUIDs are synthetic (0xfab0...): give the real ones in a "
+            "guid_map before deployment, or the root and compute-node GUID files will not match the fabric"
+        )
+    return Allocation(guids, synthetic_guids=bool(synthetic))

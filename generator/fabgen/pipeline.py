@@ -61,7 +61,8 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             check(f)
     contexts: dict[str, Context] = {}
     with _timed(timings, "allocate", progress):
-        allocations = {name: allocate(f, i + 1) for i, (name, f) in enumerate(fabrics.items())}
+        allocations = {name: allocate(f, i + 1, validated.guid_maps.get(name))
+                       for i, (name, f) in enumerate(fabrics.items())}
     for name, f in fabrics.items():
         contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f))
     return fabrics, contexts

@@ -79,6 +79,17 @@ class SwitchModel:
     def port_names(self, speed: int) -> tuple[str, ...]:
         return _port_names(self, speed)
 
+    def port_number(self, speed: int, name: str) -> int:
+        """1-based logical port number of a port name (the InfiniBand port number)."""
+        mode = self.mode_for(speed)
+        assert mode is not None
+        key = (self.key, speed, mode.name, self.cages, mode.per_cage)
+        table = _INDEX_CACHE.get(key)
+        if table is None:
+            table = {n: i + 1 for i, n in enumerate(self.port_names(speed))}
+            _INDEX_CACHE[key] = table
+        return table[name]
+
     def cage_of(self, speed: int, index0: int) -> int:
         """Cage (1-based) that carries logical port `index0` (0-based) in the mode of `speed`."""
         mode = self.mode_for(speed)
@@ -86,14 +97,17 @@ class SwitchModel:
         return index0 // mode.per_cage + 1
 
 
-_NAME_CACHE: dict[tuple[str, int, str], tuple[str, ...]] = {}
+# Keyed by everything that shapes the names, so inline models of the same name in two
+# inventories rendered by one process never share an entry.
+_NAME_CACHE: dict[tuple, tuple[str, ...]] = {}
+_INDEX_CACHE: dict[tuple, dict[str, int]] = {}
 
 
 def _port_names(model: SwitchModel, speed: int) -> tuple[str, ...]:
     mode = model.mode_for(speed)
     if mode is None:
         return ()
-    key = (model.key, speed, mode.name)
+    key = (model.key, speed, mode.name, model.cages, mode.per_cage)
     cached = _NAME_CACHE.get(key)
     if cached is None:
         lanes_per_port = max(1, model.lanes_per_cage // mode.per_cage)

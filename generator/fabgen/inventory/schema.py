@@ -44,6 +44,33 @@ class NodeGroup(Strict):
         return self.hostname if self.hostname is not None else self.name + "{n:03d}"
 
 
+class Partition(Strict):
+    """An InfiniBand partition (opensm partitions.conf rule)."""
+
+    name: Name
+    pkey: int = Field(ge=1, le=0x7FFE, description="partition key, 0x0001-0x7ffe (0x7fff is Default)")
+    node_groups: list[str] | Literal["all"] = Field(default="all", description="members by node group, or all")
+    membership: Literal["full", "limited", "both"] = "full"
+    ipoib: bool = True
+    mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
+    rate: int | None = Field(default=None, description="Gb/s; default: the fabric's link speed")
+    service_level: int = Field(default=0, ge=0, le=15)
+
+
+class InfinibandOptions(Strict):
+    """Subnet-manager intent for an InfiniBand fabric; every key has a default."""
+
+    routing_engine: Literal["auto", "ftree", "updn", "ar_updn", "ar_ftree", "minhop"] = Field(
+        default="auto", description="auto: ufm -> ar_updn, opensm -> ftree (updn as fallback)")
+    sharp: bool | None = Field(default=None, description="SHARP in-network reductions (default: on with ufm)")
+    adaptive_routing: bool | None = Field(default=None, description="default: on with ufm (upstream has none)")
+    sm_priority: int = Field(default=15, ge=0, le=15)
+    service_level: int = Field(default=0, ge=0, le=15, description="SL of NCCL traffic (NCCL_IB_SL)")
+    qos: bool = Field(default=False, description="write qos-policy.conf and enable QoS in opensm.conf")
+    guid_map: str | None = Field(default=None, description="CSV of device,port,guid; relative to the inventory")
+    partitions: list[Partition] = Field(default_factory=list)
+
+
 class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
 
@@ -61,6 +88,7 @@ class Fabric(Strict):
         default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
     )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
+    infiniband: InfinibandOptions | None = Field(default=None, description="kind infiniband only")
 
 
 class CustomNic(Strict):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,6 +34,7 @@ class Validated:
     node_models: dict[str, NodeModel]
     plans: dict[str, Plan]  # by fabric name
     members: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> (hostname, group, model)
+    guid_maps: dict[str, dict[tuple[str, str], int]]  # fabric -> (device, port) -> real GUID
 
 
 def _distance(a: str, b: str) -> int:
@@ -393,6 +395,75 @@ def validate(loaded: Loaded) -> Validated:
                        f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
                 break
 
+    guid_maps: dict[str, dict[tuple[str, str], int]] = {}
+    for i, f in enumerate(inv.fabrics):
+        guid_maps[f.name] = _check_infiniband(loaded, i, f, plans.get(f.name), members.get(f.name, []),
+                                              attached, report, problems)
+
     if problems:
         raise InventoryError(problems)
-    return Validated(loaded, inv, switch_models, node_models, plans, members)
+    return Validated(loaded, inv, switch_models, node_models, plans, members, guid_maps)
+
+
+IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (see platforms/infiniband.py)
+
+
+def _check_infiniband(loaded: Loaded, i: int, f, fplan, fmembers, attached, report, problems) -> dict:
+    """The infiniband: block: contradictions with the platform, partitions, the GUID map."""
+    from fabgen.inventory.guidmap import read_guid_map
+    from fabgen.inventory.schema import InfinibandOptions
+    from fabgen.topology.build import switch_names
+
+    path = ("fabrics", i, "infiniband")
+    if f.infiniband is not None and f.kind != "infiniband":
+        report(path, f"the infiniband block applies to kind infiniband only (this fabric is {f.kind})", key=True)
+        return {}
+    if f.kind != "infiniband":
+        return {}
+    ib = f.infiniband or InfinibandOptions()
+    if f.platform == "opensm":
+        if ib.routing_engine.startswith("ar_"):
+            report((*path, "routing_engine"), f"{ib.routing_engine} is an NVIDIA subnet manager engine; upstream "
+                   "OpenSM (platform opensm) does not have it: use ftree or updn, or platform ufm")
+        if ib.sharp:
+            report((*path, "sharp"), "SHARP needs NVIDIA's subnet manager and sharp_am: use platform ufm")
+        if ib.adaptive_routing:
+            report((*path, "adaptive_routing"), "upstream OpenSM (platform opensm) has no adaptive routing: "
+                   "use platform ufm")
+    if ib.routing_engine == "ftree" and fplan is not None and fplan.tiers == 1:
+        report((*path, "routing_engine"), "ftree needs at least two switch tiers; this fabric is one switch")
+    names: dict[str, int] = {}
+    pkeys: dict[int, int] = {}
+    for j, part in enumerate(ib.partitions):
+        pp = (*path, "partitions", j)
+        if part.name == "Default" or part.name in names:
+            report((*pp, "name"), f"partition '{part.name}' is already defined" +
+                   (" (Default is always written)" if part.name == "Default" else f" (partitions[{names.get(part.name)}])"))
+        names.setdefault(part.name, j)
+        if part.pkey in pkeys:
+            report((*pp, "pkey"), f"PKey 0x{part.pkey:04x} is already used by partitions[{pkeys[part.pkey]}]")
+        pkeys.setdefault(part.pkey, j)
+        if part.node_groups != "all":
+            for k, g in enumerate(part.node_groups):
+                if attached.get(g) != f.name:
+                    mine = sorted(x for x, owner in attached.items() if owner == f.name)
+                    report((*pp, "node_groups", k), f"node group '{g}' is not attached to fabric '{f.name}'"
+                           f"{did_you_mean(g, mine)}")
+        if part.rate is not None and (part.rate not in IB_RATES or (fplan and part.rate > fplan.speed)):
+            top = fplan.speed if fplan else max(IB_RATES)
+            report((*pp, "rate"), f"rate {part.rate} is not an InfiniBand rate this fabric runs: choose from "
+                   f"{', '.join(str(r) for r in IB_RATES if r <= top)}")
+    if ib.guid_map is None or fplan is None:
+        return {}
+    map_path = Path(loaded.file).parent / ib.guid_map
+    known: dict[tuple[str, str], str] = {(s.name, "0"): "switch" for s in switch_names(f, fplan)}
+    for host, _, model in fmembers:
+        for nic in model.nics:
+            known[(host, nic.rdma)] = "adapter"
+    found, map_problems = read_guid_map(map_path, str(map_path) if not Path(ib.guid_map).is_absolute() else
+                                        ib.guid_map, known)
+    if map_problems and not map_path.exists():
+        report((*path, "guid_map"), f"GUID map {ib.guid_map!r} not found (paths are relative to the inventory)")
+        return {}
+    problems.extend(map_problems)
+    return found

@@ -34,9 +34,9 @@ class Target:
 
 
 def registry() -> dict[str, Target]:
-    from fabgen.platforms import fabric
+    from fabgen.platforms import fabric, infiniband
 
-    targets = [fabric.TARGET]
+    targets = [fabric.TARGET, infiniband.TARGET]
     return {t.name: t for t in targets}
 
 

@@ -51,7 +51,8 @@ def _bom(ctx: Context) -> list[dict[str, Any]]:
                          "notes": f"{f.plan.speed}G"})
     cages = 0
     for s in f.switches:
-        cages += len({model.cage_of(f.plan.speed, _port_index(ctx, p)) for p in f.ports.get(s.name, {})})
+        cages += len({model.cage_of(f.plan.speed, model.port_number(f.plan.speed, p) - 1)
+                      for p in f.ports.get(s.name, {})})
     rows.append({"category": "transceiver", "part": model.transceiver, "description": "switch side",
                  "quantity": cages, "notes": f"one per used {model.cage_type} cage"})
     for key in sorted(node_cages):
@@ -59,19 +60,6 @@ def _bom(ctx: Context) -> list[dict[str, Any]]:
                      "description": f"node side ({key})", "quantity": node_cages[key],
                      "notes": "one per used node cage"})
     return rows
-
-
-_PORT_INDEX_CACHE: dict[tuple[str, int], dict[str, int]] = {}
-
-
-def _port_index(ctx: Context, port: str) -> int:
-    model, speed = ctx.fabric.switch_model, ctx.fabric.plan.speed
-    key = (model.key + ("*" if model.custom else ""), speed)
-    table = _PORT_INDEX_CACHE.get(key)
-    if table is None or model.custom:
-        table = {name: i for i, name in enumerate(model.port_names(speed))}
-        _PORT_INDEX_CACHE[key] = table
-    return table[port]
 
 
 def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:

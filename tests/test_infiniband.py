@@ -1,0 +1,88 @@
+"""InfiniBand target: GUID map, resolved SM intent, NCCL settings, consistency of the files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import INVENTORIES
+from fabgen.pipeline import run
+from fabgen.platforms.infiniband import nccl_settings, resolved
+
+INV = """version: 1
+cluster: c1
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 2}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: PLATFORM
+    topology: fat-tree
+    switch_model: qm9700
+    node_groups: [gpu]
+    tiers: 2
+    infiniband:
+      guid_map: guids.csv
+"""
+
+
+def _render(tmp_path: Path, platform: str, rows: list[str]):
+    (tmp_path / "guids.csv").write_text("device,port,guid\n" + "".join(r + "\n" for r in rows))
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV.replace("PLATFORM", platform))
+    return run(inv)
+
+
+def test_real_guids_from_the_map_reach_every_file(tmp_path: Path) -> None:
+    rows = ["ib-leaf01,0,0xb8cef6030012a100", "ib-spine01,0,b8cef6030012a180"]
+    nics = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_9", "mlx5_10", "mlx5_11"]
+    rows += [f"gpu{h:03d},{n},0x946dae03002d{h:02x}{i:02x}" for h in (1, 2) for i, n in enumerate(nics)]
+    result = _render(tmp_path, "opensm", rows)
+    files = result.files
+    assert files["ib/infiniband/root_guids.conf"].decode().splitlines()[-1] == "0xb8cef6030012a180 ib-spine01"
+    cn = files["ib/infiniband/cn_guids.conf"].decode()
+    assert "0x946dae03002d0100 gpu001 mlx5_0" in cn and "synthetic" not in cn
+    topo = files["ib/infiniband/topology.net"].decode()
+    assert "switchguid=0xb8cef6030012a100" in topo and "caguid=0x946dae03002d0207" in topo
+    assert not any("synthetic" in w for w in result.contexts["ib"].summary.warnings)
+
+
+def test_partial_map_warns_for_the_rest(tmp_path: Path) -> None:
+    result = _render(tmp_path, "opensm", ["ib-leaf01,0,0xb8cef6030012a100"])
+    warnings = result.contexts["ib"].summary.warnings
+    assert any(w.startswith("17 of 18 InfiniBand GUIDs are synthetic") for w in warnings), warnings
+
+
+def test_every_guid_file_agrees_with_topology_and_name_map() -> None:
+    files = run(INVENTORIES / "ib-3tier.yaml").files
+    text = {k.split("/")[-1]: v.decode() for k, v in files.items() if "/infiniband/" in k}
+    names = dict(line.split(" ", 1) for line in text["node-name-map"].splitlines() if not line.startswith("#"))
+    topo_guids = {line.split("=")[1].split("(")[0] for line in text["topology.net"].splitlines()
+                  if line.startswith(("switchguid=", "caguid="))}
+    assert set(names) == topo_guids
+    for conf in ("root_guids.conf", "cn_guids.conf"):
+        for line in text[conf].splitlines():
+            if line.startswith("#"):
+                continue
+            guid, name = line.split(" ", 1)
+            assert guid.startswith("0x") and len(guid) == 18
+            assert names[guid] == f'"{name}"'
+    roots = [line for line in text["root_guids.conf"].splitlines() if not line.startswith("#")]
+    assert len(roots) == 8 and all("-core" in r for r in roots)
+
+
+def test_resolved_intent_and_nccl_per_platform(tmp_path: Path) -> None:
+    ufm = run(INVENTORIES / "superpod-4su.yaml").contexts["compute"]
+    assert resolved(ufm)["engine"] == "ar_updn,updn" and resolved(ufm)["upstream_engine"] == "ftree,updn"
+    assert nccl_settings(ufm) == {"NCCL_IB_SL": "0", "NCCL_IB_ADAPTIVE_ROUTING": "1", "NCCL_COLLNET_ENABLE": "1"}
+    opensm = run(INVENTORIES / "ib-3tier.yaml").contexts["ib"]
+    assert resolved(opensm)["engine"] == "ftree,updn"
+    assert nccl_settings(opensm) == {"NCCL_IB_SL": "0", "NCCL_IB_ADAPTIVE_ROUTING": "0"}
+
+
+def test_booleans_and_keys_in_opensm_conf() -> None:
+    files = run(INVENTORIES / "superpod-4su.yaml").files
+    ufm = files["compute/infiniband/opensm.conf"].decode()
+    upstream = files["compute/infiniband/opensm.upstream.conf"].decode()
+    assert "\nqos FALSE\n" in ufm and "sharp_enabled 2" in ufm
+    assert "sharp_enabled" not in upstream and "routing_engine ftree,updn" in upstream
+    assert "compute/infiniband/sharp_am.cfg" in files

@@ -1,0 +1,144 @@
+"""Real subnet manager on a simulated fabric: ibsim loads the rendered topology.net, upstream
+OpenSM runs once with the rendered opensm.conf, GUID files and partitions.conf, and its log
+must show the configured routing engine (not a fallback) routing every switch, with the
+fat-tree rank equal to the fabric's tier count."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import INVENTORIES, IN_CI
+from fabgen.inventory.loader import load_text
+from fabgen.pipeline import render_to
+
+pytestmark = pytest.mark.integration
+UMAD2SIM = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+HAVE_TOOLS = bool(shutil.which("ibsim") and shutil.which("opensm") and os.path.exists(UMAD2SIM))
+if not HAVE_TOOLS:
+    if IN_CI:
+        raise RuntimeError("CI must have opensm and ibsim-utils: `make test` installs them")
+    pytestmark = [pytestmark, pytest.mark.skip(reason="opensm/ibsim not installed; `make test` installs them")]
+
+
+def run_opensm(ib_dir: Path, work: Path, conf: str = "opensm.conf", root_guids: list[str] | None = None) -> str:
+    """Start ibsim on ib_dir/topology.net, run OpenSM once from the first adapter, return its log."""
+    work.mkdir(parents=True, exist_ok=True)
+    files = work / "etc"
+    shutil.copytree(ib_dir, files, dirs_exist_ok=True)
+    if root_guids is not None:
+        (files / "root_guids.conf").write_text("".join(f"{g}\n" for g in root_guids))
+    text = (ib_dir / conf).read_text()
+    text = re.sub(r"^(\w+_file|node_name_map_name) \S+/", lambda m: f"{m.group(1)} {files}/", text, flags=re.M)
+    (work / "osm.conf").write_text(text)
+    topo = (ib_dir / "topology.net").read_text()
+    nodes = topo.count("\nSwitch\t") + topo.count("\nCa\t")
+    first_ca = re.search(r'^Ca\t\d+ "([^"]+)"', topo, re.M).group(1)
+    env = {**os.environ, "IBSIM_SOCKNAME": f"fabgen-{os.getpid()}-{work.name}"}
+    sim_log = open(work / "ibsim.log", "w")  # a file, not a pipe: a full pipe would stall ibsim
+    sim = subprocess.Popen(["ibsim", "-s", "-n", "-N", str(nodes + 16), "-S", str(nodes + 16), "-P",
+                            str(nodes * 130), str(ib_dir / "topology.net")], env=env, stdout=sim_log,
+                           stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1.0 + nodes / 4000)
+        assert sim.poll() is None, f"ibsim refused the topology: {(work / 'ibsim.log').read_text()[-2000:]}"
+        env.update(SIM_HOST=first_ca, OSM_TMP_DIR=str(work), OSM_CACHE_DIR=str(work), LD_PRELOAD=UMAD2SIM)
+        log = work / "osm.log"
+        subprocess.run(["opensm", "-F", str(work / "osm.conf"), "-o", "-f", str(log)], env=env, timeout=300,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return log.read_text()
+    finally:
+        sim.kill()
+        sim.wait()
+        sim_log.close()
+
+
+def assert_routed_by(log: str, engine: str, tiers: int) -> None:
+    assert f"{engine} tables configured on all switches" in log, _tail(log)
+    assert "PARSE ERROR" not in log and "configuration in error" not in log, _tail(log)
+    assert "Unrecognized" not in log, "opensm.conf has a key upstream OpenSM does not know"
+    assert " ERR " not in log, [line for line in log.splitlines() if " ERR " in line][:5]
+    if engine == "ftree":
+        assert f"FatTree rank (roots to leaf switches): {tiers}" in log
+
+
+def _tail(log: str) -> str:
+    return "\n".join(log.splitlines()[-15:])
+
+
+def _upstream_conf(ib_dir: Path) -> str:
+    return "opensm.upstream.conf" if (ib_dir / "opensm.upstream.conf").exists() else "opensm.conf"
+
+
+@pytest.mark.parametrize("case,fabric,tiers", [("superpod-4su", "compute", 2), ("ib-3tier", "ib", 3)])
+def test_examples_routed_by_ftree(case: str, fabric: str, tiers: int, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render_to(INVENTORIES / f"{case}.yaml", out)
+    ib = out / fabric / "infiniband"
+    assert_routed_by(run_opensm(ib, tmp_path / "sim", _upstream_conf(ib)), "ftree", tiers)
+
+
+SHAPES = {
+    # two tiers, 1,024 NICs: four full scalable units
+    "two-tier-1024": ("rail-optimized", "dgx-h100", 128, "qm9700", "", 2),
+    # three tiers on real hardware sizes: 9 units of 32 DGX H100 (2,304 NICs)
+    "three-tier-2304": ("rail-optimized", "dgx-h100", 288, "qm9700", "", 3),
+    # oversubscribed fat-tree, 3:1
+    "fat-tree-3to1": ("fat-tree", "dgx-h100", 60, "qm9790", "oversubscription: 3", 2),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_other_shapes_routed_by_ftree(shape: str, tmp_path: Path) -> None:
+    topology, model, count, switch, extra, tiers = SHAPES[shape]
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(f"""version: 1
+cluster: sim
+node_groups: [{{name: n, model: {model}, count: {count}}}]
+fabrics:
+  - name: f
+    kind: infiniband
+    platform: opensm
+    topology: {topology}
+    switch_model: {switch}
+    node_groups: [n]
+    {extra}
+""")
+    out = tmp_path / "out"
+    render_to(inv, out)
+    log = run_opensm(out / "f" / "infiniband", tmp_path / "sim")
+    assert_routed_by(log, "ftree", tiers)
+
+
+def test_wrong_root_guids_make_ftree_fall_back(tmp_path: Path) -> None:
+    """The check can fail: leaf GUIDs given as roots make ftree refuse the fabric."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "ib-3tier.yaml", out)
+    ib = out / "ib" / "infiniband"
+    leaves = [line.split()[0] for line in (ib / "node-name-map").read_text().splitlines()
+              if "-leaf" in line][:4]
+    log = run_opensm(ib, tmp_path / "sim", root_guids=leaves)
+    assert "ftree tables configured on all switches" not in log
+    assert "updn tables configured on all switches" in log
+
+
+def test_upstream_profile_keys_are_known_to_opensm(tmp_path: Path) -> None:
+    """Every key we write for upstream OpenSM appears in its own `opensm -c` template."""
+    from fabgen.platforms.infiniband import UPSTREAM_KEYS
+
+    dump = tmp_path / "template.conf"
+    subprocess.run(["opensm", "-c", str(dump)], capture_output=True, timeout=60)
+    known = {line.split()[0] for line in dump.read_text().splitlines() if line and not line.startswith("#")}
+    assert set(UPSTREAM_KEYS) <= known, sorted(set(UPSTREAM_KEYS) - known)
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "superpod-4su.yaml", out)
+    for conf in ("opensm.upstream.conf",):
+        keys = {line.split()[0] for line in (out / "compute" / "infiniband" / conf).read_text().splitlines()
+                if line and not line.startswith("#")}
+        assert keys <= known, sorted(keys - known)
