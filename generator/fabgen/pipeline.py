@@ -83,8 +83,7 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
             for t in targets.values():
                 if t.applies(ctx):
                     structured.append((t.name, t.structure(ctx)))
-        bom = {name: data["bom"] for tname, data in structured if tname == "fabric"  # type: ignore[index]
-               for name in [data["name"]]}  # type: ignore[index]
+        bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}  # type: ignore[index]
         rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom)
     files: dict[str, bytes] = {}
     with _timed(timings, "render", progress):

@@ -74,15 +74,10 @@ def _fields_of(loc: PathT) -> list[str]:
         if isinstance(part, int) or model is None:
             continue
         field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
-        if field is None:
-            model = _custom_model_for(model, part)
+        if field is None:  # a dict key (switch_models.<name>): the value model stays
             continue
         model = _inner_model(field.annotation)
     return list(model.model_fields) if hasattr(model, "model_fields") else []
-
-
-def _custom_model_for(model: Any, part: Any) -> Any:
-    return model  # dict values (switch_models.<name>) keep the value model found earlier
 
 
 def _inner_model(annotation: Any) -> Any:

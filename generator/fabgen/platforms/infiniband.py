@@ -84,7 +84,7 @@ def _guid(value: int) -> str:
     return f"0x{value:016x}"
 
 
-def _conf(ctx: Context, r: dict[str, Any], profile: str, files: dict[str, bool]) -> list[tuple[str, str, str]]:
+def _conf(ctx: Context, r: dict[str, Any], profile: str) -> list[tuple[str, str, str]]:
     """(key, value, comment) in the order an engineer reads them."""
     d = CONF_DIR[profile]
     rows = [
@@ -172,7 +172,6 @@ def structure(ctx: Context) -> dict[str, Any]:
     r = resolved(ctx)
     guids = ctx.allocation.guids
     top = "core" if f.plan.tiers == 3 else "spine" if f.plan.tiers == 2 else "leaf"
-    files = {"qos": r["qos"], "sharp": r["sharp"]}
     data: dict[str, Any] = {
         "fabric": f.name, "cluster": ctx.cluster, "platform": f.spec.platform, "resolved": r,
         "root_guids": [(_guid(guids[s.name]), s.name) for s in f.by_role(top)],
@@ -184,10 +183,10 @@ def structure(ctx: Context) -> dict[str, Any]:
         "topology": _topology(ctx, guids),
         "nccl": nccl_settings(ctx),
         "synthetic_guids": ctx.allocation.synthetic_guids,
-        "profiles": {f.spec.platform: _conf(ctx, r, f.spec.platform, files)},
+        "profiles": {f.spec.platform: _conf(ctx, r, f.spec.platform)},
     }
     if f.spec.platform == "ufm":
-        data["profiles"]["opensm"] = _conf(ctx, r, "opensm", files)
+        data["profiles"]["opensm"] = _conf(ctx, r, "opensm")
     return data
 
 
@@ -196,7 +195,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for profile, rows in data["profiles"].items():
         name = "opensm.conf" if profile == data["platform"] else "opensm.upstream.conf"
         yield f"{base}/{name}", render_template("infiniband/opensm.conf.j2", profile=profile, rows=rows,
-                                                **data).encode()
+                                                install_path=f"{CONF_DIR[profile]}/opensm.conf", **data).encode()
     for name, key, what in (("root_guids.conf", "root_guids", "top-tier switch node GUIDs (root_guid_file)"),
                             ("cn_guids.conf", "cn_guids", "compute NIC port GUIDs (cn_guid_file)")):
         yield f"{base}/{name}", render_template("infiniband/guids.conf.j2", rows=data[key], what=what,
