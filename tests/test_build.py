@@ -137,3 +137,64 @@ fabrics:
     assert s.ports_used == s.ports_total  # every port of every switch in use
     assert s.oversubscription == {"leaf": 1.0, "spine": 1.0}
     assert Fraction(s.bisection_gbps) == 65536 * 400 // 2
+
+
+STORAGE = """version: 1
+cluster: c1
+node_groups:
+  - {name: gpu, model: dgx-h100, count: COUNT}
+  - {name: st, model: st2, count: STORAGE, role: storage}
+node_models:
+  st2:
+    gpus: 0
+    nics: [{rdma: mlx5_0, speed: 400}, {rdma: mlx5_1, speed: 400}]
+fabrics:
+  - name: f
+    kind: infiniband
+    platform: opensm
+    topology: TOPOLOGY
+    switch_model: qm9700
+    node_groups: [gpu, st]
+"""
+
+
+def _storage(count: int, storage: int, topology: str = "rail-optimized"):
+    text = STORAGE.replace("COUNT", str(count)).replace("STORAGE", str(storage)).replace("TOPOLOGY", topology)
+    fabrics, ctx = built(text)
+    return fabrics["f"], ctx["f"].summary
+
+
+@pytest.mark.parametrize("storage,leaves", [(1, 1), (16, 1), (17, 2), (40, 3)])
+def test_storage_nodes_get_storage_leaves_striped(storage: int, leaves: int) -> None:
+    f, s = _storage(64, storage)
+    store = [sw for sw in f.by_role("leaf") if "-storage-leaf" in sw.name]
+    assert len(store) == leaves == f.plan.storage_leaves
+    assert s.switches["leaf"] == 16 + leaves
+    # every storage leaf has the uplinks of a compute leaf: balanced for ftree
+    check(f)
+    for h in (h for h in f.hosts if h.role == "storage"):
+        ends = [f.links[f.ports[h.name][n.rdma]].z for n in h.model.nics]
+        assert all("-storage-leaf" in e for e in ends)
+        assert len(set(ends)) == min(2, leaves), ends  # dual-homed where there are two leaves
+    # no storage NIC on a compute leaf, no compute NIC on a storage leaf
+    for lk in f.links:
+        if lk.tier == "node-leaf":
+            assert ("-storage-leaf" in lk.z) == lk.a.startswith("st")
+
+
+def test_storage_leaves_count_for_spines_and_pods() -> None:
+    # 8 full units = 64 leaves fill two tiers of 64-port switches; one storage leaf more needs three
+    f, s = _storage(256, 4)
+    assert s.tiers == 3 and f.plan.leaves == 65
+    check(f)
+    f2, s2 = _storage(32, 32)  # 8 + 2 leaves: spines sized over both
+    assert s2.tiers == 2 and s2.links["leaf-spine"] == 10 * 32
+    assert s2.switches["spine"] * 64 >= 10 * 32
+
+
+def test_one_switch_fabric_takes_storage_after_compute() -> None:
+    f, s = _storage(2, 3, "fat-tree")
+    assert s.tiers == 1 and [sw.name for sw in f.switches] == ["f-leaf01"]
+    ports = f.switch_model.port_names(400)
+    used = [lk.z_port for lk in f.links]
+    assert used == list(ports[:16 + 6])

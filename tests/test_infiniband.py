@@ -70,6 +70,26 @@ def test_every_guid_file_agrees_with_topology_and_name_map() -> None:
     assert len(roots) == 8 and all("-core" in r for r in roots)
 
 
+def test_storage_ports_go_to_io_guids_not_cn_guids() -> None:
+    files = run(INVENTORIES / "ib-storage.yaml").files
+    text = {k.split("/")[-1]: v.decode() for k, v in files.items() if "/infiniband/" in k}
+    names = dict(line.split(" ", 1) for line in text["node-name-map"].splitlines() if not line.startswith("#"))
+    rows = {conf: [line.split(" ", 1) for line in text[conf].splitlines() if not line.startswith("#")]
+            for conf in ("cn_guids.conf", "io_guids.conf")}
+    assert len(rows["cn_guids.conf"]) == 48 * 8 and all(n.startswith("gpu") for _, n in rows["cn_guids.conf"])
+    assert len(rows["io_guids.conf"]) == 20 * 2 and all(n.startswith("store") for _, n in rows["io_guids.conf"])
+    for guid, name in rows["cn_guids.conf"] + rows["io_guids.conf"]:
+        assert names[guid] == f'"{name}"'
+    assert "io_guid_file /etc/opensm/io_guids.conf" in text["opensm.conf"]
+
+
+def test_io_guid_file_only_with_storage_nodes() -> None:
+    files = run(INVENTORIES / "superpod-4su.yaml").files
+    assert "compute/infiniband/io_guids.conf" not in files
+    for name in ("opensm.conf", "opensm.upstream.conf"):
+        assert "io_guid_file" not in files[f"compute/infiniband/{name}"].decode()
+
+
 def test_resolved_intent_and_nccl_per_platform(tmp_path: Path) -> None:
     ufm = run(INVENTORIES / "superpod-4su.yaml").contexts["compute"]
     assert resolved(ufm)["engine"] == "ar_updn,updn" and resolved(ufm)["upstream_engine"] == "ftree,updn"

@@ -87,11 +87,18 @@ def test_examples_routed_by_ftree(case: str, fabric: str, tiers: int, tmp_path: 
 SHAPES = {
     # two tiers, 1,024 NICs: four full scalable units
     "two-tier-1024": ("rail-optimized", "dgx-h100", 128, "qm9700", "", 2),
-    # three tiers on real hardware sizes: 9 units of 32 DGX H100 (2,304 NICs)
-    "three-tier-2304": ("rail-optimized", "dgx-h100", 288, "qm9700", "", 3),
+    # three tiers on real hardware sizes: 9 units of 32 DGX H100 (2,304 NICs), plus 40
+    # dual-ported storage servers striped over 3 storage leaves
+    "three-tier-2304-storage": ("rail-optimized", "dgx-h100", 288, "qm9700", "", 3),
     # oversubscribed fat-tree, 3:1
     "fat-tree-3to1": ("fat-tree", "dgx-h100", 60, "qm9790", "oversubscription: 3", 2),
 }
+STORAGE_GROUP = """  - {name: st, model: st2, count: 40, role: storage}
+node_models:
+  st2:
+    gpus: 0
+    nics: [{rdma: mlx5_0, speed: 400}, {rdma: mlx5_1, speed: 400}]
+"""
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -100,20 +107,39 @@ def test_other_shapes_routed_by_ftree(shape: str, tmp_path: Path) -> None:
     inv = tmp_path / "inv.yaml"
     inv.write_text(f"""version: 1
 cluster: sim
-node_groups: [{{name: n, model: {model}, count: {count}}}]
-fabrics:
+node_groups:
+  - {{name: n, model: {model}, count: {count}}}
+{STORAGE_GROUP if "storage" in shape else ""}fabrics:
   - name: f
     kind: infiniband
     platform: opensm
     topology: {topology}
     switch_model: {switch}
-    node_groups: [n]
+    node_groups: [n{", st" if "storage" in shape else ""}]
     {extra}
 """)
     out = tmp_path / "out"
     render_to(inv, out)
     log = run_opensm(out / "f" / "infiniband", tmp_path / "sim")
     assert_routed_by(log, "ftree", tiers)
+    if "storage" in shape:
+        assert f"{count * 8 + 80} CA ports ({count * 8 - 1} of them CNs)" in log, _tail(log)
+
+
+def test_storage_nodes_are_io_nodes(tmp_path: Path) -> None:
+    """ib-storage has 20 dual-ported storage servers on two storage leaves: OpenSM reads
+    io_guids.conf (a bad line in it makes ftree fail), and counts only compute NICs as CNs."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "ib-storage.yaml", out)
+    ib = out / "ib" / "infiniband"
+    log = run_opensm(ib, tmp_path / "sim")
+    assert_routed_by(log, "ftree", 2)
+    # 384 compute + 40 storage ports; OpenSM does not count its own port (the first CA) as a CN
+    assert "424 CA ports (383 of them CNs)" in log, _tail(log)
+    (ib / "io_guids.conf").write_text((ib / "io_guids.conf").read_text() + "not-a-guid\n")
+    log = run_opensm(ib, tmp_path / "sim-bad")
+    assert "Problem parsing I/O guid file" in log
+    assert "ftree tables configured on all switches" not in log
 
 
 def test_wrong_root_guids_make_ftree_fall_back(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
         for spec in inv.fabrics:
             fabrics[spec.name] = build_fabric(spec, validated.plans[spec.name],
                                               validated.switch_models[spec.switch_model],
-                                              validated.members[spec.name])
+                                              validated.members[spec.name], validated.storage[spec.name])
     with _timed(timings, "check", progress):
         for f in fabrics.values():
             check(f)

@@ -35,6 +35,9 @@ class NodeGroup(Strict):
     name: Name = Field(description="group name, referenced by fabrics[].node_groups")
     model: str = Field(description="node model: a catalog key (dgx-h100, dgx-b200) or a node_models entry")
     count: int = Field(ge=1, le=MAX_NODES_PER_GROUP, description="number of nodes")
+    role: Literal["compute", "storage"] = Field(
+        default="compute",
+        description="compute: NICs in rails, NCCL runs here; storage: NICs on storage leaves (InfiniBand io_guids.conf)")
     hostname: str | None = Field(
         default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
     )

@@ -33,7 +33,8 @@ class Validated:
     switch_models: dict[str, SwitchModel]
     node_models: dict[str, NodeModel]
     plans: dict[str, Plan]  # by fabric name
-    members: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> (hostname, group, model)
+    members: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> (hostname, group, model), compute nodes
+    storage: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> the same, storage nodes
     guid_maps: dict[str, dict[tuple[str, str], int]]  # fabric -> (device, port) -> real GUID
 
 
@@ -279,6 +280,7 @@ def validate(loaded: Loaded) -> Validated:
 
     plans: dict[str, Plan] = {}
     members: dict[str, list[tuple[str, str, NodeModel]]] = {}
+    storage: dict[str, list[tuple[str, str, NodeModel]]] = {}
     fabric_names: set[str] = set()
     attached: dict[str, str] = {}
     for i, f in enumerate(inv.fabrics):
@@ -320,6 +322,7 @@ def validate(loaded: Loaded) -> Validated:
             ok = False
 
         fmembers: list[tuple[str, str, NodeModel]] = []
+        fstorage: list[tuple[str, str, NodeModel]] = []
         seen_groups: set[str] = set()
         for j, gname in enumerate(f.node_groups):
             gpath = (*path, "node_groups", j)
@@ -342,12 +345,17 @@ def validate(loaded: Loaded) -> Validated:
             if nm is None or gname not in hostnames:
                 ok = False
                 continue
-            fmembers.extend((h, gname, nm) for h in hostnames[gname])
+            (fstorage if groups[gname].role == "storage" else fmembers).extend(
+                (h, gname, nm) for h in hostnames[gname])
+        if ok and fstorage and not fmembers:
+            report((*path, "node_groups"), "every node group of this fabric has role storage; a fabric needs at "
+                   "least one compute node group")
+            continue
         if not ok or model is None or not fmembers:
             continue
 
         models = {m.key: m for _, _, m in fmembers}
-        speeds = sorted({nic.speed for m in models.values() for nic in m.nics})
+        speeds = sorted({nic.speed for m in [*models.values(), *(m for _, _, m in fstorage)] for nic in m.nics})
         rails = sorted({len(m.nics) for m in models.values()})
         if len(speeds) > 1:
             report((*path, "node_groups"), f"the attached nodes mix NIC speeds ({', '.join(f'{s}G' for s in speeds)});"
@@ -370,9 +378,10 @@ def validate(loaded: Loaded) -> Validated:
             plans[f.name] = plan(
                 topology=f.topology, radix=model.radix(speed), speed=speed, nodes=len(fmembers), rails=rails[0],
                 ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
-                model=f.switch_model,
+                model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage),
             )
             members[f.name] = fmembers
+            storage[f.name] = fstorage
         except SizingError as exc:
             report((*path, exc.field), exc.message)
 
@@ -392,12 +401,13 @@ def validate(loaded: Loaded) -> Validated:
 
     guid_maps: dict[str, dict[tuple[str, str], int]] = {}
     for i, f in enumerate(inv.fabrics):
-        guid_maps[f.name] = _check_infiniband(loaded, i, f, plans.get(f.name), members.get(f.name, []),
+        guid_maps[f.name] = _check_infiniband(loaded, i, f, plans.get(f.name),
+                                              members.get(f.name, []) + storage.get(f.name, []),
                                               attached, report, problems)
 
     if problems:
         raise InventoryError(problems)
-    return Validated(loaded, inv, switch_models, node_models, plans, members, guid_maps)
+    return Validated(loaded, inv, switch_models, node_models, plans, members, storage, guid_maps)
 
 
 IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (see platforms/infiniband.py)

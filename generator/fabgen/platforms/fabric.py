@@ -33,15 +33,15 @@ def _bom(ctx: Context) -> list[dict[str, Any]]:
     rows.append({"category": "switch", "part": model.part, "description": model.description,
                  "quantity": len(f.switches),
                  "notes": " + ".join(f"{roles[r]} {r}" for r in ("leaf", "spine", "core") if roles[r])})
-    nic_counts: Counter[tuple[str, str]] = Counter()
+    nic_counts: Counter[tuple[str, str, str]] = Counter()
     node_cages: Counter[str] = Counter()
     node_models: dict[str, Any] = {}
     for h in f.hosts:
-        nic_counts[(h.model.nic_model, h.model.key)] += len(h.model.nics)
+        nic_counts[(h.model.nic_model, h.model.key, h.role)] += len(h.model.nics)
         node_cages[h.model.key] += h.model.cage_count
         node_models[h.model.key] = h.model
-    for (nic_model, node_key), n in sorted(nic_counts.items()):
-        rows.append({"category": "nic", "part": nic_model, "description": f"compute NIC in {node_key}",
+    for (nic_model, node_key, role), n in sorted(nic_counts.items()):
+        rows.append({"category": "nic", "part": nic_model, "description": f"{role} NIC in {node_key}",
                      "quantity": n, "notes": f"{f.plan.speed}G"})
     links = Counter((lk.tier, lk.media) for lk in f.links)
     for tier in TIERS:
@@ -70,6 +70,8 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
     for s in f.switches:
         if detailed:
             group[s.name] = s.name
+        elif s.role == "leaf" and s.index > plan.compute_leaves:
+            group[s.name] = "storage leaves"
         elif s.role == "leaf":
             group[s.name] = f"su{s.unit:02d} leaves" if plan.topology == "rail-optimized" else f"pod{s.pod:02d} leaves"
         elif s.role == "spine":
@@ -77,7 +79,9 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
         else:
             group[s.name] = f"plane{s.plane + 1:02d} cores"
     for h in f.hosts:
-        if plan.topology == "rail-optimized":
+        if h.role == "storage" and not detailed:
+            group[h.name] = "storage nodes"
+        elif plan.topology == "rail-optimized" and h.role == "compute":
             group[h.name] = f"su{h.unit:02d} nodes"
         elif detailed:
             leaf = f.links[next(iter(f.ports[h.name].values()))].z

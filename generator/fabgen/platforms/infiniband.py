@@ -84,6 +84,10 @@ def _guid(value: int) -> str:
     return f"0x{value:016x}"
 
 
+def _nic_guids(guids: dict[str, int], hosts: Iterable[Any]) -> list[tuple[str, str]]:
+    return [(_guid(guids[f"{h.name}/{n.rdma}"]), f"{h.name} {n.rdma}") for h in hosts for n in h.model.nics]
+
+
 def _conf(ctx: Context, r: dict[str, Any], profile: str) -> list[tuple[str, str, str]]:
     """(key, value, comment) in the order an engineer reads them."""
     d = CONF_DIR[profile]
@@ -94,6 +98,10 @@ def _conf(ctx: Context, r: dict[str, Any], profile: str) -> list[tuple[str, str,
          "tried in order; minhop only if all fail"),
         ("root_guid_file", f"{d}/root_guids.conf", "top-tier switches"),
         ("cn_guid_file", f"{d}/cn_guids.conf", "compute NIC ports"),
+    ]
+    if any(h.role == "storage" for h in ctx.fabric.hosts):
+        rows.append(("io_guid_file", f"{d}/io_guids.conf", "storage NIC ports: routed, but not balanced as compute"))
+    rows += [
         ("partition_config_file", f"{d}/partitions.conf", ""),
         ("node_name_map_name", f"{d}/node-name-map", "names in logs and diagnostics"),
         ("qos", "TRUE" if r["qos"] else "FALSE", "TRUE is the only spelling OpenSM reads as true"),
@@ -175,7 +183,8 @@ def structure(ctx: Context) -> dict[str, Any]:
     data: dict[str, Any] = {
         "fabric": f.name, "cluster": ctx.cluster, "platform": f.spec.platform, "resolved": r,
         "root_guids": [(_guid(guids[s.name]), s.name) for s in f.by_role(top)],
-        "cn_guids": [(_guid(guids[f"{h.name}/{n.rdma}"]), f"{h.name} {n.rdma}") for h in f.hosts for n in h.model.nics],
+        "cn_guids": _nic_guids(guids, (h for h in f.hosts if h.role == "compute")),
+        "io_guids": _nic_guids(guids, (h for h in f.hosts if h.role == "storage")),
         "node_name_map": [(_guid(guids[s.name]), s.name) for s in f.switches] +
                          [(_guid(guids[f"{h.name}/{n.rdma}"]), f"{h.name} {n.rdma}") for h in f.hosts
                           for n in h.model.nics],
@@ -197,7 +206,10 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{base}/{name}", render_template("infiniband/opensm.conf.j2", profile=profile, rows=rows,
                                                 install_path=f"{CONF_DIR[profile]}/opensm.conf", **data).encode()
     for name, key, what in (("root_guids.conf", "root_guids", "top-tier switch node GUIDs (root_guid_file)"),
-                            ("cn_guids.conf", "cn_guids", "compute NIC port GUIDs (cn_guid_file)")):
+                            ("cn_guids.conf", "cn_guids", "compute NIC port GUIDs (cn_guid_file)"),
+                            ("io_guids.conf", "io_guids", "storage NIC port GUIDs (io_guid_file)")):
+        if not data[key]:
+            continue
         yield f"{base}/{name}", render_template("infiniband/guids.conf.j2", rows=data[key], what=what,
                                                 **data).encode()
     yield f"{base}/node-name-map", render_template("infiniband/node-name-map.j2", **data).encode()

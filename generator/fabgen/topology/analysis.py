@@ -60,13 +60,13 @@ def summarize(fabric: Fabric) -> Summary:
     warnings = list(fabric.warnings)
     if plan.topology == "rail-optimized":
         for u in range(plan.units):
-            n = sum(1 for h in fabric.hosts if h.unit == u + 1)
+            n = sum(1 for h in fabric.hosts if h.unit == u + 1 and h.role == "compute")
             if n < plan.unit_nodes:
                 warnings.append(f"scalable unit {u + 1} has {n} of {plan.unit_nodes} nodes; its leaves and uplinks "
                                 "are built in full so the unit can be completed without re-cabling")
-    if plan.tiers == 3 and plan.units % plan.units_per_pod:
-        warnings.append(f"pod {plan.pods} is partly populated ({plan.units % plan.units_per_pod} of "
-                        f"{plan.units_per_pod} units); its spines and core links are built in full")
+    if plan.tiers == 3 and plan.leaves % plan.leaves_per_pod:
+        warnings.append(f"pod {plan.pods} is partly populated ({plan.leaves % plan.leaves_per_pod} of "
+                        f"{plan.leaves_per_pod} leaves); its spines and core links are built in full")
     if plan.tiers == 1:
         warnings.append("all endpoints fit on one leaf: the fabric is a single switch (pin tiers: 2 to build a "
                         "spine layer now)")

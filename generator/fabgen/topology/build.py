@@ -24,8 +24,13 @@ def _width(count: int) -> int:
     return max(2, len(str(count)))
 
 
+def _pod(plan: Plan, position: int) -> int:
+    """1-based pod of the leaf at 0-based `position` (compute leaves, then storage leaves)."""
+    return position // plan.leaves_per_pod + 1 if plan.tiers == 3 else 1
+
+
 def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
-    """Every switch of the fabric, leaves then spines then cores, in natural order."""
+    """Every switch of the fabric, leaves (compute, then storage) then spines then cores, in natural order."""
     f = spec.name
     out: list[Switch] = []
     if plan.topology == "rail-optimized":
@@ -33,13 +38,17 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
         i = 0
         for u in range(plan.units):
             for r in range(plan.leaves_per_unit):
+                out.append(Switch(f"{f}-su{u + 1:0{uw}d}-leaf{r + 1:0{rw}d}", "leaf", i + 1, unit=u + 1, rail=r,
+                                  pod=_pod(plan, i)))
                 i += 1
-                out.append(Switch(f"{f}-su{u + 1:0{uw}d}-leaf{r + 1:0{rw}d}", "leaf", i, unit=u + 1, rail=r,
-                                  pod=u // plan.units_per_pod + 1))
     else:
-        lw = _width(plan.leaves)
-        for i in range(plan.leaves):
-            out.append(Switch(f"{f}-leaf{i + 1:0{lw}d}", "leaf", i + 1, pod=i // plan.units_per_pod + 1))
+        lw = _width(plan.compute_leaves)
+        for i in range(plan.compute_leaves):
+            out.append(Switch(f"{f}-leaf{i + 1:0{lw}d}", "leaf", i + 1, pod=_pod(plan, i)))
+    sw = _width(plan.storage_leaves)
+    for j in range(plan.storage_leaves):
+        i = plan.compute_leaves + j
+        out.append(Switch(f"{f}-storage-leaf{j + 1:0{sw}d}", "leaf", i + 1, pod=_pod(plan, i)))
     if plan.tiers == 2:
         sw = _width(plan.spines)
         out += [Switch(f"{f}-spine{j + 1:0{sw}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
@@ -82,8 +91,10 @@ class _Builder:
 
 
 def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
-                 members: list[tuple[str, str, NodeModel]]) -> Fabric:
-    """members: (hostname, group, node model) for every attached node, in inventory order."""
+                 members: list[tuple[str, str, NodeModel]],
+                 storage: list[tuple[str, str, NodeModel]] = ()) -> Fabric:  # type: ignore[assignment]
+    """members: (hostname, group, node model) for every attached compute node, in inventory order;
+    storage: the same for storage nodes."""
     b = _Builder(spec, plan, model)
     switches = switch_names(spec, plan)
     for s in switches:
@@ -116,6 +127,24 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
                 leaf, port = divmod(g * plan.rails + r, plan.down)
                 leaf = leaves[leaf]
             b.link("node-leaf", hostname, nic.rdma, leaf.name, port)
+
+    # Storage NICs: striped over the storage leaves (NIC p of the flattened list to leaf
+    # p mod L), or on the ports after the compute NICs of a one-switch fabric.
+    first = plan.endpoints if plan.storage_leaves == 0 else 0
+    spread = max(1, plan.storage_leaves)
+    stor_leaves = leaves[plan.compute_leaves:] or leaves[:1]
+    p = 0
+    for s_i, (hostname, group, node_model) in enumerate(storage):
+        leaf_i, port = p % spread, first + p // spread
+        hosts.append(Host(hostname, group, node_model, len(members) + s_i + 1, 0, port, role="storage"))
+        b.g.add_node(hostname, kind="host", group=group, model=node_model.key, role="storage")
+        for r, nic in enumerate(node_model.nics):
+            leaf_i, port = p % spread, first + p // spread
+            nic_id = f"{hostname}/{nic.rdma}"
+            b.g.add_node(nic_id, kind="nic", host=hostname, rail=-1, rdma=nic.rdma, netdev=nic.netdev)
+            b.g.add_edge(hostname, nic_id, key="attach", tier="attach")
+            b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port)
+            p += 1
 
     if plan.tiers >= 2:
         w = plan.leaf_spine_width

@@ -51,6 +51,7 @@ class Host:
     index: int  # 1-based across the fabric
     unit: int  # 1-based scalable unit (rail-optimized) or first leaf (fat-tree)
     slot: int  # 0-based slot in the unit
+    role: str = "compute"  # compute | storage (storage nodes sit on storage leaves)
 
 
 @dataclass

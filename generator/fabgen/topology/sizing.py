@@ -22,6 +22,12 @@ Rules (DESIGN.md "Sizing rules", NVIDIA DGX SuperPOD reference architectures):
   populated unit gets all its leaves.
 * A fat-tree whose endpoints all fit on one leaf is one switch (tiers = 1) unless
   `tiers` is pinned.
+* Storage nodes (node groups with role storage) attach to storage leaves of their own,
+  after the compute leaves, built like a compute leaf (same endpoint ports and uplinks,
+  so uplinks stay balanced for ftree). Their NICs are striped across the storage
+  leaves, so a dual-ported storage node survives the loss of one leaf. A one-switch
+  fabric takes storage NICs on the ports after the compute NICs when they fit.
+  Storage leaves count like any leaf for spines, pods and cores.
 """
 
 from __future__ import annotations
@@ -64,6 +70,12 @@ class Plan:
     spine_up: int  # uplinks of a spine (three tiers)
     cores_per_plane: int
     spine_core_width: int  # links from a spine to each core of its plane
+    storage: int = 0  # storage endpoints (NICs of storage nodes)
+    storage_leaves: int = 0  # leaves dedicated to storage, after the compute leaves
+
+    @property
+    def compute_leaves(self) -> int:
+        return self.leaves - self.storage_leaves
 
     @property
     def spines(self) -> int:
@@ -107,6 +119,7 @@ def _smallest_divisor_at_least(n: int, low: int) -> int | None:
 def plan(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
+    storage: int = 0,
 ) -> Plan:
     """Size one fabric. Raises SizingError naming the inventory key at fault."""
     k = radix
@@ -147,26 +160,31 @@ def plan(
             unit_nodes = down // rails
             units = math.ceil(nodes / unit_nodes)
         leaves_per_unit = 1
-    leaves = units * leaves_per_unit
+    compute_leaves = units * leaves_per_unit
+    one_switch = (tiers == "auto" and topology == "fat-tree" and compute_leaves == 1
+                  and endpoints + storage <= down)
+    storage_leaves = 0 if one_switch else math.ceil(storage / down)
+    leaves = compute_leaves + storage_leaves
 
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
                   ratio=ratio, unit_nodes=unit_nodes, units=units, leaves_per_unit=leaves_per_unit,
-                  down=down, up=up, leaves=leaves)
+                  down=down, up=up, leaves=leaves, storage=storage, storage_leaves=storage_leaves)
 
     max_units_2 = k // leaves_per_unit
     max_units_3 = k * ((k // 2) // leaves_per_unit)
     unit_word = "scalable units" if topology == "rail-optimized" else "leaves"
     per_unit = f"{unit_nodes * rails}" if unit_nodes else f"{down}"
+    with_storage = f" and {storage_leaves} storage leaves" if storage_leaves else ""
 
-    if tiers == "auto" and topology == "fat-tree" and leaves == 1:
+    if one_switch:
         return Plan(**common, tiers=1, pods=1, units_per_pod=1, spines_per_pod=0, leaf_spine_width=0,
                     spine_down=0, spine_up=0, cores_per_plane=0, spine_core_width=0)
 
-    if tiers == 2 or (tiers == "auto" and units <= max_units_2):
-        if units > max_units_2:
+    if tiers == 2 or (tiers == "auto" and leaves <= k):
+        if leaves > k:
             raise SizingError("tiers", f"two tiers of {k}-port switches hold at most {max_units_2} {unit_word} "
-                              f"({max_units_2 * int(per_unit)} endpoints at {rtxt}:1); this fabric needs {units} "
-                              f"({endpoints} endpoints): use tiers: 3 or auto")
+                              f"({max_units_2 * int(per_unit)} endpoints at {rtxt}:1); this fabric needs {units}"
+                              f"{with_storage} ({endpoints + storage} endpoints): use tiers: 3 or auto")
         spines = _smallest_divisor_at_least(up, math.ceil(leaves * up / k))
         assert spines is not None  # leaves <= k guarantees spines = up fits
         width = up // spines
@@ -174,16 +192,17 @@ def plan(
                     leaf_spine_width=width, spine_down=leaves * width, spine_up=0,
                     cores_per_plane=0, spine_core_width=0)
 
+    too_big = SizingError("node_groups", f"{endpoints + storage} endpoints need {units} {unit_word}{with_storage}; "
+                          f"three tiers of {k}-port switches hold at most {max_units_3} "
+                          f"({max_units_3 * int(per_unit)} endpoints at {rtxt}:1)")
     if units > max_units_3:
-        raise SizingError("node_groups", f"{endpoints} endpoints need {units} {unit_word}; three tiers of "
-                          f"{k}-port switches hold at most {max_units_3} ({max_units_3 * int(per_unit)} endpoints "
-                          f"at {rtxt}:1)")
+        raise too_big
     best: tuple[tuple[int, int], dict] | None = None
     for m in range(1, units + 1):
         pod_leaves = m * leaves_per_unit
         if pod_leaves > k // 2:
             break
-        pods = math.ceil(units / m)
+        pods = math.ceil(leaves / pod_leaves)
         if pods > k:
             continue
         for sp in range(1, up + 1):
@@ -201,6 +220,6 @@ def plan(
                 best = (key, dict(pods=pods, units_per_pod=m, spines_per_pod=sp, leaf_spine_width=up // sp,
                                   spine_down=spine_down, spine_up=spine_down, cores_per_plane=cores,
                                   spine_core_width=spine_down // cores))
-    if best is None:  # pragma: no cover - excluded by the capacity check above
-        raise SizingError("node_groups", f"no three-tier layout of {k}-port switches fits {endpoints} endpoints")
+    if best is None:  # storage leaves can tip a fabric that fits over the edge
+        raise too_big
     return Plan(**common, tiers=3, **best[1])
