@@ -1,4 +1,16 @@
-"""Allocate identifiers: InfiniBand GUIDs (and, for Ethernet targets, addresses and ASNs).
+"""Allocate identifiers: InfiniBand GUIDs; for Ethernet fabrics addresses and ASNs.
+
+Ethernet (netaddr over the inventory's pools, in the builder's natural order, so the same
+inventory always gives the same addresses):
+* loopbacks: one /32 per switch, in switch order (leaves, spines, cores), from the pool's
+  first address after its network address;
+* switch-to-switch links: one /31 each in link order; the upper-tier end takes the even
+  address, the lower-tier end the odd one (the usual leaf-spine convention);
+* host-facing ports: `p2p` gives each NIC a /31 (leaf even, NIC odd) in cabling order;
+  `leaf-subnet` gives each leaf a subnet sized to its host ports, the leaf takes the first
+  address as gateway and the NIC on endpoint port p the address 2 + p;
+* ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
+  cores share one (cores: tier) or one per plane.
 
 Synthetic GUIDs live in a locally administered EUI-64 space (first octet 0xFA has the
 'local' bit set, the multicast bit clear), so they can never collide with a vendor's
@@ -13,6 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from netaddr import IPAddress, IPNetwork
+
+from fabgen.inventory.ethernet import leaf_subnet_prefix
+from fabgen.inventory.schema import EthernetOptions
 from fabgen.topology.model import Fabric
 
 GUID_PREFIX = 0xFAB0
@@ -23,6 +39,51 @@ TYPE_SWITCH, TYPE_CA = 0x01, 0x02
 class Allocation:
     guids: dict[str, int] = field(default_factory=dict)  # switch name or 'host/rdma' -> node GUID
     synthetic_guids: bool = False
+    loopbacks: dict[str, str] = field(default_factory=dict)  # switch -> address (a /32)
+    link_ips: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # link index -> (a, z, prefix length)
+    leaf_subnets: dict[str, str] = field(default_factory=dict)  # leaf-subnet mode: leaf -> subnet (CIDR)
+    asns: dict[str, int] = field(default_factory=dict)  # switch -> ASN
+
+
+def _ip(value: int) -> str:
+    return str(IPAddress(value, 4))
+
+
+def allocate_ethernet(fabric: Fabric) -> Allocation:
+    eth = fabric.spec.ethernet or EthernetOptions()
+    plan = fabric.plan
+    lo = IPNetwork(eth.pools.loopbacks).first
+    loopbacks = {s.name: _ip(lo + i + 1) for i, s in enumerate(fabric.switches)}  # .0 is the pool's name
+    link_ips: dict[int, tuple[str, str, int]] = {}
+    p2p = IPNetwork(eth.pools.links).first
+    hosts = IPNetwork(eth.pools.hosts).first
+    leaf_subnets: dict[str, str] = {}
+    if eth.host_addressing == "leaf-subnet":
+        prefix = leaf_subnet_prefix(plan.down)
+        size = 1 << (32 - prefix)
+        base = {s.name: hosts + i * size for i, s in enumerate(fabric.by_role("leaf"))}
+        leaf_subnets = {name: f"{_ip(b)}/{prefix}" for name, b in base.items()}
+    model, speed = fabric.switch_model, plan.speed
+    n_sw = n_host = 0
+    for idx, lk in enumerate(fabric.links):
+        if lk.tier != "node-leaf":
+            link_ips[idx] = (_ip(p2p + 2 * n_sw + 1), _ip(p2p + 2 * n_sw), 31)
+            n_sw += 1
+        elif eth.host_addressing == "p2p":
+            link_ips[idx] = (_ip(hosts + 2 * n_host + 1), _ip(hosts + 2 * n_host), 31)
+            n_host += 1
+        else:
+            b = base[lk.z]
+            link_ips[idx] = (_ip(b + 2 + model.port_number(speed, lk.z_port) - 1), _ip(b + 1), prefix)
+    asns: dict[str, int] = {}
+    for s in fabric.switches:
+        if s.role == "leaf":
+            asns[s.name] = eth.asn.leaf + s.index - 1
+        elif s.role == "spine":
+            asns[s.name] = eth.asn.spine + (s.pod - 1 if eth.asn.spines == "pod" else 0)
+        else:
+            asns[s.name] = eth.asn.core + (s.plane if eth.asn.cores == "plane" else 0)
+    return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns)
 
 
 def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:
@@ -32,7 +93,7 @@ def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:
 def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None) -> Allocation:
     """Real GUIDs from the inventory's GUID map where given, synthetic ones elsewhere."""
     if fabric.spec.kind != "infiniband":
-        return Allocation()
+        return allocate_ethernet(fabric)
     real = guid_map or {}
     guids: dict[str, int] = {}
     synthetic = 0

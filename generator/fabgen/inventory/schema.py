@@ -74,6 +74,68 @@ class InfinibandOptions(Strict):
     partitions: list[Partition] = Field(default_factory=list)
 
 
+class Ecn(Strict):
+    """ECN marking (WRED in ECN mode) on the RoCE queue. Defaults: NVIDIA Spectrum's RoCE values
+    (vendor-facts section 7 lists the alternatives; one set is rendered on every switch)."""
+
+    min_threshold_kbytes: int = Field(default=150, ge=1, le=1_000_000, description="start marking (KB)")
+    max_threshold_kbytes: int = Field(default=1500, ge=1, le=1_000_000, description="mark with max probability (KB)")
+    probability: int = Field(default=100, ge=1, le=100, description="mark probability at the max threshold (%)")
+
+
+class PfcWatchdog(Strict):
+    """PFC watchdog on every lossless port: a queue paused longer than detection_ms is drained."""
+
+    enabled: bool = True
+    detection_ms: int = Field(default=200, ge=100, le=5000)
+    restoration_ms: int = Field(default=200, ge=100, le=60000)
+    poll_interval_ms: int = Field(default=100, ge=100, le=1000)
+    action: Literal["drop"] = Field(default="drop", description="drop: the one action every target has")
+
+
+class Qos(Strict):
+    """The lossless RoCE intent (vendor-facts section 0); switches and hosts read the same values."""
+
+    roce_dscp: int = Field(default=26, ge=0, le=63, description="DSCP of RoCE data")
+    roce_priority: int = Field(default=3, ge=0, le=7, description="traffic class / PFC priority of RoCE: no-drop")
+    cnp_dscp: int = Field(default=48, ge=0, le=63, description="DSCP of congestion notification packets")
+    cnp_priority: int = Field(default=6, ge=0, le=7, description="traffic class of CNPs: strict priority, no PFC")
+    roce_bandwidth_percent: int = Field(default=50, ge=1, le=99, description="DWRR share of the RoCE queue")
+    ecn: Ecn = Field(default_factory=Ecn)
+    pfc_watchdog: PfcWatchdog = Field(default_factory=PfcWatchdog)
+
+
+class Pools(Strict):
+    """IPv4 pools. Defaults hold a 65,536-NIC three-tier fabric."""
+
+    loopbacks: str = Field(default="10.255.0.0/16", description="one /32 per switch")
+    links: str = Field(default="10.0.0.0/13", description="one /31 per switch-to-switch link")
+    hosts: str = Field(default="10.8.0.0/13", description="host-facing ports: a /31 per NIC, or a subnet per leaf")
+
+
+class Asn(Strict):
+    """The eBGP ASN plan: one ASN per leaf; spines by tier or by pod; cores by tier or by plane."""
+
+    leaf: int = Field(default=4_200_010_000, ge=1, le=4_294_967_294, description="ASN of the first leaf (+1 each)")
+    spine: int = Field(default=4_200_001_000, ge=1, le=4_294_967_294, description="ASN of the spines (first pod)")
+    core: int = Field(default=4_200_000_000, ge=1, le=4_294_967_294, description="ASN of the cores (first plane)")
+    spines: Literal["tier", "pod"] = Field(default="pod", description="one ASN for all spines, or one per pod")
+    cores: Literal["tier", "plane"] = Field(default="tier", description="one ASN for all cores, or one per plane")
+
+
+class EthernetOptions(Strict):
+    """QoS, addressing and BGP intent of a RoCE or Spectrum-X fabric; every key has a default."""
+
+    mtu: int = Field(default=9100, ge=1500, le=9216, description="switch port MTU (hosts use 9000)")
+    qos: Qos = Field(default_factory=Qos)
+    pools: Pools = Field(default_factory=Pools)
+    host_addressing: Literal["p2p", "leaf-subnet"] = Field(
+        default="p2p", description="p2p: a routed /31 per NIC; leaf-subnet: the host ports of a leaf (one rail of a "
+        "unit) share a subnet with the leaf as gateway")
+    asn: Asn = Field(default_factory=Asn)
+    bfd: bool = True
+
+
 class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
 
@@ -92,6 +154,7 @@ class Fabric(Strict):
     )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
     infiniband: InfinibandOptions | None = Field(default=None, description="kind infiniband only")
+    ethernet: EthernetOptions | None = Field(default=None, description="kinds roce and spectrum-x only")
 
 
 class CustomNic(Strict):

@@ -399,6 +399,18 @@ def validate(loaded: Loaded) -> Validated:
                        f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
                 break
 
+    from fabgen.inventory.ethernet import check_ethernet
+    from fabgen.inventory.schema import EthernetOptions
+
+    taken: list = []
+    for i, f in enumerate(inv.fabrics):
+        if f.ethernet is not None and f.kind == "infiniband":
+            report(("fabrics", i, "ethernet"), "the ethernet block applies to kinds roce and spectrum-x only "
+                   "(this fabric is infiniband)", key=True)
+        elif f.kind != "infiniband":
+            check_ethernet(i, f.ethernet or EthernetOptions(), plans.get(f.name),
+                           lambda path, msg: report(path, msg), taken)
+
     guid_maps: dict[str, dict[tuple[str, str], int]] = {}
     for i, f in enumerate(inv.fabrics):
         guid_maps[f.name] = _check_infiniband(loaded, i, f, plans.get(f.name),

@@ -34,9 +34,9 @@ class Target:
 
 
 def registry() -> dict[str, Target]:
-    from fabgen.platforms import fabric, infiniband
+    from fabgen.platforms import eos, fabric, infiniband, sonic
 
-    targets = [fabric.TARGET, infiniband.TARGET]
+    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET]
     return {t.name: t for t in targets}
 
 

@@ -1,0 +1,104 @@
+"""Checks of a fabric's `ethernet:` block that need the sizing plan: pools and ASNs.
+
+A pool too small or overlapping another, or an ASN range that runs past the 4-byte
+space or into another tier's, is an inventory error located at the key to change,
+with how many addresses (or ASNs) the fabric needs, before anything is built.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from netaddr import AddrFormatError, IPNetwork
+
+from fabgen.inventory.schema import EthernetOptions
+from fabgen.topology.sizing import Plan
+
+MAX_ASN = 4_294_967_294
+POOLS = ("loopbacks", "links", "hosts")
+Report = Callable[[tuple, str], None]
+
+
+def leaf_subnet_prefix(down: int) -> int:
+    """Smallest prefix holding a leaf's host ports, the gateway, network and broadcast."""
+    need, bits = down + 3, 0
+    while (1 << bits) < need:
+        bits += 1
+    return 32 - bits
+
+
+def asn_ranges(eth: EthernetOptions, plan: Plan) -> dict[str, tuple[int, int]]:
+    """First and last ASN used by each tier."""
+    out = {"leaf": (eth.asn.leaf, eth.asn.leaf + plan.leaves - 1)}
+    if plan.tiers >= 2:
+        out["spine"] = (eth.asn.spine, eth.asn.spine + (plan.pods - 1 if eth.asn.spines == "pod" else 0))
+    if plan.tiers == 3:
+        out["core"] = (eth.asn.core, eth.asn.core + (plan.spines_per_pod - 1 if eth.asn.cores == "plane" else 0))
+    return out
+
+
+def needs(eth: EthernetOptions, plan: Plan) -> dict[str, tuple[int, str]]:
+    """Addresses each pool must hold, with what they are for."""
+    switches = plan.leaves + plan.spines + plan.cores
+    links = (plan.leaves * plan.up if plan.tiers >= 2 else 0) + (plan.spines * plan.spine_up if plan.tiers == 3 else 0)
+    nics = plan.endpoints + plan.storage
+    if eth.host_addressing == "p2p":
+        hosts = (2 * nics, f"a /31 for each of {nics} NICs")
+    else:
+        size = 1 << (32 - leaf_subnet_prefix(plan.down))
+        hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")
+    return {"loopbacks": (switches + 1, f"a /32 for each of {switches} switches"),
+            "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
+            "hosts": hosts}
+
+
+def check_ethernet(i: int, eth: EthernetOptions, plan: Plan | None, report: Report,
+                   taken: list[tuple[IPNetwork, str]]) -> None:
+    """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
+    path = ("fabrics", i, "ethernet")
+    nets: dict[str, IPNetwork] = {}
+    for name in POOLS:
+        text = getattr(eth.pools, name)
+        where = (*path, "pools", name)
+        try:
+            net = IPNetwork(text)
+        except (AddrFormatError, ValueError, TypeError):
+            report(where, f"'{text}' is not an IPv4 prefix (e.g. 10.0.0.0/16)")
+            continue
+        if net.version != 4 or "/" not in text:
+            report(where, f"'{text}' is not an IPv4 prefix with a length (e.g. 10.0.0.0/16)")
+            continue
+        if net.ip != net.network:
+            report(where, f"'{text}' has host bits set (did you mean '{net.cidr}'?)")
+            continue
+        for other, owner in taken:
+            if net.first <= other.last and other.first <= net.last:
+                report(where, f"pool {net} overlaps {owner} ({other})")
+                break
+        nets[name] = net
+        taken.append((net, f"fabrics[{i}].ethernet.pools.{name}"))
+    q = eth.qos
+    if q.ecn.min_threshold_kbytes > q.ecn.max_threshold_kbytes:
+        report((*path, "qos", "ecn", "min_threshold_kbytes"), f"the minimum threshold "
+               f"({q.ecn.min_threshold_kbytes} KB) is above the maximum ({q.ecn.max_threshold_kbytes} KB)")
+    if q.roce_dscp == q.cnp_dscp:
+        report((*path, "qos", "cnp_dscp"), f"CNPs and RoCE data share DSCP {q.roce_dscp}; CNPs need their own")
+    if q.roce_priority == q.cnp_priority:
+        report((*path, "qos", "cnp_priority"), f"CNPs and RoCE data share priority {q.roce_priority}; CNPs must "
+               "not sit in the paused no-drop class")
+    if plan is None:
+        return
+    for name, (count, what) in needs(eth, plan).items():
+        net = nets.get(name)
+        if net is not None and net.size < count:
+            shortest = 32 - max(0, (count - 1).bit_length())
+            report((*path, "pools", name), f"pool {net} holds {net.size} addresses; this fabric needs {count} "
+                   f"({what}): use a /{shortest} or shorter")
+    ranges = asn_ranges(eth, plan)
+    for tier, (first, last) in ranges.items():
+        if last > MAX_ASN:
+            report((*path, "asn", tier), f"{tier} ASNs {first}-{last} run past {MAX_ASN}, the last 4-byte ASN")
+    tiers = sorted(ranges.items(), key=lambda kv: kv[1])
+    for (t1, (a1, b1)), (t2, (a2, _)) in zip(tiers, tiers[1:]):
+        if a2 <= b1:
+            report((*path, "asn", t2), f"{t2} ASN {a2} falls inside the {t1} ASNs {a1}-{b1}")

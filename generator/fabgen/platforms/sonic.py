@@ -1,0 +1,146 @@
+"""SONiC target: OUT/<fabric>/switches/<device>/config_db.json per switch.
+
+Tables, keys, field names and value formats are those of the SONiC YANG models (every
+value a string, composite keys joined with `|`, PORT_QOS_MAP keyed by single ports);
+the tests validate each file with yanglint against them. Values come from
+`platforms/ethernet.py`; decided here is only how SONiC holds them:
+* buffers use the dynamic model (`buffer_model: dynamic`): the lossless priority group
+  gets profile "NULL" so buffermgrd computes headroom from speed, cable length and MTU;
+  pools carry no size (SONiC sizes them). We never hand-compute buffer sizes.
+* all 64 DSCPs are mapped (the stock AZURE map would put DSCP 26 in lossy TC1).
+* BGP is written in the tables frrcfgd reads (BGP_GLOBALS, BGP_PEER_GROUP, BGP_NEIGHBOR
+  keyed `default|<ip>`), with `frr_mgmt_framework_config` set: the one CONFIG_DB model
+  that carries BFD, peer groups and the ECMP width.
+* DEVICE_METADATA type: ToRRouter for leaves, LeafRouter for spines, SpineRouter for
+  cores (SONiC's T0/T1/T2 names).
+* every front-panel port of the model is listed (SONiC's PORT table is the port map);
+  unused ones are admin down and carry no QoS.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from fabgen.platforms import Context, Target
+from fabgen.platforms.ethernet import qos_intent, switch_configs
+
+MAP = "ROCE"
+DEVICE_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
+VRF = "default"
+AF = "ipv4_unicast"
+
+
+def _ranges(values: list[int]) -> list[str]:
+    """[0, 1, 2, 4, 5] -> ['0-2', '4-5']: SONiC's queue and PG range keys."""
+    out, start = [], None
+    for i, v in enumerate(values):
+        if start is None:
+            start = v
+        if i + 1 == len(values) or values[i + 1] != v + 1:
+            out.append(str(v) if v == start else f"{start}-{v}")
+            start = None
+    return out
+
+
+def _lanes(model, speed: int) -> list[str]:
+    mode = model.mode_for(speed)
+    per = max(1, model.lanes_per_cage // mode.per_cage)
+    n = model.cages * mode.per_cage
+    return [",".join(str(i * per + k) for k in range(per)) for i in range(n)]
+
+
+def config_db(sw: dict[str, Any], qos: dict[str, Any], lanes: list[str]) -> dict[str, Any]:
+    s = lambda v: str(v)  # noqa: E731 - CONFIG_DB holds every value as a string
+    roce, cnp = qos["roce_priority"], qos["cnp_priority"]
+    wd = qos["watchdog"]
+    db: dict[str, Any] = {
+        "DEVICE_METADATA": {"localhost": {
+            "hostname": sw["name"], "type": DEVICE_TYPE[sw["role"]], "bgp_asn": s(sw["bgp"]["asn"]),
+            "buffer_model": "dynamic", "default_pfcwd_status": "enable" if wd["enabled"] else "disable",
+            "docker_routing_config_mode": "split", "frr_mgmt_framework_config": "true"}},
+        "PORT": {}, "INTERFACE": {},
+        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{sw['loopback']}/32": {}},
+        "DSCP_TO_TC_MAP": {MAP: {s(d): s(tc) for d, tc in enumerate(qos["dscp_to_tc"])}},
+        "TC_TO_QUEUE_MAP": {MAP: {s(tc): s(q) for tc, q in enumerate(qos["tc_to_queue"])}},
+        "TC_TO_PRIORITY_GROUP_MAP": {MAP: {s(tc): s(pg) for tc, pg in enumerate(qos["tc_to_pg"])}},
+        "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: {s(p): s(qos["tc_to_queue"][p]) for p in qos["no_drop"]}},
+        "SCHEDULER": {"BEST_EFFORT": {"type": "DWRR", "weight": s(100 - qos["roce_bandwidth_percent"])},
+                      "ROCE": {"type": "DWRR", "weight": s(qos["roce_bandwidth_percent"])},
+                      "CNP": {"type": "STRICT"}},
+        "WRED_PROFILE": {"ROCE_ECN": {"ecn": "ecn_all", "wred_green_enable": "true",
+                                      "green_min_threshold": s(qos["ecn"]["min_bytes"]),
+                                      "green_max_threshold": s(qos["ecn"]["max_bytes"]),
+                                      "green_drop_probability": s(qos["ecn"]["probability"])}},
+        "BUFFER_POOL": {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+                        "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
+                        "egress_lossy_pool": {"type": "egress", "mode": "dynamic"}},
+        "BUFFER_PROFILE": {
+            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
+            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
+            "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"}},
+        "PORT_QOS_MAP": {}, "QUEUE": {}, "BUFFER_PG": {}, "BUFFER_QUEUE": {},
+        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": s(wd["poll_interval_ms"])}} if wd["enabled"] else {},
+    }
+    no_drop = ",".join(s(p) for p in qos["no_drop"])
+    lossy_queues = _ranges([q for q in range(8) if q != roce])
+    for i, iface in enumerate(sw["interfaces"]):
+        name = iface["name"]
+        used = iface["kind"] != "unused"
+        db["PORT"][name] = {"lanes": lanes[i], "speed": s(sw["speed"] * 1000), "mtu": s(sw["mtu"]), "fec": "rs",
+                            "admin_status": "up" if used else "down",
+                            "description": iface.get("description", "UNUSED")}
+        if not used:
+            continue
+        if "ip" in iface:
+            db["INTERFACE"][name] = {}
+            db["INTERFACE"][f"{name}|{iface['ip']}/{iface['prefix']}"] = {}
+        db["PORT_QOS_MAP"][name] = {"dscp_to_tc_map": MAP, "tc_to_queue_map": MAP, "tc_to_pg_map": MAP,
+                                    "pfc_to_queue_map": MAP, "pfc_enable": no_drop}
+        if wd["enabled"]:
+            db["PORT_QOS_MAP"][name]["pfcwd_sw_enable"] = no_drop
+            db["PFC_WD"][name] = {"action": wd["action"], "detection_time": s(wd["detection_ms"]),
+                                  "restoration_time": s(wd["restoration_ms"])}
+        db["QUEUE"][f"{name}|0"] = {"scheduler": "BEST_EFFORT"}
+        db["QUEUE"][f"{name}|{roce}"] = {"scheduler": "ROCE", "wred_profile": "ROCE_ECN"}
+        db["QUEUE"][f"{name}|{cnp}"] = {"scheduler": "CNP"}
+        db["BUFFER_PG"][f"{name}|0"] = {"profile": "ingress_lossy_profile"}
+        db["BUFFER_PG"][f"{name}|{roce}"] = {"profile": "NULL"}
+        for r in lossy_queues:
+            db["BUFFER_QUEUE"][f"{name}|{r}"] = {"profile": "egress_lossy_profile"}
+        db["BUFFER_QUEUE"][f"{name}|{roce}"] = {"profile": "egress_lossless_profile"}
+    svi = sw["svi"]
+    if svi:
+        vlan = f"Vlan{svi['vlan']}"
+        db["VLAN"] = {vlan: {"vlanid": s(svi["vlan"]), "mtu": s(sw["mtu"])}}
+        db["VLAN_MEMBER"] = {f"{vlan}|{i['name']}": {"tagging_mode": "untagged"} for i in sw["interfaces"]
+                             if i["kind"] == "host"}
+        db["VLAN_INTERFACE"] = {vlan: {}, f"{vlan}|{svi['ip']}/{svi['prefix']}": {}}
+    bgp = sw["bgp"]
+    db["BGP_GLOBALS"] = {VRF: {"local_asn": s(bgp["asn"]), "router_id": bgp["router_id"]}}
+    db["BGP_GLOBALS_AF"] = {f"{VRF}|{AF}": {"max_ebgp_paths": s(bgp["ecmp"])}}
+    db["BGP_GLOBALS_AF_NETWORK"] = {f"{VRF}|{AF}|{net}": {} for net in bgp["networks"]}
+    db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": {"bfd": "true" if bgp["bfd"] else "false", "admin_status": "up"}
+                            for g in bgp["peer_groups"]}
+    db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": {"admin_status": "up"} for g in bgp["peer_groups"]}
+    db["BGP_NEIGHBOR"] = {f"{VRF}|{n['ip']}": {"asn": s(n["asn"]), "local_addr": n["local_ip"],
+                                               "name": n["peer"], "peer_group_name": n["peer_group"],
+                                               "admin_status": "up"} for n in bgp["neighbors"]}
+    return {table: rows for table, rows in db.items() if rows}
+
+
+def structure(ctx: Context) -> dict[str, Any]:
+    qos = qos_intent(ctx)
+    lanes = _lanes(ctx.fabric.switch_model, ctx.fabric.plan.speed)
+    return {"fabric": ctx.fabric.name,
+            "switches": [(sw["name"], config_db(sw, qos, lanes)) for sw in switch_configs(ctx)]}
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for name, db in data["switches"]:
+        yield f"{data['fabric']}/switches/{name}/config_db.json", (json.dumps(db, indent=4, sort_keys=True)
+                                                                   + "\n").encode()
+
+
+TARGET = Target("sonic", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "sonic",
+                structure, render)
