@@ -71,9 +71,10 @@ def check_ethernet(i: int, eth: EthernetOptions, plan: Plan | None, report: Repo
         if net.ip != net.network:
             report(where, f"'{text}' has host bits set (did you mean '{net.cidr}'?)")
             continue
+        default = "" if name in eth.pools.model_fields_set else " (the default)"
         for other, owner in taken:
             if net.first <= other.last and other.first <= net.last:
-                report(where, f"pool {net} overlaps {owner} ({other})")
+                report(where, f"pool {net}{default} overlaps {owner} ({other}); give each fabric its own pools")
                 break
         nets[name] = net
         taken.append((net, f"fabrics[{i}].ethernet.pools.{name}"))

@@ -1,0 +1,199 @@
+"""RoCE targets (EOS, SONiC): rendered configs read back and checked against each other and
+against the cabling plan: /31 ends agree, addresses are unique, BGP sessions are configured
+on both sides with matching ASNs, every used port carries the same lossless QoS, and the
+links found in the configs are exactly the topology's links."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import INVENTORIES, IN_CI, ROOT
+from readback import read_cabling, read_fabric
+from fabgen.pipeline import render_to
+
+YANG_CHECK = ROOT.parent / "shared" / "tools" / "sonic_yang_check.py"
+
+
+def check_fabric(out: Path, fabric: str, roce_dscp: int = 26, roce_priority: int = 3, mtu: int = 9100) -> dict:
+    devices = read_fabric(out, fabric)
+    cabling = read_cabling(out, fabric)
+    switches = {r["z_device"] for r in cabling} | {r["a_device"] for r in cabling if r["tier"] != "node-leaf"}
+    assert set(devices) == switches, "one config per switch of the cabling plan"
+
+    # addresses: unique fabric-wide (loopbacks, port addresses, gateways)
+    owners: dict[str, str] = {}
+    for name, dev in devices.items():
+        addrs = [dev["loopback"]] + [p["ip"] for p in dev["ports"].values() if p["ip"]]
+        if dev["svi"]:
+            addrs.append(dev["svi"][0])
+        for a in addrs:
+            assert a not in owners, f"{a} on {name} and {owners[a]}"
+            owners[a] = name
+
+    # links from the configs: two switch ports in one /31
+    by_subnet: dict[str, list[tuple[str, str, str]]] = {}
+    for name, dev in devices.items():
+        for port, p in dev["ports"].items():
+            if p["ip"] and p["prefix"] == 31 and not p["description"].startswith("HOST_"):
+                net = str(ipaddress.ip_interface(f"{p['ip']}/31").network)
+                by_subnet.setdefault(net, []).append((name, port, p["ip"]))
+    found = set()
+    for net, ends in by_subnet.items():
+        assert len(ends) == 2, f"{net}: {ends}"
+        found.add(frozenset((d, port) for d, port, _ in ends))
+    expected = {frozenset({(r["a_device"], r["a_port"]), (r["z_device"], r["z_port"])})
+                for r in cabling if r["tier"] != "node-leaf"}
+    assert found == expected, "links in the configs are exactly the cabling plan's switch links"
+
+    # BGP: every session on both sides, remote ASNs match the peer's own
+    ip_owner = {p["ip"]: (name, port) for name, dev in devices.items() for port, p in dev["ports"].items() if p["ip"]}
+    sessions = 0
+    for name, dev in devices.items():
+        for peer_ip, asn in dev["neighbors"].items():
+            peer, _ = ip_owner[peer_ip]
+            assert devices[peer]["asn"] == asn, f"{name} expects AS{asn} at {peer_ip}, {peer} is AS{devices[peer]['asn']}"
+            mine = [p["ip"] for p in dev["ports"].values() if p["ip"] and
+                    ipaddress.ip_interface(f"{p['ip']}/31").network == ipaddress.ip_interface(f"{peer_ip}/31").network]
+            assert devices[peer]["neighbors"].get(mine[0]) == dev["asn"], f"{peer} lacks the session to {name}"
+            sessions += 1
+    assert sessions == 2 * len(expected), "one eBGP session per switch link, configured on both ends"
+    for name, dev in devices.items():
+        uplinks = sum(1 for r in cabling if r["a_device"] == name and r["tier"] != "node-leaf")
+        assert dev["ecmp"] >= uplinks
+
+    # QoS: the same DSCP map, no-drop priority and MTU on every used port of every switch
+    used = Counter()
+    for name, dev in devices.items():
+        assert dev["dscp_to_tc"][roce_dscp] == roce_priority
+        assert [d for d, tc in enumerate(dev["dscp_to_tc"]) if tc == roce_priority] == [roce_dscp], \
+            "only RoCE lands in the no-drop class"
+        assert dev["watchdog"]
+        for port, p in dev["ports"].items():
+            if not p["up"]:
+                assert not p["lossless"]
+                continue
+            used[name] += 1
+            assert p["lossless"] and p["no_drop"] == (roce_priority,), f"{name} {port}"
+            assert p["mtu"] == mtu, f"{name} {port} mtu {p['mtu']}"
+    assert len({dev["dscp_to_tc"] for dev in devices.values()}) == 1
+
+    # host ports: one per NIC in the cabling plan, addressed (p2p) or in the host VLAN
+    for r in cabling:
+        if r["tier"] != "node-leaf":
+            continue
+        p = devices[r["z_device"]]["ports"][r["z_port"]]
+        assert p["description"] == f"HOST_{r['a_device']}_{r['a_port']}"
+        if p["ip"] is None:
+            assert p["vlan"] is not None and devices[r["z_device"]]["svi"] is not None
+    assert sum(used.values()) == 2 * len(expected) + sum(1 for r in cabling if r["tier"] == "node-leaf")
+    return devices
+
+
+def yang_check(paths: list[Path]) -> None:
+    if not YANG_CHECK.exists() or not shutil.which("yanglint"):
+        if IN_CI and YANG_CHECK.exists():
+            raise RuntimeError("CI must have yanglint (libyang-tools): `make test` installs it")
+        pytest.skip("SONiC YANG check needs ../shared and yanglint")
+    run = subprocess.run([sys.executable, str(YANG_CHECK), *map(str, paths)], capture_output=True, text=True,
+                         timeout=1200)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("case,fabric,mtu", [("roce-2node", "roce", 9100), ("fattree-2to1", "fabric", 9100),
+                                             ("roce-3tier", "eth", 9214)])
+def test_examples_read_back_consistent(case: str, fabric: str, mtu: int, tmp_path: Path) -> None:
+    render_to(INVENTORIES / f"{case}.yaml", tmp_path)
+    devices = check_fabric(tmp_path, fabric, mtu=mtu)
+    configs = sorted((tmp_path / fabric / "switches").glob("*/config_db.json"))
+    if configs:
+        yang_check(configs)
+    assert devices
+
+
+SHAPES = {
+    # three tiers chosen automatically: 2,400 NICs on 64-port SONiC switches, hundreds of switches
+    "sonic-3tier-auto": ("sonic", "sonic-64x400g", "rail-optimized", 300, "", ""),
+    # oversubscribed 3:1 EOS fat-tree with storage nodes on storage leaves
+    "eos-fattree-3to1-storage": ("eos", "arista-7060x5", "fat-tree", 90, "oversubscription: 3", "storage"),
+    # SONiC with a subnet per leaf and per-plane core ASNs, three tiers pinned
+    "sonic-leaf-subnet-3tier": ("sonic", "sonic-64x400g", "rail-optimized", 40,
+                                "tiers: 3\n    ethernet: {host_addressing: leaf-subnet, asn: {cores: plane, "
+                                "spines: tier}}", ""),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_other_shapes_read_back_consistent(shape: str, tmp_path: Path) -> None:
+    platform, model, topology, count, extra, storage = SHAPES[shape]
+    groups = "  - {name: n, model: dgx-h100, count: %d}\n" % count
+    attach = "[n]"
+    if storage:
+        groups += ("  - {name: st, model: st2, count: 24, role: storage}\nnode_models:\n  st2:\n    gpus: 0\n"
+                   "    nics: [{rdma: mlx5_0, speed: 400}, {rdma: mlx5_1, speed: 400}]\n")
+        attach = "[n, st]"
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(f"version: 1\ncluster: sim\nnode_groups:\n{groups}fabrics:\n  - name: f\n    kind: roce\n"
+                   f"    platform: {platform}\n    topology: {topology}\n    switch_model: {model}\n"
+                   f"    node_groups: {attach}\n    {extra}\n")
+    out = tmp_path / "out"
+    result = render_to(inv, out)
+    devices = check_fabric(out, "f")
+    plan = result.fabrics["f"].plan
+    assert len(devices) == plan.leaves + plan.spines + plan.cores
+    if shape == "sonic-3tier-auto":
+        assert plan.tiers == 3 and len(devices) >= 200
+    configs = sorted((out / "f" / "switches").glob("*/config_db.json"))
+    if configs:
+        # one of each role is enough to prove the shape; the examples validate every file
+        by_role = {}
+        for p in configs:
+            role = "core" if "-core" in p.parent.name else "spine" if "-spine" in p.parent.name else "leaf"
+            by_role.setdefault(role, p)
+        yang_check(sorted(by_role.values()))
+
+
+def test_yang_check_catches_a_broken_config(tmp_path: Path) -> None:
+    """The validator is not a rubber stamp: a comma-joined PORT_QOS_MAP key (old docs' form) fails."""
+    import json
+
+    render_to(INVENTORIES / "fattree-2to1.yaml", tmp_path)
+    path = tmp_path / "fabric" / "switches" / "fabric-leaf01" / "config_db.json"
+    db = json.loads(path.read_text())
+    db["PORT_QOS_MAP"]["Ethernet0,Ethernet8"] = db["PORT_QOS_MAP"].pop("Ethernet0")
+    path.write_text(json.dumps(db))
+    with pytest.raises(AssertionError):
+        yang_check([path])
+
+
+def test_host_dscp_and_tos_come_from_one_intent(tmp_path: Path) -> None:
+    """A changed QoS intent changes every switch the same way."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("""version: 1
+cluster: c
+node_groups: [{name: n, model: dgx-h100, count: 8}]
+fabrics:
+  - name: f
+    kind: roce
+    platform: sonic
+    topology: fat-tree
+    switch_model: sonic-64x400g
+    node_groups: [n]
+    tiers: 2
+    ethernet:
+      mtu: 9000
+      qos: {roce_dscp: 24, roce_priority: 4, cnp_dscp: 46, cnp_priority: 7}
+""")
+    out = tmp_path / "out"
+    result = render_to(inv, out)
+    check_fabric(out, "f", roce_dscp=24, roce_priority=4, mtu=9000)
+    from fabgen.platforms.ethernet import qos_intent
+
+    assert qos_intent(result.contexts["f"])["host_tos"] == 24 * 4 + 2
