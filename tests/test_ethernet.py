@@ -197,3 +197,23 @@ fabrics:
     from fabgen.platforms.ethernet import qos_intent
 
     assert qos_intent(result.contexts["f"])["host_tos"] == 24 * 4 + 2
+
+
+def test_bgp_route_limit_grows_with_the_fabric(tmp_path: Path) -> None:
+    """16,000 host /31s must not trip a fixed 12,000-route limit on every session."""
+    from fabgen.inventory.loader import load_text
+    from fabgen.inventory.validate import validate
+    from fabgen.pipeline import build
+    from fabgen.platforms.ethernet import switch_configs
+
+    text = """version: 1
+cluster: c
+node_groups: [{name: n, model: dgx-h100, count: 2000}]
+fabrics:
+  - {name: f, kind: roce, platform: eos, topology: rail-optimized, switch_model: arista-7060x5, node_groups: [n]}
+"""
+    _, contexts = build(validate(load_text(text, "t.yaml")))
+    configs = switch_configs(contexts["f"])
+    prefixes = sum(len(c["bgp"]["networks"]) for c in configs)
+    assert prefixes == 16000 + len(configs)
+    assert {c["bgp"]["max_routes"] for c in configs} == {2 * prefixes}

@@ -16,7 +16,8 @@ Decisions:
 * BGP: eBGP on every switch-to-switch link, one peer group per peer tier (SPINES, LEAVES,
   CORES) carrying BFD; remote ASN per neighbor (leaves have one each). ECMP width is
   the larger of 64 and the device's switch links, so it is never below the uplink count.
-  Each switch announces its loopback and its host-facing subnets.
+  Each switch announces its loopback and its host-facing subnets; the per-peer route
+  limit is twice the fabric's prefix count (at least 12,000).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from fabgen.platforms import Context
 PEER_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}
 HOST_VLAN = 100  # leaf-subnet mode: the host VLAN of every leaf (locally significant)
 MIN_ECMP = 64
+MIN_MAX_ROUTES = 12000
 QOS_PROFILE = "ROCE_LOSSLESS"
 
 
@@ -124,6 +126,13 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                     "ecmp": max(MIN_ECMP, links), "uplinks": uplinks, "bfd": eth.bfd,
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks},
         })
+    # Every switch learns every other switch's announcements: size the per-peer route limit
+    # to the fabric (twice its prefixes), never below the usual 12,000, so growth to 65k host
+    # /31s does not tear sessions down.
+    prefixes = sum(len(sw["bgp"]["networks"]) for sw in out)
+    limit = max(MIN_MAX_ROUTES, 2 * prefixes)
+    for sw in out:
+        sw["bgp"]["max_routes"] = limit
     return out
 
 
