@@ -56,6 +56,8 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             fabrics[spec.name] = build_fabric(spec, validated.plans[spec.name],
                                               validated.switch_models[spec.switch_model],
                                               validated.members[spec.name], validated.storage[spec.name])
+    for name, notes in validated.warnings.items():
+        fabrics[name].warnings.extend(notes)
     with _timed(timings, "check", progress):
         for f in fabrics.values():
             check(f)

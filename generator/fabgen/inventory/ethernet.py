@@ -52,10 +52,23 @@ def needs(eth: EthernetOptions, plan: Plan) -> dict[str, tuple[int, str]]:
             "hosts": hosts}
 
 
-def check_ethernet(i: int, eth: EthernetOptions, plan: Plan | None, report: Report,
-                   taken: list[tuple[IPNetwork, str]]) -> None:
+AR_MAX_SPEED = 400  # Spectrum-4 adaptive routing: RoCEv2 unicast at 400G/200G, not 800G links
+
+
+def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
+                   taken: list[tuple[IPNetwork, str]], warn: Report) -> None:
     """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
     path = ("fabrics", i, "ethernet")
+    if kind != "spectrum-x":
+        if eth.adaptive_routing is not None:
+            report((*path, "adaptive_routing"), "adaptive routing is a Spectrum-X feature (kind spectrum-x); "
+                   "RoCE fabrics balance with ECMP")
+        if eth.qos.mode == "lossy":
+            report((*path, "qos", "mode"), "lossy RoCE is a Spectrum-X mode here; EOS and SONiC fabrics are "
+                   "rendered lossless (PFC on the RoCE priority)")
+    elif eth.adaptive_routing and plan is not None and plan.speed > AR_MAX_SPEED:
+        warn((*path, "adaptive_routing"), f"adaptive routing cannot work on {plan.speed}G links on Spectrum-4 "
+             f"(RoCEv2 unicast at {AR_MAX_SPEED}G and below): it is enabled globally but on no port")
     nets: dict[str, IPNetwork] = {}
     for name in POOLS:
         text = getattr(eth.pools, name)

@@ -78,8 +78,9 @@ class Ecn(Strict):
     """ECN marking (WRED in ECN mode) on the RoCE queue. Defaults: NVIDIA Spectrum's RoCE values
     (vendor-facts section 7 lists the alternatives; one set is rendered on every switch)."""
 
-    min_threshold_kbytes: int = Field(default=150, ge=1, le=1_000_000, description="start marking (KB)")
-    max_threshold_kbytes: int = Field(default=1500, ge=1, le=1_000_000, description="mark with max probability (KB)")
+    min_threshold_kbytes: int = Field(default=150, ge=1, le=1_000_000, description="start marking (KB of 1000 B)")
+    max_threshold_kbytes: int = Field(default=1500, ge=1, le=1_000_000,
+                                      description="mark with max probability (KB of 1000 B)")
     probability: int = Field(default=100, ge=1, le=100, description="mark probability at the max threshold (%)")
 
 
@@ -96,6 +97,8 @@ class PfcWatchdog(Strict):
 class Qos(Strict):
     """The lossless RoCE intent (vendor-facts section 0); switches and hosts read the same values."""
 
+    mode: Literal["lossless", "lossy"] = Field(
+        default="lossless", description="lossless: PFC on the RoCE priority; lossy (Spectrum-X only): ECN alone")
     roce_dscp: int = Field(default=26, ge=0, le=63, description="DSCP of RoCE data")
     roce_priority: int = Field(default=3, ge=0, le=7, description="traffic class / PFC priority of RoCE: no-drop")
     cnp_dscp: int = Field(default=48, ge=0, le=63, description="DSCP of congestion notification packets")
@@ -134,6 +137,8 @@ class EthernetOptions(Strict):
         "unit) share a subnet with the leaf as gateway")
     asn: Asn = Field(default_factory=Asn)
     bfd: bool = True
+    adaptive_routing: bool | None = Field(
+        default=None, description="Spectrum-X only: adaptive routing on every switch-to-switch port (default on)")
 
 
 class Fabric(Strict):

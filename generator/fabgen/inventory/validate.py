@@ -36,6 +36,7 @@ class Validated:
     members: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> (hostname, group, model), compute nodes
     storage: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> the same, storage nodes
     guid_maps: dict[str, dict[tuple[str, str], int]]  # fabric -> (device, port) -> real GUID
+    warnings: dict[str, list[str]]  # fabric -> located warnings (inventory asks for what cannot work)
 
 
 def _distance(a: str, b: str) -> int:
@@ -403,13 +404,17 @@ def validate(loaded: Loaded) -> Validated:
     from fabgen.inventory.schema import EthernetOptions
 
     taken: list = []
+    warnings: dict[str, list[str]] = {}
     for i, f in enumerate(inv.fabrics):
         if f.ethernet is not None and f.kind == "infiniband":
             report(("fabrics", i, "ethernet"), "the ethernet block applies to kinds roce and spectrum-x only "
                    "(this fabric is infiniband)", key=True)
         elif f.kind != "infiniband":
-            check_ethernet(i, f.ethernet or EthernetOptions(), plans.get(f.name),
-                           lambda path, msg: report(path, msg), taken)
+            check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), plans.get(f.name),
+                           lambda path, msg: report(path, msg), taken,
+                           lambda path, msg, name=f.name: warnings.setdefault(name, []).append(
+                               f"{format_path(path)} (line {loaded.where(path)[0]}, column {loaded.where(path)[1]}): "
+                               f"{msg}"))
 
     guid_maps: dict[str, dict[tuple[str, str], int]] = {}
     for i, f in enumerate(inv.fabrics):
@@ -419,7 +424,7 @@ def validate(loaded: Loaded) -> Validated:
 
     if problems:
         raise InventoryError(problems)
-    return Validated(loaded, inv, switch_models, node_models, plans, members, storage, guid_maps)
+    return Validated(loaded, inv, switch_models, node_models, plans, members, storage, guid_maps, warnings)
 
 
 IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (see platforms/infiniband.py)

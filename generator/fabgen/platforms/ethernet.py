@@ -56,11 +56,14 @@ def qos_intent(ctx: Context) -> dict[str, Any]:
         "tc_to_pg": [tc if tc == q.roce_priority else 0 for tc in range(8)],
         "roce_bandwidth_percent": q.roce_bandwidth_percent,
         "ecn": {"min_kbytes": q.ecn.min_threshold_kbytes, "max_kbytes": q.ecn.max_threshold_kbytes,
-                "min_bytes": q.ecn.min_threshold_kbytes * 1024, "max_bytes": q.ecn.max_threshold_kbytes * 1024,
+                # KB as NVIDIA counts it (150 KB = 150,000 B in Cumulus's RoCE profile): every
+                # target is given bytes, so no two platforms round differently.
+                "min_bytes": q.ecn.min_threshold_kbytes * 1000, "max_bytes": q.ecn.max_threshold_kbytes * 1000,
                 "probability": q.ecn.probability},
         "watchdog": {"enabled": q.pfc_watchdog.enabled, "detection_ms": q.pfc_watchdog.detection_ms,
                      "restoration_ms": q.pfc_watchdog.restoration_ms,
                      "poll_interval_ms": q.pfc_watchdog.poll_interval_ms, "action": q.pfc_watchdog.action},
+        "mode": q.mode,
         "mtu": eth.mtu,
         "host_tos": q.roce_dscp * 4 + 2,  # DSCP << 2 with ECT(0): what NCCL_IB_TC carries
     }
