@@ -34,9 +34,9 @@ class Target:
 
 
 def registry() -> dict[str, Target]:
-    from fabgen.platforms import eos, fabric, infiniband, sonic
+    from fabgen.platforms import eos, fabric, infiniband, nvue, sonic
 
-    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET]
+    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET]
     return {t.name: t for t in targets}
 
 

@@ -1,0 +1,143 @@
+"""Spectrum-X target: Cumulus Linux NVUE on SN5600, OUT/<fabric>/switches/<device>.nvue.yaml
+(a startup.yaml) and <device>.nvue.sh (the same configuration as `nv set` commands).
+
+One structured config per switch, the NVUE object tree as nested dicts, is the single
+source: the YAML is that tree under `- set:`, and the script is the same tree flattened
+to `nv set <path> <value>` lines (a leaf `{}` is a word of the path, as in
+`ip address 10.0.0.1/32`). They cannot say different things. Syntax: vendor-facts
+section 4 (Cumulus Linux 5.14 RoCE, Adaptive Routing, BGP pages; NVUE command reference).
+
+Decisions:
+* `qos roce mode` from the fabric's QoS intent (lossless by default); the RoCE profile
+  brings trust, the DSCP map, PFC and ECN; fabgen sets the congestion-control thresholds
+  of the RoCE traffic class from the same intent as EOS and SONiC, and the PFC watchdog on
+  host-facing ports.
+* adaptive routing on globally and on every switch-to-switch port; not on 800G links
+  (Spectrum-4 cannot), where validation has warned.
+* the SN5600's 800G cages are broken out 2x when the fabric runs 400G ports (swpNs0,
+  swpNs1), every cage alike so port names follow one plan.
+* BGP unnumbered on switch-to-switch ports (no /31s to allocate or mismatch), the same
+  ASN plan as the RoCE targets, loopback and host subnets announced as networks.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import yaml
+
+from fabgen.inventory.ethernet import AR_MAX_SPEED
+from fabgen.platforms import Context, Target
+from fabgen.platforms.ethernet import options, qos_intent, switch_configs
+
+BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
+
+
+def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | None, cages: int) -> dict[str, Any]:
+    iface: dict[str, Any] = {"lo": {"ip": {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
+    if breakout:
+        for c in range(1, cages + 1):
+            iface[f"swp{c}"] = {"link": {"breakout": {breakout: {}}}, "type": "swp"}
+    neighbors: dict[str, Any] = {}
+    host_ports = []
+    for i in sw["interfaces"]:
+        if i["kind"] == "unused":
+            iface[i["name"]] = {"link": {"state": {"down": {}}}, "type": "swp"}
+            continue
+        node: dict[str, Any] = {"description": i["description"], "link": {"mtu": sw["mtu"]}, "type": "swp"}
+        if i["kind"] == "fabric":
+            neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
+            if ar:
+                node["router"] = {"adaptive-routing": {"enable": "on"}}
+        else:
+            host_ports.append(i["name"])
+            node["qos"] = {"pfc-watchdog": {}}
+            if "ip" in i:
+                node["ip"] = {"address": {f"{i['ip']}/{i['prefix']}": {}}}
+            else:
+                node["bridge"] = {"domain": {"br_default": {"access": i["vlan"]}}}
+        iface[i["name"]] = node
+    tree: dict[str, Any] = {"system": {"hostname": sw["name"]}}
+    svi = sw["svi"]
+    bridge = None
+    if svi:
+        iface[f"vlan{svi['vlan']}"] = {"ip": {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
+                                       "vlan": svi["vlan"]}
+        bridge = {"domain": {"br_default": {"vlan": {str(svi["vlan"]): {}}}}}
+    tree["interface"] = iface
+    if bridge:
+        tree["bridge"] = bridge
+    roce = qos["roce_priority"]
+    tree["qos"] = {"roce": {"mode": qos["mode"]},
+                   "congestion-control": {"default-global": {"traffic-class": {str(roce): {
+                       "min-threshold": qos["ecn"]["min_bytes"], "max-threshold": qos["ecn"]["max_bytes"],
+                       "probability": qos["ecn"]["probability"]}}}}}
+    bgp = sw["bgp"]
+    tree["router"] = {"adaptive-routing": {"enable": "on" if ar else "off"},
+                      "bgp": {"autonomous-system": bgp["asn"], "router-id": bgp["router_id"]}}
+    groups = {g: {"remote-as": "external", **({"bfd": {"enable": "on"}} if bgp["bfd"] else {})}
+              for g in sorted({n["peer-group"] for n in neighbors.values()})}
+    vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
+        "multipaths": {"ebgp": bgp["ecmp"]},
+        "network": {net: {} for net in bgp["networks"]}}}}
+    if groups:
+        vrf_bgp["peer-group"] = groups
+        vrf_bgp["neighbor"] = neighbors
+    tree["vrf"] = {"default": {"router": {"bgp": vrf_bgp}}}
+    return tree
+
+
+def _group(role: str) -> str:
+    return {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}[role]
+
+
+def flatten(tree: dict[str, Any], path: tuple[str, ...] = ()) -> list[str]:
+    """NVUE tree -> `nv set` argument strings, depth first in the tree's order."""
+    out: list[str] = []
+    for key, value in tree.items():
+        here = (*path, str(key))
+        if isinstance(value, dict):
+            if value:
+                out += flatten(value, here)
+            else:
+                out.append(" ".join(here))
+        else:
+            out.append(" ".join((*here, str(value))))
+    return out
+
+
+def structure(ctx: Context) -> dict[str, Any]:
+    f = ctx.fabric
+    eth = options(ctx)
+    qos = qos_intent(ctx)
+    ar = (True if eth.adaptive_routing is None else eth.adaptive_routing)
+    ar_ports = ar and f.plan.speed <= AR_MAX_SPEED
+    mode = f.switch_model.mode_for(f.plan.speed)
+    breakout = BREAKOUT.get(f.plan.speed) if mode is not None and mode.per_cage > 1 else None
+    switches = []
+    for sw in switch_configs(ctx):
+        tree = _tree(sw, qos, ar_ports, breakout, f.switch_model.cages)
+        if ar and not ar_ports:
+            tree["router"]["adaptive-routing"]["enable"] = "on"
+        switches.append((sw["name"], tree))
+    return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches}
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML quotes strings a YAML 1.1 reader would take for booleans or numbers ('on')."""
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for name, tree in data["switches"]:
+        head = f"# {name}: NVUE startup.yaml, fabric {data['fabric']} ({data['cluster']}); generated by fabgen\n"
+        body = yaml.dump([{"set": tree}], Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120)
+        yield f"{data['fabric']}/switches/{name}.nvue.yaml", (head + body).encode()
+        lines = ["#!/usr/bin/env bash",
+                 f"# {name}: the configuration of {name}.nvue.yaml as NVUE commands; generated by fabgen",
+                 "set -euo pipefail", ""]
+        lines += [f"nv set {cmd}" for cmd in flatten(tree)]
+        lines += ["", "nv config apply --assume-yes", ""]
+        yield f"{data['fabric']}/switches/{name}.nvue.sh", "\n".join(lines).encode()
+
+
+TARGET = Target("nvue", lambda ctx: ctx.fabric.spec.kind == "spectrum-x", structure, render)
