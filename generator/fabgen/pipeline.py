@@ -66,7 +66,8 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
         allocations = {name: allocate(f, i + 1, validated.guid_maps.get(name))
                        for i, (name, f) in enumerate(fabrics.items())}
     for name, f in fabrics.items():
-        contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f))
+        contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f),
+                                 {g.name: g for g in inv.node_groups})
     return fabrics, contexts
 
 

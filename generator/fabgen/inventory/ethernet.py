@@ -91,6 +91,9 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
                 break
         nets[name] = net
         taken.append((net, f"fabrics[{i}].ethernet.pools.{name}"))
+    if eth.host_mtu > eth.mtu:
+        report((*path, "host_mtu"), f"host MTU {eth.host_mtu} is above the switch MTU {eth.mtu}: frames would "
+               "be dropped at the leaf")
     q = eth.qos
     if q.ecn.min_threshold_kbytes > q.ecn.max_threshold_kbytes:
         report((*path, "qos", "ecn", "min_threshold_kbytes"), f"the minimum threshold "

@@ -35,6 +35,9 @@ class NodeGroup(Strict):
     name: Name = Field(description="group name, referenced by fabrics[].node_groups")
     model: str = Field(description="node model: a catalog key (dgx-h100, dgx-b200) or a node_models entry")
     count: int = Field(ge=1, le=MAX_NODES_PER_GROUP, description="number of nodes")
+    bootstrap_interface: DeviceName | None = Field(
+        default=None, description="NCCL_SOCKET_IFNAME: the node's bootstrap (management) netdev; default: NCCL's "
+        "own choice minus loopback and container bridges")
     role: Literal["compute", "storage"] = Field(
         default="compute",
         description="compute: NICs in rails, NCCL runs here; storage: NICs on storage leaves (InfiniBand io_guids.conf)")
@@ -129,7 +132,12 @@ class Asn(Strict):
 class EthernetOptions(Strict):
     """QoS, addressing and BGP intent of a RoCE or Spectrum-X fabric; every key has a default."""
 
-    mtu: int = Field(default=9100, ge=1500, le=9216, description="switch port MTU (hosts use 9000)")
+    mtu: int = Field(default=9100, ge=1500, le=9216, description="switch port MTU")
+    host_mtu: int = Field(default=9000, ge=1500, le=9216, description="host NIC MTU (at most the switch MTU)")
+    gid_index: int | None = Field(default=None, ge=0, le=255,
+                                  description="NCCL_IB_GID_INDEX when it must be pinned (default: NCCL picks RoCEv2)")
+    qps_per_connection: int = Field(default=4, ge=1, le=128,
+                                    description="NCCL_IB_QPS_PER_CONNECTION: QPs per connection, for ECMP entropy")
     qos: Qos = Field(default_factory=Qos)
     pools: Pools = Field(default_factory=Pools)
     host_addressing: Literal["p2p", "leaf-subnet"] = Field(

@@ -7,7 +7,7 @@ The registry refuses unknown names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from fabgen.addressing import Allocation
@@ -23,6 +23,7 @@ class Context:
     fabric: Fabric
     allocation: Allocation
     summary: Summary
+    groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,9 @@ class Target:
 
 
 def registry() -> dict[str, Target]:
-    from fabgen.platforms import eos, fabric, infiniband, nvue, sonic
+    from fabgen.platforms import eos, fabric, hosts, infiniband, nvue, sonic
 
-    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET]
+    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET, hosts.TARGET]
     return {t.name: t for t in targets}
 
 

@@ -65,6 +65,7 @@ def qos_intent(ctx: Context) -> dict[str, Any]:
                      "poll_interval_ms": q.pfc_watchdog.poll_interval_ms, "action": q.pfc_watchdog.action},
         "mode": q.mode,
         "mtu": eth.mtu,
+        "host_mtu": eth.host_mtu,
         "host_tos": q.roce_dscp * 4 + 2,  # DSCP << 2 with ECT(0): what NCCL_IB_TC carries
     }
 

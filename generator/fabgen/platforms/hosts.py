@@ -1,0 +1,176 @@
+"""Host side: NCCL environment, NIC setup and addresses for every compute node of a fabric.
+
+Files (README "A tour of the output"):
+* OUT/host-groups/<group>/nccl.env and hca-setup.sh: identical for every node of a group
+  (same NIC names, same fabric), so written once per group, not thousands of times;
+* OUT/hosts/<node>/netplan.yaml: per node, since addresses differ (Ethernet fabrics).
+
+Every value comes from a decision made once elsewhere: the InfiniBand half of NCCL from
+`infiniband.nccl_settings`, the RoCE QoS (DSCP, priorities, ToS, MTU) from
+`ethernet.qos_intent`, addresses from the allocation. Decided here:
+* NCCL_IB_HCA lists the node's compute NICs in rail order with exact-match names
+  (`=mlx5_0:1,...`: without `=`, mlx5_1 also matches mlx5_10-19);
+* NCCL_CROSS_NIC: 0 on rail-optimized fabrics (a rail's traffic stays on its leaf), 1 on
+  a fat-tree whose node NICs share a leaf, NCCL's default (2) where they span leaves;
+* RoCE: NCCL_IB_TC is the ToS byte (DSCP x 4 + ECT(0)), QPs per connection for ECMP
+  entropy, NCCL_IB_GID_INDEX only when pinned; Spectrum-X with adaptive routing turns
+  NCCL's adaptive routing on;
+* hca-setup.sh: LINK_TYPE_P1 (IB 1, Ethernet 2) and ATS_ENABLED=0 (bare metal GPUDirect)
+  by mlxconfig, only when they differ; for Ethernet: trust DSCP, PFC on the no-drop
+  priority only (none in lossy mode), global pause off, MTU, ECN notification and reaction
+  on the RoCE priority, CNP DSCP and priority, the RoCE ToS for all QPs, ARP sysctls for
+  NICs that share a subnet. Netdevs are found from the RDMA name at run time, since
+  their names change with the link type;
+* netplan: each rail NIC's address, MTU, a routing table per NIC (100 + rail) with the
+  host pool via its leaf and a rule `from <address>`, so traffic leaves on its own rail;
+  no default route on rail NICs. Ethernet-mode netdev names are the InfiniBand ones with
+  `ibp` -> `enp` and the port suffix `np0` (systemd naming for a ConnectX port), unless the
+  node model declares them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import yaml
+from netaddr import IPNetwork
+
+from fabgen.platforms import Context, Target
+from fabgen.platforms.ethernet import options, qos_intent
+from fabgen.render import render as render_template
+
+# Variables current NCCL reads (vendor-facts section 6, NCCL v2.30 env.rst); a test keeps
+# every rendered variable inside this set.
+NCCL_KNOWN = frozenset({
+    "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_FIFO_TC", "NCCL_IB_SL",
+    "NCCL_IB_QPS_PER_CONNECTION", "NCCL_IB_SPLIT_DATA_ON_QPS", "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_AR_THRESHOLD",
+    "NCCL_IB_TIMEOUT", "NCCL_IB_RETRY_CNT", "NCCL_COLLNET_ENABLE", "NCCL_COLLNET_NODE_THRESHOLD", "NCCL_NVLS_ENABLE",
+    "NCCL_NET_GDR_LEVEL", "NCCL_CROSS_NIC", "NCCL_TOPO_FILE", "NCCL_IB_ADDR_FAMILY", "NCCL_IB_ADDR_RANGE",
+    "NCCL_IB_PKEY", "NCCL_IB_MERGE_NICS",
+})
+TABLE_BASE = 100
+
+
+def eth_netdev(netdev: str) -> str:
+    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode); other names as declared."""
+    return f"enp{netdev[3:]}np0" if netdev.startswith("ibp") else netdev
+
+
+def _cross_nic(ctx: Context) -> tuple[str | None, str]:
+    plan = ctx.fabric.plan
+    if plan.topology == "rail-optimized":
+        return "0", "rail-optimized: NIC i talks to NIC i of other nodes over its own rail leaf"
+    if plan.unit_nodes:
+        return "1", "fat-tree with all of a node's NICs on one leaf: any NIC reaches any other in one hop"
+    return None, ""
+
+
+def nccl_env(ctx: Context, group: str, model, bootstrap: str | None) -> list[tuple[str, str, str]]:
+    """(variable, value, why) in the order an engineer reads them."""
+    f = ctx.fabric
+    rows = [("NCCL_IB_HCA", "=" + ",".join(f"{n.rdma}:1" for n in model.nics),
+             f"exactly the {len(model.nics)} compute NICs of {model.key}, in rail order; '=' makes names exact "
+             "(mlx5_1 would also match mlx5_10-19)")]
+    if bootstrap:
+        rows.append(("NCCL_SOCKET_IFNAME", f"={bootstrap}", "bootstrap and out-of-band traffic on the management "
+                     "interface, never a rail NIC"))
+    else:
+        rows.append(("NCCL_SOCKET_IFNAME", "^lo,docker,virbr", "bootstrap: any interface but loopback and container "
+                     "bridges (set node_groups[].bootstrap_interface to pin it)"))
+    cross, why = _cross_nic(ctx)
+    if cross is not None:
+        rows.append(("NCCL_CROSS_NIC", cross, why))
+    if f.spec.kind == "infiniband":
+        from fabgen.platforms.infiniband import nccl_settings
+
+        ib = nccl_settings(ctx)
+        rows.append(("NCCL_IB_SL", ib["NCCL_IB_SL"], "the service level the subnet manager routes NCCL on"))
+        rows.append(("NCCL_IB_ADAPTIVE_ROUTING", ib["NCCL_IB_ADAPTIVE_ROUTING"],
+                     "adaptive routing is on in the subnet manager" if ib["NCCL_IB_ADAPTIVE_ROUTING"] == "1"
+                     else "the subnet manager routes statically (upstream OpenSM)"))
+        if "NCCL_COLLNET_ENABLE" in ib:
+            rows.append(("NCCL_COLLNET_ENABLE", ib["NCCL_COLLNET_ENABLE"],
+                         "SHARP in-network reductions are on (needs the nccl-rdma-sharp plugin)"))
+        return rows
+    eth = options(ctx)
+    qos = qos_intent(ctx)
+    rows.append(("NCCL_IB_TC", str(qos["host_tos"]), f"ToS byte: RoCE DSCP {qos['roce_dscp']} x 4 + ECT(0); the "
+                 f"switches map DSCP {qos['roce_dscp']} to no-drop priority {qos['roce_priority']}"))
+    rows.append(("NCCL_IB_QPS_PER_CONNECTION", str(eth.qps_per_connection),
+                 "several QPs per connection give ECMP more flows to spread"))
+    if eth.gid_index is not None:
+        rows.append(("NCCL_IB_GID_INDEX", str(eth.gid_index), "pinned in the inventory (default: NCCL picks RoCEv2)"))
+    if f.spec.kind == "spectrum-x" and eth.adaptive_routing is not False and f.plan.speed <= 400:
+        rows.append(("NCCL_IB_ADAPTIVE_ROUTING", "1", "the Spectrum-X switches route adaptively"))
+    return rows
+
+
+def _setup(ctx: Context, model) -> dict[str, Any]:
+    f = ctx.fabric
+    ib = f.spec.kind == "infiniband"
+    data: dict[str, Any] = {
+        "ib": ib, "nics": [{"rdma": n.rdma} for n in model.nics],
+        "mlxconfig": [("LINK_TYPE_P1", "1" if ib else "2", "InfiniBand" if ib else "Ethernet"),
+                      ("ATS_ENABLED", "0", "bare metal GPUDirect RDMA (1 only for VM passthrough)")],
+    }
+    if not ib:
+        qos = qos_intent(ctx)
+        lossless = qos["mode"] == "lossless"
+        pfc = ",".join("1" if (lossless and p in qos["no_drop"]) else "0" for p in range(8))
+        data.update(qos=qos, pfc=pfc, lossless=lossless,
+                    shared_subnet=options(ctx).host_addressing == "leaf-subnet")
+    return data
+
+
+def _netplan(ctx: Context, host) -> dict[str, Any]:
+    f, alloc = ctx.fabric, ctx.allocation
+    eth = options(ctx)
+    pool = str(IPNetwork(eth.pools.hosts).cidr)
+    ethernets: dict[str, Any] = {}
+    for r, nic in enumerate(host.model.nics):
+        idx = f.ports[host.name][nic.rdma]
+        ip, gateway, plen = alloc.link_ips[idx]
+        table = TABLE_BASE + r
+        name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
+        ethernets[name] = {
+            "mtu": eth.host_mtu,
+            "addresses": [f"{ip}/{plen}"],
+            "routes": [{"to": str(IPNetwork(f"{ip}/{plen}").cidr), "scope": "link", "table": table},
+                       {"to": pool, "via": gateway, "table": table}],
+            "routing-policy": [{"from": ip, "table": table}],
+        }
+    return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}
+
+
+def structure(ctx: Context) -> dict[str, Any]:
+    f = ctx.fabric
+    groups: dict[str, Any] = {}
+    nodes = []
+    for h in f.hosts:
+        if h.role != "compute":
+            continue
+        if h.group not in groups:
+            spec = ctx.groups.get(h.group)
+            bootstrap = spec.bootstrap_interface if spec is not None else None
+            groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.name, "kind": f.spec.kind,
+                               "platform": f.spec.platform, "nccl": nccl_env(ctx, h.group, h.model, bootstrap),
+                               "setup": _setup(ctx, h.model), "count": 0}
+        groups[h.group]["count"] += 1
+        if f.spec.kind != "infiniband":
+            nodes.append((h.name, h.group, _netplan(ctx, h)))
+    return {"cluster": ctx.cluster, "fabric": f.name, "groups": list(groups.values()), "nodes": nodes}
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for g in data["groups"]:
+        base = f"host-groups/{g['group']}"
+        yield f"{base}/nccl.env", render_template("hosts/nccl.env.j2", g=g, cluster=data["cluster"]).encode()
+        yield f"{base}/hca-setup.sh", render_template("hosts/hca-setup.sh.j2", g=g, s=g["setup"],
+                                                      cluster=data["cluster"]).encode()
+    for name, group, plan in data["nodes"]:
+        head = (f"# {name} (group {group}) on fabric {data['fabric']} of {data['cluster']}: rail NIC addresses, one "
+                "routing table per rail, no default route; generated by fabgen\n")
+        yield f"hosts/{name}/netplan.yaml", (head + yaml.safe_dump(plan, sort_keys=False)).encode()
+
+
+TARGET = Target("hosts", lambda ctx: True, structure, render)

@@ -1,0 +1,220 @@
+"""Host side read back and cross-checked against the rendered switch files: the host's PFC
+priority is the switches' no-drop priority, its ToS maps through the switches' DSCP map to
+that class, NCCL_IB_HCA is exactly the node's compute NICs in rail order, every host
+address sits in its leaf port's /31 or subnet; the scripts pass shellcheck and run with
+--dry-run on a machine without those NICs."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import INVENTORIES, IN_CI
+from readback import read_cabling, read_fabric
+from fabgen.pipeline import render_to
+from fabgen.platforms.hosts import NCCL_KNOWN
+
+NOT_NCCL = {"NCCL_IB_CUDA_SUPPORT", "NCCL_LL_THRESHOLD", "NCCL_TREE_THRESHOLD", "NCCL_SINGLE_RING_THRESHOLD",
+            "NCCL_NVLINK_ENABLE", "NCCL_IB_ENABLE", "NCCL_FALLBACK_DISABLED"}
+
+
+def read_env(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#"):
+            key, value = line.split("=", 1)
+            assert key not in out
+            out[key] = value
+    return out
+
+
+def read_setup(path: Path) -> dict:
+    text = path.read_text()
+    pfc = re.findall(r"--pfc ([01](?:,[01]){7})", text)
+    mtu = re.findall(r"ip link set \"\$if\" mtu (\d+)", text)
+    cnp = re.findall(r"put (\d+) \"[^\"]*/cnp_dscp\"", text)
+    cnp_prio = re.findall(r"put (\d+) \"[^\"]*/cnp_802p_prio\"", text)
+    return {"pfc": set(pfc), "mtu": set(mtu), "cnp_dscp": set(cnp), "cnp_prio": set(cnp_prio),
+            "link_type": set(re.findall(r"LINK_TYPE_P1=(\d)", text))}
+
+
+def switch_ports(out: Path, fabric: str) -> dict[tuple[str, str], tuple[str | None, int | None, tuple | None]]:
+    """(device, port) -> (ip, prefix, svi) read from whichever switch files the fabric has."""
+    ports = {}
+    nvue = sorted((out / fabric / "switches").glob("*.nvue.yaml"))
+    if nvue:
+        for p in nvue:
+            tree = yaml.safe_load(p.read_text())[0]["set"]
+            svi = None
+            for name, node in tree["interface"].items():
+                if node.get("type") == "svi":
+                    addr = ipaddress.ip_interface(next(iter(node["ip"]["address"])))
+                    svi = (str(addr.ip), addr.network.prefixlen)
+            for name, node in tree["interface"].items():
+                addr = next(iter(node.get("ip", {}).get("address", {})), None)
+                ip = ipaddress.ip_interface(addr) if addr else None
+                ports[(p.name[:-len(".nvue.yaml")], name)] = (str(ip.ip) if ip else None,
+                                                             ip.network.prefixlen if ip else None, svi)
+        return ports
+    for dev, d in read_fabric(out, fabric).items():
+        for name, port in d["ports"].items():
+            ports[(dev, name)] = (port["ip"], port["prefix"], d["svi"])
+    return ports
+
+
+def switch_qos(out: Path, fabric: str) -> tuple[set, tuple | None]:
+    """(no-drop priorities of used ports, DSCP map) from the switch files."""
+    nvue = sorted((out / fabric / "switches").glob("*.nvue.yaml"))
+    if nvue:
+        modes = {yaml.safe_load(p.read_text())[0]["set"]["qos"]["roce"]["mode"] for p in nvue}
+        assert len(modes) == 1
+        # Cumulus's RoCE profile: DSCP 26 -> TC 3, 48 -> TC 6, PFC on 3 in lossless mode
+        dscp = [0] * 64
+        dscp[26], dscp[48] = 3, 6
+        return ({(3,)} if modes == {"lossless"} else {()}), tuple(dscp)
+    devices = read_fabric(out, fabric)
+    no_drop = {p["no_drop"] for d in devices.values() for p in d["ports"].values() if p["up"]}
+    maps = {d["dscp_to_tc"] for d in devices.values()}
+    assert len(maps) == 1
+    return no_drop, maps.pop()
+
+
+def check_hosts(out: Path, fabric: str, groups: dict[str, tuple[str, int]]) -> None:
+    """groups: node group -> (hostname prefix, node count)."""
+    cabling = read_cabling(out, fabric)
+    nics: dict[str, list[tuple[str, str, str]]] = {}
+    for r in cabling:
+        if r["tier"] == "node-leaf":
+            nics.setdefault(r["a_device"], []).append((r["a_port"], r["z_device"], r["z_port"]))
+    ethernet = not (out / fabric / "infiniband").exists()
+    no_drop, dscp_map = switch_qos(out, fabric) if ethernet else (None, None)
+    ports = switch_ports(out, fabric) if ethernet else {}
+    for group, (prefix, count) in groups.items():
+        env = read_env(out / "host-groups" / group / "nccl.env")
+        assert set(env) <= NCCL_KNOWN and not set(env) & NOT_NCCL, sorted(env)
+        setup = read_setup(out / "host-groups" / group / "hca-setup.sh")
+        members = [h for h in nics if h.startswith(prefix)]
+        assert len(members) == count
+        hca = env["NCCL_IB_HCA"]
+        assert hca.startswith("=")
+        for host in members:
+            assert hca[1:].split(",") == [f"{rdma}:1" for rdma, _, _ in nics[host]], host
+        if not ethernet:
+            assert setup["link_type"] == {"1"}
+            continue
+        assert setup["link_type"] == {"2"}
+        tos = int(env["NCCL_IB_TC"])
+        dscp = tos >> 2
+        assert tos & 3 == 2, "ECT(0) set"
+        (pfc,) = setup["pfc"]
+        host_no_drop = tuple(i for i, bit in enumerate(pfc.split(",")) if bit == "1")
+        assert no_drop == {host_no_drop}, (no_drop, host_no_drop)
+        if host_no_drop:
+            assert dscp_map[dscp] == host_no_drop[0], "the host's ToS lands in the switches' no-drop class"
+        (cnp,) = setup["cnp_dscp"]
+        (cnp_prio,) = setup["cnp_prio"]
+        assert dscp_map[int(cnp)] == int(cnp_prio)
+    if not ethernet:
+        assert not (out / "hosts").exists()
+        return
+    for host, host_nics in nics.items():
+        plan = yaml.safe_load((out / "hosts" / host / "netplan.yaml").read_text())["network"]
+        eths = list(plan["ethernets"].items())
+        assert len(eths) == len(host_nics)
+        tables = set()
+        for (netdev, cfg), (rdma, leaf, port) in zip(eths, host_nics):
+            (addr,) = cfg["addresses"]
+            host_if = ipaddress.ip_interface(addr)
+            sw_ip, sw_prefix, svi = ports[(leaf, port)]
+            if sw_ip is not None:
+                gateway = ipaddress.ip_interface(f"{sw_ip}/{sw_prefix}")
+            else:
+                gateway = ipaddress.ip_interface(f"{svi[0]}/{svi[1]}")
+            assert host_if.network == gateway.network, f"{host} {rdma}: {addr} not in {gateway}"
+            assert host_if.ip != gateway.ip
+            via = [r["via"] for r in cfg["routes"] if "via" in r]
+            assert via == [str(gateway.ip)], "rail traffic goes to its own leaf"
+            assert not any(r["to"] in ("default", "0.0.0.0/0") for r in cfg["routes"])
+            (rule,) = cfg["routing-policy"]
+            assert rule["from"] == str(host_if.ip) and rule["table"] == cfg["routes"][0]["table"]
+            tables.add(rule["table"])
+        assert len(tables) == len(host_nics), "one routing table per rail NIC"
+
+
+def scripts_ok(paths: list[Path]) -> None:
+    for p in paths:
+        run = subprocess.run(["bash", str(p), "--dry-run"], capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert "would run: mlxconfig" in run.stdout or "would" not in run.stdout
+    if not shutil.which("shellcheck"):
+        if IN_CI:
+            raise RuntimeError("CI must have shellcheck: `make test` installs it")
+        pytest.skip("shellcheck not installed")
+    run = subprocess.run(["shellcheck", *map(str, paths)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout
+
+
+@pytest.mark.parametrize("case,fabric,groups", [
+    ("superpod-4su", "compute", {"gpu": ("dgx", 127)}), ("fattree-2to1", "fabric", {"b200": ("b200-", 40)}),
+    ("roce-3tier", "eth", {"gpu": ("gpu", 32)}), ("spectrumx-1su", "sx", {"gpu": ("gpu", 64)}),
+    ("ib-storage", "ib", {"gpu": ("gpu", 48)}),
+])
+def test_examples_hosts_agree_with_switches(case: str, fabric: str, groups: dict, tmp_path: Path) -> None:
+    render_to(INVENTORIES / f"{case}.yaml", tmp_path)
+    check_hosts(tmp_path, fabric, groups)
+    scripts_ok(sorted((tmp_path / "host-groups").glob("*/hca-setup.sh")))
+
+
+def test_one_file_per_group_not_per_node(tmp_path: Path) -> None:
+    render_to(INVENTORIES / "superpod-4su.yaml", tmp_path)
+    assert sorted(p.name for p in (tmp_path / "host-groups").iterdir()) == ["gpu"]
+    assert not (tmp_path / "host-groups" / "storage").exists()
+
+
+SHAPES = {
+    "sonic-leaf-subnet-fattree": ("roce", "sonic", "sonic-64x400g", "fat-tree", "dgx-h100", 24,
+                                  "ethernet: {host_addressing: leaf-subnet, qos: {roce_dscp: 34, roce_priority: 4}}"),
+    "eos-rail-3tier": ("roce", "eos", "arista-7060x5", "rail-optimized", "dgx-b200", 40, "tiers: 3"),
+    "spectrum-x-lossy": ("spectrum-x", "nvue", "sn5600", "rail-optimized", "dgx-h100", 16,
+                         "ethernet: {qos: {mode: lossy}, gid_index: 3}"),
+    "opensm-fattree": ("infiniband", "opensm", "qm9790", "fat-tree", "dgx-h100", 20, ""),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_other_shapes_hosts_agree(shape: str, tmp_path: Path) -> None:
+    kind, platform, switch, topology, model, count, extra = SHAPES[shape]
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(f"""version: 1
+cluster: sim
+node_groups:
+  - {{name: node, model: {model}, count: {count}, bootstrap_interface: bond0}}
+fabrics:
+  - name: f
+    kind: {kind}
+    platform: {platform}
+    topology: {topology}
+    switch_model: {switch}
+    node_groups: [node]
+    {extra}
+""")
+    out = tmp_path / "out"
+    render_to(inv, out)
+    check_hosts(out, "f", {"node": ("node", count)})
+    env = read_env(out / "host-groups" / "node" / "nccl.env")
+    assert env["NCCL_SOCKET_IFNAME"] == "=bond0"
+    assert env.get("NCCL_CROSS_NIC") == ("0" if topology == "rail-optimized" else "1")
+    if shape == "sonic-leaf-subnet-fattree":
+        assert env["NCCL_IB_TC"] == str(34 * 4 + 2)
+    if shape == "spectrum-x-lossy":
+        assert env["NCCL_IB_GID_INDEX"] == "3" and env["NCCL_IB_ADAPTIVE_ROUTING"] == "1"
+        assert read_setup(out / "host-groups" / "node" / "hca-setup.sh")["pfc"] == {"0,0,0,0,0,0,0,0"}
+    else:
+        assert "NCCL_IB_GID_INDEX" not in env
+    scripts_ok([out / "host-groups" / "node" / "hca-setup.sh"])
