@@ -86,12 +86,20 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
             for t in targets.values():
                 if t.applies(ctx):
                     structured.append((t.name, t.structure(ctx)))
+        from fabgen.platforms import slurm
+
+        cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values())))]
         bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}  # type: ignore[index]
         rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom)
     files: dict[str, bytes] = {}
     with _timed(timings, "render", progress):
         for tname, data in structured:
             for path, content in targets[tname].render(data):
+                if path in files:
+                    raise AssertionError(f"two targets write {path}")
+                files[path] = content
+        for render_cluster, data in cluster_outputs:
+            for path, content in render_cluster(data):
                 if path in files:
                     raise AssertionError(f"two targets write {path}")
                 files[path] = content

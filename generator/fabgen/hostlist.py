@@ -1,0 +1,62 @@
+"""Slurm hostlist expressions: ['dgx001', 'dgx002', 'dgx004'] -> 'dgx[001-002,004]'.
+
+Names group by their prefix and the width of their trailing number (zero padding is kept,
+as Slurm's parser keeps it); names without a trailing number stand alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TAIL = re.compile(r"^(.*?)(\d+)$")
+
+
+def compress(names: list[str]) -> str:
+    groups: dict[tuple[str, int], list[int]] = {}
+    plain: list[str] = []
+    order: list[tuple[str, int] | str] = []
+    for name in names:
+        m = _TAIL.match(name)
+        if not m:
+            plain.append(name)
+            order.append(name)
+            continue
+        key = (m.group(1), len(m.group(2)))
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(int(m.group(2)))
+    parts = []
+    for key in order:
+        if isinstance(key, str):
+            parts.append(key)
+            continue
+        prefix, width = key
+        nums = sorted(set(groups[key]))
+        if len(nums) == 1:
+            parts.append(f"{prefix}{nums[0]:0{width}d}")
+            continue
+        ranges, start = [], nums[0]
+        for a, b in zip(nums, nums[1:] + [None]):
+            if b != a + 1:
+                ranges.append(f"{start:0{width}d}" if start == a else f"{start:0{width}d}-{a:0{width}d}")
+                start = b
+        parts.append(f"{prefix}[{','.join(ranges)}]")
+    return ",".join(parts)
+
+
+def expand(expr: str) -> list[str]:
+    """The inverse, for tests and for reading Slurm files back."""
+    out: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", expr):
+        m = re.match(r"^(.*)\[(.*)\]$", part)
+        if not m:
+            out.append(part)
+            continue
+        prefix, body = m.groups()
+        for item in body.split(","):
+            lo, _, hi = item.partition("-")
+            width = len(lo)
+            for n in range(int(lo), int(hi or lo) + 1):
+                out.append(f"{prefix}{n:0{width}d}")
+    return out
