@@ -86,9 +86,10 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
             for t in targets.values():
                 if t.applies(ctx):
                     structured.append((t.name, t.structure(ctx)))
-        from fabgen.platforms import slurm
+        from fabgen.platforms import ansible, slurm
 
-        cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values())))]
+        cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values()))),
+                           (ansible.render, ansible.structure(list(contexts.values()), structured))]
         bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}  # type: ignore[index]
         rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom)
     files: dict[str, bytes] = {}
