@@ -101,6 +101,36 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
 
 
 @app.command()
+def diff(
+    old: Path = typer.Argument(..., help="inventory YAML or rendered directory (before)"),
+    new: Path = typer.Argument(..., help="inventory YAML or rendered directory (after)"),
+    format: str = typer.Option("text", "--format", help="text or markdown (for a pull-request comment)"),
+    exit_code: bool = typer.Option(False, "--exit-code", help="exit 1 when anything differs, 0 when nothing does"),
+    no_files: bool = typer.Option(False, "--no-files", help="the review summary only, without per-file diffs"),
+) -> None:
+    """Review summary (devices, links, addresses, ASNs, intent) then per-file diffs of two renders."""
+    from fabgen import diff as differ
+
+    if format not in ("text", "markdown"):
+        typer.echo(f"fabgen: --format must be text or markdown, not {format!r}", err=True)
+        raise typer.Exit(2)
+    sides = []
+    for side in (old, new):
+        if not side.exists():
+            typer.echo(f"fabgen: {side}: no such inventory or directory", err=True)
+            raise typer.Exit(2)
+        try:
+            sides.append(differ.load_side(side))
+        except InventoryError as exc:
+            _fail_inventory(exc)
+    review = differ.compare(*sides)
+    fmt = differ.format_markdown if format == "markdown" else differ.format_text
+    typer.echo(fmt(review, str(old), str(new), files=not no_files), nl=False)
+    if exit_code and review.differs:
+        raise typer.Exit(1)
+
+
+@app.command()
 def schema() -> None:
     """Print the JSON Schema of the inventory format."""
     from fabgen.inventory.schema import json_schema

@@ -91,7 +91,8 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
         cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values()))),
                            (ansible.render, ansible.structure(list(contexts.values()), structured))]
         bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}  # type: ignore[index]
-        rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom)
+        rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom,
+                               {n: report.intent(c) for n, c in contexts.items()})
     files: dict[str, bytes] = {}
     with _timed(timings, "render", progress):
         for tname, data in structured:

@@ -10,7 +10,28 @@ from fabgen.render import render
 from fabgen.topology.analysis import Summary
 
 
-def structure(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def intent(ctx: Any) -> dict[str, Any]:
+    """The fabric-wide intent a reviewer checks: QoS for Ethernet, subnet-manager choices for InfiniBand."""
+    f = ctx.fabric
+    if f.spec.kind == "infiniband":
+        from fabgen.platforms.infiniband import options, resolved
+
+        r = resolved(ctx)
+        parts = [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "node_groups": p.node_groups, "membership": p.membership}
+                 for p in options(ctx).partitions]
+        return {"subnet_manager": {**r, "partitions": parts}}
+    from fabgen.platforms.ethernet import options as eth_options, qos_intent
+
+    q = qos_intent(ctx)
+    eth = eth_options(ctx)
+    qos = {k: v for k, v in q.items() if k not in ("dscp_to_tc", "tc_to_queue", "tc_to_pg")}
+    qos["dscp_to_tc"] = {str(d): tc for d, tc in enumerate(q["dscp_to_tc"]) if tc}
+    return {"qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing},
+            "asn": eth.asn.model_dump()}
+
+
+def structure(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
+              intents: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     fabrics = {}
     for name, s in summaries.items():
         d = asdict(s)
@@ -25,6 +46,7 @@ def structure(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[d
             "bisection_bandwidth_gbps": d["bisection_gbps"],
             "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},
             "warnings": d["warnings"],
+            **(intents or {}).get(name, {}),
         }
     return {"cluster": cluster, "fabrics": fabrics, "bom": bom}
 

@@ -1,0 +1,280 @@
+"""fabgen diff OLD NEW: what a reviewer needs before anything touches a switch.
+
+Each side is an inventory (rendered in memory through the same pipeline) or a rendered
+directory; nothing is re-implemented. The review summary comes first:
+* devices added, removed and changed (a device's files: its switch config, a node's
+  netplan; a node group's shared host files count for the group); unchanged ones are not
+  listed;
+* links re-cabled, keyed by their lower end (node NIC, or the lower-tier switch port),
+  with the far end before and after; links added and removed;
+* addresses and ASNs changed per device, read from the Ansible host_vars (the structured
+  config each file was rendered from);
+* fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
+then unified diffs per file. manifest.json and the Ansible copies of the configs are left
+out of the file diffs (they repeat what the summary and the configs say).
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars)/.*)$")
+DEVICE_FILE = [
+    re.compile(r"^[^/]+/switches/(?P<d>[^/]+?)(\.cfg|\.nvue\.yaml|\.nvue\.sh|/config_db\.json)$"),
+    re.compile(r"^hosts/(?P<d>[^/]+)/"),
+]
+GROUP_FILE = re.compile(r"^host-groups/(?P<g>[^/]+)/")
+LIST_LIMIT = 50
+
+
+def load_side(path: Path) -> dict[str, bytes]:
+    """Files of a rendered directory, or of an inventory rendered in memory."""
+    if path.is_dir():
+        return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    from fabgen.pipeline import run
+
+    return run(path).files
+
+
+def _device_of(path: str) -> str | None:
+    for rx in DEVICE_FILE:
+        m = rx.match(path)
+        if m:
+            return m.group("d")
+    m = GROUP_FILE.match(path)
+    return f"node group {m.group('g')}" if m else None
+
+
+def _devices(files: dict[str, bytes]) -> set[str]:
+    """Every device a side has: both ends of every cable (switches without files of their own,
+    like InfiniBand ones, count too) and every device with files."""
+    out = {d for p in files if (d := _device_of(p))}
+    for (_, a, _), (z, _) in _cabling(files).items():
+        out.update((a, z))
+    return out
+
+
+def _cabling(files: dict[str, bytes]) -> dict[tuple[str, str, str], tuple[str, str]]:
+    out = {}
+    for path, data in files.items():
+        if path.endswith("/cabling.csv") and path.count("/") == 1:
+            fabric = path.split("/")[0]
+            for r in csv.DictReader(io.StringIO(data.decode())):
+                out[(fabric, r["a_device"], r["a_port"])] = (r["z_device"], r["z_port"])
+    return out
+
+
+def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """device -> {'asn': ..., 'addresses': {where: address}} from the Ansible host_vars."""
+    out: dict[str, dict[str, Any]] = {}
+    for path, data in files.items():
+        m = re.match(r"^ansible/host_vars/(.+)\.yml$", path)
+        if not m:
+            continue
+        hv = yaml.safe_load(data) or {}
+        cfg = hv.get("fabgen_config") or {}
+        asn, addrs = None, {}
+        if hv.get("fabgen_platform") == "eos":
+            asn = cfg["bgp"]["asn"]
+            addrs["Loopback0"] = f"{cfg['loopback']}/32"
+            for i in cfg["interfaces"]:
+                if "ip" in i:
+                    addrs[i["name"]] = f"{i['ip']}/{i['prefix']}"
+            if cfg.get("svi"):
+                addrs[f"Vlan{cfg['svi']['vlan']}"] = f"{cfg['svi']['ip']}/{cfg['svi']['prefix']}"
+        elif hv.get("fabgen_platform") == "sonic":
+            asn = int(cfg["DEVICE_METADATA"]["localhost"]["bgp_asn"])
+            for table in ("LOOPBACK_INTERFACE", "INTERFACE", "VLAN_INTERFACE"):
+                for key in cfg.get(table, {}):
+                    if "|" in key:
+                        name, addr = key.split("|")
+                        addrs[name] = addr
+        elif hv.get("fabgen_platform") == "nvue":
+            asn = cfg["router"]["bgp"]["autonomous-system"]
+            for name, node in cfg["interface"].items():
+                for addr in node.get("ip", {}).get("address", {}):
+                    addrs[name] = addr
+        if asn is not None or addrs:
+            out[m.group(1)] = {"asn": asn, "addresses": addrs}
+    return out
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested intent -> {'qos.ecn.min_kbytes': 150, 'subnet_manager.partitions.tenant-a.pkey': ...}."""
+    if isinstance(d, list) and d and all(isinstance(x, dict) and "name" in x for x in d):
+        d = {x["name"]: {k: v for k, v in x.items() if k != "name"} for x in d}
+    if isinstance(d, dict):
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: d}
+
+
+def _intent(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    if "report.json" not in files:
+        return {}
+    rep = json.loads(files["report.json"])
+    keep = ("qos", "addressing", "asn", "subnet_manager")
+    return {name: _flat({k: f[k] for k in keep if k in f}) for name, f in rep.get("fabrics", {}).items()}
+
+
+@dataclass
+class Review:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    recabled: list[tuple[str, str, str, str]] = field(default_factory=list)  # fabric, a end, before, after
+    links_added: list[tuple[str, str, str]] = field(default_factory=list)
+    links_removed: list[tuple[str, str, str]] = field(default_factory=list)
+    asns: list[tuple[str, Any, Any]] = field(default_factory=list)
+    addresses: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    intent: list[tuple[str, str, Any, Any]] = field(default_factory=list)
+    files: list[tuple[str, bytes | None, bytes | None]] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.files)
+
+
+def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
+    rv = Review()
+    paths = sorted(set(old) | set(new))
+    changed_paths = [p for p in paths if old.get(p) != new.get(p)]
+    dev_old, dev_new = _devices(old), _devices(new)
+    changed_devices = {_device_of(p) for p in changed_paths} - {None}
+    c_old, c_new = _cabling(old), _cabling(new)
+    for key in set(c_old) | set(c_new):
+        if c_old.get(key) != c_new.get(key):
+            changed_devices.add(key[1])
+            for end in (c_old.get(key), c_new.get(key)):
+                if end:
+                    changed_devices.add(end[0])
+    rv.added = sorted(dev_new - dev_old, key=_natural)
+    rv.removed = sorted(dev_old - dev_new, key=_natural)
+    rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
+
+    for key in sorted(set(c_old) | set(c_new), key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
+        a = f"{key[1]} {key[2]}"
+        if key in c_old and key in c_new:
+            if c_old[key] != c_new[key]:
+                rv.recabled.append((key[0], a, " ".join(c_old[key]), " ".join(c_new[key])))
+        elif key in c_new:
+            rv.links_added.append((key[0], a, " ".join(c_new[key])))
+        else:
+            rv.links_removed.append((key[0], a, " ".join(c_old[key])))
+
+    i_old, i_new = _identity(old), _identity(new)
+    for dev in sorted(set(i_old) & set(i_new), key=_natural):
+        if i_old[dev]["asn"] != i_new[dev]["asn"]:
+            rv.asns.append((dev, i_old[dev]["asn"], i_new[dev]["asn"]))
+        ao, an = i_old[dev]["addresses"], i_new[dev]["addresses"]
+        for where in sorted(set(ao) | set(an), key=_natural):
+            if ao.get(where) != an.get(where):
+                rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
+
+    t_old, t_new = _intent(old), _intent(new)
+    for fab in sorted(set(t_old) & set(t_new)):
+        for key in sorted(set(t_old[fab]) | set(t_new[fab])):
+            if t_old[fab].get(key) != t_new[fab].get(key):
+                rv.intent.append((fab, key, t_old[fab].get(key), t_new[fab].get(key)))
+
+    rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
+    return rv
+
+
+def _natural(s: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def _limited(items: list[str], limit: int = LIST_LIMIT) -> list[str]:
+    if len(items) <= limit:
+        return items
+    return items[:limit] + [f"... and {len(items) - limit} more"]
+
+
+def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
+    """(heading, bullet lines) for every non-empty part of the review."""
+    parts: list[tuple[str, list[str]]] = []
+    if rv.added:
+        parts.append((f"Devices added ({len(rv.added)})", _limited(rv.added)))
+    if rv.removed:
+        parts.append((f"Devices removed ({len(rv.removed)})", _limited(rv.removed)))
+    if rv.changed:
+        parts.append((f"Devices changed ({len(rv.changed)})", _limited(rv.changed)))
+    if rv.recabled:
+        parts.append((f"Links re-cabled ({len(rv.recabled)})",
+                      _limited([f"{fab}: {a}: {before} -> {after}" for fab, a, before, after in rv.recabled])))
+    if rv.links_added:
+        parts.append((f"Links added ({len(rv.links_added)})",
+                      _limited([f"{fab}: {a} -- {z}" for fab, a, z in rv.links_added])))
+    if rv.links_removed:
+        parts.append((f"Links removed ({len(rv.links_removed)})",
+                      _limited([f"{fab}: {a} -- {z}" for fab, a, z in rv.links_removed])))
+    if rv.asns:
+        parts.append((f"ASNs changed ({len(rv.asns)})", _limited([f"{d}: {a} -> {b}" for d, a, b in rv.asns])))
+    if rv.addresses:
+        parts.append((f"Addresses changed ({len(rv.addresses)})",
+                      _limited([f"{w}: {a or '(none)'} -> {b or '(none)'}" for w, a, b in rv.addresses])))
+    if rv.intent:
+        parts.append((f"Fabric intent changed ({len(rv.intent)})",
+                      [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))
+    return parts
+
+
+def _file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
+    if SKIP_FILE_DIFF.match(path):
+        return ""
+    if a is None or b is None:
+        text = (b if a is None else a) or b""
+        what = "new file" if a is None else "deleted file"
+        return f"{what}: {path} ({len(text.splitlines())} lines)\n"
+    try:
+        la, lb = a.decode().splitlines(keepends=True), b.decode().splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return f"binary file changed: {path}\n"
+    return "".join(difflib.unified_diff(la, lb, f"a/{path}", f"b/{path}"))
+
+
+def format_text(rv: Review, old_name: str, new_name: str, files: bool = True) -> str:
+    if not rv.differs:
+        return f"no differences between {old_name} and {new_name}\n"
+    out = [f"fabgen diff {old_name} {new_name}", ""]
+    for heading, lines in _summary_lines(rv):
+        out.append(f"{heading}:")
+        out += [f"  {line}" for line in lines]
+        out.append("")
+    out.append(f"Files changed: {len(rv.files)}")
+    text = "\n".join(out) + "\n"
+    if files:
+        text += "\n" + "".join(_file_diff(*f) for f in rv.files)
+    return text
+
+
+def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True) -> str:
+    if not rv.differs:
+        return f"**fabgen diff**: no differences between `{old_name}` and `{new_name}`.\n"
+    out = [f"## fabgen diff: `{old_name}` → `{new_name}`", ""]
+    for heading, lines in _summary_lines(rv):
+        out.append(f"### {heading}")
+        out += [f"- `{line}`" if not line.startswith("...") else f"- {line}" for line in lines]
+        out.append("")
+    out.append(f"**Files changed:** {len(rv.files)}")
+    out.append("")
+    if files:
+        for path, a, b in rv.files:
+            body = _file_diff(path, a, b)
+            if not body:
+                continue
+            out += [f"<details><summary><code>{path}</code></summary>", "", "```diff", body.rstrip("\n"), "```", "",
+                    "</details>", ""]
+    return "\n".join(out) + "\n"

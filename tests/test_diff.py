@@ -1,0 +1,104 @@
+"""fabgen diff on real changes: the review reads like an engineer's and exits as documented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import INVENTORIES
+from fabgen.cli import main
+from fabgen.pipeline import render_to
+
+
+def fabgen(*args: str, capsys) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def variant(tmp_path: Path, case: str, name: str, old: str, new: str, count: int = 1) -> Path:
+    text = (INVENTORIES / f"{case}.yaml").read_text()
+    assert text.count(old) >= 1
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text.replace(old, new, count))
+    return path
+
+
+def section(out: str, heading: str) -> list[str]:
+    m = re.search(rf"^{re.escape(heading)} \((\d+)\):\n((?:  .*\n)*)", out, re.M)
+    assert m, f"no section {heading!r} in:\n{out[:2000]}"
+    return [line[2:] for line in m.group(2).splitlines()]
+
+
+def test_growing_by_one_scalable_unit(tmp_path: Path, capsys) -> None:
+    new = variant(tmp_path, "superpod-4su", "five", "count: 127", "count: 159")
+    code, out, _ = fabgen("diff", str(INVENTORIES / "superpod-4su.yaml"), str(new), "--no-files", "--exit-code",
+                          capsys=capsys)
+    assert code == 1
+    added = section(out, "Devices added")
+    # a fifth unit: 8 leaves, 32 nodes; 32 spines instead of 16 (40 leaves x 32 uplinks)
+    assert [d for d in added if "-su05-leaf" in d] == [f"compute-su05-leaf{r}" for r in range(1, 9)]
+    # 56 devices, listed in natural order up to 50, then counted
+    assert [d for d in added if d.startswith("dgx")] == [f"dgx{n}" for n in range(128, 154)]
+    assert added[-1] == "... and 6 more" and "Devices added (56):" in out
+    assert [d for d in added if "spine" in d] == [f"compute-spine{n}" for n in range(17, 33)]
+    recabled = section(out, "Links re-cabled")
+    assert recabled[0].startswith("compute: compute-su01-leaf1 IB1/17/2: compute-spine01 IB1/1/2 -> ")
+    assert "Devices removed" not in out
+
+
+def test_changing_an_ecn_threshold(tmp_path: Path, capsys) -> None:
+    new = variant(tmp_path, "roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300")
+    code, out, _ = fabgen("diff", str(INVENTORIES / "roce-3tier.yaml"), str(new), "--exit-code", capsys=capsys)
+    assert code == 1
+    assert section(out, "Fabric intent changed") == ["eth: qos.ecn.min_bytes: 200000 -> 300000",
+                                                     "eth: qos.ecn.min_kbytes: 200 -> 300"]
+    assert len(section(out, "Devices changed")) == 24
+    for absent in ("Devices added", "Links re-cabled", "ASNs changed", "Addresses changed"):
+        assert absent not in out
+    assert "-      random-detect ecn minimum-threshold 200000 bytes" in out
+    assert "+      random-detect ecn minimum-threshold 300000 bytes" in out
+
+
+def test_adding_a_partition(tmp_path: Path, capsys) -> None:
+    text = (INVENTORIES / "ib-3tier.yaml").read_text() + (
+        "        - name: tenant-b\n          pkey: 0x0a02\n          node_groups: [h100]\n")
+    new = tmp_path / "part.yaml"
+    new.write_text(text)
+    code, out, _ = fabgen("diff", str(INVENTORIES / "ib-3tier.yaml"), str(new), "--format", "markdown",
+                          capsys=capsys)
+    assert code == 0  # differences alone do not fail without --exit-code
+    assert "### Fabric intent changed (3)" in out
+    assert '`ib: subnet_manager.partitions.tenant-b.pkey: null -> "0x0a02"`' in out
+    assert "<code>ib/infiniband/partitions.conf</code>" in out and "+tenant-b=0x0a02, ipoib" in out
+    assert "Devices changed" not in out
+
+
+def test_address_and_asn_changes_from_rendered_directories(tmp_path: Path, capsys) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    render_to(INVENTORIES / "fattree-2to1.yaml", old)
+    render_to(variant(tmp_path, "fattree-2to1", "asn", "oversubscription: 2",
+                      "oversubscription: 2\n    ethernet: {asn: {leaf: 65101}, pools: {loopbacks: 10.254.0.0/24}}"),
+              new)
+    code, out, _ = fabgen("diff", str(old), str(new), "--no-files", "--exit-code", capsys=capsys)
+    assert code == 1
+    asns = section(out, "ASNs changed")
+    assert asns[0] == "fabric-leaf01: 4200010000 -> 65101" and len(asns) == 8
+    assert "fabric-leaf01 Loopback0: 10.255.0.1/32 -> 10.254.0.1/32" in section(out, "Addresses changed")
+    code, out, _ = fabgen("diff", str(old), str(old), "--exit-code", capsys=capsys)
+    assert code == 0 and out.startswith("no differences")
+
+
+def test_bad_side_is_a_located_error(tmp_path: Path, capsys) -> None:
+    bad = variant(tmp_path, "roce-2node", "bad", "switch_model: arista-7060x5", "switch_model: arista-7060")
+    code, _, err = fabgen("diff", str(INVENTORIES / "roce-2node.yaml"), str(bad), capsys=capsys)
+    assert code == 2
+    assert re.search(r"bad\.yaml:\d+:\d+: fabrics\[0\]\.switch_model: unknown model", err)
+    code, _, err = fabgen("diff", str(tmp_path / "missing"), str(bad), capsys=capsys)
+    assert code == 2 and "no such inventory or directory" in err
