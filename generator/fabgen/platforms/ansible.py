@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-import yaml
+from fabgen import yamlout
 
 from fabgen.platforms import Context
 
@@ -70,7 +70,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
 
 
 def _yaml(head: str, data: Any) -> bytes:
-    return (head + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=120)).encode()
+    return (head + yamlout.dump(data)).encode()
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:

@@ -1,0 +1,36 @@
+"""Synthetic inventories for the scale benchmark: every fabric kind at 1k to 64k GPUs.
+
+DGX H100 / B200 nodes (8 GPUs, 8 NICs); the switch models of each platform. Sizes beyond
+what a kind's topology allows are skipped (the sizing rules say why).
+"""
+
+from __future__ import annotations
+
+SIZES = (1024, 4096, 16384, 32768, 65536)  # GPUs
+KINDS = {
+    # name: (kind, platform, topology, switch model, node model)
+    "ib-rail": ("infiniband", "ufm", "rail-optimized", "qm9700", "dgx-h100"),
+    "eos-fattree": ("roce", "eos", "fat-tree", "arista-7060x5", "dgx-h100"),
+    "eos-rail": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
+    "sonic-fattree": ("roce", "sonic", "fat-tree", "sonic-64x400g", "dgx-h100"),
+    "sonic-rail": ("roce", "sonic", "rail-optimized", "sonic-64x400g", "dgx-h100"),
+    "spectrum-x": ("spectrum-x", "nvue", "rail-optimized", "sn5600", "dgx-b200"),
+}
+
+
+def inventory(name: str, gpus: int) -> str:
+    kind, platform, topology, switch, model = KINDS[name]
+    nodes = gpus // 8
+    return f"""# fabgen benchmark: {name}, {gpus} GPUs
+version: 1
+cluster: bench-{name}-{gpus}
+node_groups:
+  - {{name: gpu, model: {model}, count: {nodes}, hostname: "gpu{{n:05d}}"}}
+fabrics:
+  - name: f
+    kind: {kind}
+    platform: {platform}
+    topology: {topology}
+    switch_model: {switch}
+    node_groups: [gpu]
+"""

@@ -1,0 +1,126 @@
+"""Scale benchmark: wall time and peak memory per pipeline stage, per fabric kind and size.
+
+    python benchmarks/run.py                       # every kind at every size (minutes)
+    python benchmarks/run.py --kinds eos-rail --sizes 4096 32768
+    python benchmarks/run.py --json results.json
+
+Each case runs in a fresh interpreter (so peak memory is its own) and renders into a
+temporary directory, end to end: load, validate, build, check, allocate, structure,
+render, write. Peak memory per stage is the process's resident set size sampled every
+5 ms while the stage runs (the peak of the whole run is the largest of them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from inventories import KINDS, SIZES, inventory  # noqa: E402
+
+STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render", "write")
+
+CHILD = r"""
+import json, os, sys, threading, time
+from pathlib import Path
+from fabgen.pipeline import render_to
+from fabgen.errors import InventoryError
+
+page = os.sysconf("SC_PAGE_SIZE")
+current = {"stage": "start"}
+peaks = {}
+stop = False
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * page
+
+def sample():
+    while not stop:
+        s = current["stage"]
+        peaks[s] = max(peaks.get(s, 0), rss())
+        time.sleep(0.005)
+
+t = threading.Thread(target=sample, daemon=True)
+t.start()
+start = time.perf_counter()
+def progress(stage):
+    peaks[current["stage"]] = max(peaks.get(current["stage"], 0), rss())
+    current["stage"] = stage
+try:
+    result = render_to(sys.argv[1], sys.argv[2], progress=progress)
+except InventoryError as exc:
+    print(json.dumps({"error": str(exc.problems[0].format())}))
+    sys.exit(0)
+total = time.perf_counter() - start
+peaks[current["stage"]] = max(peaks.get(current["stage"], 0), rss())
+stop = True
+t.join()
+plan = result.fabrics["f"].plan
+files = result.files
+switch_files = sum(1 for p in files if "/switches/" in p)
+print(json.dumps({"timings": result.timings, "total": total, "peaks": peaks, "files": len(files),
+                  "switches": plan.leaves + plan.spines + plan.cores, "nodes": plan.nodes, "tiers": plan.tiers,
+                  "switch_files": switch_files}))
+"""
+
+
+def run_case(name: str, gpus: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        inv = Path(tmp) / "inv.yaml"
+        inv.write_text(inventory(name, gpus))
+        out = Path(tmp) / "out"
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(out)], capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"kind": name, "gpus": gpus, "error": proc.stderr.strip().splitlines()[-1]}
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    data.update(kind=name, gpus=gpus, process_wall=wall)
+    return data
+
+
+def table(rows: list[dict]) -> str:
+    head = ["kind", "GPUs", "switches", "files"] + [s for s in STAGES] + ["total s", "proc s", "peak MiB", "ms/switch"]
+    lines = [" | ".join(head), " | ".join("---" for _ in head)]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"{r['kind']} | {r['gpus']} | skipped: {r['error'][:90]}")
+            continue
+        t = r["timings"]
+        peak = max(r["peaks"].values()) / 2**20
+        per_switch = 1000 * (t.get("structure", 0) + t.get("render", 0)) / max(1, r["switches"])
+        cells = [r["kind"], str(r["gpus"]), str(r["switches"]), str(r["files"])]
+        cells += [f"{t.get(s, 0):.2f}" for s in STAGES]
+        cells += [f"{r['total']:.2f}", f"{r['process_wall']:.2f}", f"{peak:.0f}", f"{per_switch:.2f}"]
+        lines.append(" | ".join(cells))
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
+    ap.add_argument("--sizes", nargs="*", type=int, default=list(SIZES))
+    ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    args = ap.parse_args()
+    rows = []
+    for name in args.kinds:
+        for gpus in args.sizes:
+            row = run_case(name, gpus)
+            rows.append(row)
+            print(f"{name} {gpus}: " + (f"{row['total']:.2f} s" if "total" in row else row["error"]),
+                  file=sys.stderr, flush=True)
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":
+    main()
