@@ -80,7 +80,9 @@ def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
         m = re.match(r"^ansible/host_vars/(.+)\.yml$", path)
         if not m:
             continue
-        hv = yaml.safe_load(data) or {}
+        text = data.decode()
+        body = text.split("\n", 1)[1] if text.startswith("#") else text
+        hv = json.loads(body) if body.lstrip().startswith("{") else (yaml.safe_load(text) or {})
         cfg = hv.get("fabgen_config") or {}
         asn, addrs = None, {}
         if hv.get("fabgen_platform") == "eos":

@@ -41,7 +41,18 @@ class _Escapes(dict):
 _ESCAPES = _Escapes()
 
 
+_CACHE: dict[str, str] = {}
+_CACHE_LIMIT = 1 << 16
+
+
 def scalar(value: Any) -> str:
+    if value.__class__ is str:
+        hit = _CACHE.get(value)
+        if hit is None:
+            hit = _string(value)
+            if len(_CACHE) < _CACHE_LIMIT:
+                _CACHE[value] = hit
+        return hit
     if value is None:
         return "null"
     if value is True:
@@ -52,7 +63,10 @@ def scalar(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return repr(value)
-    text = str(value)
+    return _string(str(value))
+
+
+def _string(text: str) -> str:
     if _PLAIN.match(text) and not _SPECIAL.match(text) and not _NUMBERLIKE.match(text):
         return text
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES) if not _ASCII.match(text) else \
