@@ -74,10 +74,18 @@ def _yaml(head: str, data: Any) -> bytes:
     return (head + yamlout.dump(data)).encode()
 
 
-def _json_yaml(head: str, data: Any) -> bytes:
-    """host_vars as JSON, which is YAML (flow style): the structured config of a 32k-GPU fabric
-    is hundreds of MB of YAML, and json's C encoder writes it ten times faster."""
-    return (head + json.dumps(data, indent=1, sort_keys=False) + "\n").encode()
+def _json_yaml(head: str, data: dict[str, Any]) -> bytes:
+    """host_vars as JSON, which is YAML (flow style): json's C encoder writes the structured
+    config of a 32k-GPU fabric ten times faster than any YAML emitter. One line per key, and
+    per key of fabgen_config, so a diff of two renders stays readable."""
+    lines = []
+    for key, value in data.items():
+        if key == "fabgen_config" and isinstance(value, dict) and value:
+            inner = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
+            lines.append(f" {json.dumps(key)}: {{\n{inner}\n }}")
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return (head + "{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
