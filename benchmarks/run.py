@@ -72,8 +72,8 @@ print(json.dumps({"timings": result.timings, "total": total, "peaks": peaks, "fi
 """
 
 
-def run_case(name: str, gpus: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
+def run_case(name: str, gpus: int, out_root: str | None = None) -> dict:
+    with tempfile.TemporaryDirectory(dir=out_root) as tmp:
         inv = Path(tmp) / "inv.yaml"
         inv.write_text(inventory(name, gpus))
         out = Path(tmp) / "out"
@@ -109,11 +109,13 @@ def main() -> None:
     ap.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
     ap.add_argument("--sizes", nargs="*", type=int, default=list(SIZES))
     ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    ap.add_argument("--out-root", help="where the output is written (default: the system temporary directory); "
+                    "a tmpfs such as /dev/shm measures fabgen without the disk")
     args = ap.parse_args()
     rows = []
     for name in args.kinds:
         for gpus in args.sizes:
-            row = run_case(name, gpus)
+            row = run_case(name, gpus, args.out_root)
             rows.append(row)
             print(f"{name} {gpus}: " + (f"{row['total']:.2f} s" if "total" in row else row["error"]),
                   file=sys.stderr, flush=True)
