@@ -20,6 +20,7 @@ the tests validate each file with yanglint against them. Values come from
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable
 
 from fabgen.platforms import Context, Target
@@ -50,96 +51,155 @@ def _lanes(model, speed: int) -> list[str]:
     return [",".join(str(i * per + k) for k in range(per)) for i in range(n)]
 
 
-def config_db(sw: dict[str, Any], qos: dict[str, Any], lanes: list[str]) -> dict[str, Any]:
-    s = lambda v: str(v)  # noqa: E731 - CONFIG_DB holds every value as a string
+def shared_tables(qos: dict[str, Any]) -> dict[str, Any]:
+    """Tables and rows every switch of the fabric has alike, built once and shared (never
+    copied) by every switch's config_db: 2,560 switches hold references, not copies."""
+    s = str
     roce, cnp = qos["roce_priority"], qos["cnp_priority"]
     wd = qos["watchdog"]
+    no_drop = ",".join(s(p) for p in qos["no_drop"])
+    port_qos = {"dscp_to_tc_map": MAP, "tc_to_queue_map": MAP, "tc_to_pg_map": MAP, "pfc_to_queue_map": MAP,
+                "pfc_enable": no_drop}
+    if wd["enabled"]:
+        port_qos["pfcwd_sw_enable"] = no_drop
+    return {
+        "tables": {
+            "DSCP_TO_TC_MAP": {MAP: {s(d): s(tc) for d, tc in enumerate(qos["dscp_to_tc"])}},
+            "TC_TO_QUEUE_MAP": {MAP: {s(tc): s(q) for tc, q in enumerate(qos["tc_to_queue"])}},
+            "TC_TO_PRIORITY_GROUP_MAP": {MAP: {s(tc): s(pg) for tc, pg in enumerate(qos["tc_to_pg"])}},
+            "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: {s(p): s(qos["tc_to_queue"][p]) for p in qos["no_drop"]}},
+            "SCHEDULER": {"BEST_EFFORT": {"type": "DWRR", "weight": s(100 - qos["roce_bandwidth_percent"])},
+                          "ROCE": {"type": "DWRR", "weight": s(qos["roce_bandwidth_percent"])},
+                          "CNP": {"type": "STRICT"}},
+            "WRED_PROFILE": {"ROCE_ECN": {"ecn": "ecn_all", "wred_green_enable": "true",
+                                          "green_min_threshold": s(qos["ecn"]["min_bytes"]),
+                                          "green_max_threshold": s(qos["ecn"]["max_bytes"]),
+                                          "green_drop_probability": s(qos["ecn"]["probability"])}},
+            "BUFFER_POOL": {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
+                            "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
+                            "egress_lossy_pool": {"type": "egress", "mode": "dynamic"}},
+            "BUFFER_PROFILE": {
+                "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
+                "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
+                "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"}},
+        },
+        "port_qos": port_qos,
+        "watchdog": {"action": wd["action"], "detection_time": s(wd["detection_ms"]),
+                     "restoration_time": s(wd["restoration_ms"])} if wd["enabled"] else None,
+        "poll": {"GLOBAL": {"POLL_INTERVAL": s(wd["poll_interval_ms"])}} if wd["enabled"] else None,
+        "queue": [("0", {"scheduler": "BEST_EFFORT"}), (s(roce), {"scheduler": "ROCE", "wred_profile": "ROCE_ECN"}),
+                  (s(cnp), {"scheduler": "CNP"})],
+        "pg": [("0", {"profile": "ingress_lossy_profile"}), (s(roce), {"profile": "NULL"})],
+        "bq": [(r, {"profile": "egress_lossy_profile"}) for r in _ranges([q for q in range(8) if q != roce])]
+              + [(s(roce), {"profile": "egress_lossless_profile"})],
+        "empty": {},
+        "untagged": {"tagging_mode": "untagged"},
+        "admin_up": {"admin_status": "up"},
+        "default_pfcwd": "enable" if wd["enabled"] else "disable",
+    }
+
+
+def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> dict[str, Any]:
+    s = str
+    empty = shared["empty"]
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": {
             "hostname": sw["name"], "type": DEVICE_TYPE[sw["role"]], "bgp_asn": s(sw["bgp"]["asn"]),
-            "buffer_model": "dynamic", "default_pfcwd_status": "enable" if wd["enabled"] else "disable",
+            "buffer_model": "dynamic", "default_pfcwd_status": shared["default_pfcwd"],
             "docker_routing_config_mode": "split", "frr_mgmt_framework_config": "true"}},
         "PORT": {}, "INTERFACE": {},
-        "LOOPBACK_INTERFACE": {"Loopback0": {}, f"Loopback0|{sw['loopback']}/32": {}},
-        "DSCP_TO_TC_MAP": {MAP: {s(d): s(tc) for d, tc in enumerate(qos["dscp_to_tc"])}},
-        "TC_TO_QUEUE_MAP": {MAP: {s(tc): s(q) for tc, q in enumerate(qos["tc_to_queue"])}},
-        "TC_TO_PRIORITY_GROUP_MAP": {MAP: {s(tc): s(pg) for tc, pg in enumerate(qos["tc_to_pg"])}},
-        "MAP_PFC_PRIORITY_TO_QUEUE": {MAP: {s(p): s(qos["tc_to_queue"][p]) for p in qos["no_drop"]}},
-        "SCHEDULER": {"BEST_EFFORT": {"type": "DWRR", "weight": s(100 - qos["roce_bandwidth_percent"])},
-                      "ROCE": {"type": "DWRR", "weight": s(qos["roce_bandwidth_percent"])},
-                      "CNP": {"type": "STRICT"}},
-        "WRED_PROFILE": {"ROCE_ECN": {"ecn": "ecn_all", "wred_green_enable": "true",
-                                      "green_min_threshold": s(qos["ecn"]["min_bytes"]),
-                                      "green_max_threshold": s(qos["ecn"]["max_bytes"]),
-                                      "green_drop_probability": s(qos["ecn"]["probability"])}},
-        "BUFFER_POOL": {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
-                        "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
-                        "egress_lossy_pool": {"type": "egress", "mode": "dynamic"}},
-        "BUFFER_PROFILE": {
-            "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
-            "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
-            "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"}},
+        "LOOPBACK_INTERFACE": {"Loopback0": empty, f"Loopback0|{sw['loopback']}/32": empty},
+        **shared["tables"],
         "PORT_QOS_MAP": {}, "QUEUE": {}, "BUFFER_PG": {}, "BUFFER_QUEUE": {},
-        "PFC_WD": {"GLOBAL": {"POLL_INTERVAL": s(wd["poll_interval_ms"])}} if wd["enabled"] else {},
+        "PFC_WD": dict(shared["poll"]) if shared["poll"] else {},
     }
-    no_drop = ",".join(s(p) for p in qos["no_drop"])
-    lossy_queues = _ranges([q for q in range(8) if q != roce])
+    port, interface, port_qos = db["PORT"], db["INTERFACE"], db["PORT_QOS_MAP"]
+    queue, pg, bq, pfc_wd = db["QUEUE"], db["BUFFER_PG"], db["BUFFER_QUEUE"], db["PFC_WD"]
+    speed, mtu = s(sw["speed"] * 1000), s(sw["mtu"])
     for i, iface in enumerate(sw["interfaces"]):
         name = iface["name"]
         used = iface["kind"] != "unused"
-        db["PORT"][name] = {"lanes": lanes[i], "speed": s(sw["speed"] * 1000), "mtu": s(sw["mtu"]), "fec": "rs",
-                            "admin_status": "up" if used else "down",
-                            "description": iface.get("description", "UNUSED")}
+        port[name] = {"lanes": lanes[i], "speed": speed, "mtu": mtu, "fec": "rs",
+                      "admin_status": "up" if used else "down", "description": iface.get("description", "UNUSED")}
         if not used:
             continue
         if "ip" in iface:
-            db["INTERFACE"][name] = {}
-            db["INTERFACE"][f"{name}|{iface['ip']}/{iface['prefix']}"] = {}
-        db["PORT_QOS_MAP"][name] = {"dscp_to_tc_map": MAP, "tc_to_queue_map": MAP, "tc_to_pg_map": MAP,
-                                    "pfc_to_queue_map": MAP, "pfc_enable": no_drop}
-        if wd["enabled"]:
-            db["PORT_QOS_MAP"][name]["pfcwd_sw_enable"] = no_drop
-            db["PFC_WD"][name] = {"action": wd["action"], "detection_time": s(wd["detection_ms"]),
-                                  "restoration_time": s(wd["restoration_ms"])}
-        db["QUEUE"][f"{name}|0"] = {"scheduler": "BEST_EFFORT"}
-        db["QUEUE"][f"{name}|{roce}"] = {"scheduler": "ROCE", "wred_profile": "ROCE_ECN"}
-        db["QUEUE"][f"{name}|{cnp}"] = {"scheduler": "CNP"}
-        db["BUFFER_PG"][f"{name}|0"] = {"profile": "ingress_lossy_profile"}
-        db["BUFFER_PG"][f"{name}|{roce}"] = {"profile": "NULL"}
-        for r in lossy_queues:
-            db["BUFFER_QUEUE"][f"{name}|{r}"] = {"profile": "egress_lossy_profile"}
-        db["BUFFER_QUEUE"][f"{name}|{roce}"] = {"profile": "egress_lossless_profile"}
+            interface[name] = empty
+            interface[f"{name}|{iface['ip']}/{iface['prefix']}"] = empty
+        port_qos[name] = shared["port_qos"]
+        if shared["watchdog"] is not None:
+            pfc_wd[name] = shared["watchdog"]
+        for q, row in shared["queue"]:
+            queue[f"{name}|{q}"] = row
+        for g, row in shared["pg"]:
+            pg[f"{name}|{g}"] = row
+        for r, row in shared["bq"]:
+            bq[f"{name}|{r}"] = row
     svi = sw["svi"]
     if svi:
         vlan = f"Vlan{svi['vlan']}"
-        db["VLAN"] = {vlan: {"vlanid": s(svi["vlan"]), "mtu": s(sw["mtu"])}}
-        db["VLAN_MEMBER"] = {f"{vlan}|{i['name']}": {"tagging_mode": "untagged"} for i in sw["interfaces"]
+        db["VLAN"] = {vlan: {"vlanid": s(svi["vlan"]), "mtu": mtu}}
+        db["VLAN_MEMBER"] = {f"{vlan}|{i['name']}": shared["untagged"] for i in sw["interfaces"]
                              if i["kind"] == "host"}
-        db["VLAN_INTERFACE"] = {vlan: {}, f"{vlan}|{svi['ip']}/{svi['prefix']}": {}}
+        db["VLAN_INTERFACE"] = {vlan: empty, f"{vlan}|{svi['ip']}/{svi['prefix']}": empty}
     bgp = sw["bgp"]
     db["BGP_GLOBALS"] = {VRF: {"local_asn": s(bgp["asn"]), "router_id": bgp["router_id"]}}
     db["BGP_GLOBALS_AF"] = {f"{VRF}|{AF}": {"max_ebgp_paths": s(bgp["ecmp"])}}
-    db["BGP_GLOBALS_AF_NETWORK"] = {f"{VRF}|{AF}|{net}": {} for net in bgp["networks"]}
+    db["BGP_GLOBALS_AF_NETWORK"] = {f"{VRF}|{AF}|{net}": empty for net in bgp["networks"]}
     db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": {"bfd": "true" if bgp["bfd"] else "false", "admin_status": "up"}
                             for g in bgp["peer_groups"]}
-    db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": {"admin_status": "up"} for g in bgp["peer_groups"]}
+    db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": shared["admin_up"] for g in bgp["peer_groups"]}
     db["BGP_NEIGHBOR"] = {f"{VRF}|{n['ip']}": {"asn": s(n["asn"]), "local_addr": n["local_ip"],
                                                "name": n["peer"], "peer_group_name": n["peer_group"],
                                                "admin_status": "up"} for n in bgp["neighbors"]}
     return {table: rows for table, rows in db.items() if rows}
 
 
+_SAFE_KEY = re.compile(r"^[A-Za-z0-9_|./:-]*$")
+_ENC = json.JSONEncoder(sort_keys=True).encode
+
+
+def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
+    """Encodings of the rows every port and switch shares, by object identity."""
+    rows = [shared["port_qos"], shared["empty"], shared["untagged"], shared["admin_up"]]
+    rows += [r for _, r in shared["queue"] + shared["pg"] + shared["bq"]]
+    rows += [r for table in shared["tables"].values() for r in table.values()]
+    if shared["watchdog"] is not None:
+        rows.append(shared["watchdog"])
+    return {id(r): _ENC(r) for r in rows}
+
+
+def dumps(db: dict[str, Any], memo: dict[int, str] | None = None) -> str:
+    """config_db.json: tables and keys sorted and indented, each row on one line. json's C
+    encoder writes the rows (with indent= it would fall back to pure Python); rows shared by
+    every port and switch are encoded once (`memo`, from `shared_rows`)."""
+    memo = memo or {}
+    tables = []
+    for table in sorted(db):
+        rows = db[table]
+        lines = []
+        for k in sorted(rows):
+            row = rows[k]
+            text = memo.get(id(row))
+            if text is None:
+                text = _ENC(row)
+            key = f'"{k}"' if _SAFE_KEY.match(k) else _ENC(k)
+            lines.append(f"        {key}: {text}")
+        tables.append(f'    "{table}": {{\n' + ",\n".join(lines) + "\n    }")
+    return "{\n" + ",\n".join(tables) + "\n}\n"
+
+
 def structure(ctx: Context) -> dict[str, Any]:
-    qos = qos_intent(ctx)
+    shared = shared_tables(qos_intent(ctx))
     lanes = _lanes(ctx.fabric.switch_model, ctx.fabric.plan.speed)
-    return {"fabric": ctx.fabric.name,
-            "switches": [(sw["name"], config_db(sw, qos, lanes)) for sw in switch_configs(ctx)]}
+    return {"fabric": ctx.fabric.name, "shared": shared,
+            "switches": [(sw["name"], config_db(sw, shared, lanes)) for sw in switch_configs(ctx)]}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    memo = shared_rows(data["shared"])
     for name, db in data["switches"]:
-        yield f"{data['fabric']}/switches/{name}/config_db.json", (json.dumps(db, indent=4, sort_keys=True)
-                                                                   + "\n").encode()
+        yield f"{data['fabric']}/switches/{name}/config_db.json", dumps(db, memo).encode()
 
 
 TARGET = Target("sonic", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "sonic",
