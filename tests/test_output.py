@@ -70,3 +70,34 @@ def test_deterministic_across_hash_seeds(case: str, tmp_path: Path) -> None:
                        check=True, env=env, cwd=ROOT, capture_output=True)
         trees.append(_tree(out))
     assert trees[0] == trees[1]
+
+
+@pytest.mark.parametrize("case", ["fattree-2to1", "roce-3tier", "spectrumx-1su", "superpod-4su"])
+def test_two_core_render_is_byte_identical(case: str, monkeypatch) -> None:
+    """The forked render (fabgen.parallel) writes exactly what one process writes."""
+    from fabgen import parallel
+    from fabgen.pipeline import run
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+    monkeypatch.setenv("FABGEN_WORKERS", "1")
+    one = run(INVENTORIES / f"{case}.yaml").files
+    monkeypatch.setenv("FABGEN_WORKERS", "2")
+    assert parallel._workers(10) == 2
+    two = run(INVENTORIES / f"{case}.yaml").files
+    assert one == two
+
+
+def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
+    from fabgen import parallel
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+    monkeypatch.setenv("FABGEN_WORKERS", "2")
+
+    def render(data):
+        if data == "boom":
+            raise ValueError("bad data")
+        yield ("a", b"1")
+
+    jobs = [(render, "ok", lambda d, part, parts: "boom" if part == 1 else d)]
+    with pytest.raises(RuntimeError, match="ValueError: bad data"):
+        parallel.render_all(jobs, 10)

@@ -20,6 +20,7 @@ from fabgen.inventory.validate import Validated, validate
 from fabgen.output import manifest, write_tree
 from fabgen.platforms import Context, registry
 from fabgen.topology.analysis import summarize
+from fabgen.parallel import render_all
 from fabgen.topology.build import build_fabric
 from fabgen.topology.check import check
 from fabgen.topology.model import Fabric
@@ -88,23 +89,20 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
                     structured.append((t.name, t.structure(ctx)))
         from fabgen.platforms import ansible, slurm
 
-        cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values()))),
-                           (ansible.render, ansible.structure(list(contexts.values()), structured))]
+        cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values())), None),
+                           (ansible.render, ansible.structure(list(contexts.values()), structured), ansible.shard)]
         bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}  # type: ignore[index]
         rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom,
                                {n: report.intent(c) for n, c in contexts.items()})
     files: dict[str, bytes] = {}
     with _timed(timings, "render", progress):
-        for tname, data in structured:
-            for path, content in targets[tname].render(data):
-                if path in files:
-                    raise AssertionError(f"two targets write {path}")
-                files[path] = content
-        for render_cluster, data in cluster_outputs:
-            for path, content in render_cluster(data):
-                if path in files:
-                    raise AssertionError(f"two targets write {path}")
-                files[path] = content
+        jobs: list = [(targets[tname].render, data, targets[tname].shard) for tname, data in structured]
+        jobs += [(render_cluster, data, shard) for render_cluster, data, shard in cluster_outputs]
+        size = sum(len(f.switches) + len(f.hosts) for f in fabrics.values())
+        for path, content in render_all(jobs, size):
+            if path in files:
+                raise AssertionError(f"two targets write {path}")
+            files[path] = content
         files.update(report.render_files(rep))
         files["manifest.json"] = manifest(files, loaded.sha256)
     return Result(validated, fabrics, contexts, files, timings)

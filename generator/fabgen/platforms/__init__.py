@@ -32,6 +32,16 @@ class Target:
     applies: Callable[[Context], bool]
     structure: Callable[[Context], Any]
     render: Callable[[Any], Iterable[tuple[str, bytes]]]  # (path relative to OUT, content)
+    # shard(data, part, parts): the part of data whose files `render` then writes, so that
+    # large renders can run on two cores (fabgen.parallel); None: rendered in one piece.
+    shard: Callable[[Any, int, int], Any] | None = None
+
+
+def every_other(key: str) -> Callable[[Any, int, int], Any]:
+    """Shard a target's data by taking every parts-th item of data[key]."""
+    def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
+        return {**data, key: data[key][part::parts]}
+    return shard
 
 
 def registry() -> dict[str, Target]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from fabgen.platforms import Context, Target
+from fabgen.platforms import Context, Target, every_other
 from fabgen.platforms.ethernet import QOS_PROFILE, qos_intent, switch_configs
 from fabgen.render import render as render_template
 
@@ -56,4 +56,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
 
 
 TARGET = Target("eos", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "eos",
-                structure, render)
+                structure, render, every_other("switches"))

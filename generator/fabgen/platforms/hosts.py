@@ -194,4 +194,9 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"hosts/{name}/netplan.yaml", (head + _netplan_text(plan)).encode()
 
 
-TARGET = Target("hosts", lambda ctx: True, structure, render)
+def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
+    """Every parts-th node's netplan; the group files in part 0 only."""
+    return {**data, "groups": data["groups"] if part == 0 else [], "nodes": data["nodes"][part::parts]}
+
+
+TARGET = Target("hosts", lambda ctx: True, structure, render, shard)

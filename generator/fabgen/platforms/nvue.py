@@ -27,7 +27,7 @@ from typing import Any, Iterable
 from fabgen import yamlout
 
 from fabgen.inventory.ethernet import AR_MAX_SPEED
-from fabgen.platforms import Context, Target
+from fabgen.platforms import Context, Target, every_other
 from fabgen.platforms.ethernet import options, qos_intent, switch_configs
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
@@ -136,4 +136,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{data['fabric']}/switches/{name}.nvue.sh", "\n".join(lines).encode()
 
 
-TARGET = Target("nvue", lambda ctx: ctx.fabric.spec.kind == "spectrum-x", structure, render)
+TARGET = Target("nvue", lambda ctx: ctx.fabric.spec.kind == "spectrum-x", structure, render, every_other("switches"))

@@ -23,7 +23,7 @@ import json
 import re
 from typing import Any, Iterable
 
-from fabgen.platforms import Context, Target
+from fabgen.platforms import Context, Target, every_other
 from fabgen.platforms.ethernet import qos_intent, switch_configs
 
 MAP = "ROCE"
@@ -203,4 +203,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
 
 
 TARGET = Target("sonic", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "sonic",
-                structure, render)
+                structure, render, every_other("switches"))
