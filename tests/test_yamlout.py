@@ -11,7 +11,7 @@ scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
                     st.text(max_size=20),
                     st.sampled_from(["on", "off", "yes", "no", "null", "~", "1.5", "0x1f", "1e3", "10.0.0.1/31",
                                      "a: b", "#c", "- d", "{{ x }}", "0644", "08", "1_000", "12:30", ".inf", "=",
-                                     "", " lead", "trail ", "swp1s0", "é", "x\ny", "'q'", '"d"']))
+                                     "", " lead", "trail ", "swp1s0", "é", "x\ny", "end\n", "'q'", '"d"']))
 keys = st.one_of(st.text(min_size=1, max_size=12), st.sampled_from(["on", "3", "10.0.0.1/32", "2x", "y"]))
 data = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
                                                      st.dictionaries(keys, inner, max_size=4)), max_leaves=25)

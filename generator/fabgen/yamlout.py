@@ -19,7 +19,7 @@ _PLAIN = re.compile(r"^[A-Za-z0-9_/.][A-Za-z0-9_/.@+=-]*(?:[ ][A-Za-z0-9_/.@+=-]
 _SPECIAL = re.compile(
     r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
     r"|null|Null|NULL|~|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN|-\.inf|-\.Inf|-\.INF|=)$")
-_NUMBERLIKE = re.compile(r"^[-+]?(?:[0-9][0-9_:.,]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$|^0[xXoObB]")
+_NUMBERLIKE = re.compile(r"[-+]?(?:[0-9][0-9_:.,]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|0[xXoObB]")
 
 
 _ASCII = re.compile(r"^[\x00-\x7e]*$")
@@ -67,9 +67,9 @@ def scalar(value: Any) -> str:
 
 
 def _string(text: str) -> str:
-    if _PLAIN.match(text) and not _SPECIAL.match(text) and not _NUMBERLIKE.match(text):
+    if _PLAIN.fullmatch(text) and not _SPECIAL.fullmatch(text) and not _NUMBERLIKE.match(text):
         return text
-    return json.dumps(text, ensure_ascii=False).translate(_ESCAPES) if not _ASCII.match(text) else \
+    return json.dumps(text, ensure_ascii=False).translate(_ESCAPES) if not _ASCII.fullmatch(text) else \
         json.dumps(text).replace("\x7f", "\\u007f")
 
 

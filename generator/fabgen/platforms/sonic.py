@@ -183,7 +183,7 @@ def dumps(db: dict[str, Any], memo: dict[int, str] | None = None) -> str:
             text = memo.get(id(row))
             if text is None:
                 text = _ENC(row)
-            key = f'"{k}"' if _SAFE_KEY.match(k) else _ENC(k)
+            key = f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
             lines.append(f"        {key}: {text}")
         tables.append(f'    "{table}": {{\n' + ",\n".join(lines) + "\n    }")
     return "{\n" + ",\n".join(tables) + "\n}\n"
