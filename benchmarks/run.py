@@ -77,6 +77,7 @@ def run_case(name: str, gpus: int, out_root: str | None = None) -> dict:
         inv = Path(tmp) / "inv.yaml"
         inv.write_text(inventory(name, gpus))
         out = Path(tmp) / "out"
+        os.sync()  # start from a quiet disk: the previous case's writeback must not be billed here
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(out)], capture_output=True, text=True)
         wall = time.perf_counter() - start

@@ -100,4 +100,4 @@ def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
 
     jobs = [(render, "ok", lambda d, part, parts: "boom" if part == 1 else d)]
     with pytest.raises(RuntimeError, match="ValueError: bad data"):
-        parallel.render_all(jobs, 10)
+        list(parallel.render_all(jobs, 10))

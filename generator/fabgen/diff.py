@@ -85,7 +85,7 @@ def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
         hv = json.loads(body) if body.lstrip().startswith("{") else (yaml.safe_load(text) or {})
         cfg = hv.get("fabgen_config") or {}
         asn, addrs = None, {}
-        if hv.get("fabgen_platform") == "eos":
+        if hv.get("fabgen_platform") in ("eos", "sonic") and "bgp" in cfg:
             asn = cfg["bgp"]["asn"]
             addrs["Loopback0"] = f"{cfg['loopback']}/32"
             for i in cfg["interfaces"]:

@@ -66,52 +66,75 @@ def check_target(out: Path, force: bool = False) -> None:
 WRITERS = 4  # threads: file creation waits on the kernel, not on Python
 
 
-def _write_files(root: Path, files: dict[str, bytes]) -> None:
-    """Create every file under root. Directories first, then the files from a few threads
-    (os.open/os.write release the GIL, so creation latency overlaps)."""
-    base = os.fspath(root)
-    dirs = sorted({os.path.dirname(rel) for rel in files} - {""})
-    for d in dirs:
-        os.makedirs(os.path.join(base, d), exist_ok=True)
+def _write_one(base: str, rel: str, content: bytes) -> None:
+    fd = os.open(os.path.join(base, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
-    def one(item: tuple[str, bytes]) -> None:
-        rel, content = item
-        fd = os.open(os.path.join(base, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+
+class Staging:
+    """The temporary tree beside OUT that becomes OUT.
+
+    Files can be added while the render is still producing others: a few writer threads
+    create them (os.open/os.write release the GIL), so disk latency overlaps rendering.
+    `commit` writes whatever is missing, waits for the writers and swaps the tree in with
+    renameat2(RENAME_EXCHANGE); until then OUT is untouched, and `abort` removes the
+    temporary tree. fabgen never deletes outside OUT and its own temporary trees.
+    """
+
+    def __init__(self, out: Path, force: bool = False):
+        self.out = Path(out)
+        self.force = force
+        check_target(self.out, force)
+        self.parent = self.out.resolve().parent
+        self.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.fabgen-", dir=self.parent))
+        self.base = os.fspath(self.tmp)
+        self.dirs: set[str] = set()
+        self.written: set[str] = set()
+        self.pool = ThreadPoolExecutor(WRITERS)
+        self.futures: list = []
+
+    def add(self, rel: str, content: bytes) -> None:
+        d = os.path.dirname(rel)
+        if d and d not in self.dirs:
+            os.makedirs(os.path.join(self.base, d), exist_ok=True)
+            self.dirs.add(d)
+        self.written.add(rel)
+        self.futures.append(self.pool.submit(_write_one, self.base, rel, content))
+
+    def commit(self, files: dict[str, bytes]) -> None:
         try:
-            view = memoryview(content)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+            for rel in sorted(files):
+                if rel not in self.written:
+                    self.add(rel, files[rel])
+            for f in self.futures:
+                f.result()
+            self.pool.shutdown()
+            check_target(self.out, self.force)  # nothing foreign appeared meanwhile
+            tmp = self.tmp
+            if self.out.exists():
+                if not _exchange(tmp, self.out):  # no atomic exchange: two renames, a short gap
+                    old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.parent))
+                    os.rename(self.out, old / "tree")
+                    os.rename(tmp, self.out)
+                    tmp = old
+                shutil.rmtree(tmp, ignore_errors=True)  # now holds the previous tree
+            else:
+                os.rename(tmp, self.out)
+        except BaseException:
+            self.abort()
+            raise
 
-    items = sorted(files.items())
-    if len(items) < 64:
-        for item in items:
-            one(item)
-        return
-    with ThreadPoolExecutor(WRITERS) as pool:
-        for _ in pool.map(one, items, chunksize=32):
-            pass
+    def abort(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def write_tree(out: Path, files: dict[str, bytes], force: bool = False) -> None:
-    out = Path(out)
-    check_target(out, force)
-    parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.fabgen-", dir=parent))
-    try:
-        _write_files(tmp, files)
-        if out.exists():
-            if not _exchange(tmp, out):  # no atomic exchange: two renames, a short gap
-                old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
-                os.rename(out, old / "tree")
-                os.rename(tmp, out)
-                tmp = old
-        else:
-            os.rename(tmp, out)
-            return
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    shutil.rmtree(tmp, ignore_errors=True)  # now holds the previous tree
+    """Write a whole tree into OUT atomically."""
+    Staging(Path(out), force).commit(files)

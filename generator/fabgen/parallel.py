@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import struct
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 SPLIT_THRESHOLD = 1500  # devices (switch configs + per-node files) before splitting pays
 
@@ -32,15 +32,13 @@ def _workers(size: int) -> int:
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
-def _render(jobs: list[Job], part: int, parts: int) -> list[tuple[str, bytes]]:
-    out: list[tuple[str, bytes]] = []
+def _render(jobs: list[Job], part: int, parts: int) -> Iterator[tuple[str, bytes]]:
     for render, data, shard in jobs:
         if shard is None:
             if part == 0:
-                out.extend(render(data))
+                yield from render(data)
         else:
-            out.extend(render(shard(data, part, parts)))
-    return out
+            yield from render(shard(data, part, parts))
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -54,10 +52,12 @@ def _read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def render_all(jobs: list[Job], size: int) -> list[tuple[str, bytes]]:
-    """Every (path, content) of every job, rendered on one or two processes."""
+def render_all(jobs: list[Job], size: int) -> Iterator[tuple[str, bytes]]:
+    """Every (path, content) of every job, rendered on one or two processes; the parent's
+    files are yielded as they are rendered, the child's when it is done."""
     if _workers(size) == 1:
-        return _render(jobs, 0, 1)
+        yield from _render(jobs, 0, 1)
+        return
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child: render part 1, send it, leave without running the parent's cleanup
@@ -65,7 +65,7 @@ def render_all(jobs: list[Job], size: int) -> list[tuple[str, bytes]]:
         try:
             os.close(r)
             try:
-                payload = pickle.dumps(("ok", _render(jobs, 1, 2)), protocol=pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps(("ok", list(_render(jobs, 1, 2))), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
                 payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
             view = memoryview(struct.pack("!Q", len(payload)) + payload)
@@ -77,7 +77,7 @@ def render_all(jobs: list[Job], size: int) -> list[tuple[str, bytes]]:
             os._exit(code)
     os.close(w)
     try:
-        mine = _render(jobs, 0, 2)
+        yield from _render(jobs, 0, 2)
         size_bytes = struct.unpack("!Q", _read_exact(r, 8))[0]
         status, theirs = pickle.loads(_read_exact(r, size_bytes))
     finally:
@@ -85,4 +85,4 @@ def render_all(jobs: list[Job], size: int) -> list[tuple[str, bytes]]:
         os.waitpid(pid, 0)
     if status != "ok":
         raise RuntimeError(f"render worker failed: {theirs}")
-    return mine + theirs
+    yield from theirs

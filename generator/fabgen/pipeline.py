@@ -17,7 +17,7 @@ from fabgen import report
 from fabgen.addressing import allocate
 from fabgen.inventory.loader import load
 from fabgen.inventory.validate import Validated, validate
-from fabgen.output import manifest, write_tree
+from fabgen.output import manifest
 from fabgen.platforms import Context, registry
 from fabgen.topology.analysis import summarize
 from fabgen.parallel import render_all
@@ -72,7 +72,10 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     return fabrics, contexts
 
 
-def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
+def run(inventory: str | Path, progress: Callable[[str], None] | None = None,
+        sink: Callable[[str, bytes], None] | None = None) -> Result:
+    """The whole pipeline but the final write; `sink` receives each rendered file as soon as
+    it exists (render_to stages them on disk while the render goes on)."""
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = load(inventory)
@@ -103,6 +106,8 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
             if path in files:
                 raise AssertionError(f"two targets write {path}")
             files[path] = content
+            if sink is not None:
+                sink(path, content)
         files.update(report.render_files(rep))
         files["manifest.json"] = manifest(files, loaded.sha256)
     return Result(validated, fabrics, contexts, files, timings)
@@ -110,10 +115,16 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
 
 def render_to(inventory: str | Path, out: str | Path, force: bool = False,
               progress: Callable[[str], None] | None = None) -> Result:
-    from fabgen.output import check_target
+    from fabgen.output import Staging
 
-    check_target(Path(out), force)  # fail before doing the work
-    result = run(inventory, progress)
+    staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
+    try:
+        result = run(inventory, progress)
+    except BaseException:
+        staging.abort()
+        raise
+    # Streaming files to the writers while rendering was measured slower on two cores (the
+    # writer threads and the forked renderer compete with the render for CPU): write after.
     with _timed(result.timings, "write", progress):
-        write_tree(Path(out), result.files, force=force)
+        staging.commit(result.files)
     return result

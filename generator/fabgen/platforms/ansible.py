@@ -33,8 +33,10 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
             configs.update({sw["name"]: ("eos", sw, [f"{data['fabric']}/switches/{sw['name']}.cfg"])
                             for sw in data["switches"]})
         elif tname == "sonic":
-            configs.update({name: ("sonic", db, [f"{data['fabric']}/switches/{name}/config_db.json"])
-                            for name, db in data["switches"]})
+            # the platform-neutral structured config the config_db was built from: a third of
+            # the size of the config_db itself, which is in fabgen_files
+            configs.update({name: ("sonic", sw, [f"{data['fabric']}/switches/{name}/config_db.json"])
+                            for name, _, sw in data["switches"]})
         elif tname == "nvue":
             configs.update({name: ("nvue", tree, [f"{data['fabric']}/switches/{name}.nvue.yaml",
                                                   f"{data['fabric']}/switches/{name}.nvue.sh"])

@@ -193,12 +193,12 @@ def structure(ctx: Context) -> dict[str, Any]:
     shared = shared_tables(qos_intent(ctx))
     lanes = _lanes(ctx.fabric.switch_model, ctx.fabric.plan.speed)
     return {"fabric": ctx.fabric.name, "shared": shared,
-            "switches": [(sw["name"], config_db(sw, shared, lanes)) for sw in switch_configs(ctx)]}
+            "switches": [(sw["name"], config_db(sw, shared, lanes), sw) for sw in switch_configs(ctx)]}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     memo = shared_rows(data["shared"])
-    for name, db in data["switches"]:
+    for name, db, _ in data["switches"]:
         yield f"{data['fabric']}/switches/{name}/config_db.json", dumps(db, memo).encode()
 
 
