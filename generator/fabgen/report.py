@@ -27,7 +27,9 @@ def intent(ctx: Any) -> dict[str, Any]:
     qos = {k: v for k, v in q.items() if k not in ("dscp_to_tc", "tc_to_queue", "tc_to_pg")}
     qos["dscp_to_tc"] = {str(d): tc for d, tc in enumerate(q["dscp_to_tc"]) if tc}
     return {"qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing},
-            "asn": eth.asn.model_dump()}
+            "asn": eth.asn.model_dump(),
+            # the variable's name, never its value (fabgen does not read it)
+            "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
 
 
 def structure(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],

@@ -7,9 +7,10 @@ parts of the inventory (unknown group, model valid for the kind, sizes) are in
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic_core import PydanticCustomError
 
 NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
 NAME_RULE = "use letters, digits and '-', at most 63, starting and ending with a letter or digit"
@@ -129,6 +130,20 @@ class Asn(Strict):
     cores: Literal["tier", "plane"] = Field(default="tier", description="one ASN for all cores, or one per plane")
 
 
+class EnvRef(Strict):
+    """A secret, by reference: the name of an environment variable that holds it where the
+    configs are deployed. fabgen never reads it, so no secret can reach its output or logs."""
+
+    env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="environment variable name")
+
+
+def _no_literal_secret(value: Any) -> Any:
+    if isinstance(value, (str, int, float)):
+        raise PydanticCustomError("secret_literal", "secrets are never written into the inventory: write "
+                                  "{env: VARIABLE} and set that variable where the configs are deployed")
+    return value
+
+
 class EthernetOptions(Strict):
     """QoS, addressing and BGP intent of a RoCE or Spectrum-X fabric; every key has a default."""
 
@@ -147,6 +162,9 @@ class EthernetOptions(Strict):
     bfd: bool = True
     adaptive_routing: bool | None = Field(
         default=None, description="Spectrum-X only: adaptive routing on every switch-to-switch port (default on)")
+    bgp_password: Annotated[EnvRef | None, BeforeValidator(_no_literal_secret)] = Field(
+        default=None, description="BGP session password, as {env: VARIABLE}; rendered as a reference that the "
+        "deploy playbooks fill from that variable")
 
 
 class Fabric(Strict):

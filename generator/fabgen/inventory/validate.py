@@ -138,6 +138,8 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
                       "model_attributes_type": "a mapping", "bool_type": "true or false",
                       "int_from_float": "a whole number"}[etype]
             msg = f"must be {wanted}, not {_describe(value)}"
+        elif etype == "secret_literal":
+            msg = err["msg"]  # never the value: it is a secret
         elif etype in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
             ctx = err.get("ctx", {})
             bound = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),

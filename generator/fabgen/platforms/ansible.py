@@ -40,7 +40,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
         elif tname == "nvue":
             configs.update({name: ("nvue", tree, [f"{data['fabric']}/switches/{name}.nvue.yaml",
                                                   f"{data['fabric']}/switches/{name}.nvue.sh"])
-                            for name, tree in data["switches"]})
+                            for name, tree, _ in data["switches"]})
     groups: dict[str, list[str]] = {}
     hosts: dict[str, dict[str, Any]] = {}
     group_vars: dict[str, dict[str, Any]] = {}

@@ -36,6 +36,12 @@ MIN_MAX_ROUTES = 12000
 QOS_PROFILE = "ROCE_LOSSLESS"
 
 
+def secret_ref(env: str) -> str:
+    """How a secret appears in rendered files: an Ansible lookup of the environment variable,
+    resolved by the deploy playbooks (eos_config and template render their sources)."""
+    return "{{ lookup('ansible.builtin.env', '" + env + "') }}"
+
+
 def options(ctx: Context) -> EthernetOptions:
     return ctx.fabric.spec.ethernet or EthernetOptions()
 
@@ -127,6 +133,8 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi,
             "bgp": {"asn": alloc.asns[s.name], "router_id": alloc.loopbacks[s.name],
+                    "password_env": eth.bgp_password.env if eth.bgp_password else None,
+                    "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
                     "ecmp": max(MIN_ECMP, links), "uplinks": uplinks, "bfd": eth.bfd,
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks},
         })

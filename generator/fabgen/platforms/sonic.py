@@ -146,8 +146,10 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> d
     db["BGP_GLOBALS"] = {VRF: {"local_asn": s(bgp["asn"]), "router_id": bgp["router_id"]}}
     db["BGP_GLOBALS_AF"] = {f"{VRF}|{AF}": {"max_ebgp_paths": s(bgp["ecmp"])}}
     db["BGP_GLOBALS_AF_NETWORK"] = {f"{VRF}|{AF}|{net}": empty for net in bgp["networks"]}
-    db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": {"bfd": "true" if bgp["bfd"] else "false", "admin_status": "up"}
-                            for g in bgp["peer_groups"]}
+    group_row = {"bfd": "true" if bgp["bfd"] else "false", "admin_status": "up"}
+    if bgp["password"]:
+        group_row["auth_password"] = bgp["password"]
+    db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": group_row for g in bgp["peer_groups"]}
     db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": shared["admin_up"] for g in bgp["peer_groups"]}
     db["BGP_NEIGHBOR"] = {f"{VRF}|{n['ip']}": {"asn": s(n["asn"]), "local_addr": n["local_ip"],
                                                "name": n["peer"], "peer_group_name": n["peer_group"],
