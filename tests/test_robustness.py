@@ -133,3 +133,23 @@ def test_mutated_inventories_fail_cleanly_or_render(base: str, data) -> None:
         assert run(inv).files
     finally:
         inv.unlink()
+
+
+def test_free_text_cannot_break_the_report_table(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("""version: 1
+cluster: c
+node_groups: [{name: n, model: box, count: 2}]
+node_models:
+  box:
+    gpus: 8
+    vendor: "A|B"
+    nic_model: "CX7 | dual \\\\ port"
+    nics: [{rdma: mlx5_0, speed: 400}]
+fabrics:
+  - {name: f, kind: infiniband, platform: opensm, topology: fat-tree, switch_model: qm9700, node_groups: [n]}
+""")
+    md = run(inv).files["report.md"].decode()
+    row = next(line for line in md.splitlines() if "NIC in box" in line)
+    cells = [c for c in __import__("re").split(r"(?<!\\)\|", row)[1:-1]]
+    assert len(cells) == 5 and "CX7 \\| dual \\\\ port" in row

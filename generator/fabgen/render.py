@@ -40,6 +40,8 @@ def environment() -> jinja2.Environment:
         auto_reload=False,
     )
     env.globals["fail"] = _fail
+    # free text from the inventory (vendor, part, descriptions) inside a Markdown table cell
+    env.filters["md_cell"] = lambda v: str(v).replace("\\", "\\\\").replace("|", "\\|")
     env.filters["tojson_compact"] = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"))
     return env
 
