@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from conftest import INVENTORIES
 from fabgen.cli import main

@@ -6,7 +6,6 @@ links found in the configs are exactly the topology's links."""
 from __future__ import annotations
 
 import ipaddress
-import os
 import shutil
 import subprocess
 import sys

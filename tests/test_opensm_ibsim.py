@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from conftest import INVENTORIES, IN_CI
-from fabgen.inventory.loader import load_text
 from fabgen.pipeline import render_to
 
 pytestmark = pytest.mark.integration

@@ -3,10 +3,11 @@
 Groups, with '-' turned into '_' (Ansible's group-name rule): `fabric_<fabric>`,
 `platform_<platform>` (eos, sonic, nvue, ufm, opensm; `linux` for nodes),
 `role_<leaf|spine|core|node>`, and `nodes_<group>` per node group. Every switch gets
-host_vars with its structured config (`fabgen_config`, exactly what its files were
-rendered from) and the paths of its rendered files relative to the render directory
-(`fabgen_files`), written as JSON (a YAML subset, and far faster to write); a node group's shared files sit in group_vars/nodes_<group>.yml and a
-node's own (netplan) in its host_vars. `fabgen_out` points at the render directory,
+host_vars with its structured config (`fabgen_config`: the platform-neutral config its
+files were rendered from; the NVUE tree for Spectrum-X) and the paths of its rendered
+files relative to the render directory (`fabgen_files`), written as JSON (a YAML subset,
+and far faster to write); a node group's shared files sit in group_vars/nodes_<group>.yml
+and a node's own (netplan) in its host_vars. `fabgen_out` points at the render directory,
 wherever it is moved. The inventory carries no management addresses (the fabgen
 inventory has none yet), so device names must resolve.
 The playbooks under the repository's ansible/ folder deploy these files.
