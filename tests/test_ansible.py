@@ -84,3 +84,15 @@ def test_staging_run_changes_once_then_nothing(tmp_path: Path) -> None:
     second = run(*cmd, cwd=out)
     assert second.returncode == 0, second.stdout[-3000:]
     assert set(_changed(second.stdout).values()) == {0}
+
+
+def test_management_addresses_become_ansible_host(tmp_path: Path) -> None:
+    render_to(INVENTORIES / "roce-3tier.yaml", tmp_path)
+    res = run(INVENTORY, "-i", "ansible/inventory.yml", "--list", cwd=tmp_path)
+    hostvars = json.loads(res.stdout)["_meta"]["hostvars"]
+    switches = sorted((h for h in hostvars if h.startswith("eth-")), key=lambda n: (
+        {"leaf": 0, "spine": 1, "core": 2}[hostvars[n]["fabgen_role"]], n))
+    assert [hostvars[s]["ansible_host"] for s in switches[:2]] == ["192.168.1.1", "192.168.1.2"]
+    assert len({hostvars[s]["ansible_host"] for s in switches}) == 24
+    assert hostvars["gpu001"]["ansible_host"] == "192.168.10.1"
+    assert hostvars["gpu032"]["ansible_host"] == "192.168.10.32"

@@ -119,3 +119,30 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     for (t1, (a1, b1)), (t2, (a2, _)) in zip(tiers, tiers[1:]):
         if a2 <= b1:
             report((*path, "asn", t2), f"{t2} ASN {a2} falls inside the {t1} ASNs {a1}-{b1}")
+
+
+def check_prefix(path: tuple, text: str, count: int, what: str, report: Report,
+                 taken: list[tuple[IPNetwork, str]]) -> None:
+    """A management prefix: IPv4, no host bits, room for `count` hosts after the network
+    address (and before the broadcast one), no overlap with another management prefix."""
+    try:
+        net = IPNetwork(text)
+    except (AddrFormatError, ValueError, TypeError):
+        report(path, f"'{text}' is not an IPv4 prefix (e.g. 192.168.0.0/24)")
+        return
+    if net.version != 4 or "/" not in text:
+        report(path, f"'{text}' is not an IPv4 prefix with a length (e.g. 192.168.0.0/24)")
+        return
+    if net.ip != net.network:
+        report(path, f"'{text}' has host bits set (did you mean '{net.cidr}'?)")
+        return
+    usable = max(0, net.size - 2)
+    if usable < count:
+        report(path, f"{net} has {usable} host addresses; these {count} {what} need one each")
+        return
+    owner = "/".join(str(p) for p in path)
+    for other, by in taken:
+        if net.first <= other.last and other.first <= net.last:
+            report(path, f"{net} overlaps {by} ({other})")
+            return
+    taken.append((net, owner))

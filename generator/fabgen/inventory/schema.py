@@ -39,6 +39,9 @@ class NodeGroup(Strict):
     bootstrap_interface: DeviceName | None = Field(
         default=None, description="NCCL_SOCKET_IFNAME: the node's bootstrap (management) netdev; default: NCCL's "
         "own choice minus loopback and container bridges")
+    management: str | None = Field(
+        default=None, description="IPv4 prefix of the nodes' management addresses (Ansible's ansible_host), in "
+        "node order from the prefix's first host address")
     role: Literal["compute", "storage"] = Field(
         default="compute",
         description="compute: NICs in rails, NCCL runs here; storage: NICs on storage leaves (InfiniBand io_guids.conf)")
@@ -186,6 +189,9 @@ class Fabric(Strict):
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
     infiniband: InfinibandOptions | None = Field(default=None, description="kind infiniband only")
     ethernet: EthernetOptions | None = Field(default=None, description="kinds roce and spectrum-x only")
+    management: str | None = Field(
+        default=None, description="IPv4 prefix of the switches' management addresses (Ansible's ansible_host), in "
+        "switch order from the prefix's first host address")
 
 
 class CustomNic(Strict):

@@ -418,6 +418,18 @@ def validate(loaded: Loaded) -> Validated:
                                f"{format_path(path)} (line {loaded.where(path)[0]}, column {loaded.where(path)[1]}): "
                                f"{msg}"))
 
+    from fabgen.inventory.ethernet import check_prefix
+
+    managed: list = []
+    for i, g in enumerate(inv.node_groups):
+        if g.management is not None:
+            check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", report, managed)
+    for i, f in enumerate(inv.fabrics):
+        if f.management is not None and f.name in plans:
+            p = plans[f.name]
+            check_prefix(("fabrics", i, "management"), f.management, p.leaves + p.spines + p.cores, "switches",
+                         report, managed)
+
     guid_maps: dict[str, dict[tuple[str, str], int]] = {}
     for i, f in enumerate(inv.fabrics):
         guid_maps[f.name] = _check_infiniband(loaded, i, f, plans.get(f.name),

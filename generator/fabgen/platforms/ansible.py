@@ -8,8 +8,9 @@ files were rendered from; the NVUE tree for Spectrum-X) and the paths of its ren
 files relative to the render directory (`fabgen_files`), written as JSON (a YAML subset,
 and far faster to write); a node group's shared files sit in group_vars/nodes_<group>.yml
 and a node's own (netplan) in its host_vars. `fabgen_out` points at the render directory,
-wherever it is moved. The inventory carries no management addresses (the fabgen
-inventory has none yet), so device names must resolve.
+wherever it is moved. Where the inventory gives management prefixes (fabrics[].management
+for switches, node_groups[].management for nodes), each device gets `ansible_host` from
+the prefix's first host address in device order; elsewhere device names must resolve.
 The playbooks under the repository's ansible/ folder deploy these files.
 """
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import json
 from typing import Any, Iterable
+
+from netaddr import IPAddress, IPNetwork
 
 from fabgen import yamlout
 
@@ -44,10 +47,14 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                             for name, tree, _ in data["switches"]})
     groups: dict[str, list[str]] = {}
     hosts: dict[str, dict[str, Any]] = {}
+    management: dict[str, str] = {}
     group_vars: dict[str, dict[str, Any]] = {}
     for ctx in contexts:
         f = ctx.fabric
         fab = f"fabric_{group(f.name)}"
+        if f.spec.management:
+            first = IPNetwork(f.spec.management).first + 1
+            management.update({s.name: str(IPAddress(first + i, 4)) for i, s in enumerate(f.switches)})
         for s in f.switches:
             platform, config, files = configs.get(s.name, (f.spec.platform, {}, []))
             for g in (fab, f"platform_{platform}", f"role_{s.role}"):
@@ -55,7 +62,13 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
             hosts[s.name] = {"fabgen_fabric": f.name, "fabgen_platform": platform, "fabgen_role": s.role,
                              "fabgen_files": [{"src": p} for p in files], "fabgen_config": config}
         ethernet = f.spec.kind != "infiniband"
+        firsts: dict[str, int] = {}
         for h in f.hosts:
+            spec = ctx.groups.get(h.group)
+            if spec is not None and spec.management and h.role == "compute":
+                base = firsts.setdefault(h.group, IPNetwork(spec.management).first + 1)
+                management[h.name] = str(IPAddress(base, 4))
+                firsts[h.group] = base + 1
             if h.role != "compute":
                 continue
             ng = f"nodes_{group(h.group)}"
@@ -70,7 +83,8 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 {"src": f"hosts/{h.name}/netplan.yaml", "dest": "/etc/netplan/60-fabgen-rails.yaml",
                  "mode": "0600"}] if ethernet else []}
     cluster = contexts[0].cluster if contexts else ""
-    return {"cluster": cluster, "groups": groups, "hosts": hosts, "group_vars": group_vars}
+    return {"cluster": cluster, "groups": groups, "hosts": hosts, "group_vars": group_vars,
+            "management": management}
 
 
 def _yaml(head: str, data: Any) -> bytes:
@@ -91,6 +105,11 @@ def _json_yaml(head: str, data: dict[str, Any]) -> bytes:
     return (head + "{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
+def _host_entry(name: str, management: dict[str, str]) -> dict[str, str] | None:
+    address = management.get(name)
+    return {"ansible_host": address} if address else None
+
+
 def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
     """Every parts-th device's host_vars; the inventory and group_vars in part 0 only."""
     names = list(data["hosts"])[part::parts]
@@ -103,9 +122,13 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"ansible/host_vars/{name}.yml", _json_yaml(head, hv)
     if not data.get("whole", True):
         return
-    inventory = {"all": {"vars": {"fabgen_out": "{{ inventory_dir }}/.."},
-                         "children": {g: {"hosts": {h: None for h in members}}
-                                      for g, members in data["groups"].items()}}}
+    # ansible_host once per device, where it is first listed (its fabric group)
+    seen: set[str] = set()
+    children = {}
+    for g, members in data["groups"].items():
+        children[g] = {"hosts": {h: (None if h in seen else _host_entry(h, data["management"])) for h in members}}
+        seen.update(members)
+    inventory = {"all": {"vars": {"fabgen_out": "{{ inventory_dir }}/.."}, "children": children}}
     yield "ansible/inventory.yml", _yaml(head, inventory)
     for name, gv in data["group_vars"].items():
         yield f"ansible/group_vars/{name}.yml", _yaml(head, gv)
