@@ -6,8 +6,8 @@ Groups, with '-' turned into '_' (Ansible's group-name rule): `fabric_<fabric>`,
 host_vars with its structured config (`fabgen_config`: the platform-neutral config its
 files were rendered from; the NVUE tree for Spectrum-X) and the paths of its rendered
 files relative to the render directory (`fabgen_files`), written as JSON (a YAML subset,
-and far faster to write); a node group's shared files sit in group_vars/nodes_<group>.yml
-and a node's own (netplan) in its host_vars. `fabgen_out` points at the render directory,
+and far faster to write); a node group's files sit in group_vars/nodes_<group>.yml, the
+node's own netplan named by a per-host pattern (`hosts/{{ inventory_hostname }}/...`). `fabgen_out` points at the render directory,
 wherever it is moved. Where the inventory gives management prefixes (fabrics[].management
 for switches, node_groups[].management for nodes), each device gets `ansible_host` from
 the prefix's first host address in device order; elsewhere device names must resolve.
@@ -76,12 +76,17 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 groups.setdefault(g, []).append(h.name)
             if ng not in group_vars:
                 base = f"host-groups/{h.group}"
-                group_vars[ng] = {"fabgen_fabric": f.name, "fabgen_node_group": h.group, "fabgen_group_files": [
-                    {"src": f"{base}/nccl.env", "dest": "/etc/nccl.conf", "mode": "0644"},
-                    {"src": f"{base}/hca-setup.sh", "dest": "/usr/local/sbin/fabgen-hca-setup.sh", "mode": "0755"}]}
-            hosts[h.name] = {"fabgen_role": "node", "fabgen_files": [
-                {"src": f"hosts/{h.name}/netplan.yaml", "dest": "/etc/netplan/60-fabgen-rails.yaml",
-                 "mode": "0600"}] if ethernet else []}
+                # a node's own file (its netplan) is named by a pattern Ansible fills per host,
+                # so 4,096 nodes need no 4,096 host_vars files
+                group_vars[ng] = {
+                    "fabgen_fabric": f.name, "fabgen_role": "node", "fabgen_node_group": h.group,
+                    "fabgen_group_files": [
+                        {"src": f"{base}/nccl.env", "dest": "/etc/nccl.conf", "mode": "0644"},
+                        {"src": f"{base}/hca-setup.sh", "dest": "/usr/local/sbin/fabgen-hca-setup.sh",
+                         "mode": "0755"}],
+                    "fabgen_files": [{"src": "hosts/{{ inventory_hostname }}/netplan.yaml",
+                                      "dest": "/etc/netplan/60-fabgen-rails.yaml", "mode": "0600"}]
+                    if ethernet else []}
     cluster = contexts[0].cluster if contexts else ""
     return {"cluster": cluster, "groups": groups, "hosts": hosts, "group_vars": group_vars,
             "management": management}
