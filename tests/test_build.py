@@ -198,3 +198,12 @@ def test_one_switch_fabric_takes_storage_after_compute() -> None:
     ports = f.switch_model.port_names(400)
     used = [lk.z_port for lk in f.links]
     assert used == list(ports[:16 + 6])
+
+
+def test_dotted_quads_match_netaddr() -> None:
+    from netaddr import IPAddress
+
+    from fabgen.addressing import _ip
+
+    for v in (0, 1, 255, 256, 0x0A000001, 0xC0A80A20, 0xFFFFFFFF, 0x7F000001, 0x0AFF00FE):
+        assert _ip(v) == str(IPAddress(v, 4))

@@ -107,7 +107,8 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                          "description": f"HOST_{peer}_{peer_port}", "peer_ip": peer_ip}
                 if eth.host_addressing == "p2p":
                     iface.update(ip=ip, prefix=plen)
-                    networks.append(_network(ip, plen))
+                    # the leaf holds the even address of the host /31 (addressing.py): it names the net
+                    networks.append(f"{ip}/{plen}" if plen == 31 else _network(ip, plen))
                 else:
                     iface.update(vlan=HOST_VLAN)
                 interfaces.append(iface)
