@@ -207,3 +207,13 @@ def test_dotted_quads_match_netaddr() -> None:
 
     for v in (0, 1, 255, 256, 0x0A000001, 0xC0A80A20, 0xFFFFFFFF, 0x7F000001, 0x0AFF00FE):
         assert _ip(v) == str(IPAddress(v, 4))
+
+
+def test_network_of_matches_netaddr() -> None:
+    from netaddr import IPNetwork
+
+    from fabgen.addressing import network_of
+
+    for ip, plen in (("10.8.0.5", 31), ("10.8.0.4", 31), ("10.100.0.66", 26), ("192.168.255.1", 32),
+                     ("172.16.3.200", 16), ("10.0.0.1", 8), ("255.255.255.255", 1)):
+        assert network_of(ip, plen) == str(IPNetwork(f"{ip}/{plen}").cidr)

@@ -55,6 +55,26 @@ def needs(eth: EthernetOptions, plan: Plan) -> dict[str, tuple[int, str]]:
 AR_MAX_SPEED = 400  # Spectrum-4 adaptive routing: RoCEv2 unicast at 400G/200G, not 800G links
 
 
+def parse_prefix(where: tuple, text: str, report: Report, example: str) -> IPNetwork | None:
+    """An IPv4 prefix with a length and no host bits, or a located problem and None."""
+    try:
+        net = IPNetwork(text)
+    except (AddrFormatError, ValueError, TypeError):
+        report(where, f"'{text}' is not an IPv4 prefix (e.g. {example})")
+        return None
+    if net.version != 4 or "/" not in text:
+        report(where, f"'{text}' is not an IPv4 prefix with a length (e.g. {example})")
+        return None
+    if net.ip != net.network:
+        report(where, f"'{text}' has host bits set (did you mean '{net.cidr}'?)")
+        return None
+    return net
+
+
+def _overlap(net: IPNetwork, taken: list[tuple[IPNetwork, str]]) -> tuple[IPNetwork, str] | None:
+    return next(((o, by) for o, by in taken if net.first <= o.last and o.first <= net.last), None)
+
+
 def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
                    taken: list[tuple[IPNetwork, str]], warn: Report) -> None:
     """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
@@ -71,24 +91,14 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
              f"(RoCEv2 unicast at {AR_MAX_SPEED}G and below): it is enabled globally but on no port")
     nets: dict[str, IPNetwork] = {}
     for name in POOLS:
-        text = getattr(eth.pools, name)
         where = (*path, "pools", name)
-        try:
-            net = IPNetwork(text)
-        except (AddrFormatError, ValueError, TypeError):
-            report(where, f"'{text}' is not an IPv4 prefix (e.g. 10.0.0.0/16)")
-            continue
-        if net.version != 4 or "/" not in text:
-            report(where, f"'{text}' is not an IPv4 prefix with a length (e.g. 10.0.0.0/16)")
-            continue
-        if net.ip != net.network:
-            report(where, f"'{text}' has host bits set (did you mean '{net.cidr}'?)")
+        net = parse_prefix(where, getattr(eth.pools, name), report, "10.0.0.0/16")
+        if net is None:
             continue
         default = "" if name in eth.pools.model_fields_set else " (the default)"
-        for other, owner in taken:
-            if net.first <= other.last and other.first <= net.last:
-                report(where, f"pool {net}{default} overlaps {owner} ({other}); give each fabric its own pools")
-                break
+        hit = _overlap(net, taken)
+        if hit:
+            report(where, f"pool {net}{default} overlaps {hit[1]} ({hit[0]}); give each fabric its own pools")
         nets[name] = net
         taken.append((net, f"fabrics[{i}].ethernet.pools.{name}"))
     if eth.host_mtu > eth.mtu:
@@ -125,24 +135,15 @@ def check_prefix(path: tuple, text: str, count: int, what: str, report: Report,
                  taken: list[tuple[IPNetwork, str]]) -> None:
     """A management prefix: IPv4, no host bits, room for `count` hosts after the network
     address (and before the broadcast one), no overlap with another management prefix."""
-    try:
-        net = IPNetwork(text)
-    except (AddrFormatError, ValueError, TypeError):
-        report(path, f"'{text}' is not an IPv4 prefix (e.g. 192.168.0.0/24)")
-        return
-    if net.version != 4 or "/" not in text:
-        report(path, f"'{text}' is not an IPv4 prefix with a length (e.g. 192.168.0.0/24)")
-        return
-    if net.ip != net.network:
-        report(path, f"'{text}' has host bits set (did you mean '{net.cidr}'?)")
+    net = parse_prefix(path, text, report, "192.168.0.0/24")
+    if net is None:
         return
     usable = max(0, net.size - 2)
     if usable < count:
         report(path, f"{net} has {usable} host addresses; these {count} {what} need one each")
         return
-    owner = "/".join(str(p) for p in path)
-    for other, by in taken:
-        if net.first <= other.last and other.first <= net.last:
-            report(path, f"{net} overlaps {by} ({other})")
-            return
-    taken.append((net, owner))
+    hit = _overlap(net, taken)
+    if hit:
+        report(path, f"{net} overlaps {hit[1]} ({hit[0]})")
+        return
+    taken.append((net, "/".join(str(p) for p in path)))

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from netaddr import IPNetwork
-
+from fabgen.addressing import network_of
 from fabgen.inventory.schema import EthernetOptions
 from fabgen.platforms import Context
 
@@ -107,8 +106,7 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                          "description": f"HOST_{peer}_{peer_port}", "peer_ip": peer_ip}
                 if eth.host_addressing == "p2p":
                     iface.update(ip=ip, prefix=plen)
-                    # the leaf holds the even address of the host /31 (addressing.py): it names the net
-                    networks.append(f"{ip}/{plen}" if plen == 31 else _network(ip, plen))
+                    networks.append(network_of(ip, plen))
                 else:
                     iface.update(vlan=HOST_VLAN)
                 interfaces.append(iface)
@@ -147,8 +145,3 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
     for sw in out:
         sw["bgp"]["max_routes"] = limit
     return out
-
-
-def _network(ip: str, plen: int) -> str:
-    """The prefix an address sits in (a /31's even address)."""
-    return str(IPNetwork(f"{ip}/{plen}").cidr)

@@ -32,9 +32,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from fabgen import yamlout
 from netaddr import IPNetwork
 
+from fabgen import yamlout
+from fabgen.addressing import network_of
 from fabgen.platforms import Context, Target
 from fabgen.platforms.ethernet import options, qos_intent
 from fabgen.render import render as render_template
@@ -122,10 +123,10 @@ def _setup(ctx: Context, model) -> dict[str, Any]:
     return data
 
 
-def _netplan(ctx: Context, host) -> dict[str, Any]:
+def _netplan(ctx: Context, host, pool: str) -> dict[str, Any]:
+    """pool: the hosts pool (CIDR), reached through the rail's leaf."""
     f, alloc = ctx.fabric, ctx.allocation
     eth = options(ctx)
-    pool = str(IPNetwork(eth.pools.hosts).cidr)
     ethernets: dict[str, Any] = {}
     for r, nic in enumerate(host.model.nics):
         idx = f.ports[host.name][nic.rdma]
@@ -135,7 +136,7 @@ def _netplan(ctx: Context, host) -> dict[str, Any]:
         ethernets[name] = {
             "mtu": eth.host_mtu,
             "addresses": [f"{ip}/{plen}"],
-            "routes": [{"to": str(IPNetwork(f"{ip}/{plen}").cidr), "scope": "link", "table": table},
+            "routes": [{"to": network_of(ip, plen), "scope": "link", "table": table},
                        {"to": pool, "via": gateway, "table": table}],
             "routing-policy": [{"from": ip, "table": table}],
         }
@@ -167,6 +168,7 @@ def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     groups: dict[str, Any] = {}
     nodes = []
+    pool = str(IPNetwork(options(ctx).pools.hosts).cidr) if f.spec.kind != "infiniband" else ""
     for h in f.hosts:
         if h.role != "compute":
             continue
@@ -178,7 +180,7 @@ def structure(ctx: Context) -> dict[str, Any]:
                                "setup": _setup(ctx, h.model), "count": 0}
         groups[h.group]["count"] += 1
         if f.spec.kind != "infiniband":
-            nodes.append((h.name, h.group, _netplan(ctx, h)))
+            nodes.append((h.name, h.group, _netplan(ctx, h, pool)))
     return {"cluster": ctx.cluster, "fabric": f.name, "groups": list(groups.values()), "nodes": nodes}
 
 
