@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars)/.*)$")
 DEVICE_FILE = [
@@ -54,11 +53,11 @@ def _device_of(path: str) -> str | None:
     return f"node group {m.group('g')}" if m else None
 
 
-def _devices(files: dict[str, bytes]) -> set[str]:
+def _devices(files: dict[str, bytes], cabling: dict[tuple[str, str, str], tuple[str, str]]) -> set[str]:
     """Every device a side has: both ends of every cable (switches without files of their own,
     like InfiniBand ones, count too) and every device with files."""
     out = {d for p in files if (d := _device_of(p))}
-    for (_, a, _), (z, _) in _cabling(files).items():
+    for (_, a, _), (z, _) in cabling.items():
         out.update((a, z))
     return out
 
@@ -81,11 +80,10 @@ def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
         if not m:
             continue
         text = data.decode()
-        body = text.split("\n", 1)[1] if text.startswith("#") else text
-        hv = json.loads(body) if body.lstrip().startswith("{") else (yaml.safe_load(text) or {})
+        hv = json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)  # JSON after a comment
         cfg = hv.get("fabgen_config") or {}
         asn, addrs = None, {}
-        if hv.get("fabgen_platform") in ("eos", "sonic") and "bgp" in cfg:
+        if hv.get("fabgen_platform") in ("eos", "sonic"):  # the neutral structured config
             asn = cfg["bgp"]["asn"]
             addrs["Loopback0"] = f"{cfg['loopback']}/32"
             for i in cfg["interfaces"]:
@@ -93,13 +91,6 @@ def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
                     addrs[i["name"]] = f"{i['ip']}/{i['prefix']}"
             if cfg.get("svi"):
                 addrs[f"Vlan{cfg['svi']['vlan']}"] = f"{cfg['svi']['ip']}/{cfg['svi']['prefix']}"
-        elif hv.get("fabgen_platform") == "sonic":
-            asn = int(cfg["DEVICE_METADATA"]["localhost"]["bgp_asn"])
-            for table in ("LOOPBACK_INTERFACE", "INTERFACE", "VLAN_INTERFACE"):
-                for key in cfg.get(table, {}):
-                    if "|" in key:
-                        name, addr = key.split("|")
-                        addrs[name] = addr
         elif hv.get("fabgen_platform") == "nvue":
             asn = cfg["router"]["bgp"]["autonomous-system"]
             for name, node in cfg["interface"].items():
@@ -152,9 +143,9 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv = Review()
     paths = sorted(set(old) | set(new))
     changed_paths = [p for p in paths if old.get(p) != new.get(p)]
-    dev_old, dev_new = _devices(old), _devices(new)
-    changed_devices = {_device_of(p) for p in changed_paths} - {None}
     c_old, c_new = _cabling(old), _cabling(new)
+    dev_old, dev_new = _devices(old, c_old), _devices(new, c_new)
+    changed_devices = {_device_of(p) for p in changed_paths} - {None}
     for key in set(c_old) | set(c_new):
         if c_old.get(key) != c_new.get(key):
             changed_devices.add(key[1])

@@ -79,42 +79,31 @@ def _write_one(base: str, rel: str, content: bytes) -> None:
 class Staging:
     """The temporary tree beside OUT that becomes OUT.
 
-    Files can be added while the render is still producing others: a few writer threads
-    create them (os.open/os.write release the GIL), so disk latency overlaps rendering.
-    `commit` writes whatever is missing, waits for the writers and swaps the tree in with
-    renameat2(RENAME_EXCHANGE); until then OUT is untouched, and `abort` removes the
-    temporary tree. fabgen never deletes outside OUT and its own temporary trees.
+    Created before the render, so a foreign OUT is refused before any work, but nothing
+    (not even a parent directory) is made until `commit`, which writes every file from a few
+    threads (os.open/os.write release the GIL, so creation latency
+    overlaps) and swaps the tree in with renameat2(RENAME_EXCHANGE); until then OUT is
+    untouched, and `abort` removes the temporary tree. fabgen never deletes outside OUT
+    and its own temporary trees.
     """
 
     def __init__(self, out: Path, force: bool = False):
         self.out = Path(out)
         self.force = force
         check_target(self.out, force)
-        self.parent = self.out.resolve().parent
-        self.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.fabgen-", dir=self.parent))
-        self.base = os.fspath(self.tmp)
-        self.dirs: set[str] = set()
-        self.written: set[str] = set()
-        self.pool = ThreadPoolExecutor(WRITERS)
-        self.futures: list = []
-
-    def add(self, rel: str, content: bytes) -> None:
-        d = os.path.dirname(rel)
-        if d and d not in self.dirs:
-            os.makedirs(os.path.join(self.base, d), exist_ok=True)
-            self.dirs.add(d)
-        self.written.add(rel)
-        self.futures.append(self.pool.submit(_write_one, self.base, rel, content))
+        self.tmp: Path | None = None
 
     def commit(self, files: dict[str, bytes]) -> None:
         try:
-            for rel in sorted(files):
-                if rel not in self.written:
-                    self.add(rel, files[rel])
-            for f in self.futures:
-                f.result()
-            self.pool.shutdown()
+            self.parent = self.out.resolve().parent
+            self.parent.mkdir(parents=True, exist_ok=True)
+            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.fabgen-", dir=self.parent))
+            base = os.fspath(self.tmp)
+            for d in sorted({os.path.dirname(rel) for rel in files} - {""}):
+                os.makedirs(os.path.join(base, d), exist_ok=True)
+            with ThreadPoolExecutor(WRITERS) as pool:
+                for _ in pool.map(lambda item: _write_one(base, *item), sorted(files.items()), chunksize=32):
+                    pass
             check_target(self.out, self.force)  # nothing foreign appeared meanwhile
             tmp = self.tmp
             if self.out.exists():
@@ -131,8 +120,8 @@ class Staging:
             raise
 
     def abort(self) -> None:
-        self.pool.shutdown(cancel_futures=True)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def write_tree(out: Path, files: dict[str, bytes], force: bool = False) -> None:

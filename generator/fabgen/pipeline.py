@@ -72,10 +72,8 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     return fabrics, contexts
 
 
-def run(inventory: str | Path, progress: Callable[[str], None] | None = None,
-        sink: Callable[[str, bytes], None] | None = None) -> Result:
-    """The whole pipeline but the final write; `sink` receives each rendered file as soon as
-    it exists (render_to stages them on disk while the render goes on)."""
+def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
+    """The whole pipeline but the final write: every file of the render, in memory."""
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = load(inventory)
@@ -106,8 +104,6 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None,
             if path in files:
                 raise AssertionError(f"two targets write {path}")
             files[path] = content
-            if sink is not None:
-                sink(path, content)
         files.update(report.render_files(rep))
         files["manifest.json"] = manifest(files, loaded.sha256)
     return Result(validated, fabrics, contexts, files, timings)
@@ -118,11 +114,7 @@ def render_to(inventory: str | Path, out: str | Path, force: bool = False,
     from fabgen.output import Staging
 
     staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
-    try:
-        result = run(inventory, progress)
-    except BaseException:
-        staging.abort()
-        raise
+    result = run(inventory, progress)
     # Streaming files to the writers while rendering was measured slower on two cores (the
     # writer threads and the forked renderer compete with the render for CPU): write after.
     with _timed(result.timings, "write", progress):

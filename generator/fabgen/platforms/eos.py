@@ -43,14 +43,19 @@ def structure(ctx: Context) -> dict[str, Any]:
     eos_qos = {**qos, "profile": QOS_PROFILE, "dscp_lines": _dscp_lines(qos["dscp_to_tc"]),
                "tc_queue_lines": [(qos["roce_priority"], qos["roce_priority"]),
                                   (qos["cnp_priority"], qos["cnp_priority"])],
+               "ecn_weight": 0,  # no averaging of the queue depth: mark on the instantaneous depth
                "watchdog_s": {"timeout": _seconds(wd["detection_ms"]), "recovery": _seconds(wd["restoration_ms"]),
                               "polling": _seconds(wd["poll_interval_ms"])}}
-    return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "switches": switch_configs(ctx)}
+    # AVD's l3ls choices: eBGP routes preferred over iBGP and local ones; a leaf without
+    # host VLANs is routed on every port and runs no spanning tree
+    eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none"}
+    return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos,
+            "switches": switch_configs(ctx)}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for sw in data["switches"]:
-        text = render_template("eos/switch.cfg.j2", sw=sw, qos=data["qos"], fabric=data["fabric"],
+        text = render_template("eos/switch.cfg.j2", sw=sw, qos=data["qos"], eos=data["eos"], fabric=data["fabric"],
                                cluster=data["cluster"])
         yield f"{data['fabric']}/switches/{sw['name']}.cfg", text.encode()
 

@@ -45,6 +45,18 @@ def options(ctx: Context) -> EthernetOptions:
     return ctx.fabric.spec.ethernet or EthernetOptions()
 
 
+def adaptive_routing(ctx: Context) -> tuple[bool, bool]:
+    """(on globally, on the switch-to-switch ports) for a Spectrum-X fabric: on unless the
+    inventory turns it off; never on ports faster than Spectrum-4 adapts (800G)."""
+    if ctx.fabric.spec.kind != "spectrum-x":
+        return False, False
+    from fabgen.inventory.ethernet import AR_MAX_SPEED
+
+    eth = options(ctx)
+    on = True if eth.adaptive_routing is None else eth.adaptive_routing
+    return on, on and ctx.fabric.plan.speed <= AR_MAX_SPEED
+
+
 def qos_intent(ctx: Context) -> dict[str, Any]:
     """The lossless RoCE intent every switch port and every host of the fabric reads."""
     eth = options(ctx)

@@ -37,7 +37,7 @@ from netaddr import IPNetwork
 from fabgen import yamlout
 from fabgen.addressing import network_of
 from fabgen.platforms import Context, Target
-from fabgen.platforms.ethernet import options, qos_intent
+from fabgen.platforms.ethernet import adaptive_routing, options, qos_intent
 from fabgen.render import render as render_template
 
 # Variables current NCCL reads (vendor-facts section 6, NCCL v2.30 env.rst); a test keeps
@@ -101,7 +101,7 @@ def nccl_env(ctx: Context, group: str, model, bootstrap: str | None) -> list[tup
                  "several QPs per connection give ECMP more flows to spread"))
     if eth.gid_index is not None:
         rows.append(("NCCL_IB_GID_INDEX", str(eth.gid_index), "pinned in the inventory (default: NCCL picks RoCEv2)"))
-    if f.spec.kind == "spectrum-x" and eth.adaptive_routing is not False and f.plan.speed <= 400:
+    if adaptive_routing(ctx)[1]:
         rows.append(("NCCL_IB_ADAPTIVE_ROUTING", "1", "the Spectrum-X switches route adaptively"))
     return rows
 
@@ -118,8 +118,11 @@ def _setup(ctx: Context, model) -> dict[str, Any]:
         qos = qos_intent(ctx)
         lossless = qos["mode"] == "lossless"
         pfc = ",".join("1" if (lossless and p in qos["no_drop"]) else "0" for p in range(8))
+        # NICs of a node sharing a subnet (leaf-subnet mode) must answer ARP only for their own
+        # address, from their own address, or traffic leaves on the wrong rail
+        shared = options(ctx).host_addressing == "leaf-subnet"
         data.update(qos=qos, pfc=pfc, lossless=lossless,
-                    shared_subnet=options(ctx).host_addressing == "leaf-subnet")
+                    sysctls=["net.ipv4.conf.all.arp_announce=1", "net.ipv4.conf.all.arp_ignore=2"] if shared else [])
     return data
 
 

@@ -26,14 +26,15 @@ from typing import Any, Iterable
 
 from fabgen import yamlout
 
-from fabgen.inventory.ethernet import AR_MAX_SPEED
 from fabgen.platforms import Context, Target, every_other
-from fabgen.platforms.ethernet import options, qos_intent, secret_ref, switch_configs
+from fabgen.platforms.ethernet import adaptive_routing, qos_intent, secret_ref, switch_configs
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 
 
-def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | None, cages: int) -> dict[str, Any]:
+def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, breakout: str | None,
+          cages: int) -> dict[str, Any]:
+    """ar: adaptive routing on globally; ar_ports: also on every switch-to-switch port."""
     iface: dict[str, Any] = {"lo": {"ip": {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
     if breakout:
         for c in range(1, cages + 1):
@@ -47,7 +48,7 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
         node: dict[str, Any] = {"description": i["description"], "link": {"mtu": sw["mtu"]}, "type": "swp"}
         if i["kind"] == "fabric":
             neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
-            if ar:
+            if ar_ports:
                 node["router"] = {"adaptive-routing": {"enable": "on"}}
         else:
             host_ports.append(i["name"])
@@ -109,17 +110,13 @@ def flatten(tree: dict[str, Any], path: tuple[str, ...] = ()) -> list[str]:
 
 def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
-    eth = options(ctx)
     qos = qos_intent(ctx)
-    ar = (True if eth.adaptive_routing is None else eth.adaptive_routing)
-    ar_ports = ar and f.plan.speed <= AR_MAX_SPEED
+    ar, ar_ports = adaptive_routing(ctx)
     mode = f.switch_model.mode_for(f.plan.speed)
     breakout = BREAKOUT.get(f.plan.speed) if mode is not None and mode.per_cage > 1 else None
     switches = []
     for sw in switch_configs(ctx):
-        tree = _tree(sw, qos, ar_ports, breakout, f.switch_model.cages)
-        if ar and not ar_ports:
-            tree["router"]["adaptive-routing"]["enable"] = "on"
+        tree = _tree(sw, qos, ar, ar_ports, breakout, f.switch_model.cages)
         switches.append((sw["name"], tree, sw["bgp"]["password_env"]))
     return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches}
 
