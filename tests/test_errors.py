@@ -16,7 +16,7 @@ CASES = sorted(p.stem for p in ERRORS.glob("*.yaml"))
 @pytest.mark.parametrize("case", CASES)
 def test_error_golden(case: str, tmp_path: Path, update_golden: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ERRORS)
-    out = tmp_path / "out"
+    out = tmp_path / "parent" / "out"  # not even the parent may be created
     result = CliRunner().invoke(app, ["render", f"{case}.yaml", "-o", str(out)])
     stderr = result.stderr
     expected_file = ERRORS / f"{case}.expected"
@@ -26,6 +26,7 @@ def test_error_golden(case: str, tmp_path: Path, update_golden: bool, monkeypatc
     assert result.exit_code == 2, (result.exit_code, stderr, result.exception)
     assert "Traceback" not in stderr
     assert not out.exists(), "a bad inventory must not write anything"
+    assert not list(tmp_path.iterdir()), "nothing beside OUT either: no parent, no temporary tree"
     assert expected_file.exists(), f"{expected_file.name} is missing: run pytest --update-golden and review it"
     assert stderr == expected_file.read_text()
     for line in stderr.splitlines()[:-1]:

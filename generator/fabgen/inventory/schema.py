@@ -133,11 +133,14 @@ class Asn(Strict):
     cores: Literal["tier", "plane"] = Field(default="tier", description="one ASN for all cores, or one per plane")
 
 
+ENV_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+
+
 class EnvRef(Strict):
     """A secret, by reference: the name of an environment variable that holds it where the
     configs are deployed. fabgen never reads it, so no secret can reach its output or logs."""
 
-    env: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$", description="environment variable name")
+    env: str = Field(pattern=ENV_PATTERN, description="environment variable name")
 
 
 def _no_literal_secret(value: Any) -> Any:

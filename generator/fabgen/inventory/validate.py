@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.inventory.schema import DEVICE_PATTERN, NAME_PATTERN, NAME_RULE, Inventory
+from fabgen.inventory.schema import DEVICE_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, Inventory
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
@@ -127,6 +127,9 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
             pattern = str(err.get("ctx", {}).get("pattern", ""))
             if "x00" in pattern:
                 msg = f"{value!r} contains control characters"
+            elif pattern == ENV_PATTERN:
+                msg = f"{value!r} is not an environment variable name: letters, digits and '_', not starting " \
+                      "with a digit, at most 64"
             elif pattern == DEVICE_PATTERN:
                 msg = f"{value!r} is not a valid device name: letters, digits, '_', '.' and '-', at most 64"
             else:
@@ -250,6 +253,11 @@ def validate(loaded: Loaded) -> Validated:
         raise InventoryError(_schema_problems(loaded, exc)) from None
 
     problems: list[Problem] = []
+
+    def located(path: PathT, message: str) -> str:
+        """A warning's text: report.json and the command line both carry where it comes from."""
+        line, col = loaded.where(path)
+        return f"{format_path(path)} (line {line}, column {col}): {message}"
 
     def report(path: PathT, message: str, key: bool = False) -> None:
         line, col = loaded.where(path, key=key)
@@ -412,11 +420,8 @@ def validate(loaded: Loaded) -> Validated:
             report(("fabrics", i, "ethernet"), "the ethernet block applies to kinds roce and spectrum-x only "
                    "(this fabric is infiniband)", key=True)
         elif f.kind != "infiniband":
-            check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), plans.get(f.name),
-                           lambda path, msg: report(path, msg), taken,
-                           lambda path, msg, name=f.name: warnings.setdefault(name, []).append(
-                               f"{format_path(path)} (line {loaded.where(path)[0]}, column {loaded.where(path)[1]}): "
-                               f"{msg}"))
+            check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), plans.get(f.name), report, taken,
+                           lambda path, msg, name=f.name: warnings.setdefault(name, []).append(located(path, msg)))
 
     from fabgen.inventory.ethernet import check_prefix
 
