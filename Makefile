@@ -6,7 +6,12 @@ PY := $(VENV)/bin/python
 # Real tools the integration tests feed our output to.
 APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck
 
-.PHONY: example test system-deps
+# Not part of the two commands: the scale benchmark, and fabgen beside Arista AVD (pyavd) on
+# the same inventories, in a virtualenv of its own so pyavd's pins never touch the test one.
+AVD_VENV ?= .venv-avd
+BENCH_ARGS ?=
+
+.PHONY: example test system-deps bench bench-avd
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -28,3 +33,14 @@ example: $(VENV)/.installed
 
 test: system-deps $(VENV)/.installed
 	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
+$(AVD_VENV)/.installed: pyproject.toml
+	python3 -m venv $(AVD_VENV)
+	$(AVD_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[bench-avd]'
+	touch $@
+
+bench-avd: $(AVD_VENV)/.installed
+	$(AVD_VENV)/bin/python benchmarks/compare_avd.py $(BENCH_ARGS)
