@@ -171,8 +171,8 @@ def run_avd(ctx: Any, switches: list[dict[str, Any]], out: Path, workers: int) -
     return {"version": __version__, "timings": timings, "configs": configs}
 
 
-NEIGHBOR = re.compile(r"^   neighbor (\d+\.\d+\.\d+\.\d+) remote-as", re.M)
-ROUTED = re.compile(r"^interface (Ethernet\S+)\n(?:   .*\n)*?   ip address", re.M)
+NEIGHBOR = re.compile(r"^   neighbor (\d+\.\d+\.\d+\.\d+) remote-as", re.MULTILINE)
+ROUTED = re.compile(r"^interface (Ethernet\S+)\n(?:   .*\n)*?   ip address", re.MULTILINE)
 
 
 def parity(switches: list[dict[str, Any]], configs: dict[str, str]) -> list[str]:
@@ -208,12 +208,11 @@ def main() -> None:
     import resource
     import sys
 
+    import pyavd  # noqa: F401  imports and schema loading stay outside the timing, as fabgen's do
     from fabgen.inventory.loader import load
     from fabgen.inventory.validate import validate
     from fabgen.pipeline import build
     from fabgen.platforms.ethernet import switch_configs
-
-    import pyavd  # noqa: F401  imports and schema loading stay outside the timing, as fabgen's do
     from pyavd._eos_designs.structured_config import get_structured_config  # noqa: F401
     from pyavd._schema.store import init_store
 

@@ -26,21 +26,21 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from inventories import inventory  # noqa: E402
+from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
 from run import run_case  # noqa: E402
 
 KINDS = ("eos-fattree", "eos-rail")
 
 
-def run_avd_case(name: str, gpus: int, workers: int, out_root: str | None) -> dict:
-    with tempfile.TemporaryDirectory(dir=out_root) as tmp:
-        inv = Path(tmp) / "inv.yaml"
-        inv.write_text(inventory(name, gpus))
-        os.sync()
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(HERE / "avd.py"), str(inv), str(Path(tmp) / "avd"), str(workers)],
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - start
+def run_avd_case(name: str, gpus: int, workers: int, work: Path) -> dict:
+    case = Path(tempfile.mkdtemp(prefix=f"avd-{name}-{gpus}-", dir=work))  # removed at the end, as run_case's
+    inv = case / "inv.yaml"
+    inv.write_text(inventory(name, gpus))
+    os.sync()
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, str(HERE / "avd.py"), str(inv), str(case / "avd"), str(workers)],
+                          check=False, capture_output=True, text=True)
+    wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
     data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -80,22 +80,24 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the results as JSON")
     ap.add_argument("--out-root", help="where both write their output (default: the system temporary directory)")
     args = ap.parse_args()
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
         avd_version = version("pyavd")
-    except Exception:
+    except PackageNotFoundError:
         sys.exit("pyavd is not installed: `make bench-avd`, or pip install -e '.[bench-avd]'")
     rows = []
-    for name in args.kinds:
-        for gpus in args.sizes:
-            f = run_case(name, gpus, args.out_root)
-            print(f"{name} {gpus} fabgen: " + (f"{f['total']:.2f} s" if "total" in f else f["error"]),
-                  file=sys.stderr, flush=True)
-            a = run_avd_case(name, gpus, args.workers, args.out_root)
-            print(f"{name} {gpus} AVD: " + (f"{a['total']:.2f} s" if "total" in a else a["error"]),
-                  file=sys.stderr, flush=True)
-            rows.append({"kind": name, "gpus": gpus, "fabgen": f, "avd": a})
+    with tempfile.TemporaryDirectory(prefix="fabgen-bench-", dir=args.out_root) as tmp:
+        work = Path(tmp)
+        for name in args.kinds:
+            for gpus in args.sizes:
+                f = run_case(name, gpus, work)
+                print(f"{name} {gpus} fabgen: " + (f"{f['total']:.2f} s" if "total" in f else f["error"]),
+                      file=sys.stderr, flush=True)
+                a = run_avd_case(name, gpus, args.workers, work)
+                print(f"{name} {gpus} AVD: " + (f"{a['total']:.2f} s" if "total" in a else a["error"]),
+                      file=sys.stderr, flush=True)
+                rows.append({"kind": name, "gpus": gpus, "fabgen": f, "avd": a})
     print(f"pyavd {avd_version}, Python {platform.python_version()}, {len(os.sched_getaffinity(0))} cores, "
           f"AVD workers {args.workers}\n")
     print(table(rows))

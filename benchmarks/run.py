@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from inventories import KINDS, SIZES, inventory  # noqa: E402
+from inventories import KINDS, SIZES, inventory  # noqa: E402  (benchmarks/ is not a package)
 
 STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render", "write")
 
@@ -72,15 +72,18 @@ print(json.dumps({"timings": result.timings, "total": total, "peaks": peaks, "fi
 """
 
 
-def run_case(name: str, gpus: int, out_root: str | None = None) -> dict:
-    with tempfile.TemporaryDirectory(dir=out_root) as tmp:
-        inv = Path(tmp) / "inv.yaml"
-        inv.write_text(inventory(name, gpus))
-        out = Path(tmp) / "out"
-        os.sync()  # start from a quiet disk: the previous case's writeback must not be billed here
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(out)], capture_output=True, text=True)
-        wall = time.perf_counter() - start
+def run_case(name: str, gpus: int, work: Path) -> dict:
+    """One case in a fresh interpreter, writing under `work`, which the caller removes only
+    at the end of the whole run: ext4 is several times slower at creating files in the
+    minutes after many were deleted (see the README), so deleting one case's output before
+    the next would bill the next case for it."""
+    case = Path(tempfile.mkdtemp(prefix=f"{name}-{gpus}-", dir=work))
+    inv = case / "inv.yaml"
+    inv.write_text(inventory(name, gpus))
+    os.sync()  # start from a quiet disk: the previous case's writeback must not be billed here
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(case / "out")], check=False, capture_output=True, text=True)
+    wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"kind": name, "gpus": gpus, "error": proc.stderr.strip().splitlines()[-1]}
     data = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -114,12 +117,13 @@ def main() -> None:
                     "a tmpfs such as /dev/shm measures fabgen without the disk")
     args = ap.parse_args()
     rows = []
-    for name in args.kinds:
-        for gpus in args.sizes:
-            row = run_case(name, gpus, args.out_root)
-            rows.append(row)
-            print(f"{name} {gpus}: " + (f"{row['total']:.2f} s" if "total" in row else row["error"]),
-                  file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory(prefix="fabgen-bench-", dir=args.out_root) as work:
+        for name in args.kinds:
+            for gpus in args.sizes:
+                row = run_case(name, gpus, Path(work))
+                rows.append(row)
+                print(f"{name} {gpus}: " + (f"{row['total']:.2f} s" if "total" in row else row["error"]),
+                      file=sys.stderr, flush=True)
     print(table(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
