@@ -7,6 +7,7 @@ benchmarks/ reports.
 
 from __future__ import annotations
 
+import gc
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,6 +47,24 @@ def _timed(timings: dict[str, float], stage: str, progress: Callable[[str], None
     timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - t0
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause Python's cycle collector for one render.
+
+    A render allocates millions of long-lived objects (graph, structured configs, files) and
+    almost no garbage cycles; the collector's full passes scan everything allocated so far,
+    so they grow with the fabric and made the build stage superlinear (34 us per GPU at 64k
+    GPUs against 12 us at 4k). Reference counting still frees everything as usual; the
+    collector is back on, as it was, when the render ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build(validated: Validated, timings: dict[str, float] | None = None,
           progress: Callable[[str], None] | None = None) -> tuple[dict[str, Fabric], dict[str, Context]]:
     """build, check, allocate: the topology and its identifiers for every fabric."""
@@ -74,6 +93,11 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
 
 def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
     """The whole pipeline but the final write: every file of the render, in memory."""
+    with _no_cycle_collection():
+        return _run(inventory, progress)
+
+
+def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = load(inventory)
