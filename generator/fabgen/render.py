@@ -28,9 +28,30 @@ def _fail(message: str) -> None:
     raise jinja2.TemplateRuntimeError(message)
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Environment(jinja2.Environment):
+    """`x.name` on a structured-config dict, without Jinja's detour through an exception.
+
+    Jinja resolves `x.name` by trying getattr(x, "name") first and the key only after the
+    AttributeError; templates read millions of dict keys at 32k GPUs, and that exception was
+    a third of the render. For a plain dict and a name that is not one of dict's own
+    attributes the result is the same either way (getattr always fails), so look the key up
+    first; everything else goes the usual way."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
+    env = _Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
