@@ -96,7 +96,39 @@ def shared_tables(qos: dict[str, Any]) -> dict[str, Any]:
         "untagged": {"tagging_mode": "untagged"},
         "admin_up": {"admin_status": "up"},
         "default_pfcwd": "enable" if wd["enabled"] else "disable",
+        # The per-port QoS tables by the tuple of used ports they cover: almost every switch
+        # of a fabric uses the same ports, so they share these tables (`_port_tables`).
+        "port_tables": {},
     }
+
+
+PORT_TABLES = ("PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "BUFFER_QUEUE", "PFC_WD")
+
+
+def _port_tables(used: tuple[str, ...], shared: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """PORT_QOS_MAP, QUEUE, BUFFER_PG, BUFFER_QUEUE and PFC_WD for these used ports: one set
+    of table objects per distinct tuple, shared by every switch that uses those ports."""
+    tables = shared["port_tables"].get(used)
+    if tables is not None:
+        return tables
+    port_qos: dict[str, Any] = {}
+    queue: dict[str, Any] = {}
+    pg: dict[str, Any] = {}
+    bq: dict[str, Any] = {}
+    pfc_wd: dict[str, Any] = dict(shared["poll"]) if shared["poll"] else {}
+    for name in used:
+        port_qos[name] = shared["port_qos"]
+        if shared["watchdog"] is not None:
+            pfc_wd[name] = shared["watchdog"]
+        for q, row in shared["queue"]:
+            queue[f"{name}|{q}"] = row
+        for g, row in shared["pg"]:
+            pg[f"{name}|{g}"] = row
+        for r, row in shared["bq"]:
+            bq[f"{name}|{r}"] = row
+    tables = dict(zip(PORT_TABLES, (port_qos, queue, pg, bq, pfc_wd)))
+    shared["port_tables"][used] = tables
+    return tables
 
 
 def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> dict[str, Any]:
@@ -110,31 +142,18 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> d
         "PORT": {}, "INTERFACE": {},
         "LOOPBACK_INTERFACE": {"Loopback0": empty, f"Loopback0|{sw['loopback']}/32": empty},
         **shared["tables"],
-        "PORT_QOS_MAP": {}, "QUEUE": {}, "BUFFER_PG": {}, "BUFFER_QUEUE": {},
-        "PFC_WD": dict(shared["poll"]) if shared["poll"] else {},
+        **_port_tables(tuple(i["name"] for i in sw["interfaces"] if i["kind"] != "unused"), shared),
     }
-    port, interface, port_qos = db["PORT"], db["INTERFACE"], db["PORT_QOS_MAP"]
-    queue, pg, bq, pfc_wd = db["QUEUE"], db["BUFFER_PG"], db["BUFFER_QUEUE"], db["PFC_WD"]
+    port, interface = db["PORT"], db["INTERFACE"]
     speed, mtu = s(sw["speed"] * 1000), s(sw["mtu"])
     for i, iface in enumerate(sw["interfaces"]):
         name = iface["name"]
         used = iface["kind"] != "unused"
         port[name] = {"lanes": lanes[i], "speed": speed, "mtu": mtu, "fec": "rs",
                       "admin_status": "up" if used else "down", "description": iface.get("description", "UNUSED")}
-        if not used:
-            continue
-        if "ip" in iface:
+        if used and "ip" in iface:
             interface[name] = empty
             interface[f"{name}|{iface['ip']}/{iface['prefix']}"] = empty
-        port_qos[name] = shared["port_qos"]
-        if shared["watchdog"] is not None:
-            pfc_wd[name] = shared["watchdog"]
-        for q, row in shared["queue"]:
-            queue[f"{name}|{q}"] = row
-        for g, row in shared["pg"]:
-            pg[f"{name}|{g}"] = row
-        for r, row in shared["bq"]:
-            bq[f"{name}|{r}"] = row
     svi = sw["svi"]
     if svi:
         vlan = f"Vlan{svi['vlan']}"
@@ -161,6 +180,13 @@ _SAFE_KEY = re.compile(r"^[A-Za-z0-9_|./:-]*$")
 _ENC = json.JSONEncoder(sort_keys=True).encode
 
 
+def shared_tables_ids(shared: dict[str, Any]) -> set[int]:
+    """Identities of the table objects several switches share (their text is written once)."""
+    ids = {id(t) for t in shared["tables"].values()}
+    ids.update(id(t) for tables in shared["port_tables"].values() for t in tables.values())
+    return ids
+
+
 def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
     """Encodings of the rows every port and switch shares, by object identity."""
     rows = [shared["port_qos"], shared["empty"], shared["untagged"], shared["admin_up"]]
@@ -171,23 +197,44 @@ def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
     return {id(r): _ENC(r) for r in rows}
 
 
-def dumps(db: dict[str, Any], memo: dict[int, str] | None = None) -> str:
+def _key(k: str) -> str:
+    return f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
+
+
+def dumps(db: dict[str, Any], memo: dict[int, str] | None = None,
+          lines: dict[tuple[str, int], str] | None = None,
+          tables_memo: tuple[set[int], dict[int, str]] | None = None) -> str:
     """config_db.json: tables and keys sorted and indented, each row on one line. json's C
     encoder writes the rows (with indent= it would fall back to pure Python); rows shared by
-    every port and switch are encoded once (`memo`, from `shared_rows`)."""
+    every port and switch are encoded once (`memo`, from `shared_rows`), and the line of a
+    shared row under a given key (`Ethernet8|3` in QUEUE, on every switch) is formatted once
+    (`lines`, kept by the caller across switches); the text of a table several switches share
+    (`tables_memo`: their ids, and the texts written so far) is formatted once."""
     memo = memo or {}
+    lines = {} if lines is None else lines
+    shared_ids, texts = tables_memo or (set(), {})
     tables = []
     for table in sorted(db):
         rows = db[table]
-        lines = []
+        if id(rows) in shared_ids:
+            text = texts.get(id(rows))
+            if text is None:
+                text = texts[id(rows)] = dumps({table: rows}, memo, lines)[2:-3]
+            tables.append(text)
+            continue
+        out = []
         for k in sorted(rows):
             row = rows[k]
-            text = memo.get(id(row))
+            rid = id(row)
+            text = memo.get(rid)
             if text is None:
-                text = _ENC(row)
-            key = f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
-            lines.append(f"        {key}: {text}")
-        tables.append(f'    "{table}": {{\n' + ",\n".join(lines) + "\n    }")
+                out.append(f"        {_key(k)}: {_ENC(row)}")
+                continue
+            line = lines.get((k, rid))
+            if line is None:
+                line = lines[(k, rid)] = f"        {_key(k)}: {text}"
+            out.append(line)
+        tables.append(f'    "{table}": {{\n' + ",\n".join(out) + "\n    }")
     return "{\n" + ",\n".join(tables) + "\n}\n"
 
 
@@ -200,8 +247,10 @@ def structure(ctx: Context) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     memo = shared_rows(data["shared"])
+    lines: dict[tuple[str, int], str] = {}
+    tables_memo: tuple[set[int], dict[int, str]] = (shared_tables_ids(data["shared"]), {})
     for name, db, _ in data["switches"]:
-        yield f"{data['fabric']}/switches/{name}/config_db.json", dumps(db, memo).encode()
+        yield f"{data['fabric']}/switches/{name}/config_db.json", dumps(db, memo, lines, tables_memo).encode()
 
 
 TARGET = Target("sonic", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "sonic",
