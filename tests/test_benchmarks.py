@@ -1,0 +1,77 @@
+"""The benchmark's inputs: every synthetic inventory is valid or refused with a located
+message, and the AVD side of the comparison is given the same network fabgen builds."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+import pytest
+
+from conftest import ROOT
+from fabgen.errors import InventoryError
+from fabgen.inventory.loader import load_text
+from fabgen.inventory.validate import validate
+from fabgen.pipeline import build
+from fabgen.platforms.ethernet import switch_configs
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import avd  # noqa: E402
+from inventories import KINDS, SIZES, inventory  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_every_size_validates_or_is_refused_cleanly(name: str) -> None:
+    accepted = []
+    for gpus in SIZES:
+        try:
+            validated = validate(load_text(inventory(name, gpus), f"{name}-{gpus}.yaml"))
+        except InventoryError as exc:
+            assert exc.problems and all(p.format().startswith(f"{name}-{gpus}.yaml:") for p in exc.problems)
+            continue
+        assert validated.plans["f"].nodes * 8 == gpus
+        accepted.append(gpus)
+    assert 32768 in accepted  # the size the targets are set for
+
+
+def test_avd_inputs_describe_fabgens_fabric() -> None:
+    _, contexts = build(validate(load_text(inventory("eos-fattree", 4096), "inv.yaml")))
+    ctx = contexts["f"]
+    switches = switch_configs(ctx)
+    common, types = avd.avd_inputs(ctx, switches)
+    nodes = {n["name"]: (key, n) for key in ("l3leaf", "spine", "super_spine") if key in common
+             for n in common[key]["nodes"]}
+    assert set(nodes) == {sw["name"] for sw in switches} == set(types)
+    assert Counter(types.values()) == Counter(avd.AVD_TYPE[sw["role"]] for sw in switches)
+    # every switch-to-switch link is one AVD uplink, declared by its lower end, on the same ports
+    ours = {frozenset({(sw["name"], i["name"]), (i["peer"], i["peer_port"])})
+            for sw in switches for i in sw["interfaces"] if i["kind"] == "fabric"}
+    theirs = [frozenset({(name, port), (peer, peer_port)})
+              for name, (_, n) in nodes.items()
+              for peer, port, peer_port in zip(n.get("uplink_switches", []), n.get("uplink_interfaces", []),
+                                               n.get("uplink_switch_interfaces", []))]
+    assert len(theirs) == len(set(theirs)) and set(theirs) == ours
+    # every host port keeps fabgen's address; ASNs are fabgen's; ids are unique per node type
+    for sw in switches:
+        _, n = nodes[sw["name"]]
+        assert n["bgp_as"] == str(sw["bgp"]["asn"])
+        hosts = {i["name"]: f"{i['ip']}/{i['prefix']}" for i in sw["interfaces"] if i["kind"] == "host"}
+        assert {x["name"]: x["ip_address"] for x in n.get("l3_interfaces", [])} == hosts
+    for key in ("l3leaf", "spine", "super_spine"):
+        ids = [n["id"] for n in common[key]["nodes"]]
+        assert len(ids) == len(set(ids))
+
+
+def test_parity_notices_a_different_network() -> None:
+    _, contexts = build(validate(load_text(inventory("eos-rail", 1024), "inv.yaml")))
+    switches = switch_configs(contexts["f"])
+    sw = next(s for s in switches if s["role"] == "leaf")
+    fabric = [i for i in sw["interfaces"] if i["kind"] == "fabric"]
+    text = "".join(f"interface {i['name']}\n   no switchport\n   ip address {i['ip']}/{i['prefix']}\n!\n"
+                   for i in sw["interfaces"] if i["kind"] in ("fabric", "host"))
+    text += f"router bgp {sw['bgp']['asn']}\n" + "".join(
+        f"   neighbor {i['peer_ip']} remote-as 1\n" for i in fabric) + "   service-profile X\n"
+    assert avd.parity([sw], {sw["name"]: text}) == []
+    assert avd.parity([sw], {sw["name"]: text.replace(f"interface {fabric[0]['name']}\n", "interface Ethernet99/1\n")})
+    assert avd.parity([sw], {sw["name"]: text.replace("remote-as 1\n", "", 1)})
+    assert avd.parity([sw], {})
