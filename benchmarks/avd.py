@@ -19,7 +19,6 @@ Needs pyavd (`pip install -e '.[bench-avd]'`); fabgen itself never imports this 
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from pathlib import Path
@@ -34,6 +33,7 @@ UPLINK_POOL = {"l3leaf": "10.0.0.0/14", "spine": "10.4.0.0/14"}
 
 def qos_profile(qos: dict[str, Any], name: str) -> dict[str, Any]:
     """fabgen's qos_intent as an AVD (eos_cli_config_gen) qos_profiles entry."""
+    from fabgen.platforms.eos import ECN_WEIGHT
     wd = qos["watchdog"]
     ecn = qos["ecn"]
     return {
@@ -50,7 +50,7 @@ def qos_profile(qos: dict[str, Any], name: str) -> dict[str, Any]:
              "random_detect": {"ecn": {"threshold": {"units": "bytes", "min": ecn["min_bytes"],
                                                      "max": ecn["max_bytes"],
                                                      "max_probability": ecn["probability"],
-                                                     "weight": 0}}}},
+                                                     "weight": ECN_WEIGHT}}}},
             {"id": qos["cnp_priority"], "priority": "priority strict"},
         ],
     }
@@ -58,24 +58,21 @@ def qos_profile(qos: dict[str, Any], name: str) -> dict[str, Any]:
 
 def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, str]]:
     """(inputs shared by every device, node type by hostname) for fabgen's structured config."""
+    from fabgen.platforms.eos import dscp_lines
     from fabgen.platforms.ethernet import QOS_PROFILE, qos_intent
 
     qos = qos_intent(ctx)
     mtu = switches[0]["mtu"]
+    tier = {role: n for n, role in enumerate(AVD_TYPE)}  # leaf 0, spine 1, core 2
     types: dict[str, str] = {}
-    ids: dict[str, int] = {}
-    for sw in switches:
-        t = AVD_TYPE[sw["role"]]
-        types[sw["name"]] = t
-        ids[sw["name"]] = sum(1 for v in types.values() if v == t)
     nodes: dict[str, list[dict[str, Any]]] = {t: [] for t in AVD_TYPE.values()}
     for sw in switches:
-        t = types[sw["name"]]
-        node: dict[str, Any] = {"name": sw["name"], "id": ids[sw["name"]], "bgp_as": str(sw["bgp"]["asn"])}
+        t = types[sw["name"]] = AVD_TYPE[sw["role"]]
+        # ids count from 1 within each node type, in fabgen's switch order
+        node: dict[str, Any] = {"name": sw["name"], "id": len(nodes[t]) + 1, "bgp_as": str(sw["bgp"]["asn"])}
         # Uplinks: the fabric ports towards the tier above, in port order; parallel links to
         # one peer repeat it (AVD offsets each by its index in the list).
-        up = [i for i in sw["interfaces"] if i["kind"] == "fabric"
-              and list(AVD_TYPE).index(i["peer_role"]) > list(AVD_TYPE).index(sw["role"])]
+        up = [i for i in sw["interfaces"] if i["kind"] == "fabric" and tier[i["peer_role"]] > tier[sw["role"]]]
         if up:
             node.update(uplink_switches=[i["peer"] for i in up], uplink_interfaces=[i["name"] for i in up],
                         uplink_switch_interfaces=[i["peer_port"] for i in up],
@@ -100,8 +97,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
         "bgp_ecmp": switches[0]["bgp"]["ecmp"],
         "custom_structured_configuration_qos_profiles": [qos_profile(qos, QOS_PROFILE)],
         "custom_structured_configuration_qos": {"map": {"dscp": [
-            f"{qos['roce_dscp']} to traffic-class {qos['roce_priority']}",
-            f"{qos['cnp_dscp']} to traffic-class {qos['cnp_priority']}"]}},
+            f"{values} to traffic-class {tc}" for values, tc in dscp_lines(qos["dscp_to_tc"])]}},
     }
     for t, members in nodes.items():
         if members:
@@ -193,10 +189,6 @@ def parity(switches: list[dict[str, Any]], configs: dict[str, str]) -> list[str]
         if "service-profile" not in text or f"router bgp {sw['bgp']['asn']}\n" not in text:
             problems.append(f"{sw['name']}: QoS profile or ASN missing")
     return problems
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0))
 
 
 def main() -> None:

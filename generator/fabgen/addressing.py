@@ -12,6 +12,11 @@ inventory always gives the same addresses):
 * ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
   cores share one (cores: tier) or one per plane.
 
+Management addresses (any fabric kind, where the inventory gives management prefixes):
+switches of a fabric take its prefix's host addresses in switch order, compute nodes of a
+node group that group's prefix's, in node order, both from the first address after the
+network address.
+
 Synthetic GUIDs live in a locally administered EUI-64 space (first octet 0xFA has the
 'local' bit set, the multicast bit clear), so they can never collide with a vendor's
 real GUIDs; the report warns that they must be replaced before deployment. Layout:
@@ -23,7 +28,7 @@ Serials follow the builder's natural order, so the same inventory gives the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from netaddr import IPNetwork
 
@@ -43,6 +48,7 @@ class Allocation:
     link_ips: dict[int, tuple[str, str, int]] = field(default_factory=dict)  # link index -> (a, z, prefix length)
     leaf_subnets: dict[str, str] = field(default_factory=dict)  # leaf-subnet mode: leaf -> subnet (CIDR)
     asns: dict[str, int] = field(default_factory=dict)  # switch -> ASN
+    management: dict[str, str] = field(default_factory=dict)  # device -> management address
 
 
 def _ip(value: int) -> str:
@@ -101,10 +107,34 @@ def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:
     return (GUID_PREFIX << 48) | ((fabric_no & 0xFF) << 40) | (kind << 32) | serial
 
 
-def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None) -> Allocation:
+def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[str, str]:
+    """device -> management address; node_prefixes: node group -> its management prefix."""
+    out: dict[str, str] = {}
+    if fabric.spec.management:
+        first = IPNetwork(fabric.spec.management).first + 1
+        out.update({s.name: _ip(first + i) for i, s in enumerate(fabric.switches)})
+    nxt: dict[str, int] = {}
+    for h in fabric.hosts:
+        prefix = node_prefixes.get(h.group)
+        if prefix and h.role == "compute":
+            address = nxt.get(h.group, IPNetwork(prefix).first + 1)
+            out[h.name] = _ip(address)
+            nxt[h.group] = address + 1
+    return out
+
+
+def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None,
+             node_prefixes: dict[str, str] | None = None) -> Allocation:
+    """Addresses and ASNs (Ethernet) or GUIDs (InfiniBand), and management addresses."""
+    if fabric.spec.kind == "infiniband":
+        base = allocate_guids(fabric, fabric_no, guid_map)
+    else:
+        base = allocate_ethernet(fabric)
+    return replace(base, management=management_addresses(fabric, node_prefixes or {}))
+
+
+def allocate_guids(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None) -> Allocation:
     """Real GUIDs from the inventory's GUID map where given, synthetic ones elsewhere."""
-    if fabric.spec.kind != "infiniband":
-        return allocate_ethernet(fabric)
     real = guid_map or {}
     guids: dict[str, int] = {}
     synthetic = 0

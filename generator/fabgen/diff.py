@@ -146,25 +146,21 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     c_old, c_new = _cabling(old), _cabling(new)
     dev_old, dev_new = _devices(old, c_old), _devices(new, c_new)
     changed_devices = {_device_of(p) for p in changed_paths} - {None}
-    for key in set(c_old) | set(c_new):
-        if c_old.get(key) != c_new.get(key):
-            changed_devices.add(key[1])
-            for end in (c_old.get(key), c_new.get(key)):
-                if end:
-                    changed_devices.add(end[0])
+    for key in sorted(set(c_old) | set(c_new), key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
+        before, after = c_old.get(key), c_new.get(key)
+        if before == after:
+            continue
+        changed_devices.update(d for d in (key[1], before and before[0], after and after[0]) if d)
+        a = f"{key[1]} {key[2]}"
+        if before and after:
+            rv.recabled.append((key[0], a, " ".join(before), " ".join(after)))
+        elif after:
+            rv.links_added.append((key[0], a, " ".join(after)))
+        else:
+            rv.links_removed.append((key[0], a, " ".join(before)))
     rv.added = sorted(dev_new - dev_old, key=_natural)
     rv.removed = sorted(dev_old - dev_new, key=_natural)
     rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
-
-    for key in sorted(set(c_old) | set(c_new), key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
-        a = f"{key[1]} {key[2]}"
-        if key in c_old and key in c_new:
-            if c_old[key] != c_new[key]:
-                rv.recabled.append((key[0], a, " ".join(c_old[key]), " ".join(c_new[key])))
-        elif key in c_new:
-            rv.links_added.append((key[0], a, " ".join(c_new[key])))
-        else:
-            rv.links_removed.append((key[0], a, " ".join(c_old[key])))
 
     i_old, i_new = _identity(old), _identity(new)
     for dev in sorted(set(i_old) & set(i_new), key=_natural):

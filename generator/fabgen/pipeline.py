@@ -83,7 +83,8 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             check(f)
     contexts: dict[str, Context] = {}
     with _timed(timings, "allocate", progress):
-        allocations = {name: allocate(f, i + 1, validated.guid_maps.get(name))
+        node_prefixes = {g.name: g.management for g in inv.node_groups if g.management}
+        allocations = {name: allocate(f, i + 1, validated.guid_maps.get(name), node_prefixes)
                        for i, (name, f) in enumerate(fabrics.items())}
     for name, f in fabrics.items():
         contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f),

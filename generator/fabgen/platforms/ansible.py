@@ -9,8 +9,9 @@ files relative to the render directory (`fabgen_files`), written as JSON (a YAML
 and far faster to write); a node group's files sit in group_vars/nodes_<group>.yml, the
 node's own netplan named by a per-host pattern (`hosts/{{ inventory_hostname }}/...`). `fabgen_out` points at the render directory,
 wherever it is moved. Where the inventory gives management prefixes (fabrics[].management
-for switches, node_groups[].management for nodes), each device gets `ansible_host` from
-the prefix's first host address in device order; elsewhere device names must resolve.
+for switches, node_groups[].management for nodes), each device gets `ansible_host`, its
+allocated management address (`addressing.management_addresses`); elsewhere device names
+must resolve.
 The playbooks under the repository's ansible/ folder deploy these files.
 """
 
@@ -18,8 +19,6 @@ from __future__ import annotations
 
 import json
 from typing import Any, Iterable
-
-from netaddr import IPAddress, IPNetwork
 
 from fabgen import yamlout
 
@@ -52,9 +51,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
     for ctx in contexts:
         f = ctx.fabric
         fab = f"fabric_{group(f.name)}"
-        if f.spec.management:
-            first = IPNetwork(f.spec.management).first + 1
-            management.update({s.name: str(IPAddress(first + i, 4)) for i, s in enumerate(f.switches)})
+        management.update(ctx.allocation.management)
         for s in f.switches:
             platform, config, files = configs.get(s.name, (f.spec.platform, {}, []))
             for g in (fab, f"platform_{platform}", f"role_{s.role}"):
@@ -62,13 +59,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
             hosts[s.name] = {"fabgen_fabric": f.name, "fabgen_platform": platform, "fabgen_role": s.role,
                              "fabgen_files": [{"src": p} for p in files], "fabgen_config": config}
         ethernet = f.spec.kind != "infiniband"
-        firsts: dict[str, int] = {}
         for h in f.hosts:
-            spec = ctx.groups.get(h.group)
-            if spec is not None and spec.management and h.role == "compute":
-                base = firsts.setdefault(h.group, IPNetwork(spec.management).first + 1)
-                management[h.name] = str(IPAddress(base, 4))
-                firsts[h.group] = base + 1
             if h.role != "compute":
                 continue
             ng = f"nodes_{group(h.group)}"

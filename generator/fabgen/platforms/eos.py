@@ -18,13 +18,14 @@ from fabgen.platforms.ethernet import QOS_PROFILE, qos_intent, switch_configs
 from fabgen.render import render as render_template
 
 DSCP_PER_LINE = 8
+ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
 
 
 def _seconds(ms: int) -> str:
     return f"{ms / 1000:g}"
 
 
-def _dscp_lines(dscp_to_tc: list[int]) -> list[tuple[str, int]]:
+def dscp_lines(dscp_to_tc: list[int]) -> list[tuple[str, int]]:
     """('0 1 2 3 4 5 6 7', 0), ...: DSCPs grouped by class, in DSCP order, eight per line."""
     by_tc: dict[int, list[int]] = {}
     for d, tc in enumerate(dscp_to_tc):
@@ -40,10 +41,10 @@ def _dscp_lines(dscp_to_tc: list[int]) -> list[tuple[str, int]]:
 def structure(ctx: Context) -> dict[str, Any]:
     qos = qos_intent(ctx)
     wd = qos["watchdog"]
-    eos_qos = {**qos, "profile": QOS_PROFILE, "dscp_lines": _dscp_lines(qos["dscp_to_tc"]),
+    eos_qos = {**qos, "profile": QOS_PROFILE, "dscp_lines": dscp_lines(qos["dscp_to_tc"]),
                "tc_queue_lines": [(qos["roce_priority"], qos["roce_priority"]),
                                   (qos["cnp_priority"], qos["cnp_priority"])],
-               "ecn_weight": 0,  # no averaging of the queue depth: mark on the instantaneous depth
+               "ecn_weight": ECN_WEIGHT,
                "watchdog_s": {"timeout": _seconds(wd["detection_ms"]), "recovery": _seconds(wd["restoration_ms"]),
                               "polling": _seconds(wd["poll_interval_ms"])}}
     # AVD's l3ls choices: eBGP routes preferred over iBGP and local ones; a leaf without

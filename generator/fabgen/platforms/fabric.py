@@ -98,7 +98,7 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
         elif plan.topology == "rail-optimized" and h.role == "compute":
             group[h.name] = f"su{h.unit:02d} nodes"
         elif detailed:
-            leaf = f.links[next(iter(f.ports[h.name].values()))].z
+            leaf = f.first_leaf(h.name)
             group[h.name] = f"{leaf} nodes"
         else:
             group[h.name] = f"pod{(h.unit - 1) // plan.units_per_pod + 1:02d} nodes"

@@ -126,10 +126,9 @@ def _setup(ctx: Context, model) -> dict[str, Any]:
     return data
 
 
-def _netplan(ctx: Context, host, pool: str) -> dict[str, Any]:
-    """pool: the hosts pool (CIDR), reached through the rail's leaf."""
+def _netplan(ctx: Context, host, pool: str, mtu: int) -> dict[str, Any]:
+    """pool: the hosts pool (CIDR), reached through the rail's leaf; mtu: the host MTU."""
     f, alloc = ctx.fabric, ctx.allocation
-    eth = options(ctx)
     ethernets: dict[str, Any] = {}
     for r, nic in enumerate(host.model.nics):
         idx = f.ports[host.name][nic.rdma]
@@ -137,7 +136,7 @@ def _netplan(ctx: Context, host, pool: str) -> dict[str, Any]:
         table = TABLE_BASE + r
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         ethernets[name] = {
-            "mtu": eth.host_mtu,
+            "mtu": mtu,
             "addresses": [f"{ip}/{plen}"],
             "routes": [{"to": network_of(ip, plen), "scope": "link", "table": table},
                        {"to": pool, "via": gateway, "table": table}],
@@ -171,7 +170,8 @@ def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     groups: dict[str, Any] = {}
     nodes = []
-    pool = str(IPNetwork(options(ctx).pools.hosts).cidr) if f.spec.kind != "infiniband" else ""
+    eth = options(ctx)
+    pool = str(IPNetwork(eth.pools.hosts).cidr) if f.spec.kind != "infiniband" else ""
     for h in f.hosts:
         if h.role != "compute":
             continue
@@ -183,7 +183,7 @@ def structure(ctx: Context) -> dict[str, Any]:
                                "setup": _setup(ctx, h.model), "count": 0}
         groups[h.group]["count"] += 1
         if f.spec.kind != "infiniband":
-            nodes.append((h.name, h.group, _netplan(ctx, h, pool)))
+            nodes.append((h.name, h.group, _netplan(ctx, h, pool, eth.host_mtu)))
     return {"cluster": ctx.cluster, "fabric": f.name, "groups": list(groups.values()), "nodes": nodes}
 
 

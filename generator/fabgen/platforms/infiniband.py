@@ -185,9 +185,7 @@ def structure(ctx: Context) -> dict[str, Any]:
         "root_guids": [(_guid(guids[s.name]), s.name) for s in f.by_role(top)],
         "cn_guids": _nic_guids(guids, (h for h in f.hosts if h.role == "compute")),
         "io_guids": _nic_guids(guids, (h for h in f.hosts if h.role == "storage")),
-        "node_name_map": [(_guid(guids[s.name]), s.name) for s in f.switches] +
-                         [(_guid(guids[f"{h.name}/{n.rdma}"]), f"{h.name} {n.rdma}") for h in f.hosts
-                          for n in h.model.nics],
+        "node_name_map": [(_guid(guids[s.name]), s.name) for s in f.switches] + _nic_guids(guids, f.hosts),
         "partitions": _partitions(ctx, ib, guids),
         "topology": _topology(ctx, guids),
         "nccl": nccl_settings(ctx),

@@ -37,7 +37,7 @@ def _levels(ctx: Context) -> dict[str, Any]:
     else:
         leaf_pod = {s.name: s.pod for s in f.switches if s.role == "leaf"}
         for h in compute:
-            first = f.links[next(iter(f.ports[h.name].values()))].z
+            first = f.first_leaf(h.name)
             level1.setdefault(first, []).append(h.name)
             pod_of[first] = leaf_pod[first]
     base = plan.unit_nodes if plan.unit_nodes else 0
@@ -46,7 +46,9 @@ def _levels(ctx: Context) -> dict[str, Any]:
         per_pod = plan.units_per_pod
         if per_pod > 1 and per_pod & (per_pod - 1) == 0:
             sizes.append(base * per_pod)
-    return {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes}
+    fab = {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes}
+    fab["tree"] = _tree(fab)
+    return fab
 
 
 def structure(contexts: list[Context]) -> dict[str, Any]:
@@ -81,7 +83,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     docs = []
     for i, fab in enumerate(data["fabrics"]):
         lines.append(f"# fabric {fab['fabric']}")
-        tree = _tree(fab)
+        tree = fab["tree"]
         for sw in tree:
             kids = f"Nodes={sw['nodes']}" if "nodes" in sw else f"Switches={sw['children']}"
             lines.append(f"SwitchName={sw['switch']} {kids}")

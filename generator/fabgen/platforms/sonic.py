@@ -201,6 +201,22 @@ def _key(k: str) -> str:
     return f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
 
 
+def _table(table: str, rows: dict[str, Any], memo: dict[int, str], lines: dict[tuple[str, int], str]) -> str:
+    out = []
+    for k in sorted(rows):
+        row = rows[k]
+        rid = id(row)
+        text = memo.get(rid)
+        if text is None:
+            out.append(f"        {_key(k)}: {_ENC(row)}")
+            continue
+        line = lines.get((k, rid))
+        if line is None:
+            line = lines[(k, rid)] = f"        {_key(k)}: {text}"
+        out.append(line)
+    return f'    "{table}": {{\n' + ",\n".join(out) + "\n    }"
+
+
 def dumps(db: dict[str, Any], memo: dict[int, str] | None = None,
           lines: dict[tuple[str, int], str] | None = None,
           tables_memo: tuple[set[int], dict[int, str]] | None = None) -> str:
@@ -216,25 +232,13 @@ def dumps(db: dict[str, Any], memo: dict[int, str] | None = None,
     tables = []
     for table in sorted(db):
         rows = db[table]
-        if id(rows) in shared_ids:
-            text = texts.get(id(rows))
-            if text is None:
-                text = texts[id(rows)] = dumps({table: rows}, memo, lines)[2:-3]
-            tables.append(text)
+        if id(rows) not in shared_ids:
+            tables.append(_table(table, rows, memo, lines))
             continue
-        out = []
-        for k in sorted(rows):
-            row = rows[k]
-            rid = id(row)
-            text = memo.get(rid)
-            if text is None:
-                out.append(f"        {_key(k)}: {_ENC(row)}")
-                continue
-            line = lines.get((k, rid))
-            if line is None:
-                line = lines[(k, rid)] = f"        {_key(k)}: {text}"
-            out.append(line)
-        tables.append(f'    "{table}": {{\n' + ",\n".join(out) + "\n    }")
+        text = texts.get(id(rows))
+        if text is None:
+            text = texts[id(rows)] = _table(table, rows, memo, lines)
+        tables.append(text)
     return "{\n" + ",\n".join(tables) + "\n}\n"
 
 

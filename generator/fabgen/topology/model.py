@@ -73,6 +73,10 @@ class Fabric:
     def by_role(self, role: str) -> list[Switch]:
         return [s for s in self.switches if s.role == role]
 
+    def first_leaf(self, host: str) -> str:
+        """The leaf of a host's first NIC (a fat-tree node's leaf, or its rail-1 leaf)."""
+        return self.links[next(iter(self.ports[host].values()))].z
+
     def links_of(self, device: str) -> list[Link]:
         """Links of one device in port order, without walking the whole graph."""
         return [self.links[i] for i in self.ports.get(device, {}).values()]
