@@ -14,6 +14,8 @@ from __future__ import annotations
 import csv
 import json
 import re
+
+import yaml
 from pathlib import Path
 
 
@@ -131,3 +133,20 @@ def read_fabric(out: Path, fabric: str) -> dict[str, dict]:
 def read_cabling(out: Path, fabric: str) -> list[dict]:
     with open(out / fabric / "cabling.csv", newline="") as fh:
         return list(csv.DictReader(fh))
+
+
+def read_nvue(path: Path) -> tuple[dict, dict]:
+    """(header, set tree) of an NVUE startup.yaml, as `nv config save` writes it."""
+    doc = yaml.safe_load(Path(path).read_text())
+    assert isinstance(doc, list) and [list(d) for d in doc] == [["header"], ["set"]], path
+    return doc[0]["header"], doc[1]["set"]
+
+
+def nvue_ip(node: dict) -> dict:
+    """An interface's IPv4 settings in either NVUE dialect (`ip` before 5.15, `ipv4` after)."""
+    return node.get("ipv4") or node.get("ip") or {}
+
+
+def nvue_on(node: dict) -> bool:
+    """`enable: on` (before 5.15) or `state: enabled` (5.15 and later)."""
+    return node.get("state") == "enabled" or node.get("enable") == "on"

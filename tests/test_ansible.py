@@ -92,7 +92,94 @@ def test_management_addresses_become_ansible_host(tmp_path: Path) -> None:
     hostvars = json.loads(res.stdout)["_meta"]["hostvars"]
     switches = sorted((h for h in hostvars if h.startswith("eth-")), key=lambda n: (
         {"leaf": 0, "spine": 1, "core": 2}[hostvars[n]["fabgen_role"]], n))
-    assert [hostvars[s]["ansible_host"] for s in switches[:2]] == ["192.168.1.1", "192.168.1.2"]
+    # the gateway (192.168.1.1) is never a switch's address
+    assert [hostvars[s]["ansible_host"] for s in switches[:2]] == ["192.168.1.2", "192.168.1.3"]
     assert len({hostvars[s]["ansible_host"] for s in switches}) == 24
     assert hostvars["gpu001"]["ansible_host"] == "192.168.10.1"
     assert hostvars["gpu032"]["ansible_host"] == "192.168.10.32"
+
+
+SECRETS = {"FABGEN_NETOPS_HASH": "$6$salt$hash", "FABGEN_NETOPS_KEY": "ssh-ed25519 AAAAC3 netops",
+           "FABGEN_MONITOR_HASH": "$6$salt$hash2"}
+GUARDED = {"eos": ("roce-3tier", "deploy-eos.yml", "eth/switches/eth-su01-leaf1.cfg", "eth-su01-leaf1",
+                   r"(?ms)^interface Management1$.*?^!\n"),
+           "sonic": ("fattree-2to1", "deploy-sonic.yml", "fabric/switches/fabric-leaf01/config_db.json",
+                     "fabric-leaf01", r'    "MGMT_INTERFACE": \{\n[^\n]*\n    \},\n'),
+           "nvue": ("spectrumx-1su", "deploy-nvue.yml", "sx/switches/sx-su01-leaf1.nvue.yaml", "sx-su01-leaf1",
+                    r"(?ms)^      eth0:\n.*?(?=^      swp)"),
+           "nvue-5.18": ("spectrumx-518-lossy", "deploy-nvue.yml", "sx2/switches/sx2-su01-leaf1.nvue.yaml",
+                         "sx2-su01-leaf1", r"(?ms)^      eth0:\n.*?(?=^      swp)")}
+
+
+def guard(out: Path, playbook: str, device: str, secrets: dict[str, str]) -> subprocess.CompletedProcess:
+    """The real deploy playbook, limited to its guard tasks (they run on the control node)."""
+    return subprocess.run([PLAYBOOK, "-i", "ansible/inventory.yml", str(ROOT / "ansible" / playbook), "--tags",
+                           "guard", "--limit", device], cwd=out, capture_output=True, text=True, timeout=600,
+                          env={**ENV, **secrets})
+
+
+@pytest.mark.parametrize("platform", sorted(GUARDED))
+def test_deploy_refuses_a_config_without_its_management_plane(platform: str, tmp_path: Path) -> None:
+    case, playbook, path, device, block = GUARDED[platform]
+    render_to(INVENTORIES / f"{case}.yaml", tmp_path)
+    ok = guard(tmp_path, playbook, device, SECRETS)
+    assert ok.returncode == 0, ok.stdout[-3000:]
+    target = tmp_path / path
+    text = target.read_text()
+    stripped, n = re.subn(block, "", text, count=1)
+    assert n == 1, "the test must remove the management block it means to"
+    target.write_text(stripped)
+    refused = guard(tmp_path, playbook, device, SECRETS)
+    assert refused.returncode != 0
+    assert f"{path} lacks" in refused.stdout, refused.stdout[-3000:]
+
+
+def test_deploy_refuses_unset_secrets_and_devices_without_an_address(tmp_path: Path) -> None:
+    render_to(INVENTORIES / "roce-3tier.yaml", tmp_path / "a")
+    missing = guard(tmp_path / "a", "deploy-eos.yml", "eth-su01-leaf1",
+                    {k: v for k, v in SECRETS.items() if k != "FABGEN_MONITOR_HASH"})
+    assert missing.returncode != 0
+    assert "FABGEN_MONITOR_HASH, which is empty here" in missing.stdout, missing.stdout[-3000:]
+    inv = (INVENTORIES / "roce-2node.yaml").read_text()
+    assert "management" not in inv
+    render_to(INVENTORIES / "roce-2node.yaml", tmp_path / "b")
+    unmanaged = guard(tmp_path / "b", "deploy-eos.yml", "roce-leaf01", SECRETS)
+    assert unmanaged.returncode != 0
+    assert "roce-leaf01: no management address" in unmanaged.stdout, unmanaged.stdout[-3000:]
+
+
+def test_subnet_manager_deploy_refuses_synthetic_guids(tmp_path: Path) -> None:
+    """ib-3tier names its SM hosts; without a guid_map its GUID files are synthetic and the
+    SM playbook refuses them; with every GUID given, the same guard passes."""
+    out = tmp_path / "synthetic"
+    render_to(INVENTORIES / "ib-3tier.yaml", out)
+    res = run(INVENTORY, "-i", "ansible/inventory.yml", "--list", cwd=out)
+    data = json.loads(res.stdout)
+    assert data["subnet_manager"]["hosts"] == ["pod-b-sm1", "pod-b-sm2"]
+    files = data["_meta"]["hostvars"]["pod-b-sm1"]["fabgen_files"]
+    assert {"src": "ib/infiniband/opensm.conf", "dest": "/etc/opensm/opensm.conf", "mode": "0644"} in files
+    conf = (out / "ib/infiniband/opensm.conf").read_text()
+    for f in files:  # every path opensm.conf names is where the playbook installs that file
+        assert (out / f["src"]).is_file()
+        if f["src"].endswith("_guids.conf") or f["src"].endswith("partitions.conf"):
+            assert f["dest"] in conf
+    refused = guard(out, "deploy-sm.yml", "pod-b-sm1", {})
+    assert refused.returncode != 0 and "holds synthetic GUIDs" in refused.stdout, refused.stdout[-3000:]
+
+    # the same fabric with a GUID map naming every device: the guard passes
+    rows = ["device,port,guid"]
+    for line in (out / "ib/infiniband/node-name-map").read_text().splitlines():
+        if line.startswith("0x"):
+            guid, name = line.split(None, 1)
+            name = name.strip('"')
+            device, _, port = name.partition(" ")
+            rows.append(f"{device},{port or '0'},0x0002c9{guid[-10:]}")
+    (tmp_path / "guids.csv").write_text("\n".join(rows) + "\n")
+    inv = (INVENTORIES / "ib-3tier.yaml").read_text().replace("      qos: true\n",
+                                                              f"      qos: true\n      guid_map: guids.csv\n")
+    (tmp_path / "ib.yaml").write_text(inv)
+    real = tmp_path / "real"
+    render_to(tmp_path / "ib.yaml", real)
+    assert "0xfab0" not in (real / "ib/infiniband/cn_guids.conf").read_text()
+    passed = guard(real, "deploy-sm.yml", "pod-b-sm1", {})
+    assert passed.returncode == 0, passed.stdout[-3000:]

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from conftest import INVENTORIES, IN_CI
-from readback import read_cabling, read_fabric
+from readback import nvue_ip, read_cabling, read_fabric, read_nvue
 from fabgen.pipeline import render_to
 from fabgen.platforms.hosts import NCCL_KNOWN
 
@@ -50,14 +50,14 @@ def switch_ports(out: Path, fabric: str) -> dict[tuple[str, str], tuple[str | No
     nvue = sorted((out / fabric / "switches").glob("*.nvue.yaml"))
     if nvue:
         for p in nvue:
-            tree = yaml.safe_load(p.read_text())[0]["set"]
+            _, tree = read_nvue(p)
             svi = None
             for name, node in tree["interface"].items():
                 if node.get("type") == "svi":
-                    addr = ipaddress.ip_interface(next(iter(node["ip"]["address"])))
+                    addr = ipaddress.ip_interface(next(iter(nvue_ip(node)["address"])))
                     svi = (str(addr.ip), addr.network.prefixlen)
             for name, node in tree["interface"].items():
-                addr = next(iter(node.get("ip", {}).get("address", {})), None)
+                addr = next(iter(nvue_ip(node).get("address", {})), None)
                 ip = ipaddress.ip_interface(addr) if addr else None
                 ports[(p.name[:-len(".nvue.yaml")], name)] = (str(ip.ip) if ip else None,
                                                              ip.network.prefixlen if ip else None, svi)
@@ -72,7 +72,7 @@ def switch_qos(out: Path, fabric: str) -> tuple[set, tuple | None]:
     """(no-drop priorities of used ports, DSCP map) from the switch files."""
     nvue = sorted((out / fabric / "switches").glob("*.nvue.yaml"))
     if nvue:
-        modes = {yaml.safe_load(p.read_text())[0]["set"]["qos"]["roce"]["mode"] for p in nvue}
+        modes = {read_nvue(p)[1]["qos"]["roce"]["mode"] for p in nvue}
         assert len(modes) == 1
         # Cumulus's RoCE profile: DSCP 26 -> TC 3, 48 -> TC 6, PFC on 3 in lossless mode
         dscp = [0] * 64

@@ -1,10 +1,15 @@
 """Spectrum-X (NVUE): the startup.yaml and the command script of every switch read back; they
 say the same thing, and against the cabling plan every switch-to-switch port has adaptive
-routing and a BGP unnumbered neighbor, host ports have the PFC watchdog, RoCE runs in the
-inventory's mode with the congestion thresholds of the shared QoS intent."""
+routing and a BGP unnumbered neighbor, host ports have the PFC watchdog (lossless mode only,
+with the inventory's timers), RoCE runs in the inventory's mode with the congestion
+thresholds of the shared QoS intent. Every file and every `nv set` line is checked against
+NVIDIA's NVUE object model for the Cumulus Linux release the file's header names."""
 
 from __future__ import annotations
 
+import copy
+import ipaddress
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +18,8 @@ import pytest
 import yaml
 
 from conftest import INVENTORIES, IN_CI
-from readback import read_cabling
+import nvue_model
+from readback import nvue_ip, nvue_on, read_cabling, read_nvue
 from fabgen.pipeline import render_to
 
 
@@ -31,24 +37,49 @@ def commands_of_yaml(node, path=()) -> list[str]:
     return out
 
 
-def read_switch(base: Path) -> tuple[dict, list[str]]:
-    doc = yaml.safe_load(base.with_suffix(".nvue.yaml").read_text())
-    assert isinstance(doc, list) and list(doc[0]) == ["set"]
+def release(header: dict) -> str:
+    """'Cumulus Linux 5.14.0' -> '5.14'"""
+    assert header["nvue-api-version"] == "nvue_v1" and header["model"] == "SN5600"
+    return ".".join(header["version"].removeprefix("Cumulus Linux ").split(".")[:2])
+
+
+def read_switch(base: Path) -> tuple[dict, list[str], str]:
+    header, tree = read_nvue(base.with_suffix(".nvue.yaml"))
     script = base.with_suffix(".nvue.sh").read_text().splitlines()
-    assert script[-1] == "nv config apply --assume-yes"
+    assert script[-1] == "nv config apply --confirm 600s --assume-yes"
     cmds = [line[len("nv set "):] for line in script if line.startswith("nv set ")]
-    return doc[0]["set"], cmds
+    return tree, cmds, release(header)
+
+
+def check_object_model(version: str, tree: dict, cmds: list[str], header: dict | None = None) -> None:
+    """Zero unknown keys and bad values in the YAML and in the tree the `nv set` lines build."""
+    assert nvue_model.problems(version, tree) == []
+    if header is not None:
+        assert nvue_model.header_problems(version, header) == []
+    built: dict = {}
+    for cmd in cmds:
+        nvue_model.merge(built, nvue_model.parse_nv_set(version, "nv set " + cmd))
+    assert nvue_model.problems(version, built) == []
 
 
 def check_spectrum_x(out: Path, fabric: str, mode: str = "lossless", ar: bool = True,
-                     thresholds: tuple[int, int, int] = (150000, 1500000, 100)) -> dict[str, dict]:
+                     thresholds: tuple[int, int, int] = (150000, 1500000, 100), version: str = "5.14",
+                     watchdog: tuple[int, int] = (100, 2), model_sample: int = 6) -> dict[str, dict]:
+    """watchdog: (polling interval, robustness) the inventory's timers make; every
+    `model_sample`-th switch (and the first) is checked against the object model."""
     cabling = read_cabling(out, fabric)
     sw_dir = out / fabric / "switches"
     names = sorted(p.name[:-len(".nvue.yaml")] for p in sw_dir.glob("*.nvue.yaml"))
     trees = {}
-    for name in names:
-        tree, cmds = read_switch(sw_dir / name)
-        assert cmds == commands_of_yaml(tree), f"{name}: script and YAML differ"
+    for k, name in enumerate(names):
+        tree, cmds, found = read_switch(sw_dir / name)
+        assert found == version
+        # a secret is an Ansible lookup in the YAML and the variable itself in the script
+        expected = [re.sub(r"\{\{ lookup\('ansible\.builtin\.env', '(\w+)'\) \}\}", r'"${\1}"', c)
+                    for c in commands_of_yaml(tree)]
+        assert cmds == expected, f"{name}: script and YAML differ"
+        if k % model_sample == 0:
+            check_object_model(version, tree, cmds)
         trees[name] = tree
     ends: dict[str, set[str]] = {}
     hosts: dict[str, set[str]] = {}
@@ -65,21 +96,30 @@ def check_spectrum_x(out: Path, fabric: str, mode: str = "lossless", ar: bool = 
         assert t["qos"]["roce"]["mode"] == mode
         tc = t["qos"]["congestion-control"]["default-global"]["traffic-class"]["3"]
         assert (tc["min-threshold"], tc["max-threshold"], tc["probability"]) == thresholds
-        assert t["router"]["adaptive-routing"]["enable"] == ("on" if ar else "off")
+        assert nvue_on(t["qos"]["roce"]) and nvue_on(t["router"]["bgp"])
+        assert nvue_on(t["router"]["adaptive-routing"]) == ar
+        if mode == "lossless":
+            assert t["qos"]["pfc-watchdog"] == {"polling-interval": watchdog[0], "robustness": watchdog[1]}
+        else:
+            assert "pfc-watchdog" not in t["qos"], "lossy mode has no PFC, so no PFC watchdog"
         iface = t["interface"]
-        (lo,) = iface["lo"]["ip"]["address"]
+        (lo,) = nvue_ip(iface["lo"])["address"]
         assert lo not in loopbacks
         loopbacks.add(lo)
         bgp = t["vrf"]["default"]["router"]["bgp"]
+        assert nvue_on(bgp)
         neighbors = bgp.get("neighbor", {})
         assert set(neighbors) == ends.get(name, set()), f"{name}: one BGP neighbor per switch-link end"
         for port in ends.get(name, ()):
             assert neighbors[port]["type"] == "unnumbered"
             assert bgp["peer-group"][neighbors[port]["peer-group"]]["remote-as"] == "external"
-            has_ar = iface[port].get("router", {}).get("adaptive-routing", {}).get("enable") == "on"
+            has_ar = nvue_on(iface[port].get("router", {}).get("adaptive-routing", {}))
             assert has_ar == ar, f"{name} {port}: adaptive routing"
         for port in hosts.get(name, ()):
-            assert "pfc-watchdog" in iface[port]["qos"]
+            if mode == "lossless":
+                assert iface[port]["qos"]["pfc-watchdog"] == {"state": "enable"}
+            else:
+                assert "qos" not in iface[port]
             assert "router" not in iface[port]
         assert bgp["address-family"]["ipv4-unicast"]["multipaths"]["ebgp"] >= len(ends.get(name, ()))
     return trees
@@ -154,7 +194,77 @@ def test_adaptive_routing_on_800g_warns_and_stays_off_the_ports(tmp_path: Path) 
     assert any("ethernet.adaptive_routing (line 17, column 34)" in w and "800G" in w for w in warnings), warnings
     # the inventory asked for it: on globally, but on no 800G port; no breakout at 800G
     for p in sorted((out / "f" / "switches").glob("*.nvue.yaml")):
-        tree = yaml.safe_load(p.read_text())[0]["set"]
-        assert tree["router"]["adaptive-routing"]["enable"] == "on"
+        _, tree = read_nvue(p)
+        assert nvue_on(tree["router"]["adaptive-routing"])
         assert not any("router" in v for k, v in tree["interface"].items() if k != "lo")
         assert not any("breakout" in v.get("link", {}) for v in tree["interface"].values())
+
+
+MANAGED = """    platform_version: "{version}"
+    management:
+      prefix: 10.9.0.0/24
+      gateway: 10.9.0.1
+      ntp: [10.0.0.1, 10.0.0.2]
+      dns: [10.0.0.3]
+      syslog: [10.0.0.4]
+      domain: fab.example.net
+      users:
+        - {{name: netops, password_hash: {{env: FABGEN_NETOPS_HASH}}}}
+    ethernet:
+      host_addressing: leaf-subnet
+      qos:
+        mode: {mode}
+        pfc_watchdog: {{detection_ms: 600, poll_interval_ms: 200}}
+"""
+
+
+@pytest.mark.parametrize("version,mode,tiers", [("5.13", "lossless", 2), ("5.14", "lossy", 3),
+                                                ("5.15", "lossless", 3), ("5.18", "lossy", 2)])
+def test_both_dialects_match_the_object_model(version: str, mode: str, tiers: int, tmp_path: Path) -> None:
+    """Each release's dialect, with the management plane, leaf subnets, either QoS mode and
+    non-default watchdog timers: every switch checked against that release's object model."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV.format(model="dgx-b200", count=40, models="", topology="rail-optimized",
+                              extra=f"tiers: {tiers}\n    scalable_unit: 8\n" + MANAGED.format(version=version,
+                                                                                              mode=mode)))
+    out = tmp_path / "out"
+    render_to(inv, out)
+    trees = check_spectrum_x(out, "f", mode=mode, version=version, watchdog=(200, 3), model_sample=1)
+    new = version >= "5.15"
+    for name, t in trees.items():
+        eth0 = t["interface"]["eth0"]
+        assert nvue_ip(eth0)["gateway"] == {"10.9.0.1": {}}
+        assert (eth0["vrf"] if new else eth0["ip"]["vrf"]) == "mgmt"
+        ntp = t["system"]["ntp"]["server"] if new else t["service"]["ntp"]["mgmt"]["server"]
+        assert set(ntp) == {"10.0.0.1", "10.0.0.2"}
+        assert t["system"]["syslog"]["server"] == {"10.0.0.4": {"vrf": "mgmt"}}
+        assert t["system"]["aaa"]["user"]["netops"]["role"] == "system-admin"
+        groups = t["vrf"]["default"]["router"]["bgp"].get("peer-group", {})
+        for g in groups.values():
+            assert g["bfd"] == ({"profile": "FABRIC"} if new else {"enable": "on"})
+    addresses = sorted(ipaddress.ip_interface(next(iter(nvue_ip(t["interface"]["eth0"])["address"]))).ip
+                       for t in trees.values())
+    assert len(set(addresses)) == len(trees) and ipaddress.ip_address("10.9.0.1") not in addresses
+
+
+def test_object_model_check_rejects_unknown_keys_and_bad_values(tmp_path: Path) -> None:
+    """The check is not a rubber stamp: a key the model lacks, a value outside an enum, a key
+    of the other dialect and a bad `nv set` line are each reported."""
+    render_to(INVENTORIES / "spectrumx-1su.yaml", tmp_path)
+    base = sorted((tmp_path / "sx" / "switches").glob("*.nvue.yaml"))[0]
+    tree, cmds, version = read_switch(base.with_name(base.name[:-len(".nvue.yaml")]))
+    check_object_model(version, tree, cmds)
+
+    unknown = copy.deepcopy(tree)
+    unknown["qos"]["roce"]["lossless-mode"] = "on"
+    assert any("lossless-mode: unknown key" in p for p in nvue_model.problems(version, unknown))
+    bad_enum = copy.deepcopy(tree)
+    bad_enum["qos"]["roce"]["mode"] = "lossles"
+    assert any("qos.roce.mode" in p for p in nvue_model.problems(version, bad_enum))
+    other_dialect = copy.deepcopy(tree)
+    other_dialect["router"]["adaptive-routing"] = {"state": "enabled"}
+    assert any("adaptive-routing.state: unknown key" in p for p in nvue_model.problems(version, other_dialect))
+    with pytest.raises(ValueError, match="not a key here"):
+        nvue_model.parse_nv_set(version, "nv set qos roce lossless-mode on")
+    built = nvue_model.parse_nv_set(version, "nv set router adaptive-routing enable maybe")
+    assert nvue_model.problems(version, built)

@@ -13,9 +13,9 @@ inventory always gives the same addresses):
   cores share one (cores: tier) or one per plane.
 
 Management addresses (any fabric kind, where the inventory gives management prefixes):
-switches of a fabric take its prefix's host addresses in switch order, compute nodes of a
-node group that group's prefix's, in node order, both from the first address after the
-network address.
+switches of a fabric take its prefix's host addresses in switch order, skipping the
+management gateway; compute nodes of a node group that group's prefix's, in node order,
+both from the first address after the network address.
 
 Synthetic GUIDs live in a locally administered EUI-64 space (first octet 0xFA has the
 'local' bit set, the multicast bit clear), so they can never collide with a vendor's
@@ -110,9 +110,14 @@ def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:
 def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[str, str]:
     """device -> management address; node_prefixes: node group -> its management prefix."""
     out: dict[str, str] = {}
-    if fabric.spec.management:
-        first = IPNetwork(fabric.spec.management).first + 1
-        out.update({s.name: _ip(first + i) for i, s in enumerate(fabric.switches)})
+    m = fabric.spec.management
+    if m is not None:
+        from fabgen.inventory.management import gateway_of
+
+        gateway, address = gateway_of(m), IPNetwork(m.prefix).first
+        for s in fabric.switches:
+            address += 1 + (address + 1 == gateway)  # the gateway is never a switch's address
+            out[s.name] = _ip(address)
     nxt: dict[str, int] = {}
     for h in fabric.hosts:
         prefix = node_prefixes.get(h.group)

@@ -79,6 +79,9 @@ class InfinibandOptions(Strict):
     qos: bool = Field(default=False, description="write qos-policy.conf and enable QoS in opensm.conf")
     guid_map: str | None = Field(default=None, description="CSV of device,port,guid; relative to the inventory")
     partitions: list[Partition] = Field(default_factory=list)
+    subnet_managers: list[Name] = Field(
+        default_factory=list, max_length=4, description="hosts running the subnet manager (UFM or OpenSM servers), "
+        "master first: the Ansible group subnet_manager that ansible/deploy-sm.yml installs the SM files on")
 
 
 class Ecn(Strict):
@@ -173,6 +176,47 @@ class EthernetOptions(Strict):
         "deploy playbooks fill from that variable")
 
 
+USER_PATTERN = r"^[a-z_][a-z0-9_-]{0,31}$"
+DOMAIN_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+Secret = Annotated[EnvRef, BeforeValidator(_no_literal_secret)]
+
+
+class User(Strict):
+    """A local switch account, rendered where a full replace would otherwise remove it (EOS, NVUE).
+    Its secrets are environment references: the deploy playbooks fill them, fabgen never sees them."""
+
+    name: Annotated[str, StringConstraints(pattern=USER_PATTERN)] = Field(description="login name")
+    role: Literal["admin", "read-only"] = Field(
+        default="admin", description="admin: EOS network-admin (privilege 15), NVUE system-admin; read-only: EOS "
+        "network-operator, NVUE nvue-monitor")
+    password_hash: Secret = Field(description="{env: VARIABLE} holding the crypt(3) SHA-512 hash ($6$...)")
+    ssh_key: Secret | None = Field(default=None, description="{env: VARIABLE} holding one OpenSSH public key line "
+                                   "(EOS and NVUE)")
+
+
+class Management(Strict):
+    """The switches' management plane: the out-of-band port, its VRF, a default route and services.
+    A configuration applied by full replace must carry all of it, or the switch drops off the network."""
+
+    prefix: str = Field(description="IPv4 prefix of the management network; switches take its host addresses "
+                        "in switch order, skipping the gateway")
+    gateway: str | None = Field(default=None, description="default gateway of the management VRF (default: the "
+                                "prefix's last host address, with a warning)")
+    vrf: Name | None = Field(default=None, description="management VRF (default: EOS MGMT; SONiC and NVUE "
+                             "have one, named mgmt)")
+    ntp: list[str] = Field(default_factory=list, max_length=8, description="NTP server addresses")
+    dns: list[str] = Field(default_factory=list, max_length=3, description="DNS server addresses")
+    syslog: list[str] = Field(default_factory=list, max_length=8, description="syslog server addresses")
+    domain: Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN, max_length=253)] | None = Field(
+        default=None, description="DNS domain")
+    users: list[User] = Field(default_factory=list, max_length=16, description="local accounts (EOS, NVUE)")
+
+
+def _management_mapping(value: Any) -> Any:
+    """The version-1 form, a bare prefix, is the mapping with only `prefix`."""
+    return {"prefix": value} if isinstance(value, str) else value
+
+
 class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
 
@@ -192,9 +236,12 @@ class Fabric(Strict):
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
     infiniband: InfinibandOptions | None = Field(default=None, description="kind infiniband only")
     ethernet: EthernetOptions | None = Field(default=None, description="kinds roce and spectrum-x only")
-    management: str | None = Field(
-        default=None, description="IPv4 prefix of the switches' management addresses (Ansible's ansible_host), in "
-        "switch order from the prefix's first host address")
+    management: Annotated[Management | None, BeforeValidator(_management_mapping)] = Field(
+        default=None, description="the switches' management plane: an IPv4 prefix, or a mapping with prefix, "
+        "gateway, vrf, ntp, dns, syslog, domain and users")
+    platform_version: str | None = Field(
+        default=None, description="release of the switch OS the configs are written for (nvue: 5.13 to 5.18, "
+        "default 5.14)")
 
 
 class CustomNic(Strict):

@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.inventory.schema import DEVICE_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, Inventory
+from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, USER_PATTERN,
+                                     Inventory)
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
@@ -130,6 +131,11 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
             elif pattern == ENV_PATTERN:
                 msg = f"{value!r} is not an environment variable name: letters, digits and '_', not starting " \
                       "with a digit, at most 64"
+            elif pattern == USER_PATTERN:
+                msg = f"{value!r} is not a user name: lowercase letters, digits, '_' and '-', starting with a " \
+                      "letter or '_', at most 32"
+            elif pattern == DOMAIN_PATTERN:
+                msg = f"{value!r} is not a DNS domain: labels of letters, digits and '-' joined by '.'"
             elif pattern == DEVICE_PATTERN:
                 msg = f"{value!r} is not a valid device name: letters, digits, '_', '.' and '-', at most 64"
             else:
@@ -141,6 +147,9 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
                       "model_attributes_type": "a mapping", "bool_type": "true or false",
                       "int_from_float": "a whole number"}[etype]
             msg = f"must be {wanted}, not {_describe(value)}"
+            if len(loc) == 3 and loc[0] == "fabrics" and loc[2] == "management":
+                msg = f"must be an IPv4 prefix (e.g. 192.168.0.0/24) or a mapping with prefix, gateway, vrf, ntp, " \
+                      f"dns, syslog, domain and users; not {_describe(value)}"
         elif etype == "secret_literal":
             msg = err["msg"]  # never the value: it is a secret
         elif etype in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
@@ -410,6 +419,21 @@ def validate(loaded: Loaded) -> Validated:
                        f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
                 break
 
+    # subnet-manager hosts join the same namespace (Ansible hosts)
+    switch_owner = {s.name: f.name for f in inv.fabrics if f.name in plans for s in switch_names(f, plans[f.name])}
+    sm_seen: dict[str, str] = {}
+    node_names = {h.lower() for h in owners} if any(f.infiniband and f.infiniband.subnet_managers
+                                                     for f in inv.fabrics) else set()
+    for i, f in enumerate(inv.fabrics):
+        for k, sm in enumerate(f.infiniband.subnet_managers if f.infiniband else []):
+            where = ("fabrics", i, "infiniband", "subnet_managers", k)
+            clash = ("a node" if sm.lower() in node_names else
+                     f"a switch of fabric '{switch_owner[sm]}'" if sm in switch_owner else
+                     f"already a subnet manager of fabric '{sm_seen[sm]}'" if sm in sm_seen else None)
+            if clash:
+                report(where, f"subnet manager '{sm}' is {clash}; give the SM host its own name")
+            sm_seen.setdefault(sm, f.name)
+
     from fabgen.inventory.ethernet import check_ethernet
     from fabgen.inventory.schema import EthernetOptions
 
@@ -429,11 +453,16 @@ def validate(loaded: Loaded) -> Validated:
     for i, g in enumerate(inv.node_groups):
         if g.management is not None:
             check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", report, managed)
+    from fabgen.inventory.management import check_management
+    from fabgen.inventory.platform import check_platform
+
     for i, f in enumerate(inv.fabrics):
+        warn = lambda path, msg, name=f.name: warnings.setdefault(name, []).append(located(path, msg))  # noqa: E731
+        check_platform(i, f, report, warn)
         if f.management is not None and f.name in plans:
             p = plans[f.name]
-            check_prefix(("fabrics", i, "management"), f.management, p.leaves + p.spines + p.cores, "switches",
-                         report, managed)
+            raw = data["fabrics"][i].get("management") if isinstance(data["fabrics"][i], dict) else None
+            check_management(i, f, p.leaves + p.spines + p.cores, isinstance(raw, str), report, warn, managed)
 
     guid_maps: dict[str, dict[tuple[str, str], int]] = {}
     for i, f in enumerate(inv.fabrics):

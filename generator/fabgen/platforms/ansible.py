@@ -2,7 +2,9 @@
 
 Groups, with '-' turned into '_' (Ansible's group-name rule): `fabric_<fabric>`,
 `platform_<platform>` (eos, sonic, nvue, ufm, opensm; `linux` for nodes),
-`role_<leaf|spine|core|node>`, and `nodes_<group>` per node group. Every switch gets
+`role_<leaf|spine|core|node>`, `nodes_<group>` per node group, and `subnet_manager` with
+`sm_<ufm|opensm>` for the InfiniBand subnet-manager hosts the inventory names (their
+host_vars list the SM files with where they are installed). Every switch gets
 host_vars with its structured config (`fabgen_config`: the platform-neutral config its
 files were rendered from; the NVUE tree for Spectrum-X) and the paths of its rendered
 files relative to the render directory (`fabgen_files`), written as JSON (a YAML subset,
@@ -44,6 +46,12 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
             configs.update({name: ("nvue", tree, [f"{data['fabric']}/switches/{name}.nvue.yaml",
                                                   f"{data['fabric']}/switches/{name}.nvue.sh"])
                             for name, tree, _ in data["switches"]})
+    sm_files: dict[str, list[dict[str, str]]] = {}
+    for tname, data in structured:
+        if tname == "infiniband":
+            from fabgen.platforms.infiniband import deploy_files
+
+            sm_files[data["fabric"]] = deploy_files(data)
     groups: dict[str, list[str]] = {}
     hosts: dict[str, dict[str, Any]] = {}
     management: dict[str, str] = {}
@@ -58,6 +66,12 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 groups.setdefault(g, []).append(s.name)
             hosts[s.name] = {"fabgen_fabric": f.name, "fabgen_platform": platform, "fabgen_role": s.role,
                              "fabgen_files": [{"src": p} for p in files], "fabgen_config": config}
+        ib = f.spec.infiniband
+        for k, sm in enumerate(ib.subnet_managers if ib else []):
+            for g in (fab, "subnet_manager", f"sm_{f.spec.platform}"):
+                groups.setdefault(g, []).append(sm)
+            hosts[sm] = {"fabgen_fabric": f.name, "fabgen_platform": f.spec.platform, "fabgen_role": "subnet-manager",
+                         "fabgen_sm_rank": k + 1, "fabgen_files": sm_files.get(f.name, [])}
         ethernet = f.spec.kind != "infiniband"
         for h in f.hosts:
             if h.role != "compute":

@@ -3,10 +3,19 @@
 Sections follow EOS's own running-config order (as `show running-config` prints them and
 AVD's eos_cli_config_gen renders them): hostname, qos profile, spanning-tree, vlans,
 Ethernet, Loopback and Vlan interfaces, ip routing, qos maps, PFC watchdog defaults,
-router bgp, end. Syntax: vendor-facts section 2 (AVD test outputs, Arista's AI fabric
-deployment guide). Values come from `platforms/ethernet.py`; nothing is decided here
-except how EOS spells it: watchdog timers in seconds, ECN thresholds in kbytes, DSCP
-maps as value lists of at most eight per line.
+router bgp, management ssh, end. Syntax: vendor-facts section 2 (AVD test outputs, Arista's
+AI fabric deployment guide). Values come from `platforms/ethernet.py` and the intent layer;
+nothing is decided here except how EOS spells it: watchdog timers in seconds (two decimals,
+validation keeps them to 10 ms steps), ECN thresholds in bytes, DSCP maps as value lists of
+at most eight per line.
+
+The file is complete for `configure replace`: it carries the management plane (Management1
+in the management VRF with the switch's `ansible_host` address, the VRF's default route,
+name servers, NTP and syslog in that VRF, SSH and eAPI enabled there) and the operator's
+accounts as environment references, because a replace removes everything it does not
+carry. Host ports of a `leaf-subnet` leaf are edge ports (`spanning-tree portfast` with
+BPDU guard): they face NICs, which never bridge, so they forward at once instead of waiting
+out spanning tree's listening and learning; a NIC that does send BPDUs is shut down.
 """
 
 from __future__ import annotations
@@ -19,6 +28,9 @@ from fabgen.render import render as render_template
 
 DSCP_PER_LINE = 8
 ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
+# fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
+USER_ROLES = {"admin": {"privilege": 15, "role": "network-admin"},
+              "read-only": {"privilege": 1, "role": "network-operator"}}
 
 
 def _seconds(ms: int) -> str:
@@ -47,9 +59,10 @@ def structure(ctx: Context) -> dict[str, Any]:
                "ecn_weight": ECN_WEIGHT,
                "watchdog_s": {"timeout": _seconds(wd["detection_ms"]), "recovery": _seconds(wd["restoration_ms"]),
                               "polling": _seconds(wd["poll_interval_ms"])}}
-    # AVD's l3ls choices: eBGP routes preferred over iBGP and local ones; a leaf without
-    # host VLANs is routed on every port and runs no spanning tree
-    eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none"}
+    # eBGP routes preferred over iBGP and local ones (20 200 200 is what AVD's l3ls designs
+    # set explicitly; EOS's own default differs and AVD 6.4 renders no distance unless asked);
+    # a leaf without host VLANs is routed on every port and runs no spanning tree
+    eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES}
     return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos,
             "switches": switch_configs(ctx)}
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen.addressing import network_of
+from fabgen.intent import secret_ref
+from fabgen.intent.management import plane as management_plane
 from fabgen.inventory.schema import EthernetOptions
 from fabgen.platforms import Context
 
@@ -33,12 +35,6 @@ HOST_VLAN = 100  # leaf-subnet mode: the host VLAN of every leaf (locally signif
 MIN_ECMP = 64
 MIN_MAX_ROUTES = 12000
 QOS_PROFILE = "ROCE_LOSSLESS"
-
-
-def secret_ref(env: str) -> str:
-    """How a secret appears in rendered files: an Ansible lookup of the environment variable,
-    resolved by the deploy playbooks (eos_config and template render their sources)."""
-    return "{{ lookup('ansible.builtin.env', '" + env + "') }}"
 
 
 def options(ctx: Context) -> EthernetOptions:
@@ -87,11 +83,19 @@ def qos_intent(ctx: Context) -> dict[str, Any]:
     }
 
 
+def _management(mgmt: dict[str, Any] | None, address: str | None) -> dict[str, Any] | None:
+    """One switch's management plane: the fabric's settings (shared) and its own address."""
+    if mgmt is None or address is None:
+        return None
+    return {"address": address, **mgmt}
+
+
 def switch_configs(ctx: Context) -> list[dict[str, Any]]:
     """One structured config per switch, in switch order."""
     f, alloc = ctx.fabric, ctx.allocation
     eth = options(ctx)
     roles = {s.name: s.role for s in f.switches}
+    mgmt = management_plane(f)
     speed = f.plan.speed
     names = f.switch_model.port_names(speed)
     out = []
@@ -140,7 +144,7 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
             networks.append(subnet)
         groups = sorted({n["peer_group"] for n in neighbors})
         out.append({
-            "name": s.name, "role": s.role, "model": f.switch_model.key, "platform": f.spec.platform,
+            "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)), "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi,
             "bgp": {"asn": alloc.asns[s.name], "router_id": alloc.loopbacks[s.name],

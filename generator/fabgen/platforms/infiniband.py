@@ -219,4 +219,22 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{base}/sharp_am.cfg", render_template("infiniband/sharp_am.cfg.j2", **data).encode()
 
 
+SHARP_DIR = {"ufm": "/opt/ufm/files/conf/sharp"}
+
+
+def deploy_files(data: dict[str, Any]) -> list[dict[str, str]]:
+    """The files a subnet-manager host installs, with where: the paths opensm.conf names
+    (CONF_DIR), and sharp_am.cfg where UFM's SHARP aggregation manager reads it. The same
+    conditions as `render`, read from the same structured config."""
+    base = f"{data['fabric']}/infiniband"
+    conf = CONF_DIR[data["platform"]]
+    names = ["opensm.conf", *(f"{k}.conf" for k in ("root_guids", "cn_guids", "io_guids") if data[k]),
+             "partitions.conf", "node-name-map", *(["qos-policy.conf"] if data["resolved"]["qos"] else [])]
+    out = [{"src": f"{base}/{name}", "dest": f"{conf}/{name}", "mode": "0644"} for name in names]
+    if data["resolved"]["sharp"] and data["platform"] in SHARP_DIR:
+        out.append({"src": f"{base}/sharp_am.cfg", "dest": f"{SHARP_DIR[data['platform']]}/sharp_am.cfg",
+                    "mode": "0644"})
+    return out
+
+
 TARGET = Target("infiniband", lambda ctx: ctx.fabric.spec.kind == "infiniband", structure, render)

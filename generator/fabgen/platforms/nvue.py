@@ -27,20 +27,79 @@ from typing import Any, Iterable
 from fabgen import yamlout
 
 from fabgen.platforms import Context, Target, every_other
-from fabgen.platforms.ethernet import adaptive_routing, qos_intent, secret_ref, switch_configs
+from fabgen.intent import secret_ref
+from fabgen.inventory.platform import nvue_state_dialect, version_of
+from fabgen.platforms.ethernet import adaptive_routing, qos_intent, switch_configs
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
+MGMT_PORT = "eth0"
+BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
+BFD_TIMERS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # FRR's defaults
+USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
+
+
+class Dialect:
+    """How one Cumulus Linux release spells the same intent (the object model changed at 5.15:
+    `ip` -> `ipv4`, `enable on` -> `state enabled`, NTP and DNS under `system`, BFD profiles)."""
+
+    def __init__(self, version: str):
+        self.version = version
+        self.new = nvue_state_dialect(version)
+        self.ip = "ipv4" if self.new else "ip"
+
+    def on(self, value: bool = True) -> dict[str, str]:
+        if self.new:
+            return {"state": "enabled" if value else "disabled"}
+        return {"enable": "on" if value else "off"}
+
+
+def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], d: Dialect) -> None:
+    """eth0 in the management VRF with the switch's address and gateway, NTP, DNS, syslog and
+    the operator's accounts, in the release's dialect."""
+    vrf = m["vrf"]
+    port: dict[str, Any] = {d.ip: {"address": {f"{m['address']}/{m['prefix_len']}": {}},
+                                   "gateway": {m["gateway"]: {}}}, "type": "eth"}
+    if d.new:
+        port["vrf"] = vrf
+    else:
+        port["ip"]["vrf"] = vrf
+    iface[MGMT_PORT] = port
+    system = tree["system"]
+    service: dict[str, Any] = {}
+    if m["ntp"]:
+        servers = {ip: {"iburst": "enabled" if d.new else "on"} for ip in m["ntp"]}
+        if d.new:
+            system["ntp"] = {"server": servers, "state": "enabled", "vrf": vrf}
+        else:
+            service["ntp"] = {vrf: {"server": servers}}
+    if m["dns"] or m["domain"]:
+        search = {m["domain"]: {}} if m["domain"] else {}
+        if d.new:
+            system["dns"] = {"server": {ip: {"vrf": vrf} for ip in m["dns"]}, **({"search": search} if search else {})}
+        else:
+            service["dns"] = {vrf: {"server": {ip: {} for ip in m["dns"]}, **({"search": search} if search else {})}}
+    if m["syslog"]:
+        system["syslog"] = {"server": {ip: {"vrf": vrf} for ip in m["syslog"]}}
+    if m["users"]:
+        system["aaa"] = {"user": {u["name"]: {"hashed-password": u["password"], "role": USER_ROLES[u["role"]]}
+                                  for u in m["users"]}}
+    if service:
+        tree["service"] = service
 
 
 def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, breakout: str | None,
-          cages: int) -> dict[str, Any]:
+          cages: int, d: Dialect) -> dict[str, Any]:
     """ar: adaptive routing on globally; ar_ports: also on every switch-to-switch port."""
-    iface: dict[str, Any] = {"lo": {"ip": {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
+    lossless = qos["mode"] == "lossless"
+    watchdog = lossless and qos["watchdog"]["enabled"]
+    iface: dict[str, Any] = {"lo": {d.ip: {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
+    tree: dict[str, Any] = {"system": {"hostname": sw["name"]}}
+    if sw["management"]:
+        _management(tree, iface, sw["management"], d)
     if breakout:
         for c in range(1, cages + 1):
             iface[f"swp{c}"] = {"link": {"breakout": {breakout: {}}}, "type": "swp"}
     neighbors: dict[str, Any] = {}
-    host_ports = []
     for i in sw["interfaces"]:
         if i["kind"] == "unused":
             iface[i["name"]] = {"link": {"state": {"down": {}}}, "type": "swp"}
@@ -49,39 +108,45 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
         if i["kind"] == "fabric":
             neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
             if ar_ports:
-                node["router"] = {"adaptive-routing": {"enable": "on"}}
+                node["router"] = {"adaptive-routing": d.on()}
         else:
-            host_ports.append(i["name"])
-            node["qos"] = {"pfc-watchdog": {}}
+            if watchdog:
+                node["qos"] = {"pfc-watchdog": {"state": "enable"}}
             if "ip" in i:
-                node["ip"] = {"address": {f"{i['ip']}/{i['prefix']}": {}}}
+                node[d.ip] = {"address": {f"{i['ip']}/{i['prefix']}": {}}}
             else:
                 node["bridge"] = {"domain": {"br_default": {"access": i["vlan"]}}}
         iface[i["name"]] = node
-    tree: dict[str, Any] = {"system": {"hostname": sw["name"]}}
     svi = sw["svi"]
     bridge = None
     if svi:
-        iface[f"vlan{svi['vlan']}"] = {"ip": {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
+        iface[f"vlan{svi['vlan']}"] = {d.ip: {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
                                        "vlan": svi["vlan"]}
         bridge = {"domain": {"br_default": {"vlan": {str(svi["vlan"]): {}}}}}
     tree["interface"] = iface
     if bridge:
         tree["bridge"] = bridge
     roce = qos["roce_priority"]
-    tree["qos"] = {"roce": {"mode": qos["mode"]},
+    tree["qos"] = {"roce": {**d.on(), "mode": qos["mode"]},
                    "congestion-control": {"default-global": {"traffic-class": {str(roce): {
                        "min-threshold": qos["ecn"]["min_bytes"], "max-threshold": qos["ecn"]["max_bytes"],
                        "probability": qos["ecn"]["probability"]}}}}}
+    if watchdog:
+        wd = qos["watchdog"]
+        tree["qos"]["pfc-watchdog"] = {"polling-interval": wd["poll_interval_ms"],
+                                       "robustness": wd["detection_ms"] // wd["poll_interval_ms"]}
     bgp = sw["bgp"]
-    tree["router"] = {"adaptive-routing": {"enable": "on" if ar else "off"},
-                      "bgp": {"autonomous-system": bgp["asn"], "router-id": bgp["router_id"]}}
-    groups = {g: {"remote-as": "external", **({"bfd": {"enable": "on"}} if bgp["bfd"] else {}),
+    tree["router"] = {"adaptive-routing": d.on(ar),
+                      "bgp": {"autonomous-system": bgp["asn"], **d.on(), "router-id": bgp["router_id"]}}
+    if bgp["bfd"] and d.new:
+        tree["router"]["bfd"] = {"profile": {BFD_PROFILE: dict(BFD_TIMERS)}, "state": "enabled"}
+    bfd = ({"profile": BFD_PROFILE} if d.new else {"enable": "on"}) if bgp["bfd"] else None
+    groups = {g: {"remote-as": "external", **({"bfd": bfd} if bfd else {}),
                   **({"password": bgp["password"]} if bgp["password"] else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
     vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
         "multipaths": {"ebgp": bgp["ecmp"]},
-        "network": {net: {} for net in bgp["networks"]}}}}
+        "network": {net: {} for net in bgp["networks"]}}}, **d.on()}
     if groups:
         vrf_bgp["peer-group"] = groups
         vrf_bgp["neighbor"] = neighbors
@@ -114,29 +179,40 @@ def structure(ctx: Context) -> dict[str, Any]:
     ar, ar_ports = adaptive_routing(ctx)
     mode = f.switch_model.mode_for(f.plan.speed)
     breakout = BREAKOUT.get(f.plan.speed) if mode is not None and mode.per_cage > 1 else None
+    version = version_of(f.spec) or ""
+    dialect = Dialect(version)
     switches = []
     for sw in switch_configs(ctx):
-        tree = _tree(sw, qos, ar, ar_ports, breakout, f.switch_model.cages)
-        switches.append((sw["name"], tree, sw["bgp"]["password_env"]))
-    return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches}
+        tree = _tree(sw, qos, ar, ar_ports, breakout, f.switch_model.cages, dialect)
+        envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
+        if sw["management"]:
+            envs += [u["password_env"] for u in sw["management"]["users"]]
+        switches.append((sw["name"], tree, envs))
+    header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
+              "version": f"Cumulus Linux {version}.0"}
+    return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches, "header": header}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
-    for name, tree, env in data["switches"]:
+    for name, tree, envs in data["switches"]:
         head = f"# {name}: NVUE startup.yaml, fabric {data['fabric']} ({data['cluster']}); generated by fabgen\n"
-        body = yamlout.dump([{"set": tree}])
+        body = yamlout.dump([{"header": data["header"]}, {"set": tree}])
         yield f"{data['fabric']}/switches/{name}.nvue.yaml", (head + body).encode()
         lines = ["#!/usr/bin/env bash",
                  f"# {name}: the configuration of {name}.nvue.yaml as NVUE commands; generated by fabgen",
                  "set -euo pipefail", ""]
         cmds = flatten(tree)
-        if env:
-            # the script reads the secret from its own environment, as the YAML's reference does
+        for env in envs:
+            # the script reads each secret from its own environment, as the YAML's reference does
             ref = secret_ref(env)
-            lines += [f': "${{{env}:?set {env} to the BGP password}}"', ""]
+            lines += [f': "${{{env}:?set {env} (a secret this configuration references)}}"']
             cmds = [c.replace(ref, f'"${{{env}}}"') for c in cmds]
+        if envs:
+            lines.append("")
         lines += [f"nv set {cmd}" for cmd in cmds]
-        lines += ["", "nv config apply --assume-yes", ""]
+        # applied with a rollback timer: unless `nv config apply --confirm-yes` follows within
+        # ten minutes (after checking the switch is still reachable), the switch rolls back
+        lines += ["", "nv config apply --confirm 600s --assume-yes", ""]
         yield f"{data['fabric']}/switches/{name}.nvue.sh", "\n".join(lines).encode()
 
 

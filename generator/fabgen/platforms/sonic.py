@@ -161,6 +161,8 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> d
         db["VLAN_MEMBER"] = {f"{vlan}|{i['name']}": shared["untagged"] for i in sw["interfaces"]
                              if i["kind"] == "host"}
         db["VLAN_INTERFACE"] = {vlan: empty, f"{vlan}|{svi['ip']}/{svi['prefix']}": empty}
+    if sw["management"]:
+        db.update(management_tables(sw["management"]))
     bgp = sw["bgp"]
     db["BGP_GLOBALS"] = {VRF: {"local_asn": s(bgp["asn"]), "router_id": bgp["router_id"]}}
     db["BGP_GLOBALS_AF"] = {f"{VRF}|{AF}": {"max_ebgp_paths": s(bgp["ecmp"])}}
@@ -174,6 +176,26 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> d
                                                "name": n["peer"], "peer_group_name": n["peer_group"],
                                                "admin_status": "up"} for n in bgp["neighbors"]}
     return {table: rows for table, rows in db.items() if rows}
+
+
+MGMT_PORT = "eth0"
+
+
+def management_tables(m: dict[str, Any]) -> dict[str, Any]:
+    """The management plane in CONFIG_DB (sonic-mgmt_port, sonic-mgmt_interface, sonic-mgmt_vrf,
+    sonic-ntp, sonic-dns and sonic-syslog YANG models): eth0 with the switch's address and the
+    gateway, the management VRF on, NTP sourced from eth0 in that VRF, name and syslog servers.
+    SONiC keeps no DNS domain in CONFIG_DB, and local accounts live outside it."""
+    vrf = m["vrf"]
+    return {
+        "MGMT_PORT": {MGMT_PORT: {"alias": MGMT_PORT, "admin_status": "up"}},
+        "MGMT_INTERFACE": {f"{MGMT_PORT}|{m['address']}/{m['prefix_len']}": {"gwaddr": m["gateway"]}},
+        "MGMT_VRF_CONFIG": {"vrf_global": {"mgmtVrfEnabled": "true"}},
+        "NTP": {"global": {"vrf": vrf, "src_intf": MGMT_PORT}} if m["ntp"] else {},
+        "NTP_SERVER": {server: {} for server in m["ntp"]},
+        "DNS_NAMESERVER": {server: {} for server in m["dns"]},
+        "SYSLOG_SERVER": {server: {"vrf": vrf} for server in m["syslog"]},
+    }
 
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_|./:-]*$")

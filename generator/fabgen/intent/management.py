@@ -1,0 +1,36 @@
+"""The management plane of a fabric's switches, decided once for every platform.
+
+A config applied by full replace keeps the switch reachable only if it carries the
+out-of-band port's address (the switch's `ansible_host`), the management VRF, a default
+route in that VRF and, where the platform keeps accounts in the config, the operator's
+accounts. This is that intent; EOS, SONiC and NVUE only spell it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from fabgen.intent import secret_ref
+from fabgen.inventory.management import gateway_of, vrf_of
+from fabgen.topology.model import Fabric
+
+ROLES = {"admin", "read-only"}
+
+
+def plane(fabric: Fabric) -> dict[str, Any] | None:
+    """Fabric-wide settings (one object every switch shares; each switch's own address is
+    the allocation's), or None without a management block."""
+    m = fabric.spec.management
+    if m is None:
+        return None
+    net = ipaddress.IPv4Network(m.prefix)
+    users = [{"name": u.name, "role": u.role, "password_env": u.password_hash.env,
+              "password": secret_ref(u.password_hash.env),
+              "ssh_key_env": u.ssh_key.env if u.ssh_key else None,
+              "ssh_key": secret_ref(u.ssh_key.env) if u.ssh_key else None} for u in m.users]
+    return {"prefix": str(net), "prefix_len": net.prefixlen,
+            "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
+            "vrf": vrf_of(m, fabric.spec.platform),
+            "ntp": list(m.ntp), "dns": list(m.dns), "syslog": list(m.syslog), "domain": m.domain,
+            "users": users}

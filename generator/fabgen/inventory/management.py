@@ -1,0 +1,97 @@
+"""Checks of `fabrics[].management`: the switches' management plane.
+
+A switch configuration applied by full replace (EOS `configure replace`, SONiC `config
+reload`, NVUE `nv config replace`) keeps only what the file says, so the management plane
+has to be right before anything is rendered: the prefix holds every switch and the gateway,
+the gateway is a host address of the prefix, servers are addresses, the VRF name is one the
+platform has, and accounts are declared where a replace would remove them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Callable
+
+from fabgen.inventory.ethernet import check_prefix
+from fabgen.inventory.schema import Fabric, Management
+
+Report = Callable[[tuple, str], None]
+
+# SONiC's management VRF and Cumulus Linux's are built in and both named "mgmt"
+# (SONiC MGMT_VRF_CONFIG enables it; Cumulus puts eth0 in it by default). EOS takes any name;
+# AVD's default is MGMT.
+FIXED_VRF = {"sonic": "mgmt", "nvue": "mgmt"}
+DEFAULT_VRF = {"eos": "MGMT", **FIXED_VRF}
+KEEPS_USERS = {"sonic"}  # accounts live in the Linux user database, not config_db.json
+
+
+def gateway_of(m: Management) -> int:
+    """The gateway as an integer address: the one given, or the prefix's last host address."""
+    net = ipaddress.IPv4Network(m.prefix)
+    return int(ipaddress.IPv4Address(m.gateway)) if m.gateway else int(net.broadcast_address) - 1
+
+
+def vrf_of(m: Management, platform: str) -> str:
+    return m.vrf or DEFAULT_VRF.get(platform, "MGMT")
+
+
+def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, report: Report, warn: Report,
+                     taken: list) -> None:
+    """Report problems of fabrics[i].management; `taken` collects management prefixes."""
+    m = f.management
+    if m is None:
+        return
+    path = ("fabrics", i, "management")
+    prefix_path = path if given_as_text else (*path, "prefix")
+    # the gateway is never given to a switch, so the prefix holds one address more
+    before = len(taken)
+    check_prefix(prefix_path, m.prefix, switches + 1, "switches and their gateway", report, taken)
+    if len(taken) == before:
+        return
+    net = ipaddress.IPv4Network(m.prefix)
+    if m.gateway is None:
+        if f.kind != "infiniband":
+            warn(prefix_path, f"no gateway given: the management default route uses {ipaddress.IPv4Address(gateway_of(m))}, "
+                 "the prefix's last host address; set management.gateway if the router is elsewhere")
+    else:
+        _check_gateway((*path, "gateway"), m.gateway, net, report)
+    for key in ("ntp", "dns", "syslog"):
+        for j, server in enumerate(getattr(m, key)):
+            try:
+                ipaddress.ip_address(server)
+            except ValueError:
+                report((*path, key, j), f"{server!r} is not an IP address ({key} servers are given by address, so "
+                       "the switch needs no name resolution to reach them)")
+    fixed = FIXED_VRF.get(f.platform)
+    if m.vrf is not None and fixed is not None and m.vrf != fixed:
+        report((*path, "vrf"), f"{f.platform} has one management VRF, named '{fixed}': leave vrf out or write "
+               f"'{fixed}'")
+    _check_users(path, f, m, report, warn)
+
+
+def _check_gateway(where: tuple, text: str, net: ipaddress.IPv4Network, report: Report) -> None:
+    try:
+        gw = ipaddress.IPv4Address(text)
+    except ValueError:
+        report(where, f"{text!r} is not an IPv4 address")
+        return
+    if gw not in net:
+        report(where, f"gateway {gw} is outside the management prefix {net}")
+    elif gw in (net.network_address, net.broadcast_address):
+        report(where, f"gateway {gw} is the {'network' if gw == net.network_address else 'broadcast'} address "
+               f"of {net}")
+
+
+def _check_users(path: tuple, f: Fabric, m: Management, report: Report, warn: Report) -> None:
+    names = [u.name for u in m.users]
+    for j, name in enumerate(names):
+        if names.index(name) != j:
+            report((*path, "users", j, "name"), f"user '{name}' is declared twice")
+    if f.kind == "infiniband":
+        return
+    if f.platform in KEEPS_USERS and m.users:
+        warn((*path, "users"), "SONiC keeps local accounts in the Linux user database, which config reload "
+             "leaves alone: these users are not rendered")
+    elif f.platform == "eos" and not m.users:
+        warn(path, "EOS configure replace removes every account the file does not carry: declare "
+             "management.users (the deploy playbook refuses a config without one)")

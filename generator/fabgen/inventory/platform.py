@@ -1,0 +1,66 @@
+"""Checks that depend on the switch platform: the release a config is written for, and
+values a platform takes only at its own granularity.
+
+* NVUE: the object model changed at Cumulus Linux 5.15 (`interface ip` became `ipv4`/`ipv6`,
+  `enable on` became `state enabled`, NTP and DNS moved from `service` to `system`, BFD
+  settings moved to profiles). fabgen writes both dialects; the versions below are the
+  ones its output is validated against with NVIDIA's published object model (PyPI
+  `nvueschema`, generated from each release's openapi.json).
+* EOS: PFC watchdog timers are seconds with at most two decimals (`priority-flow-control
+  pause watchdog default timeout 0.2`): 10 ms steps.
+* NVUE: the PFC watchdog has a polling interval and a robustness (how many intervals a
+  queue stays paused before it is declared stalled), and no restoration timer.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from fabgen.inventory.schema import EthernetOptions, Fabric
+
+Report = Callable[[tuple, str], None]
+
+NVUE_VERSIONS = ("5.13", "5.14", "5.15", "5.16", "5.17", "5.18")
+VERSIONS = {"nvue": NVUE_VERSIONS}
+DEFAULT_VERSION = {"nvue": "5.14"}
+EOS_TIMER_STEP_MS = 10
+
+
+def version_of(f: Fabric) -> str | None:
+    return f.platform_version or DEFAULT_VERSION.get(f.platform)
+
+
+def nvue_state_dialect(version: str) -> bool:
+    """True from Cumulus Linux 5.15 on: `state enabled`, `ipv4`, `system ntp`, BFD profiles."""
+    major, minor = (int(x) for x in version.split("."))
+    return (major, minor) >= (5, 15)
+
+
+def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
+    path = ("fabrics", i)
+    if f.platform_version is not None:
+        known = VERSIONS.get(f.platform)
+        if known is None:
+            report((*path, "platform_version"), f"platform_version applies to platform nvue; {f.platform} configs "
+                   "are written for one release")
+        elif f.platform_version not in known:
+            report((*path, "platform_version"), f"{f.platform} {f.platform_version!r} is not a release fabgen writes "
+                   f"for: choose {', '.join(known)}")
+    if f.kind == "infiniband":
+        return
+    wd = (f.ethernet or EthernetOptions()).qos.pfc_watchdog
+    wpath = (*path, "ethernet", "qos", "pfc_watchdog")
+    if f.platform == "eos":
+        for key in ("detection_ms", "restoration_ms", "poll_interval_ms"):
+            value = getattr(wd, key)
+            if value % EOS_TIMER_STEP_MS:
+                report((*wpath, key), f"EOS takes watchdog timers in seconds with two decimals (10 ms steps): "
+                       f"{value} ms cannot be written; use {value // 10 * 10} or {value // 10 * 10 + 10}")
+    if f.platform == "nvue" and wd.enabled:
+        if wd.detection_ms % wd.poll_interval_ms:
+            report((*wpath, "detection_ms"), f"NVUE declares a queue stalled after a whole number of polling "
+                   f"intervals (robustness): {wd.detection_ms} ms is not a multiple of poll_interval_ms "
+                   f"({wd.poll_interval_ms} ms)")
+        if "restoration_ms" in wd.model_fields_set:
+            warn((*wpath, "restoration_ms"), "NVUE's PFC watchdog has no restoration timer: restoration_ms is not "
+                 "rendered for this fabric")
