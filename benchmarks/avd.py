@@ -42,7 +42,8 @@ def qos_profile(qos: dict[str, Any], name: str) -> dict[str, Any]:
         "priority_flow_control": {
             "enabled": True,
             "priorities": [{"priority": p, "no_drop": True} for p in qos["no_drop"]],
-            "watchdog": {"enabled": wd["enabled"], "action": wd["action"]},
+            # the action is global in fabgen's config (`priority-flow-control pause watchdog action`)
+            "watchdog": {"enabled": wd["enabled"]},
         },
         "uc_tx_queues": [
             {"id": qos["roce_priority"], "priority": "no priority",
@@ -56,27 +57,44 @@ def qos_profile(qos: dict[str, Any], name: str) -> dict[str, Any]:
     }
 
 
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g}"
+
+
 def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, str]]:
-    """(inputs shared by every device, node type by hostname) for fabgen's structured config."""
+    """(inputs shared by every device, node type by hostname) for fabgen's structured config:
+    everything fabgen renders, so that the two configs can be compared line by line
+    (`line_parity`): QoS profile and maps, watchdog timers, ECN counters on every used port,
+    BFD, the route limit and BGP distance, loopbacks at fabgen's addresses (AVD's pool plus an
+    offset per node type), spanning tree, and the management plane."""
     from fabgen.platforms.eos import dscp_lines
     from fabgen.platforms.ethernet import QOS_PROFILE, qos_intent
 
     qos = qos_intent(ctx)
     mtu = switches[0]["mtu"]
+    ecn_count = [{"id": qos["roce_priority"], "random_detect": {"ecn": {"count": True}}}]
+    port_config = {"mtu": mtu, "uc_tx_queues": ecn_count}
+    loopback_pool = f"{_network(ctx)}"
+    offsets: dict[str, int] = {}
     tier = {role: n for n, role in enumerate(AVD_TYPE)}  # leaf 0, spine 1, core 2
     types: dict[str, str] = {}
     nodes: dict[str, list[dict[str, Any]]] = {t: [] for t in AVD_TYPE.values()}
     for sw in switches:
         t = types[sw["name"]] = AVD_TYPE[sw["role"]]
         # ids count from 1 within each node type, in fabgen's switch order
+        offsets.setdefault(t, len(types) - 1)  # fabgen numbers loopbacks across all switches in order
         node: dict[str, Any] = {"name": sw["name"], "id": len(nodes[t]) + 1, "bgp_as": str(sw["bgp"]["asn"])}
+        if sw["management"]:
+            node["mgmt_ip"] = f"{sw['management']['address']}/{sw['management']['prefix_len']}"
         # Uplinks: the fabric ports towards the tier above, in port order; parallel links to
         # one peer repeat it (AVD offsets each by its index in the list).
         up = [i for i in sw["interfaces"] if i["kind"] == "fabric" and tier[i["peer_role"]] > tier[sw["role"]]]
         if up:
             node.update(uplink_switches=[i["peer"] for i in up], uplink_interfaces=[i["name"] for i in up],
                         uplink_switch_interfaces=[i["peer_port"] for i in up],
-                        max_uplink_switches=len(up), uplink_ipv4_pool=UPLINK_POOL[t])
+                        max_uplink_switches=len(up), uplink_ipv4_pool=UPLINK_POOL[t],
+                        uplink_ethernet_structured_config={"uc_tx_queues": ecn_count},
+                        uplink_switch_ethernet_structured_config={"uc_tx_queues": ecn_count})
         hosts = [i for i in sw["interfaces"] if i["kind"] == "host"]
         if hosts:
             if "ip" not in hosts[0]:
@@ -84,7 +102,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
             node["l3_interfaces"] = [
                 {"name": i["name"], "ip_address": f"{i['ip']}/{i['prefix']}", "peer": i["peer"],
                  "peer_interface": i["peer_port"], "description": i["description"],
-                 "qos_profile": QOS_PROFILE, "structured_config": {"mtu": mtu}}
+                 "qos_profile": QOS_PROFILE, "structured_config": port_config}
                 for i in hosts]
         nodes[t].append(node)
     common: dict[str, Any] = {
@@ -96,16 +114,44 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
         "bgp_maximum_paths": switches[0]["bgp"]["ecmp"],
         "bgp_ecmp": switches[0]["bgp"]["ecmp"],
         "custom_structured_configuration_qos_profiles": [qos_profile(qos, QOS_PROFILE)],
-        "custom_structured_configuration_qos": {"map": {"dscp": [
-            f"{values} to traffic-class {tc}" for values, tc in dscp_lines(qos["dscp_to_tc"])]}},
+        "custom_structured_configuration_qos": {"map": {
+            "dscp": [f"{values} to traffic-class {tc}" for values, tc in dscp_lines(qos["dscp_to_tc"])],
+            "traffic_class": [f"{tc} to tx-queue {q}" for tc, q in ((qos["roce_priority"], qos["roce_priority"]),
+                                                                    (qos["cnp_priority"], qos["cnp_priority"]))]}},
+        "bgp_distance": {"external_routes": 20, "internal_routes": 200, "local_routes": 200},
+        "bgp_peer_groups": {"ipv4_underlay_peers": {"bfd": switches[0]["bgp"]["bfd"],
+                                                    "maximum_routes": switches[0]["bgp"]["max_routes"]}},
     }
+    wd = qos["watchdog"]
+    if wd["enabled"]:
+        common["custom_structured_configuration_priority_flow_control"] = {"watchdog": {
+            "action": wd["action"], "timeout": _seconds(wd["detection_ms"]),
+            "recovery_time": _seconds(wd["restoration_ms"]), "polling_interval": _seconds(wd["poll_interval_ms"])}}
+    m = switches[0]["management"]
+    if m:
+        common.update(mgmt_gateway=m["gateway"], mgmt_interface_vrf=m["vrf"])
+        if m["ntp"]:
+            common["ntp_settings"] = {"server_vrf": "use_mgmt_interface_vrf", "set_first_ntp_server_as_preferred": False,
+                                      "servers": [{"name": ip, "iburst": True} for ip in m["ntp"]]}
+        if m["dns"] or m["domain"]:
+            common["dns_settings"] = {"servers": [{"ip_address": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["dns"]],
+                                      **({"domain": m["domain"]} if m["domain"] else {})}
+        if m["syslog"]:
+            common["logging_settings"] = {"hosts": [{"name": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["syslog"]]}
     for t, members in nodes.items():
         if members:
-            defaults: dict[str, Any] = {"loopback_ipv4_pool": LOOPBACK_POOL[t]}
+            defaults: dict[str, Any] = {"loopback_ipv4_pool": loopback_pool, "loopback_ipv4_offset": offsets[t],
+                                        "spanning_tree_mode": "none"}
             if t == "l3leaf":
                 defaults["vtep"] = False
             common[t] = {"defaults": defaults, "nodes": members}
     return common, types
+
+
+def _network(ctx: Any) -> str:
+    from fabgen.platforms.ethernet import options
+
+    return options(ctx).pools.loopbacks
 
 
 def _validated(common: dict[str, Any], types: dict[str, str]) -> dict[str, Any]:
@@ -191,8 +237,70 @@ def parity(switches: list[dict[str, Any]], configs: dict[str, str]) -> list[str]
     return problems
 
 
+# Lines one side has and the other does not, by design; everything else must be equal.
+ACCEPTED = {
+    "avd": (
+        (r"^no enable password$", "", "AVD platform default; EOS's own default when absent"),
+        (r"^no aaa root$", "", "AVD platform default; root login is off by default"),
+        (r"^vlan internal order ", "", "AVD platform default; fabgen's routed ports need no internal VLAN order"),
+        (r"^transceiver qsfp default-mode ", "", "AVD platform default for QSFP cages; the 7060X5 has OSFP"),
+        (r"^router bgp ", r"^   redistribute connected", "AVD announces connected routes; fabgen announces the "
+         "loopback and host subnets with network statements (README, eBGP underlay)"),
+    ),
+    "fabgen": (
+        (r"^router bgp ", r"^      network ", "the network statements above"),
+        (r"^management api http-commands$", "", "eAPI in the management VRF; AVD 6.4 renders it only when asked"),
+        (r"^management ssh$", "", "SSH in the management VRF; AVD 6.4 renders it only when asked"),
+    ),
+}
+PEER_GROUPS = re.compile(r"\b(IPv4-UNDERLAY-PEERS|SPINES|LEAVES|CORES)\b")
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """Top-level line -> its indented lines, comments and separators dropped; fabgen's peer
+    groups per tier and AVD's single underlay group are one name, so lines compare."""
+    out: dict[str, list[str]] = {}
+    head = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("!"):
+            continue
+        line = PEER_GROUPS.sub("PEERS", line)
+        if not line.startswith(" "):
+            head = line
+            out.setdefault(head, [])
+        elif head is not None:
+            out[head].append(line)
+    return out
+
+
+def _accepted(side: str, head: str, line: str) -> bool:
+    for sec, sub, _ in ACCEPTED[side]:
+        if re.search(sec, head) and (re.search(sub, line) if sub else line == head):
+            return True
+    return False
+
+
+def line_parity(fabgen_text: str, avd_text: str) -> list[str]:
+    """Every line of one config that the other lacks, section by section (order within a
+    section and peer-group names aside), less the differences ACCEPTED documents."""
+    ours, theirs = _sections(fabgen_text), _sections(avd_text)
+    problems = []
+    for side, a, b in (("fabgen", ours, theirs), ("avd", theirs, ours)):
+        for head, lines in a.items():
+            if head not in b:
+                if not _accepted(side, head, head):
+                    problems.append(f"only {side}: {head}")
+                continue
+            other = set(b[head])
+            for line in dict.fromkeys(lines):
+                if line not in other and not _accepted(side, head, line):
+                    problems.append(f"only {side}: {head} / {line.strip()}")
+    return problems
+
+
 def main() -> None:
-    """`python benchmarks/avd.py INVENTORY OUT WORKERS`: one AVD run, its figures as JSON.
+    """`python benchmarks/avd.py INVENTORY OUT WORKERS [FABGEN_SWITCH_DIR]`: one AVD run, its
+    figures as JSON; with fabgen's rendered switch directory, also the line-level comparison.
 
     fabgen's own stages (load to allocate, then the structured config) only prepare AVD's
     inputs here and are not billed to AVD."""
@@ -214,11 +322,19 @@ def main() -> None:
     (ctx,) = contexts.values()
     switches = switch_configs(ctx)
     result = run_avd(ctx, switches, out, workers)
-    problems = parity(switches, result.pop("configs"))
+    configs = result.pop("configs")
+    problems = parity(switches, configs)
+    lines: list[str] = []
+    if len(sys.argv) > 4:  # fabgen's rendered switch configs, for the line-level comparison
+        fabgen_dir = Path(sys.argv[4])
+        for sw in switches:
+            text = (fabgen_dir / f"{sw['name']}.cfg").read_text()
+            lines += [f"{sw['name']}: {p}" for p in line_parity(text, configs[sw["name"]])]
     peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) * 1024
     print(json.dumps({**result, "switches": len(switches), "parity_problems": problems[:20],
-                      "parity_checked": len(switches), "peak": peak}))
+                      "parity_checked": len(switches), "line_problems": lines[:40],
+                      "lines_checked": len(switches) if len(sys.argv) > 4 else 0, "peak": peak}))
 
 
 if __name__ == "__main__":

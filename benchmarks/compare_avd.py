@@ -9,7 +9,10 @@ benchmarks/avd.py) generates the switch configurations of the same fabric from t
 inventory: same switches, ports, peers, ASNs, host addresses and QoS profile. Both run in a
 fresh interpreter, with their imports outside the timing, and with the same number of
 processes. Each AVD run is checked against fabgen's structured config (routed ports, BGP
-neighbor count, ASN and QoS profile per switch), so the two generated the same network.
+neighbor count, ASN and QoS profile per switch), so the two generated the same network, and
+every switch's AVD config is compared line by line with fabgen's (`avd.line_parity`: equal
+section by section but for the differences `avd.ACCEPTED` documents), so that what fabgen
+writes stays what AVD 6.4 writes for the same intent.
 """
 
 from __future__ import annotations
@@ -36,10 +39,15 @@ def run_avd_case(name: str, gpus: int, workers: int, work: Path) -> dict:
     case = Path(tempfile.mkdtemp(prefix=f"avd-{name}-{gpus}-", dir=work))  # removed at the end, as run_case's
     inv = case / "inv.yaml"
     inv.write_text(inventory(name, gpus))
+    # fabgen's switch configs of the same inventory, for the line-level comparison (untimed)
+    rendered = subprocess.run([sys.executable, "-m", "fabgen", "render", str(inv), "-o", str(case / "fabgen")],
+                              check=False, capture_output=True, text=True)
+    if rendered.returncode != 0:
+        return {"error": (rendered.stderr.strip().splitlines() or ["fabgen failed"])[-1]}
     os.sync()
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(HERE / "avd.py"), str(inv), str(case / "avd"), str(workers)],
-                          check=False, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, str(HERE / "avd.py"), str(inv), str(case / "avd"), str(workers),
+                           str(case / "fabgen" / "f" / "switches")], check=False, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -53,7 +61,7 @@ def run_avd_case(name: str, gpus: int, workers: int, work: Path) -> dict:
 def table(rows: list[dict]) -> str:
     head = ["kind", "GPUs", "switches", "fabgen s (all files)", "fabgen peak MiB", "AVD s (switch configs)",
             "AVD validate / facts / structure+render / write", "AVD peak MiB", "AVD ms/switch", "AVD / fabgen",
-            "same network"]
+            "same network", "same lines"]
     lines = [" | ".join(head), " | ".join("---" for _ in head)]
     for r in rows:
         f, a = r["fabgen"], r["avd"]
@@ -62,12 +70,14 @@ def table(rows: list[dict]) -> str:
             continue
         t = a["timings"]
         same = "yes" if not a["parity_problems"] else f"NO: {a['parity_problems'][0]}"
+        lines_same = (f"yes ({a['lines_checked']} switches)" if not a["line_problems"]
+                      else f"NO: {a['line_problems'][0]}")
         lines.append(" | ".join([
             r["kind"], str(r["gpus"]), str(f["switches"]), f"{f['total']:.2f}",
             f"{max(f['peaks'].values()) / 2**20:.0f}", f"{a['total']:.2f}",
             " / ".join(f"{t[k]:.2f}" for k in ("validate", "facts", "structure+render", "write")),
             f"{a['peak'] / 2**20:.0f}", f"{1000 * a['total'] / a['switches']:.1f}",
-            f"{a['total'] / f['total']:.0f}x", same]))
+            f"{a['total'] / f['total']:.0f}x", same, lines_same]))
     return "\n".join(lines)
 
 
@@ -104,7 +114,7 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps({"pyavd": avd_version, "workers": args.workers, "rows": rows},
                                         indent=2, sort_keys=True) + "\n")
-    if any(r["avd"].get("parity_problems") for r in rows):
+    if any(r["avd"].get("parity_problems") or r["avd"].get("line_problems") for r in rows):
         sys.exit(1)
 
 

@@ -18,9 +18,21 @@ KINDS = {
 }
 
 
+# Ethernet switch configs carry their management plane, as a deployable config must; a /18
+# holds the switches of the largest case (5,120) and its gateway.
+MANAGEMENT = """    management:
+      prefix: 10.192.0.0/18
+      gateway: 10.192.0.1
+      ntp: [10.191.0.1, 10.191.0.2]
+      dns: [10.191.0.3]
+      syslog: [10.191.0.4]
+"""
+
+
 def inventory(name: str, gpus: int) -> str:
     kind, platform, topology, switch, model = KINDS[name]
     nodes = gpus // 8
+    management = MANAGEMENT if kind != "infiniband" else ""
     return f"""# fabgen benchmark: {name}, {gpus} GPUs
 version: 1
 cluster: bench-{name}-{gpus}
@@ -33,4 +45,4 @@ fabrics:
     topology: {topology}
     switch_model: {switch}
     node_groups: [gpu]
-"""
+{management}"""

@@ -3,6 +3,7 @@ message, and the AVD side of the comparison is given the same network fabgen bui
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 
@@ -75,3 +76,30 @@ def test_parity_notices_a_different_network() -> None:
     assert avd.parity([sw], {sw["name"]: text.replace(f"interface {fabric[0]['name']}\n", "interface Ethernet99/1\n")})
     assert avd.parity([sw], {sw["name"]: text.replace("remote-as 1\n", "", 1)})
     assert avd.parity([sw], {})
+
+
+def test_line_parity_passes_only_the_documented_differences(tmp_path) -> None:
+    """The line-level comparison with AVD: fabgen's config against itself in AVD's dress (its
+    peer-group name, its platform defaults, redistribute instead of network statements) is
+    equal; a line either side drops or changes is reported."""
+    from fabgen.pipeline import render_to
+
+    (tmp_path / "inv.yaml").write_text(inventory("eos-rail", 1024))
+    render_to(tmp_path / "inv.yaml", tmp_path / "out")
+    ours = (tmp_path / "out" / "f" / "switches" / "f-su01-leaf1.cfg").read_text()
+    assert "   update wait-install\n" in ours and "interface Management1\n" in ours
+    dressed = ours.replace("SPINES", "IPv4-UNDERLAY-PEERS").replace("hostname ", "no aaa root\n!\nhostname ")
+    dressed = "\n".join(line for line in dressed.splitlines() if not line.startswith("      network "))
+    dressed = dressed.replace("   address-family ipv4\n", "   redistribute connected\n   address-family ipv4\n")
+    dressed = re.sub(r"(?m)^management ssh\n(   .*\n)*", "", dressed)
+    assert avd.line_parity(ours, dressed) == []
+    for broken, expected in ((dressed.replace("   update wait-install\n", ""), "only fabgen: router bgp"),
+                             (dressed.replace("   distance bgp 20 200 200", "   distance bgp 20 200 201"),
+                              "distance bgp 20 200 201"),
+                             (dressed.replace("   spanning-tree", "   no spanning-tree", 1) if "spanning-tree portfast"
+                              in dressed else dressed.replace("spanning-tree mode none", "spanning-tree mode mstp"),
+                              "spanning-tree"),
+                             (dressed.replace("      random-detect ecn count\n", "", 1), "random-detect ecn count"),
+                             (dressed + "\nip routing vrf MGMT\n", "only avd: ip routing vrf MGMT")):
+        problems = avd.line_parity(ours, broken)
+        assert any(expected in p for p in problems), (expected, problems[:5])
