@@ -2,16 +2,26 @@
 (a startup.yaml) and <device>.nvue.sh (the same configuration as `nv set` commands).
 
 One structured config per switch, the NVUE object tree as nested dicts, is the single
-source: the YAML is that tree under `- set:`, and the script is the same tree flattened
-to `nv set <path> <value>` lines (a leaf `{}` is a word of the path, as in
-`ip address 10.0.0.1/32`). They cannot say different things. Syntax: vendor-facts
-section 4 (Cumulus Linux 5.14 RoCE, Adaptive Routing, BGP pages; NVUE command reference).
+source: the YAML is that tree under `- set:` after a `- header:` naming the model and the
+Cumulus Linux release (as `nv config save` writes it), and the script is the same tree
+flattened to `nv set <path> <value>` lines (a leaf `{}` is a word of the path, as in
+`ip address 10.0.0.1/32`). They cannot say different things. Keys and values are those of
+NVIDIA's NVUE object model of the release in `platform_version` (the openapi.json of each
+release, as PyPI's nvueschema carries it; the tests validate every file against it). The
+model changed at 5.15 (`Dialect`): `ip` became `ipv4`, `enable on` became `state enabled`,
+NTP and DNS moved from `service <vrf>` to `system`, BFD timers moved to profiles.
 
 Decisions:
-* `qos roce mode` from the fabric's QoS intent (lossless by default); the RoCE profile
+* `qos roce mode` from the fabric's QoS intent (lossless by default), with RoCE, BGP (global
+  and in the default VRF) and adaptive routing switched on explicitly: the model defaults
+  some of them to off, and a full replace keeps only what the file says. The RoCE profile
   brings trust, the DSCP map, PFC and ECN; fabgen sets the congestion-control thresholds
-  of the RoCE traffic class from the same intent as EOS and SONiC, and the PFC watchdog on
-  host-facing ports.
+  of the RoCE traffic class from the same intent as EOS and SONiC.
+* the PFC watchdog only in lossless mode (lossy mode has no PFC): on host-facing ports, with
+  the inventory's polling interval and a robustness of detection / polling interval; NVUE
+  has no restoration timer.
+* the management plane: eth0 in the mgmt VRF with the switch's address and gateway, NTP,
+  DNS, syslog and the operator's accounts (hashed passwords as environment references).
 * adaptive routing on globally and on every switch-to-switch port; not on 800G links
   (Spectrum-4 cannot), where validation has warned.
 * the SN5600's 800G cages are broken out 2x when the fabric runs 400G ports (swpNs0,

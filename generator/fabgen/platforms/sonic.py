@@ -15,6 +15,9 @@ the tests validate each file with yanglint against them. Values come from
   cores (SONiC's T0/T1/T2 names).
 * every front-panel port of the model is listed (SONiC's PORT table is the port map);
   unused ones are admin down and carry no QoS.
+* the management plane (`management_tables`): eth0 with the switch's address and gateway in
+  SONiC's management VRF, NTP, name and syslog servers, so `config reload` of the file keeps
+  the switch reachable. Local accounts live outside CONFIG_DB and survive the reload.
 """
 
 from __future__ import annotations
