@@ -76,6 +76,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
     port_config = {"mtu": mtu, "uc_tx_queues": ecn_count}
     loopback_pool = f"{_network(ctx)}"
     offsets: dict[str, int] = {}
+    pools = _uplink_pools(switches)
     tier = {role: n for n, role in enumerate(AVD_TYPE)}  # leaf 0, spine 1, core 2
     types: dict[str, str] = {}
     nodes: dict[str, list[dict[str, Any]]] = {t: [] for t in AVD_TYPE.values()}
@@ -92,7 +93,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
         if up:
             node.update(uplink_switches=[i["peer"] for i in up], uplink_interfaces=[i["name"] for i in up],
                         uplink_switch_interfaces=[i["peer_port"] for i in up],
-                        max_uplink_switches=len(up), uplink_ipv4_pool=UPLINK_POOL[t],
+                        max_uplink_switches=len(up), uplink_ipv4_pool=pools.get(t, UPLINK_POOL[t]),
                         uplink_ethernet_structured_config={"uc_tx_queues": ecn_count},
                         uplink_switch_ethernet_structured_config={"uc_tx_queues": ecn_count})
         hosts = [i for i in sw["interfaces"] if i["kind"] == "host"]
@@ -146,6 +147,27 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
                 defaults["vtep"] = False
             common[t] = {"defaults": defaults, "nodes": members}
     return common, types
+
+
+def _uplink_pools(switches: list[dict[str, Any]]) -> dict[str, str]:
+    """Per node type, the uplink pool from which AVD allocates exactly fabgen's /31s: AVD numbers
+    a node's uplinks from its pool by node id and uplink index, as fabgen numbers links, so the
+    pool is the aligned prefix that starts at the node type's first uplink /31 (where one is)."""
+    import ipaddress
+
+    tier = {role: n for n, role in enumerate(AVD_TYPE)}
+    firsts: dict[str, list[int]] = {}
+    for sw in switches:
+        for i in sw["interfaces"]:
+            if i["kind"] == "fabric" and tier[i["peer_role"]] > tier[sw["role"]]:
+                firsts.setdefault(AVD_TYPE[sw["role"]], []).append(int(ipaddress.IPv4Address(i["ip"])) - 1)
+    out = {}
+    for t, bases in firsts.items():
+        base, need = min(bases), 2 * len(bases)
+        plen = 32 - max(1, (need - 1).bit_length())
+        if base % (1 << (32 - plen)) == 0:
+            out[t] = f"{ipaddress.IPv4Address(base)}/{plen}"
+    return out
 
 
 def _network(ctx: Any) -> str:

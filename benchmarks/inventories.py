@@ -12,8 +12,8 @@ KINDS = {
     "ib-rail": ("infiniband", "ufm", "rail-optimized", "qm9700", "dgx-h100"),
     "eos-fattree": ("roce", "eos", "fat-tree", "arista-7060x5", "dgx-h100"),
     "eos-rail": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
-    "sonic-fattree": ("roce", "sonic", "fat-tree", "sonic-64x400g", "dgx-h100"),
-    "sonic-rail": ("roce", "sonic", "rail-optimized", "sonic-64x400g", "dgx-h100"),
+    "sonic-fattree": ("roce", "sonic", "fat-tree", "arista-7060x6-64pe-b", "dgx-h100"),
+    "sonic-rail": ("roce", "sonic", "rail-optimized", "sn5600-sonic", "dgx-h100"),
     "spectrum-x": ("spectrum-x", "nvue", "rail-optimized", "sn5600", "dgx-b200"),
 }
 

@@ -82,8 +82,9 @@ def read_eos(path: Path) -> dict:
 def read_sonic(path: Path) -> dict:
     db = json.loads(path.read_text())
     meta = db["DEVICE_METADATA"]["localhost"]
-    assert all(isinstance(v, str) for t in db.values() for row in t.values() for v in row.values()), \
-        "CONFIG_DB values are strings"
+    assert all(isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
+               for t in db.values() for row in t.values() for v in row.values()), \
+        "CONFIG_DB values are strings (leaf-lists: lists of strings)"
     dev: dict = {"asn": int(meta["bgp_asn"]), "ports": {}, "neighbors": {}, "svi": None,
                  "watchdog": bool(db.get("PFC_WD", {}).get("GLOBAL"))}
     dev["ecmp"] = int(db["BGP_GLOBALS_AF"]["default|ipv4_unicast"]["max_ebgp_paths"])
@@ -94,6 +95,7 @@ def read_sonic(path: Path) -> dict:
     qos_map = db.get("PORT_QOS_MAP", {})
     for name, port in db["PORT"].items():
         q = qos_map.get(name)
+        assert name != "global"
         dev["ports"][name] = {"ip": None, "prefix": None, "mtu": int(port["mtu"]),
                               "description": port.get("description", ""), "up": port["admin_status"] == "up",
                               "lossless": q is not None,
@@ -115,6 +117,7 @@ def read_sonic(path: Path) -> dict:
         dev["neighbors"][key.split("|")[1]] = int(row["asn"])
     maps = db["DSCP_TO_TC_MAP"]
     used_maps = {q["dscp_to_tc_map"] for q in qos_map.values()} or set(maps)
+    assert "global" not in db["PORT"]
     assert len(used_maps) == 1
     m = maps[used_maps.pop()]
     assert sorted(int(k) for k in m) == list(range(64)), "DSCP_TO_TC_MAP must cover all 64 DSCPs"

@@ -118,15 +118,37 @@ def test_examples_read_back_consistent(case: str, fabric: str, mtu: int, tmp_pat
 
 
 SHAPES = {
-    # three tiers chosen automatically: 2,400 NICs on 64-port SONiC switches, hundreds of switches
-    "sonic-3tier-auto": ("sonic", "sonic-64x400g", "rail-optimized", 300, "", ""),
+    # three tiers chosen automatically: 2,400 NICs on a custom 64-port SONiC SKU (its identity and
+    # buffer tables declared inline), hundreds of switches
+    "sonic-3tier-auto": ("sonic", "th4-64", "rail-optimized", 300, "", ""),
     # oversubscribed 3:1 EOS fat-tree with storage nodes on storage leaves
     "eos-fattree-3to1-storage": ("eos", "arista-7060x5", "fat-tree", 90, "oversubscription: 3", "storage"),
     # SONiC with a subnet per leaf and per-plane core ASNs, three tiers pinned
-    "sonic-leaf-subnet-3tier": ("sonic", "sonic-64x400g", "rail-optimized", 40,
+    "sonic-leaf-subnet-3tier": ("sonic", "arista-7060x6-64pe-b", "rail-optimized", 40,
                                 "tiers: 3\n    ethernet: {host_addressing: leaf-subnet, asn: {cores: plane, "
                                 "spines: tier}}", ""),
 }
+
+
+CUSTOM_SONIC = """switch_models:
+  th4-64:
+    kinds: [roce]
+    platforms: [sonic]
+    ports: 64
+    speed: 400
+    port_name: "Ethernet{lane}"
+    sonic:
+      hwsku: Lab-TH4-64x400G
+      platform: x86_64-lab_th4-r0
+      asic: broadcom
+      buffer_pools:
+        ingress_lossless_pool: {size: "59001152", type: ingress, mode: dynamic, xoff: "7428992"}
+        egress_lossless_pool: {size: "59001152", type: egress, mode: static}
+      buffer_profiles:
+        ingress_lossy_profile: {pool: ingress_lossless_pool, size: "0", dynamic_th: "3"}
+        egress_lossy_profile: {pool: egress_lossless_pool, size: "1778", dynamic_th: "0"}
+        egress_lossless_profile: {pool: egress_lossless_pool, size: "0", static_th: "59001152"}
+"""
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -138,6 +160,8 @@ def test_other_shapes_read_back_consistent(shape: str, tmp_path: Path) -> None:
         groups += ("  - {name: st, model: st2, count: 24, role: storage}\nnode_models:\n  st2:\n    gpus: 0\n"
                    "    nics: [{rdma: mlx5_0, speed: 400}, {rdma: mlx5_1, speed: 400}]\n")
         attach = "[n, st]"
+    if model == "th4-64":
+        groups += CUSTOM_SONIC
     inv = tmp_path / "inv.yaml"
     inv.write_text(f"version: 1\ncluster: sim\nnode_groups:\n{groups}fabrics:\n  - name: f\n    kind: roce\n"
                    f"    platform: {platform}\n    topology: {topology}\n    switch_model: {model}\n"
@@ -183,7 +207,7 @@ fabrics:
     kind: roce
     platform: sonic
     topology: fat-tree
-    switch_model: sonic-64x400g
+    switch_model: arista-7060x6-64pe-b
     node_groups: [n]
     tiers: 2
     ethernet:

@@ -178,7 +178,7 @@ def test_one_file_per_group_not_per_node(tmp_path: Path) -> None:
 
 
 SHAPES = {
-    "sonic-leaf-subnet-fattree": ("roce", "sonic", "sonic-64x400g", "fat-tree", "dgx-h100", 24,
+    "sonic-leaf-subnet-fattree": ("roce", "sonic", "arista-7060x6-64pe-b", "fat-tree", "dgx-h100", 24,
                                   "ethernet: {host_addressing: leaf-subnet, qos: {roce_dscp: 34, roce_priority: 4}}"),
     "eos-rail-3tier": ("roce", "eos", "arista-7060x5", "rail-optimized", "dgx-b200", 40, "tiers: 3"),
     "spectrum-x-lossy": ("spectrum-x", "nvue", "sn5600", "rail-optimized", "dgx-h100", 16,
@@ -218,3 +218,62 @@ fabrics:
     else:
         assert "NCCL_IB_GID_INDEX" not in env
     scripts_ok([out / "host-groups" / "node" / "hca-setup.sh"])
+
+
+def _stubs(tmp_path: Path, link_type: str, pause: str) -> dict[str, str]:
+    """Stub NIC tools on PATH: mlxconfig reports the given link type and ATS off; ethtool -a
+    reports pause on or off; every other tool only records that it ran."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "mlxconfig").write_text(f"""#!/bin/sh
+case "$*" in
+  *"query LINK_TYPE_P1"*) echo "LINK_TYPE_P1                        {link_type}" ;;
+  *"query ATS_ENABLED"*) echo "ATS_ENABLED                         False(0)" ;;
+esac
+""")
+    (bin_dir / "ethtool").write_text(f"#!/bin/sh\nprintf 'Pause parameters for x:\\nAutonegotiate:\\toff\\nRX:\\t\\t{pause}\\n"
+                                     f"TX:\\t\\t{pause}\\n'\n")
+    for p in bin_dir.iterdir():
+        p.chmod(0o755)
+    return {"PATH": f"{bin_dir}:/usr/bin:/bin"}
+
+
+def test_hca_setup_stops_before_qos_when_the_link_type_changes(tmp_path: Path) -> None:
+    """A port still in InfiniBand mode needs a reboot before any Ethernet QoS: the script says
+    so and stops (exit 3); once the firmware matches it goes on; a global pause already off is
+    left alone, so a re-run changes nothing."""
+    render_to(INVENTORIES / "roce-2node.yaml", tmp_path / "out")
+    script = tmp_path / "out" / "host-groups" / "gpu" / "hca-setup.sh"
+    ib_mode = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60,
+                             env=_stubs(tmp_path / "a", "IB(1)", "off"))
+    assert ib_mode.returncode == 3, ib_mode.stdout + ib_mode.stderr
+    assert "reboot the node" in ib_mode.stdout and "mlx5_0(LINK_TYPE_P1=2)" in ib_mode.stdout
+    dry = subprocess.run(["bash", str(script), "--dry-run"], capture_output=True, text=True, timeout=60,
+                         env=_stubs(tmp_path / "b", "ETH(2)", "off"))
+    assert dry.returncode == 0, dry.stderr
+    assert "would run: mlxconfig" not in dry.stdout and "would stop here" not in dry.stdout
+    assert "would run: mlnx_qos" in dry.stdout and "would run: ethtool -A" not in dry.stdout
+    assert "cma_roce_mode -d mlx5_0 -p 1 -m 2" in dry.stdout and "cma_roce_tos -d mlx5_0 -p 1 -t 106" in dry.stdout
+    paused = subprocess.run(["bash", str(script), "--dry-run"], capture_output=True, text=True, timeout=60,
+                            env=_stubs(tmp_path / "c", "ETH(2)", "on"))
+    assert "would run: ethtool -A <netdev-of-mlx5_0> rx off tx off" in paused.stdout
+
+
+@pytest.mark.parametrize("version,pinned", [("2.19.3", True), ("2.20", True), ("2.21", False), ("2.28.3", False)])
+def test_old_nccl_gets_the_roce_v2_gid_index(version: str, pinned: bool, tmp_path: Path) -> None:
+    """NCCL 2.20 and older use GID 0 (RoCE v1, not routed) unless told; 2.21+ pick RoCE v2."""
+    inv = (INVENTORIES / "roce-2node.yaml").read_text().replace(
+        "    count: 2\n", f'    count: 2\n    nccl_version: "{version}"\n')
+    assert f'nccl_version: "{version}"' in inv
+    (tmp_path / "inv.yaml").write_text(inv)
+    render_to(tmp_path / "inv.yaml", tmp_path / "out")
+    env = (tmp_path / "out" / "host-groups" / "gpu" / "nccl.env").read_text()
+    assert ("\nNCCL_IB_GID_INDEX=3\n" in env) == pinned
+    assert f"for NCCL {version}" in env
+
+
+def test_gid_index_of_roce_v1_is_warned(tmp_path: Path) -> None:
+    inv = (INVENTORIES / "roce-2node.yaml").read_text() + "    ethernet: {gid_index: 0}\n"
+    (tmp_path / "inv.yaml").write_text(inv)
+    result = render_to(tmp_path / "inv.yaml", tmp_path / "out")
+    assert any("GID index 0 is RoCE v1" in w for w in result.contexts["roce"].summary.warnings)

@@ -45,7 +45,7 @@ SHAPES = {
     "eos-subnet-3tier": ("roce", "eos", "arista-7060x5", "rail-optimized", 32,
                          "    tiers: 3\n    ethernet: {host_addressing: leaf-subnet}\n"),
     "eos-fat-tree": ("roce", "eos", "arista-7060x5", "fat-tree", 24, ""),
-    "sonic-rail": ("roce", "sonic", "sonic-64x400g", "rail-optimized", 40, ""),
+    "sonic-rail": ("roce", "sonic", "sn5600-sonic", "rail-optimized", 40, ""),
     "nvue-5.16": ("spectrum-x", "nvue", "sn5600", "rail-optimized", 24, '    platform_version: "5.16"\n'),
 }
 

@@ -39,7 +39,7 @@ def fabgen(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("kind,platform,model,needle", [
     ("roce", "eos", "arista-7060x5", " password 0 " + secret_ref("FABGEN_BGP_PASSWORD")),
-    ("roce", "sonic", "sonic-64x400g", '"auth_password": "' + secret_ref("FABGEN_BGP_PASSWORD")),
+    ("roce", "sonic", "arista-7060x6-64pe-b", '"auth_password": "' + secret_ref("FABGEN_BGP_PASSWORD")),
     ("spectrum-x", "nvue", "sn5600", 'password: "' + secret_ref("FABGEN_BGP_PASSWORD")),
 ])
 def test_secret_is_a_reference_and_never_a_value(kind, platform, model, needle, tmp_path: Path) -> None:

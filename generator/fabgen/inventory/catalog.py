@@ -17,8 +17,8 @@ same machinery as the built-in ones:
 
 Sources: Quantum-2 cages and split ports: NVIDIA QM97X0 user manual, "Interfaces";
 SN5600 and Cumulus `swpNsM` split names: Cumulus Linux 5.14 "Switch Port Attributes";
-Arista `EthernetN/L` names: EOS manual, "Ethernet ports"; SONiC `EthernetN` by first
-lane: sonic-buildimage port_config.ini files; DGX H100 compute NICs: DGX H100 User Guide,
+Arista `EthernetN/L` names: EOS manual, "Ethernet ports"; SONiC names, lanes, aliases and
+buffers: the SKUs' files in sonic-buildimage (inventory/sonic_skus.py cites each); DGX H100 compute NICs: DGX H100 User Guide,
 "Network Modules".
 """
 
@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+
+from fabgen.inventory.sonic_skus import SN5600_O128, TH5_7060X6_O128, SonicSku
 
 KINDS = ("infiniband", "roce", "spectrum-x")
 PLATFORMS_BY_KIND = {
@@ -58,6 +60,7 @@ class SwitchModel:
     modes: tuple[PortMode, ...]  # the native (fastest) mode first
     transceiver: str  # one per used cage
     custom: bool = False
+    sonic: SonicSku | None = None  # platform sonic: the SKU the config_db.json is loaded against
 
     @property
     def native(self) -> PortMode:
@@ -188,11 +191,18 @@ SWITCHES: dict[str, SwitchModel] = {
             (PortMode(400, 1, "Ethernet{c}/1"), PortMode(200, 2, "Ethernet{c}/{l}"), PortMode(100, 4, "Ethernet{c}/{l}")),
             "OSFP-400G-SR8",
         ),
+        # SONiC SKUs (inventory/sonic_skus.py): port names, lanes, aliases and buffers of the SKU
         SwitchModel(
-            "sonic-64x400g", "generic", "64x400G-TH4", "SONiC switch, 64 x 400GbE QSFP-DD (Tomahawk 4 class)",
-            ("roce",), ("sonic",), 64, "QSFP-DD", 8,
-            (PortMode(400, 1, "Ethernet{lane}"), PortMode(200, 2, "Ethernet{lane}"), PortMode(100, 4, "Ethernet{lane}")),
-            "QDD-400G-SR8",
+            "arista-7060x6-64pe-b", "Arista", "DCS-7060X6-64PE-B",
+            "Arista 7060X6-64PE-B, 64 x 800G OSFP (Broadcom Tomahawk 5), SONiC SKU Arista-7060X6-64PE-B-O128: "
+            "128 x 400GbE", ("roce",), ("sonic",), 64, "OSFP", 8, (PortMode(400, 2, "Ethernet{lane}"),),
+            "OSFP-800G-2SR4 (twin-port 2 x 400G SR4)", sonic=TH5_7060X6_O128,
+        ),
+        SwitchModel(
+            "sn5600-sonic", "NVIDIA", "MSN5600",
+            "NVIDIA SN5600, 64 x 800G OSFP (Spectrum-4), SONiC SKU Mellanox-SN5600-O128: 128 x 400GbE",
+            ("roce",), ("sonic",), 64, "OSFP", 8, (PortMode(400, 2, "Ethernet{lane}"),),
+            "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)", sonic=SN5600_O128,
         ),
     )
 }

@@ -101,6 +101,10 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
             report(where, f"pool {net}{default} overlaps {hit[1]} ({hit[0]}); give each fabric its own pools")
         nets[name] = net
         taken.append((net, f"fabrics[{i}].ethernet.pools.{name}"))
+    if eth.gid_index is not None and eth.gid_index % 2 == 0:
+        warn((*path, "gid_index"), f"GID index {eth.gid_index} is RoCE v1 on ConnectX (even indexes: v1, odd: v2): "
+             "RoCE v1 frames are not routed, so NCCL cannot reach nodes on other leaves; leave gid_index out "
+             "(NCCL 2.21+ picks RoCE v2) or use 3")
     if eth.host_mtu > eth.mtu:
         report((*path, "host_mtu"), f"host MTU {eth.host_mtu} is above the switch MTU {eth.mtu}: frames would "
                "be dropped at the leaf")

@@ -21,8 +21,10 @@ from fabgen.inventory.schema import EthernetOptions, Fabric
 Report = Callable[[tuple, str], None]
 
 NVUE_VERSIONS = ("5.13", "5.14", "5.15", "5.16", "5.17", "5.18")
-VERSIONS = {"nvue": NVUE_VERSIONS}
-DEFAULT_VERSION = {"nvue": "5.14"}
+# SONiC releases: up/down peer activation from 202505 on (frrcfgd), true/false before
+SONIC_VERSIONS = ("202305", "202311", "202405", "202411", "202505", "202511")
+VERSIONS = {"nvue": NVUE_VERSIONS, "sonic": SONIC_VERSIONS}
+DEFAULT_VERSION = {"nvue": "5.14", "sonic": "202505"}
 EOS_TIMER_STEP_MS = 10
 
 
@@ -41,8 +43,8 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
     if f.platform_version is not None:
         known = VERSIONS.get(f.platform)
         if known is None:
-            report((*path, "platform_version"), f"platform_version applies to platform nvue; {f.platform} configs "
-                   "are written for one release")
+            report((*path, "platform_version"), f"platform_version applies to platforms nvue and sonic; "
+                   f"{f.platform} configs are written for one release")
         elif f.platform_version not in known:
             report((*path, "platform_version"), f"{f.platform} {f.platform_version!r} is not a release fabgen writes "
                    f"for: choose {', '.join(known)}")

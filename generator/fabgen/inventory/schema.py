@@ -48,6 +48,9 @@ class NodeGroup(Strict):
     hostname: str | None = Field(
         default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
     )
+    nccl_version: Annotated[str, StringConstraints(pattern=r"^2\.[0-9]{1,2}(\.[0-9]{1,2})?$")] = Field(
+        default="2.28", description="NCCL release the nodes run (2.x or 2.x.y): decides the forms nccl.env uses "
+        "(2.20 and older need NCCL_IB_GID_INDEX on RoCE)")
 
     @property
     def hostname_pattern(self) -> str:
@@ -263,6 +266,31 @@ class CustomNodeModel(Strict):
     transceiver: Text = "transceiver"
 
 
+BufferTable = dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")],
+                   dict[Annotated[str, StringConstraints(pattern=r"^[a-z_]{1,32}$")],
+                        Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,32}$")]]]
+
+
+class CustomSonicSku(Strict):
+    """What a SONiC image needs to load a config_db.json for a switch the catalog lacks: the SKU
+    it is loaded against and that SKU's buffer pools and profiles, copied from its
+    buffers_defaults template in sonic-buildimage (fabgen never computes buffer sizes)."""
+
+    hwsku: Text = Field(description="DEVICE_METADATA hwsku, the SKU folder name in sonic-buildimage")
+    platform: Text = Field(description="DEVICE_METADATA platform, e.g. x86_64-arista_7060x6_64pe_b")
+    asic: Literal["broadcom", "mellanox", "barefoot", "marvell", "cisco-8000", "other"] = Field(
+        description="switch ASIC vendor: mellanox and barefoot run SONiC's dynamic buffer model, the rest the "
+        "traditional one")
+    buffer_pools: BufferTable = Field(description="BUFFER_POOL rows of the SKU's buffers template")
+    buffer_profiles: BufferTable = Field(description="BUFFER_PROFILE rows of the SKU's buffers template; must "
+                                         "define ingress_lossy_profile, egress_lossy_profile, "
+                                         "egress_lossless_profile")
+    cable_lengths: dict[Literal["node-leaf", "leaf-spine", "spine-core"], Annotated[
+        str, StringConstraints(pattern=r"^[0-9]{1,5}m$")]] = Field(
+        default_factory=dict, description="CABLE_LENGTH per link tier (default SONiC's 5m, 40m, 300m); "
+        "traditional model: lengths the SKU's pg_profile_lookup.ini lists")
+
+
 class CustomSwitchModel(Strict):
     """A switch model declared inline."""
 
@@ -275,6 +303,7 @@ class CustomSwitchModel(Strict):
     vendor: Text = "custom"
     part: Text = ""
     transceiver: Text = "transceiver"
+    sonic: CustomSonicSku | None = Field(default=None, description="platform sonic: the SKU (required there)")
 
 
 class Inventory(Strict):

@@ -207,9 +207,12 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
                    "include {n} or {i}")
             continue
         cages = -(-m.ports // m.ports_per_cage)
+        sku = _custom_sonic(key, m, cages, report)
+        if "sonic" in m.platforms and sku is None:
+            continue
         switches[key] = SwitchModel(key, m.vendor, m.part or key, f"custom switch {key}", tuple(m.kinds),
                                     tuple(m.platforms), cages, "cage", m.ports_per_cage,
-                                    (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True)
+                                    (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True, sku)
     for key, n in inv.node_models.items():
         if key in NODES:
             report(("node_models", key), f"'{key}' is a catalog model; give the custom model another name",
@@ -224,6 +227,48 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
                                n.transceiver, nics, True)
     return switches, nodes
+
+
+NEEDED_PROFILES = ("ingress_lossy_profile", "egress_lossy_profile", "egress_lossless_profile")
+
+
+def _custom_sonic(key: str, m, cages: int, report):
+    """The SonicSku of a custom model that runs SONiC: its identity and buffer tables are the
+    user's (from the SKU's files), lanes count from 0 in port order, aliases are the names."""
+    from fabgen.inventory.sonic_skus import DYNAMIC_BUFFER_ASICS, SonicSku
+
+    if "sonic" not in m.platforms:
+        if m.sonic is not None:
+            report(("switch_models", key, "sonic"), "the sonic block applies to models that run platform sonic",
+                   key=True)
+        return None
+    if m.sonic is None:
+        report(("switch_models", key), "a SONiC switch model names its SKU: add sonic: {hwsku, platform, asic, "
+               "buffer_pools, buffer_profiles} from the SKU's files in sonic-buildimage (port_config.ini, "
+               "buffers_defaults_t1.j2)")
+        return None
+    sk = m.sonic
+    missing = [p for p in NEEDED_PROFILES if p not in sk.buffer_profiles]
+    pools = set(sk.buffer_pools)
+    bad = sorted({row.get("pool", "") for row in sk.buffer_profiles.values()} - pools)
+    if missing or bad:
+        report(("switch_models", key, "sonic", "buffer_profiles"), "buffer profiles must define "
+               f"{', '.join(missing) or ''}{' and ' if missing and bad else ''}"
+               f"{'use pools that buffer_pools defines (not ' + ', '.join(bad) + ')' if bad else ''}")
+        return None
+    dynamic = sk.asic in DYNAMIC_BUFFER_ASICS
+    return SonicSku(hwsku=sk.hwsku, platform=sk.platform, asic=sk.asic,
+                    buffer_model="dynamic" if dynamic else "traditional",
+                    first_lanes=tuple(c * m.ports_per_cage for c in range(cages)), alias="",
+                    extra_ports=(), buffer_pools=dict(sk.buffer_pools), buffer_profiles=dict(sk.buffer_profiles),
+                    lossy_queue_profile="egress_lossy_profile",
+                    cable_lengths={"node-leaf": "5m", "leaf-spine": "40m", "spine-core": "300m", **sk.cable_lengths},
+                    default_cable="5m",
+                    dynamic_tables={"DEFAULT_LOSSLESS_BUFFER_PARAMETER": {"AZURE": {"default_dynamic_th": "0"}},
+                                    "LOSSLESS_TRAFFIC_PATTERN": {"AZURE": {"mtu": "1024",
+                                                                           "small_packet_percentage": "50"}}}
+                    if dynamic else {},
+                    sources=("the inventory's switch_models." + key + ".sonic",))
 
 
 def _hostnames(group, report) -> list[str] | None:
@@ -323,7 +368,9 @@ def validate(loaded: Loaded) -> Validated:
                    f"{' or '.join(platforms)}{hint}")
             ok = False
         model = switch_models.get(f.switch_model)
-        if model is None:
+        if model is None and f.switch_model in inv.switch_models:
+            ok = False  # declared, and already reported where it is declared
+        elif model is None:
             report((*path, "switch_model"), f"unknown model '{f.switch_model}'"
                    f"{did_you_mean(f.switch_model, list(switch_models))}; known: {', '.join(sorted(switch_models))}, "
                    "or declare it under switch_models")

@@ -66,7 +66,17 @@ def _cross_nic(ctx: Context) -> tuple[str | None, str]:
     return None, ""
 
 
-def nccl_env(ctx: Context, group: str, model, bootstrap: str | None) -> list[tuple[str, str, str]]:
+ROCE_V2_IPV4_GID = 3
+
+
+def nccl_before(version: str, release: tuple[int, int]) -> bool:
+    """'2.20.5' < (2, 21)"""
+    major, minor = (int(x) for x in version.split(".")[:2])
+    return (major, minor) < release
+
+
+def nccl_env(ctx: Context, group: str, model, bootstrap: str | None,
+             nccl_version: str = "2.28") -> list[tuple[str, str, str]]:
     """(variable, value, why) in the order an engineer reads them."""
     f = ctx.fabric
     rows = [("NCCL_IB_HCA", "=" + ",".join(f"{n.rdma}:1" for n in model.nics),
@@ -101,6 +111,11 @@ def nccl_env(ctx: Context, group: str, model, bootstrap: str | None) -> list[tup
                  "several QPs per connection give ECMP more flows to spread"))
     if eth.gid_index is not None:
         rows.append(("NCCL_IB_GID_INDEX", str(eth.gid_index), "pinned in the inventory (default: NCCL picks RoCEv2)"))
+    elif nccl_before(nccl_version, (2, 21)):
+        rows.append(("NCCL_IB_GID_INDEX", str(ROCE_V2_IPV4_GID),
+                     f"NCCL {nccl_version} uses GID 0 (RoCE v1, link-local) unless told: GID 3 is RoCE v2 on the "
+                     "NIC's IPv4 address on ConnectX (0-1 link-local v1/v2, 2-3 IPv4 v1/v2); NCCL 2.21 and later "
+                     "pick it themselves"))
     if adaptive_routing(ctx)[1]:
         rows.append(("NCCL_IB_ADAPTIVE_ROUTING", "1", "the Spectrum-X switches route adaptively"))
     return rows
@@ -178,8 +193,10 @@ def structure(ctx: Context) -> dict[str, Any]:
         if h.group not in groups:
             spec = ctx.groups.get(h.group)
             bootstrap = spec.bootstrap_interface if spec is not None else None
+            version = spec.nccl_version if spec is not None else "2.28"
             groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.name, "kind": f.spec.kind,
-                               "platform": f.spec.platform, "nccl": nccl_env(ctx, h.group, h.model, bootstrap),
+                               "platform": f.spec.platform, "nccl_version": version,
+                               "nccl": nccl_env(ctx, h.group, h.model, bootstrap, version),
                                "setup": _setup(ctx, h.model), "count": 0}
         groups[h.group]["count"] += 1
         if f.spec.kind != "infiniband":

@@ -1,20 +1,34 @@
 """SONiC target: OUT/<fabric>/switches/<device>/config_db.json per switch.
 
 Tables, keys, field names and value formats are those of the SONiC YANG models (every
-value a string, composite keys joined with `|`, PORT_QOS_MAP keyed by single ports);
-the tests validate each file with yanglint against them. Values come from
-`platforms/ethernet.py`; decided here is only how SONiC holds them:
-* buffers use the dynamic model (`buffer_model: dynamic`): the lossless priority group
-  gets profile "NULL" so buffermgrd computes headroom from speed, cable length and MTU;
-  pools carry no size (SONiC sizes them). We never hand-compute buffer sizes.
-* all 64 DSCPs are mapped (the stock AZURE map would put DSCP 26 in lossy TC1).
-* BGP is written in the tables frrcfgd reads (BGP_GLOBALS, BGP_PEER_GROUP, BGP_NEIGHBOR
-  keyed `default|<ip>`), with `frr_mgmt_framework_config` set: the one CONFIG_DB model
-  that carries BFD, peer groups and the ECMP width.
+value a string, composite keys joined with `|`, PORT_QOS_MAP keyed by single ports and
+`global`); the tests validate each file with yanglint against them, and check the rules a
+running image adds (tests/sonic_rules.py, each rule with the SONiC source it comes from).
+Values come from `platforms/ethernet.py`; decided here is only how SONiC holds them:
+* the SKU (`inventory/sonic_skus.py`): DEVICE_METADATA names its hwsku and platform, and the
+  PORT table is the SKU's port_config.ini: every port with its lanes, alias and index (xcvrd
+  skips a port without an index), unused ones admin down and without QoS.
+* buffers are the SKU's, never computed here: the dynamic model on ASICs whose SONiC builds run
+  it (NVIDIA Spectrum; lossless PG profile "NULL", so buffermgrd computes headroom, and
+  DEFAULT_LOSSLESS_BUFFER_PARAMETER / LOSSLESS_TRAFFIC_PATTERN, which that model reads), the
+  traditional model elsewhere (the SKU's pool and profile sizes; buffermgrd adds the lossless
+  PG from pg_profile_lookup.ini by speed and cable length). CABLE_LENGTH for every port: the
+  length SONiC's templates give the link's roles.
+* one lossless class (the RoCE priority) where SONiC's stock templates make 3 and 4 lossless:
+  fabgen's QoS intent has one no-drop class on every switch and host, and PFC on a priority
+  nothing sends would only pause traffic for nothing.
+* all 64 DSCPs are mapped (the stock AZURE map would put DSCP 26 in lossy TC1), per port and
+  `global`.
+* BGP is written in the tables frrcfgd reads (BGP_GLOBALS, BGP_PEER_GROUP, BGP_NEIGHBOR keyed
+  `default|<ip>`), with `frr_mgmt_framework_config` set and `docker_routing_config_mode:
+  unified`, the mode in which docker-fpm-frr's docker_init.sh renders FRR's configuration from
+  CONFIG_DB through frrcfgd (in `split` it renders none). FRR drops eBGP routes without a
+  policy (ebgp-requires-policy), so every peer group has route-map FABRIC in and out,
+  permitting the prefixes the fabric announces (loopbacks, host subnets) and nothing else.
+  Peers are activated with `admin_status` in the form the release takes: up/down from 202505
+  on (frrcfgd hdl_admin_status, sonic-buildimage PR 21697), true/false before.
 * DEVICE_METADATA type: ToRRouter for leaves, LeafRouter for spines, SpineRouter for
   cores (SONiC's T0/T1/T2 names).
-* every front-panel port of the model is listed (SONiC's PORT table is the port map);
-  unused ones are admin down and carry no QoS.
 * the management plane (`management_tables`): eth0 with the switch's address and gateway in
   SONiC's management VRF, NTP, name and syslog servers, so `config reload` of the file keeps
   the switch reachable. Local accounts live outside CONFIG_DB and survive the reload.
@@ -27,10 +41,15 @@ import re
 from typing import Any, Iterable
 
 from fabgen.platforms import Context, Target, every_other
-from fabgen.platforms.ethernet import qos_intent, switch_configs
+from fabgen.inventory.ethernet import leaf_subnet_prefix
+from fabgen.inventory.platform import version_of
+from fabgen.platforms.ethernet import options, qos_intent, switch_configs
 
 MAP = "ROCE"
+POLICY = "FABRIC"  # route map and prefix set of what the fabric announces
 DEVICE_TYPE = {"leaf": "ToRRouter", "spine": "LeafRouter", "core": "SpineRouter"}
+ROUTING_MODE = "unified"
+FIRST_UP_DOWN_RELEASE = "202505"
 VRF = "default"
 AF = "ipv4_unicast"
 
@@ -47,17 +66,26 @@ def _ranges(values: list[int]) -> list[str]:
     return out
 
 
-def _lanes(model, speed: int) -> list[str]:
+def port_table(model, speed: int) -> list[dict[str, str]]:
+    """The SKU's PORT rows at this speed, in port order: lanes, alias and index (the cage)."""
+    sku = model.sonic
     mode = model.mode_for(speed)
     per = max(1, model.lanes_per_cage // mode.per_cage)
-    n = model.cages * mode.per_cage
-    return [",".join(str(i * per + k) for k in range(per)) for i in range(n)]
+    names = model.port_names(speed)
+    rows = []
+    for i, name in enumerate(names):
+        c, j0 = divmod(i, mode.per_cage)
+        first = sku.first_lanes[c] + j0 * per
+        alias = sku.alias.format(c=c + 1, sub="abcdefgh"[j0]) if sku.alias else name
+        rows.append({"lanes": ",".join(str(first + k) for k in range(per)), "alias": alias, "index": str(c + 1)})
+    return rows
 
 
-def shared_tables(qos: dict[str, Any]) -> dict[str, Any]:
+def shared_tables(qos: dict[str, Any], sku: Any, policy: dict[str, Any], admin_up: str) -> dict[str, Any]:
     """Tables and rows every switch of the fabric has alike, built once and shared (never
     copied) by every switch's config_db: 2,560 switches hold references, not copies."""
     s = str
+    dynamic = sku.buffer_model == "dynamic"
     roce, cnp = qos["roce_priority"], qos["cnp_priority"]
     wd = qos["watchdog"]
     no_drop = ",".join(s(p) for p in qos["no_drop"])
@@ -78,13 +106,10 @@ def shared_tables(qos: dict[str, Any]) -> dict[str, Any]:
                                           "green_min_threshold": s(qos["ecn"]["min_bytes"]),
                                           "green_max_threshold": s(qos["ecn"]["max_bytes"]),
                                           "green_drop_probability": s(qos["ecn"]["probability"])}},
-            "BUFFER_POOL": {"ingress_lossless_pool": {"type": "ingress", "mode": "dynamic"},
-                            "egress_lossless_pool": {"type": "egress", "mode": "dynamic"},
-                            "egress_lossy_pool": {"type": "egress", "mode": "dynamic"}},
-            "BUFFER_PROFILE": {
-                "ingress_lossy_profile": {"pool": "ingress_lossless_pool", "size": "0", "dynamic_th": "3"},
-                "egress_lossless_profile": {"pool": "egress_lossless_pool", "size": "0", "dynamic_th": "7"},
-                "egress_lossy_profile": {"pool": "egress_lossy_pool", "size": "1518", "dynamic_th": "3"}},
+            "BUFFER_POOL": dict(sku.buffer_pools),
+            "BUFFER_PROFILE": dict(sku.buffer_profiles),
+            **({table: dict(rows) for table, rows in sku.dynamic_tables.items()} if dynamic else {}),
+            **policy,
         },
         "port_qos": port_qos,
         "watchdog": {"action": wd["action"], "detection_time": s(wd["detection_ms"]),
@@ -92,12 +117,19 @@ def shared_tables(qos: dict[str, Any]) -> dict[str, Any]:
         "poll": {"GLOBAL": {"POLL_INTERVAL": s(wd["poll_interval_ms"])}} if wd["enabled"] else None,
         "queue": [("0", {"scheduler": "BEST_EFFORT"}), (s(roce), {"scheduler": "ROCE", "wred_profile": "ROCE_ECN"}),
                   (s(cnp), {"scheduler": "CNP"})],
-        "pg": [("0", {"profile": "ingress_lossy_profile"}), (s(roce), {"profile": "NULL"})],
-        "bq": [(r, {"profile": "egress_lossy_profile"}) for r in _ranges([q for q in range(8) if q != roce])]
+        # the lossless PG: "NULL" lets the dynamic model compute its headroom; the traditional
+        # model's buffermgrd writes it itself from pg_profile_lookup.ini (speed, cable length)
+        "pg": [("0", {"profile": "ingress_lossy_profile"})] + ([(s(roce), {"profile": "NULL"})] if dynamic else []),
+        "bq": [(r, {"profile": sku.lossy_queue_profile}) for r in _ranges([q for q in range(8) if q != roce])]
               + [(s(roce), {"profile": "egress_lossless_profile"})],
+        "profile_lists": ({"profile_list": "ingress_lossless_profile,ingress_lossy_profile"},
+                          {"profile_list": "egress_lossless_profile,egress_lossy_profile"})
+                         if "ingress_lossless_profile" in sku.buffer_profiles else None,
+        "global_qos": {"dscp_to_tc_map": MAP},
         "empty": {},
         "untagged": {"tagging_mode": "untagged"},
-        "admin_up": {"admin_status": "up"},
+        "admin_up": {"admin_status": admin_up},
+        "group_af": {"admin_status": admin_up, "route_map_in": [POLICY], "route_map_out": [POLICY]},
         "default_pfcwd": "enable" if wd["enabled"] else "disable",
         # The per-port QoS tables by the tuple of used ports they cover: almost every switch
         # of a fabric uses the same ports, so they share these tables (`_port_tables`).
@@ -105,7 +137,8 @@ def shared_tables(qos: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-PORT_TABLES = ("PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "BUFFER_QUEUE", "PFC_WD")
+PORT_TABLES = ("PORT_QOS_MAP", "QUEUE", "BUFFER_PG", "BUFFER_QUEUE", "PFC_WD", "BUFFER_PORT_INGRESS_PROFILE_LIST",
+               "BUFFER_PORT_EGRESS_PROFILE_LIST")
 
 
 def _port_tables(used: tuple[str, ...], shared: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -114,7 +147,10 @@ def _port_tables(used: tuple[str, ...], shared: dict[str, Any]) -> dict[str, dic
     tables = shared["port_tables"].get(used)
     if tables is not None:
         return tables
-    port_qos: dict[str, Any] = {}
+    port_qos: dict[str, Any] = {"global": shared["global_qos"]}
+    lists = shared["profile_lists"]
+    ingress_lists: dict[str, Any] = {name: lists[0] for name in used} if lists else {}
+    egress_lists: dict[str, Any] = {name: lists[1] for name in used} if lists else {}
     queue: dict[str, Any] = {}
     pg: dict[str, Any] = {}
     bq: dict[str, Any] = {}
@@ -129,34 +165,53 @@ def _port_tables(used: tuple[str, ...], shared: dict[str, Any]) -> dict[str, dic
             pg[f"{name}|{g}"] = row
         for r, row in shared["bq"]:
             bq[f"{name}|{r}"] = row
-    tables = dict(zip(PORT_TABLES, (port_qos, queue, pg, bq, pfc_wd)))
+    tables = dict(zip(PORT_TABLES, (port_qos, queue, pg, bq, pfc_wd, ingress_lists, egress_lists)))
     shared["port_tables"][used] = tables
     return tables
 
 
-def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> dict[str, Any]:
+TIER = {frozenset({"leaf", "spine"}): "leaf-spine", frozenset({"spine", "core"}): "spine-core"}
+
+
+def _cable(sku: Any, role: str, iface: dict[str, Any]) -> str:
+    """CABLE_LENGTH of a port by the link's roles, as SONiC's buffers_config.j2 assigns it."""
+    if iface["kind"] == "host":
+        return sku.cable_lengths["node-leaf"]
+    if iface["kind"] == "fabric":
+        return sku.cable_lengths[TIER[frozenset({role, iface["peer_role"]})]]
+    return sku.default_cable
+
+
+def config_db(sw: dict[str, Any], shared: dict[str, Any], ports: list[dict[str, str]], sku: Any) -> dict[str, Any]:
     s = str
     empty = shared["empty"]
     db: dict[str, Any] = {
         "DEVICE_METADATA": {"localhost": {
-            "hostname": sw["name"], "type": DEVICE_TYPE[sw["role"]], "bgp_asn": s(sw["bgp"]["asn"]),
-            "buffer_model": "dynamic", "default_pfcwd_status": shared["default_pfcwd"],
-            "docker_routing_config_mode": "split", "frr_mgmt_framework_config": "true"}},
-        "PORT": {}, "INTERFACE": {},
+            "hostname": sw["name"], "hwsku": sku.hwsku, "platform": sku.platform, "type": DEVICE_TYPE[sw["role"]],
+            "bgp_asn": s(sw["bgp"]["asn"]), "buffer_model": sku.buffer_model,
+            "default_pfcwd_status": shared["default_pfcwd"],
+            "docker_routing_config_mode": ROUTING_MODE, "frr_mgmt_framework_config": "true"}},
+        "PORT": {}, "INTERFACE": {}, "CABLE_LENGTH": {"AZURE": {}},
         "LOOPBACK_INTERFACE": {"Loopback0": empty, f"Loopback0|{sw['loopback']}/32": empty},
         **shared["tables"],
         **_port_tables(tuple(i["name"] for i in sw["interfaces"] if i["kind"] != "unused"), shared),
     }
-    port, interface = db["PORT"], db["INTERFACE"]
+    port, interface, cables = db["PORT"], db["INTERFACE"], db["CABLE_LENGTH"]["AZURE"]
     speed, mtu = s(sw["speed"] * 1000), s(sw["mtu"])
+    role = sw["role"]
     for i, iface in enumerate(sw["interfaces"]):
         name = iface["name"]
         used = iface["kind"] != "unused"
-        port[name] = {"lanes": lanes[i], "speed": speed, "mtu": mtu, "fec": "rs",
+        port[name] = {**ports[i], "speed": speed, "mtu": mtu, "fec": "rs",
                       "admin_status": "up" if used else "down", "description": iface.get("description", "UNUSED")}
+        cables[name] = _cable(sku, role, iface)
         if used and "ip" in iface:
             interface[name] = empty
             interface[f"{name}|{iface['ip']}/{iface['prefix']}"] = empty
+    for name, lanes, alias, index, mbps in sku.extra_ports:  # the SKU's other ports (SFP): admin down
+        port[name] = {"lanes": lanes, "alias": alias, "index": s(index), "speed": s(mbps), "mtu": mtu,
+                      "admin_status": "down", "description": "UNUSED"}
+        cables[name] = sku.default_cable
     svi = sw["svi"]
     if svi:
         vlan = f"Vlan{svi['vlan']}"
@@ -174,10 +229,11 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], lanes: list[str]) -> d
     if bgp["password"]:
         group_row["auth_password"] = bgp["password"]
     db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": group_row for g in bgp["peer_groups"]}
-    db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": shared["admin_up"] for g in bgp["peer_groups"]}
+    db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": shared["group_af"] for g in bgp["peer_groups"]}
+    admin = shared["admin_up"]["admin_status"]
     db["BGP_NEIGHBOR"] = {f"{VRF}|{n['ip']}": {"asn": s(n["asn"]), "local_addr": n["local_ip"],
                                                "name": n["peer"], "peer_group_name": n["peer_group"],
-                                               "admin_status": "up"} for n in bgp["neighbors"]}
+                                               "admin_status": admin} for n in bgp["neighbors"]}
     return {table: rows for table, rows in db.items() if rows}
 
 
@@ -214,7 +270,10 @@ def shared_tables_ids(shared: dict[str, Any]) -> set[int]:
 
 def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
     """Encodings of the rows every port and switch shares, by object identity."""
-    rows = [shared["port_qos"], shared["empty"], shared["untagged"], shared["admin_up"]]
+    rows = [shared["port_qos"], shared["empty"], shared["untagged"], shared["admin_up"], shared["group_af"],
+            shared["global_qos"]]
+    if shared["profile_lists"]:
+        rows += list(shared["profile_lists"])
     rows += [r for _, r in shared["queue"] + shared["pg"] + shared["bq"]]
     rows += [r for table in shared["tables"].values() for r in table.values()]
     if shared["watchdog"] is not None:
@@ -267,11 +326,37 @@ def dumps(db: dict[str, Any], memo: dict[int, str] | None = None,
     return "{\n" + ",\n".join(tables) + "\n}\n"
 
 
+def policy_tables(ctx: Context) -> dict[str, Any]:
+    """Route map FABRIC: permit the prefixes this fabric announces (switch loopbacks, host /31s
+    or leaf subnets, all from the fabric's pools) and nothing else, in and out of every peer
+    group; FRR drops eBGP routes that no policy permits."""
+    eth = options(ctx)
+    if eth.host_addressing == "p2p":
+        host_len = 31
+    else:
+        host_len = leaf_subnet_prefix(ctx.fabric.plan.down)
+    entries = [(eth.pools.loopbacks, 32), (eth.pools.hosts, host_len)]
+    return {
+        "PREFIX_SET": {POLICY: {"mode": "IPv4"}},
+        "PREFIX": {f"{POLICY}|{10 * (k + 1)}|{net}|{plen}..{plen}": {"action": "permit"}
+                   for k, (net, plen) in enumerate(entries)},
+        "ROUTE_MAP_SET": {POLICY: {}},
+        "ROUTE_MAP": {f"{POLICY}|10": {"route_operation": "permit", "match_prefix_set": POLICY}},
+    }
+
+
+def admin_up(version: str) -> str:
+    """How the release spells an active peer: frrcfgd takes up/down from 202505 on."""
+    return "up" if version >= FIRST_UP_DOWN_RELEASE else "true"
+
+
 def structure(ctx: Context) -> dict[str, Any]:
-    shared = shared_tables(qos_intent(ctx))
-    lanes = _lanes(ctx.fabric.switch_model, ctx.fabric.plan.speed)
-    return {"fabric": ctx.fabric.name, "shared": shared,
-            "switches": [(sw["name"], config_db(sw, shared, lanes), sw) for sw in switch_configs(ctx)]}
+    model = ctx.fabric.switch_model
+    version = version_of(ctx.fabric.spec) or FIRST_UP_DOWN_RELEASE
+    shared = shared_tables(qos_intent(ctx), model.sonic, policy_tables(ctx), admin_up(version))
+    ports = port_table(model, ctx.fabric.plan.speed)
+    return {"fabric": ctx.fabric.name, "shared": shared, "release": version,
+            "switches": [(sw["name"], config_db(sw, shared, ports, model.sonic), sw) for sw in switch_configs(ctx)]}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
