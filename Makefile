@@ -13,9 +13,14 @@ BENCH_ARGS ?=
 
 .PHONY: example test system-deps bench bench-avd
 
-$(VENV)/.installed: pyproject.toml
+# fabgen alone (what `make example` needs), then the test tools on top (what `make test` needs)
+$(VENV)/.base: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.base
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
 	touch $@
 
@@ -28,8 +33,12 @@ system-deps:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-example: $(VENV)/.installed
+example: $(VENV)/.base
 	$(VENV)/bin/fabgen render inventories/superpod-4su.yaml -o out/superpod-4su
+	@echo
+	@echo "The output is in out/superpod-4su. Open out/superpod-4su/report.md first: the fabric's size,"
+	@echo "its bill of materials and the warnings to act on. The other files are listed in the README."
+	@echo "Run fabgen yourself with $(VENV)/bin/fabgen (or: . $(VENV)/bin/activate; fabgen --help)."
 
 test: system-deps $(VENV)/.installed
 	$(PY) -m pytest

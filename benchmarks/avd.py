@@ -68,7 +68,8 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
     BFD, the route limit and BGP distance, loopbacks at fabgen's addresses (AVD's pool plus an
     offset per node type), spanning tree, and the management plane."""
     from fabgen.platforms.eos import dscp_lines
-    from fabgen.platforms.ethernet import QOS_PROFILE, qos_intent
+    from fabgen.intent.qos import qos_intent
+    from fabgen.platforms.eos import QOS_PROFILE
 
     qos = qos_intent(ctx)
     mtu = switches[0]["mtu"]
@@ -171,7 +172,7 @@ def _uplink_pools(switches: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def _network(ctx: Any) -> str:
-    from fabgen.platforms.ethernet import options
+    from fabgen.intent.qos import options
 
     return options(ctx).pools.loopbacks
 
@@ -334,7 +335,7 @@ def main() -> None:
     from fabgen.inventory.loader import load
     from fabgen.inventory.validate import validate
     from fabgen.pipeline import build
-    from fabgen.platforms.ethernet import switch_configs
+    from fabgen.intent.switches import switch_configs
     from pyavd._eos_designs.structured_config import get_structured_config  # noqa: F401
     from pyavd._schema.store import init_store
 

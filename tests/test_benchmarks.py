@@ -14,7 +14,7 @@ from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
-from fabgen.platforms.ethernet import switch_configs
+from fabgen.intent.switches import switch_configs
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import avd  # noqa: E402

@@ -27,7 +27,7 @@ def test_schema_is_json_schema_of_the_inventory() -> None:
 
 
 def test_design_example_validates_as_written() -> None:
-    """DESIGN.md's inventory, verbatim, is inventories/superpod-4su.yaml."""
+    """The original design's example inventory, verbatim, is inventories/superpod-4su.yaml."""
     v = validate(load(INVENTORIES / "superpod-4su.yaml"))
     assert v.plans["compute"].leaves == 32
 
@@ -66,3 +66,22 @@ def test_bad_input_exit_code_and_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in p.stderr
     assert f"{bad}:3:14: node_groups: must be a list" in p.stderr
     assert not out.exists()
+
+
+def test_inventory_reference_is_generated_from_the_models(update_golden: bool) -> None:
+    """docs/inventory.md is `fabgen schema --format markdown`: every key the models accept, with
+    its default; changing a model without regenerating it fails here."""
+    from conftest import ROOT
+    from fabgen.inventory.reference import markdown
+    from fabgen.inventory.schema import Inventory
+
+    text = markdown()
+    path = ROOT / "docs" / "inventory.md"
+    if update_golden:
+        path.write_text(text)
+    assert path.read_text() == text, "run pytest --update-golden (or fabgen schema --format markdown) and commit"
+    for key in ("`fabrics[].management.gateway`", "`fabrics[].platform_version`", "`node_groups[].nccl_version`",
+                "`switch_models.<key>.sonic.hwsku`", "`fabrics[].ethernet.qos.pfc_watchdog.detection_ms`"):
+        assert key in text
+    assert len(Inventory.model_fields) == sum(1 for line in text.splitlines() if line.startswith("| `") and
+                                             "." not in line.split("`")[1] and "[" not in line.split("`")[1])

@@ -253,7 +253,7 @@ def test_hca_setup_stops_before_qos_when_the_link_type_changes(tmp_path: Path) -
     assert dry.returncode == 0, dry.stderr
     assert "would run: mlxconfig" not in dry.stdout and "would stop here" not in dry.stdout
     assert "would run: mlnx_qos" in dry.stdout and "would run: ethtool -A" not in dry.stdout
-    assert "cma_roce_mode -d mlx5_0 -p 1 -m 2" in dry.stdout and "cma_roce_tos -d mlx5_0 -p 1 -t 106" in dry.stdout
+    assert "cma_roce_mode -d mlx5_0 -p 1 -m 2" in dry.stdout and "cma_roce_tos -d mlx5_0 -t 106" in dry.stdout
     paused = subprocess.run(["bash", str(script), "--dry-run"], capture_output=True, text=True, timeout=60,
                             env=_stubs(tmp_path / "c", "ETH(2)", "on"))
     assert "would run: ethtool -A <netdev-of-mlx5_0> rx off tx off" in paused.stdout

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import INVENTORIES
 from fabgen.pipeline import run
-from fabgen.platforms.infiniband import nccl_settings, resolved
+from fabgen.intent.infiniband import nccl_settings, resolved
 
 INV = """version: 1
 cluster: c1

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from fabgen.platforms.ethernet import secret_ref
+from fabgen.intent import secret_ref
 
 SENTINEL = "SENTINEL-not-to-be-seen-7f3a"
 INV = """version: 1

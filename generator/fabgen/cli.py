@@ -21,6 +21,16 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _options(verbose: bool = typer.Option(False, "--verbose", "-v",
+                                          help="add the YAML parser's own words to syntax errors")) -> None:
+    """Options for every command."""
+    if verbose:
+        from fabgen.inventory import loader
+
+        loader.VERBOSE = True
+
+
 def _fail_inventory(exc: InventoryError) -> None:
     for p in exc.problems:
         typer.echo(p.format(), err=True)
@@ -131,8 +141,17 @@ def diff(
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema of the inventory format."""
+def schema(fmt: str = typer.Option("json", "--format", help="json (JSON Schema) or markdown (docs/inventory.md)")
+           ) -> None:
+    """Print the inventory format: its JSON Schema, or the reference of every key as Markdown."""
+    if fmt == "markdown":
+        from fabgen.inventory.reference import markdown
+
+        typer.echo(markdown(), nl=False)
+        return
+    if fmt != "json":
+        typer.echo(f"fabgen: --format must be json or markdown, not {fmt!r}", err=True)
+        raise typer.Exit(2)
     from fabgen.inventory.schema import json_schema
 
     typer.echo(json.dumps(json_schema(), indent=2, sort_keys=True))

@@ -2,6 +2,10 @@
 
 Names group by their prefix and the width of their trailing number (zero padding is kept,
 as Slurm's parser keeps it); names without a trailing number stand alone.
+
+Ours rather than PyPI's python-hostlist (collect_hostlist): that package is GPL-2.0-or-later,
+which an Apache-2.0 tool should not depend on, and what fabgen needs (compress, and expand
+for the tests and the review) is sixty lines that tests/test_slurm.py round-trips.
 """
 
 from __future__ import annotations

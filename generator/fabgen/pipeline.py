@@ -1,4 +1,4 @@
-"""The pipeline of DESIGN.md, one direction, one stage per module, timed per stage.
+"""The pipeline (docs/architecture.md), one direction, one stage per module, timed per stage.
 
 load -> validate -> build -> check -> allocate -> structure -> render -> write.
 `run` returns the rendered files; `render_to` also writes them. The timings are what
@@ -14,12 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from fabgen import report
 from fabgen.addressing import allocate
 from fabgen.inventory.loader import load
 from fabgen.inventory.validate import Validated, validate
 from fabgen.output import manifest
-from fabgen.platforms import Context, registry
+from fabgen.platforms import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
 from fabgen.parallel import render_all
 from fabgen.topology.build import build_fabric
@@ -109,27 +108,20 @@ def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Resul
     targets = registry()
     structured: list[tuple[str, object]] = []
     with _timed(timings, "structure", progress):
-        for ctx in contexts.values():
-            for t in targets.values():
-                if t.applies(ctx):
-                    structured.append((t.name, t.structure(ctx)))
-        from fabgen.platforms import ansible, slurm
-
-        cluster_outputs = [(slurm.render, slurm.structure(list(contexts.values())), None),
-                           (ansible.render, ansible.structure(list(contexts.values()), structured), ansible.shard)]
-        bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}  # type: ignore[index]
-        rep = report.structure(validated.inventory.cluster, {n: c.summary for n, c in contexts.items()}, bom,
-                               {n: report.intent(c) for n, c in contexts.items()})
+        ctx_list = list(contexts.values())
+        for t in targets.values():
+            if t.scope == CLUSTER:
+                structured.append((t.name, t.structure(ctx_list, structured)))
+                continue
+            structured += [(t.name, t.structure(ctx)) for ctx in ctx_list if t.applies(ctx)]
     files: dict[str, bytes] = {}
     with _timed(timings, "render", progress):
         jobs: list = [(targets[tname].render, data, targets[tname].shard) for tname, data in structured]
-        jobs += [(render_cluster, data, shard) for render_cluster, data, shard in cluster_outputs]
         size = sum(len(f.switches) + len(f.hosts) for f in fabrics.values())
         for path, content in render_all(jobs, size):
             if path in files:
                 raise AssertionError(f"two targets write {path}")
             files[path] = content
-        files.update(report.render_files(rep))
         files["manifest.json"] = manifest(files, loaded.sha256)
     return Result(validated, fabrics, contexts, files, timings)
 

@@ -14,13 +14,13 @@ def intent(ctx: Any) -> dict[str, Any]:
     """The fabric-wide intent a reviewer checks: QoS for Ethernet, subnet-manager choices for InfiniBand."""
     f = ctx.fabric
     if f.spec.kind == "infiniband":
-        from fabgen.platforms.infiniband import options, resolved
+        from fabgen.intent.infiniband import options, resolved
 
         r = resolved(ctx)
         parts = [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "node_groups": p.node_groups, "membership": p.membership}
                  for p in options(ctx).partitions]
         return {"subnet_manager": {**r, "partitions": parts}}
-    from fabgen.platforms.ethernet import options as eth_options, qos_intent
+    from fabgen.intent.qos import options as eth_options, qos_intent
 
     q = qos_intent(ctx)
     eth = eth_options(ctx)
@@ -32,7 +32,14 @@ def intent(ctx: Any) -> dict[str, Any]:
             "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
 
 
-def structure(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
+def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[str, Any]:
+    """report.json's data: every fabric's summary, intent and bill of materials."""
+    bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}
+    return collect(contexts[0].cluster if contexts else "", {c.fabric.name: c.summary for c in contexts}, bom,
+                     {c.fabric.name: intent(c) for c in contexts})
+
+
+def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
               intents: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     fabrics = {}
     for name, s in summaries.items():
@@ -57,3 +64,12 @@ def render_files(data: dict[str, Any]) -> list[tuple[str, bytes]]:
     js = json.dumps({"cluster": data["cluster"], "fabrics": data["fabrics"]}, indent=2, sort_keys=True) + "\n"
     md = render("report/report.md.j2", **data)
     return [("report.json", js.encode()), ("report.md", md.encode())]
+
+
+def _target():
+    from fabgen.platforms import CLUSTER, Target
+
+    return Target("report", lambda ctx: True, structure, render_files, scope=CLUSTER)
+
+
+TARGET = _target()

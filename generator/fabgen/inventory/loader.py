@@ -137,17 +137,47 @@ class _TooDeep(_TooBig):
     pass
 
 
+VERBOSE = False  # `fabgen --verbose`: add PyYAML's own wording to syntax errors
+
+# PyYAML's problem (and context) -> what it means in an inventory, in the words of the person
+# who wrote it; the first match wins.
+_PLAIN = (
+    ("'\\t'", "", "a tab character: indent with spaces, YAML does not allow tabs"),
+    ("mapping values are not allowed here", "",
+     "this ':' starts a key where none can start: the line is indented more than the key above it, or a value "
+     "containing ': ' needs quotes"),
+    ("expected <block end>, but found", "", "this line is indented more than the key above it, or less than the "
+     "keys beside it: line the keys of one mapping up in one column"),
+    ("could not find expected ':'", "", "this line has no ':' after its key (or a quote opened above is not "
+     "closed)"),
+    ("did not find expected key", "", "this line does not line up with the keys above it"),
+    ("did not find expected '-' indicator", "", "this line does not line up with the list items above it"),
+    ("found unexpected end of stream", "quoted scalar", "this quote is never closed"),
+    ("found undefined alias", "", "this '*name' refers to an anchor '&name' that is not defined above it"),
+    ("expected the node content, but found '<stream end>'", "flow", "a '[' or '{' opened above is not closed "
+     "by the end of the file"),
+    ("expected ',' or ']'", "", "a list in brackets needs a ',' between items and a ']' at its end"),
+    ("expected ',' or '}'", "", "a mapping in braces needs a ',' between keys and a '}' at its end"),
+    ("found unknown escape character", "", "a '\\' inside double quotes starts an escape YAML does not know: "
+     "use single quotes or write '\\\\'"),
+)
+
+
 def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
-    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     problem = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
-    text = f"YAML syntax error: {problem}"
-    if context:
-        text += f" ({context})"
-    if "'\\t'" in problem or "\\t" in problem:
-        text += "; indent with spaces, YAML does not allow tabs"
-    return Problem(line, col, "", text, file)
+    context = getattr(exc, "context", None) or ""
+    # an unclosed quote or bracket is reported where the parser gave up (the end of the file):
+    # point at where it was opened
+    opened = "quoted scalar" in context
+    mark = (getattr(exc, "context_mark", None) if opened else None) or getattr(exc, "problem_mark", None) \
+        or getattr(exc, "context_mark", None)
+    line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    detail = f"{problem} ({context})" if context else problem
+    text = next((plain for needle, ctx, plain in _PLAIN if needle in problem and ctx in context),
+                "this is not valid YAML here (run fabgen --verbose for the parser's own words)")
+    if VERBOSE:
+        text += f" [YAML parser: {detail}]"
+    return Problem(line, col, "", f"YAML syntax: {text}", file)
 
 
 def load_text(text: str, file: str) -> Loaded:

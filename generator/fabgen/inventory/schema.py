@@ -60,14 +60,14 @@ class NodeGroup(Strict):
 class Partition(Strict):
     """An InfiniBand partition (opensm partitions.conf rule)."""
 
-    name: Name
+    name: Name = Field(description="partition name")
     pkey: int = Field(ge=1, le=0x7FFE, description="partition key, 0x0001-0x7ffe (0x7fff is Default)")
     node_groups: list[str] | Literal["all"] = Field(default="all", description="members by node group, or all")
-    membership: Literal["full", "limited", "both"] = "full"
-    ipoib: bool = True
-    mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
+    membership: Literal["full", "limited", "both"] = Field(default="full", description="membership of the members")
+    ipoib: bool = Field(default=True, description="IPoIB on this partition")
+    mtu: Literal[256, 512, 1024, 2048, 4096] = Field(default=4096, description="partition MTU (bytes)")
     rate: int | None = Field(default=None, description="Gb/s; default: the fabric's link speed")
-    service_level: int = Field(default=0, ge=0, le=15)
+    service_level: int = Field(default=0, ge=0, le=15, description="service level of the partition")
 
 
 class InfinibandOptions(Strict):
@@ -77,7 +77,7 @@ class InfinibandOptions(Strict):
         default="auto", description="auto: ufm -> ar_updn, opensm -> ftree (updn as fallback)")
     sharp: bool | None = Field(default=None, description="SHARP in-network reductions (default: on with ufm)")
     adaptive_routing: bool | None = Field(default=None, description="default: on with ufm (upstream has none)")
-    sm_priority: int = Field(default=15, ge=0, le=15)
+    sm_priority: int = Field(default=15, ge=0, le=15, description="subnet-manager priority (0-15)")
     service_level: int = Field(default=0, ge=0, le=15, description="SL of NCCL traffic (NCCL_IB_SL)")
     qos: bool = Field(default=False, description="write qos-policy.conf and enable QoS in opensm.conf")
     guid_map: str | None = Field(default=None, description="CSV of device,port,guid; relative to the inventory")
@@ -89,7 +89,7 @@ class InfinibandOptions(Strict):
 
 class Ecn(Strict):
     """ECN marking (WRED in ECN mode) on the RoCE queue. Defaults: NVIDIA Spectrum's RoCE values
-    (vendor-facts section 7 lists the alternatives; one set is rendered on every switch)."""
+    (docs/sources.md, "Open conflicts", lists the alternatives; one set is rendered on every switch)."""
 
     min_threshold_kbytes: int = Field(default=150, ge=1, le=1_000_000, description="start marking (KB of 1000 B)")
     max_threshold_kbytes: int = Field(default=1500, ge=1, le=1_000_000,
@@ -100,15 +100,15 @@ class Ecn(Strict):
 class PfcWatchdog(Strict):
     """PFC watchdog on every lossless port: a queue paused longer than detection_ms is drained."""
 
-    enabled: bool = True
-    detection_ms: int = Field(default=200, ge=100, le=5000)
-    restoration_ms: int = Field(default=200, ge=100, le=60000)
-    poll_interval_ms: int = Field(default=100, ge=100, le=1000)
+    enabled: bool = Field(default=True, description="PFC watchdog on")
+    detection_ms: int = Field(default=200, ge=100, le=5000, description="a queue paused this long is stalled")
+    restoration_ms: int = Field(default=200, ge=100, le=60000, description="the stalled queue is restored after this")
+    poll_interval_ms: int = Field(default=100, ge=100, le=1000, description="how often the watchdog looks")
     action: Literal["drop"] = Field(default="drop", description="drop: the one action every target has")
 
 
 class Qos(Strict):
-    """The lossless RoCE intent (vendor-facts section 0); switches and hosts read the same values."""
+    """The lossless RoCE intent (docs/sources.md); switches and hosts read the same values."""
 
     mode: Literal["lossless", "lossy"] = Field(
         default="lossless", description="lossless: PFC on the RoCE priority; lossy (Spectrum-X only): ECN alone")
@@ -171,7 +171,7 @@ class EthernetOptions(Strict):
         default="p2p", description="p2p: a routed /31 per NIC; leaf-subnet: the host ports of a leaf (one rail of a "
         "unit) share a subnet with the leaf as gateway")
     asn: Asn = Field(default_factory=Asn)
-    bfd: bool = True
+    bfd: bool = Field(default=True, description="BFD on every BGP peer group")
     adaptive_routing: bool | None = Field(
         default=None, description="Spectrum-X only: adaptive routing on every switch-to-switch port (default on)")
     bgp_password: Annotated[EnvRef | None, BeforeValidator(_no_literal_secret)] = Field(
@@ -223,10 +223,11 @@ def _management_mapping(value: Any) -> Any:
 class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
 
-    name: Name
-    kind: Kind
+    name: Name = Field(description="fabric name (at most 40 characters: it prefixes every switch name)")
+    kind: Kind = Field(description="InfiniBand, RoCEv2 Ethernet, or NVIDIA Spectrum-X")
     platform: str = Field(description="infiniband: ufm | opensm; roce: eos | sonic; spectrum-x: nvue")
-    topology: Literal["rail-optimized", "fat-tree"]
+    topology: Literal["rail-optimized", "fat-tree"] = Field(
+        description="rail-optimized: NIC i of every node of a unit on leaf i; fat-tree: a node's NICs on one leaf")
     switch_model: str = Field(description="switch model: a catalog key or a switch_models entry")
     node_groups: list[str] = Field(min_length=1, description="every compute NIC of these groups attaches")
     scalable_unit: int | None = Field(
@@ -249,7 +250,7 @@ class Fabric(Strict):
 
 class CustomNic(Strict):
     rdma: DeviceName = Field(description="RDMA device name, e.g. mlx5_0")
-    netdev: DeviceName | None = None
+    netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name)")
     label: Text | None = Field(default=None, description="physical port label")
     cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
     speed: int = Field(ge=10, le=3200, description="Gb/s")
@@ -258,12 +259,12 @@ class CustomNic(Strict):
 class CustomNodeModel(Strict):
     """A node model declared inline, for hardware the catalog does not have."""
 
-    gpus: int = Field(ge=0, le=1024)
+    gpus: int = Field(ge=0, le=1024, description="GPUs per node")
     nics: list[CustomNic] = Field(min_length=1, max_length=64, description="compute NICs in rail order")
-    vendor: Text = "custom"
-    part: Text = ""
-    nic_model: Text = "compute NIC"
-    transceiver: Text = "transceiver"
+    vendor: Text = Field(default="custom", description="BOM text")
+    part: Text = Field(default="", description="BOM part number (default: the key)")
+    nic_model: Text = Field(default="compute NIC", description="BOM text for the NICs")
+    transceiver: Text = Field(default="transceiver", description="BOM text: node-side, one per used cage")
 
 
 BufferTable = dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")],
@@ -294,23 +295,23 @@ class CustomSonicSku(Strict):
 class CustomSwitchModel(Strict):
     """A switch model declared inline."""
 
-    kinds: list[Kind] = Field(min_length=1)
-    platforms: list[str] = Field(min_length=1)
+    kinds: list[Kind] = Field(min_length=1, description="fabric kinds it serves")
+    platforms: list[str] = Field(min_length=1, description="platforms it runs")
     ports: int = Field(ge=2, le=1024, description="logical ports at `speed`")
     speed: int = Field(ge=10, le=3200, description="Gb/s per port")
     port_name: Text = Field(default="port{n}", description="format pattern over n (1-based) and i (0-based)")
-    ports_per_cage: int = Field(default=1, ge=1, le=8)
-    vendor: Text = "custom"
-    part: Text = ""
-    transceiver: Text = "transceiver"
+    ports_per_cage: int = Field(default=1, ge=1, le=8, description="ports per cage (for transceiver counts)")
+    vendor: Text = Field(default="custom", description="BOM text")
+    part: Text = Field(default="", description="BOM part number (default: the key)")
+    transceiver: Text = Field(default="transceiver", description="BOM text: one per used cage")
     sonic: CustomSonicSku | None = Field(default=None, description="platform sonic: the SKU (required there)")
 
 
 class Inventory(Strict):
     """The whole inventory (format version 1)."""
 
-    version: Literal[1]
-    cluster: Name
+    version: Literal[1] = Field(description="inventory format version")
+    cluster: Name = Field(description="cluster name, in file headers and the report")
     node_groups: list[NodeGroup] = Field(min_length=1)
     fabrics: list[Fabric] = Field(min_length=1)
     switch_models: dict[Name, CustomSwitchModel] = Field(default_factory=dict)

@@ -41,6 +41,10 @@ class Validated:
 
 
 def _distance(a: str, b: str) -> int:
+    """Edit distance. Kept instead of difflib.get_close_matches, which was tried on every error
+    case: difflib ranks by a similarity ratio and breaks ties by list order, so 'qm970' got
+    'did you mean qm9790' (both score 0.91) where one deletion makes it qm9700; edit distance
+    with a common-prefix tie-break suggests the one a person meant."""
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         cur = [i]

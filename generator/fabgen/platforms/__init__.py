@@ -1,8 +1,11 @@
-"""Platform targets: each turns a built, allocated fabric into a structured config and files.
+"""Targets: each turns built, allocated fabrics into a structured config and then files.
 
 A target is data plus two functions (netlab and hier_config keep platforms the same way):
-`structure` makes every decision and returns plain data; `render` only formats it.
-The registry refuses unknown names.
+`structure` turns the intent (fabgen/intent) into the target's own structured config and
+returns plain data; `render` only formats it. Per-fabric targets (switch configs, subnet
+manager, hosts, cabling) and cluster-wide ones (Slurm, the report, Ansible) are the same
+kind of object in one registry, so the pipeline has no special cases. The registry refuses
+unknown names.
 """
 
 from __future__ import annotations
@@ -10,31 +13,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from fabgen.addressing import Allocation
-from fabgen.topology.analysis import Summary
-from fabgen.topology.model import Fabric
+from fabgen.context import Context
+
+__all__ = ["Context", "Target", "every_other", "registry", "get"]
 
 
-@dataclass(frozen=True)
-class Context:
-    """Everything a target may read about one fabric."""
-
-    cluster: str
-    fabric: Fabric
-    allocation: Allocation
-    summary: Summary
-    groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
+FABRIC, CLUSTER = "fabric", "cluster"
 
 
 @dataclass(frozen=True)
 class Target:
+    """One kind of output. Per fabric (scope "fabric"): `applies(ctx)` says whether it has
+    files for that fabric and `structure(ctx)` decides them. Cluster-wide (scope "cluster"):
+    `structure(contexts, structured)` sees every fabric and the structured configs of the
+    per-fabric targets (Ansible lists their files; the report their bills of materials)."""
+
     name: str
     applies: Callable[[Context], bool]
-    structure: Callable[[Context], Any]
+    structure: Callable[..., Any]
     render: Callable[[Any], Iterable[tuple[str, bytes]]]  # (path relative to OUT, content)
     # shard(data, part, parts): the part of data whose files `render` then writes, so that
     # large renders can run on two cores (fabgen.parallel); None: rendered in one piece.
     shard: Callable[[Any, int, int], Any] | None = None
+    scope: str = FABRIC
 
 
 def every_other(key: str) -> Callable[[Any, int, int], Any]:
@@ -45,9 +46,14 @@ def every_other(key: str) -> Callable[[Any, int, int], Any]:
 
 
 def registry() -> dict[str, Target]:
-    from fabgen.platforms import eos, fabric, hosts, infiniband, nvue, sonic
+    """Every target, per-fabric ones first, then the cluster-wide ones in the order they
+    read each other (the report reads the fabric target's bill of materials, Ansible every
+    device's files). A new output is one module with a TARGET and one line here."""
+    from fabgen import report
+    from fabgen.platforms import ansible, eos, fabric, hosts, infiniband, nvue, slurm, sonic
 
-    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET, hosts.TARGET]
+    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET, hosts.TARGET,
+               slurm.TARGET, report.TARGET, ansible.TARGET]
     return {t.name: t for t in targets}
 
 

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from fabgen import yamlout
 
-from fabgen.platforms import Context
+from fabgen.platforms import CLUSTER, Context, Target
 
 
 def group(name: str) -> str:
@@ -49,7 +49,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
     sm_files: dict[str, list[dict[str, str]]] = {}
     for tname, data in structured:
         if tname == "infiniband":
-            from fabgen.platforms.infiniband import deploy_files
+            from fabgen.intent.infiniband import deploy_files
 
             sm_files[data["fabric"]] = deploy_files(data)
     groups: dict[str, list[str]] = {}
@@ -142,3 +142,6 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     yield "ansible/inventory.yml", _yaml(head, inventory)
     for name, gv in data["group_vars"].items():
         yield f"ansible/group_vars/{name}.yml", _yaml(head, gv)
+
+
+TARGET = Target("ansible", lambda ctx: True, structure, render, shard, scope=CLUSTER)

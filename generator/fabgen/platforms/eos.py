@@ -3,9 +3,9 @@
 Sections follow EOS's own running-config order (as `show running-config` prints them and
 AVD's eos_cli_config_gen renders them): hostname, qos profile, spanning-tree, vlans,
 Ethernet, Loopback and Vlan interfaces, ip routing, qos maps, PFC watchdog defaults,
-router bgp, management ssh, end. Syntax: vendor-facts section 2 (AVD test outputs, Arista's
-AI fabric deployment guide). Values come from `platforms/ethernet.py` and the intent layer;
-nothing is decided here except how EOS spells it: watchdog timers in seconds (two decimals,
+router bgp, management ssh, end. Syntax: docs/sources.md, "Arista EOS" (AVD test outputs, Arista's
+AI fabric deployment guide). Values come from the intent layer (`intent/qos.py`,
+`intent/switches.py`); nothing is decided here except how EOS spells it: watchdog timers in seconds (two decimals,
 validation keeps them to 10 ms steps), ECN thresholds in bytes, DSCP maps as value lists of
 at most eight per line.
 
@@ -23,10 +23,12 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from fabgen.platforms import Context, Target, every_other
-from fabgen.platforms.ethernet import QOS_PROFILE, qos_intent, switch_configs
+from fabgen.intent.qos import qos_intent
+from fabgen.intent.switches import switch_configs
 from fabgen.render import render as render_template
 
 DSCP_PER_LINE = 8
+QOS_PROFILE = "ROCE_LOSSLESS"
 ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
 # fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
 USER_ROLES = {"admin": {"privilege": 15, "role": "network-admin"},

@@ -37,10 +37,10 @@ from netaddr import IPNetwork
 from fabgen import yamlout
 from fabgen.addressing import network_of
 from fabgen.platforms import Context, Target
-from fabgen.platforms.ethernet import adaptive_routing, options, qos_intent
+from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.render import render as render_template
 
-# Variables current NCCL reads (vendor-facts section 6, NCCL v2.30 env.rst); a test keeps
+# Variables current NCCL reads (NVIDIA/nccl docs/userguide/source/env.rst, v2.30); a test keeps
 # every rendered variable inside this set.
 NCCL_KNOWN = frozenset({
     "NCCL_IB_HCA", "NCCL_SOCKET_IFNAME", "NCCL_IB_GID_INDEX", "NCCL_IB_TC", "NCCL_IB_FIFO_TC", "NCCL_IB_SL",
@@ -92,7 +92,7 @@ def nccl_env(ctx: Context, group: str, model, bootstrap: str | None,
     if cross is not None:
         rows.append(("NCCL_CROSS_NIC", cross, why))
     if f.spec.kind == "infiniband":
-        from fabgen.platforms.infiniband import nccl_settings
+        from fabgen.intent.infiniband import nccl_settings
 
         ib = nccl_settings(ctx)
         rows.append(("NCCL_IB_SL", ib["NCCL_IB_SL"], "the service level the subnet manager routes NCCL on"))

@@ -1,12 +1,7 @@
 """InfiniBand (Quantum-2) target: subnet-manager files for UFM (NVIDIA's SM) or upstream OpenSM.
 
-Decisions made here, in one place:
-* routing engine: `ufm` -> `ar_updn` (NVIDIA SM >= 5.10 default, adaptive routing);
-  `opensm` -> `ftree`; both with `updn` as the fallback before minhop. A single-switch
-  fabric uses minhop (there is no tree to route).
-* SHARP and adaptive routing: on with ufm, off with upstream OpenSM (it has neither).
-* the InfiniBand side of NCCL (service level, adaptive routing, CollNet/SHARP) is
-  decided by `nccl_settings`, which the host target reads; nothing else re-derives it.
+The subnet-manager intent (routing engine, SHARP, adaptive routing, the InfiniBand side of
+NCCL) is decided in `intent/infiniband.py`; this module spells it:
 * opensm.conf carries only keys the target SM knows (`UPSTREAM_KEYS`, checked against
   `opensm -c` in the tests; `NVIDIA_ONLY_KEYS` with their source); booleans are written
   `TRUE`/`FALSE`, the only spelling OpenSM reads as true (osm_subnet.c).
@@ -21,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from fabgen.inventory.schema import InfinibandOptions
+from fabgen.intent.infiniband import CONF_DIR, nccl_settings, options, resolved  # noqa: F401  (read here)
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
 
@@ -35,49 +30,12 @@ UPSTREAM_KEYS = (
 # 1 disable, 2 enable).
 NVIDIA_ONLY_KEYS = {"sharp_enabled": "MLNXSM RN v5.11/v5.12, NVIDIA SHARP docs"}
 
-CONF_DIR = {"opensm": "/etc/opensm", "ufm": "/opt/ufm/files/conf/opensm"}
 MTU_CODE = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}  # IBTA, include/iba/ib_types.h
 RATE_CODE = {100: 16, 200: 17, 400: 21}  # IBTA rate codes for 4x EDR/HDR/NDR
 SPEED_TEXT = {100: "4xEDR", 200: "4xHDR", 400: "4xNDR", 800: "4xXDR"}
 VENDOR_ID = 0x2C9
 DEVICE_ID = {"qm9700": 0xD2F2, "qm9790": 0xD2F2}  # Quantum-2 (public ibnetdiscover dumps)
 CA_DEVICE_ID = 0x1021  # ConnectX-7
-
-
-def options(ctx: Context) -> InfinibandOptions:
-    return ctx.fabric.spec.infiniband or InfinibandOptions()
-
-
-def resolved(ctx: Context) -> dict[str, Any]:
-    """Concrete subnet-manager intent: every 'auto' decided."""
-    ib = options(ctx)
-    platform = ctx.fabric.spec.platform
-    tiers = ctx.fabric.plan.tiers
-    nvidia = platform == "ufm"
-    sharp = nvidia if ib.sharp is None else ib.sharp
-    ar = nvidia if ib.adaptive_routing is None else ib.adaptive_routing
-    if tiers == 1:
-        engine = "minhop"
-        upstream = "minhop"
-    else:
-        chosen = ib.routing_engine
-        if chosen == "auto":
-            chosen = "ar_updn" if nvidia and ar else ("updn" if nvidia else "ftree")
-        engine = chosen if chosen in ("updn", "minhop") else f"{chosen},updn"
-        upstream = {"ar_updn": "ftree", "ar_ftree": "ftree"}.get(chosen, chosen)
-        upstream = upstream if upstream in ("updn", "minhop") else f"{upstream},updn"
-    return {"engine": engine, "upstream_engine": upstream, "sharp": sharp, "adaptive_routing": ar,
-            "service_level": ib.service_level, "qos": ib.qos, "sm_priority": ib.sm_priority}
-
-
-def nccl_settings(ctx: Context) -> dict[str, str]:
-    """The InfiniBand half of nccl.env, decided once for every host of the fabric."""
-    r = resolved(ctx)
-    out = {"NCCL_IB_SL": str(r["service_level"]),
-           "NCCL_IB_ADAPTIVE_ROUTING": "1" if r["adaptive_routing"] else "0"}
-    if r["sharp"]:
-        out["NCCL_COLLNET_ENABLE"] = "1"
-    return out
 
 
 def _guid(value: int) -> str:
@@ -217,24 +175,6 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{base}/qos-policy.conf", render_template("infiniband/qos-policy.conf.j2", **data).encode()
     if data["resolved"]["sharp"]:
         yield f"{base}/sharp_am.cfg", render_template("infiniband/sharp_am.cfg.j2", **data).encode()
-
-
-SHARP_DIR = {"ufm": "/opt/ufm/files/conf/sharp"}
-
-
-def deploy_files(data: dict[str, Any]) -> list[dict[str, str]]:
-    """The files a subnet-manager host installs, with where: the paths opensm.conf names
-    (CONF_DIR), and sharp_am.cfg where UFM's SHARP aggregation manager reads it. The same
-    conditions as `render`, read from the same structured config."""
-    base = f"{data['fabric']}/infiniband"
-    conf = CONF_DIR[data["platform"]]
-    names = ["opensm.conf", *(f"{k}.conf" for k in ("root_guids", "cn_guids", "io_guids") if data[k]),
-             "partitions.conf", "node-name-map", *(["qos-policy.conf"] if data["resolved"]["qos"] else [])]
-    out = [{"src": f"{base}/{name}", "dest": f"{conf}/{name}", "mode": "0644"} for name in names]
-    if data["resolved"]["sharp"] and data["platform"] in SHARP_DIR:
-        out.append({"src": f"{base}/sharp_am.cfg", "dest": f"{SHARP_DIR[data['platform']]}/sharp_am.cfg",
-                    "mode": "0644"})
-    return out
 
 
 TARGET = Target("infiniband", lambda ctx: ctx.fabric.spec.kind == "infiniband", structure, render)

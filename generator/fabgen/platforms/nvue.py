@@ -39,7 +39,8 @@ from fabgen import yamlout
 from fabgen.platforms import Context, Target, every_other
 from fabgen.intent import secret_ref
 from fabgen.inventory.platform import nvue_state_dialect, version_of
-from fabgen.platforms.ethernet import adaptive_routing, qos_intent, switch_configs
+from fabgen.intent.qos import adaptive_routing, qos_intent
+from fabgen.intent.switches import switch_configs
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = "eth0"

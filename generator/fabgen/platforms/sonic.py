@@ -4,7 +4,7 @@ Tables, keys, field names and value formats are those of the SONiC YANG models (
 value a string, composite keys joined with `|`, PORT_QOS_MAP keyed by single ports and
 `global`); the tests validate each file with yanglint against them, and check the rules a
 running image adds (tests/sonic_rules.py, each rule with the SONiC source it comes from).
-Values come from `platforms/ethernet.py`; decided here is only how SONiC holds them:
+Values come from the intent layer (`intent/`); decided here is only how SONiC holds them:
 * the SKU (`inventory/sonic_skus.py`): DEVICE_METADATA names its hwsku and platform, and the
   PORT table is the SKU's port_config.ini: every port with its lanes, alias and index (xcvrd
   skips a port without an index), unused ones admin down and without QoS.
@@ -43,7 +43,8 @@ from typing import Any, Iterable
 from fabgen.platforms import Context, Target, every_other
 from fabgen.inventory.ethernet import leaf_subnet_prefix
 from fabgen.inventory.platform import version_of
-from fabgen.platforms.ethernet import options, qos_intent, switch_configs
+from fabgen.intent.qos import options, qos_intent
+from fabgen.intent.switches import switch_configs
 
 MAP = "ROCE"
 POLICY = "FABRIC"  # route map and prefix set of what the fabric announces

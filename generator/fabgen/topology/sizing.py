@@ -1,6 +1,6 @@
 """How many switches of each tier, and how they interconnect: pure arithmetic.
 
-Rules (DESIGN.md "Sizing rules", NVIDIA DGX SuperPOD reference architectures):
+Rules (NVIDIA DGX SuperPOD reference architectures; docs/decisions.md for where fabgen chooses):
 
 * A leaf has `down` endpoint ports and `up` uplinks with down:up equal to the declared
   oversubscription, both whole ports, down + up <= radix.

@@ -74,7 +74,7 @@ cma_roce() {
     run cma_roce_mode -d "$dev" -p 1 -m 2
   fi
   if [ "$(cat "$dir/default_roce_tos" 2>/dev/null)" != "$tos" ]; then
-    run cma_roce_tos -d "$dev" -p 1 -t "$tos"
+    run cma_roce_tos -d "$dev" -t "$tos"
   fi
 }
 

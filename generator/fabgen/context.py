@@ -1,0 +1,24 @@
+"""What a target may read about one fabric: the built, allocated fabric and its summary.
+
+Below every other layer that decides (intent) or spells (platforms), so both can name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from fabgen.addressing import Allocation
+from fabgen.topology.analysis import Summary
+from fabgen.topology.model import Fabric
+
+
+@dataclass(frozen=True)
+class Context:
+    """Everything a target may read about one fabric."""
+
+    cluster: str
+    fabric: Fabric
+    allocation: Allocation
+    summary: Summary
+    groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
