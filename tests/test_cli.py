@@ -38,6 +38,18 @@ def test_validate_prints_sizes() -> None:
     assert "16 leaf, 16 spine, 8 core switches" in result.stdout
 
 
+def test_validate_prints_the_warnings_render_prints(tmp_path: Path) -> None:
+    """The check-first command shows what needs acting on: the same warnings as render."""
+    inv = str(INVENTORIES / "superpod-4su.yaml")
+    checked = subprocess.run([sys.executable, "-m", "fabgen", "validate", inv], capture_output=True, text=True)
+    rendered = subprocess.run([sys.executable, "-m", "fabgen", "render", inv, "-o", str(tmp_path / "out")],
+                              capture_output=True, text=True)
+    assert checked.returncode == 0 and rendered.returncode == 0
+    warnings = [line for line in rendered.stderr.splitlines() if ": warning: " in line]
+    assert warnings and any("synthetic" in w for w in warnings) and any("31 of 32 nodes" in w for w in warnings)
+    assert [line for line in checked.stderr.splitlines() if ": warning: " in line] == warnings
+
+
 def test_help_lists_commands() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0

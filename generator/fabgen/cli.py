@@ -96,17 +96,24 @@ def render(
 
 @app.command()
 def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) -> None:
-    """Check INVENTORY and print the size of each fabric; writes nothing."""
+    """Check INVENTORY, print the size of each fabric and every warning render would print; writes nothing."""
     from fabgen.inventory.loader import load
     from fabgen.inventory.validate import validate as run_validate
 
+    from fabgen.pipeline import build
+
     try:
         v = run_validate(load(inventory))
+        # build, check and allocate too (no files): the warnings render prints come from them
+        _, contexts = build(v)
     except InventoryError as exc:
         _fail_inventory(exc)
     for name, p in v.plans.items():
         typer.echo(f"{name}: {p.topology}, {p.tiers} tier(s), {p.nodes} nodes, {p.endpoints} endpoints at "
                    f"{p.speed}G: {p.leaves} leaf, {p.spines} spine, {p.cores} core switches")
+    for name, ctx in contexts.items():
+        for w in ctx.summary.warnings:
+            typer.echo(f"{inventory}: warning: fabric {name}: {w}", err=True)
     typer.echo(f"{inventory}: valid")
 
 
