@@ -183,3 +183,19 @@ def test_subnet_manager_deploy_refuses_synthetic_guids(tmp_path: Path) -> None:
     assert "0xfab0" not in (real / "ib/infiniband/cn_guids.conf").read_text()
     passed = guard(real, "deploy-sm.yml", "pod-b-sm1", {})
     assert passed.returncode == 0, passed.stdout[-3000:]
+
+
+def test_eos_session_commands_are_the_rendered_config(tmp_path: Path) -> None:
+    """The EOS playbook types the staged file (secrets filled) into a clean-config session that
+    ends with a commit timer; its stage tasks run on the control node."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-3tier.yaml", out)
+    res = subprocess.run([PLAYBOOK, "-i", "ansible/inventory.yml", str(ROOT / "ansible" / "deploy-eos.yml"),
+                          "--tags", "guard,stage", "--limit", "eth-su01-leaf1", "-v"], cwd=out,
+                         capture_output=True, text=True, timeout=600, env={**ENV, **SECRETS})
+    assert res.returncode == 0, res.stdout[-3000:]
+    staged = (tmp_path / ".fabgen-stage" / "eth-su01-leaf1.cfg").read_text()
+    assert "secret sha512 $6$salt$hash\n" in staged and "lookup(" not in staged
+    assert '"configure session fabgen"' in res.stdout and '"rollback clean-config"' in res.stdout
+    assert '"commit timer 00:10:00"' in res.stdout and '"interface Management1"' in res.stdout
+    assert '"end"' not in res.stdout
