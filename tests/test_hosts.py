@@ -277,3 +277,13 @@ def test_gid_index_of_roce_v1_is_warned(tmp_path: Path) -> None:
     (tmp_path / "inv.yaml").write_text(inv)
     result = render_to(tmp_path / "inv.yaml", tmp_path / "out")
     assert any("GID index 0 is RoCE v1" in w for w in result.contexts["roce"].summary.warnings)
+
+
+def test_bootstrap_on_loopback_is_warned(tmp_path: Path) -> None:
+    inv = (INVENTORIES / "roce-2node.yaml").read_text().replace(
+        '    hostname: "gpu{n:02d}"\n', '    hostname: "gpu{n:02d}"\n    bootstrap_interface: lo\n')
+    assert "bootstrap_interface: lo" in inv
+    (tmp_path / "inv.yaml").write_text(inv)
+    result = render_to(tmp_path / "inv.yaml", tmp_path / "out")
+    assert any("NCCL_SOCKET_IFNAME=lo is the loopback interface" in w and "bootstrap_interface (line" in w
+               for w in result.contexts["roce"].summary.warnings)

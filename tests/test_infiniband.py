@@ -106,3 +106,36 @@ def test_booleans_and_keys_in_opensm_conf() -> None:
     assert "\nqos FALSE\n" in ufm and "sharp_enabled 2" in ufm
     assert "sharp_enabled" not in upstream and "routing_engine ftree,updn" in upstream
     assert "compute/infiniband/sharp_am.cfg" in files
+
+
+def test_every_rate_validation_accepts_has_a_rate_code(tmp_path) -> None:
+    """No link rate passes validation and then crashes the render: the two tables agree, and an
+    800G (XDR) fabric with an 800G partition renders."""
+    from fabgen.inventory.validate import IB_RATES
+    from fabgen.platforms.infiniband import RATE_CODE, SPEED_TEXT
+    from fabgen.pipeline import render_to
+
+    assert set(IB_RATES) == set(RATE_CODE) <= set(SPEED_TEXT)
+    (tmp_path / "inv.yaml").write_text("""version: 1
+cluster: x
+node_groups:
+  - {name: gpu, model: cx8, count: 8}
+node_models:
+  cx8:
+    gpus: 8
+    nics: [{rdma: mlx5_0, speed: 800}, {rdma: mlx5_1, speed: 800}]
+switch_models:
+  xdr144: {kinds: [infiniband], platforms: [opensm], ports: 144, speed: 800, ports_per_cage: 2}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: opensm
+    topology: rail-optimized
+    switch_model: xdr144
+    node_groups: [gpu]
+    infiniband:
+      partitions: [{name: t, pkey: 0x10, rate: 800}]
+""")
+    render_to(tmp_path / "inv.yaml", tmp_path / "out")
+    text = (tmp_path / "out" / "ib" / "infiniband" / "partitions.conf").read_text()
+    assert "rate=23" in text

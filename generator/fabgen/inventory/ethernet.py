@@ -112,6 +112,16 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     if q.ecn.min_threshold_kbytes > q.ecn.max_threshold_kbytes:
         report((*path, "qos", "ecn", "min_threshold_kbytes"), f"the minimum threshold "
                f"({q.ecn.min_threshold_kbytes} KB) is above the maximum ({q.ecn.max_threshold_kbytes} KB)")
+    if q.roce_priority == 0:
+        report((*path, "qos", "roce_priority"), "priority 0 is the best-effort class every other DSCP maps to: "
+               "making it no-drop would pause all traffic; use the RoCE class (3 by default)")
+    if q.cnp_priority == 0:
+        report((*path, "qos", "cnp_priority"), "priority 0 is the best-effort class: CNPs there wait behind "
+               "bulk traffic and congestion control reacts late; use a strict-priority class (6 by default)")
+    for key in ("roce_dscp", "cnp_dscp"):
+        if getattr(q, key) == 0:
+            report((*path, "qos", key), "DSCP 0 is what unmarked traffic carries: it cannot tell "
+                   f"{'RoCE' if key == 'roce_dscp' else 'CNPs'} apart (26 and 48 by default)")
     if q.roce_dscp == q.cnp_dscp:
         report((*path, "qos", "cnp_dscp"), f"CNPs and RoCE data share DSCP {q.roce_dscp}; CNPs need their own")
     if q.roce_priority == q.cnp_priority:

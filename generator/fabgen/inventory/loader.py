@@ -9,6 +9,7 @@ recording the 1-based line and column of every value and every mapping key.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,7 +121,38 @@ class _Walker:
         if node.tag not in _PLAIN_TAGS:
             self.problem(node, path, _tag_message(node.tag))
             return None
-        return self.constructor.construct_object(node, deep=True)
+        value = self.constructor.construct_object(node, deep=True)
+        if isinstance(node, yaml.ScalarNode) and node.style is None:
+            trap = yaml11_trap(node.value, value, path)
+            if trap:
+                self.problem(node, path, trap)
+                return node.value
+        return value
+
+
+# Plain scalars YAML 1.1 (PyYAML) reads as something other than what YAML 1.2 and most people
+# read: base-60 numbers (2:1 -> 121), leading-zero octals (010 -> 8) and yes/no/on/off booleans.
+_SEXAGESIMAL = re.compile(r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$")
+_OCTAL = re.compile(r"^[-+]?0[0-7_]+$")
+_WORD_BOOLS = {"yes", "no", "on", "off"}
+
+
+def yaml11_trap(text: str, value: Any, path: PathT) -> str | None:
+    """The message for a plain scalar YAML 1.1 reads differently from how it was meant, or None."""
+    key = path[-1] if path else ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and _SEXAGESIMAL.match(text):
+        hint = (f"for a {text} ratio write {text.split(':')[0]}" if key == "oversubscription"
+                else f"quote it ('{text}') if it is text")
+        return f"YAML 1.1 reads {text} as the base-60 number {value:g}, not as written: {hint}"
+    if isinstance(value, int) and not isinstance(value, bool) and _OCTAL.match(text):
+        return (f"YAML 1.1 reads {text} as the octal number {value}, YAML 1.2 as {int(text.replace('_', ''))}: "
+                f"write it without the leading zero, or quote it ('{text}') if it is text")
+    if isinstance(value, bool) and text.lower() in _WORD_BOOLS:
+        return (f"YAML 1.1 reads {text} as {str(value).lower()}, YAML 1.2 as the text '{text}': write "
+                f"{str(value).lower()} for a switch, or quote it ('{text}') for text")
+    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        return f"{text} is not a number fabgen can use: write a finite number"
+    return None
 
 
 def _tag_message(tag: str) -> str:

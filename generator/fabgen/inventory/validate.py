@@ -151,6 +151,8 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
                       "model_attributes_type": "a mapping", "bool_type": "true or false",
                       "int_from_float": "a whole number"}[etype]
             msg = f"must be {wanted}, not {_describe(value)}"
+            if etype in ("int_type", "float_type") and isinstance(value, str) and _looks_numeric(value):
+                msg = f"must be {wanted}, not the text {value!r}: write it without quotes"
             if len(loc) == 3 and loc[0] == "fabrics" and loc[2] == "management":
                 msg = f"must be an IPv4 prefix (e.g. 192.168.0.0/24) or a mapping with prefix, gateway, vrf, ntp, " \
                       f"dns, syslog, domain and users; not {_describe(value)}"
@@ -172,6 +174,14 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
                 msg += f" (got {value!r})"
         out.append(Problem(line, col, format_path(loc), msg, loaded.file))
     return out
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _describe(value: Any) -> str:
@@ -504,6 +514,13 @@ def validate(loaded: Loaded) -> Validated:
     for i, g in enumerate(inv.node_groups):
         if g.management is not None:
             check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", report, managed)
+    for i, g in enumerate(inv.node_groups):
+        if g.bootstrap_interface and re.fullmatch(r"lo\d*", g.bootstrap_interface) and g.name in attached:
+            warnings.setdefault(attached[g.name], []).append(located(
+                ("node_groups", i, "bootstrap_interface"), f"NCCL_SOCKET_IFNAME={g.bootstrap_interface} is the "
+                "loopback interface: NCCL's bootstrap cannot reach other nodes through it; name the management "
+                "or in-band interface"))
+
     from fabgen.inventory.management import check_management
     from fabgen.inventory.platform import check_platform
 
@@ -526,7 +543,8 @@ def validate(loaded: Loaded) -> Validated:
     return Validated(loaded, inv, switch_models, node_models, plans, members, storage, guid_maps, warnings)
 
 
-IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (see platforms/infiniband.py)
+IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (platforms/infiniband.py RATE_CODE; a test
+# keeps the two equal)
 
 
 def _check_infiniband(loaded: Loaded, i: int, f, fplan, fmembers, attached, report, problems) -> dict:

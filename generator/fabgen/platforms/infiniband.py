@@ -31,7 +31,9 @@ UPSTREAM_KEYS = (
 NVIDIA_ONLY_KEYS = {"sharp_enabled": "MLNXSM RN v5.11/v5.12, NVIDIA SHARP docs"}
 
 MTU_CODE = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}  # IBTA, include/iba/ib_types.h
-RATE_CODE = {100: 16, 200: 17, 400: 21}  # IBTA rate codes for 4x EDR/HDR/NDR
+# IBTA rate codes for 4x EDR/HDR/NDR/XDR (opensm include/iba/ib_types.h IB_PATH_RECORD_RATE_*_GBS;
+# 800 Gb/s is 23 in the XDR additions). Validation accepts exactly these rates (IB_RATES).
+RATE_CODE = {100: 16, 200: 17, 400: 21, 800: 23}
 SPEED_TEXT = {100: "4xEDR", 200: "4xHDR", 400: "4xNDR", 800: "4xXDR"}
 VENDOR_ID = 0x2C9
 DEVICE_ID = {"qm9700": 0xD2F2, "qm9790": 0xD2F2}  # Quantum-2 (public ibnetdiscover dumps)
