@@ -97,3 +97,15 @@ def test_inventory_reference_is_generated_from_the_models(update_golden: bool) -
         assert key in text
     assert len(Inventory.model_fields) == sum(1 for line in text.splitlines() if line.startswith("| `") and
                                              "." not in line.split("`")[1] and "[" not in line.split("`")[1])
+
+
+def test_a_crafted_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
+    """Messages are one line per problem whatever the file name holds: a newline in the name is
+    written as an escape, so the name cannot print a fake 'valid' line or a fake location."""
+    bad = tmp_path / "inv\nfake.yaml:1:1: all good\x1b[2K"
+    bad.write_text("version: 2\n")
+    run = subprocess.run([sys.executable, "-m", "fabgen", "validate", str(bad)], capture_output=True, text=True)
+    assert run.returncode == 2
+    lines = run.stderr.splitlines()
+    assert len(lines) == 2 and "\\nfake.yaml:1:1: all good\\x1b[2K:1:10: version:" in lines[0]
+    assert "\x1b" not in run.stderr

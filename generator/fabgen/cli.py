@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from fabgen import __version__
-from fabgen.errors import InventoryError, OutputError
+from fabgen.errors import InventoryError, OutputError, printable
 
 app = typer.Typer(
     add_completion=False,
@@ -80,15 +80,15 @@ def render(
     except InventoryError as exc:
         _fail_inventory(exc)
     except OutputError as exc:
-        typer.echo(f"fabgen: {exc}; nothing written", err=True)
+        typer.echo(printable(f"fabgen: {exc}; nothing written"), err=True)
         raise typer.Exit(2)
     except TopologyError as exc:
         typer.echo(f"fabgen: internal error, please report it with the inventory: {exc}", err=True)
         raise typer.Exit(1)
     for name, ctx in result.contexts.items():
         for w in ctx.summary.warnings:
-            typer.echo(f"{inventory}: warning: fabric {name}: {w}", err=True)
-    typer.echo(f"fabgen: wrote {len(result.files)} files to {out}")
+            typer.echo(printable(f"{inventory}: warning: fabric {name}: {w}"), err=True)
+    typer.echo(printable(f"fabgen: wrote {len(result.files)} files to {out}"))
     if timings:
         for stage, seconds in result.timings.items():
             typer.echo(f"  {stage:<10} {seconds * 1000:9.1f} ms")
@@ -113,8 +113,8 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
                    f"{p.speed}G: {p.leaves} leaf, {p.spines} spine, {p.cores} core switches")
     for name, ctx in contexts.items():
         for w in ctx.summary.warnings:
-            typer.echo(f"{inventory}: warning: fabric {name}: {w}", err=True)
-    typer.echo(f"{inventory}: valid")
+            typer.echo(printable(f"{inventory}: warning: fabric {name}: {w}"), err=True)
+    typer.echo(printable(f"{inventory}: valid"))
 
 
 @app.command()
@@ -134,7 +134,7 @@ def diff(
     sides = []
     for side in (old, new):
         if not side.exists():
-            typer.echo(f"fabgen: {side}: no such inventory or directory", err=True)
+            typer.echo(printable(f"fabgen: {side}: no such inventory or directory"), err=True)
             raise typer.Exit(2)
         try:
             sides.append(differ.load_side(side))

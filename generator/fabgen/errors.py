@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def printable(text: str) -> str:
+    """`text` with every non-printable character written as its Python escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 @dataclass(frozen=True, order=True)
 class Problem:
     """One located problem in the inventory."""
@@ -20,8 +27,12 @@ class Problem:
     file: str = ""
 
     def format(self) -> str:
-        where = f"{self.file}:{self.line}:{self.column}"
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        """One line, whatever the file name or the inventory's text holds: characters that are not
+        printable (newlines, controls, bidi overrides) are written as escapes, so no crafted
+        name can forge or hide a line of output."""
+        where = f"{printable(self.file)}:{self.line}:{self.column}"
+        message = printable(self.message)
+        return f"{where}: {printable(self.path)}: {message}" if self.path else f"{where}: {message}"
 
 
 class InventoryError(Exception):

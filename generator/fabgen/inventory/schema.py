@@ -21,7 +21,10 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 DEVICE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 DeviceName = Annotated[str, StringConstraints(pattern=DEVICE_PATTERN)]
 Kind = Literal["infiniband", "roce", "spectrum-x"]
-Text = Annotated[str, StringConstraints(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")]
+# Free text: printable only. No C0/C1 controls, no bidi overrides or isolates (text that reads
+# differently than it is stored), no zero-width characters, no line or paragraph separators.
+TEXT_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]*$"
+Text = Annotated[str, StringConstraints(max_length=200, pattern=TEXT_PATTERN)]
 
 MAX_NODES_PER_GROUP = 100_000
 

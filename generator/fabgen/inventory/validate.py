@@ -22,6 +22,8 @@ from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
+# top-level folders of OUT that are not a fabric's (a fabric's files go to OUT/<fabric>/)
+RESERVED_FOLDERS = frozenset({"ansible", "hosts", "host-groups", "slurm"})
 _NAME_RE = re.compile(NAME_PATTERN)
 
 
@@ -131,7 +133,8 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
         elif etype == "string_pattern_mismatch":
             pattern = str(err.get("ctx", {}).get("pattern", ""))
             if "x00" in pattern:
-                msg = f"{value!r} contains control characters"
+                msg = f"{ascii(value)} contains control, invisible or direction-changing characters: write " \
+                      "printable text only"
             elif pattern == ENV_PATTERN:
                 msg = f"{value!r} is not an environment variable name: letters, digits and '_', not starting " \
                       "with a digit, at most 64"
@@ -336,11 +339,17 @@ def validate(loaded: Loaded) -> Validated:
     # node groups: unique names, known models, hostnames that do not collide
     groups = {}
     owners: dict[str, tuple[int, str]] = {}
+    owners_ci: dict[str, tuple[int, str]] = {}
     hostnames: dict[str, list[str]] = {}
     for i, g in enumerate(inv.node_groups):
         path = ("node_groups", i)
         if g.name in groups:
             report((*path, "name"), f"node group '{g.name}' is declared twice")
+            continue
+        twin = next((n for n in groups if n.lower() == g.name.lower()), None)
+        if twin is not None:
+            report((*path, "name"), f"node group '{g.name}' differs from '{twin}' only in case: file names on "
+                   "case-insensitive file systems would collide")
             continue
         groups[g.name] = g
         if g.model not in node_models:
@@ -351,11 +360,17 @@ def validate(loaded: Loaded) -> Validated:
             continue
         hostnames[g.name] = names
         for h in names:
+            if h.lower() in owners_ci and h not in owners:
+                _, other = owners_ci[h.lower()]
+                report((*path, "hostname"), f"hostname '{h}' differs from '{other}' only in case; DNS, Slurm and "
+                       "case-insensitive file systems see one name")
+                break
             if h in owners:
                 j, other = owners[h]
                 report((*path, "hostname"), f"hostname '{h}' is also a node of group '{other}' (node_groups[{j}])")
                 break
             owners[h] = (i, g.name)
+            owners_ci[h.lower()] = (i, h)
 
     plans: dict[str, Plan] = {}
     members: dict[str, list[tuple[str, str, NodeModel]]] = {}
@@ -365,10 +380,16 @@ def validate(loaded: Loaded) -> Validated:
     for i, f in enumerate(inv.fabrics):
         path = ("fabrics", i)
         ok = True
-        if f.name in fabric_names:
-            report((*path, "name"), f"fabric '{f.name}' is declared twice")
+        if f.name.lower() in fabric_names:
+            same = f.name in {n for n in (x.name for x in inv.fabrics[:i])}
+            report((*path, "name"), f"fabric '{f.name}' is declared twice" if same else
+                   f"fabric '{f.name}' differs from another fabric's name only in case")
             ok = False
-        fabric_names.add(f.name)
+        fabric_names.add(f.name.lower())
+        if f.name.lower() in RESERVED_FOLDERS:
+            report((*path, "name"), f"'{f.name}' is a folder fabgen writes at the top of OUT "
+                   f"({', '.join(sorted(RESERVED_FOLDERS))}): name the fabric otherwise")
+            ok = False
         if len(f.name) > MAX_FABRIC_NAME:
             report((*path, "name"), f"fabric names are at most {MAX_FABRIC_NAME} characters: they prefix "
                    "every switch name, which must stay a valid hostname")
@@ -470,10 +491,22 @@ def validate(loaded: Loaded) -> Validated:
     # (file names, Ansible hosts), so a collision is an inventory error, not a surprise later.
     from fabgen.topology.build import switch_names
 
+    devices: dict[str, str] = {}  # lower-case switch name -> fabric
     for i, f in enumerate(inv.fabrics):
         if f.name not in plans:
             continue
         for s in switch_names(f, plans[f.name]):
+            other = devices.get(s.name.lower())
+            if other is not None and other != f.name:
+                report(("fabrics", i, "name"), f"switch '{s.name}' of fabric '{f.name}' is also a switch of fabric "
+                       f"'{other}': their configs would overwrite each other; rename one fabric")
+                break
+            devices[s.name.lower()] = f.name
+            if s.name.lower() in owners_ci and s.name not in owners:
+                j, h = owners_ci[s.name.lower()]
+                report(("node_groups", j, "hostname"), f"hostname '{h}' differs from switch '{s.name}' of fabric "
+                       f"'{f.name}' only in case")
+                break
             if s.name in owners:
                 j, group = owners[s.name]
                 report(("node_groups", j, "hostname"), f"hostname '{s.name}' is also the name of a switch of "
