@@ -104,3 +104,23 @@ def test_bad_side_is_a_located_error(tmp_path: Path, capsys) -> None:
     assert re.search(r"bad\.yaml:\d+:\d+: fabrics\[0\]\.switch_model: unknown model", err)
     code, _, err = fabgen("diff", str(tmp_path / "missing"), str(bad), capsys=capsys)
     assert code == 2 and "no such inventory or directory" in err
+
+
+def test_a_side_that_is_not_a_render_is_named(tmp_path: Path, capsys) -> None:
+    """Empty directory, other CSV columns, a corrupt report.json, non-UTF-8 bytes: one line naming
+    the file, exit 2, never a traceback."""
+    good = tmp_path / "good"
+    render_to(INVENTORIES / "roce-2node.yaml", good)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = fabgen("diff", str(good), str(empty), capsys=capsys)
+    assert code == 2 and "empty: not a fabgen render (no manifest.json)" in err and "Traceback" not in err
+    for name, mutate, message in (
+            ("columns", lambda d: (d / "roce" / "cabling.csv").write_text("a,b\n1,2\n"), "columns a,b, not fabgen's"),
+            ("report", lambda d: (d / "report.json").write_text("{broken"), "report.json: not what fabgen writes"),
+            ("bytes", lambda d: (d / "hosts" / "gpu01" / "netplan.yaml").write_bytes(b"\xff\xfe"), "not UTF-8 text")):
+        bad = tmp_path / name
+        render_to(INVENTORIES / "roce-2node.yaml", bad)
+        mutate(bad)
+        code, _, err = fabgen("diff", str(good), str(bad), capsys=capsys)
+        assert code == 2 and message in err and str(bad) in err and "Traceback" not in err, err

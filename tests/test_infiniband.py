@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from conftest import INVENTORIES
@@ -139,3 +141,22 @@ fabrics:
     render_to(tmp_path / "inv.yaml", tmp_path / "out")
     text = (tmp_path / "out" / "ib" / "infiniband" / "partitions.conf").read_text()
     assert "rate=23" in text
+
+
+def test_guid_map_with_a_bom_reads_and_synthetic_guids_are_refused(tmp_path) -> None:
+    from fabgen.errors import InventoryError
+    from fabgen.pipeline import render_to
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text("version: 1\ncluster: c\nnode_groups:\n  - {name: gpu, model: dgx-h100, count: 2}\nfabrics:\n"
+                   "  - {name: ib, kind: infiniband, platform: opensm, topology: fat-tree, switch_model: qm9700,\n"
+                   "     node_groups: [gpu], infiniband: {guid_map: map.csv}}\n")
+    # a spreadsheet export: UTF-8 byte-order mark before the header
+    (tmp_path / "map.csv").write_bytes("\ufeffdevice,port,guid\ngpu001,mlx5_0,0x946dae03002d1c6a\n".encode())
+    result = render_to(inv, tmp_path / "out")
+    assert "0x946dae03002d1c6a" in (tmp_path / "out" / "ib" / "infiniband" / "cn_guids.conf").read_text()
+    assert result.validated.guid_maps["ib"]
+    (tmp_path / "map.csv").write_text("device,port,guid\ngpu001,mlx5_0,0xfab0010200000001\n")
+    with pytest.raises(InventoryError) as err:
+        render_to(inv, tmp_path / "out2")
+    assert "map.csv:2:15: GUID 0xfab0010200000001 is in fabgen's synthetic range" in str(err.value)

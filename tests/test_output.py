@@ -23,26 +23,105 @@ def _tree(path: Path) -> dict[str, bytes]:
 def test_replaces_its_own_output_and_leaves_no_temporaries(tmp_path: Path) -> None:
     out = tmp_path / "out"
     render_to(INVENTORIES / "roce-2node.yaml", out)
-    (out / "stale.txt").write_text("from an older render")
+    assert (out / "roce" / "cabling.csv").exists()
     render_to(INVENTORIES / "superpod-4su.yaml", out)
-    assert not (out / "stale.txt").exists()
+    assert not (out / "roce").exists(), "files of the previous render that this one lacks are gone"
     assert (out / "compute" / "cabling.csv").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_refuses_foreign_directory_and_files(tmp_path: Path) -> None:
-    foreign = tmp_path / "home"
-    foreign.mkdir()
-    (foreign / "precious.txt").write_text("keep me")
-    with pytest.raises(OutputError, match="did not create"):
-        render_to(INVENTORIES / "roce-2node.yaml", foreign)
-    assert (foreign / "precious.txt").read_text() == "keep me"
+def test_never_deletes_what_it_did_not_write(tmp_path: Path) -> None:
+    """A directory holding anything fabgen's manifest does not list is refused, with or
+    without --force, and the message suggests nothing that would delete it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "precious.txt").write_text("keep me")
+    for force in (False, True):
+        with pytest.raises(OutputError, match="did not write") as err:
+            render_to(INVENTORIES / "roce-2node.yaml", home, force=force)
+        assert "precious.txt" in str(err.value) and "--force" not in str(err.value)
+        assert (home / "precious.txt").read_text() == "keep me"
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-2node.yaml", out)
+    (out / "notes.md").write_text("mine")
+    (out / ".git").mkdir()
+    with pytest.raises(OutputError, match="2 entries fabgen did not write"):
+        render_to(INVENTORIES / "roce-2node.yaml", out, force=True)
+    assert (out / "notes.md").read_text() == "mine" and (out / ".git").is_dir()
     a_file = tmp_path / "file"
     a_file.write_text("x")
     with pytest.raises(OutputError, match="not a directory"):
         write_tree(a_file, {"a": b"b"})
-    render_to(INVENTORIES / "roce-2node.yaml", foreign, force=True)
-    assert not (foreign / "precious.txt").exists()
+    with pytest.raises(OutputError, match="is a file, so"):
+        write_tree(a_file / "sub" / "out", {"a": b"b"})
+    assert a_file.read_text() == "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "home", "out"], "no temporary tree left"
+
+
+def test_the_inventory_inside_out_is_refused(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text((INVENTORIES / "roce-2node.yaml").read_text())
+    with pytest.raises(OutputError, match="inv.yaml"):
+        render_to(inv, tmp_path)
+    assert inv.read_text() == (INVENTORIES / "roce-2node.yaml").read_text()
+
+
+def test_edited_files_are_replaced_only_with_force(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-2node.yaml", out)
+    cfg = out / "roce" / "switches" / "roce-leaf01.cfg"
+    original = cfg.read_bytes()
+    cfg.write_text("hand edit\n")
+    with pytest.raises(OutputError, match="changed since fabgen wrote it; pass --force"):
+        render_to(INVENTORIES / "roce-2node.yaml", out)
+    assert cfg.read_text() == "hand edit\n"
+    render_to(INVENTORIES / "roce-2node.yaml", out, force=True)
+    assert cfg.read_bytes() == original
+
+
+def test_a_symlink_out_is_refused_clearly(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(OutputError, match="is a symbolic link"):
+        render_to(INVENTORIES / "roce-2node.yaml", tmp_path / "link")
+    assert not any((tmp_path / "real").iterdir())
+
+
+def test_the_current_directory_is_rendered_in_place(tmp_path: Path, monkeypatch) -> None:
+    """OUT '.' (or a mount point) cannot be swapped by rename: the tree is moved in entry by
+    entry, and the working directory stays the same directory."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    render_to(INVENTORIES / "roce-2node.yaml", Path("."))
+    render_to(INVENTORIES / "fattree-2to1.yaml", Path("."))
+    assert Path.cwd() == work and (work / "manifest.json").exists()
+    assert (work / "fabric" / "cabling.csv").exists() and not (work / "roce").exists()
+    assert not [p for p in work.iterdir() if p.name.startswith(".fabgen")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+
+
+def test_sigterm_leaves_the_previous_tree_and_no_temporary(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-2node.yaml", out)
+    before = _tree(out)
+    big = tmp_path / "big.yaml"
+    big.write_text("version: 1\ncluster: kill\nnode_groups: [{name: gpu, model: dgx-h100, count: 1024}]\nfabrics:\n"
+                   "  - {name: f, kind: roce, platform: eos, topology: rail-optimized, switch_model: arista-7060x5, "
+                   "node_groups: [gpu]}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip("the render finished before the signal")
+    assert proc.returncode == 130 and "interrupted; nothing written" in err and "Traceback" not in err
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.yaml", "out"]
 
 
 def test_manifest_lists_every_file_with_its_hash(tmp_path: Path) -> None:

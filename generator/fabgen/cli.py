@@ -67,16 +67,26 @@ class _Progress:
 def render(
     inventory: Path = typer.Argument(..., help="inventory YAML file (format version 1)"),
     out: Path = typer.Option(Path("out"), "--out", "-o", help="output directory; replaced atomically"),
-    force: bool = typer.Option(False, "--force", help="replace OUT even if fabgen did not create it"),
+    force: bool = typer.Option(False, "--force", help="replace files fabgen wrote into OUT even if they were "
+                               "edited since (never a file it did not write)"),
     timings: bool = typer.Option(False, "--timings", help="print the time each pipeline stage took"),
 ) -> None:
     """Render every file of every fabric in INVENTORY into OUT."""
     from fabgen.pipeline import render_to
     from fabgen.topology.check import TopologyError
 
+    import signal
+
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # like Ctrl-C: the temporary tree is removed, OUT stays as it was
+
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         with _Progress() as progress:
             result = render_to(inventory, out, force=force, progress=progress)
+    except KeyboardInterrupt:
+        typer.echo("fabgen: interrupted; nothing written", err=True)
+        raise typer.Exit(130)
     except InventoryError as exc:
         _fail_inventory(exc)
     except OutputError as exc:
@@ -140,6 +150,12 @@ def diff(
             sides.append(differ.load_side(side))
         except InventoryError as exc:
             _fail_inventory(exc)
+        except differ.NotARender as exc:
+            typer.echo(printable(f"fabgen: {exc}"), err=True)
+            raise typer.Exit(2)
+        except OSError as exc:
+            typer.echo(printable(f"fabgen: {side}: cannot read it ({exc.strerror or exc})"), err=True)
+            raise typer.Exit(2)
     review = differ.compare(*sides)
     fmt = differ.format_markdown if format == "markdown" else differ.format_text
     typer.echo(fmt(review, str(old), str(new), files=not no_files), nl=False)

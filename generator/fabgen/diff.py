@@ -35,13 +35,48 @@ GROUP_FILE = re.compile(r"^host-groups/(?P<g>[^/]+)/")
 LIST_LIMIT = 50
 
 
+CABLING_COLUMNS = ["a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"]
+
+
+class NotARender(Exception):
+    """A side that is neither an inventory nor a directory fabgen rendered: one line, naming the file."""
+
+
 def load_side(path: Path) -> dict[str, bytes]:
     """Files of a rendered directory, or of an inventory rendered in memory."""
     if path.is_dir():
-        return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+        files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+        check_render(path, files)
+        return files
     from fabgen.pipeline import run
 
     return run(path).files
+
+
+def check_render(root: Path, files: dict[str, bytes]) -> None:
+    """Refuse, naming the file, a directory that is not a fabgen render or whose files are not
+    what fabgen writes (so the review never meets a traceback)."""
+    if "manifest.json" not in files:
+        raise NotARender(f"{root}: not a fabgen render (no manifest.json); give an inventory or the OUT of "
+                         "fabgen render")
+    for rel, data in files.items():
+        where = f"{root}/{rel}"
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotARender(f"{where}: not UTF-8 text (byte {exc.start}); fabgen writes only UTF-8") from None
+        try:
+            if rel.endswith(".json"):
+                json.loads(text)
+            elif rel.endswith("/cabling.csv"):
+                header = next(csv.reader(io.StringIO(text)), [])
+                if header != CABLING_COLUMNS:
+                    raise NotARender(f"{where}: columns {','.join(header) or '(none)'}, not fabgen's "
+                                     f"{','.join(CABLING_COLUMNS)}")
+            elif rel.startswith("ansible/host_vars/"):
+                json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
+        except (ValueError, csv.Error) as exc:
+            raise NotARender(f"{where}: not what fabgen writes ({exc})") from None
 
 
 def _device_of(path: str) -> str | None:

@@ -1,9 +1,11 @@
 """Write the rendered tree atomically, with a manifest.
 
 The tree is written into a fresh temporary directory beside OUT, then swapped in with
-renames: a render that dies half-way leaves the previous OUT untouched. fabgen only
-replaces an OUT it created itself (it has fabgen's manifest), an empty directory, or
-anything with --force; it never deletes outside OUT.
+renames: a render that dies half-way leaves the previous OUT untouched. fabgen deletes or
+replaces only the files its own manifest lists: an OUT holding anything else (the
+inventory, a .git, notes, links) is refused, with or without --force, which only allows
+replacing files fabgen wrote that were edited since. Where OUT cannot be renamed (a mount
+point, the current directory) the new tree is moved in entry by entry.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from fabgen import __version__
 from fabgen.errors import OutputError
 
 MANIFEST = "manifest.json"
+INPLACE_PREFIX = ".fabgen-new-"
 
 
 def manifest(files: dict[str, bytes], inventory_sha256: str) -> bytes:
@@ -46,21 +49,106 @@ def _exchange(a: Path, b: Path) -> bool:
     return rc == 0
 
 
-def _ours(out: Path) -> bool:
+def _manifest(out: Path) -> dict[str, str] | None:
+    """path -> sha256 of every file OUT's fabgen manifest lists (the manifest included), or None
+    when OUT has no readable fabgen manifest."""
     try:
         doc = json.loads((out / MANIFEST).read_text())
-        return isinstance(doc, dict) and doc.get("generator") == "fabgen"
     except (OSError, ValueError):
-        return False
+        return None
+    if not isinstance(doc, dict) or doc.get("generator") != "fabgen" or not isinstance(doc.get("files"), list):
+        return None
+    listed = {e["path"]: e.get("sha256", "") for e in doc["files"] if isinstance(e, dict) and "path" in e}
+    listed[MANIFEST] = ""
+    return listed
+
+
+def _entries(out: Path) -> tuple[list[str], list[str]]:
+    """(files and links, directories) under OUT, relative, without following links."""
+    files, dirs = [], []
+    for root, dnames, fnames in os.walk(out):
+        rel = os.path.relpath(root, out)
+        for d in list(dnames):
+            path = os.path.normpath(os.path.join(rel, d))
+            if os.path.islink(os.path.join(root, d)):
+                files.append(path)
+                dnames.remove(d)
+            else:
+                dirs.append(path)
+        files += [os.path.normpath(os.path.join(rel, f)) for f in fnames]
+    return files, dirs
+
+
+def foreign(out: Path) -> list[str]:
+    """Entries of OUT that fabgen's manifest does not list: the user's, never fabgen's to delete.
+    A directory counts when nothing listed is inside it (fabgen makes no empty directories)."""
+    listed = _manifest(out) or {}
+    files, dirs = _entries(out)
+    # fabgen's own temporary tree of an in-place render (or one a killed render left) is not the user's
+    files = [f for f in files if not f.split(os.sep)[0].startswith(INPLACE_PREFIX)]
+    dirs = [d for d in dirs if not d.split(os.sep)[0].startswith(INPLACE_PREFIX)]
+    inside = {os.path.dirname(p) for p in listed}
+    parents = {d for p in inside for d in _ancestors(p)}
+    return sorted([f for f in files if f not in listed] + [d for d in dirs if d not in parents])
+
+
+def _ancestors(path: str) -> list[str]:
+    out = []
+    while path:
+        out.append(path)
+        path = os.path.dirname(path)
+    return out
+
+
+def edited(out: Path) -> list[str]:
+    """Files the manifest lists whose content changed since fabgen wrote them."""
+    listed = _manifest(out) or {}
+    changed = []
+    for rel, digest in listed.items():
+        if not digest:
+            continue
+        try:
+            if hashlib.sha256((out / rel).read_bytes()).hexdigest() != digest:
+                changed.append(rel)
+        except OSError:
+            continue
+    return sorted(changed)
 
 
 def check_target(out: Path, force: bool = False) -> None:
-    """Refuse an OUT that is a file or a non-empty directory fabgen did not create."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
+    """Refuse an OUT that fabgen could only replace by deleting what it did not write: a link,
+    a file, or a directory holding anything its manifest does not list (whatever --force says).
+    Files fabgen wrote and someone edited are replaced only with --force."""
+    if out.is_symlink():
+        raise OutputError(f"{out} is a symbolic link (to {os.readlink(out)}); give the directory itself")
+    if out.exists() and not out.is_dir():
         raise OutputError(f"{out} exists and is not a directory; choose another output directory")
-    if out.is_dir() and not force and any(out.iterdir()) and not _ours(out):
-        raise OutputError(f"{out} is a non-empty directory that fabgen did not create; "
-                          "choose an empty or new directory, or pass --force to replace it")
+    for parent in out.absolute().parents:
+        if parent.exists() and not parent.is_dir():
+            raise OutputError(f"{parent} is a file, so {out} cannot be a directory; choose another output directory")
+    if not out.is_dir():
+        return
+    others = foreign(out)
+    if others:
+        shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+        raise OutputError(f"{out} holds {len(others)} entr{'y' if len(others) == 1 else 'ies'} fabgen did not write "
+                          f"({shown}); fabgen only replaces the files its manifest lists: render into a new or empty "
+                          "directory")
+    changed = edited(out) if not force else []
+    if changed:
+        raise OutputError(f"{', '.join(changed[:3])} in {out} changed since fabgen wrote "
+                          f"{'them' if len(changed) > 1 else 'it'}; pass --force to replace "
+                          f"{'them' if len(changed) > 1 else 'it'} with this render")
+
+
+def in_place(out: Path) -> bool:
+    """OUT cannot be swapped by rename: a mount point (a container's bind mount), or the current
+    directory or one above it (the shell would be left in a deleted directory)."""
+    if not out.is_dir():
+        return False
+    real = out.resolve()
+    cwd = Path.cwd().resolve()
+    return os.path.ismount(real) or real == cwd or real in cwd.parents
 
 
 WRITERS = 4  # threads: file creation waits on the kernel, not on Python
@@ -95,29 +183,64 @@ class Staging:
 
     def commit(self, files: dict[str, bytes]) -> None:
         try:
-            self.parent = self.out.resolve().parent
-            self.parent.mkdir(parents=True, exist_ok=True)
-            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.fabgen-", dir=self.parent))
-            base = os.fspath(self.tmp)
-            for d in sorted({os.path.dirname(rel) for rel in files} - {""}):
-                os.makedirs(os.path.join(base, d), exist_ok=True)
-            with ThreadPoolExecutor(WRITERS) as pool:
-                for _ in pool.map(lambda item: _write_one(base, *item), sorted(files.items()), chunksize=32):
-                    pass
-            check_target(self.out, self.force)  # nothing foreign appeared meanwhile
-            tmp = self.tmp
-            if self.out.exists():
-                if not _exchange(tmp, self.out):  # no atomic exchange: two renames, a short gap
-                    old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.parent))
-                    os.rename(self.out, old / "tree")
-                    os.rename(tmp, self.out)
-                    tmp = old
-                shutil.rmtree(tmp, ignore_errors=True)  # now holds the previous tree
-            else:
-                os.rename(tmp, self.out)
+            self._commit(files)
+        except OSError as exc:
+            self.abort()
+            where = exc.filename or self.out
+            raise OutputError(f"cannot write {where}: {exc.strerror or exc}") from None
         except BaseException:
             self.abort()
             raise
+
+    def _commit(self, files: dict[str, bytes]) -> None:
+        inplace = in_place(self.out)
+        self.parent = self.out.resolve() if inplace else self.out.resolve().parent
+        self.parent.mkdir(parents=True, exist_ok=True)
+        prefix = INPLACE_PREFIX if inplace else f".{self.out.name}.fabgen-"
+        self.tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=self.parent))
+        base = os.fspath(self.tmp)
+        for d in sorted({os.path.dirname(rel) for rel in files} - {""}):
+            os.makedirs(os.path.join(base, d), exist_ok=True)
+        with ThreadPoolExecutor(WRITERS) as pool:
+            for _ in pool.map(lambda item: _write_one(base, *item), sorted(files.items()), chunksize=32):
+                pass
+        check_target(self.out, self.force)  # nothing foreign appeared meanwhile
+        if inplace:
+            self._swap_in_place()
+            return
+        tmp = self.tmp
+        if self.out.exists():
+            if not _exchange(tmp, self.out):  # no atomic exchange: two renames, a short gap
+                old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.parent))
+                os.rename(self.out, old / "tree")
+                os.rename(tmp, self.out)
+                tmp = old
+            shutil.rmtree(tmp, ignore_errors=True)  # now holds the previous tree
+        else:
+            os.rename(tmp, self.out)
+        self.tmp = None
+
+    def _swap_in_place(self) -> None:
+        """OUT stays (mount point, current directory): remove the files the old manifest lists
+        and the directories they leave empty, then move the new tree's entries in. Not atomic:
+        a render killed in between leaves OUT partly replaced, which the next render repairs."""
+        assert self.tmp is not None
+        listed = _manifest(self.out) or {}
+        for rel in sorted(listed, key=lambda p: (p == MANIFEST, p)):  # the manifest last
+            try:
+                (self.out / rel).unlink()
+            except FileNotFoundError:
+                pass
+        for d in sorted({a for rel in listed for a in _ancestors(os.path.dirname(rel))}, key=len, reverse=True):
+            try:
+                (self.out / d).rmdir()
+            except OSError:
+                pass
+        entries = sorted(os.listdir(self.tmp), key=lambda n: n == MANIFEST)  # the manifest last
+        for name in entries:
+            os.rename(self.tmp / name, self.out / name)
+        self.tmp.rmdir()
+        self.tmp = None
 
     def abort(self) -> None:
         if self.tmp is not None:

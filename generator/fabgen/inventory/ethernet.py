@@ -71,6 +71,23 @@ def parse_prefix(where: tuple, text: str, report: Report, example: str) -> IPNet
     return net
 
 
+# IPv4 special-purpose ranges an address pool must not touch (IANA special-purpose registry,
+# RFC 6890): packets to or from them are not forwarded as unicast between switches and hosts.
+SPECIAL = ((IPNetwork("0.0.0.0/8"), "'this network'"), (IPNetwork("127.0.0.0/8"), "loopback"),
+           (IPNetwork("169.254.0.0/16"), "link-local"), (IPNetwork("224.0.0.0/4"), "multicast"),
+           (IPNetwork("240.0.0.0/4"), "reserved (and the broadcast address)"))
+# ASNs that cannot be a router's (RFC 7607 AS 0, RFC 6793 AS_TRANS 23456, RFC 7300 65535 and
+# 4294967295) and the documentation ranges (RFC 5398)
+RESERVED_ASNS = {0: "AS 0 (RFC 7607)", 23456: "AS_TRANS (RFC 6793)", 65535: "reserved (RFC 7300)",
+                 4294967295: "reserved (RFC 7300)"}
+DOC_ASNS = ((64496, 64511), (65536, 65551))
+
+
+def special_range(net: IPNetwork) -> str | None:
+    """The special-purpose range a prefix overlaps, or None."""
+    return next((what for sp, what in SPECIAL if net.first <= sp.last and sp.first <= net.last), None)
+
+
 def _overlap(net: IPNetwork, taken: list[tuple[IPNetwork, str]]) -> tuple[IPNetwork, str] | None:
     return next(((o, by) for o, by in taken if net.first <= o.last and o.first <= net.last), None)
 
@@ -96,6 +113,11 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
         if net is None:
             continue
         default = "" if name in eth.pools.model_fields_set else " (the default)"
+        special = special_range(net)
+        if special:
+            report(where, f"pool {net} overlaps the {special} range, which is never routed as unicast between "
+                   "switches and hosts: use private space (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16)")
+            continue
         hit = _overlap(net, taken)
         if hit:
             report(where, f"pool {net}{default} overlaps {hit[1]} ({hit[0]}); give each fabric its own pools")
@@ -139,6 +161,17 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     for tier, (first, last) in ranges.items():
         if last > MAX_ASN:
             report((*path, "asn", tier), f"{tier} ASNs {first}-{last} run past {MAX_ASN}, the last 4-byte ASN")
+            continue
+        bad = next((a for a in RESERVED_ASNS if first <= a <= last), None)
+        if bad is not None:
+            report((*path, "asn", tier), f"{tier} ASNs {first}-{last} include {bad}, {RESERVED_ASNS[bad]}, which "
+                   "no router may use")
+        elif first <= 65535 < last:
+            report((*path, "asn", tier), f"{tier} ASNs {first}-{last} straddle the 2-byte/4-byte boundary: keep "
+                   "one tier's ASNs within 64512-65534 or 4200000000-4294967294")
+        elif any(first <= hi and lo <= last for lo, hi in DOC_ASNS):
+            warn((*path, "asn", tier), f"{tier} ASNs {first}-{last} enter a documentation range (64496-64511, "
+                 "65536-65551, RFC 5398): use private ASNs (64512-65534, 4200000000-4294967294)")
     tiers = sorted(ranges.items(), key=lambda kv: kv[1])
     for (t1, (a1, b1)), (t2, (a2, _)) in zip(tiers, tiers[1:]):
         if a2 <= b1:
@@ -151,6 +184,10 @@ def check_prefix(path: tuple, text: str, count: int, what: str, report: Report,
     address (and before the broadcast one), no overlap with another management prefix."""
     net = parse_prefix(path, text, report, "192.168.0.0/24")
     if net is None:
+        return
+    special = special_range(net)
+    if special:
+        report(path, f"{net} overlaps the {special} range: use private space for management addresses")
         return
     usable = max(0, net.size - 2)
     if usable < count:

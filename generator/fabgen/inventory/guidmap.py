@@ -16,6 +16,8 @@ from pathlib import Path
 from fabgen.errors import Problem
 
 _GUID = re.compile(r"^(0x)?([0-9a-fA-F]{1,16})$")
+MAX_BYTES = 16 * 1024 * 1024  # a GUID map of 100,000 GPUs' NICs and switches is a few MB
+SYNTHETIC_PREFIX = 0xFAB0  # addressing.GUID_PREFIX: fabgen's own locally administered range
 
 
 def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str]) -> tuple[dict[tuple[str, str], int],
@@ -26,7 +28,14 @@ def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str]) -> 
     first_line: dict[tuple[str, str], int] = {}
     by_guid: dict[int, int] = {}
     try:
-        text = path.read_text(encoding="utf-8")
+        if not path.is_file():
+            what = "a directory" if path.is_dir() else "not a regular file"
+            return out, [Problem(1, 1, "", f"the GUID map is {what}: give a CSV file", shown)]
+        with path.open("rb") as fh:  # bounded read: a device or a FIFO has no size to check first
+            raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
+            return out, [Problem(1, 1, "", f"the GUID map is larger than {MAX_BYTES // 1024 // 1024} MiB", shown)]
+        text = raw.decode("utf-8-sig")  # a UTF-8 byte-order mark (spreadsheet exports) is accepted
     except (OSError, UnicodeDecodeError) as exc:
         return out, [Problem(1, 1, "", f"cannot read the GUID map: {getattr(exc, 'strerror', None) or exc}", shown)]
     for lineno, raw in enumerate(text.splitlines(), 1):
@@ -73,6 +82,10 @@ def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str]) -> 
             continue
         if value == 0:
             problems.append(Problem(lineno, col(2), "", "GUID 0 is not a valid GUID", shown))
+            continue
+        if value >> 48 == SYNTHETIC_PREFIX:
+            problems.append(Problem(lineno, col(2), "", f"GUID 0x{value:016x} is in fabgen's synthetic range "
+                                    "(0xfab0...): copy the device's real GUID (ibstat, ibnetdiscover)", shown))
             continue
         out[key] = value
         first_line[key] = lineno

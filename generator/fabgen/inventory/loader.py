@@ -214,6 +214,12 @@ def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
 
 def load_text(text: str, file: str) -> Loaded:
     """Parse inventory text; raise InventoryError with every YAML-level problem."""
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        col = nul - (text.rfind("\n", 0, nul) + 1) + 1
+        raise InventoryError([Problem(line, col, "", "a NUL byte: the file is binary or damaged, not YAML text",
+                                      file)])
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
                                       "an inventory is a short YAML file", file)])
@@ -245,11 +251,14 @@ def load(path: str | Path) -> Loaded:
     name = str(path)
     p = Path(path)
     try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
+        if p.is_dir():
+            raise InventoryError([Problem(1, 1, "", "is a directory: give the inventory's YAML file", name)])
+        # read at most the limit and one byte more: a pipe or a device reports no size to check first
+        with p.open("rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+        if len(raw) > MAX_BYTES:
             raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
                                           "an inventory is a short YAML file", name)])
-        raw = p.read_bytes()
     except OSError as exc:
         raise InventoryError([Problem(1, 1, "", f"cannot read the inventory: {exc.strerror or exc}", name)]) from None
     try:

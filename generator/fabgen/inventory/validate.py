@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+import string
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from pydantic import ValidationError
 
@@ -25,6 +27,7 @@ MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS
 # top-level folders of OUT that are not a fabric's (a fabric's files go to OUT/<fabric>/)
 RESERVED_FOLDERS = frozenset({"ansible", "hosts", "host-groups", "slurm"})
 _NAME_RE = re.compile(NAME_PATTERN)
+_PORT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/_.:-]{0,62}")
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,12 @@ def closest(word: Any, options: list[str] | tuple[str, ...]) -> str | None:
 
 
 def did_you_mean(word: Any, options: list[str] | tuple[str, ...]) -> str:
+    text = str(word)
+    odd = [c for c in text if not c.isascii()]
+    if odd:  # a look-alike (Cyrillic 'р' for 'p'): name the characters, then match their ASCII twins
+        named = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'UNKNOWN')}" for c in dict.fromkeys(odd))
+        match = closest("".join(c if c.isascii() else "?" for c in text), options)
+        return f" (it contains {named}{f'; did you mean {match!r}?' if match else ''})"
     match = closest(word, options)
     return f" (did you mean '{match}'?)" if match else ""
 
@@ -211,12 +220,20 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
                 report(("switch_models", key, "platforms", j),
                        f"'{platform}' is not a platform of {', '.join(m.kinds)} "
                        f"(choose from {', '.join(allowed)}){did_you_mean(platform, allowed)}")
-        try:
-            names = [m.port_name.format(n=i + 1, i=i, c=i // m.ports_per_cage + 1, j=i % m.ports_per_cage + 1,
-                                        j0=i % m.ports_per_cage, lane=i, l=1, pair=1, sub2=1)
-                     for i in range(m.ports)]
-        except (KeyError, IndexError, ValueError) as exc:
-            report(("switch_models", key, "port_name"), f"bad port name pattern: {exc}; use fields like "
+        fields = ("n", "i", "c", "j", "j0", "lane", "l", "pair", "sub2")
+        why = pattern_problem(m.port_name, fields)
+        if why is None:
+            names, why = format_all(m.port_name, ({"n": i + 1, "i": i, "c": i // m.ports_per_cage + 1,
+                                                   "j": i % m.ports_per_cage + 1, "j0": i % m.ports_per_cage,
+                                                   "lane": i, "l": 1, "pair": 1, "sub2": 1} for i in range(m.ports)),
+                                    MAX_FIELD_WIDTH)
+        if why is None:
+            bad = next((n for n in names if not _PORT_RE.fullmatch(n)), None)
+            if bad is not None:
+                why = (f"gives {bad!r}; port names are letters, digits and '/', '_', '.', ':', '-' (they reach "
+                       "switch configs and shell scripts)")
+        if why is not None:
+            report(("switch_models", key, "port_name"), f"bad port name pattern: {why}; use fields like "
                    "{n} (1-based) or {i} (0-based)")
             continue
         if len(set(names)) != len(names):
@@ -288,16 +305,55 @@ def _custom_sonic(key: str, m, cages: int, report):
                     sources=("the inventory's switch_models." + key + ".sonic",))
 
 
+MAX_FIELD_WIDTH = 63  # a name is at most a DNS label; a wider field could only make it too long
+
+
+def pattern_problem(pattern: str, fields: tuple[str, ...]) -> str | None:
+    """Why a name pattern cannot be used, before anything is formatted: unknown fields,
+    conversions, attribute or index access, or a width that would build a huge string."""
+    try:
+        parsed = list(string.Formatter().parse(pattern))
+    except ValueError as exc:
+        return f"{exc}"
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if name not in fields:
+            return f"unknown field {{{name}}}; the fields are {', '.join('{' + f + '}' for f in fields)}"
+        if conversion or "{" in (spec or ""):
+            return f"field {{{name}}} takes a format spec only (like {{{name}:03d}})"
+        widths = [int(w) for w in re.findall(r"\d+", spec or "")]
+        if any(w > MAX_FIELD_WIDTH for w in widths):
+            return f"a field width of {max(widths)} makes names longer than {MAX_FIELD_WIDTH} characters"
+    return None
+
+
+def format_all(pattern: str, values: Iterable[dict[str, int]], limit: int) -> tuple[list[str], str | None]:
+    """Every name, or the first problem: a format error (whatever it raises) or a name longer
+    than `limit`, found at the first name that has it."""
+    names = []
+    for v in values:
+        try:
+            name = pattern.format(**v)
+        except Exception as exc:  # noqa: BLE001 - any error of a user's format spec is a located problem
+            return names, f"{type(exc).__name__}: {exc}"
+        if len(name) > limit:
+            return names, f"gives {name[:40]!r}..., {len(name)} characters (at most {limit})"
+        names.append(name)
+    return names, None
+
+
 def _hostnames(group, report) -> list[str] | None:
     pattern = group.hostname_pattern
-    try:
-        first, last = pattern.format(n=1), pattern.format(n=group.count)
-        if group.count > 1 and first == last:
-            report("hostname", f"pattern {pattern!r} gives every node the same name; include {{n}}")
-            return None
-        names = [pattern.format(n=n) for n in range(1, group.count + 1)]
-    except (KeyError, IndexError, ValueError, AttributeError) as exc:
-        report("hostname", f"bad hostname pattern {pattern!r}: {exc!s}; the only field is n, e.g. 'dgx{{n:03d}}'")
+    why = pattern_problem(pattern, ("n",))
+    if why is None:
+        names, why = format_all(pattern, ({"n": n} for n in range(1, group.count + 1)), MAX_FIELD_WIDTH)
+    if why is not None:
+        report("hostname", f"bad hostname pattern {pattern!r}: {why}; e.g. 'dgx{{n:03d}}'")
+        return None
+    first, last = names[0], names[-1]
+    if group.count > 1 and first == last:
+        report("hostname", f"pattern {pattern!r} gives every node the same name; include {{n}}")
         return None
     bad = next((h for h in (first, last) if not _NAME_RE.match(h)), None)
     if bad is None:
@@ -543,7 +599,7 @@ def validate(loaded: Loaded) -> Validated:
 
     from fabgen.inventory.ethernet import check_prefix
 
-    managed: list = []
+    managed: list = list(taken)  # management prefixes may overlap neither each other nor a data pool
     for i, g in enumerate(inv.node_groups):
         if g.management is not None:
             check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", report, managed)
@@ -576,6 +632,7 @@ def validate(loaded: Loaded) -> Validated:
     return Validated(loaded, inv, switch_models, node_models, plans, members, storage, guid_maps, warnings)
 
 
+MAX_PKEYS = 128  # PKey table entries of a ConnectX port
 IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (platforms/infiniband.py RATE_CODE; a test
 # keeps the two equal)
 
@@ -615,6 +672,9 @@ def _check_infiniband(loaded: Loaded, i: int, f, fplan, fmembers, attached, repo
         if part.pkey in pkeys:
             report((*pp, "pkey"), f"PKey 0x{part.pkey:04x} is already used by partitions[{pkeys[part.pkey]}]")
         pkeys.setdefault(part.pkey, j)
+        if part.node_groups == []:
+            report((*pp, "node_groups"), f"partition '{part.name}' has no members: list its node groups, or "
+                   "leave node_groups out for all")
         if part.node_groups != "all":
             for k, g in enumerate(part.node_groups):
                 if attached.get(g) != f.name:
@@ -625,9 +685,25 @@ def _check_infiniband(loaded: Loaded, i: int, f, fplan, fmembers, attached, repo
             top = fplan.speed if fplan else max(IB_RATES)
             report((*pp, "rate"), f"rate {part.rate} is not an InfiniBand rate this fabric runs: choose from "
                    f"{', '.join(str(r) for r in IB_RATES if r <= top)}")
+    # every member port holds Default plus each of its partitions in its PKey table (ConnectX:
+    # 128 entries, `ibv_devinfo -v` max_pkeys); one partition more and the SM cannot program it
+    if ib.partitions:
+        per_group = {g: 1 for g, owner in attached.items() if owner == f.name}
+        for part in ib.partitions:
+            for g in (per_group if part.node_groups == "all" else part.node_groups):
+                if g in per_group:
+                    per_group[g] += 1
+        full = sorted(g for g, n in per_group.items() if n > MAX_PKEYS)
+        if full:
+            report((*path, "partitions"), f"node group '{full[0]}' would be in {per_group[full[0]]} partitions "
+                   f"(with Default); a ConnectX port's PKey table holds {MAX_PKEYS}")
     if ib.guid_map is None or fplan is None:
         return {}
     map_path = Path(loaded.file).parent / ib.guid_map
+    if map_path.exists() and not map_path.is_file():
+        what = "a directory" if map_path.is_dir() else "not a regular file"
+        report((*path, "guid_map"), f"GUID map {ib.guid_map!r} is {what}: give the CSV file")
+        return {}
     known: dict[tuple[str, str], str] = {(s.name, "0"): "switch" for s in switch_names(f, fplan)}
     for host, _, model in fmembers:
         for nic in model.nics:
