@@ -145,24 +145,24 @@ def test_every_switch_keeps_its_management_plane(shape: str, tmp_path: Path) -> 
 def test_a_bare_prefix_keeps_its_addresses_and_warns_about_the_gateway(tmp_path: Path) -> None:
     inv = tmp_path / "inv.yaml"
     inv.write_text(INV.format(kind="roce", platform="eos", model="arista-7060x5", topology="fat-tree", count=16,
-                              management="    management: 10.5.0.0/28\n"))
+                              management="    management: 192.168.5.0/28\n"))
     result = render_to(inv, tmp_path / "out")
     warnings = result.contexts["f"].summary.warnings
-    assert any("no gateway given: the management default route uses 10.5.0.14" in w for w in warnings)
+    assert any("no gateway given: the management default route uses 192.168.5.14" in w for w in warnings)
     assert any("declare management.users" in w for w in warnings)
     found = planes(tmp_path / "out")
     first = min(found.values(), key=lambda p: ipaddress.ip_address(p["address"]))
-    assert (first["address"], first["gateway"]) == ("10.5.0.1", "10.5.0.14")
+    assert (first["address"], first["gateway"]) == ("192.168.5.1", "192.168.5.14")
 
 
 @pytest.mark.parametrize("management,message", [
-    ("{prefix: 10.5.0.0/24, gateway: 10.6.0.1}", "gateway 10.6.0.1 is outside the management prefix 10.5.0.0/24"),
-    ("{prefix: 10.5.0.0/24, gateway: 10.5.0.255}", "gateway 10.5.0.255 is the broadcast address of 10.5.0.0/24"),
-    ("{prefix: 10.5.0.0/24, ntp: [ntp.example]}", "'ntp.example' is not an IP address"),
-    ("{prefix: 10.5.0.0/29}", "10.5.0.0/29 has 6 host addresses; these 7 switches and their gateway need one each"),
-    ("{prefix: 10.5.0.0/24, users: [{name: ops, password_hash: '$6$x'}]}", "secrets are never written"),
-    ("{prefix: 10.5.0.0/24, users: [{name: Ops, password_hash: {env: X}}]}", "'Ops' is not a user name"),
-    ("{prefix: 10.5.0.0/24, vrf: MGMT2, users: [{name: a, password_hash: {env: X}}, "
+    ("{prefix: 192.168.5.0/24, gateway: 192.168.6.1}", "gateway 192.168.6.1 is outside the management prefix 192.168.5.0/24"),
+    ("{prefix: 192.168.5.0/24, gateway: 192.168.5.255}", "gateway 192.168.5.255 is the broadcast address of 192.168.5.0/24"),
+    ("{prefix: 192.168.5.0/24, ntp: [ntp.example]}", "'ntp.example' is not an IP address"),
+    ("{prefix: 192.168.5.0/29}", "192.168.5.0/29 has 6 host addresses; these 7 switches and their gateway need one each"),
+    ("{prefix: 192.168.5.0/24, users: [{name: ops, password_hash: '$6$x'}]}", "secrets are never written"),
+    ("{prefix: 192.168.5.0/24, users: [{name: Ops, password_hash: {env: X}}]}", "'Ops' is not a user name"),
+    ("{prefix: 192.168.5.0/24, vrf: MGMT2, users: [{name: a, password_hash: {env: X}}, "
      "{name: a, password_hash: {env: Y}}]}", "user 'a' is declared twice"),
 ])
 def test_management_values_are_checked_where_they_are_written(management: str, message: str,

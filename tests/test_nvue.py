@@ -202,8 +202,8 @@ def test_adaptive_routing_on_800g_warns_and_stays_off_the_ports(tmp_path: Path) 
 
 MANAGED = """    platform_version: "{version}"
     management:
-      prefix: 10.9.0.0/24
-      gateway: 10.9.0.1
+      prefix: 192.168.9.0/24
+      gateway: 192.168.9.1
       ntp: [10.0.0.1, 10.0.0.2]
       dns: [10.0.0.3]
       syslog: [10.0.0.4]
@@ -233,7 +233,7 @@ def test_both_dialects_match_the_object_model(version: str, mode: str, tiers: in
     new = version >= "5.15"
     for name, t in trees.items():
         eth0 = t["interface"]["eth0"]
-        assert nvue_ip(eth0)["gateway"] == {"10.9.0.1": {}}
+        assert nvue_ip(eth0)["gateway"] == {"192.168.9.1": {}}
         assert (eth0["vrf"] if new else eth0["ip"]["vrf"]) == "mgmt"
         ntp = t["system"]["ntp"]["server"] if new else t["service"]["ntp"]["mgmt"]["server"]
         assert set(ntp) == {"10.0.0.1", "10.0.0.2"}
@@ -244,7 +244,7 @@ def test_both_dialects_match_the_object_model(version: str, mode: str, tiers: in
             assert g["bfd"] == ({"profile": "FABRIC"} if new else {"enable": "on"})
     addresses = sorted(ipaddress.ip_interface(next(iter(nvue_ip(t["interface"]["eth0"])["address"]))).ip
                        for t in trees.values())
-    assert len(set(addresses)) == len(trees) and ipaddress.ip_address("10.9.0.1") not in addresses
+    assert len(set(addresses)) == len(trees) and ipaddress.ip_address("192.168.9.1") not in addresses
 
 
 def test_object_model_check_rejects_unknown_keys_and_bad_values(tmp_path: Path) -> None:

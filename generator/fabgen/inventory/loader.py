@@ -151,7 +151,7 @@ def yaml11_trap(text: str, value: Any, path: PathT) -> str | None:
         return (f"YAML 1.1 reads {text} as {str(value).lower()}, YAML 1.2 as the text '{text}': write "
                 f"{str(value).lower()} for a switch, or quote it ('{text}') for text")
     if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
-        return f"{text} is not a number fabgen can use: write a finite number"
+        return f"must be a number, not {text}: write a finite number"
     return None
 
 
