@@ -176,7 +176,7 @@ def test_subnet_manager_deploy_refuses_synthetic_guids(tmp_path: Path) -> None:
             rows.append(f"{device},{port or '0'},0x0002c9{guid[-10:]}")
     (tmp_path / "guids.csv").write_text("\n".join(rows) + "\n")
     inv = (INVENTORIES / "ib-3tier.yaml").read_text().replace("      qos: true\n",
-                                                              f"      qos: true\n      guid_map: guids.csv\n")
+                                                              "      qos: true\n      guid_map: guids.csv\n")
     (tmp_path / "ib.yaml").write_text(inv)
     real = tmp_path / "real"
     render_to(tmp_path / "ib.yaml", real)

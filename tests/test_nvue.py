@@ -15,7 +15,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import INVENTORIES, IN_CI
 import nvue_model

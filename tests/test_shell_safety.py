@@ -5,7 +5,6 @@ metacharacters are fed through every free-text field an inventory has, and every
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 

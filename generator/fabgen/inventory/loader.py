@@ -121,7 +121,11 @@ class _Walker:
         if node.tag not in _PLAIN_TAGS:
             self.problem(node, path, _tag_message(node.tag))
             return None
-        value = self.constructor.construct_object(node, deep=True)
+        try:
+            value = self.constructor.construct_object(node, deep=True)
+        except ValueError:  # Python refuses int() of more than 4300 digits (CVE-2020-10735)
+            self.problem(node, path, f"a number of {len(node.value)} characters: no inventory value is that long")
+            return None
         if isinstance(node, yaml.ScalarNode) and node.style is None:
             trap = yaml11_trap(node.value, value, path)
             if trap:
@@ -212,6 +216,27 @@ def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
     return Problem(line, col, "", f"YAML syntax: {text}", file)
 
 
+def _too_deep(text: str) -> yaml.Mark | None:
+    """Where brackets or indentation nest deeper than MAX_DEPTH, found before composing.
+
+    PyYAML's parser is a state machine but its composer recurses once per level, so
+    `[[[[...` a few thousand deep would end in RecursionError; the event stream is flat.
+    Syntax errors are left to the composer, which reports them with their own words.
+    """
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return event.start_mark
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
+
+
 def load_text(text: str, file: str) -> Loaded:
     """Parse inventory text; raise InventoryError with every YAML-level problem."""
     nul = text.find("\x00")
@@ -223,6 +248,11 @@ def load_text(text: str, file: str) -> Loaded:
     if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
         raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
                                       "an inventory is a short YAML file", file)])
+    deep = _too_deep(text)
+    if deep is not None:
+        raise InventoryError([Problem(deep.line + 1, deep.column + 1, "",
+                                      f"nesting deeper than {MAX_DEPTH} levels: an inventory is a few levels deep",
+                                      file)])
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

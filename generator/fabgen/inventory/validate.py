@@ -10,7 +10,7 @@ import os
 import re
 import string
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -91,10 +91,10 @@ def _fields_of(loc: PathT) -> list[str]:
     for part in loc:
         if isinstance(part, int) or model is None:
             continue
-        field = model.model_fields.get(part) if hasattr(model, "model_fields") else None
-        if field is None:  # a dict key (switch_models.<name>): the value model stays
+        info = model.model_fields.get(part) if hasattr(model, "model_fields") else None
+        if info is None:  # a dict key (switch_models.<name>): the value model stays
             continue
-        model = _inner_model(field.annotation)
+        model = _inner_model(info.annotation)
     return list(model.model_fields) if hasattr(model, "model_fields") else []
 
 
@@ -364,8 +364,67 @@ def _hostnames(group, report) -> list[str] | None:
     return names
 
 
+Member = tuple[str, str, NodeModel]  # (hostname, node group, node model)
+
+
+@dataclass
+class _Checks:
+    """What the cross-field checks share: the inventory, where to report, and what earlier checks found.
+
+    Each check below is one concern and reads what the checks before it recorded here, so a rule is
+    found by its function's name instead of by scrolling one long function.
+    """
+
+    loaded: Loaded
+    inv: Inventory
+    problems: list[Problem] = field(default_factory=list)
+    switch_models: dict[str, SwitchModel] = field(default_factory=dict)
+    node_models: dict[str, NodeModel] = field(default_factory=dict)
+    groups: dict[str, Any] = field(default_factory=dict)  # node group name -> NodeGroup
+    owners: dict[str, tuple[int, str]] = field(default_factory=dict)  # hostname -> (group index, group)
+    owners_ci: dict[str, tuple[int, str]] = field(default_factory=dict)  # lower-case hostname -> (index, hostname)
+    hostnames: dict[str, list[str]] = field(default_factory=dict)  # node group -> its hostnames
+    attached: dict[str, str] = field(default_factory=dict)  # node group -> fabric
+    plans: dict[str, Plan] = field(default_factory=dict)  # fabric -> sized plan
+    members: dict[str, list[Member]] = field(default_factory=dict)
+    storage: dict[str, list[Member]] = field(default_factory=dict)
+    taken: list = field(default_factory=list)  # data pools handed out, (path, network)
+    warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
+
+    def report(self, path: PathT, message: str, key: bool = False) -> None:
+        line, col = self.loaded.where(path, key=key)
+        self.problems.append(Problem(line, col, format_path(path), message, self.loaded.file))
+
+    def located(self, path: PathT, message: str) -> str:
+        """A warning's text: report.json and the command line both carry where it comes from."""
+        line, col = self.loaded.where(path)
+        return f"{format_path(path)} (line {line}, column {col}): {message}"
+
+    def warner(self, fabric: str):
+        """A warn(path, message) that files a located warning under `fabric`."""
+        return lambda path, msg: self.warnings.setdefault(fabric, []).append(self.located(path, msg))
+
+
 def validate(loaded: Loaded) -> Validated:
     """Schema, then cross-field checks; raises InventoryError with every problem found."""
+    c = _Checks(loaded, _schema(loaded))
+    c.switch_models, c.node_models = _resolve_models(c.inv, c.report)
+    _check_node_groups(c)
+    for i, f in enumerate(c.inv.fabrics):
+        _check_fabric(c, i, f)
+    _check_switch_names(c)
+    _check_subnet_manager_names(c)
+    _check_addressing(c)
+    _check_management_and_platform(c)
+    guid_maps = {f.name: _check_infiniband(c, i, f) for i, f in enumerate(c.inv.fabrics)}
+    if c.problems:
+        raise InventoryError(c.problems)
+    return Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, guid_maps,
+                     c.warnings)
+
+
+def _schema(loaded: Loaded) -> Inventory:
+    """The version gate and the pydantic schema; every schema problem at once."""
     data = loaded.data
     if not isinstance(data, dict):
         raise InventoryError([Problem(1, 1, "", "the inventory must be a mapping starting with 'version: 1'",
@@ -375,343 +434,378 @@ def validate(loaded: Loaded) -> Validated:
         raise InventoryError([Problem(line, col, "version", f"unsupported format version {data['version']!r}; "
                                       "this fabgen reads version 1", loaded.file)])
     try:
-        inv = Inventory.model_validate(data)
+        return Inventory.model_validate(data)
     except ValidationError as exc:
         raise InventoryError(_schema_problems(loaded, exc)) from None
 
-    problems: list[Problem] = []
 
-    def located(path: PathT, message: str) -> str:
-        """A warning's text: report.json and the command line both carry where it comes from."""
-        line, col = loaded.where(path)
-        return f"{format_path(path)} (line {line}, column {col}): {message}"
-
-    def report(path: PathT, message: str, key: bool = False) -> None:
-        line, col = loaded.where(path, key=key)
-        problems.append(Problem(line, col, format_path(path), message, loaded.file))
-
-    switch_models, node_models = _resolve_models(inv, report)
-
-    # node groups: unique names, known models, hostnames that do not collide
-    groups = {}
-    owners: dict[str, tuple[int, str]] = {}
-    owners_ci: dict[str, tuple[int, str]] = {}
-    hostnames: dict[str, list[str]] = {}
-    for i, g in enumerate(inv.node_groups):
+def _check_node_groups(c: _Checks) -> None:
+    """Node groups: unique names (also ignoring case), known models, hostnames that never collide."""
+    for i, g in enumerate(c.inv.node_groups):
         path = ("node_groups", i)
-        if g.name in groups:
-            report((*path, "name"), f"node group '{g.name}' is declared twice")
+        if g.name in c.groups:
+            c.report((*path, "name"), f"node group '{g.name}' is declared twice")
             continue
-        twin = next((n for n in groups if n.lower() == g.name.lower()), None)
+        twin = next((n for n in c.groups if n.lower() == g.name.lower()), None)
         if twin is not None:
-            report((*path, "name"), f"node group '{g.name}' differs from '{twin}' only in case: file names on "
-                   "case-insensitive file systems would collide")
+            c.report((*path, "name"), f"node group '{g.name}' differs from '{twin}' only in case: file names on "
+                     "case-insensitive file systems would collide")
             continue
-        groups[g.name] = g
-        if g.model not in node_models:
-            report((*path, "model"), f"unknown node model '{g.model}'{did_you_mean(g.model, list(node_models))}; "
-                   f"known: {', '.join(sorted(node_models))}, or declare it under node_models")
-        names = _hostnames(g, lambda k, m, p=path: report((*p, k), m))
-        if names is None:
-            continue
-        hostnames[g.name] = names
-        for h in names:
-            if h.lower() in owners_ci and h not in owners:
-                _, other = owners_ci[h.lower()]
-                report((*path, "hostname"), f"hostname '{h}' differs from '{other}' only in case; DNS, Slurm and "
-                       "case-insensitive file systems see one name")
-                break
-            if h in owners:
-                j, other = owners[h]
-                report((*path, "hostname"), f"hostname '{h}' is also a node of group '{other}' (node_groups[{j}])")
-                break
-            owners[h] = (i, g.name)
-            owners_ci[h.lower()] = (i, h)
+        c.groups[g.name] = g
+        if g.model not in c.node_models:
+            c.report((*path, "model"), f"unknown node model '{g.model}'{did_you_mean(g.model, list(c.node_models))}; "
+                     f"known: {', '.join(sorted(c.node_models))}, or declare it under node_models")
+        names = _hostnames(g, lambda k, m, p=path: c.report((*p, k), m))
+        if names is not None:
+            c.hostnames[g.name] = names
+            _claim_hostnames(c, i, g.name, names)
 
-    plans: dict[str, Plan] = {}
-    members: dict[str, list[tuple[str, str, NodeModel]]] = {}
-    storage: dict[str, list[tuple[str, str, NodeModel]]] = {}
-    fabric_names: set[str] = set()
-    attached: dict[str, str] = {}
-    for i, f in enumerate(inv.fabrics):
-        path = ("fabrics", i)
-        ok = True
-        if f.name.lower() in fabric_names:
-            same = f.name in {n for n in (x.name for x in inv.fabrics[:i])}
-            report((*path, "name"), f"fabric '{f.name}' is declared twice" if same else
-                   f"fabric '{f.name}' differs from another fabric's name only in case")
-            ok = False
-        fabric_names.add(f.name.lower())
-        if f.name.lower() in RESERVED_FOLDERS:
-            report((*path, "name"), f"'{f.name}' is a folder fabgen writes at the top of OUT "
-                   f"({', '.join(sorted(RESERVED_FOLDERS))}): name the fabric otherwise")
-            ok = False
-        if len(f.name) > MAX_FABRIC_NAME:
-            report((*path, "name"), f"fabric names are at most {MAX_FABRIC_NAME} characters: they prefix "
-                   "every switch name, which must stay a valid hostname")
-            ok = False
-        platforms = PLATFORMS_BY_KIND[f.kind]
-        if f.platform not in platforms:
-            everything = [p for ps in PLATFORMS_BY_KIND.values() for p in ps]
-            owner = next((k for k, ps in PLATFORMS_BY_KIND.items() if f.platform in ps), None)
-            hint = f" ('{f.platform}' is a {owner} platform)" if owner else did_you_mean(f.platform, everything)
-            report((*path, "platform"), f"'{f.platform}' is not a platform for kind {f.kind}: choose "
-                   f"{' or '.join(platforms)}{hint}")
-            ok = False
-        model = switch_models.get(f.switch_model)
-        if model is None and f.switch_model in inv.switch_models:
-            ok = False  # declared, and already reported where it is declared
-        elif model is None:
-            report((*path, "switch_model"), f"unknown model '{f.switch_model}'"
-                   f"{did_you_mean(f.switch_model, list(switch_models))}; known: {', '.join(sorted(switch_models))}, "
-                   "or declare it under switch_models")
-            ok = False
-        elif f.kind not in model.kinds:
-            fits = sorted(k for k, m in switch_models.items() if f.kind in m.kinds)
-            report((*path, "switch_model"), f"{f.switch_model} is built for {' and '.join(model.kinds)}, not for "
-                   f"kind {f.kind} (use {', '.join(fits)})")
-            ok = False
-        elif f.platform in platforms and f.platform not in model.platforms:
-            report((*path, "switch_model"), f"{f.switch_model} does not run {f.platform} "
-                   f"(it runs {', '.join(model.platforms)})")
-            ok = False
-        if f.scalable_unit is not None and f.topology != "rail-optimized":
-            report((*path, "scalable_unit"), "scalable_unit applies to rail-optimized fabrics only")
-            ok = False
 
-        fmembers: list[tuple[str, str, NodeModel]] = []
-        fstorage: list[tuple[str, str, NodeModel]] = []
-        seen_groups: set[str] = set()
-        for j, gname in enumerate(f.node_groups):
-            gpath = (*path, "node_groups", j)
-            if gname not in groups:
-                report(gpath, f"unknown node group '{gname}'{did_you_mean(gname, list(groups))}")
-                ok = False
-                continue
-            if gname in seen_groups:
-                report(gpath, f"node group '{gname}' is listed twice")
-                ok = False
-                continue
-            seen_groups.add(gname)
-            if gname in attached:
-                report(gpath, f"node group '{gname}' is already attached to fabric '{attached[gname]}'; a compute "
-                       "NIC attaches to one fabric")
-                ok = False
-                continue
-            attached[gname] = f.name
-            nm = node_models.get(groups[gname].model)
-            if nm is None or gname not in hostnames:
-                ok = False
-                continue
-            (fstorage if groups[gname].role == "storage" else fmembers).extend(
-                (h, gname, nm) for h in hostnames[gname])
-        if ok and fstorage and not fmembers:
-            report((*path, "node_groups"), "every node group of this fabric has role storage; a fabric needs at "
-                   "least one compute node group")
-            continue
-        if not ok or model is None or not fmembers:
-            continue
+def _claim_hostnames(c: _Checks, i: int, group: str, names: list[str]) -> None:
+    """Each hostname belongs to one node; the first clash of a group is reported."""
+    for h in names:
+        if h.lower() in c.owners_ci and h not in c.owners:
+            _, other = c.owners_ci[h.lower()]
+            c.report(("node_groups", i, "hostname"), f"hostname '{h}' differs from '{other}' only in case; DNS, "
+                     "Slurm and case-insensitive file systems see one name")
+            return
+        if h in c.owners:
+            j, other = c.owners[h]
+            c.report(("node_groups", i, "hostname"), f"hostname '{h}' is also a node of group '{other}' "
+                     f"(node_groups[{j}])")
+            return
+        c.owners[h] = (i, group)
+        c.owners_ci[h.lower()] = (i, h)
 
-        models = {m.key: m for _, _, m in fmembers}
-        speeds = sorted({nic.speed for m in [*models.values(), *(m for _, _, m in fstorage)] for nic in m.nics})
-        rails = sorted({len(m.nics) for m in models.values()})
-        if len(speeds) > 1:
-            report((*path, "node_groups"), f"the attached nodes mix NIC speeds ({', '.join(f'{s}G' for s in speeds)});"
-                   " one fabric runs one link speed")
-            continue
-        if len(rails) > 1 and f.topology == "rail-optimized":
-            report((*path, "node_groups"), f"rail-optimized fabrics need the same number of compute NICs on every "
-                   f"node; these have {', '.join(map(str, rails))}")
-            continue
-        if len(rails) > 1:
-            report((*path, "node_groups"), f"nodes with different NIC counts ({', '.join(map(str, rails))}) "
-                   "cannot share one fabric's leaf layout")
-            continue
-        speed = speeds[0]
-        if model.mode_for(speed) is None:
-            report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs "
-                   f"(it runs {', '.join(f'{s}G' for s in model.speeds())})")
-            continue
-        try:
-            plans[f.name] = plan(
-                topology=f.topology, radix=model.radix(speed), speed=speed, nodes=len(fmembers), rails=rails[0],
-                ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
-                model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage),
-            )
-            members[f.name] = fmembers
-            storage[f.name] = fstorage
-        except SizingError as exc:
-            report((*path, exc.field), exc.message)
 
-    # Switch names are generated from fabric names; they share the namespace of hostnames
-    # (file names, Ansible hosts), so a collision is an inventory error, not a surprise later.
+def _check_fabric(c: _Checks, i: int, f) -> None:
+    """One fabric: its identity and hardware, the node groups it attaches, then its size."""
+    ok = _check_fabric_name(c, i, f)
+    ok = _check_fabric_hardware(c, i, f) and ok
+    fmembers, fstorage, attached_ok = _attach_node_groups(c, i, f)
+    ok = ok and attached_ok
+    if ok and fstorage and not fmembers:
+        c.report(("fabrics", i, "node_groups"), "every node group of this fabric has role storage; a fabric needs "
+                 "at least one compute node group")
+        return
+    model = c.switch_models.get(f.switch_model)
+    if ok and model is not None and fmembers:
+        _size_fabric(c, i, f, model, fmembers, fstorage)
+
+
+def _check_fabric_name(c: _Checks, i: int, f) -> bool:
+    """Fabric names prefix switch names and name OUT's folders: unique ignoring case, short, not reserved."""
+    path, ok = ("fabrics", i, "name"), True
+    earlier = [x.name for x in c.inv.fabrics[:i]]
+    if f.name.lower() in {n.lower() for n in earlier}:
+        c.report(path, f"fabric '{f.name}' is declared twice" if f.name in earlier else
+                 f"fabric '{f.name}' differs from another fabric's name only in case")
+        ok = False
+    if f.name.lower() in RESERVED_FOLDERS:
+        c.report(path, f"'{f.name}' is a folder fabgen writes at the top of OUT "
+                 f"({', '.join(sorted(RESERVED_FOLDERS))}): name the fabric otherwise")
+        ok = False
+    if len(f.name) > MAX_FABRIC_NAME:
+        c.report(path, f"fabric names are at most {MAX_FABRIC_NAME} characters: they prefix "
+                 "every switch name, which must stay a valid hostname")
+        ok = False
+    return ok
+
+
+def _check_fabric_hardware(c: _Checks, i: int, f) -> bool:
+    """The platform fits the kind, the switch model is known, built for the kind and runs the platform."""
+    path, ok = ("fabrics", i), True
+    platforms = PLATFORMS_BY_KIND[f.kind]
+    if f.platform not in platforms:
+        everything = [p for ps in PLATFORMS_BY_KIND.values() for p in ps]
+        owner = next((k for k, ps in PLATFORMS_BY_KIND.items() if f.platform in ps), None)
+        hint = f" ('{f.platform}' is a {owner} platform)" if owner else did_you_mean(f.platform, everything)
+        c.report((*path, "platform"), f"'{f.platform}' is not a platform for kind {f.kind}: choose "
+                 f"{' or '.join(platforms)}{hint}")
+        ok = False
+    model = c.switch_models.get(f.switch_model)
+    if model is None and f.switch_model in c.inv.switch_models:
+        ok = False  # declared, and already reported where it is declared
+    elif model is None:
+        c.report((*path, "switch_model"), f"unknown model '{f.switch_model}'"
+                 f"{did_you_mean(f.switch_model, list(c.switch_models))}; known: "
+                 f"{', '.join(sorted(c.switch_models))}, or declare it under switch_models")
+        ok = False
+    elif f.kind not in model.kinds:
+        fits = sorted(k for k, m in c.switch_models.items() if f.kind in m.kinds)
+        c.report((*path, "switch_model"), f"{f.switch_model} is built for {' and '.join(model.kinds)}, not for "
+                 f"kind {f.kind} (use {', '.join(fits)})")
+        ok = False
+    elif f.platform in platforms and f.platform not in model.platforms:
+        c.report((*path, "switch_model"), f"{f.switch_model} does not run {f.platform} "
+                 f"(it runs {', '.join(model.platforms)})")
+        ok = False
+    if f.scalable_unit is not None and f.topology != "rail-optimized":
+        c.report((*path, "scalable_unit"), "scalable_unit applies to rail-optimized fabrics only")
+        ok = False
+    return ok
+
+
+def _attach_node_groups(c: _Checks, i: int, f) -> tuple[list[Member], list[Member], bool]:
+    """A fabric's node groups: known, listed once, on one fabric only; split into compute and storage."""
+    fmembers: list[Member] = []
+    fstorage: list[Member] = []
+    seen: set[str] = set()
+    ok = True
+    for j, gname in enumerate(f.node_groups):
+        gpath = ("fabrics", i, "node_groups", j)
+        if gname not in c.groups:
+            c.report(gpath, f"unknown node group '{gname}'{did_you_mean(gname, list(c.groups))}")
+            ok = False
+            continue
+        if gname in seen:
+            c.report(gpath, f"node group '{gname}' is listed twice")
+            ok = False
+            continue
+        seen.add(gname)
+        if gname in c.attached:
+            c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname]}'; a compute "
+                     "NIC attaches to one fabric")
+            ok = False
+            continue
+        c.attached[gname] = f.name
+        nm = c.node_models.get(c.groups[gname].model)
+        if nm is None or gname not in c.hostnames:
+            ok = False
+            continue
+        (fstorage if c.groups[gname].role == "storage" else fmembers).extend(
+            (h, gname, nm) for h in c.hostnames[gname])
+    return fmembers, fstorage, ok
+
+
+def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Member], fstorage: list[Member]) -> None:
+    """The numbers: one link speed, one NIC count per node, ports at that speed, then the sizing plan."""
+    path = ("fabrics", i)
+    models = {m.key: m for _, _, m in fmembers}
+    speeds = sorted({nic.speed for m in [*models.values(), *(m for _, _, m in fstorage)] for nic in m.nics})
+    rails = sorted({len(m.nics) for m in models.values()})
+    if len(speeds) > 1:
+        c.report((*path, "node_groups"), f"the attached nodes mix NIC speeds "
+                 f"({', '.join(f'{s}G' for s in speeds)}); one fabric runs one link speed")
+        return
+    if len(rails) > 1 and f.topology == "rail-optimized":
+        c.report((*path, "node_groups"), f"rail-optimized fabrics need the same number of compute NICs on every "
+                 f"node; these have {', '.join(map(str, rails))}")
+        return
+    if len(rails) > 1:
+        c.report((*path, "node_groups"), f"nodes with different NIC counts ({', '.join(map(str, rails))}) "
+                 "cannot share one fabric's leaf layout")
+        return
+    speed = speeds[0]
+    if model.mode_for(speed) is None:
+        c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs "
+                 f"(it runs {', '.join(f'{s}G' for s in model.speeds())})")
+        return
+    try:
+        c.plans[f.name] = plan(
+            topology=f.topology, radix=model.radix(speed), speed=speed, nodes=len(fmembers), rails=rails[0],
+            ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
+            model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage),
+        )
+        c.members[f.name] = fmembers
+        c.storage[f.name] = fstorage
+    except SizingError as exc:
+        c.report((*path, exc.field), exc.message)
+
+
+def _check_switch_names(c: _Checks) -> None:
+    """Switch names come from fabric names and share the namespace of hostnames (file names, Ansible
+    hosts), so a collision is an inventory error, not a surprise later."""
     from fabgen.topology.build import switch_names
 
     devices: dict[str, str] = {}  # lower-case switch name -> fabric
-    for i, f in enumerate(inv.fabrics):
-        if f.name not in plans:
-            continue
-        for s in switch_names(f, plans[f.name]):
-            other = devices.get(s.name.lower())
-            if other is not None and other != f.name:
-                report(("fabrics", i, "name"), f"switch '{s.name}' of fabric '{f.name}' is also a switch of fabric "
-                       f"'{other}': their configs would overwrite each other; rename one fabric")
-                break
-            devices[s.name.lower()] = f.name
-            if s.name.lower() in owners_ci and s.name not in owners:
-                j, h = owners_ci[s.name.lower()]
-                report(("node_groups", j, "hostname"), f"hostname '{h}' differs from switch '{s.name}' of fabric "
-                       f"'{f.name}' only in case")
-                break
-            if s.name in owners:
-                j, group = owners[s.name]
-                report(("node_groups", j, "hostname"), f"hostname '{s.name}' is also the name of a switch of "
-                       f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
-                break
+    for i, f in enumerate(c.inv.fabrics):
+        if f.name in c.plans:
+            _claim_switch_names(c, i, f, [s.name for s in switch_names(f, c.plans[f.name])], devices)
 
-    # subnet-manager hosts join the same namespace (Ansible hosts)
-    switch_owner = {s.name: f.name for f in inv.fabrics if f.name in plans for s in switch_names(f, plans[f.name])}
+
+def _claim_switch_names(c: _Checks, i: int, f, names: list[str], devices: dict[str, str]) -> None:
+    for name in names:
+        other = devices.get(name.lower())
+        if other is not None and other != f.name:
+            c.report(("fabrics", i, "name"), f"switch '{name}' of fabric '{f.name}' is also a switch of fabric "
+                     f"'{other}': their configs would overwrite each other; rename one fabric")
+            return
+        devices[name.lower()] = f.name
+        if name.lower() in c.owners_ci and name not in c.owners:
+            j, h = c.owners_ci[name.lower()]
+            c.report(("node_groups", j, "hostname"), f"hostname '{h}' differs from switch '{name}' of fabric "
+                     f"'{f.name}' only in case")
+            return
+        if name in c.owners:
+            j, _ = c.owners[name]
+            c.report(("node_groups", j, "hostname"), f"hostname '{name}' is also the name of a switch of "
+                     f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
+            return
+
+
+def _check_subnet_manager_names(c: _Checks) -> None:
+    """Subnet-manager hosts join the namespace of nodes and switches (Ansible hosts)."""
+    from fabgen.topology.build import switch_names
+
+    fabrics = c.inv.fabrics
+    switch_owner = {s.name: f.name for f in fabrics if f.name in c.plans for s in switch_names(f, c.plans[f.name])}
     sm_seen: dict[str, str] = {}
-    node_names = {h.lower() for h in owners} if any(f.infiniband and f.infiniband.subnet_managers
-                                                     for f in inv.fabrics) else set()
-    for i, f in enumerate(inv.fabrics):
+    node_names = {h.lower() for h in c.owners} if any(f.infiniband and f.infiniband.subnet_managers
+                                                       for f in fabrics) else set()
+    for i, f in enumerate(fabrics):
         for k, sm in enumerate(f.infiniband.subnet_managers if f.infiniband else []):
-            where = ("fabrics", i, "infiniband", "subnet_managers", k)
             clash = ("a node" if sm.lower() in node_names else
                      f"a switch of fabric '{switch_owner[sm]}'" if sm in switch_owner else
                      f"already a subnet manager of fabric '{sm_seen[sm]}'" if sm in sm_seen else None)
             if clash:
-                report(where, f"subnet manager '{sm}' is {clash}; give the SM host its own name")
+                c.report(("fabrics", i, "infiniband", "subnet_managers", k),
+                         f"subnet manager '{sm}' is {clash}; give the SM host its own name")
             sm_seen.setdefault(sm, f.name)
 
-    from fabgen.inventory.ethernet import check_ethernet
+
+def _check_addressing(c: _Checks) -> None:
+    """Ethernet blocks and their pools, node management prefixes apart from every data pool, and a
+    bootstrap interface that can reach other nodes."""
+    from fabgen.inventory.ethernet import check_ethernet, check_prefix
     from fabgen.inventory.schema import EthernetOptions
 
-    taken: list = []
-    warnings: dict[str, list[str]] = {}
-    for i, f in enumerate(inv.fabrics):
+    for i, f in enumerate(c.inv.fabrics):
         if f.ethernet is not None and f.kind == "infiniband":
-            report(("fabrics", i, "ethernet"), "the ethernet block applies to kinds roce and spectrum-x only "
-                   "(this fabric is infiniband)", key=True)
+            c.report(("fabrics", i, "ethernet"), "the ethernet block applies to kinds roce and spectrum-x only "
+                     "(this fabric is infiniband)", key=True)
         elif f.kind != "infiniband":
-            check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), plans.get(f.name), report, taken,
-                           lambda path, msg, name=f.name: warnings.setdefault(name, []).append(located(path, msg)))
-
-    from fabgen.inventory.ethernet import check_prefix
-
-    managed: list = list(taken)  # management prefixes may overlap neither each other nor a data pool
-    for i, g in enumerate(inv.node_groups):
+            check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
+                           c.warner(f.name))
+    managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
+    for i, g in enumerate(c.inv.node_groups):
         if g.management is not None:
-            check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", report, managed)
-    for i, g in enumerate(inv.node_groups):
-        if g.bootstrap_interface and re.fullmatch(r"lo\d*", g.bootstrap_interface) and g.name in attached:
-            warnings.setdefault(attached[g.name], []).append(located(
-                ("node_groups", i, "bootstrap_interface"), f"NCCL_SOCKET_IFNAME={g.bootstrap_interface} is the "
-                "loopback interface: NCCL's bootstrap cannot reach other nodes through it; name the management "
-                "or in-band interface"))
+            check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", c.report, managed)
+    for i, g in enumerate(c.inv.node_groups):
+        if g.bootstrap_interface and re.fullmatch(r"lo\d*", g.bootstrap_interface) and g.name in c.attached:
+            c.warner(c.attached[g.name])(("node_groups", i, "bootstrap_interface"),
+                                         f"NCCL_SOCKET_IFNAME={g.bootstrap_interface} is the loopback interface: "
+                                         "NCCL's bootstrap cannot reach other nodes through it; name the "
+                                         "management or in-band interface")
+    c.taken[:] = managed  # the switch management prefixes checked next are kept apart from these too
 
+
+def _check_management_and_platform(c: _Checks) -> None:
+    """Each fabric's platform values and its switch management network."""
     from fabgen.inventory.management import check_management
     from fabgen.inventory.platform import check_platform
 
-    for i, f in enumerate(inv.fabrics):
-        warn = lambda path, msg, name=f.name: warnings.setdefault(name, []).append(located(path, msg))  # noqa: E731
-        check_platform(i, f, report, warn)
-        if f.management is not None and f.name in plans:
-            p = plans[f.name]
-            raw = data["fabrics"][i].get("management") if isinstance(data["fabrics"][i], dict) else None
-            check_management(i, f, p.leaves + p.spines + p.cores, isinstance(raw, str), report, warn, managed)
-
-    guid_maps: dict[str, dict[tuple[str, str], int]] = {}
-    for i, f in enumerate(inv.fabrics):
-        guid_maps[f.name] = _check_infiniband(loaded, i, f, plans.get(f.name),
-                                              members.get(f.name, []) + storage.get(f.name, []),
-                                              attached, report, problems)
-
-    if problems:
-        raise InventoryError(problems)
-    return Validated(loaded, inv, switch_models, node_models, plans, members, storage, guid_maps, warnings)
-
+    for i, f in enumerate(c.inv.fabrics):
+        warn = c.warner(f.name)
+        check_platform(i, f, c.report, warn)
+        if f.management is not None and f.name in c.plans:
+            p = c.plans[f.name]
+            raw = c.loaded.data["fabrics"][i]
+            bare = isinstance(raw, dict) and isinstance(raw.get("management"), str)
+            check_management(i, f, p.leaves + p.spines + p.cores, bare, c.report, warn, c.taken)
 
 MAX_PKEYS = 128  # PKey table entries of a ConnectX port
 IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (platforms/infiniband.py RATE_CODE; a test
 # keeps the two equal)
 
 
-def _check_infiniband(loaded: Loaded, i: int, f, fplan, fmembers, attached, report, problems) -> dict:
-    """The infiniband: block: contradictions with the platform, partitions, the GUID map."""
-    from fabgen.inventory.guidmap import read_guid_map
+def _check_infiniband(c: _Checks, i: int, f) -> dict[tuple[str, str], int]:
+    """The infiniband: block; returns the fabric's GUID map ((device, port) -> GUID), empty without one."""
     from fabgen.inventory.schema import InfinibandOptions
-    from fabgen.topology.build import switch_names
 
     path = ("fabrics", i, "infiniband")
     if f.infiniband is not None and f.kind != "infiniband":
-        report(path, f"the infiniband block applies to kind infiniband only (this fabric is {f.kind})", key=True)
+        c.report(path, f"the infiniband block applies to kind infiniband only (this fabric is {f.kind})", key=True)
         return {}
     if f.kind != "infiniband":
         return {}
     ib = f.infiniband or InfinibandOptions()
+    fplan = c.plans.get(f.name)
+    _check_subnet_manager_features(c, path, f, ib, fplan)
+    _check_partitions(c, path, f, ib, fplan)
+    _check_pkey_tables(c, path, f, ib)
+    if ib.guid_map is None or fplan is None:
+        return {}
+    return _read_guid_map(c, path, f, ib.guid_map, fplan)
+
+
+def _check_subnet_manager_features(c: _Checks, path: PathT, f, ib, fplan) -> None:
+    """What upstream OpenSM lacks (NVIDIA engines, SHARP, adaptive routing), and ftree's two tiers."""
     if f.platform == "opensm":
         if ib.routing_engine.startswith("ar_"):
-            report((*path, "routing_engine"), f"{ib.routing_engine} is an NVIDIA subnet manager engine; upstream "
-                   "OpenSM (platform opensm) does not have it: use ftree or updn, or platform ufm")
+            c.report((*path, "routing_engine"), f"{ib.routing_engine} is an NVIDIA subnet manager engine; "
+                     "upstream OpenSM (platform opensm) does not have it: use ftree or updn, or platform ufm")
         if ib.sharp:
-            report((*path, "sharp"), "SHARP needs NVIDIA's subnet manager and sharp_am: use platform ufm")
+            c.report((*path, "sharp"), "SHARP needs NVIDIA's subnet manager and sharp_am: use platform ufm")
         if ib.adaptive_routing:
-            report((*path, "adaptive_routing"), "upstream OpenSM (platform opensm) has no adaptive routing: "
-                   "use platform ufm")
+            c.report((*path, "adaptive_routing"), "upstream OpenSM (platform opensm) has no adaptive routing: "
+                     "use platform ufm")
     if ib.routing_engine == "ftree" and fplan is not None and fplan.tiers == 1:
-        report((*path, "routing_engine"), "ftree needs at least two switch tiers; this fabric is one switch")
+        c.report((*path, "routing_engine"), "ftree needs at least two switch tiers; this fabric is one switch")
+
+
+def _check_partitions(c: _Checks, path: PathT, f, ib, fplan) -> None:
+    """Partitions: unique names and PKeys, members attached to this fabric, a rate the fabric runs."""
     names: dict[str, int] = {}
     pkeys: dict[int, int] = {}
+    mine = sorted(g for g, owner in c.attached.items() if owner == f.name)
     for j, part in enumerate(ib.partitions):
         pp = (*path, "partitions", j)
         if part.name == "Default" or part.name in names:
-            report((*pp, "name"), f"partition '{part.name}' is already defined" +
-                   (" (Default is always written)" if part.name == "Default" else f" (partitions[{names.get(part.name)}])"))
+            c.report((*pp, "name"), f"partition '{part.name}' is already defined" +
+                     (" (Default is always written)" if part.name == "Default" else
+                      f" (partitions[{names.get(part.name)}])"))
         names.setdefault(part.name, j)
         if part.pkey in pkeys:
-            report((*pp, "pkey"), f"PKey 0x{part.pkey:04x} is already used by partitions[{pkeys[part.pkey]}]")
+            c.report((*pp, "pkey"), f"PKey 0x{part.pkey:04x} is already used by partitions[{pkeys[part.pkey]}]")
         pkeys.setdefault(part.pkey, j)
         if part.node_groups == []:
-            report((*pp, "node_groups"), f"partition '{part.name}' has no members: list its node groups, or "
-                   "leave node_groups out for all")
-        if part.node_groups != "all":
-            for k, g in enumerate(part.node_groups):
-                if attached.get(g) != f.name:
-                    mine = sorted(x for x, owner in attached.items() if owner == f.name)
-                    report((*pp, "node_groups", k), f"node group '{g}' is not attached to fabric '{f.name}'"
-                           f"{did_you_mean(g, mine)}")
+            c.report((*pp, "node_groups"), f"partition '{part.name}' has no members: list its node groups, or "
+                     "leave node_groups out for all")
+        for k, g in enumerate([] if part.node_groups == "all" else part.node_groups):
+            if g not in mine:
+                c.report((*pp, "node_groups", k), f"node group '{g}' is not attached to fabric '{f.name}'"
+                         f"{did_you_mean(g, mine)}")
         if part.rate is not None and (part.rate not in IB_RATES or (fplan and part.rate > fplan.speed)):
             top = fplan.speed if fplan else max(IB_RATES)
-            report((*pp, "rate"), f"rate {part.rate} is not an InfiniBand rate this fabric runs: choose from "
-                   f"{', '.join(str(r) for r in IB_RATES if r <= top)}")
-    # every member port holds Default plus each of its partitions in its PKey table (ConnectX:
-    # 128 entries, `ibv_devinfo -v` max_pkeys); one partition more and the SM cannot program it
-    if ib.partitions:
-        per_group = {g: 1 for g, owner in attached.items() if owner == f.name}
-        for part in ib.partitions:
-            for g in (per_group if part.node_groups == "all" else part.node_groups):
-                if g in per_group:
-                    per_group[g] += 1
-        full = sorted(g for g, n in per_group.items() if n > MAX_PKEYS)
-        if full:
-            report((*path, "partitions"), f"node group '{full[0]}' would be in {per_group[full[0]]} partitions "
-                   f"(with Default); a ConnectX port's PKey table holds {MAX_PKEYS}")
-    if ib.guid_map is None or fplan is None:
-        return {}
-    map_path = Path(loaded.file).parent / ib.guid_map
+            c.report((*pp, "rate"), f"rate {part.rate} is not an InfiniBand rate this fabric runs: choose from "
+                     f"{', '.join(str(r) for r in IB_RATES if r <= top)}")
+
+
+def _check_pkey_tables(c: _Checks, path: PathT, f, ib) -> None:
+    """Every member port holds Default plus each of its partitions in its PKey table (ConnectX: 128
+    entries, `ibv_devinfo -v` max_pkeys); one partition more and the SM cannot program it."""
+    if not ib.partitions:
+        return
+    per_group = {g: 1 for g, owner in c.attached.items() if owner == f.name}
+    for part in ib.partitions:
+        for g in (per_group if part.node_groups == "all" else part.node_groups):
+            if g in per_group:
+                per_group[g] += 1
+    full = sorted(g for g, n in per_group.items() if n > MAX_PKEYS)
+    if full:
+        c.report((*path, "partitions"), f"node group '{full[0]}' would be in {per_group[full[0]]} partitions "
+                 f"(with Default); a ConnectX port's PKey table holds {MAX_PKEYS}")
+
+
+def _read_guid_map(c: _Checks, path: PathT, f, guid_map: str, fplan: Plan) -> dict[tuple[str, str], int]:
+    """The GUID map CSV, relative to the inventory; its rows must name this fabric's switches and HCAs."""
+    from fabgen.inventory.guidmap import read_guid_map
+    from fabgen.topology.build import switch_names
+
+    map_path = Path(c.loaded.file).parent / guid_map
     if map_path.exists() and not map_path.is_file():
         what = "a directory" if map_path.is_dir() else "not a regular file"
-        report((*path, "guid_map"), f"GUID map {ib.guid_map!r} is {what}: give the CSV file")
+        c.report((*path, "guid_map"), f"GUID map {guid_map!r} is {what}: give the CSV file")
         return {}
     known: dict[tuple[str, str], str] = {(s.name, "0"): "switch" for s in switch_names(f, fplan)}
-    for host, _, model in fmembers:
+    for host, _, model in c.members.get(f.name, []) + c.storage.get(f.name, []):
         for nic in model.nics:
             known[(host, nic.rdma)] = "adapter"
-    found, map_problems = read_guid_map(map_path, str(map_path) if not Path(ib.guid_map).is_absolute() else
-                                        ib.guid_map, known)
+    shown = guid_map if Path(guid_map).is_absolute() else str(map_path)
+    found, map_problems = read_guid_map(map_path, shown, known)
     if map_problems and not map_path.exists():
-        report((*path, "guid_map"), f"GUID map {ib.guid_map!r} not found (paths are relative to the inventory)")
+        c.report((*path, "guid_map"), f"GUID map {guid_map!r} not found (paths are relative to the inventory)")
         return {}
-    problems.extend(map_problems)
+    c.problems.extend(map_problems)
     return found

@@ -10,7 +10,7 @@ unknown names.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from fabgen.context import Context

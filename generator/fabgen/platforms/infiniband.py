@@ -14,11 +14,14 @@ NCCL) is decided in `intent/infiniband.py`; this module spells it:
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from fabgen.intent.infiniband import CONF_DIR, nccl_settings, options, resolved  # noqa: F401  (read here)
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
+
+if TYPE_CHECKING:
+    from fabgen.inventory.schema import InfinibandOptions
 
 # Keys upstream OpenSM 3.3 reads (a subset of `opensm -c` output); tests check each one.
 UPSTREAM_KEYS = (
