@@ -42,13 +42,11 @@ def test_growing_by_one_scalable_unit(tmp_path: Path, capsys) -> None:
     code, out, _ = fabgen("diff", str(INVENTORIES / "superpod-4su.yaml"), str(new), "--no-files", "--exit-code",
                           capsys=capsys)
     assert code == 1
-    added = section(out, "Devices added")
-    # a fifth unit: 8 leaves, 32 nodes; 32 spines instead of 16 (40 leaves x 32 uplinks)
-    assert [d for d in added if "-su05-leaf" in d] == [f"compute-su05-leaf{r}" for r in range(1, 9)]
-    # 56 devices, listed in natural order up to 50, then counted
-    assert [d for d in added if d.startswith("dgx")] == [f"dgx{n}" for n in range(128, 154)]
-    assert added[-1] == "... and 6 more" and "Devices added (56):" in out
-    assert [d for d in added if "spine" in d] == [f"compute-spine{n}" for n in range(17, 33)]
+    # a fifth unit: 8 leaves, 32 nodes; 32 spines instead of 16 (40 leaves x 32 uplinks), one
+    # hostlist line per role with its count
+    assert section(out, "Devices added") == ["compute-spine[17-32] (16)", "compute-su05-leaf[1-8] (8)",
+                                             "dgx[128-159] (32)"]
+    assert "Devices added (56):" in out
     recabled = section(out, "Links re-cabled")
     assert recabled[0].startswith("compute: compute-su01-leaf1 IB1/17/2: compute-spine01 IB1/1/2 -> ")
     assert "Devices removed" not in out
@@ -60,7 +58,13 @@ def test_changing_an_ecn_threshold(tmp_path: Path, capsys) -> None:
     assert code == 1
     assert section(out, "Fabric intent changed") == ["eth: qos.ecn.min_bytes: 200000 -> 300000",
                                                      "eth: qos.ecn.min_kbytes: 200 -> 300"]
-    assert len(section(out, "Devices changed")) == 24
+    assert section(out, "Devices changed") == ["eth-core[01-08] (8)", "eth-pod01-spine[01-08] (8)",
+                                               "eth-su01-leaf[1-8] (8)"]
+    assert "Devices changed (24):" in out
+    # the 24 identical hunks fold into one, shown with the first switch's real diff
+    assert out.count("== eth/switches/<device>.cfg: the same change on 24: "
+                     "eth-core[01-08],eth-pod01-spine[01-08],eth-su01-leaf[1-8]\n") == 1
+    assert out.count("-      random-detect ecn minimum-threshold 200000") == 1
     for absent in ("Devices added", "Links re-cabled", "ASNs changed", "Addresses changed"):
         assert absent not in out
     assert "-      random-detect ecn minimum-threshold 200000 bytes" in out
@@ -124,3 +128,68 @@ def test_a_side_that_is_not_a_render_is_named(tmp_path: Path, capsys) -> None:
         mutate(bad)
         code, _, err = fabgen("diff", str(good), str(bad), capsys=capsys)
         assert code == 2 and message in err and str(bad) in err and "Traceback" not in err, err
+
+
+def test_folding_keeps_different_changes_apart() -> None:
+    """Folding abstracts the owner's name and addresses, nothing else: a change that differs in
+    any other way stays its own section."""
+    from fabgen.diff import Review, fold
+
+    def cfg(name: str, addr: str, mtu: int) -> bytes:
+        return f"hostname {name}\ninterface Ethernet1\n   ip address {addr}/31\n   mtu {mtu}\n".encode()
+
+    rv = Review(files=[
+        ("f/switches/f-leaf1.cfg", cfg("f-leaf1", "10.0.0.0", 9000), cfg("f-leaf1", "10.0.0.0", 9100)),
+        ("f/switches/f-leaf2.cfg", cfg("f-leaf2", "10.0.0.2", 9000), cfg("f-leaf2", "10.0.0.2", 9100)),
+        ("f/switches/f-leaf3.cfg", cfg("f-leaf3", "10.0.0.4", 9000), cfg("f-leaf3", "10.0.0.4", 9200)),
+        ("f/cabling.csv", b"a\n", b"b\n"),
+    ])
+    folds = fold(rv)
+    assert [(f.kind, f.owners) for f in folds] == [
+        ("f/switches/<device>.cfg", ["f-leaf1", "f-leaf2"]),  # same change at different addresses
+        ("f/switches/<device>.cfg", ["f-leaf3"]),  # another MTU: its own section
+        ("f/cabling.csv", [])]
+    assert "+   mtu 9100" in folds[0].body and "f-leaf1" in folds[0].body
+
+
+def test_a_fabric_wide_qos_change_fits_one_comment(tmp_path: Path, capsys) -> None:
+    """256 nodes, one ECN key: the markdown names both values and folds 36 switches into one section."""
+    big = variant(tmp_path, "fattree-2to1", "big", "count: 40\n    hostname: \"b200-{n:02d}\"",
+                  "count: 256\n    hostname: \"b200-{n:03d}\"")
+    big.write_text(big.read_text() + "    ethernet:\n      qos:\n        ecn: {min_threshold_kbytes: 150}\n")
+    new = tmp_path / "new.yaml"
+    new.write_text(big.read_text().replace("min_threshold_kbytes: 150", "min_threshold_kbytes: 300"))
+    code, out, _ = fabgen("diff", str(big), str(new), "--format", "markdown", capsys=capsys)
+    assert code == 0 and len(out) < 65_536
+    assert "`fabric: qos.ecn.min_kbytes: 150 -> 300`" in out
+    assert out.count("<details>") == 1 and "the same change on 36: fabric-leaf[01-26],fabric-spine[01-10]" in out
+    assert "&lt;device&gt;" in out  # GitHub would swallow a bare <device> as a tag
+    assert "Truncated" not in out
+
+
+def test_a_large_review_is_truncated_and_written_whole(tmp_path: Path, capsys) -> None:
+    """Growth re-cables 1,023 links: the comment stays under GitHub's limit, names what it left
+    out, and --output holds every section."""
+    new = variant(tmp_path, "superpod-4su", "five", "count: 127", "count: 159")
+    whole = tmp_path / "review.md"
+    code, out, _ = fabgen("diff", str(INVENTORIES / "superpod-4su.yaml"), str(new), "--format", "markdown",
+                          "--output", str(whole), capsys=capsys)
+    assert code == 0 and len(out) <= 65_536
+    full = whole.read_text()
+    assert len(full) > 65_536 and "Truncated" not in full
+    assert "**Truncated** to fit one comment" in out and "- `compute/infiniband/topology.net`" in out
+    shown = re.findall(r"<summary><code>(.*?)</code>", out)
+    assert shown and set(shown) < set(re.findall(r"<summary><code>(.*?)</code>", full))
+    code, _, err = fabgen("diff", str(INVENTORIES / "superpod-4su.yaml"), str(new), "--output", str(tmp_path),
+                          capsys=capsys)
+    assert code == 2 and "not a regular file" in err
+
+
+def test_stat_counts_changed_files_per_kind(tmp_path: Path, capsys) -> None:
+    new = variant(tmp_path, "roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300")
+    code, out, _ = fabgen("diff", str(INVENTORIES / "roce-3tier.yaml"), str(new), "--stat", capsys=capsys)
+    assert code == 0 and "@@" not in out
+    stat = {line.split()[0]: line.split()[1:] for line in out.split("Files changed: ")[1].splitlines()[1:]}
+    assert stat["eth/switches/<device>.cfg"] == ["24", "files", "+24", "-24"]
+    assert stat == {"eth/switches/<device>.cfg": ["24", "files", "+24", "-24"],
+                    "manifest.json": ["1", "file", "+26", "-26"], "report.json": ["1", "file", "+2", "-2"]}

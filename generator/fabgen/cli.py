@@ -134,6 +134,9 @@ def diff(
     format: str = typer.Option("text", "--format", help="text or markdown (for a pull-request comment)"),
     exit_code: bool = typer.Option(False, "--exit-code", help="exit 1 when anything differs, 0 when nothing does"),
     no_files: bool = typer.Option(False, "--no-files", help="the review summary only, without per-file diffs"),
+    stat: bool = typer.Option(False, "--stat", help="the summary and changed files per kind, without diffs"),
+    output: Optional[Path] = typer.Option(None, "--output", help="also write the whole review, never truncated, "
+                                       "to this file"),
 ) -> None:
     """Review summary (devices, links, addresses, ASNs, intent) then per-file diffs of two renders."""
     from fabgen import diff as differ
@@ -157,10 +160,29 @@ def diff(
             typer.echo(printable(f"fabgen: {side}: cannot read it ({exc.strerror or exc})"), err=True)
             raise typer.Exit(2)
     review = differ.compare(*sides)
-    fmt = differ.format_markdown if format == "markdown" else differ.format_text
-    typer.echo(fmt(review, str(old), str(new), files=not no_files), nl=False)
+    names, opts = (str(old), str(new)), {"files": not no_files, "stat": stat}
+    if format == "markdown":
+        shown = differ.format_markdown(review, *names, **opts)
+        whole = differ.format_markdown(review, *names, **opts, limit=None) if output else shown
+    else:
+        shown = whole = differ.format_text(review, *names, **opts)
+    if output is not None:
+        _write_review(output, whole)
+    typer.echo(shown, nl=False)
     if exit_code and review.differs:
         raise typer.Exit(1)
+
+
+def _write_review(path: Path, text: str) -> None:
+    """--output: the whole review in a file the user named (replaced if it is a file, refused if not)."""
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        typer.echo(printable(f"fabgen: --output {path}: not a regular file; give a file name"), err=True)
+        raise typer.Exit(2)
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        typer.echo(printable(f"fabgen: --output {path}: cannot write it ({exc.strerror or exc})"), err=True)
+        raise typer.Exit(2)
 
 
 @app.command()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import html
 import io
 import json
 import re
@@ -32,6 +33,7 @@ DEVICE_FILE = [
     re.compile(r"^hosts/(?P<d>[^/]+)/"),
 ]
 GROUP_FILE = re.compile(r"^host-groups/(?P<g>[^/]+)/")
+HOST_VARS = re.compile(r"^ansible/host_vars/(?P<g>[^/]+)\.yml$")
 LIST_LIMIT = 50
 
 
@@ -226,15 +228,26 @@ def _limited(items: list[str], limit: int = LIST_LIMIT) -> list[str]:
     return items[:limit] + [f"... and {len(items) - limit} more"]
 
 
+def _compact(devices: list[str]) -> list[str]:
+    """Devices as hostlist expressions, one line per name stem (a role: 'eth-su01-leaf', 'dgx'),
+    with its count: 2,560 changed switches read as a handful of lines."""
+    from fabgen.hostlist import compress
+
+    stems: dict[str, list[str]] = {}
+    for d in devices:
+        stems.setdefault(re.sub(r"\d+$", "", d), []).append(d)
+    return [f"{compress(names)} ({len(names)})" if len(names) > 1 else names[0] for names in stems.values()]
+
+
 def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     """(heading, bullet lines) for every non-empty part of the review."""
     parts: list[tuple[str, list[str]]] = []
     if rv.added:
-        parts.append((f"Devices added ({len(rv.added)})", _limited(rv.added)))
+        parts.append((f"Devices added ({len(rv.added)})", _limited(_compact(rv.added))))
     if rv.removed:
-        parts.append((f"Devices removed ({len(rv.removed)})", _limited(rv.removed)))
+        parts.append((f"Devices removed ({len(rv.removed)})", _limited(_compact(rv.removed))))
     if rv.changed:
-        parts.append((f"Devices changed ({len(rv.changed)})", _limited(rv.changed)))
+        parts.append((f"Devices changed ({len(rv.changed)})", _limited(_compact(rv.changed))))
     if rv.recabled:
         parts.append((f"Links re-cabled ({len(rv.recabled)})",
                       _limited([f"{fab}: {a}: {before} -> {after}" for fab, a, before, after in rv.recabled])))
@@ -269,7 +282,91 @@ def _file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
     return "".join(difflib.unified_diff(la, lb, f"a/{path}", f"b/{path}"))
 
 
-def format_text(rv: Review, old_name: str, new_name: str, files: bool = True) -> str:
+_ADDRESS = re.compile(r"\b\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?\b|\b[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(/\d{1,3})?\b", re.I)
+_HUNK = re.compile(r"^@@ .* @@", re.M)
+
+
+def _owner(path: str) -> str | None:
+    """The device or node group a file belongs to (the name its path carries), None for fabric files."""
+    device = _device_of(path)
+    if device is not None:
+        return device
+    m = HOST_VARS.match(path) or GROUP_FILE.match(path)
+    return m.group("g") if m else None
+
+
+def _shape(path: str, owner: str, body: str) -> tuple[str, str]:
+    """(file kind, change) with the owner's name and every address abstracted: two devices whose
+    shapes are equal received the same change, whatever their own names and addresses."""
+    kind = path.replace(owner, "<device>")
+    lines = [line for line in body.splitlines() if not line.startswith(("--- ", "+++ "))]
+    change = _HUNK.sub("@@", "\n".join(lines)).replace(owner, "<device>")
+    return kind, _ADDRESS.sub("<address>", change)
+
+
+@dataclass
+class Fold:
+    """One distinct change: the first owner's real diff stands for every owner listed."""
+
+    kind: str  # path with <device> for the owner's name, or the path itself
+    body: str  # the first file's unified diff
+    owners: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+def fold(rv: Review) -> list[Fold]:
+    """Per-file diffs grouped by shape, in the order the files first appear."""
+    folds: dict[tuple[str, str], Fold] = {}
+    for path, a, b in rv.files:
+        body = _file_diff(path, a, b)
+        if not body:
+            continue
+        owner = _owner(path)
+        key = _shape(path, owner, body) if owner else (path, path)
+        f = folds.setdefault(key, Fold(key[0] if owner else path, body))
+        f.paths.append(path)
+        if owner:
+            f.owners.append(owner)
+    return list(folds.values())
+
+
+def _fold_heading(f: Fold) -> str:
+    if len(f.paths) == 1:
+        return f.paths[0]
+    from fabgen.hostlist import compress
+
+    return f"{f.kind}: the same change on {len(f.owners)}: {compress(sorted(f.owners, key=_natural))}"
+
+
+def _stat_lines(rv: Review) -> list[str]:
+    """`--stat`: changed files per kind with lines added and removed, like git's."""
+    kinds: dict[str, list[int]] = {}
+    for path, a, b in rv.files:
+        owner = _owner(path)
+        kind = path.replace(owner, "<device>") if owner else path
+        plus, minus = _line_counts(a, b)
+        k = kinds.setdefault(kind, [0, 0, 0])
+        k[0], k[1], k[2] = k[0] + 1, k[1] + plus, k[2] + minus
+    width = max((len(k) for k in kinds), default=0)
+    return [f"{kind:<{width}}  {n:>6} file{'s' if n != 1 else ' '}  +{p} -{m}" for kind, (n, p, m) in kinds.items()]
+
+
+def _line_counts(a: bytes | None, b: bytes | None) -> tuple[int, int]:
+    """Lines added and removed between two versions of a file (binary files count as one line)."""
+    try:
+        la, lb = (a or b"").decode().splitlines(), (b or b"").decode().splitlines()
+    except UnicodeDecodeError:
+        return int(b is not None), int(a is not None)
+    plus = minus = 0
+    for line in difflib.unified_diff(la, lb, lineterm="", n=0):
+        if line.startswith("+") and not line.startswith("+++"):
+            plus += 1
+        elif line.startswith("-") and not line.startswith("---"):
+            minus += 1
+    return plus, minus
+
+
+def format_text(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False) -> str:
     if not rv.differs:
         return f"no differences between {old_name} and {new_name}\n"
     out = [f"fabgen diff {old_name} {new_name}", ""]
@@ -278,13 +375,21 @@ def format_text(rv: Review, old_name: str, new_name: str, files: bool = True) ->
         out += [f"  {line}" for line in lines]
         out.append("")
     out.append(f"Files changed: {len(rv.files)}")
+    if stat:
+        out += [f"  {line}" for line in _stat_lines(rv)]
     text = "\n".join(out) + "\n"
-    if files:
-        text += "\n" + "".join(_file_diff(*f) for f in rv.files)
+    if files and not stat:
+        text += "".join(f"\n== {_fold_heading(f)}\n{f.body}" for f in fold(rv))
     return text
 
 
-def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True) -> str:
+MARKDOWN_LIMIT = 65_536  # characters in one GitHub comment
+
+
+def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False,
+                    limit: int | None = MARKDOWN_LIMIT) -> str:
+    """The review as one pull-request comment: summary, then folded diffs until `limit` is reached,
+    then a note saying what was left out (`--output FILE` writes it all)."""
     if not rv.differs:
         return f"**fabgen diff**: no differences between `{old_name}` and `{new_name}`.\n"
     out = [f"## fabgen diff: `{old_name}` → `{new_name}`", ""]
@@ -294,11 +399,38 @@ def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True
         out.append("")
     out.append(f"**Files changed:** {len(rv.files)}")
     out.append("")
-    if files:
-        for path, a, b in rv.files:
-            body = _file_diff(path, a, b)
-            if not body:
-                continue
-            out += [f"<details><summary><code>{path}</code></summary>", "", "```diff", body.rstrip("\n"), "```", "",
-                    "</details>", ""]
-    return "\n".join(out) + "\n"
+    if stat:
+        out += ["```", *_stat_lines(rv), "```", ""]
+    sections = []
+    if files and not stat:
+        for f in fold(rv):
+            fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", f.body)), default=0))
+            sections.append("\n".join([f"<details><summary><code>{html.escape(_fold_heading(f))}</code></summary>", "",
+                                        f"{fence}diff", f.body.rstrip("\n"), fence, "",
+                                        "</details>", ""]) + "\n")
+    return _within("\n".join(out) + "\n", sections, limit)
+
+
+def _within(head: str, sections: list[str], limit: int | None) -> str:
+    """head plus the sections that fit in `limit` characters, in order (a large one is skipped so the
+    smaller ones after it still show), and a note naming what was left out."""
+    if limit is None:
+        return head + "".join(sections)
+    room = limit - 2_000  # the note: its fixed words and up to ten names
+    if len(head) > room:
+        head = head[:head.rfind("\n", 0, room) + 1] + "\n(summary cut here)\n"
+    text, used, skipped = [head], len(head), []
+    for sec in sections:
+        if used + len(sec) <= room:
+            text.append(sec)
+            used += len(sec)
+        else:
+            skipped.append(sec)
+    if skipped:
+        names = [html.unescape(re.search(r"<code>(.*?)</code>", sec).group(1))[:150] for sec in skipped[:10]]
+        text.append(f"\n> **Truncated** to fit one comment: {len(skipped)} diff section(s), "
+                    f"{sum(map(len, skipped))} characters, not shown"
+                    + "".join(f"\n> - `{n}`" for n in names)
+                    + (f"\n> - ... and {len(skipped) - 10} more" if len(skipped) > 10 else "")
+                    + "\n>\n> `fabgen diff --format markdown --output FILE` writes the whole review.\n")
+    return "".join(text)
