@@ -11,7 +11,7 @@ APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shell
 AVD_VENV ?= .venv-avd
 BENCH_ARGS ?=
 
-.PHONY: example test system-deps bench bench-avd
+.PHONY: example test system-deps bench bench-diff bench-avd
 
 # fabgen alone (what `make example` needs), then the test tools on top (what `make test` needs)
 $(VENV)/.base: pyproject.toml
@@ -45,6 +45,9 @@ test: system-deps $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
+bench-diff: $(VENV)/.installed
+	$(PY) benchmarks/diff.py $(BENCH_ARGS)
 
 $(AVD_VENV)/.installed: pyproject.toml
 	python3 -m venv $(AVD_VENV)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import re
 from pathlib import Path
 
@@ -193,3 +195,56 @@ def test_stat_counts_changed_files_per_kind(tmp_path: Path, capsys) -> None:
     assert stat["eth/switches/<device>.cfg"] == ["24", "files", "+24", "-24"]
     assert stat == {"eth/switches/<device>.cfg": ["24", "files", "+24", "-24"],
                     "manifest.json": ["1", "file", "+26", "-26"], "report.json": ["1", "file", "+2", "-2"]}
+
+
+def _apply(a: list[str], diff: str) -> list[str]:
+    """Apply a unified diff to `a`, checking every context line and each hunk's line counts."""
+    lines = diff.splitlines(keepends=True)
+    out: list[str] = []
+    pos, i = 0, 2 if lines else 0
+    while i < len(lines):
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", lines[i])
+        assert m, lines[i]
+        count_a, count_b = int(m.group(2) or 1), int(m.group(4) or 1)
+        start = int(m.group(1)) - (1 if count_a else 0)
+        out += a[pos:start]
+        pos, i, seen_a, seen_b = start, i + 1, 0, 0
+        while i < len(lines) and not lines[i].startswith("@@"):
+            tag, body = lines[i][0], lines[i][1:]
+            if tag in " -":
+                assert a[pos] == body, (pos, a[pos], body)
+                pos, seen_a = pos + 1, seen_a + 1
+            if tag in " +":
+                out.append(body)
+                seen_b += 1
+            i += 1
+        assert (seen_a, seen_b) == (count_a, count_b)
+    return out + a[pos:]
+
+
+def test_windowed_diffs_patch_old_into_new() -> None:
+    """The diff runs on the lines between the common head and tail (speed at 32k GPUs); whatever
+    the edits, the hunks it prints turn the old file into the new one, headers included."""
+    import random
+
+    from fabgen.diff import _unified
+
+    rng = random.Random(7)
+    for _ in range(5000):
+        a = [f"l{rng.randint(0, 8)}\n" for _ in range(rng.randint(0, 60))]
+        b = list(a)
+        for _ in range(rng.randint(0, 5)):
+            op = rng.choice("idc")
+            if op == "i":
+                b.insert(rng.randint(0, len(b)), f"x{rng.randint(0, 3)}\n")
+            elif b and op == "d":
+                del b[rng.randrange(len(b))]
+            elif b:
+                b[rng.randrange(len(b))] = f"y{rng.randint(0, 3)}\n"
+        diff = _unified(a, b, "p")
+        assert (diff == "") == (a == b)
+        assert _apply(a, diff) == b
+    # the applier itself rejects a hunk whose line numbers are off
+    broken = _unified(["a\n"] * 10 + ["b\n"], ["a\n"] * 10 + ["c\n"], "p").replace("@@ -8,", "@@ -7,")
+    with pytest.raises(AssertionError):
+        _apply(["a\n"] * 10 + ["b\n"], broken)

@@ -144,21 +144,26 @@ def diff(
     if format not in ("text", "markdown"):
         typer.echo(f"fabgen: --format must be text or markdown, not {format!r}", err=True)
         raise typer.Exit(2)
-    sides = []
     for side in (old, new):
         if not side.exists():
             typer.echo(printable(f"fabgen: {side}: no such inventory or directory"), err=True)
             raise typer.Exit(2)
-        try:
-            sides.append(differ.load_side(side))
-        except InventoryError as exc:
-            _fail_inventory(exc)
-        except differ.NotARender as exc:
-            typer.echo(printable(f"fabgen: {exc}"), err=True)
-            raise typer.Exit(2)
-        except OSError as exc:
-            typer.echo(printable(f"fabgen: {side}: cannot read it ({exc.strerror or exc})"), err=True)
-            raise typer.Exit(2)
+    try:
+        sides = list(differ.load_sides(old, new))
+    except InventoryError as exc:
+        _fail_inventory(exc)
+    except differ.NotARender as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2)
+    except OSError as exc:
+        where = exc.filename or f"{old} or {new}"
+        typer.echo(printable(f"fabgen: {where}: cannot read it ({exc.strerror or exc})"), err=True)
+        raise typer.Exit(2)
+    try:
+        differ.check_sides(list(zip((old, new), sides)))
+    except differ.NotARender as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2)
     review = differ.compare(*sides)
     names, opts = (str(old), str(new)), {"files": not no_files, "stat": stat}
     if format == "markdown":

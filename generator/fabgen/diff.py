@@ -21,6 +21,8 @@ import difflib
 import html
 import io
 import json
+import multiprocessing as mp
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,20 +50,57 @@ def load_side(path: Path) -> dict[str, bytes]:
     """Files of a rendered directory, or of an inventory rendered in memory."""
     if path.is_dir():
         files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
-        check_render(path, files)
+        if "manifest.json" not in files:
+            raise NotARender(f"{path}: not a fabgen render (no manifest.json); give an inventory or the OUT of "
+                             "fabgen render")
         return files
     from fabgen.pipeline import run
 
     return run(path).files
 
 
+def _render_files(inventory: str) -> dict[str, bytes]:
+    from fabgen.pipeline import run
+
+    return run(inventory).files
+
+
+def load_sides(old: Path, new: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """Both sides. Two inventories render at once, the old one in a forked child: on two cores
+    the review of two 32k-GPU inventories then takes about one render's time, not two. Both are
+    validated here first, so their errors are this process's located messages; should the child
+    fail anyway, the old side renders here and fails the usual way."""
+    if old.is_dir() or new.is_dir() or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
+        return load_side(old), load_side(new)
+    from fabgen.inventory.loader import load
+    from fabgen.inventory.validate import validate
+
+    validate(load(old))
+    validate(load(new))
+    with mp.get_context("fork").Pool(1) as pool:
+        pending = pool.apply_async(_render_files, (str(old),))
+        new_files = load_side(new)
+        try:
+            old_files = pending.get()
+        except Exception:  # noqa: BLE001 - anything the child met is met again, reported, here
+            old_files = load_side(old)
+    return old_files, new_files
+
+
+def check_sides(sides: list[tuple[Path, dict[str, bytes]]]) -> None:
+    """Check, on each rendered-directory side, the files the review will read: those that differ
+    between the sides (a file equal on both is never parsed, so it cannot break the review)."""
+    (p_old, old), (p_new, new) = sides
+    changed = {p for p in set(old) | set(new) if old.get(p) != new.get(p)}
+    for root, files in sides:
+        if root.is_dir():
+            check_render(root, {p: files[p] for p in changed if p in files})
+
+
 def check_render(root: Path, files: dict[str, bytes]) -> None:
-    """Refuse, naming the file, a directory that is not a fabgen render or whose files are not
-    what fabgen writes (so the review never meets a traceback)."""
-    if "manifest.json" not in files:
-        raise NotARender(f"{root}: not a fabgen render (no manifest.json); give an inventory or the OUT of "
-                         "fabgen render")
-    for rel, data in files.items():
+    """Refuse, naming the file, a file of a rendered directory that is not what fabgen writes (so
+    the review never meets a traceback)."""
+    for rel, data in sorted(files.items()):
         where = f"{root}/{rel}"
         try:
             text = data.decode("utf-8")
@@ -151,6 +190,7 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def _intent(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """fabric -> flattened intent from report.json (given only when it differs between the sides)."""
     if "report.json" not in files:
         return {}
     rep = json.loads(files["report.json"])
@@ -180,13 +220,16 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv = Review()
     paths = sorted(set(old) | set(new))
     changed_paths = [p for p in paths if old.get(p) != new.get(p)]
-    c_old, c_new = _cabling(old), _cabling(new)
+    # Only files that differ are parsed: a file equal on both sides adds no device, link, address
+    # or ASN to the review (at 32k GPUs this is most of the 9 s the review used to take).
+    old_changed = {p: old[p] for p in changed_paths if p in old}
+    new_changed = {p: new[p] for p in changed_paths if p in new}
+    c_old, c_new = _cabling(old_changed), _cabling(new_changed)
     dev_old, dev_new = _devices(old, c_old), _devices(new, c_new)
     changed_devices = {_device_of(p) for p in changed_paths} - {None}
-    for key in sorted(set(c_old) | set(c_new), key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
+    moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
+    for key in sorted(moved, key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
         before, after = c_old.get(key), c_new.get(key)
-        if before == after:
-            continue
         changed_devices.update(d for d in (key[1], before and before[0], after and after[0]) if d)
         a = f"{key[1]} {key[2]}"
         if before and after:
@@ -199,7 +242,7 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv.removed = sorted(dev_old - dev_new, key=_natural)
     rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
 
-    i_old, i_new = _identity(old), _identity(new)
+    i_old, i_new = _identity(old_changed), _identity(new_changed)
     for dev in sorted(set(i_old) & set(i_new), key=_natural):
         if i_old[dev]["asn"] != i_new[dev]["asn"]:
             rv.asns.append((dev, i_old[dev]["asn"], i_new[dev]["asn"]))
@@ -208,7 +251,7 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
             if ao.get(where) != an.get(where):
                 rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
 
-    t_old, t_new = _intent(old), _intent(new)
+    t_old, t_new = _intent(old_changed), _intent(new_changed)
     for fab in sorted(set(t_old) & set(t_new)):
         for key in sorted(set(t_old[fab]) | set(t_new[fab])):
             if t_old[fab].get(key) != t_new[fab].get(key):
@@ -279,7 +322,36 @@ def _file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
         la, lb = a.decode().splitlines(keepends=True), b.decode().splitlines(keepends=True)
     except UnicodeDecodeError:
         return f"binary file changed: {path}\n"
-    return "".join(difflib.unified_diff(la, lb, f"a/{path}", f"b/{path}"))
+    return _unified(la, lb, path)
+
+
+_RANGE = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$", re.M)
+
+
+def _unified(la: list[str], lb: list[str], path: str, context: int = 3) -> str:
+    """difflib's unified diff, run on the lines between the common head and tail only.
+
+    Measured: difflib matches whole files in about 3.5 ms per switch config, 9 s for the 2,560
+    configs of a 32k-GPU fabric; a one-key change leaves all but a few lines in common, so the
+    window is a few lines and the same hunks cost well under a second. Hunk line numbers are
+    shifted back by the window's offset.
+    """
+    head = 0
+    limit = min(len(la), len(lb))
+    while head < limit and la[head] == lb[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and la[-1 - tail] == lb[-1 - tail]:
+        tail += 1
+    off = max(0, head - context)
+    end_a, end_b = len(la) - max(0, tail - context), len(lb) - max(0, tail - context)
+    body = "".join(difflib.unified_diff(la[off:end_a], lb[off:end_b], f"a/{path}", f"b/{path}", n=context))
+    if not off:
+        return body
+
+    def shift(m: re.Match) -> str:
+        return f"@@ -{int(m.group(1)) + off}{m.group(2) or ''} +{int(m.group(3)) + off}{m.group(4) or ''} @@"
+    return _RANGE.sub(shift, body)
 
 
 _ADDRESS = re.compile(r"\b\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?\b|\b[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(/\d{1,3})?\b", re.I)

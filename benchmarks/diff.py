@@ -1,0 +1,76 @@
+"""Review benchmark: `fabgen diff` on a fabric-wide one-key change, per fabric kind at 32k GPUs.
+
+    python benchmarks/diff.py                      # eos-fattree, sonic-rail, spectrum-x at 32,768 GPUs
+    python benchmarks/diff.py --kinds eos-rail --gpus 4096 --json results-diff.json
+
+For each case: both inventories (the second with the RoCE ECN minimum threshold changed) are
+rendered to folders, then the review is timed between the folders and between the inventories
+(which renders both in memory), each in a fresh `fabgen` process, as a reviewer runs it. The
+markdown's size is recorded against GitHub's 65,536-character comment limit.
+Targets (issue "growth and review"): folders at most 5 s, inventories at most 10 s, on 2 cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
+
+FABGEN = [sys.executable, "-m", "fabgen"]
+CHANGE = "    ethernet:\n      qos:\n        ecn: {min_threshold_kbytes: 300}\n"
+
+
+def timed(args: list[str], out: Path | None = None) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MiB) of one fabgen process; its stdout goes to `out`."""
+    start = time.perf_counter()
+    with open(out or "/dev/null", "wb") as fh:
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", *FABGEN, *args], stdout=fh, stderr=subprocess.PIPE,
+                              check=True)
+    return time.perf_counter() - start, int(proc.stderr.decode().strip().splitlines()[-1]) // 1024
+
+
+def case(kind: str, gpus: int, work: Path) -> dict:
+    old, new = work / "old.yaml", work / "new.yaml"
+    old.write_text(inventory(kind, gpus))
+    new.write_text(inventory(kind, gpus) + CHANGE)
+    for inv in (old, new):
+        subprocess.run([*FABGEN, "render", str(inv), "-o", str(work / inv.stem)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    md = work / "review.md"
+    folders, folders_mib = timed(["diff", str(work / "old"), str(work / "new"), "--format", "markdown"], md)
+    inventories, inventories_mib = timed(["diff", str(old), str(new), "--format", "markdown"])
+    return {"kind": kind, "gpus": gpus, "folders_s": round(folders, 2), "folders_mib": folders_mib,
+            "inventories_s": round(inventories, 2), "inventories_mib": inventories_mib,
+            "markdown_chars": len(md.read_text())}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kinds", nargs="+", default=["eos-fattree", "sonic-rail", "spectrum-x"])
+    ap.add_argument("--gpus", type=int, default=32768)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--out-root", type=Path, help="where the renders go (default: a temporary directory)")
+    args = ap.parse_args()
+    rows = []
+    print("kind | GPUs | diff folders s | MiB | diff inventories s | MiB | markdown characters")
+    print("--- | --- | --- | --- | --- | --- | ---")
+    for kind in args.kinds:
+        with tempfile.TemporaryDirectory(dir=args.out_root) as tmp:
+            r = case(kind, args.gpus, Path(tmp))
+        rows.append(r)
+        print(f"{r['kind']} | {r['gpus']} | {r['folders_s']} | {r['folders_mib']} | {r['inventories_s']} | "
+              f"{r['inventories_mib']} | {r['markdown_chars']}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
