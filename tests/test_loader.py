@@ -6,6 +6,7 @@ import pytest
 
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import MAX_BYTES, load, load_text
+from fabgen.inventory.validate import validate
 
 
 def test_positions_of_values_and_keys() -> None:
@@ -63,3 +64,18 @@ def test_unreadable_and_binary_files(tmp_path) -> None:
     b.write_bytes(b"a: 1\n\xff\xfe\n")
     with pytest.raises(InventoryError, match="UTF-8"):
         load(b)
+
+
+@pytest.mark.parametrize("char", ["\u0007", "\u0085", "\u00a0", "\u00ad", "\u200b", "\u202e", "\u2028", "\u2066",
+                                  "\u3000", "\ufeff"])
+def test_free_text_refuses_what_does_not_print_as_itself(char: str) -> None:
+    """Controls, bidi overrides, zero-width and look-alike spaces are refused in free text, where
+    they would change how a BOM, a description or a message reads; plain text is accepted."""
+    base = ("version: 1\ncluster: c\nnode_models:\n  box: {{gpus: 8, vendor: {vendor}, nics: [{{rdma: mlx5_0, "
+            "speed: 400}}]}}\nnode_groups: [{{name: g, model: box, count: 2}}]\nfabrics: [{{name: ib, kind: infiniband, "
+            "platform: opensm, topology: fat-tree, switch_model: qm9700, node_groups: [g]}}]\n")
+    validate(load_text(base.format(vendor='"Acme Corp-1"'), "ok.yaml"))
+    escaped = char.encode("unicode_escape").decode()
+    with pytest.raises(InventoryError) as exc:
+        validate(load_text(base.format(vendor=f'"Acme{escaped}Corp"'), "bad.yaml"))
+    assert "invisible or direction-changing" in str(exc.value)

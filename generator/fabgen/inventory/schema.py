@@ -22,8 +22,10 @@ DEVICE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 DeviceName = Annotated[str, StringConstraints(pattern=DEVICE_PATTERN)]
 Kind = Literal["infiniband", "roce", "spectrum-x"]
 # Free text: printable only. No C0/C1 controls, no bidi overrides or isolates (text that reads
-# differently than it is stored), no zero-width characters, no line or paragraph separators.
-TEXT_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]*$"
+# differently than it is stored), no zero-width characters, no line or paragraph separators,
+# no spaces but U+0020 (a no-break or ideographic space looks like one and is not), no soft hyphen.
+TEXT_PATTERN = (r"^[^\x00-\x1f\x7f-\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u206f\u2028\u2029"
+                r"\u3000\ufeff]*$")
 Text = Annotated[str, StringConstraints(max_length=200, pattern=TEXT_PATTERN)]
 
 MAX_NODES_PER_GROUP = 100_000
