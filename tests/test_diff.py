@@ -248,3 +248,19 @@ def test_windowed_diffs_patch_old_into_new() -> None:
     broken = _unified(["a\n"] * 10 + ["b\n"], ["a\n"] * 10 + ["c\n"], "p").replace("@@ -8,", "@@ -7,")
     with pytest.raises(AssertionError):
         _apply(["a\n"] * 10 + ["b\n"], broken)
+
+
+def test_the_review_reports_its_progress(tmp_path: Path) -> None:
+    """The same stage display as render (shown on a terminal only): both sides' stages are named."""
+    from fabgen.diff import load_sides
+
+    new = variant(tmp_path, "roce-2node", "grown", "count: 2", "count: 3")
+    stages: list[str] = []
+    old_files, new_files = load_sides(INVENTORIES / "roce-2node.yaml", new, stages.append)
+    assert old_files != new_files
+    assert any(s.startswith("grown.yaml: build") for s in stages), stages
+    assert any("roce-2node.yaml" in s for s in stages), stages
+    render_to(INVENTORIES / "roce-2node.yaml", tmp_path / "a")
+    stages.clear()
+    load_sides(tmp_path / "a", tmp_path / "a", stages.append)
+    assert stages == [f"reading {tmp_path / 'a'}"] * 2

@@ -149,7 +149,18 @@ def diff(
             typer.echo(printable(f"fabgen: {side}: no such inventory or directory"), err=True)
             raise typer.Exit(2)
     try:
-        sides = list(differ.load_sides(old, new))
+        with _Progress() as progress:
+            sides = list(differ.load_sides(old, new, progress))
+            progress("comparing")
+            differ.check_sides(list(zip((old, new), sides)))
+            review = differ.compare(*sides)
+            progress("folding the review")
+            names, opts = (str(old), str(new)), {"files": not no_files, "stat": stat}
+            if format == "markdown":
+                shown = differ.format_markdown(review, *names, **opts)
+                whole = differ.format_markdown(review, *names, **opts, limit=None) if output else shown
+            else:
+                shown = whole = differ.format_text(review, *names, **opts)
     except InventoryError as exc:
         _fail_inventory(exc)
     except differ.NotARender as exc:
@@ -159,18 +170,6 @@ def diff(
         where = exc.filename or f"{old} or {new}"
         typer.echo(printable(f"fabgen: {where}: cannot read it ({exc.strerror or exc})"), err=True)
         raise typer.Exit(2)
-    try:
-        differ.check_sides(list(zip((old, new), sides)))
-    except differ.NotARender as exc:
-        typer.echo(printable(f"fabgen: {exc}"), err=True)
-        raise typer.Exit(2)
-    review = differ.compare(*sides)
-    names, opts = (str(old), str(new)), {"files": not no_files, "stat": stat}
-    if format == "markdown":
-        shown = differ.format_markdown(review, *names, **opts)
-        whole = differ.format_markdown(review, *names, **opts, limit=None) if output else shown
-    else:
-        shown = whole = differ.format_text(review, *names, **opts)
     if output is not None:
         _write_review(output, whole)
     typer.echo(shown, nl=False)

@@ -26,7 +26,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars)/.*)$")
@@ -46,9 +46,17 @@ class NotARender(Exception):
     """A side that is neither an inventory nor a directory fabgen rendered: one line, naming the file."""
 
 
-def load_side(path: Path) -> dict[str, bytes]:
+Progress = Callable[[str], None]
+
+
+def _quiet(stage: str) -> None:
+    pass
+
+
+def load_side(path: Path, progress: Progress = _quiet) -> dict[str, bytes]:
     """Files of a rendered directory, or of an inventory rendered in memory."""
     if path.is_dir():
+        progress(f"reading {path}")
         files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
         if "manifest.json" not in files:
             raise NotARender(f"{path}: not a fabgen render (no manifest.json); give an inventory or the OUT of "
@@ -56,7 +64,7 @@ def load_side(path: Path) -> dict[str, bytes]:
         return files
     from fabgen.pipeline import run
 
-    return run(path).files
+    return run(path, progress=lambda stage: progress(f"{path.name}: {stage}")).files
 
 
 def _render_files(inventory: str) -> dict[str, bytes]:
@@ -65,13 +73,13 @@ def _render_files(inventory: str) -> dict[str, bytes]:
     return run(inventory).files
 
 
-def load_sides(old: Path, new: Path) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def load_sides(old: Path, new: Path, progress: Progress = _quiet) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """Both sides. Two inventories render at once, the old one in a forked child: on two cores
     the review of two 32k-GPU inventories then takes about one render's time, not two. Both are
     validated here first, so their errors are this process's located messages; should the child
     fail anyway, the old side renders here and fails the usual way."""
     if old.is_dir() or new.is_dir() or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
-        return load_side(old), load_side(new)
+        return load_side(old, progress), load_side(new, progress)
     from fabgen.inventory.loader import load
     from fabgen.inventory.validate import validate
 
@@ -79,11 +87,12 @@ def load_sides(old: Path, new: Path) -> tuple[dict[str, bytes], dict[str, bytes]
     validate(load(new))
     with mp.get_context("fork").Pool(1) as pool:
         pending = pool.apply_async(_render_files, (str(old),))
-        new_files = load_side(new)
+        new_files = load_side(new, lambda stage: progress(f"{stage} (and {old.name} beside it)"))
+        progress(f"{old.name}: finishing")
         try:
             old_files = pending.get()
         except Exception:  # noqa: BLE001 - anything the child met is met again, reported, here
-            old_files = load_side(old)
+            old_files = load_side(old, progress)
     return old_files, new_files
 
 
