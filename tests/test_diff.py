@@ -49,6 +49,11 @@ def test_growing_by_one_scalable_unit(tmp_path: Path, capsys) -> None:
     assert section(out, "Devices added") == ["compute-spine[17-32] (16)", "compute-su05-leaf[1-8] (8)",
                                              "dgx[128-159] (32)"]
     assert "Devices added (56):" in out
+    # before/after sizes per role: the spine count doubling is what a reviewer must see first
+    assert section(out, "Sizes changed") == [
+        "compute: leaf switches: 32 -> 40", "compute: spine switches: 16 -> 32", "compute: nodes: 127 -> 159",
+        "compute: gpus: 1016 -> 1272", "compute: endpoints: 1016 -> 1272", "compute: scalable_units: 4 -> 5",
+        "compute: links leaf-spine: 1024 -> 1280", "compute: links node-leaf: 1016 -> 1272"]
     recabled = section(out, "Links re-cabled")
     assert recabled[0].startswith("compute: compute-su01-leaf1 IB1/17/2: compute-spine01 IB1/1/2 -> ")
     assert "Devices removed" not in out
@@ -67,7 +72,7 @@ def test_changing_an_ecn_threshold(tmp_path: Path, capsys) -> None:
     assert out.count("== eth/switches/<device>.cfg: the same change on 24: "
                      "eth-core[01-08],eth-pod01-spine[01-08],eth-su01-leaf[1-8]\n") == 1
     assert out.count("-      random-detect ecn minimum-threshold 200000") == 1
-    for absent in ("Devices added", "Links re-cabled", "ASNs changed", "Addresses changed"):
+    for absent in ("Devices added", "Links re-cabled", "ASNs changed", "Addresses changed", "Sizes changed"):
         assert absent not in out
     assert "-      random-detect ecn minimum-threshold 200000 bytes" in out
     assert "+      random-detect ecn minimum-threshold 300000 bytes" in out

@@ -198,6 +198,22 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: d}
 
 
+COUNTED = ("nodes", "gpus", "endpoints", "tiers", "pods", "scalable_units", "links")
+
+
+def _counts(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """fabric -> sizes before/after: switches per role (tier), nodes, GPUs, links (report.json)."""
+    if "report.json" not in files:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for name, f in json.loads(files["report.json"]).get("fabrics", {}).items():
+        row = {f"{role} switches": n for role, n in (f.get("switches") or {}).items()}
+        for k in (k for k in COUNTED if k in f):
+            row.update({f"{k} {sub}": v for sub, v in f[k].items()} if isinstance(f[k], dict) else {k: f[k]})
+        out[name] = row
+    return out
+
+
 def _intent(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
     """fabric -> flattened intent from report.json (given only when it differs between the sides)."""
     if "report.json" not in files:
@@ -218,6 +234,7 @@ class Review:
     asns: list[tuple[str, Any, Any]] = field(default_factory=list)
     addresses: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
     intent: list[tuple[str, str, Any, Any]] = field(default_factory=list)
+    counts: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # fabric, what, before, after
     files: list[tuple[str, bytes | None, bytes | None]] = field(default_factory=list)
 
     @property
@@ -260,6 +277,12 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
             if ao.get(where) != an.get(where):
                 rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
 
+    n_old, n_new = _counts(old_changed), _counts(new_changed)
+    for fab in sorted(set(n_old) & set(n_new)):
+        for what in n_old[fab]:
+            if n_old[fab][what] != n_new[fab].get(what):
+                rv.counts.append((fab, what, n_old[fab][what], n_new[fab].get(what)))
+
     t_old, t_new = _intent(old_changed), _intent(new_changed)
     for fab in sorted(set(t_old) & set(t_new)):
         for key in sorted(set(t_old[fab]) | set(t_new[fab])):
@@ -294,6 +317,9 @@ def _compact(devices: list[str]) -> list[str]:
 def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     """(heading, bullet lines) for every non-empty part of the review."""
     parts: list[tuple[str, list[str]]] = []
+    if rv.counts:
+        parts.append((f"Sizes changed ({len(rv.counts)})",
+                      [f"{fab}: {what}: {a} -> {b}" for fab, what, a, b in rv.counts]))
     if rv.added:
         parts.append((f"Devices added ({len(rv.added)})", _limited(_compact(rv.added))))
     if rv.removed:
