@@ -2,7 +2,8 @@
 
 Each side is an inventory (rendered in memory through the same pipeline) or a rendered
 directory; nothing is re-implemented. The review summary comes first:
-* devices added, removed and changed (a device's files: its switch config, a node's
+* fabric sizes that changed (switches per role, nodes, GPUs, links per tier), from report.json;
+* devices added, removed and changed (hostlist lines per role) (a device's files: its switch config, a node's
   netplan; a node group's shared host files count for the group); unchanged ones are not
   listed;
 * links re-cabled, keyed by their lower end (node NIC, or the lower-tier switch port),
@@ -10,8 +11,10 @@ directory; nothing is re-implemented. The review summary comes first:
 * addresses and ASNs changed per device, read from the Ansible host_vars (the structured
   config each file was rendered from);
 * fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
-then unified diffs per file. manifest.json and the Ansible copies of the configs are left
-out of the file diffs (they repeat what the summary and the configs say).
+then unified diffs per file, folded: files whose change is the same once their owner's name and
+addresses are abstracted show once, with the list of owners. manifest.json and the Ansible
+copies of the configs are left out of the file diffs (they repeat what the summary and the
+configs say). Markdown is cut to one pull-request comment; `--output` keeps the whole review.
 """
 
 from __future__ import annotations
