@@ -11,7 +11,7 @@ APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shell
 AVD_VENV ?= .venv-avd
 BENCH_ARGS ?=
 
-.PHONY: example test system-deps bench bench-diff bench-avd
+.PHONY: example test system-deps bench bench-diff bench-ansible bench-avd
 
 # fabgen alone (what `make example` needs), then the test tools on top (what `make test` needs)
 $(VENV)/.base: pyproject.toml
@@ -48,6 +48,9 @@ bench: $(VENV)/.installed
 
 bench-diff: $(VENV)/.installed
 	$(PY) benchmarks/diff.py $(BENCH_ARGS)
+
+bench-ansible: $(VENV)/.installed
+	$(PY) benchmarks/ansible.py $(BENCH_ARGS)
 
 $(AVD_VENV)/.installed: pyproject.toml
 	python3 -m venv $(AVD_VENV)

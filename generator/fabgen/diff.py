@@ -8,7 +8,7 @@ directory; nothing is re-implemented. The review summary comes first:
   listed;
 * links re-cabled, keyed by their lower end (node NIC, or the lower-tier switch port),
   with the far end before and after; links added and removed;
-* addresses and ASNs changed per device, read from the Ansible host_vars (the structured
+* addresses and ASNs changed per device, read from ansible/configs (the structured
   config each file was rendered from);
 * fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
 then unified diffs per file, folded: files whose change is the same once their owner's name and
@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars)/.*)$")
+SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*)$")
 DEVICE_FILE = [
     re.compile(r"^[^/]+/switches/(?P<d>[^/]+?)(\.cfg|\.nvue\.yaml|\.nvue\.sh|/config_db\.json)$"),
     re.compile(r"^hosts/(?P<d>[^/]+)/"),
 ]
 GROUP_FILE = re.compile(r"^host-groups/(?P<g>[^/]+)/")
-HOST_VARS = re.compile(r"^ansible/host_vars/(?P<g>[^/]+)\.yml$")
+HOST_VARS = re.compile(r"^ansible/(host_vars/(?P<g>[^/]+)\.yml|configs/(?P<c>[^/]+)\.json)$")
 LIST_LIMIT = 50
 
 
@@ -126,7 +126,7 @@ def check_render(root: Path, files: dict[str, bytes]) -> None:
                 if header != CABLING_COLUMNS:
                     raise NotARender(f"{where}: columns {','.join(header) or '(none)'}, not fabgen's "
                                      f"{','.join(CABLING_COLUMNS)}")
-            elif rel.startswith("ansible/host_vars/"):
+            elif rel.startswith(("ansible/host_vars/", "ansible/configs/")):
                 json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
         except (ValueError, csv.Error) as exc:
             raise NotARender(f"{where}: not what fabgen writes ({exc})") from None
@@ -161,10 +161,11 @@ def _cabling(files: dict[str, bytes]) -> dict[tuple[str, str, str], tuple[str, s
 
 
 def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
-    """device -> {'asn': ..., 'addresses': {where: address}} from the Ansible host_vars."""
+    """device -> {'asn': ..., 'addresses': {where: address}} from the structured configs the
+    Ansible inventory carries (ansible/configs/<device>.json)."""
     out: dict[str, dict[str, Any]] = {}
     for path, data in files.items():
-        m = re.match(r"^ansible/host_vars/(.+)\.yml$", path)
+        m = re.match(r"^ansible/configs/(.+)\.json$", path)
         if not m:
             continue
         text = data.decode()
@@ -401,7 +402,10 @@ def _owner(path: str) -> str | None:
     device = _device_of(path)
     if device is not None:
         return device
-    m = HOST_VARS.match(path) or GROUP_FILE.match(path)
+    m = HOST_VARS.match(path)
+    if m:
+        return m.group("g") or m.group("c")
+    m = GROUP_FILE.match(path)
     return m.group("g") if m else None
 
 
