@@ -180,3 +180,53 @@ def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
     jobs = [(render, "ok", lambda d, part, parts: "boom" if part == 1 else d)]
     with pytest.raises(RuntimeError, match="ValueError: bad data"):
         list(parallel.render_all(jobs, 10))
+
+
+@pytest.mark.parametrize("errno_, where", [(28, "write"), (30, "mkdtemp"), (13, "mkdtemp")])
+def test_full_or_read_only_file_systems_keep_the_previous_tree(tmp_path: Path, monkeypatch, errno_: int,
+                                                                where: str) -> None:
+    """A full disk (ENOSPC halfway through the files), a read-only file system (EROFS) or no
+    permission (EACCES): one clear line through the CLI, exit 2, the previous OUT byte for byte,
+    no temporary tree beside it."""
+    import fabgen.output as output
+    from fabgen.cli import main
+
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-2node.yaml", out)
+    before = _tree(out)
+    written = []
+
+    def failing_write(base: str, rel: str, content: bytes) -> None:
+        if len(written) > 5:
+            raise OSError(errno_, os.strerror(errno_), os.path.join(base, rel))
+        written.append(rel)
+        real_write(base, rel, content)
+
+    def failing_mkdtemp(*args, **kwargs):
+        raise OSError(errno_, os.strerror(errno_), str(tmp_path))
+
+    real_write = output._write_one
+    if where == "write":
+        monkeypatch.setattr(output, "_write_one", failing_write)
+    else:
+        monkeypatch.setattr(output.tempfile, "mkdtemp", failing_mkdtemp)
+    with pytest.raises(SystemExit) as exc:
+        main(["render", str(INVENTORIES / "roce-3tier.yaml"), "-o", str(out)])
+    assert exc.value.code == 2
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no temporary tree left"
+
+
+def test_write_errors_are_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
+    import fabgen.output as output
+    from fabgen.cli import main
+
+    def full(base: str, rel: str, content: bytes) -> None:
+        raise OSError(28, os.strerror(28), os.path.join(base, rel))
+
+    monkeypatch.setattr(output, "_write_one", full)
+    with pytest.raises(SystemExit):
+        main(["render", str(INVENTORIES / "roce-2node.yaml"), "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device; nothing written" in err[0] and "Traceback" not in err[0]
+    assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
