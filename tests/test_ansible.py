@@ -54,6 +54,24 @@ def test_inventory_lists_every_device_in_its_groups(case: str, fabric: str, tmp_
     for sw in switches:
         for f in hostvars[sw]["fabgen_files"]:
             assert (tmp_path / f["src"]).is_file()
+        assert "fabgen_config" not in hostvars[sw]  # the inventory stays small (configs/ holds it)
+
+
+def test_a_play_reads_the_structured_config_its_host_vars_name(tmp_path: Path) -> None:
+    """host_vars name ansible/configs/<device>.json; a play loads it the documented way
+    (lookup + from_json), and a broken file fails that play."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-2node.yaml", out)
+    play = tmp_path / "read.yml"
+    play.write_text("- hosts: platform_eos\n  gather_facts: false\n  connection: local\n  tasks:\n"
+                    "    - debug:\n        msg: \"ASN {{ (lookup('file', fabgen_out ~ '/' ~ fabgen_config_file) "
+                    "| from_json).fabgen_config.bgp.asn }}\"\n")
+    res = run(PLAYBOOK, "-i", "ansible/inventory.yml", str(play), cwd=out)
+    asn = json.loads((out / "ansible/configs/roce-leaf01.json").read_text())["fabgen_config"]["bgp"]["asn"]
+    assert res.returncode == 0 and f'"msg": "ASN {asn}"' in res.stdout, res.stdout[-2000:]
+    (out / "ansible/configs/roce-leaf01.json").write_text('{"fabgen_config": ')
+    res = run(PLAYBOOK, "-i", "ansible/inventory.yml", str(play), cwd=out)
+    assert res.returncode != 0
 
 
 def test_every_playbook_passes_syntax_check(tmp_path: Path) -> None:

@@ -240,6 +240,7 @@ class Review:
     intent: list[tuple[str, str, Any, Any]] = field(default_factory=list)
     counts: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # fabric, what, before, after
     files: list[tuple[str, bytes | None, bytes | None]] = field(default_factory=list)
+    folds: list[Fold] | None = field(default=None, repr=False)  # fold()'s result, once
 
     @property
     def differs(self) -> bool:
@@ -409,10 +410,16 @@ def _owner(path: str) -> str | None:
     return m.group("g") if m else None
 
 
+def _kind(path: str) -> str:
+    """The path with its owner's name as <device>: files of one kind share it."""
+    owner = _owner(path)
+    return path.replace(owner, "<device>") if owner else path
+
+
 def _shape(path: str, owner: str, body: str) -> tuple[str, str]:
     """(file kind, change) with the owner's name and every address abstracted: two devices whose
     shapes are equal received the same change, whatever their own names and addresses."""
-    kind = path.replace(owner, "<device>")
+    kind = _kind(path)
     lines = [line for line in body.splitlines() if not line.startswith(("--- ", "+++ "))]
     change = _HUNK.sub("@@", "\n".join(lines)).replace(owner, "<device>")
     return kind, _ADDRESS.sub("<address>", change)
@@ -429,7 +436,14 @@ class Fold:
 
 
 def fold(rv: Review) -> list[Fold]:
-    """Per-file diffs grouped by shape, in the order the files first appear."""
+    """Per-file diffs grouped by shape, in the order the files first appear (computed once per
+    review: the comment and the --output file share it)."""
+    if rv.folds is None:
+        rv.folds = _fold(rv)
+    return rv.folds
+
+
+def _fold(rv: Review) -> list[Fold]:
     folds: dict[tuple[str, str], Fold] = {}
     for path, a, b in rv.files:
         body = _file_diff(path, a, b)
@@ -456,8 +470,7 @@ def _stat_lines(rv: Review) -> list[str]:
     """`--stat`: changed files per kind with lines added and removed, like git's."""
     kinds: dict[str, list[int]] = {}
     for path, a, b in rv.files:
-        owner = _owner(path)
-        kind = path.replace(owner, "<device>") if owner else path
+        kind = _kind(path)
         plus, minus = _line_counts(a, b)
         k = kinds.setdefault(kind, [0, 0, 0])
         k[0], k[1], k[2] = k[0] + 1, k[1] + plus, k[2] + minus

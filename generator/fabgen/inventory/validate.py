@@ -388,6 +388,7 @@ class _Checks:
     plans: dict[str, Plan] = field(default_factory=dict)  # fabric -> sized plan
     members: dict[str, list[Member]] = field(default_factory=dict)
     storage: dict[str, list[Member]] = field(default_factory=dict)
+    switches: dict[str, list[str]] = field(default_factory=dict)  # fabric -> its switch names (sized ones)
     taken: list = field(default_factory=list)  # data pools handed out, (path, network)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
 
@@ -621,7 +622,8 @@ def _check_switch_names(c: _Checks) -> None:
     devices: dict[str, str] = {}  # lower-case switch name -> fabric
     for i, f in enumerate(c.inv.fabrics):
         if f.name in c.plans:
-            _claim_switch_names(c, i, f, [s.name for s in switch_names(f, c.plans[f.name])], devices)
+            c.switches[f.name] = [s.name for s in switch_names(f, c.plans[f.name])]
+            _claim_switch_names(c, i, f, c.switches[f.name], devices)
 
 
 def _claim_switch_names(c: _Checks, i: int, f, names: list[str], devices: dict[str, str]) -> None:
@@ -646,10 +648,8 @@ def _claim_switch_names(c: _Checks, i: int, f, names: list[str], devices: dict[s
 
 def _check_subnet_manager_names(c: _Checks) -> None:
     """Subnet-manager hosts join the namespace of nodes and switches (Ansible hosts)."""
-    from fabgen.topology.build import switch_names
-
     fabrics = c.inv.fabrics
-    switch_owner = {s.name: f.name for f in fabrics if f.name in c.plans for s in switch_names(f, c.plans[f.name])}
+    switch_owner = {name: fabric for fabric, names in c.switches.items() for name in names}
     sm_seen: dict[str, str] = {}
     node_names = {h.lower() for h in c.owners} if any(f.infiniband and f.infiniband.subnet_managers
                                                        for f in fabrics) else set()
@@ -791,14 +791,13 @@ def _check_pkey_tables(c: _Checks, path: PathT, f, ib) -> None:
 def _read_guid_map(c: _Checks, path: PathT, f, guid_map: str, fplan: Plan) -> dict[tuple[str, str], int]:
     """The GUID map CSV, relative to the inventory; its rows must name this fabric's switches and HCAs."""
     from fabgen.inventory.guidmap import read_guid_map
-    from fabgen.topology.build import switch_names
 
     map_path = Path(c.loaded.file).parent / guid_map
     if map_path.exists() and not map_path.is_file():
         what = "a directory" if map_path.is_dir() else "not a regular file"
         c.report((*path, "guid_map"), f"GUID map {guid_map!r} is {what}: give the CSV file")
         return {}
-    known: dict[tuple[str, str], str] = {(s.name, "0"): "switch" for s in switch_names(f, fplan)}
+    known: dict[tuple[str, str], str] = {(name, "0"): "switch" for name in c.switches.get(f.name, [])}
     for host, _, model in c.members.get(f.name, []) + c.storage.get(f.name, []):
         for nic in model.nics:
             known[(host, nic.rdma)] = "adapter"
