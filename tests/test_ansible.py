@@ -119,10 +119,10 @@ def test_management_addresses_become_ansible_host(tmp_path: Path) -> None:
 
 SECRETS = {"FABGEN_NETOPS_HASH": "$6$salt$hash", "FABGEN_NETOPS_KEY": "ssh-ed25519 AAAAC3 netops",
            "FABGEN_MONITOR_HASH": "$6$salt$hash2"}
-GUARDED = {"eos": ("roce-3tier", "deploy-eos.yml", "eth/switches/eth-su01-leaf1.cfg", "eth-su01-leaf1",
+GUARDED = {"eos": ("roce-3tier", "deploy-eos.yml", "eth/switches/eth-su001-leaf1.cfg", "eth-su001-leaf1",
                    r"(?ms)^interface Management1$.*?^!\n"),
-           "sonic": ("fattree-2to1", "deploy-sonic.yml", "fabric/switches/fabric-leaf01/config_db.json",
-                     "fabric-leaf01", r'    "MGMT_INTERFACE": \{\n[^\n]*\n    \},\n'),
+           "sonic": ("fattree-2to1", "deploy-sonic.yml", "fabric/switches/fabric-leaf001/config_db.json",
+                     "fabric-leaf001", r'    "MGMT_INTERFACE": \{\n[^\n]*\n    \},\n'),
            "nvue": ("spectrumx-1su", "deploy-nvue.yml", "sx/switches/sx-su01-leaf1.nvue.yaml", "sx-su01-leaf1",
                     r"(?ms)^      eth0:\n.*?(?=^      swp)"),
            "nvue-5.18": ("spectrumx-518-lossy", "deploy-nvue.yml", "sx2/switches/sx2-su01-leaf1.nvue.yaml",
@@ -154,7 +154,7 @@ def test_deploy_refuses_a_config_without_its_management_plane(platform: str, tmp
 
 def test_deploy_refuses_unset_secrets_and_devices_without_an_address(tmp_path: Path) -> None:
     render_to(INVENTORIES / "roce-3tier.yaml", tmp_path / "a")
-    missing = guard(tmp_path / "a", "deploy-eos.yml", "eth-su01-leaf1",
+    missing = guard(tmp_path / "a", "deploy-eos.yml", "eth-su001-leaf1",
                     {k: v for k, v in SECRETS.items() if k != "FABGEN_MONITOR_HASH"})
     assert missing.returncode != 0
     assert "FABGEN_MONITOR_HASH, which is empty here" in missing.stdout, missing.stdout[-3000:]
@@ -209,10 +209,10 @@ def test_eos_session_commands_are_the_rendered_config(tmp_path: Path) -> None:
     out = tmp_path / "out"
     render_to(INVENTORIES / "roce-3tier.yaml", out)
     res = subprocess.run([PLAYBOOK, "-i", "ansible/inventory.yml", str(ROOT / "ansible" / "deploy-eos.yml"),
-                          "--tags", "guard,stage", "--limit", "eth-su01-leaf1", "-v"], cwd=out,
+                          "--tags", "guard,stage", "--limit", "eth-su001-leaf1", "-v"], cwd=out,
                          capture_output=True, text=True, timeout=600, env={**ENV, **SECRETS})
     assert res.returncode == 0, res.stdout[-3000:]
-    staged = (tmp_path / ".fabgen-stage" / "eth-su01-leaf1.cfg").read_text()
+    staged = (tmp_path / ".fabgen-stage" / "eth-su001-leaf1.cfg").read_text()
     assert "secret sha512 $6$salt$hash\n" in staged and "lookup(" not in staged
     assert '"configure session fabgen"' in res.stdout and '"rollback clean-config"' in res.stdout
     assert '"commit timer 00:10:00"' in res.stdout and '"interface Management1"' in res.stdout

@@ -65,12 +65,12 @@ def test_changing_an_ecn_threshold(tmp_path: Path, capsys) -> None:
     assert code == 1
     assert section(out, "Fabric intent changed") == ["eth: qos.ecn.min_bytes: 200000 -> 300000",
                                                      "eth: qos.ecn.min_kbytes: 200 -> 300"]
-    assert section(out, "Devices changed") == ["eth-core[01-08] (8)", "eth-pod01-spine[01-08] (8)",
-                                               "eth-su01-leaf[1-8] (8)"]
+    assert section(out, "Devices changed") == ["eth-core[0001-0008] (8)", "eth-pod01-spine[01-08] (8)",
+                                               "eth-su001-leaf[1-8] (8)"]
     assert "Devices changed (24):" in out
     # the 24 identical hunks fold into one, shown with the first switch's real diff
     assert out.count("== eth/switches/<device>.cfg: the same change on 24: "
-                     "eth-core[01-08],eth-pod01-spine[01-08],eth-su01-leaf[1-8]\n") == 1
+                     "eth-core[0001-0008],eth-pod01-spine[01-08],eth-su001-leaf[1-8]\n") == 1
     assert out.count("-      random-detect ecn minimum-threshold 200000") == 1
     for absent in ("Devices added", "Links re-cabled", "ASNs changed", "Addresses changed", "Sizes changed"):
         assert absent not in out
@@ -102,8 +102,8 @@ def test_address_and_asn_changes_from_rendered_directories(tmp_path: Path, capsy
     assert code == 1
     asns = section(out, "ASNs changed")
     leaves = json.loads((old / "report.json").read_text())["fabrics"]["fabric"]["switches"]["leaf"]
-    assert asns[0] == "fabric-leaf01: 4200010000 -> 65101" and len(asns) == leaves > 1
-    assert "fabric-leaf01 Loopback0: 10.255.0.1/32 -> 10.254.0.1/32" in section(out, "Addresses changed")
+    assert asns[0] == "fabric-leaf001: 4200010000 -> 65101" and len(asns) == leaves > 1
+    assert "fabric-leaf001 Loopback0: 10.255.0.1/32 -> 10.254.0.1/32" in section(out, "Addresses changed")
     code, out, _ = fabgen("diff", str(old), str(old), "--exit-code", capsys=capsys)
     assert code == 0 and out.startswith("no differences")
 
@@ -169,7 +169,7 @@ def test_a_fabric_wide_qos_change_fits_one_comment(tmp_path: Path, capsys) -> No
     code, out, _ = fabgen("diff", str(big), str(new), "--format", "markdown", capsys=capsys)
     assert code == 0 and len(out) < 65_536
     assert "`fabric: qos.ecn.min_kbytes: 150 -> 300`" in out
-    assert out.count("<details>") == 1 and "the same change on 36: fabric-leaf[01-26],fabric-spine[01-10]" in out
+    assert out.count("<details>") == 1 and "the same change on 36: fabric-leaf[001-026],fabric-spine[01-10]" in out
     assert "&lt;device&gt;" in out  # GitHub would swallow a bare <device> as a tag
     assert "Truncated" not in out
 

@@ -190,7 +190,7 @@ def test_yang_check_catches_a_broken_config(tmp_path: Path) -> None:
     import json
 
     render_to(INVENTORIES / "fattree-2to1.yaml", tmp_path)
-    path = tmp_path / "fabric" / "switches" / "fabric-leaf01" / "config_db.json"
+    path = tmp_path / "fabric" / "switches" / "fabric-leaf001" / "config_db.json"
     db = json.loads(path.read_text())
     db["PORT_QOS_MAP"]["Ethernet0,Ethernet8"] = db["PORT_QOS_MAP"].pop("Ethernet0")
     path.write_text(json.dumps(db))

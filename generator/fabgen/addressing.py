@@ -1,19 +1,24 @@
 """Allocate identifiers: InfiniBand GUIDs; for Ethernet fabrics addresses and ASNs.
 
-Ethernet (netaddr over the inventory's pools, in the builder's natural order, so the same
-inventory always gives the same addresses):
-* loopbacks: one /32 per switch, in switch order (leaves, spines, cores), from the pool's
-  first address after its network address;
-* switch-to-switch links: one /31 each in link order; the upper-tier end takes the even
-  address, the lower-tier end the odd one (the usual leaf-spine convention);
-* host-facing ports: `p2p` gives each NIC a /31 (leaf even, NIC odd) in cabling order;
+Every identifier follows a device's or link's place in the planned fabric (`Fabric.ordinal`,
+`Link.ordinal`), never a count of what exists, so adding nodes up to the plan never moves one
+(docs/growth.md). Without a plan the places are the natural order of the present fabric.
+
+Ethernet (netaddr over the inventory's pools):
+* loopbacks: one /32 per switch, in planned switch order (leaves, spines, cores), from the
+  pool's first address after its network address;
+* switch-to-switch links: one /31 each in planned link order (each leaf's uplinks, then each
+  spine's); the upper-tier end takes the even address, the lower-tier end the odd one (the
+  usual leaf-spine convention);
+* host-facing ports: `p2p` gives each NIC a /31 (leaf even, NIC odd) in planned NIC order
+  (node by node, then the storage NICs);
   `leaf-subnet` gives each leaf a subnet sized to its host ports, the leaf takes the first
   address as gateway and the NIC on endpoint port p the address 2 + p;
 * ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
   cores share one (cores: tier) or one per plane.
 
 Management addresses (any fabric kind, where the inventory gives management prefixes):
-switches of a fabric take its prefix's host addresses in switch order, skipping the
+switches of a fabric take its prefix's host addresses in planned switch order, skipping the
 management gateway; compute nodes of a node group that group's prefix's, in node order,
 both from the first address after the network address.
 
@@ -23,7 +28,8 @@ real GUIDs; the report warns that they must be replaced before deployment. Layou
 
     0xFAB0 | fabric number (8 bits) | type (8 bits: 01 switch, 02 channel adapter) | serial (32 bits)
 
-Serials follow the builder's natural order, so the same inventory gives the same GUIDs.
+Serials follow the planned order (switches as above; channel adapters by planned NIC order), so
+the same inventory gives the same GUIDs and growth never changes one.
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     eth = fabric.spec.ethernet or EthernetOptions()
     plan = fabric.plan
     lo = IPNetwork(eth.pools.loopbacks).first
-    loopbacks = {s.name: _ip(lo + i + 1) for i, s in enumerate(fabric.switches)}  # .0 is the pool's name
+    loopbacks = {s.name: _ip(lo + fabric.ordinal(s) + 1) for s in fabric.switches}  # .0 is the pool's name
     link_ips: dict[int, tuple[str, str, int]] = {}
     p2p = IPNetwork(eth.pools.links).first
     hosts = IPNetwork(eth.pools.hosts).first
@@ -78,17 +84,14 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     if eth.host_addressing == "leaf-subnet":
         prefix = leaf_subnet_prefix(plan.down)
         size = 1 << (32 - prefix)
-        base = {s.name: hosts + i * size for i, s in enumerate(fabric.by_role("leaf"))}
+        base = {s.name: hosts + (s.index - 1) * size for s in fabric.by_role("leaf")}
         leaf_subnets = {name: f"{_ip(b)}/{prefix}" for name, b in base.items()}
     model, speed = fabric.switch_model, plan.speed
-    n_sw = n_host = 0
     for idx, lk in enumerate(fabric.links):
         if lk.tier != "node-leaf":
-            link_ips[idx] = (_ip(p2p + 2 * n_sw + 1), _ip(p2p + 2 * n_sw), 31)
-            n_sw += 1
+            link_ips[idx] = (_ip(p2p + 2 * lk.ordinal + 1), _ip(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
-            link_ips[idx] = (_ip(hosts + 2 * n_host + 1), _ip(hosts + 2 * n_host), 31)
-            n_host += 1
+            link_ips[idx] = (_ip(hosts + 2 * lk.ordinal + 1), _ip(hosts + 2 * lk.ordinal), 31)
         else:
             b = base[lk.z]
             link_ips[idx] = (_ip(b + 2 + model.port_number(speed, lk.z_port) - 1), _ip(b + 1), prefix)
@@ -114,10 +117,10 @@ def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[
     if m is not None:
         from fabgen.inventory.management import gateway_of
 
-        gateway, address = gateway_of(m), IPNetwork(m.prefix).first
+        gateway, first = gateway_of(m), IPNetwork(m.prefix).first
         for s in fabric.switches:
-            address += 1 + (address + 1 == gateway)  # the gateway is never a switch's address
-            out[s.name] = _ip(address)
+            address = first + 1 + fabric.ordinal(s)
+            out[s.name] = _ip(address + (address >= gateway))  # the gateway is never a switch's address
     nxt: dict[str, int] = {}
     for h in fabric.hosts:
         prefix = node_prefixes.get(h.group)
@@ -143,17 +146,17 @@ def allocate_guids(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str
     real = guid_map or {}
     guids: dict[str, int] = {}
     synthetic = 0
-    for i, s in enumerate(fabric.switches):
+    for s in fabric.switches:
         g = real.get((s.name, "0"))
         if g is None:
-            g, synthetic = synthetic_guid(fabric_no, TYPE_SWITCH, i + 1), synthetic + 1
+            g, synthetic = synthetic_guid(fabric_no, TYPE_SWITCH, fabric.ordinal(s) + 1), synthetic + 1
         guids[s.name] = g
-    serial = 0
     for h in fabric.hosts:
+        cabled = fabric.ports[h.name]
         for nic in h.model.nics:
-            serial += 1
             g = real.get((h.name, nic.rdma))
             if g is None:
+                serial = fabric.links[cabled[nic.rdma]].ordinal + 1
                 g, synthetic = synthetic_guid(fabric_no, TYPE_CA, serial), synthetic + 1
             guids[f"{h.name}/{nic.rdma}"] = g
     if synthetic:

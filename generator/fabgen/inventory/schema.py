@@ -243,6 +243,10 @@ class Fabric(Strict):
         default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
     )
     tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
+    planned_nodes: int | None = Field(
+        default=None, ge=1, le=2 * MAX_NODES_PER_GROUP,
+        description="compute nodes the fabric is built for: spines, cores, ports, addresses and name widths are "
+        "sized for it, and adding nodes up to it only adds (default: the nodes present)")
     infiniband: InfinibandOptions | None = Field(default=None, description="kind infiniband only")
     ethernet: EthernetOptions | None = Field(default=None, description="kinds roce and spectrum-x only")
     management: Annotated[Management | None, BeforeValidator(_management_mapping)] = Field(

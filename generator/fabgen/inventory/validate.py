@@ -21,6 +21,7 @@ from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, No
 from fabgen.inventory.loader import Loaded, PathT, format_path
 from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, USER_PATTERN,
                                      Inventory)
+from fabgen.topology.growth import check_growth
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
@@ -602,16 +603,18 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
         c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs "
                  f"(it runs {', '.join(f'{s}G' for s in model.speeds())})")
         return
+    rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
+                 ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
+                 model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage))
     try:
-        c.plans[f.name] = plan(
-            topology=f.topology, radix=model.radix(speed), speed=speed, nodes=len(fmembers), rails=rails[0],
-            ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
-            model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage),
-        )
+        c.plans[f.name] = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)
         c.members[f.name] = fmembers
         c.storage[f.name] = fstorage
     except SizingError as exc:
         c.report((*path, exc.field), exc.message)
+        return
+    for message in check_growth(f, c.plans[f.name], lambda n: plan(nodes=n, **rules)):
+        c.warner(f.name)(path, message)
 
 
 def _check_switch_names(c: _Checks) -> None:

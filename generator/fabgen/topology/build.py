@@ -10,59 +10,53 @@ Port names are the switch model's real names at the fabric's link speed.
 
 from __future__ import annotations
 
+from typing import Iterator
+
 import networkx as nx
 
 from fabgen.inventory.catalog import NodeModel, SwitchModel
 from fabgen.inventory.schema import Fabric as FabricSpec
 from fabgen.topology.model import Fabric, Host, Link, Switch
-from fabgen.topology.sizing import Plan
+from fabgen.topology.sizing import Plan, name_widths
 
 MEDIA = {"node-leaf": "mmf", "leaf-spine": "mmf", "spine-core": "mmf"}
 
 
-def _width(count: int) -> int:
-    return max(2, len(str(count)))
-
-
 def _pod(plan: Plan, position: int) -> int:
-    """1-based pod of the leaf at 0-based `position` (compute leaves, then storage leaves)."""
+    """1-based pod of the leaf at 0-based planned `position` (compute leaves, then storage leaves)."""
     return position // plan.leaves_per_pod + 1 if plan.tiers == 3 else 1
 
 
 def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
-    """Every switch of the fabric, leaves (compute, then storage) then spines then cores, in natural order."""
-    f = spec.name
+    """Every switch present, leaves (compute, then storage) then spines then cores, in natural
+    order. A switch's index is its place in the plan (storage leaves follow the planned compute
+    leaves); names are padded to `name_widths`, so neither depends on how many exist."""
+    f, w = spec.name, name_widths(plan)
     out: list[Switch] = []
     if plan.topology == "rail-optimized":
-        uw, rw = _width(plan.units), len(str(plan.leaves_per_unit))
         i = 0
-        for u in range(plan.units):
+        for u in range(plan.present_units):
             for r in range(plan.leaves_per_unit):
-                out.append(Switch(f"{f}-su{u + 1:0{uw}d}-leaf{r + 1:0{rw}d}", "leaf", i + 1, unit=u + 1, rail=r,
-                                  pod=_pod(plan, i)))
+                out.append(Switch(f"{f}-su{u + 1:0{w.unit}d}-leaf{r + 1:0{w.rail}d}", "leaf", i + 1, unit=u + 1,
+                                  rail=r, pod=_pod(plan, i)))
                 i += 1
     else:
-        lw = _width(plan.compute_leaves)
-        for i in range(plan.compute_leaves):
-            out.append(Switch(f"{f}-leaf{i + 1:0{lw}d}", "leaf", i + 1, pod=_pod(plan, i)))
-    sw = _width(plan.storage_leaves)
+        for i in range(plan.present_compute_leaves):
+            out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
     for j in range(plan.storage_leaves):
         i = plan.compute_leaves + j
-        out.append(Switch(f"{f}-storage-leaf{j + 1:0{sw}d}", "leaf", i + 1, pod=_pod(plan, i)))
+        out.append(Switch(f"{f}-storage-leaf{j + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
     if plan.tiers == 2:
-        sw = _width(plan.spines)
-        out += [Switch(f"{f}-spine{j + 1:0{sw}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
+        out += [Switch(f"{f}-spine{j + 1:0{w.spine}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
     elif plan.tiers == 3:
-        pw, sw = _width(plan.pods), _width(plan.spines_per_pod)
-        for p in range(plan.pods):
+        for p in sorted({s.pod for s in out}):
             for j in range(plan.spines_per_pod):
-                out.append(Switch(f"{f}-pod{p + 1:0{pw}d}-spine{j + 1:0{sw}d}", "spine",
-                                  p * plan.spines_per_pod + j + 1, pod=p + 1, plane=j))
-        cw = _width(plan.cores)
+                out.append(Switch(f"{f}-pod{p:0{w.pod}d}-spine{j + 1:0{w.spine}d}", "spine",
+                                  (p - 1) * plan.spines_per_pod + j + 1, pod=p, plane=j))
         for j in range(plan.spines_per_pod):
             for c in range(plan.cores_per_plane):
                 n = j * plan.cores_per_plane + c + 1
-                out.append(Switch(f"{f}-core{n:0{cw}d}", "core", n, plane=j))
+                out.append(Switch(f"{f}-core{n:0{w.core}d}", "core", n, plane=j))
     return out
 
 
@@ -74,13 +68,13 @@ class _Builder:
         self.links: list[Link] = []
         self.ports: dict[str, dict[str, int]] = {}
 
-    def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int,
+    def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int, ordinal: int,
              a_port_index: int | None = None) -> None:
         z_port = self.names[z_port_index]
         if a_port_index is not None:
             a_port = self.names[a_port_index]
         idx = len(self.links)
-        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, MEDIA[tier])
+        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, MEDIA[tier], ordinal)
         self.links.append(lk)
         for dev, port in ((a, a_port), (z, z_port)):
             used = self.ports.setdefault(dev, {})
@@ -102,8 +96,6 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
                      pod=s.pod, plane=s.plane)
         b.ports[s.name] = {}
     leaves = [s for s in switches if s.role == "leaf"]
-    spines = [s for s in switches if s.role == "spine"]
-    cores = [s for s in switches if s.role == "core"]
 
     hosts: list[Host] = []
     for g, (hostname, group, node_model) in enumerate(members):
@@ -126,13 +118,13 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
             else:
                 leaf, port = divmod(g * plan.rails + r, plan.down)
                 leaf = leaves[leaf]
-            b.link("node-leaf", hostname, nic.rdma, leaf.name, port)
+            b.link("node-leaf", hostname, nic.rdma, leaf.name, port, g * plan.rails + r)
 
     # Storage NICs: striped over the storage leaves (NIC p of the flattened list to leaf
     # p mod L), or on the ports after the compute NICs of a one-switch fabric.
     first = plan.endpoints if plan.storage_leaves == 0 else 0
     spread = max(1, plan.storage_leaves)
-    stor_leaves = leaves[plan.compute_leaves:] or leaves[:1]
+    stor_leaves = leaves[plan.present_compute_leaves:] or leaves[:1]
     p = 0
     for s_i, (hostname, group, node_model) in enumerate(storage):
         leaf_i, port = p % spread, first + p // spread
@@ -143,26 +135,38 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
             nic_id = f"{hostname}/{nic.rdma}"
             b.g.add_node(nic_id, kind="nic", host=hostname, rail=-1, rdma=nic.rdma, netdev=nic.netdev)
             b.g.add_edge(hostname, nic_id, key="attach", tier="attach")
-            b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port)
+            b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p)
             p += 1
 
+    for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
+        b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
+
+    return Fabric(spec, plan, model, b.g, switches, hosts, b.links, b.ports)
+
+
+def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, int, Switch, int, int]]:
+    """Every switch-to-switch cable as (tier, lower switch, its port index, upper switch, its
+    port index, ordinal). Ports and ordinals follow places in the plan only, so the growth
+    check can compare the cabling of two plans without building either."""
+    leaves = [s for s in switches if s.role == "leaf"]
+    spines = [s for s in switches if s.role == "spine"]
+    cores = [s for s in switches if s.role == "core"]
     if plan.tiers >= 2:
-        w = plan.leaf_spine_width
+        w, up = plan.leaf_spine_width, plan.up
+        of_pod: dict[int, list[Switch]] = {}
+        for spine in spines:
+            of_pod.setdefault(spine.pod, []).append(spine)
         for leaf in leaves:
-            pod = leaf.pod - 1
-            pod_spines = spines[pod * plan.spines_per_pod:(pod + 1) * plan.spines_per_pod]
-            pos = (leaf.index - 1) - pod * plan.leaves_per_pod  # leaf position in its pod
-            for s, spine in enumerate(pod_spines):
+            pos = (leaf.index - 1) - (leaf.pod - 1) * plan.leaves_per_pod  # leaf position in its pod
+            for s, spine in enumerate(of_pod[leaf.pod]):
                 for t in range(w):
-                    b.link("leaf-spine", leaf.name, "", spine.name, pos * w + t,
-                           a_port_index=plan.down + s * w + t)
+                    yield ("leaf-spine", leaf, plan.down + s * w + t, spine, pos * w + t,
+                           (leaf.index - 1) * up + s * w + t)
     if plan.tiers == 3:
         w2 = plan.spine_core_width
         for spine in spines:
             plane_cores = cores[spine.plane * plan.cores_per_plane:(spine.plane + 1) * plan.cores_per_plane]
             for c, core in enumerate(plane_cores):
                 for t in range(w2):
-                    b.link("spine-core", spine.name, "", core.name, (spine.pod - 1) * w2 + t,
-                           a_port_index=plan.spine_down + c * w2 + t)
-
-    return Fabric(spec, plan, model, b.g, switches, hosts, b.links, b.ports)
+                    yield ("spine-core", spine, plan.spine_down + c * w2 + t, core, (spine.pod - 1) * w2 + t,
+                           plan.leaves * plan.up + (spine.index - 1) * plan.spine_up + c * w2 + t)

@@ -30,6 +30,7 @@ class Link:
     z_port: str
     speed: int
     media: str
+    ordinal: int = -1  # place in the planned fabric (per kind: host-facing or switch-to-switch); addresses follow it
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,15 @@ class Fabric:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    def ordinal(self, s: Switch) -> int:
+        """0-based place of a switch in the planned fabric: leaves, then spines, then cores.
+        Loopbacks, management addresses and GUIDs follow it, so adding nodes moves none."""
+        if s.role == "leaf":
+            return s.index - 1
+        if s.role == "spine":
+            return self.plan.leaves + s.index - 1
+        return self.plan.leaves + self.plan.spines + s.index - 1
 
     def by_role(self, role: str) -> list[Switch]:
         return [s for s in self.switches if s.role == role]

@@ -28,12 +28,19 @@ Rules (NVIDIA DGX SuperPOD reference architectures; docs/decisions.md for where 
   leaves, so a dual-ported storage node survives the loss of one leaf. A one-switch
   fabric takes storage NICs on the ports after the compute NICs when they fit.
   Storage leaves count like any leaf for spines, pods and cores.
+* A plan (`planned_nodes`) sizes everything above for the planned node count; the nodes
+  present fill it in order and only their units (and the pods holding them) are built.
+  Every switch, port, address, ASN and GUID is a function of its place in the plan, so
+  adding nodes up to the plan only adds (docs/growth.md). Storage leaves sit after the
+  planned compute leaves.
+* Name widths depend only on the radix, the rails and the tier count (`name_widths`),
+  never on how many switches exist.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 
@@ -72,10 +79,25 @@ class Plan:
     spine_core_width: int  # links from a spine to each core of its plane
     storage: int = 0  # storage endpoints (NICs of storage nodes)
     storage_leaves: int = 0  # leaves dedicated to storage, after the compute leaves
+    present_nodes: int = -1  # nodes present (-1: all planned nodes are present)
+    present_units: int = -1  # units (fat-tree: leaves) they fill
+
+    # `nodes`, `units`, `leaves`, `pods` and everything sized from them are the plan's;
+    # `present_*` are what the inventory's nodes fill of it.
 
     @property
     def compute_leaves(self) -> int:
+        """Compute leaves of the plan (the storage leaves follow them)."""
         return self.leaves - self.storage_leaves
+
+    @property
+    def present_compute_leaves(self) -> int:
+        return self.present_units * self.leaves_per_unit
+
+    @property
+    def planned(self) -> bool:
+        """More nodes planned than present."""
+        return self.present_nodes != self.nodes
 
     @property
     def spines(self) -> int:
@@ -116,12 +138,34 @@ def _smallest_divisor_at_least(n: int, low: int) -> int | None:
     return None
 
 
-def plan(
+def plan(*, nodes: int, planned_nodes: int | None = None, **kw) -> Plan:
+    """Size one fabric for `planned_nodes` (default: the nodes present) and note what the
+    `nodes` present fill of it. Raises SizingError naming the inventory key at fault."""
+    if planned_nodes is not None and planned_nodes < nodes:
+        raise SizingError("planned_nodes", f"{nodes} nodes are attached, more than the {planned_nodes} this "
+                          f"fabric is planned for: raise planned_nodes (the spine and core tiers are sized "
+                          "for it) or attach fewer nodes")
+    try:
+        sized = _size(nodes=planned_nodes or nodes, **kw)
+    except SizingError as exc:
+        if planned_nodes is None or exc.field != "node_groups":
+            raise
+        raise SizingError("planned_nodes", f"planned for {planned_nodes} nodes: {exc.message}") from None
+    return replace(sized, present_nodes=nodes, present_units=units_for(sized, nodes))
+
+
+def units_for(p: Plan, nodes: int) -> int:
+    """Units (fat-tree: leaves) that `nodes` nodes fill, in order, in plan `p`."""
+    if p.unit_nodes:
+        return math.ceil(nodes / p.unit_nodes)
+    return math.ceil(nodes * p.rails / p.down)
+
+
+def _size(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
     storage: int = 0,
 ) -> Plan:
-    """Size one fabric. Raises SizingError naming the inventory key at fault."""
     k = radix
     endpoints = nodes * rails
     rtxt = _fmt_ratio(ratio)
@@ -223,3 +267,34 @@ def plan(
     if best is None:  # storage leaves can tip a fabric that fits over the edge
         raise too_big
     return Plan(**common, tiers=3, **best[1])
+
+
+@dataclass(frozen=True)
+class Widths:
+    """Zero-padding of each numbered part of a switch name."""
+
+    unit: int
+    rail: int
+    leaf: int
+    spine: int
+    pod: int
+    core: int
+
+
+def _digits(count: int) -> int:
+    return max(2, len(str(count)))
+
+
+def name_widths(p: Plan) -> Widths:
+    """Widths for the largest fabric this radix builds at this tier count, so no count of
+    switches present (or planned) ever changes a name. Two tiers (and one switch, which
+    grows into two): at most `radix` leaves (one spine port each) and `up` spines (they
+    divide a leaf's uplinks). Three tiers: at most `radix` pods of radix/2 leaves, `up`
+    spines per pod, and `up` planes of radix/2 cores."""
+    k, lpu = p.radix, p.leaves_per_unit
+    if p.tiers <= 2:
+        units, leaves, pods, cores = k // lpu, k, 1, 0
+    else:
+        units, leaves, pods, cores = k * ((k // 2) // lpu), k * (k // 2), k, p.up * (k // 2)
+    return Widths(unit=_digits(units), rail=len(str(lpu)), leaf=_digits(leaves), spine=_digits(p.up),
+                  pod=_digits(pods), core=_digits(cores))

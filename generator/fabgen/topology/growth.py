@@ -1,0 +1,104 @@
+"""What growing an unplanned fabric would do to what is already cabled.
+
+A fabric without `planned_nodes` is sized for the nodes present. Its next scalable unit
+(fat-tree: next leaf) or, with three tiers, its next pod can change the spine or core count,
+the leaf-to-spine width or the pod size, and then existing cables move. The check sizes
+the grown fabric with the same rules, compares the switch-to-switch cabling of the present
+switches in both (switches by their place, ports by index) and says how many cables would
+move: the review of that growth would be a re-cabling, and `planned_nodes` avoids it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from fabgen.topology.build import switch_names, uplinks
+from fabgen.topology.model import Switch
+from fabgen.topology.sizing import Plan, SizingError, units_for
+
+
+@dataclass(frozen=True)
+class Growth:
+    step: str  # "scalable unit", "leaf" or "pod"
+    nodes: int  # node count after the step
+    moved: int  # existing cables that would move
+    cables: int  # existing cables
+    renamed: int  # existing switches whose name would change
+    before: dict[str, int]  # spines, cores
+    after: dict[str, int]
+    tiers: tuple[int, int]
+
+
+def _key(p: Plan, s: Switch) -> tuple[str, int]:
+    """A switch's identity across plans: storage leaves are counted after the compute leaves."""
+    if s.role == "leaf" and s.index > p.compute_leaves:
+        return "storage-leaf", s.index - p.compute_leaves
+    return s.role, s.index
+
+
+def _cabling(spec, p: Plan) -> tuple[set, dict]:
+    switches = switch_names(spec, p)
+    cables = {(_key(p, lo), lp, _key(p, hi), hp) for _, lo, lp, hi, hp, _ in uplinks(p, switches)}
+    return cables, {_key(p, s): s.name for s in switches}
+
+
+def _compare(spec, now: Plan, later: Plan, step: str) -> Growth:
+    seen = replace(later, present_nodes=now.present_nodes, present_units=units_for(later, now.present_nodes))
+    before, names = _cabling(spec, now)
+    after, later_names = _cabling(spec, seen)
+    moved = len(before - after)
+    cables = len(before) + now.present_nodes * now.rails + now.storage
+    if now.storage and now.storage_leaves == 0 and later.storage_leaves:
+        moved += now.storage  # a one-switch fabric's storage NICs move to storage leaves
+    renamed = sum(1 for k, n in names.items() if later_names.get(k, n) != n)
+    return Growth(step, later.present_nodes, moved, cables, renamed,
+                  _upper(now), _upper(later),
+                  (now.tiers, later.tiers))
+
+
+def _upper(p: Plan) -> dict[str, int]:
+    """The upper tiers a leaf is cabled to. New pods add spines by themselves (pure addition);
+    a new spine in an existing pod or a new core moves existing cables."""
+    if p.tiers == 3:
+        return {"spines per pod": p.spines_per_pod, "cores": p.cores}
+    return {"spines": p.spines}
+
+
+def check_growth(spec, now: Plan, size: Callable[[int], Plan]) -> list[str]:
+    """Warnings for an unplanned fabric whose next unit (or pod) re-cables; `size(n)` sizes it for n nodes."""
+    if now.planned:
+        return []
+    per_unit = now.unit_nodes or math.ceil(now.down / now.rails)
+    word = "scalable unit" if now.topology == "rail-optimized" else "leaf"
+    steps = [(word, (now.present_units + 1) * per_unit)]
+    if now.tiers == 3:
+        pods = math.ceil(now.present_units / now.units_per_pod)
+        steps.append(("pod", (pods + 1) * now.units_per_pod * per_unit))
+    for step, nodes in steps:
+        try:
+            later = size(nodes)
+        except SizingError as exc:
+            return [f"the next {step} ({nodes} nodes) cannot be added: {exc.message}"]
+        g = _compare(spec, now, later, step)
+        if g.moved or g.before != g.after or g.renamed:
+            return [_message(g)]
+    return []
+
+
+def _message(g: Growth) -> str:
+    changes = []
+    if g.tiers[0] != g.tiers[1]:
+        changes.append(f"take it from {g.tiers[0]} to {g.tiers[1]} tiers")
+    for what in g.after:
+        if g.before.get(what, 0) != g.after[what]:
+            changes.append(f"change the {what} from {g.before.get(what, 0):,} to {g.after[what]:,}")
+    if g.moved:
+        changes.append(f"move {g.moved:,} of its {g.cables:,} cables")
+    if g.renamed:
+        changes.append(f"rename {g.renamed:,} switches")
+    text = ", ".join(changes[:-1]) + " and " + changes[-1] if len(changes) > 1 else changes[0]
+    upper = "spine and core tiers" if max(g.tiers) == 3 else "spine tier"
+    return (f"growing this fabric by one {g.step} (to {g.nodes:,} nodes) would {text}: set planned_nodes to "
+            f"the size it will reach to build its {upper} for that now (docs/growth.md)")
