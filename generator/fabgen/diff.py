@@ -3,13 +3,15 @@
 Each side is an inventory (rendered in memory through the same pipeline) or a rendered
 directory; nothing is re-implemented. The review summary comes first:
 * fabric sizes that changed (switches per role, nodes, GPUs, links per tier), from report.json;
-* devices added, removed and changed (hostlist lines per role) (a device's files: its switch config, a node's
-  netplan; a node group's shared host files count for the group); unchanged ones are not
-  listed;
+* devices added, removed, extended and changed (hostlist lines per role) (a device's files: its switch
+  config, a node's netplan; a node group's shared host files count for the group); unchanged ones are
+  not listed. A device is *extended* when all that changed is additions: new links on ports that
+  were unused, new neighbours, new addresses, nothing existing altered (read from its structured
+  config and the cabling). Growing a planned fabric reviews as added and extended only;
 * links re-cabled, keyed by their lower end (node NIC, or the lower-tier switch port),
   with the far end before and after; links added and removed;
-* addresses and ASNs changed per device, read from ansible/configs (the structured
-  config each file was rendered from);
+* addresses added, removed and changed and ASNs changed per device, read from ansible/configs
+  (the structured config each file was rendered from);
 * fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
 then unified diffs per file, folded: files whose change is the same once their owner's name and
 addresses are abstracted show once, with the list of owners. manifest.json and the Ansible
@@ -232,6 +234,7 @@ class Review:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    extended: list[str] = field(default_factory=list)  # changed by additions only (growth)
     recabled: list[tuple[str, str, str, str]] = field(default_factory=list)  # fabric, a end, before, after
     links_added: list[tuple[str, str, str]] = field(default_factory=list)
     links_removed: list[tuple[str, str, str]] = field(default_factory=list)
@@ -274,6 +277,8 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
 
     i_old, i_new = _identity(old_changed), _identity(new_changed)
+    altered = {d for _, a, before, after in rv.recabled for d in (a.split()[0], before.split()[0], after.split()[0])}
+    altered |= {a.split()[0] for _, a, _ in rv.links_removed} | {z.split()[0] for _, _, z in rv.links_removed}
     for dev in sorted(set(i_old) & set(i_new), key=_natural):
         if i_old[dev]["asn"] != i_new[dev]["asn"]:
             rv.asns.append((dev, i_old[dev]["asn"], i_new[dev]["asn"]))
@@ -281,6 +286,10 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
         for where in sorted(set(ao) | set(an), key=_natural):
             if ao.get(where) != an.get(where):
                 rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
+
+    grown = {d for d in rv.changed if d not in altered and _only_added(d, changed_paths, old, new)}
+    rv.extended = [d for d in rv.changed if d in grown]
+    rv.changed = [d for d in rv.changed if d not in grown]
 
     n_old, n_new = _counts(old_changed), _counts(new_changed)
     for fab in sorted(set(n_old) & set(n_new)):
@@ -296,6 +305,54 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
 
     rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
     return rv
+
+
+def _structured(data: bytes) -> Any:
+    text = data.decode()
+    return json.loads(text.split("\n", 1)[1] if text.startswith("#") else text).get("fabgen_config")
+
+
+def _only_added(device: str, paths: list[str], old: dict[str, bytes], new: dict[str, bytes]) -> bool:
+    """True when every change to `device` adds: its structured config gains entries (ports that
+    were unused come into use) and nothing it had changes. The text configs are renderings of
+    the structured one, so they may differ only when it does; a device without one (an
+    InfiniBand switch, whose only change is new cables) may have no changed file."""
+    config = f"ansible/configs/{device}.json"
+    if old.get(config) == new.get(config):  # no structured config, or an unchanged one
+        return not any(_device_of(p) == device for p in paths)
+    if config not in old or config not in new:
+        return False
+    return _grows(_structured(old[config]), _structured(new[config]))
+
+
+def _unused(port: Any) -> bool:
+    """A port the structured config leaves unused (neutral form, or NVUE's admin-down swp)."""
+    return isinstance(port, dict) and (port.get("kind") == "unused"
+                                       or port == {"link": {"state": {"down": {}}}, "type": "swp"})
+
+
+def _grows(a: Any, b: Any) -> bool:
+    """b holds everything a holds (dicts: same keys, values grown; lists: every item kept; an
+    unused port may be put to use), and possibly more."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(k in b and (_unused(v) or _grows(v, b[k])) for k, v in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        named = {x["name"]: x for x in b if isinstance(x, dict) and "name" in x}
+        rest = [json.dumps(x, sort_keys=True) for x in b if not (isinstance(x, dict) and "name" in x)]
+        pool: dict[str, int] = {}
+        for key in rest:
+            pool[key] = pool.get(key, 0) + 1
+        for x in a:
+            if isinstance(x, dict) and "name" in x:
+                if x["name"] not in named or not (_unused(x) or _grows(x, named[x["name"]])):
+                    return False
+                continue
+            key = json.dumps(x, sort_keys=True)
+            if not pool.get(key):
+                return False
+            pool[key] -= 1
+        return True
+    return a == b
 
 
 def _natural(s: str) -> list[Any]:
@@ -319,6 +376,16 @@ def _compact(devices: list[str]) -> list[str]:
     return [f"{compress(names)} ({len(names)})" if len(names) > 1 else names[0] for names in stems.values()]
 
 
+def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:
+    """Links between the same two devices as one line with their count (a new unit's leaf has
+    several to each spine), in the order first seen."""
+    bundles: dict[tuple[str, str, str], list[str]] = {}
+    for fab, a, z in links:
+        bundles.setdefault((fab, a.split()[0], z.split()[0]), []).append(f"{a} -- {z}")
+    return [f"{fab}: {one[0]}" if len(one) == 1 else f"{fab}: {a} -- {z} ({len(one)} links)"
+            for (fab, a, z), one in bundles.items()]
+
+
 def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     """(heading, bullet lines) for every non-empty part of the review."""
     parts: list[tuple[str, list[str]]] = []
@@ -329,22 +396,27 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
         parts.append((f"Devices added ({len(rv.added)})", _limited(_compact(rv.added))))
     if rv.removed:
         parts.append((f"Devices removed ({len(rv.removed)})", _limited(_compact(rv.removed))))
+    if rv.extended:
+        parts.append((f"Devices extended, additions only ({len(rv.extended)})", _limited(_compact(rv.extended))))
     if rv.changed:
         parts.append((f"Devices changed ({len(rv.changed)})", _limited(_compact(rv.changed))))
     if rv.recabled:
         parts.append((f"Links re-cabled ({len(rv.recabled)})",
                       _limited([f"{fab}: {a}: {before} -> {after}" for fab, a, before, after in rv.recabled])))
     if rv.links_added:
-        parts.append((f"Links added ({len(rv.links_added)})",
-                      _limited([f"{fab}: {a} -- {z}" for fab, a, z in rv.links_added])))
+        parts.append((f"Links added ({len(rv.links_added)})", _limited(_link_bundles(rv.links_added))))
     if rv.links_removed:
         parts.append((f"Links removed ({len(rv.links_removed)})",
                       _limited([f"{fab}: {a} -- {z}" for fab, a, z in rv.links_removed])))
     if rv.asns:
         parts.append((f"ASNs changed ({len(rv.asns)})", _limited([f"{d}: {a} -> {b}" for d, a, b in rv.asns])))
-    if rv.addresses:
-        parts.append((f"Addresses changed ({len(rv.addresses)})",
-                      _limited([f"{w}: {a or '(none)'} -> {b or '(none)'}" for w, a, b in rv.addresses])))
+    for word, rows in (("added", [(w, b) for w, a, b in rv.addresses if a is None]),
+                       ("removed", [(w, a) for w, a, b in rv.addresses if b is None])):
+        if rows:
+            parts.append((f"Addresses {word} ({len(rows)})", _limited([f"{w}: {x}" for w, x in rows])))
+    changed = [(w, a, b) for w, a, b in rv.addresses if a is not None and b is not None]
+    if changed:
+        parts.append((f"Addresses changed ({len(changed)})", _limited([f"{w}: {a} -> {b}" for w, a, b in changed])))
     if rv.intent:
         parts.append((f"Fabric intent changed ({len(rv.intent)})",
                       [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))

@@ -12,9 +12,10 @@ Decisions:
 * unused ports are shut down.
 * BGP: eBGP on every switch-to-switch link, one peer group per peer tier (SPINES, LEAVES,
   CORES) carrying BFD; remote ASN per neighbor (leaves have one each). ECMP width is
-  the larger of 64 and the device's switch links, so it is never below the uplink count.
+  the larger of 64 and the switch links the device has once the plan is built, so it is
+  never below the uplink count and growing into the plan never changes it.
   Each switch announces its loopback and its host-facing subnets; the per-peer route
-  limit is twice the fabric's prefix count (at least 12,000).
+  limit is twice the planned fabric's prefix count (at least 12,000).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from fabgen.context import Context
 from fabgen.intent import secret_ref
 from fabgen.intent.management import plane as management_plane
 from fabgen.intent.qos import options
+from fabgen.topology.sizing import Plan
 
 PEER_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}
 HOST_VLAN = 100  # leaf-subnet mode: the host VLAN of every leaf (locally significant)
@@ -38,6 +40,23 @@ def _management(mgmt: dict[str, Any] | None, address: str | None) -> dict[str, A
     if mgmt is None or address is None:
         return None
     return {"address": address, **mgmt}
+
+
+def planned_fabric_links(plan: Plan, role: str) -> int:
+    """Switch-to-switch links a switch of this role has once the plan is built: the ECMP width
+    is set for them, so growing into the plan never changes it on an existing switch."""
+    if role == "leaf":
+        return plan.up if plan.tiers >= 2 else 0
+    if role == "spine":
+        return plan.spine_down + (plan.spine_up if plan.tiers == 3 else 0)
+    return plan.pods * plan.spine_core_width
+
+
+def planned_prefixes(plan: Plan, host_addressing: str) -> int:
+    """Prefixes the planned fabric announces: a loopback per switch, and each NIC's /31 (p2p)
+    or each leaf's host subnet (leaf-subnet)."""
+    hosts = plan.endpoints + plan.storage if host_addressing == "p2p" else plan.leaves
+    return plan.leaves + plan.spines + plan.cores + hosts
 
 
 def switch_configs(ctx: Context) -> list[dict[str, Any]]:
@@ -100,14 +119,14 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
             "bgp": {"asn": alloc.asns[s.name], "router_id": alloc.loopbacks[s.name],
                     "password_env": eth.bgp_password.env if eth.bgp_password else None,
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
-                    "ecmp": max(MIN_ECMP, links), "uplinks": uplinks, "bfd": eth.bfd,
+                    "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
+                    "bfd": eth.bfd,
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks},
         })
     # Every switch learns every other switch's announcements: size the per-peer route limit
     # to the fabric (twice its prefixes), never below the usual 12,000, so growth to 65k host
     # /31s does not tear sessions down.
-    prefixes = sum(len(sw["bgp"]["networks"]) for sw in out)
-    limit = max(MIN_MAX_ROUTES, 2 * prefixes)
+    limit = max(MIN_MAX_ROUTES, 2 * planned_prefixes(f.plan, eth.host_addressing))
     for sw in out:
         sw["bgp"]["max_routes"] = limit
     return out

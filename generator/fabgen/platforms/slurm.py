@@ -20,6 +20,7 @@ from fabgen import yamlout
 
 from fabgen.hostlist import compress
 from fabgen.platforms import CLUSTER, Context, Target
+from fabgen.topology.sizing import name_widths
 
 
 def _levels(ctx: Context) -> dict[str, Any]:
@@ -28,10 +29,10 @@ def _levels(ctx: Context) -> dict[str, Any]:
     compute = [h for h in f.hosts if h.role == "compute"]
     level1: dict[str, list[str]] = {}
     pod_of: dict[str, int] = {}
+    widths = name_widths(plan)  # the switch names' widths: never depend on how many units exist
     if plan.topology == "rail-optimized":
-        w = max(2, len(str(plan.units)))
         for h in compute:
-            name = f"{f.name}-su{h.unit:0{w}d}"
+            name = f"{f.name}-su{h.unit:0{widths.unit}d}"
             level1.setdefault(name, []).append(h.name)
             pod_of[name] = (h.unit - 1) // plan.units_per_pod + 1
     else:
@@ -46,7 +47,8 @@ def _levels(ctx: Context) -> dict[str, Any]:
         per_pod = plan.units_per_pod
         if per_pod > 1 and per_pod & (per_pod - 1) == 0:
             sizes.append(base * per_pod)
-    fab = {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes}
+    fab = {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes,
+           "pod_width": widths.pod}
     fab["tree"] = _tree(fab)
     return fab
 
@@ -64,7 +66,7 @@ def _tree(fab: dict[str, Any]) -> list[dict[str, str]]:
         pods: dict[int, list[str]] = {}
         for name in fab["level1"]:
             pods.setdefault(fab["pod_of"][name], []).append(name)
-        w = max(2, len(str(max(pods))))
+        w = fab["pod_width"]
         pod_names = []
         for p in sorted(pods):
             pod_names.append(f"{fab['fabric']}-pod{p:0{w}d}")

@@ -1,0 +1,225 @@
+"""Growth: a planned fabric grown by a unit only adds; an unplanned one that would re-cable says so."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conftest import INVENTORIES
+from fabgen.inventory.loader import load_text
+from fabgen.inventory.validate import validate
+from fabgen.pipeline import build
+from fabgen.topology.sizing import name_widths
+
+PLATFORMS = {  # kind, platform, switch model
+    "opensm": ("infiniband", "opensm", "qm9700"),
+    "eos": ("roce", "eos", "arista-7060x5"),
+    "sonic": ("roce", "sonic", "arista-7060x6-64pe-b"),
+    "nvue": ("spectrum-x", "nvue", "sn5600"),
+}
+
+
+def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, ratio: int = 1,
+              tiers: str | int = "auto", su: int = 4, storage: int = 0, leaf_subnet: bool = False) -> str:
+    kind, plat, model = PLATFORMS[platform]
+    lines = ["version: 1", "cluster: grow", "node_groups:",
+             f"  - {{name: gpu, model: dgx-h100, count: {nodes}, hostname: 'gpu{{n:04d}}', "
+             "management: 10.20.0.0/16}"]
+    groups = ["gpu"]
+    if storage:
+        lines += [f"  - {{name: st, model: dgx-h100, role: storage, count: {storage}, hostname: 'st{{n:02d}}'}}"]
+        groups.append("st")
+    lines += ["fabrics:", f"  - name: f", f"    kind: {kind}", f"    platform: {plat}",
+              f"    topology: {topology}", f"    switch_model: {model}", f"    node_groups: [{', '.join(groups)}]",
+              f"    oversubscription: {ratio}", f"    tiers: {tiers}", "    management: 10.30.0.0/16"]
+    if topology == "rail-optimized":
+        lines.append(f"    scalable_unit: {su}")
+    if planned is not None:
+        lines.append(f"    planned_nodes: {planned}")
+    if kind != "infiniband":
+        lines += ["    ethernet:", f"      host_addressing: {'leaf-subnet' if leaf_subnet else 'p2p'}",
+                  "      pools: {loopbacks: 10.255.0.0/16, links: 10.252.0.0/15, hosts: 10.0.0.0/12}"]
+    return "\n".join(lines) + "\n"
+
+
+def identities(text: str):
+    """Everything growth must keep: cables (with their addresses), switches and every identifier."""
+    validated = validate(load_text(text, "grow.yaml"))
+    fabrics, contexts = build(validated)
+    f, a = fabrics["f"], contexts["f"].allocation
+    cables = {}
+    for i, lk in enumerate(f.links):
+        cables[(lk.a, lk.a_port, lk.z, lk.z_port)] = a.link_ips.get(i)
+    ids = {"loopbacks": a.loopbacks, "asns": a.asns, "management": a.management, "guids": a.guids,
+           "leaf_subnets": a.leaf_subnets}
+    upper = {s.name: s.role for s in f.switches if s.role != "leaf"}
+    return validated, f, cables, ids, upper
+
+
+def assert_pure_addition(small: str, big: str, warned: bool = False) -> None:
+    v_small, f_small, c_small, ids_small, up_small = identities(small)
+    v_big, f_big, c_big, ids_big, up_big = identities(big)
+    assert warned or not any("growing this fabric" in w for ws in v_small.warnings.values() for w in ws)
+    moved = {k: v for k, v in c_small.items() if c_big.get(k, "gone") != v}
+    assert not moved, f"{len(moved)} existing cables moved or re-addressed, e.g. {next(iter(moved.items()))}"
+    assert {s.name for s in f_small.switches} <= {s.name for s in f_big.switches}
+    for what, small_ids in ids_small.items():
+        changed = {k: v for k, v in small_ids.items() if ids_big[what].get(k) != v}
+        assert not changed, f"{what} of existing devices changed: {sorted(changed.items())[:3]}"
+    # spine and core tiers are sized for the plan: the existing pods' spines and the cores stay
+    assert {n for n, r in up_big.items() if r == "core"} == {n for n, r in up_small.items() if r == "core"}
+    pods_small = {s.pod for s in f_small.switches if s.role == "leaf"}
+    assert {s.name for s in f_big.switches if s.role == "spine" and s.pod in pods_small} == \
+        {n for n, r in up_small.items() if r == "spine"}
+    assert [h.name for h in f_small.hosts if h.role == "compute"] == \
+        [h.name for h in f_big.hosts if h.role == "compute"][:len(f_small.hosts) - sum(
+            h.role == "storage" for h in f_small.hosts)]
+
+
+@st.composite
+def planned_fabrics(draw):
+    platform = draw(st.sampled_from(sorted(PLATFORMS)))
+    topology = draw(st.sampled_from(["rail-optimized", "fat-tree"]))
+    ratio = draw(st.sampled_from([1, 2]))
+    tiers = draw(st.sampled_from(["auto", 2, 3]))
+    su = draw(st.sampled_from([2, 4])) * ratio
+    per_unit = su if topology == "rail-optimized" else (4 if ratio == 1 else 5)
+    planned_units = draw(st.integers(2, 6 if tiers != 2 else 4))
+    present = draw(st.integers(1, planned_units - 1))
+    extra = draw(st.integers(0, per_unit - 1))  # the last unit may be partly filled
+    nodes = min((present - 1) * per_unit + max(1, extra), planned_units * per_unit)
+    storage = draw(st.sampled_from([0, 0, 3])) if platform in ("opensm", "eos") else 0
+    leaf_subnet = platform != "opensm" and draw(st.booleans())
+    return dict(platform=platform, topology=topology, ratio=ratio, tiers=tiers, su=su, storage=storage,
+                leaf_subnet=leaf_subnet), nodes, per_unit, planned_units * per_unit
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planned_fabrics())
+def test_a_planned_fabric_grows_by_pure_addition(case) -> None:
+    """Kinds, topologies, tiers and ratios: N nodes' cabling, names, addresses, ASNs and GUIDs are
+    a subset of N + one unit's, and the spine and core tiers do not change."""
+    options, nodes, per_unit, planned = case
+    topology = options.pop("topology")
+    platform = options.pop("platform")
+    small = inventory(platform, topology, nodes, planned, **options)
+    big = inventory(platform, topology, min(nodes + per_unit, planned), planned, **options)
+    assert_pure_addition(small, big)
+
+
+def test_the_property_check_catches_an_unplanned_growth() -> None:
+    """Without a plan the same growth re-cables: the check above must fail on it."""
+    small = inventory("eos", "rail-optimized", 8, None, su=4)
+    big = inventory("eos", "rail-optimized", 16, None, su=4)
+    with pytest.raises(AssertionError, match="existing cables moved|changed"):
+        assert_pure_addition(small, big, warned=True)
+
+
+def test_more_nodes_than_planned_is_a_located_error(tmp_path: Path) -> None:
+    from fabgen.inventory.loader import load
+    from fabgen.errors import InventoryError
+
+    path = tmp_path / "inv.yaml"
+    path.write_text(inventory("opensm", "rail-optimized", 12, 8, su=4))
+    with pytest.raises(InventoryError) as err:
+        validate(load(path))
+    text = str(err.value)
+    assert re.search(r"inv\.yaml:\d+:\d+: .*12 nodes are attached, more than the 8 this fabric is planned for", text)
+    assert "planned_nodes" in text
+
+
+def moved_cables(small: str, big: str) -> int:
+    """Existing cables missing from the grown fabric, counted by building both."""
+    _, _, c_small, _, _ = identities(small)
+    _, _, c_big, _, _ = identities(big)
+    return sum(1 for k in c_small if k not in c_big)
+
+
+@pytest.mark.parametrize("platform,topology,nodes,su", [
+    ("nvue", "rail-optimized", 64, 64), ("opensm", "rail-optimized", 16, 8), ("eos", "fat-tree", 32, 4),
+])
+def test_unplanned_growth_that_recables_is_warned_with_the_count(platform, topology, nodes, su) -> None:
+    small = inventory(platform, topology, nodes, None, su=su)
+    validated, f, *_ = identities(small)
+    (warning,) = [w for w in validated.warnings["f"] if "growing this fabric" in w]
+    m = re.search(r"by one (scalable unit|leaf) \(to ([\d,]+) nodes\).* move ([\d,]+) of its ([\d,]+) cables", warning)
+    assert m, warning
+    grown = int(m.group(2).replace(",", ""))
+    assert moved_cables(small, inventory(platform, topology, grown, None, su=su)) == int(m.group(3).replace(",", ""))
+    assert int(m.group(4).replace(",", "")) == len(f.links)
+    assert "planned_nodes" in warning and warning.startswith("fabrics[0] (line ")
+    # the key that avoids it: planned for the grown size, no warning and no cable moves
+    planned = inventory(platform, topology, nodes, grown, su=su)
+    assert not [w for w in identities(planned)[0].warnings.get("f", []) if "growing" in w]
+    assert moved_cables(planned, inventory(platform, topology, grown, grown, su=su)) == 0
+
+
+def test_growth_into_a_third_tier_is_warned_with_renames() -> None:
+    validated, *_ = identities(inventory("opensm", "rail-optimized", 64, None, su=8))
+    (warning,) = [w for w in validated.warnings["f"] if "growing this fabric" in w]
+    assert "take it from 2 to 3 tiers" in warning and "rename" in warning and "spine and core tiers" in warning
+
+
+def test_growth_that_only_adds_a_pod_is_not_warned() -> None:
+    """Three tiers: the next unit opens a new pod with its own spines; nothing existing moves."""
+    validated = validate(load_text((INVENTORIES / "roce-3tier.yaml").read_text(), "roce-3tier.yaml"))
+    assert not [w for w in validated.warnings.get("eth", []) if "growing" in w]
+
+
+@pytest.mark.parametrize("platform", sorted(PLATFORMS))
+@pytest.mark.parametrize("tiers", [2, 3])
+def test_names_never_depend_on_how_many_switches_exist(platform: str, tiers: int) -> None:
+    """From one unit to the most the tier count holds, every name keeps its width."""
+    names: dict[str, str] = {}
+    for nodes in (1, 4, 40, 120):
+        try:
+            _, f, *_ = identities(inventory(platform, "rail-optimized", nodes, None, su=4, tiers=tiers))
+        except Exception as exc:  # the largest may not fit two tiers
+            assert "two tiers" in str(exc) and tiers == 2
+            continue
+        w = name_widths(f.plan)
+        for s in f.switches:
+            key = re.sub(r"\d+", "#", s.name) + "/" + str(s.index) + s.role
+            assert names.setdefault(key, s.name) == s.name
+            for part, digits in re.findall(r"(su|spine|pod|core)(\d+)", s.name):
+                assert len(digits) == getattr(w, "unit" if part == "su" else part)
+
+
+def review(tmp_path: Path, small: str, big: str, capsys) -> str:
+    from fabgen.cli import main
+
+    (tmp_path / "a.yaml").write_text(small)
+    (tmp_path / "b.yaml").write_text(big)
+    try:
+        main(["diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "--no-files"])
+    except SystemExit as exc:
+        assert not exc.code
+    return capsys.readouterr().out
+
+
+ALTERING = ("Devices changed", "Devices removed", "Links re-cabled", "Links removed", "ASNs changed",
+            "Addresses changed", "Addresses removed", "Fabric intent changed")
+
+
+@pytest.mark.parametrize("platform,topology,tiers,nodes,planned,step", [
+    ("opensm", "rail-optimized", 3, 8, 16, 4), ("eos", "fat-tree", 2, 16, 40, 4),
+    ("sonic", "rail-optimized", 2, 4, 12, 4), ("nvue", "rail-optimized", 3, 4, 12, 4),
+])
+def test_a_planned_growth_reviews_as_additions_only(tmp_path: Path, capsys, platform, topology, tiers, nodes,
+                                                    planned, step) -> None:
+    small = inventory(platform, topology, nodes, planned, su=4, tiers=tiers)
+    out = review(tmp_path, small, inventory(platform, topology, nodes + step, planned, su=4, tiers=tiers), capsys)
+    assert "Devices added (" in out and "Links added (" in out
+    for heading in ALTERING:
+        assert f"{heading} (" not in out, f"{heading} in a planned growth:\n{out[:3000]}"
+    spines = [line for line in out.splitlines() if "spine switches:" in line or "core switches:" in line]
+    assert tiers == 3 or not spines, spines  # two tiers: the spines are all there from the start
+
+
+def test_the_review_check_catches_unplanned_growth(tmp_path: Path, capsys) -> None:
+    small = inventory("eos", "fat-tree", 32, None, su=4, tiers=2)
+    out = review(tmp_path, small, inventory("eos", "fat-tree", 36, None, su=4, tiers=2), capsys)
+    assert "Links re-cabled (" in out and "Devices changed (" in out
