@@ -119,8 +119,13 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
     except InventoryError as exc:
         _fail_inventory(exc)
     for name, p in v.plans.items():
-        typer.echo(f"{name}: {p.topology}, {p.tiers} tier(s), {p.nodes} nodes, {p.endpoints} endpoints at "
-                   f"{p.speed}G: {p.leaves} leaf, {p.spines} spine, {p.cores} core switches")
+        s = contexts[name].summary
+        present = (f"{p.present_nodes} nodes, {p.present_nodes * p.rails} endpoints at {p.speed}G: "
+                   f"{s.switches['leaf']} leaf, "
+                   f"{s.switches['spine']} spine, {s.switches['core']} core switches")
+        plan = (f" (planned for {p.nodes} nodes: {p.leaves} leaf, {p.spines} spine, {p.cores} core switches)"
+                if p.planned else "")
+        typer.echo(f"{name}: {p.topology}, {p.tiers} tier(s), {present}{plan}")
     for name, ctx in contexts.items():
         for w in ctx.summary.warnings:
             typer.echo(printable(f"{inventory}: warning: fabric {name}: {w}"), err=True)

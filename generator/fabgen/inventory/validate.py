@@ -613,8 +613,9 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
     except SizingError as exc:
         c.report((*path, exc.field), exc.message)
         return
-    for message in check_growth(f, c.plans[f.name], lambda n: plan(nodes=n, **rules)):
-        c.warner(f.name)(path, message)
+    if f.planned_nodes is None:  # a plan is the final size: growing past it is an error, not a warning
+        for message in check_growth(f, c.plans[f.name], lambda n: plan(nodes=n, **rules)):
+            c.warner(f.name)(path, message)
 
 
 def _check_switch_names(c: _Checks) -> None:

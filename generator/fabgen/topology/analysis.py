@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from fabgen.topology.model import ROLES, TIERS, Fabric
+from fabgen.topology.sizing import Plan
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,19 @@ class Summary:
     units: int
     unit_nodes: int
     pods: int
+    planned: dict[str, Any]  # the plan the fabric grows into: nodes, units, pods, switches per role
     warnings: list[str]
 
 
 def _ratio(num: int, den: int) -> float:
     return round(num / den, 4) if den else 1.0
+
+
+def _planned(plan: Plan) -> dict[str, Any]:
+    """The fabric the plan completes (equal to the present one without `planned_nodes`)."""
+    return {"nodes": plan.nodes, "scalable_units": plan.units if plan.topology == "rail-optimized" else 0,
+            "pods": plan.pods if plan.tiers == 3 else 0,
+            "switches": {"leaf": plan.leaves, "spine": plan.spines, "core": plan.cores}}
 
 
 def summarize(fabric: Fabric) -> Summary:
@@ -59,14 +69,17 @@ def summarize(fabric: Fabric) -> Summary:
     used = sum(len(fabric.ports.get(s.name, {})) for s in fabric.switches)
     warnings = list(fabric.warnings)
     if plan.topology == "rail-optimized":
-        for u in range(plan.units):
-            n = sum(1 for h in fabric.hosts if h.unit == u + 1 and h.role == "compute")
-            if n < plan.unit_nodes:
-                warnings.append(f"scalable unit {u + 1} has {n} of {plan.unit_nodes} nodes; its leaves and uplinks "
-                                "are built in full so the unit can be completed without re-cabling")
-    if plan.tiers == 3 and plan.leaves % plan.leaves_per_pod:
-        warnings.append(f"pod {plan.pods} is partly populated ({plan.leaves % plan.leaves_per_pod} of "
-                        f"{plan.leaves_per_pod} leaves); its spines and core links are built in full")
+        per_unit = Counter(h.unit for h in fabric.hosts if h.role == "compute")
+        for u in range(1, plan.present_units + 1):
+            if per_unit[u] < plan.unit_nodes:
+                warnings.append(f"scalable unit {u} has {per_unit[u]} of {plan.unit_nodes} nodes; its leaves and "
+                                "uplinks are built in full so the unit can be completed without re-cabling")
+    pod_leaves = Counter(s.pod for s in fabric.switches if s.role == "leaf")
+    if plan.tiers == 3:
+        for pod in sorted(pod_leaves):
+            if pod_leaves[pod] < plan.leaves_per_pod:
+                warnings.append(f"pod {pod} is partly populated ({pod_leaves[pod]} of {plan.leaves_per_pod} "
+                                "leaves); its spines and core links are built in full")
     if plan.tiers == 1:
         warnings.append("all endpoints fit on one leaf: the fabric is a single switch (pin tiers: 2 to build a "
                         "spine layer now)")
@@ -77,5 +90,6 @@ def summarize(fabric: Fabric) -> Summary:
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
-        units=plan.units, unit_nodes=plan.unit_nodes, pods=plan.pods if plan.tiers == 3 else 0, warnings=warnings,
+        units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,
+        planned=_planned(plan), warnings=warnings,
     )

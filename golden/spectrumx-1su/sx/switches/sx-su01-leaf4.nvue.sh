@@ -465,259 +465,259 @@ nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
 nv set interface swp32s1 qos pfc-watchdog state enable
 nv set interface swp32s1 ip address 10.8.3.246/31
-nv set interface swp33s0 description P2P_sx-spine01_swp25s0
+nv set interface swp33s0 description P2P_sx-spine01_swp7s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
 nv set interface swp33s0 router adaptive-routing enable on
-nv set interface swp33s1 description P2P_sx-spine01_swp25s1
+nv set interface swp33s1 description P2P_sx-spine01_swp7s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
 nv set interface swp33s1 router adaptive-routing enable on
-nv set interface swp34s0 description P2P_sx-spine01_swp26s0
+nv set interface swp34s0 description P2P_sx-spine01_swp8s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
 nv set interface swp34s0 router adaptive-routing enable on
-nv set interface swp34s1 description P2P_sx-spine01_swp26s1
+nv set interface swp34s1 description P2P_sx-spine01_swp8s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
 nv set interface swp34s1 router adaptive-routing enable on
-nv set interface swp35s0 description P2P_sx-spine01_swp27s0
+nv set interface swp35s0 description P2P_sx-spine02_swp7s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
 nv set interface swp35s0 router adaptive-routing enable on
-nv set interface swp35s1 description P2P_sx-spine01_swp27s1
+nv set interface swp35s1 description P2P_sx-spine02_swp7s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
 nv set interface swp35s1 router adaptive-routing enable on
-nv set interface swp36s0 description P2P_sx-spine01_swp28s0
+nv set interface swp36s0 description P2P_sx-spine02_swp8s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
 nv set interface swp36s0 router adaptive-routing enable on
-nv set interface swp36s1 description P2P_sx-spine01_swp28s1
+nv set interface swp36s1 description P2P_sx-spine02_swp8s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
 nv set interface swp36s1 router adaptive-routing enable on
-nv set interface swp37s0 description P2P_sx-spine01_swp29s0
+nv set interface swp37s0 description P2P_sx-spine03_swp7s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
 nv set interface swp37s0 router adaptive-routing enable on
-nv set interface swp37s1 description P2P_sx-spine01_swp29s1
+nv set interface swp37s1 description P2P_sx-spine03_swp7s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
 nv set interface swp37s1 router adaptive-routing enable on
-nv set interface swp38s0 description P2P_sx-spine01_swp30s0
+nv set interface swp38s0 description P2P_sx-spine03_swp8s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
 nv set interface swp38s0 router adaptive-routing enable on
-nv set interface swp38s1 description P2P_sx-spine01_swp30s1
+nv set interface swp38s1 description P2P_sx-spine03_swp8s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
 nv set interface swp38s1 router adaptive-routing enable on
-nv set interface swp39s0 description P2P_sx-spine01_swp31s0
+nv set interface swp39s0 description P2P_sx-spine04_swp7s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
 nv set interface swp39s0 router adaptive-routing enable on
-nv set interface swp39s1 description P2P_sx-spine01_swp31s1
+nv set interface swp39s1 description P2P_sx-spine04_swp7s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
 nv set interface swp39s1 router adaptive-routing enable on
-nv set interface swp40s0 description P2P_sx-spine01_swp32s0
+nv set interface swp40s0 description P2P_sx-spine04_swp8s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
 nv set interface swp40s0 router adaptive-routing enable on
-nv set interface swp40s1 description P2P_sx-spine01_swp32s1
+nv set interface swp40s1 description P2P_sx-spine04_swp8s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
 nv set interface swp40s1 router adaptive-routing enable on
-nv set interface swp41s0 description P2P_sx-spine02_swp25s0
+nv set interface swp41s0 description P2P_sx-spine05_swp7s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
 nv set interface swp41s0 router adaptive-routing enable on
-nv set interface swp41s1 description P2P_sx-spine02_swp25s1
+nv set interface swp41s1 description P2P_sx-spine05_swp7s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
 nv set interface swp41s1 router adaptive-routing enable on
-nv set interface swp42s0 description P2P_sx-spine02_swp26s0
+nv set interface swp42s0 description P2P_sx-spine05_swp8s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
 nv set interface swp42s0 router adaptive-routing enable on
-nv set interface swp42s1 description P2P_sx-spine02_swp26s1
+nv set interface swp42s1 description P2P_sx-spine05_swp8s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
 nv set interface swp42s1 router adaptive-routing enable on
-nv set interface swp43s0 description P2P_sx-spine02_swp27s0
+nv set interface swp43s0 description P2P_sx-spine06_swp7s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
 nv set interface swp43s0 router adaptive-routing enable on
-nv set interface swp43s1 description P2P_sx-spine02_swp27s1
+nv set interface swp43s1 description P2P_sx-spine06_swp7s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
 nv set interface swp43s1 router adaptive-routing enable on
-nv set interface swp44s0 description P2P_sx-spine02_swp28s0
+nv set interface swp44s0 description P2P_sx-spine06_swp8s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
 nv set interface swp44s0 router adaptive-routing enable on
-nv set interface swp44s1 description P2P_sx-spine02_swp28s1
+nv set interface swp44s1 description P2P_sx-spine06_swp8s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
 nv set interface swp44s1 router adaptive-routing enable on
-nv set interface swp45s0 description P2P_sx-spine02_swp29s0
+nv set interface swp45s0 description P2P_sx-spine07_swp7s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
 nv set interface swp45s0 router adaptive-routing enable on
-nv set interface swp45s1 description P2P_sx-spine02_swp29s1
+nv set interface swp45s1 description P2P_sx-spine07_swp7s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
 nv set interface swp45s1 router adaptive-routing enable on
-nv set interface swp46s0 description P2P_sx-spine02_swp30s0
+nv set interface swp46s0 description P2P_sx-spine07_swp8s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
 nv set interface swp46s0 router adaptive-routing enable on
-nv set interface swp46s1 description P2P_sx-spine02_swp30s1
+nv set interface swp46s1 description P2P_sx-spine07_swp8s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
 nv set interface swp46s1 router adaptive-routing enable on
-nv set interface swp47s0 description P2P_sx-spine02_swp31s0
+nv set interface swp47s0 description P2P_sx-spine08_swp7s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
 nv set interface swp47s0 router adaptive-routing enable on
-nv set interface swp47s1 description P2P_sx-spine02_swp31s1
+nv set interface swp47s1 description P2P_sx-spine08_swp7s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
 nv set interface swp47s1 router adaptive-routing enable on
-nv set interface swp48s0 description P2P_sx-spine02_swp32s0
+nv set interface swp48s0 description P2P_sx-spine08_swp8s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
 nv set interface swp48s0 router adaptive-routing enable on
-nv set interface swp48s1 description P2P_sx-spine02_swp32s1
+nv set interface swp48s1 description P2P_sx-spine08_swp8s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
 nv set interface swp48s1 router adaptive-routing enable on
-nv set interface swp49s0 description P2P_sx-spine03_swp25s0
+nv set interface swp49s0 description P2P_sx-spine09_swp7s0
 nv set interface swp49s0 link mtu 9100
 nv set interface swp49s0 type swp
 nv set interface swp49s0 router adaptive-routing enable on
-nv set interface swp49s1 description P2P_sx-spine03_swp25s1
+nv set interface swp49s1 description P2P_sx-spine09_swp7s1
 nv set interface swp49s1 link mtu 9100
 nv set interface swp49s1 type swp
 nv set interface swp49s1 router adaptive-routing enable on
-nv set interface swp50s0 description P2P_sx-spine03_swp26s0
+nv set interface swp50s0 description P2P_sx-spine09_swp8s0
 nv set interface swp50s0 link mtu 9100
 nv set interface swp50s0 type swp
 nv set interface swp50s0 router adaptive-routing enable on
-nv set interface swp50s1 description P2P_sx-spine03_swp26s1
+nv set interface swp50s1 description P2P_sx-spine09_swp8s1
 nv set interface swp50s1 link mtu 9100
 nv set interface swp50s1 type swp
 nv set interface swp50s1 router adaptive-routing enable on
-nv set interface swp51s0 description P2P_sx-spine03_swp27s0
+nv set interface swp51s0 description P2P_sx-spine10_swp7s0
 nv set interface swp51s0 link mtu 9100
 nv set interface swp51s0 type swp
 nv set interface swp51s0 router adaptive-routing enable on
-nv set interface swp51s1 description P2P_sx-spine03_swp27s1
+nv set interface swp51s1 description P2P_sx-spine10_swp7s1
 nv set interface swp51s1 link mtu 9100
 nv set interface swp51s1 type swp
 nv set interface swp51s1 router adaptive-routing enable on
-nv set interface swp52s0 description P2P_sx-spine03_swp28s0
+nv set interface swp52s0 description P2P_sx-spine10_swp8s0
 nv set interface swp52s0 link mtu 9100
 nv set interface swp52s0 type swp
 nv set interface swp52s0 router adaptive-routing enable on
-nv set interface swp52s1 description P2P_sx-spine03_swp28s1
+nv set interface swp52s1 description P2P_sx-spine10_swp8s1
 nv set interface swp52s1 link mtu 9100
 nv set interface swp52s1 type swp
 nv set interface swp52s1 router adaptive-routing enable on
-nv set interface swp53s0 description P2P_sx-spine03_swp29s0
+nv set interface swp53s0 description P2P_sx-spine11_swp7s0
 nv set interface swp53s0 link mtu 9100
 nv set interface swp53s0 type swp
 nv set interface swp53s0 router adaptive-routing enable on
-nv set interface swp53s1 description P2P_sx-spine03_swp29s1
+nv set interface swp53s1 description P2P_sx-spine11_swp7s1
 nv set interface swp53s1 link mtu 9100
 nv set interface swp53s1 type swp
 nv set interface swp53s1 router adaptive-routing enable on
-nv set interface swp54s0 description P2P_sx-spine03_swp30s0
+nv set interface swp54s0 description P2P_sx-spine11_swp8s0
 nv set interface swp54s0 link mtu 9100
 nv set interface swp54s0 type swp
 nv set interface swp54s0 router adaptive-routing enable on
-nv set interface swp54s1 description P2P_sx-spine03_swp30s1
+nv set interface swp54s1 description P2P_sx-spine11_swp8s1
 nv set interface swp54s1 link mtu 9100
 nv set interface swp54s1 type swp
 nv set interface swp54s1 router adaptive-routing enable on
-nv set interface swp55s0 description P2P_sx-spine03_swp31s0
+nv set interface swp55s0 description P2P_sx-spine12_swp7s0
 nv set interface swp55s0 link mtu 9100
 nv set interface swp55s0 type swp
 nv set interface swp55s0 router adaptive-routing enable on
-nv set interface swp55s1 description P2P_sx-spine03_swp31s1
+nv set interface swp55s1 description P2P_sx-spine12_swp7s1
 nv set interface swp55s1 link mtu 9100
 nv set interface swp55s1 type swp
 nv set interface swp55s1 router adaptive-routing enable on
-nv set interface swp56s0 description P2P_sx-spine03_swp32s0
+nv set interface swp56s0 description P2P_sx-spine12_swp8s0
 nv set interface swp56s0 link mtu 9100
 nv set interface swp56s0 type swp
 nv set interface swp56s0 router adaptive-routing enable on
-nv set interface swp56s1 description P2P_sx-spine03_swp32s1
+nv set interface swp56s1 description P2P_sx-spine12_swp8s1
 nv set interface swp56s1 link mtu 9100
 nv set interface swp56s1 type swp
 nv set interface swp56s1 router adaptive-routing enable on
-nv set interface swp57s0 description P2P_sx-spine04_swp25s0
+nv set interface swp57s0 description P2P_sx-spine13_swp7s0
 nv set interface swp57s0 link mtu 9100
 nv set interface swp57s0 type swp
 nv set interface swp57s0 router adaptive-routing enable on
-nv set interface swp57s1 description P2P_sx-spine04_swp25s1
+nv set interface swp57s1 description P2P_sx-spine13_swp7s1
 nv set interface swp57s1 link mtu 9100
 nv set interface swp57s1 type swp
 nv set interface swp57s1 router adaptive-routing enable on
-nv set interface swp58s0 description P2P_sx-spine04_swp26s0
+nv set interface swp58s0 description P2P_sx-spine13_swp8s0
 nv set interface swp58s0 link mtu 9100
 nv set interface swp58s0 type swp
 nv set interface swp58s0 router adaptive-routing enable on
-nv set interface swp58s1 description P2P_sx-spine04_swp26s1
+nv set interface swp58s1 description P2P_sx-spine13_swp8s1
 nv set interface swp58s1 link mtu 9100
 nv set interface swp58s1 type swp
 nv set interface swp58s1 router adaptive-routing enable on
-nv set interface swp59s0 description P2P_sx-spine04_swp27s0
+nv set interface swp59s0 description P2P_sx-spine14_swp7s0
 nv set interface swp59s0 link mtu 9100
 nv set interface swp59s0 type swp
 nv set interface swp59s0 router adaptive-routing enable on
-nv set interface swp59s1 description P2P_sx-spine04_swp27s1
+nv set interface swp59s1 description P2P_sx-spine14_swp7s1
 nv set interface swp59s1 link mtu 9100
 nv set interface swp59s1 type swp
 nv set interface swp59s1 router adaptive-routing enable on
-nv set interface swp60s0 description P2P_sx-spine04_swp28s0
+nv set interface swp60s0 description P2P_sx-spine14_swp8s0
 nv set interface swp60s0 link mtu 9100
 nv set interface swp60s0 type swp
 nv set interface swp60s0 router adaptive-routing enable on
-nv set interface swp60s1 description P2P_sx-spine04_swp28s1
+nv set interface swp60s1 description P2P_sx-spine14_swp8s1
 nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
 nv set interface swp60s1 router adaptive-routing enable on
-nv set interface swp61s0 description P2P_sx-spine04_swp29s0
+nv set interface swp61s0 description P2P_sx-spine15_swp7s0
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
 nv set interface swp61s0 router adaptive-routing enable on
-nv set interface swp61s1 description P2P_sx-spine04_swp29s1
+nv set interface swp61s1 description P2P_sx-spine15_swp7s1
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
 nv set interface swp61s1 router adaptive-routing enable on
-nv set interface swp62s0 description P2P_sx-spine04_swp30s0
+nv set interface swp62s0 description P2P_sx-spine15_swp8s0
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
 nv set interface swp62s0 router adaptive-routing enable on
-nv set interface swp62s1 description P2P_sx-spine04_swp30s1
+nv set interface swp62s1 description P2P_sx-spine15_swp8s1
 nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
 nv set interface swp62s1 router adaptive-routing enable on
-nv set interface swp63s0 description P2P_sx-spine04_swp31s0
+nv set interface swp63s0 description P2P_sx-spine16_swp7s0
 nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
 nv set interface swp63s0 router adaptive-routing enable on
-nv set interface swp63s1 description P2P_sx-spine04_swp31s1
+nv set interface swp63s1 description P2P_sx-spine16_swp7s1
 nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
 nv set interface swp63s1 router adaptive-routing enable on
-nv set interface swp64s0 description P2P_sx-spine04_swp32s0
+nv set interface swp64s0 description P2P_sx-spine16_swp8s0
 nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
 nv set interface swp64s0 router adaptive-routing enable on
-nv set interface swp64s1 description P2P_sx-spine04_swp32s1
+nv set interface swp64s1 description P2P_sx-spine16_swp8s1
 nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
 nv set interface swp64s1 router adaptive-routing enable on

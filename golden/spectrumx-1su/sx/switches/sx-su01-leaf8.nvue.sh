@@ -465,259 +465,259 @@ nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
 nv set interface swp32s1 qos pfc-watchdog state enable
 nv set interface swp32s1 ip address 10.8.3.254/31
-nv set interface swp33s0 description P2P_sx-spine01_swp57s0
+nv set interface swp33s0 description P2P_sx-spine01_swp15s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
 nv set interface swp33s0 router adaptive-routing enable on
-nv set interface swp33s1 description P2P_sx-spine01_swp57s1
+nv set interface swp33s1 description P2P_sx-spine01_swp15s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
 nv set interface swp33s1 router adaptive-routing enable on
-nv set interface swp34s0 description P2P_sx-spine01_swp58s0
+nv set interface swp34s0 description P2P_sx-spine01_swp16s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
 nv set interface swp34s0 router adaptive-routing enable on
-nv set interface swp34s1 description P2P_sx-spine01_swp58s1
+nv set interface swp34s1 description P2P_sx-spine01_swp16s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
 nv set interface swp34s1 router adaptive-routing enable on
-nv set interface swp35s0 description P2P_sx-spine01_swp59s0
+nv set interface swp35s0 description P2P_sx-spine02_swp15s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
 nv set interface swp35s0 router adaptive-routing enable on
-nv set interface swp35s1 description P2P_sx-spine01_swp59s1
+nv set interface swp35s1 description P2P_sx-spine02_swp15s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
 nv set interface swp35s1 router adaptive-routing enable on
-nv set interface swp36s0 description P2P_sx-spine01_swp60s0
+nv set interface swp36s0 description P2P_sx-spine02_swp16s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
 nv set interface swp36s0 router adaptive-routing enable on
-nv set interface swp36s1 description P2P_sx-spine01_swp60s1
+nv set interface swp36s1 description P2P_sx-spine02_swp16s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
 nv set interface swp36s1 router adaptive-routing enable on
-nv set interface swp37s0 description P2P_sx-spine01_swp61s0
+nv set interface swp37s0 description P2P_sx-spine03_swp15s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
 nv set interface swp37s0 router adaptive-routing enable on
-nv set interface swp37s1 description P2P_sx-spine01_swp61s1
+nv set interface swp37s1 description P2P_sx-spine03_swp15s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
 nv set interface swp37s1 router adaptive-routing enable on
-nv set interface swp38s0 description P2P_sx-spine01_swp62s0
+nv set interface swp38s0 description P2P_sx-spine03_swp16s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
 nv set interface swp38s0 router adaptive-routing enable on
-nv set interface swp38s1 description P2P_sx-spine01_swp62s1
+nv set interface swp38s1 description P2P_sx-spine03_swp16s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
 nv set interface swp38s1 router adaptive-routing enable on
-nv set interface swp39s0 description P2P_sx-spine01_swp63s0
+nv set interface swp39s0 description P2P_sx-spine04_swp15s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
 nv set interface swp39s0 router adaptive-routing enable on
-nv set interface swp39s1 description P2P_sx-spine01_swp63s1
+nv set interface swp39s1 description P2P_sx-spine04_swp15s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
 nv set interface swp39s1 router adaptive-routing enable on
-nv set interface swp40s0 description P2P_sx-spine01_swp64s0
+nv set interface swp40s0 description P2P_sx-spine04_swp16s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
 nv set interface swp40s0 router adaptive-routing enable on
-nv set interface swp40s1 description P2P_sx-spine01_swp64s1
+nv set interface swp40s1 description P2P_sx-spine04_swp16s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
 nv set interface swp40s1 router adaptive-routing enable on
-nv set interface swp41s0 description P2P_sx-spine02_swp57s0
+nv set interface swp41s0 description P2P_sx-spine05_swp15s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
 nv set interface swp41s0 router adaptive-routing enable on
-nv set interface swp41s1 description P2P_sx-spine02_swp57s1
+nv set interface swp41s1 description P2P_sx-spine05_swp15s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
 nv set interface swp41s1 router adaptive-routing enable on
-nv set interface swp42s0 description P2P_sx-spine02_swp58s0
+nv set interface swp42s0 description P2P_sx-spine05_swp16s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
 nv set interface swp42s0 router adaptive-routing enable on
-nv set interface swp42s1 description P2P_sx-spine02_swp58s1
+nv set interface swp42s1 description P2P_sx-spine05_swp16s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
 nv set interface swp42s1 router adaptive-routing enable on
-nv set interface swp43s0 description P2P_sx-spine02_swp59s0
+nv set interface swp43s0 description P2P_sx-spine06_swp15s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
 nv set interface swp43s0 router adaptive-routing enable on
-nv set interface swp43s1 description P2P_sx-spine02_swp59s1
+nv set interface swp43s1 description P2P_sx-spine06_swp15s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
 nv set interface swp43s1 router adaptive-routing enable on
-nv set interface swp44s0 description P2P_sx-spine02_swp60s0
+nv set interface swp44s0 description P2P_sx-spine06_swp16s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
 nv set interface swp44s0 router adaptive-routing enable on
-nv set interface swp44s1 description P2P_sx-spine02_swp60s1
+nv set interface swp44s1 description P2P_sx-spine06_swp16s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
 nv set interface swp44s1 router adaptive-routing enable on
-nv set interface swp45s0 description P2P_sx-spine02_swp61s0
+nv set interface swp45s0 description P2P_sx-spine07_swp15s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
 nv set interface swp45s0 router adaptive-routing enable on
-nv set interface swp45s1 description P2P_sx-spine02_swp61s1
+nv set interface swp45s1 description P2P_sx-spine07_swp15s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
 nv set interface swp45s1 router adaptive-routing enable on
-nv set interface swp46s0 description P2P_sx-spine02_swp62s0
+nv set interface swp46s0 description P2P_sx-spine07_swp16s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
 nv set interface swp46s0 router adaptive-routing enable on
-nv set interface swp46s1 description P2P_sx-spine02_swp62s1
+nv set interface swp46s1 description P2P_sx-spine07_swp16s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
 nv set interface swp46s1 router adaptive-routing enable on
-nv set interface swp47s0 description P2P_sx-spine02_swp63s0
+nv set interface swp47s0 description P2P_sx-spine08_swp15s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
 nv set interface swp47s0 router adaptive-routing enable on
-nv set interface swp47s1 description P2P_sx-spine02_swp63s1
+nv set interface swp47s1 description P2P_sx-spine08_swp15s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
 nv set interface swp47s1 router adaptive-routing enable on
-nv set interface swp48s0 description P2P_sx-spine02_swp64s0
+nv set interface swp48s0 description P2P_sx-spine08_swp16s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
 nv set interface swp48s0 router adaptive-routing enable on
-nv set interface swp48s1 description P2P_sx-spine02_swp64s1
+nv set interface swp48s1 description P2P_sx-spine08_swp16s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
 nv set interface swp48s1 router adaptive-routing enable on
-nv set interface swp49s0 description P2P_sx-spine03_swp57s0
+nv set interface swp49s0 description P2P_sx-spine09_swp15s0
 nv set interface swp49s0 link mtu 9100
 nv set interface swp49s0 type swp
 nv set interface swp49s0 router adaptive-routing enable on
-nv set interface swp49s1 description P2P_sx-spine03_swp57s1
+nv set interface swp49s1 description P2P_sx-spine09_swp15s1
 nv set interface swp49s1 link mtu 9100
 nv set interface swp49s1 type swp
 nv set interface swp49s1 router adaptive-routing enable on
-nv set interface swp50s0 description P2P_sx-spine03_swp58s0
+nv set interface swp50s0 description P2P_sx-spine09_swp16s0
 nv set interface swp50s0 link mtu 9100
 nv set interface swp50s0 type swp
 nv set interface swp50s0 router adaptive-routing enable on
-nv set interface swp50s1 description P2P_sx-spine03_swp58s1
+nv set interface swp50s1 description P2P_sx-spine09_swp16s1
 nv set interface swp50s1 link mtu 9100
 nv set interface swp50s1 type swp
 nv set interface swp50s1 router adaptive-routing enable on
-nv set interface swp51s0 description P2P_sx-spine03_swp59s0
+nv set interface swp51s0 description P2P_sx-spine10_swp15s0
 nv set interface swp51s0 link mtu 9100
 nv set interface swp51s0 type swp
 nv set interface swp51s0 router adaptive-routing enable on
-nv set interface swp51s1 description P2P_sx-spine03_swp59s1
+nv set interface swp51s1 description P2P_sx-spine10_swp15s1
 nv set interface swp51s1 link mtu 9100
 nv set interface swp51s1 type swp
 nv set interface swp51s1 router adaptive-routing enable on
-nv set interface swp52s0 description P2P_sx-spine03_swp60s0
+nv set interface swp52s0 description P2P_sx-spine10_swp16s0
 nv set interface swp52s0 link mtu 9100
 nv set interface swp52s0 type swp
 nv set interface swp52s0 router adaptive-routing enable on
-nv set interface swp52s1 description P2P_sx-spine03_swp60s1
+nv set interface swp52s1 description P2P_sx-spine10_swp16s1
 nv set interface swp52s1 link mtu 9100
 nv set interface swp52s1 type swp
 nv set interface swp52s1 router adaptive-routing enable on
-nv set interface swp53s0 description P2P_sx-spine03_swp61s0
+nv set interface swp53s0 description P2P_sx-spine11_swp15s0
 nv set interface swp53s0 link mtu 9100
 nv set interface swp53s0 type swp
 nv set interface swp53s0 router adaptive-routing enable on
-nv set interface swp53s1 description P2P_sx-spine03_swp61s1
+nv set interface swp53s1 description P2P_sx-spine11_swp15s1
 nv set interface swp53s1 link mtu 9100
 nv set interface swp53s1 type swp
 nv set interface swp53s1 router adaptive-routing enable on
-nv set interface swp54s0 description P2P_sx-spine03_swp62s0
+nv set interface swp54s0 description P2P_sx-spine11_swp16s0
 nv set interface swp54s0 link mtu 9100
 nv set interface swp54s0 type swp
 nv set interface swp54s0 router adaptive-routing enable on
-nv set interface swp54s1 description P2P_sx-spine03_swp62s1
+nv set interface swp54s1 description P2P_sx-spine11_swp16s1
 nv set interface swp54s1 link mtu 9100
 nv set interface swp54s1 type swp
 nv set interface swp54s1 router adaptive-routing enable on
-nv set interface swp55s0 description P2P_sx-spine03_swp63s0
+nv set interface swp55s0 description P2P_sx-spine12_swp15s0
 nv set interface swp55s0 link mtu 9100
 nv set interface swp55s0 type swp
 nv set interface swp55s0 router adaptive-routing enable on
-nv set interface swp55s1 description P2P_sx-spine03_swp63s1
+nv set interface swp55s1 description P2P_sx-spine12_swp15s1
 nv set interface swp55s1 link mtu 9100
 nv set interface swp55s1 type swp
 nv set interface swp55s1 router adaptive-routing enable on
-nv set interface swp56s0 description P2P_sx-spine03_swp64s0
+nv set interface swp56s0 description P2P_sx-spine12_swp16s0
 nv set interface swp56s0 link mtu 9100
 nv set interface swp56s0 type swp
 nv set interface swp56s0 router adaptive-routing enable on
-nv set interface swp56s1 description P2P_sx-spine03_swp64s1
+nv set interface swp56s1 description P2P_sx-spine12_swp16s1
 nv set interface swp56s1 link mtu 9100
 nv set interface swp56s1 type swp
 nv set interface swp56s1 router adaptive-routing enable on
-nv set interface swp57s0 description P2P_sx-spine04_swp57s0
+nv set interface swp57s0 description P2P_sx-spine13_swp15s0
 nv set interface swp57s0 link mtu 9100
 nv set interface swp57s0 type swp
 nv set interface swp57s0 router adaptive-routing enable on
-nv set interface swp57s1 description P2P_sx-spine04_swp57s1
+nv set interface swp57s1 description P2P_sx-spine13_swp15s1
 nv set interface swp57s1 link mtu 9100
 nv set interface swp57s1 type swp
 nv set interface swp57s1 router adaptive-routing enable on
-nv set interface swp58s0 description P2P_sx-spine04_swp58s0
+nv set interface swp58s0 description P2P_sx-spine13_swp16s0
 nv set interface swp58s0 link mtu 9100
 nv set interface swp58s0 type swp
 nv set interface swp58s0 router adaptive-routing enable on
-nv set interface swp58s1 description P2P_sx-spine04_swp58s1
+nv set interface swp58s1 description P2P_sx-spine13_swp16s1
 nv set interface swp58s1 link mtu 9100
 nv set interface swp58s1 type swp
 nv set interface swp58s1 router adaptive-routing enable on
-nv set interface swp59s0 description P2P_sx-spine04_swp59s0
+nv set interface swp59s0 description P2P_sx-spine14_swp15s0
 nv set interface swp59s0 link mtu 9100
 nv set interface swp59s0 type swp
 nv set interface swp59s0 router adaptive-routing enable on
-nv set interface swp59s1 description P2P_sx-spine04_swp59s1
+nv set interface swp59s1 description P2P_sx-spine14_swp15s1
 nv set interface swp59s1 link mtu 9100
 nv set interface swp59s1 type swp
 nv set interface swp59s1 router adaptive-routing enable on
-nv set interface swp60s0 description P2P_sx-spine04_swp60s0
+nv set interface swp60s0 description P2P_sx-spine14_swp16s0
 nv set interface swp60s0 link mtu 9100
 nv set interface swp60s0 type swp
 nv set interface swp60s0 router adaptive-routing enable on
-nv set interface swp60s1 description P2P_sx-spine04_swp60s1
+nv set interface swp60s1 description P2P_sx-spine14_swp16s1
 nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
 nv set interface swp60s1 router adaptive-routing enable on
-nv set interface swp61s0 description P2P_sx-spine04_swp61s0
+nv set interface swp61s0 description P2P_sx-spine15_swp15s0
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
 nv set interface swp61s0 router adaptive-routing enable on
-nv set interface swp61s1 description P2P_sx-spine04_swp61s1
+nv set interface swp61s1 description P2P_sx-spine15_swp15s1
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
 nv set interface swp61s1 router adaptive-routing enable on
-nv set interface swp62s0 description P2P_sx-spine04_swp62s0
+nv set interface swp62s0 description P2P_sx-spine15_swp16s0
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
 nv set interface swp62s0 router adaptive-routing enable on
-nv set interface swp62s1 description P2P_sx-spine04_swp62s1
+nv set interface swp62s1 description P2P_sx-spine15_swp16s1
 nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
 nv set interface swp62s1 router adaptive-routing enable on
-nv set interface swp63s0 description P2P_sx-spine04_swp63s0
+nv set interface swp63s0 description P2P_sx-spine16_swp15s0
 nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
 nv set interface swp63s0 router adaptive-routing enable on
-nv set interface swp63s1 description P2P_sx-spine04_swp63s1
+nv set interface swp63s1 description P2P_sx-spine16_swp15s1
 nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
 nv set interface swp63s1 router adaptive-routing enable on
-nv set interface swp64s0 description P2P_sx-spine04_swp64s0
+nv set interface swp64s0 description P2P_sx-spine16_swp16s0
 nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
 nv set interface swp64s0 router adaptive-routing enable on
-nv set interface swp64s1 description P2P_sx-spine04_swp64s1
+nv set interface swp64s1 description P2P_sx-spine16_swp16s1
 nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
 nv set interface swp64s1 router adaptive-routing enable on
