@@ -269,3 +269,20 @@ def test_the_review_reports_its_progress(tmp_path: Path) -> None:
     stages.clear()
     load_sides(tmp_path / "a", tmp_path / "a", stages.append)
     assert stages == [f"reading {tmp_path / 'a'}"] * 2
+
+
+@pytest.mark.parametrize("bad_side", ["old", "new"])
+def test_a_bad_inventory_on_either_side_is_a_located_error(tmp_path: Path, capsys, bad_side: str) -> None:
+    """The old side renders in a forked child: its failure is reported as the parent's own located
+    message, exit 2, and the child is gone."""
+    import os
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\ncluster: x\nnode_groups: []\nfabrics: bad\n")
+    good = INVENTORIES / "roce-2node.yaml"
+    sides = (bad, good) if bad_side == "old" else (good, bad)
+    code, _, err = fabgen("diff", str(sides[0]), str(sides[1]), capsys=capsys)
+    assert code == 2 and "Traceback" not in err
+    assert "bad.yaml:4:10: fabrics: must be a list" in err and err.count("bad.yaml:4:10") == 1
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # no child left behind

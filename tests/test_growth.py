@@ -32,7 +32,7 @@ def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, 
     if storage:
         lines += [f"  - {{name: st, model: dgx-h100, role: storage, count: {storage}, hostname: 'st{{n:02d}}'}}"]
         groups.append("st")
-    lines += ["fabrics:", f"  - name: f", f"    kind: {kind}", f"    platform: {plat}",
+    lines += ["fabrics:", "  - name: f", f"    kind: {kind}", f"    platform: {plat}",
               f"    topology: {topology}", f"    switch_model: {model}", f"    node_groups: [{', '.join(groups)}]",
               f"    oversubscription: {ratio}", f"    tiers: {tiers}", "    management: 10.30.0.0/16"]
     if topology == "rail-optimized":

@@ -26,7 +26,6 @@ import difflib
 import html
 import io
 import json
-import multiprocessing as mp
 import os
 import re
 from dataclasses import dataclass, field
@@ -72,33 +71,83 @@ def load_side(path: Path, progress: Progress = _quiet) -> dict[str, bytes]:
     return run(path, progress=lambda stage: progress(f"{path.name}: {stage}")).files
 
 
-def _render_files(inventory: str) -> dict[str, bytes]:
-    from fabgen.pipeline import run
-
-    return run(inventory).files
-
-
 def load_sides(old: Path, new: Path, progress: Progress = _quiet) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """Both sides. Two inventories render at once, the old one in a forked child: on two cores
-    the review of two 32k-GPU inventories then takes about one render's time, not two. Both are
-    validated here first, so their errors are this process's located messages; should the child
-    fail anyway, the old side renders here and fails the usual way."""
-    if old.is_dir() or new.is_dir() or (os.cpu_count() or 1) < 2 or "fork" not in mp.get_all_start_methods():
+    """Both sides. Two inventories render at once, the old one in a forked child (each render on
+    one core: on two cores the review of two 32k-GPU inventories then takes about one render's
+    time, not two). The child sends a digest of each file first and then only the files whose
+    content differs from the new side's: a file equal on both sides is the same bytes, so the
+    new side's copy serves for both. Should the child fail, the old side renders here and fails
+    the usual way (a located message for a bad inventory)."""
+    if old.is_dir() or new.is_dir() or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return load_side(old, progress), load_side(new, progress)
-    from fabgen.inventory.loader import load
-    from fabgen.inventory.validate import validate
+    from fabgen import parallel
 
-    validate(load(old))
-    validate(load(new))
-    with mp.get_context("fork").Pool(1) as pool:
-        pending = pool.apply_async(_render_files, (str(old),))
-        new_files = load_side(new, lambda stage: progress(f"{stage} (and {old.name} beside it)"))
-        progress(f"{old.name}: finishing")
+    with parallel.single_process():
+        to_child_r, to_child_w = os.pipe()
+        to_parent_r, to_parent_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # child: the old side
+            os.close(to_child_w)
+            os.close(to_parent_r)
+            os._exit(_old_side(old, to_child_r, to_parent_w))
+        os.close(to_child_r)
+        os.close(to_parent_w)
         try:
-            old_files = pending.get()
-        except Exception:  # noqa: BLE001 - anything the child met is met again, reported, here
+            new_files = load_side(new, lambda stage: progress(f"{stage} (and {old.name} beside it)"))
+            progress(f"{old.name}: finishing")
+            status, digests = parallel.receive(to_parent_r)
+            if status != "ok":
+                raise _ChildFailed(digests)
+            mine = {p: _digest(b) for p, b in new_files.items()}
+            wanted = [p for p, d in digests.items() if mine.get(p) != d]
+            parallel.send(to_child_w, wanted)
+            status, theirs = parallel.receive(to_parent_r)
+            if status != "ok":
+                raise _ChildFailed(theirs)
+            old_files = {p: theirs[p] if p in theirs else new_files[p] for p in digests}
+        except _ChildFailed:
             old_files = load_side(old, progress)
+        finally:
+            for fd in (to_child_w, to_parent_r):
+                os.close(fd)
+            if not os.waitpid(pid, os.WNOHANG)[0]:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
     return old_files, new_files
+
+
+class _ChildFailed(Exception):
+    """The old side's child failed; the parent renders that side itself to report why."""
+
+
+def _digest(data: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _old_side(old: Path, inbox: int, outbox: int) -> int:
+    """The forked child: render the old inventory, send each file's digest, then the files asked for."""
+    try:
+        try:
+            files = load_side(old)
+        except BaseException as exc:  # noqa: BLE001 - the parent renders this side again and reports it
+            parallel_send(outbox, ("error", f"{type(exc).__name__}: {exc}"))
+            return 0
+        parallel_send(outbox, ("ok", {p: _digest(b) for p, b in files.items()}))
+        from fabgen import parallel
+
+        wanted = parallel.receive(inbox)
+        parallel_send(outbox, ("ok", {p: files[p] for p in wanted}))
+        return 0
+    except BaseException:  # noqa: BLE001 - a closed pipe: the parent has gone
+        return 1
+
+
+def parallel_send(fd: int, obj: Any) -> None:
+    from fabgen import parallel
+
+    parallel.send(fd, obj)
 
 
 def check_sides(sides: list[tuple[Path, dict[str, bytes]]]) -> None:
@@ -260,7 +309,8 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     new_changed = {p: new[p] for p in changed_paths if p in new}
     c_old, c_new = _cabling(old_changed), _cabling(new_changed)
     dev_old, dev_new = _devices(old, c_old), _devices(new, c_new)
-    changed_devices = {_device_of(p) for p in changed_paths} - {None}
+    owner = {p: _device_of(p) for p in changed_paths}
+    changed_devices = set(owner.values()) - {None}
     moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
     for key in sorted(moved, key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
         before, after = c_old.get(key), c_new.get(key)
@@ -287,7 +337,8 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
             if ao.get(where) != an.get(where):
                 rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
 
-    grown = {d for d in rv.changed if d not in altered and _only_added(d, changed_paths, old, new)}
+    with_files = set(owner.values())
+    grown = {d for d in rv.changed if d not in altered and _only_added(d, d in with_files, old, new)}
     rv.extended = [d for d in rv.changed if d in grown]
     rv.changed = [d for d in rv.changed if d not in grown]
 
@@ -312,14 +363,14 @@ def _structured(data: bytes) -> Any:
     return json.loads(text.split("\n", 1)[1] if text.startswith("#") else text).get("fabgen_config")
 
 
-def _only_added(device: str, paths: list[str], old: dict[str, bytes], new: dict[str, bytes]) -> bool:
+def _only_added(device: str, has_changed_files: bool, old: dict[str, bytes], new: dict[str, bytes]) -> bool:
     """True when every change to `device` adds: its structured config gains entries (ports that
     were unused come into use) and nothing it had changes. The text configs are renderings of
     the structured one, so they may differ only when it does; a device without one (an
     InfiniBand switch, whose only change is new cables) may have no changed file."""
     config = f"ansible/configs/{device}.json"
     if old.get(config) == new.get(config):  # no structured config, or an unchanged one
-        return not any(_device_of(p) == device for p in paths)
+        return not has_changed_files
     if config not in old or config not in new:
         return False
     return _grows(_structured(old[config]), _structured(new[config]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import struct
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
 SPLIT_THRESHOLD = 1500  # devices (switch configs + per-node files) before splitting pays
@@ -23,8 +24,36 @@ Shard = Callable[[Any, int, int], Any]
 Job = tuple[Render, Any, Shard | None]
 
 
+_SINGLE = [False]
+
+
+@contextmanager
+def single_process() -> Iterator[None]:
+    """Render on one process inside this block (and in processes forked from it): used when two
+    renders already run side by side on the two cores."""
+    before, _SINGLE[0] = _SINGLE[0], True
+    try:
+        yield
+    finally:
+        _SINGLE[0] = before
+
+
+def send(fd: int, obj: Any) -> None:
+    """Write one pickled object, length first, to a pipe."""
+    payload = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(struct.pack("!Q", len(payload)) + payload)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def receive(fd: int) -> Any:
+    """Read one object written by `send`."""
+    size = struct.unpack("!Q", _read_exact(fd, 8))[0]
+    return pickle.loads(_read_exact(fd, size))
+
+
 def _workers(size: int) -> int:
-    if size < SPLIT_THRESHOLD or not hasattr(os, "fork"):
+    if size < SPLIT_THRESHOLD or not hasattr(os, "fork") or _SINGLE[0]:
         return 1
     env = os.environ.get("FABGEN_WORKERS", "")
     if env.isdigit():
