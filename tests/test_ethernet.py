@@ -5,6 +5,7 @@ links found in the configs are exactly the topology's links."""
 
 from __future__ import annotations
 
+import csv
 import ipaddress
 import shutil
 import subprocess
@@ -13,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import INVENTORIES, IN_CI, ROOT
 from readback import read_cabling, read_fabric
@@ -93,7 +95,36 @@ def check_fabric(out: Path, fabric: str, roce_dscp: int = 26, roce_priority: int
         if p["ip"] is None:
             assert p["vlan"] is not None and devices[r["z_device"]]["svi"] is not None
     assert sum(used.values()) == 2 * len(expected) + sum(1 for r in cabling if r["tier"] == "node-leaf")
+    check_address_plan(out, fabric, devices)
     return devices
+
+
+def check_address_plan(out: Path, fabric: str, devices: dict) -> None:
+    """addresses.csv is exactly what the switch configs and the hosts' netplans configure."""
+    planned: dict[str, dict[str, str]] = {}
+    asns: dict[str, str] = {}
+    with open(out / fabric / "addresses.csv", newline="") as fh:
+        for r in csv.DictReader(fh):
+            assert r["interface"] not in planned.setdefault(r["device"], {}), f"{r['device']} {r['interface']} twice"
+            planned[r["device"]][r["interface"]] = r["address"]
+            asns[r["device"]] = r["asn"]
+    for name, dev in devices.items():
+        configured = {"Loopback0": f"{dev['loopback']}/32"}
+        configured.update({port: f"{p['ip']}/{p['prefix']}" for port, p in dev["ports"].items() if p["ip"]})
+        if dev["svi"]:
+            configured["Vlan100"] = f"{dev['svi'][0]}/{dev['svi'][1]}"
+        assert planned.pop(name) == configured, name
+        assert asns[name] == str(dev["asn"])
+    compared = 0
+    for host, planned_addrs in planned.items():  # what is left are the nodes
+        path = out / "hosts" / host / "netplan.yaml"
+        if not path.exists():  # storage nodes: fabgen plans their addresses, their own tools set them
+            continue
+        netplan = yaml.safe_load(path.read_text())
+        configured = {nic: e["addresses"][0] for nic, e in netplan["network"]["ethernets"].items()}
+        assert planned_addrs == configured, host
+        compared += 1
+    assert compared == len(list((out / "hosts").glob("*/netplan.yaml")))
 
 
 def yang_check(paths: list[Path]) -> None:

@@ -7,6 +7,8 @@ NVIDIA's NVUE object model for the Cumulus Linux release the file's header names
 
 from __future__ import annotations
 
+import csv
+
 import copy
 import ipaddress
 import re
@@ -121,6 +123,15 @@ def check_spectrum_x(out: Path, fabric: str, mode: str = "lossless", ar: bool = 
                 assert "qos" not in iface[port]
             assert "router" not in iface[port]
         assert bgp["address-family"]["ipv4-unicast"]["multipaths"]["ebgp"] >= len(ends.get(name, ()))
+    # the address plan is what the trees configure (switch links are unnumbered: none there)
+    with open(out / fabric / "addresses.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["role"] != "node"]
+    planned = {name: {r["interface"]: r["address"] for r in rows if r["device"] == name} for name in trees}
+    assert len(rows) == sum(len(p) for p in planned.values())
+    for name, t in trees.items():
+        configured = {port: next(iter(nvue_ip(node)["address"])) for port, node in t["interface"].items()
+                      if port != "eth0" and "address" in nvue_ip(node)}
+        assert planned[name] == configured, name
     return trees
 
 

@@ -10,8 +10,8 @@ directory; nothing is re-implemented. The review summary comes first:
   config and the cabling). Growing a planned fabric reviews as added and extended only;
 * links re-cabled, keyed by their lower end (node NIC, or the lower-tier switch port),
   with the far end before and after; links added and removed;
-* addresses added, removed and changed and ASNs changed per device, read from ansible/configs
-  (the structured config each file was rendered from);
+* addresses added, removed and changed and ASNs changed per device and interface, read from
+  each Ethernet fabric's address plan (<fabric>/addresses.csv);
 * fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
 then unified diffs per file, folded: files whose change is the same once their owner's name and
 addresses are abstracted show once, with the list of owners. manifest.json and the Ansible
@@ -31,6 +31,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
 
 
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*)$")
@@ -170,14 +172,15 @@ def check_render(root: Path, files: dict[str, bytes]) -> None:
         except UnicodeDecodeError as exc:
             raise NotARender(f"{where}: not UTF-8 text (byte {exc.start}); fabgen writes only UTF-8") from None
         try:
-            if rel.endswith(".json"):
+            if rel in ("report.json", "manifest.json"):
                 json.loads(text)
-            elif rel.endswith("/cabling.csv"):
+            elif rel.endswith(("/cabling.csv", "/addresses.csv")) and rel.count("/") == 1:
+                columns = CABLING_COLUMNS if rel.endswith("/cabling.csv") else ADDRESS_COLUMNS
                 header = next(csv.reader(io.StringIO(text)), [])
-                if header != CABLING_COLUMNS:
+                if header != columns:
                     raise NotARender(f"{where}: columns {','.join(header) or '(none)'}, not fabgen's "
-                                     f"{','.join(CABLING_COLUMNS)}")
-            elif rel.startswith(("ansible/host_vars/", "ansible/configs/")):
+                                     f"{','.join(columns)}")
+            elif rel.startswith("ansible/host_vars/"):
                 json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
         except (ValueError, csv.Error) as exc:
             raise NotARender(f"{where}: not what fabgen writes ({exc})") from None
@@ -211,33 +214,30 @@ def _cabling(files: dict[str, bytes]) -> dict[tuple[str, str, str], tuple[str, s
     return out
 
 
-def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
-    """device -> {'asn': ..., 'addresses': {where: address}} from the structured configs the
-    Ansible inventory carries (ansible/configs/<device>.json)."""
-    out: dict[str, dict[str, Any]] = {}
+def _configs(files: dict[str, bytes], side: str) -> dict[str, dict[str, Any]]:
+    """device -> its ansible/configs/<device>.json (JSON after a comment line). Parsed only for
+    the devices that may have grown: at 32k GPUs parsing all of them took seconds."""
+    out = {}
     for path, data in files.items():
         m = re.match(r"^ansible/configs/(.+)\.json$", path)
-        if not m:
-            continue
-        text = data.decode()
-        hv = json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)  # JSON after a comment
-        cfg = hv.get("fabgen_config") or {}
-        asn, addrs = None, {}
-        if hv.get("fabgen_platform") in ("eos", "sonic"):  # the neutral structured config
-            asn = cfg["bgp"]["asn"]
-            addrs["Loopback0"] = f"{cfg['loopback']}/32"
-            for i in cfg["interfaces"]:
-                if "ip" in i:
-                    addrs[i["name"]] = f"{i['ip']}/{i['prefix']}"
-            if cfg.get("svi"):
-                addrs[f"Vlan{cfg['svi']['vlan']}"] = f"{cfg['svi']['ip']}/{cfg['svi']['prefix']}"
-        elif hv.get("fabgen_platform") == "nvue":
-            asn = cfg["router"]["bgp"]["autonomous-system"]
-            for name, node in cfg["interface"].items():
-                for addr in node.get("ip", {}).get("address", {}):
-                    addrs[name] = addr
-        if asn is not None or addrs:
-            out[m.group(1)] = {"asn": asn, "addresses": addrs}
+        if m:
+            text = data.decode()
+            try:
+                out[m.group(1)] = json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
+            except ValueError as exc:
+                raise NotARender(f"{path} ({side} side): not what fabgen writes ({exc})") from None
+    return out
+
+
+def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """device -> {'asn': ..., 'addresses': {interface: address}} from each Ethernet fabric's
+    address plan (<fabric>/addresses.csv: every switch and node address, by interface)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path, data in files.items():
+        if path.endswith("/addresses.csv") and path.count("/") == 1:
+            for r in csv.DictReader(io.StringIO(data.decode())):
+                entry = out.setdefault(r["device"], {"asn": r["asn"] or None, "addresses": {}})
+                entry["addresses"][r["interface"]] = r["address"]
     return out
 
 
@@ -337,8 +337,14 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
             if ao.get(where) != an.get(where):
                 rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
 
+    # Only a device that gained a link or an address can have grown; only those configs are parsed.
+    gained = {x.split()[0] for _, a, z in rv.links_added for x in (a, z)}
+    gained |= {w.split()[0] for w, before, _ in rv.addresses if before is None}
+    candidates = [d for d in rv.changed if d in gained and d not in altered]
+    k_old, k_new = (_configs({p: files[p] for d in candidates if (p := f"ansible/configs/{d}.json") in files}, side)
+                    for files, side in ((old_changed, "old"), (new_changed, "new")))
     with_files = set(owner.values())
-    grown = {d for d in rv.changed if d not in altered and _only_added(d, d in with_files, old, new)}
+    grown = {d for d in candidates if _only_added(d, d in with_files, k_old, k_new)}
     rv.extended = [d for d in rv.changed if d in grown]
     rv.changed = [d for d in rv.changed if d not in grown]
 
@@ -358,22 +364,16 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     return rv
 
 
-def _structured(data: bytes) -> Any:
-    text = data.decode()
-    return json.loads(text.split("\n", 1)[1] if text.startswith("#") else text).get("fabgen_config")
-
-
-def _only_added(device: str, has_changed_files: bool, old: dict[str, bytes], new: dict[str, bytes]) -> bool:
+def _only_added(device: str, has_changed_files: bool, old: dict[str, Any], new: dict[str, Any]) -> bool:
     """True when every change to `device` adds: its structured config gains entries (ports that
     were unused come into use) and nothing it had changes. The text configs are renderings of
     the structured one, so they may differ only when it does; a device without one (an
     InfiniBand switch, whose only change is new cables) may have no changed file."""
-    config = f"ansible/configs/{device}.json"
-    if old.get(config) == new.get(config):  # no structured config, or an unchanged one
+    if device not in old and device not in new:  # no structured config, or an unchanged one
         return not has_changed_files
-    if config not in old or config not in new:
+    if device not in old or device not in new:
         return False
-    return _grows(_structured(old[config]), _structured(new[config]))
+    return _grows(old[device].get("fabgen_config"), new[device].get("fabgen_config"))
 
 
 def _unused(port: Any) -> bool:
@@ -385,6 +385,8 @@ def _unused(port: Any) -> bool:
 def _grows(a: Any, b: Any) -> bool:
     """b holds everything a holds (dicts: same keys, values grown; lists: every item kept; an
     unused port may be put to use), and possibly more."""
+    if a == b:  # equal subtrees are compared in C, not walked
+        return True
     if isinstance(a, dict) and isinstance(b, dict):
         return all(k in b and (_unused(v) or _grows(v, b[k])) for k, v in a.items())
     if isinstance(a, list) and isinstance(b, list):
@@ -424,7 +426,35 @@ def _compact(devices: list[str]) -> list[str]:
     stems: dict[str, list[str]] = {}
     for d in devices:
         stems.setdefault(re.sub(r"\d+$", "", d), []).append(d)
-    return [f"{compress(names)} ({len(names)})" if len(names) > 1 else names[0] for names in stems.values()]
+    # Stems that differ only in one inner number and list the same tails merge into one line with
+    # two ranges, as Slurm's hostlists allow: 128 units' leaves read 'f-su[0001-0128]-leaf[1-8]'.
+    merged: dict[tuple[str, int, str, str], tuple[list[int], int]] = {}
+    lines: list[tuple[str, int] | tuple[str, int, str, str]] = []
+    for stem, names in stems.items():
+        expr = compress(names)
+        m = re.match(r"^(.*?)(\d+)(\D*)$", stem)
+        tail = expr[len(stem):]
+        if len(names) < 2 or not m or not re.fullmatch(r"\[[^\]]*\]", tail):
+            lines.append((expr, len(names)))
+            continue
+        key = (m.group(1), len(m.group(2)), m.group(3), tail)
+        if key not in merged:
+            merged[key] = ([], 0)
+            lines.append(key)
+        nums, count = merged[key]
+        nums.append(int(m.group(2)))
+        merged[key] = (nums, count + len(names))
+    out = []
+    for line in lines:
+        if len(line) == 2:
+            expr, count = line  # type: ignore[misc]
+        else:
+            head, width, rest, tail = line  # type: ignore[misc]
+            nums, count = merged[line]  # type: ignore[index]
+            inner = compress([f"x{n:0{width}d}" for n in nums])[1:]
+            expr = f"{head}{inner}{rest}{tail}"
+        out.append(f"{expr} ({count})" if count > 1 else expr)
+    return out
 
 
 def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:

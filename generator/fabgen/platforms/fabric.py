@@ -1,4 +1,6 @@
-"""Fabric-level outputs every fabric gets: cabling plan, bill of materials, topology graph.
+"""Fabric-level outputs every fabric gets: cabling plan, bill of materials, topology graph, and
+for Ethernet fabrics the address plan (addresses.csv: device, role, ASN, interface, address and
+the far end, one row per configured address; intent/addresses.py).
 
 cabling.csv is one row per cable in build order (node-leaf node by node, NICs in rail order, then
 leaf-spine, then spine-core), so the order is the order a crew pulls cables in.
@@ -19,6 +21,7 @@ import subprocess
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
+from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
 from fabgen.topology.model import TIERS
@@ -143,7 +146,8 @@ def _dot(ctx: Context) -> dict[str, Any]:
 def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
-    return {"name": f.name, "cabling": cabling, "bom": _bom(ctx), "dot": _dot(ctx)}
+    addresses = address_rows(ctx) if f.spec.kind != "infiniband" else None
+    return {"name": f.name, "cabling": cabling, "bom": _bom(ctx), "dot": _dot(ctx), "addresses": addresses}
 
 
 def _csv(header: list[str], rows: Iterable[list[Any]]) -> bytes:
@@ -158,6 +162,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     name = data["name"]
     yield f"{name}/cabling.csv", _csv(["a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"],
                                        data["cabling"])
+    if data["addresses"] is not None:
+        yield f"{name}/addresses.csv", _csv(ADDRESS_COLUMNS, data["addresses"])
     cols = ["category", "part", "description", "quantity", "notes"]
     yield f"{name}/bom.csv", _csv(cols, ([r[c] for c in cols] for r in data["bom"]))
     dot = render_template("fabric/topology.dot.j2", **data["dot"]).encode()

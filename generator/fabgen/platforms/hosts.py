@@ -37,6 +37,7 @@ from netaddr import IPNetwork
 from fabgen import yamlout
 from fabgen.addressing import network_of
 from fabgen.platforms import Context, Target
+from fabgen.intent.addresses import eth_netdev
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.render import render as render_template
 
@@ -50,11 +51,6 @@ NCCL_KNOWN = frozenset({
     "NCCL_IB_PKEY", "NCCL_IB_MERGE_NICS",
 })
 TABLE_BASE = 100
-
-
-def eth_netdev(netdev: str) -> str:
-    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode); other names as declared."""
-    return f"enp{netdev[3:]}np0" if netdev.startswith("ibp") else netdev
 
 
 def _cross_nic(ctx: Context) -> tuple[str | None, str]:

@@ -76,8 +76,8 @@ def summarize(fabric: Fabric) -> Summary:
                                 "uplinks are built in full so the unit can be completed without re-cabling")
     pod_leaves = Counter(s.pod for s in fabric.switches if s.role == "leaf")
     if plan.tiers == 3:
-        for pod in sorted(pod_leaves):
-            if pod_leaves[pod] < plan.leaves_per_pod:
+        for pod in range(1, plan.pods + 1):
+            if 0 < pod_leaves[pod] < plan.leaves_per_pod:
                 warnings.append(f"pod {pod} is partly populated ({pod_leaves[pod]} of {plan.leaves_per_pod} "
                                 "leaves); its spines and core links are built in full")
     if plan.tiers == 1:
@@ -90,6 +90,6 @@ def summarize(fabric: Fabric) -> Summary:
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
-        units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,
+        units=plan.present_units, unit_nodes=plan.unit_nodes, pods=plan.pods if plan.tiers == 3 else 0,
         planned=_planned(plan), warnings=warnings,
     )

@@ -49,7 +49,7 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     if plan.tiers == 2:
         out += [Switch(f"{f}-spine{j + 1:0{w.spine}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
     elif plan.tiers == 3:
-        for p in sorted({s.pod for s in out}):
+        for p in range(1, plan.pods + 1):  # every planned pod's spines: the spine-core layer is the plan's
             for j in range(plan.spines_per_pod):
                 out.append(Switch(f"{f}-pod{p:0{w.pod}d}-spine{j + 1:0{w.spine}d}", "spine",
                                   (p - 1) * plan.spines_per_pod + j + 1, pod=p, plane=j))

@@ -1,0 +1,54 @@
+"""Every address of an Ethernet fabric, per device and interface: the plan an IPAM imports and
+what `fabgen diff` reads for address and ASN changes.
+
+Read off the allocation (addressing.py decides; this only lists), in the names each device
+uses: switch ports by their real names, the loopback and host VLAN interface as the platform
+names them, node NICs by the netdev their netplan configures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabgen.context import Context
+from fabgen.intent.switches import HOST_VLAN
+
+COLUMNS = ["device", "role", "asn", "interface", "address", "peer_device", "peer_interface"]
+LOOPBACK = {"eos": "Loopback0", "sonic": "Loopback0", "nvue": "lo"}
+SVI = {"eos": "Vlan{vlan}", "sonic": "Vlan{vlan}", "nvue": "vlan{vlan}"}
+UNNUMBERED = {"nvue"}  # switch links run BGP unnumbered there: no addresses (docs/decisions.md)
+
+
+def eth_netdev(netdev: str) -> str:
+    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode); other names as declared."""
+    return f"enp{netdev[3:]}np0" if netdev.startswith("ibp") else netdev
+
+
+def address_rows(ctx: Context) -> list[list[Any]]:
+    """One row per configured address: each switch's loopback, then every link's ends in cabling
+    order (a leaf's host VLAN interface where its first host port appears)."""
+    f, alloc = ctx.fabric, ctx.allocation
+    platform = f.spec.platform
+    role = {s.name: s.role for s in f.switches}
+    asn = alloc.asns
+    netdev = {h.name: {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
+              for h in f.hosts}
+    rows: list[list[Any]] = [[s.name, s.role, asn[s.name], LOOPBACK[platform], f"{alloc.loopbacks[s.name]}/32", "", ""]
+                             for s in f.switches]
+    svi_done: set[str] = set()
+    svi = SVI[platform].format(vlan=HOST_VLAN)
+    for idx, lk in enumerate(f.links):
+        a_ip, z_ip, plen = alloc.link_ips[idx]
+        if lk.tier == "node-leaf":
+            nic = netdev[lk.a][lk.a_port]
+            rows.append([lk.a, "node", "", nic, f"{a_ip}/{plen}", lk.z, lk.z_port])
+            if lk.z not in alloc.leaf_subnets:
+                rows.append([lk.z, role[lk.z], asn[lk.z], lk.z_port, f"{z_ip}/{plen}", lk.a, nic])
+            elif lk.z not in svi_done:
+                svi_done.add(lk.z)
+                rows.append([lk.z, role[lk.z], asn[lk.z], svi, f"{z_ip}/{plen}", "", ""])
+            continue
+        if platform not in UNNUMBERED:
+            rows.append([lk.a, role[lk.a], asn[lk.a], lk.a_port, f"{a_ip}/{plen}", lk.z, lk.z_port])
+            rows.append([lk.z, role[lk.z], asn[lk.z], lk.z_port, f"{z_ip}/{plen}", lk.a, lk.a_port])
+    return rows
