@@ -8,6 +8,10 @@ rendered to folders, then the review is timed between the folders and between th
 (which renders both in memory), each in a fresh `fabgen` process, as a reviewer runs it. The
 markdown's size is recorded against GitHub's 65,536-character comment limit.
 Targets (issue "growth and review"): folders at most 5 s, inventories at most 10 s, on 2 cores.
+
+`--growth` reviews a planned fabric grown by one scalable unit instead (the old side one unit
+short of the GPUs given, both planned for them) and records whether the review lists
+additions only (no device changed, re-cabled, removed or re-addressed).
 """
 
 from __future__ import annotations
@@ -37,19 +41,37 @@ def timed(args: list[str], out: Path | None = None) -> tuple[float, int]:
     return time.perf_counter() - start, int(proc.stderr.decode().strip().splitlines()[-1]) // 1024
 
 
-def case(kind: str, gpus: int, work: Path) -> dict:
+ALTERING = ("Devices changed", "Devices removed", "Links re-cabled", "Links removed", "Addresses changed",
+            "Addresses removed", "ASNs changed")
+
+
+def planned(text: str, nodes: int, unit: int) -> tuple[str, str]:
+    """The inventory planned for its nodes, one unit short, and as given."""
+    text = text.replace("    node_groups: [gpu]\n", f"    node_groups: [gpu]\n    planned_nodes: {nodes}\n", 1)
+    return text.replace(f"count: {nodes},", f"count: {nodes - unit},", 1), text
+
+
+def case(kind: str, gpus: int, work: Path, growth: bool = False) -> dict:
     old, new = work / "old.yaml", work / "new.yaml"
-    old.write_text(inventory(kind, gpus))
-    new.write_text(inventory(kind, gpus) + CHANGE)
+    if growth:
+        a, b = planned(inventory(kind, gpus), gpus // 8, 32)
+        old.write_text(a)
+        new.write_text(b)
+    else:
+        old.write_text(inventory(kind, gpus))
+        new.write_text(inventory(kind, gpus) + CHANGE)
     for inv in (old, new):
         subprocess.run([*FABGEN, "render", str(inv), "-o", str(work / inv.stem)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     md = work / "review.md"
     folders, folders_mib = timed(["diff", str(work / "old"), str(work / "new"), "--format", "markdown"], md)
     inventories, inventories_mib = timed(["diff", str(old), str(new), "--format", "markdown"])
-    return {"kind": kind, "gpus": gpus, "folders_s": round(folders, 2), "folders_mib": folders_mib,
-            "inventories_s": round(inventories, 2), "inventories_mib": inventories_mib,
-            "markdown_chars": len(md.read_text())}
+    text = md.read_text()
+    row = {"kind": kind, "gpus": gpus, "folders_s": round(folders, 2), "folders_mib": folders_mib,
+           "inventories_s": round(inventories, 2), "inventories_mib": inventories_mib, "markdown_chars": len(text)}
+    if growth:
+        row["additions_only"] = not any(f"### {h} (" in text for h in ALTERING)
+    return row
 
 
 def main() -> None:
@@ -58,16 +80,18 @@ def main() -> None:
     ap.add_argument("--gpus", type=int, default=32768)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--out-root", type=Path, help="where the renders go (default: a temporary directory)")
+    ap.add_argument("--growth", action="store_true", help="a planned fabric grown by 32 nodes")
     args = ap.parse_args()
     rows = []
     print("kind | GPUs | diff folders s | MiB | diff inventories s | MiB | markdown characters")
     print("--- | --- | --- | --- | --- | --- | ---")
     for kind in args.kinds:
         with tempfile.TemporaryDirectory(dir=args.out_root) as tmp:
-            r = case(kind, args.gpus, Path(tmp))
+            r = case(kind, args.gpus, Path(tmp), args.growth)
         rows.append(r)
         print(f"{r['kind']} | {r['gpus']} | {r['folders_s']} | {r['folders_mib']} | {r['inventories_s']} | "
-              f"{r['inventories_mib']} | {r['markdown_chars']}", flush=True)
+              f"{r['inventories_mib']} | {r['markdown_chars']}" + (f" | {r['additions_only']}" if args.growth else ""),
+              flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 

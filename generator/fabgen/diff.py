@@ -195,23 +195,44 @@ def _device_of(path: str) -> str | None:
     return f"node group {m.group('g')}" if m else None
 
 
-def _devices(files: dict[str, bytes], cabling: dict[tuple[str, str, str], tuple[str, str]]) -> set[str]:
-    """Every device a side has: both ends of every cable (switches without files of their own,
-    like InfiniBand ones, count too) and every device with files."""
+def _devices(files: dict[str, bytes], changed: dict[str, bytes]) -> set[str]:
+    """Every device a side has that the review may name: every device with files, and both ends
+    of every cable of the changed cabling plans (switches without files of their own, like
+    InfiniBand ones, count too; a plan equal on both sides adds and removes no device)."""
     out = {d for p in files if (d := _device_of(p))}
-    for (_, a, _), (z, _) in cabling.items():
-        out.update((a, z))
+    for path, data in changed.items():
+        if _is_table(path, "cabling"):
+            for line in data.decode().split("\n")[1:]:
+                parts = line.split(",", 4)
+                if len(parts) > 3:
+                    out.update((parts[0], parts[2]))
     return out
 
 
-def _cabling(files: dict[str, bytes]) -> dict[tuple[str, str, str], tuple[str, str]]:
-    out = {}
-    for path, data in files.items():
-        if path.endswith("/cabling.csv") and path.count("/") == 1:
-            fabric = path.split("/")[0]
-            for r in csv.DictReader(io.StringIO(data.decode())):
-                out[(fabric, r["a_device"], r["a_port"])] = (r["z_device"], r["z_port"])
-    return out
+def _is_table(path: str, name: str) -> bool:
+    return path.endswith(f"/{name}.csv") and path.count("/") == 1
+
+
+def _rows_apart(old: dict[str, bytes], new: dict[str, bytes], name: str) -> tuple[list, list]:
+    """Rows of each fabric's <name>.csv that only the old side has and that only the new side has,
+    as (fabric, fields): a row on both sides changes nothing, and at 32k GPUs parsing only the
+    difference is what keeps a review of a growth fast. fabgen's CSV fields hold no commas."""
+    only_old: list = []
+    only_new: list = []
+    for path in sorted(set(old) | set(new)):
+        if not _is_table(path, name):
+            continue
+        fabric = path.split("/")[0]
+        a = set(old.get(path, b"").decode().split("\n")[1:])
+        b = set(new.get(path, b"").decode().split("\n")[1:])
+        only_old += [(fabric, line.split(",")) for line in sorted(a - b) if line]
+        only_new += [(fabric, line.split(",")) for line in sorted(b - a) if line]
+    return only_old, only_new
+
+
+def _cabling(rows: list) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """(fabric, a device, a port) -> (z device, z port), from cabling.csv rows."""
+    return {(fabric, r[0], r[1]): (r[2], r[3]) for fabric, r in rows}
 
 
 def _configs(files: dict[str, bytes], side: str) -> dict[str, dict[str, Any]]:
@@ -229,15 +250,13 @@ def _configs(files: dict[str, bytes], side: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _identity(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
-    """device -> {'asn': ..., 'addresses': {interface: address}} from each Ethernet fabric's
-    address plan (<fabric>/addresses.csv: every switch and node address, by interface)."""
+def _identity(rows: list) -> dict[str, dict[str, Any]]:
+    """device -> {'asn': ..., 'addresses': {interface: address}} from rows of each Ethernet
+    fabric's address plan (<fabric>/addresses.csv: device, role, asn, interface, address, ...)."""
     out: dict[str, dict[str, Any]] = {}
-    for path, data in files.items():
-        if path.endswith("/addresses.csv") and path.count("/") == 1:
-            for r in csv.DictReader(io.StringIO(data.decode())):
-                entry = out.setdefault(r["device"], {"asn": r["asn"] or None, "addresses": {}})
-                entry["addresses"][r["interface"]] = r["address"]
+    for _, r in rows:
+        entry = out.setdefault(r[0], {"asn": r[2] or None, "addresses": {}})
+        entry["addresses"][r[3]] = r[4]
     return out
 
 
@@ -307,8 +326,8 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     # or ASN to the review (at 32k GPUs this is most of the 9 s the review used to take).
     old_changed = {p: old[p] for p in changed_paths if p in old}
     new_changed = {p: new[p] for p in changed_paths if p in new}
-    c_old, c_new = _cabling(old_changed), _cabling(new_changed)
-    dev_old, dev_new = _devices(old, c_old), _devices(new, c_new)
+    c_old, c_new = (_cabling(rows) for rows in _rows_apart(old_changed, new_changed, "cabling"))
+    dev_old, dev_new = _devices(old, old_changed), _devices(new, new_changed)
     owner = {p: _device_of(p) for p in changed_paths}
     changed_devices = set(owner.values()) - {None}
     moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
@@ -326,13 +345,14 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv.removed = sorted(dev_old - dev_new, key=_natural)
     rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
 
-    i_old, i_new = _identity(old_changed), _identity(new_changed)
+    i_old, i_new = (_identity(rows) for rows in _rows_apart(old_changed, new_changed, "addresses"))
     altered = {d for _, a, before, after in rv.recabled for d in (a.split()[0], before.split()[0], after.split()[0])}
     altered |= {a.split()[0] for _, a, _ in rv.links_removed} | {z.split()[0] for _, _, z in rv.links_removed}
-    for dev in sorted(set(i_old) & set(i_new), key=_natural):
-        if i_old[dev]["asn"] != i_new[dev]["asn"]:
-            rv.asns.append((dev, i_old[dev]["asn"], i_new[dev]["asn"]))
-        ao, an = i_old[dev]["addresses"], i_new[dev]["addresses"]
+    for dev in sorted((set(i_old) | set(i_new)) & dev_old & dev_new, key=_natural):
+        io, inew = i_old.get(dev), i_new.get(dev)
+        if io and inew and io["asn"] != inew["asn"]:
+            rv.asns.append((dev, io["asn"], inew["asn"]))
+        ao, an = (io or {}).get("addresses", {}), (inew or {}).get("addresses", {})
         for where in sorted(set(ao) | set(an), key=_natural):
             if ao.get(where) != an.get(where):
                 rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
@@ -418,7 +438,7 @@ def _limited(items: list[str], limit: int = LIST_LIMIT) -> list[str]:
     return items[:limit] + [f"... and {len(items) - limit} more"]
 
 
-def _compact(devices: list[str]) -> list[str]:
+def _compact(devices: list[str], counts: bool = True) -> list[str]:
     """Devices as hostlist expressions, one line per name stem (a role: 'eth-su01-leaf', 'dgx'),
     with its count: 2,560 changed switches read as a handful of lines."""
     from fabgen.hostlist import compress
@@ -453,18 +473,24 @@ def _compact(devices: list[str]) -> list[str]:
             nums, count = merged[line]  # type: ignore[index]
             inner = compress([f"x{n:0{width}d}" for n in nums])[1:]
             expr = f"{head}{inner}{rest}{tail}"
-        out.append(f"{expr} ({count})" if count > 1 else expr)
+        out.append(f"{expr} ({count})" if count > 1 and counts else expr)
     return out
 
 
 def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:
-    """Links between the same two devices as one line with their count (a new unit's leaf has
-    several to each spine), in the order first seen."""
-    bundles: dict[tuple[str, str, str], list[str]] = {}
+    """Links grouped by their lower end's device: one line with the far devices as a hostlist and
+    the count ('gpu04065 -- f-su128-leaf[1-8] (8 links)'), a single link with its ports."""
+    bundles: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for fab, a, z in links:
-        bundles.setdefault((fab, a.split()[0], z.split()[0]), []).append(f"{a} -- {z}")
-    return [f"{fab}: {one[0]}" if len(one) == 1 else f"{fab}: {a} -- {z} ({len(one)} links)"
-            for (fab, a, z), one in bundles.items()]
+        bundles.setdefault((fab, a.split()[0]), []).append((a, z))
+    out = []
+    for (fab, dev), ends in bundles.items():
+        if len(ends) == 1:
+            out.append(f"{fab}: {ends[0][0]} -- {ends[0][1]}")
+            continue
+        far = list(dict.fromkeys(z.split()[0] for _, z in ends))
+        out.append(f"{fab}: {dev} -- {','.join(_compact(far, counts=False))} ({len(ends)} links)")
+    return out
 
 
 def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
