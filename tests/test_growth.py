@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -220,3 +221,22 @@ def test_the_review_check_catches_unplanned_growth(tmp_path: Path, capsys) -> No
     small = inventory("eos", "fat-tree", 32, None, su=4, tiers=2)
     out = review(tmp_path, small, inventory("eos", "fat-tree", 36, None, su=4, tiers=2), capsys)
     assert "Links re-cabled (" in out and "Devices changed (" in out
+
+
+def test_validate_and_the_report_say_what_the_plan_completes_to(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabgen.cli import app
+    from fabgen.pipeline import render_to
+
+    result = CliRunner().invoke(app, ["validate", str(INVENTORIES / "spectrumx-1su.yaml")])
+    assert result.exit_code == 0, result.output
+    assert ("sx: rail-optimized, 2 tier(s), 64 nodes, 512 endpoints at 400G: 8 leaf, 16 spine, 0 core switches "
+            "(planned for 256 nodes: 32 leaf, 16 spine, 0 core switches)") in result.output
+    render_to(INVENTORIES / "spectrumx-1su.yaml", tmp_path)
+    report = json.loads((tmp_path / "report.json").read_text())["fabrics"]["sx"]
+    assert report["planned"] == {"nodes": 256, "pods": 0, "scalable_units": 4,
+                                 "switches": {"core": 0, "leaf": 32, "spine": 16}}
+    assert report["switches"] == {"core": 0, "leaf": 8, "spine": 16}
+    assert "Planned for 256 nodes (4 scalable units): 32 leaf, 16 spine and 0 core switches" in \
+        (tmp_path / "report.md").read_text()

@@ -91,6 +91,9 @@ SHAPES = {
     "three-tier-2304-storage": ("rail-optimized", "dgx-h100", 288, "qm9700", "", 3),
     # oversubscribed fat-tree, 3:1
     "fat-tree-3to1": ("fat-tree", "dgx-h100", 60, "qm9790", "oversubscription: 3", 2),
+    # planned for 16 units (4 pods), 2 present: the spines of three empty pods hang off the
+    # cores with no leaf below them, as a planned fabric is built
+    "three-tier-planned": ("rail-optimized", "dgx-h100", 64, "qm9700", "tiers: 3\n    planned_nodes: 512", 3),
 }
 STORAGE_GROUP = """  - {name: st, model: st2, count: 40, role: storage}
 node_models:
