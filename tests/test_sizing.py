@@ -46,6 +46,26 @@ def test_published_superpod_rows(nodes, leaf, spine, core, nl, ls, sc) -> None:
     assert p.spines * p.spine_up == sc
 
 
+# DGX SuperPOD B300 on Quantum-X800 (RA-11339-001, "NVIDIA SuperPOD with DGX B300 Systems, NVIDIA
+# Quantum-X800 InfiniBand switching and AC Power", Table 3 "Example Compute Fabric Components",
+# docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/latest/
+# dgx-superpod-architecture.html): 144-port XDR switches, 8 x 800G per DGX B300, 72 nodes per SU.
+# (SUs, nodes, leaf, spine, node-leaf and leaf-spine cables); the catalog entries for the switch
+# and the node are the hardware issue's, the rules already hold.
+B300_XDR = [(1, 72, 8, 4, 576, 576), (2, 144, 16, 8, 1152, 1152), (4, 288, 32, 18, 2304, 2304),
+            (8, 576, 64, 36, 4608, 4608), (18, 1296, 144, 72, 10368, 10368)]
+
+
+@pytest.mark.parametrize("units,nodes,leaf,spine,nl,ls", B300_XDR)
+def test_published_b300_quantum_x800_rows(units, nodes, leaf, spine, nl, ls) -> None:
+    """The default unit at 1:1 is half the 144-port radix (72 nodes), and the fewest balanced spines
+    (a divisor of a leaf's 72 uplinks) give 18 spines for 4 SUs and 36 for 8, as the table does."""
+    p = plan(topology="rail-optimized", radix=144, speed=800, nodes=nodes, rails=8, ratio=Fraction(1))
+    assert (p.unit_nodes, p.units, p.tiers) == (72, units, 2)
+    assert (p.leaves, p.spines, p.cores) == (leaf, spine, 0)
+    assert (p.endpoints, p.leaves * p.up) == (nl, ls)
+
+
 @pytest.mark.parametrize("k", [16, 32, 40, 64, 128])
 def test_fat_tree_limits(k: int) -> None:
     """k^2/2 endpoints on two tiers and k^3/4 on three, at 1:1 (Al-Fares et al.)."""
