@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from fabgen.inventory.schema import Fabric as FabricSpec
 from fabgen.topology.build import switch_names, uplinks
 from fabgen.topology.model import Switch
 from fabgen.topology.sizing import Plan, SizingError, units_for
@@ -38,13 +39,13 @@ def _key(p: Plan, s: Switch) -> tuple[str, int]:
     return s.role, s.index
 
 
-def _cabling(spec, p: Plan) -> tuple[set, dict]:
+def _cabling(spec: FabricSpec, p: Plan) -> tuple[set, dict]:
     switches = switch_names(spec, p)
     cables = {(_key(p, lo), lp, _key(p, hi), hp) for _, lo, lp, hi, hp, _ in uplinks(p, switches)}
     return cables, {_key(p, s): s.name for s in switches}
 
 
-def _compare(spec, now: Plan, later: Plan, step: str) -> Growth:
+def _compare(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth:
     seen = replace(later, present_nodes=now.present_nodes, present_units=units_for(later, now.present_nodes))
     before, names = _cabling(spec, now)
     after, later_names = _cabling(spec, seen)
@@ -66,7 +67,7 @@ def _upper(p: Plan) -> dict[str, int]:
     return {"spines": p.spines}
 
 
-def check_growth(spec, now: Plan, size: Callable[[int], Plan]) -> list[str]:
+def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> list[str]:
     """Warnings for an unplanned fabric whose next unit (or pod) re-cables; `size(n)` sizes it for n nodes."""
     if now.planned:
         return []
