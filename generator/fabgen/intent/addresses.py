@@ -31,8 +31,11 @@ def address_rows(ctx: Context) -> list[list[Any]]:
     platform = f.spec.platform
     role = {s.name: s.role for s in f.switches}
     asn = alloc.asns
-    netdev = {h.name: {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
-              for h in f.hosts}
+    by_model: dict[str, dict[str, str]] = {}  # the names follow the node model: derive them once per model
+    for h in f.hosts:
+        if h.model.key not in by_model:
+            by_model[h.model.key] = {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
+    netdev = {h.name: by_model[h.model.key] for h in f.hosts}
     rows: list[list[Any]] = [[s.name, s.role, asn[s.name], LOOPBACK[platform], f"{alloc.loopbacks[s.name]}/32", "", ""]
                              for s in f.switches]
     svi_done: set[str] = set()
