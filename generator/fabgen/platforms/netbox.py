@@ -1,0 +1,120 @@
+"""NetBox: the cabling plan as CSV files for NetBox's bulk import, so a DCIM holds every device,
+port and cable before anything is racked (docs/netbox.md).
+
+One file per object type under OUT/netbox/, numbered in import order (each refers only to
+objects the files before it create): manufacturers, device roles, device types, a site,
+devices, interfaces, cables. Column names are the fields of NetBox's import forms
+(netbox/dcim/forms/bulk_import.py, NetBox 4.6: ManufacturerImportForm, DeviceRoleImportForm,
+DeviceTypeImportForm, SiteImportForm, DeviceImportForm, InterfaceImportForm, CableImportForm);
+choice values are those of netbox/dcim/choices.py (interface types such as `400gbase-x-osfp`
+and `infiniband-ndr`, cable types `mmf`/`smf`/`dac-passive`, status `planned`).
+
+Decisions: every object is `planned` (the plan precedes the racking); the site is one
+placeholder named after the cluster and racks are left to the DCIM (no rack positions are
+known here); only cabled ports are listed as interfaces, and device types carry no height (a
+device type's port list and height belong to NetBox's device-type library). Names are fabgen's device and port names, which
+never change when nodes are added (docs/growth.md), so a later export adds rows and never
+renames one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any, Iterable
+
+from fabgen.platforms import CLUSTER, Context, Target
+
+COLUMNS = {
+    "01-manufacturers.csv": ["name", "slug"],
+    "02-device-roles.csv": ["name", "slug", "color"],
+    "03-device-types.csv": ["manufacturer", "model", "slug", "part_number"],
+    "04-sites.csv": ["name", "slug", "status"],
+    "05-devices.csv": ["name", "role", "manufacturer", "device_type", "site", "status", "description"],
+    "06-interfaces.csv": ["device", "name", "type", "speed", "enabled", "description"],
+    "07-cables.csv": ["side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
+                      "type", "status", "label"],
+}
+ROLE_COLORS = {"leaf": "2196f3", "spine": "3f51b5", "core": "673ab7", "gpu-node": "4caf50",
+               "storage-node": "ff9800"}
+IB_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
+ETH_TYPES = {("osfp", 400): "400gbase-x-osfp", ("osfp", 800): "800gbase-x-osfp",
+             ("qsfp112", 400): "400gbase-x-qsfp112", ("qsfpdd", 400): "400gbase-x-qsfpdd",
+             ("qsfpdd", 800): "800gbase-x-qsfpdd", ("qsfp56", 200): "200gbase-x-qsfp56",
+             ("qsfp28", 100): "100gbase-x-qsfp28"}
+CABLE_TYPES = {"mmf": "mmf", "smf": "smf", "dac": "dac-passive"}
+
+
+def slug(text: str) -> str:
+    """NetBox slugs: lower-case letters, digits, hyphens and underscores."""
+    return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-")
+
+
+CAGES = ("qsfp112", "qsfpdd", "qsfp56", "qsfp28", "osfp")  # longest first: 'osfp1' is a node's first OSFP cage
+
+
+def interface_type(kind: str, cage: str, speed: int) -> str:
+    """The NetBox interface type of a port: InfiniBand by rate, Ethernet by speed and cage form
+    factor; `other` where NetBox has no such type."""
+    if kind == "infiniband":
+        return IB_TYPES.get(speed, "other")
+    name = re.sub(r"[^a-z0-9]", "", cage.lower())
+    form = next((c for c in CAGES if name.startswith(c)), name)
+    return ETH_TYPES.get((form, speed), "other")
+
+
+def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
+    """Every row of every file, in import order; devices and ports once each across fabrics."""
+    cluster = contexts[0].cluster if contexts else ""
+    rows: dict[str, list[list[Any]]] = {name: [] for name in COLUMNS}
+    types: dict[str, tuple[str, str, str]] = {}  # model -> (manufacturer, part, description)
+    roles: set[str] = set()
+    devices: dict[str, list[Any]] = {}
+    interfaces: dict[tuple[str, str], list[Any]] = {}
+    for ctx in contexts:
+        f = ctx.fabric
+        sw = f.switch_model
+        types[sw.part] = (sw.vendor, sw.part, sw.description)
+        for s in f.switches:
+            roles.add(s.role)
+            devices.setdefault(s.name, [s.name, s.role, sw.vendor, sw.part, cluster, "planned",
+                                        f"{f.name} {s.role}"])
+        for h in f.hosts:
+            role = "storage-node" if h.role == "storage" else "gpu-node"
+            roles.add(role)
+            types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)
+            devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
+                                        f"{f.name} node group {h.group}"])
+        cage = {h.name: {n.rdma: n.cage for n in h.model.nics} for h in f.hosts}
+        kind = f.spec.kind
+        for lk in f.links:
+            a_cage = cage[lk.a][lk.a_port] if lk.a in cage else sw.cage_type
+            for dev, port, where in ((lk.a, lk.a_port, a_cage), (lk.z, lk.z_port, sw.cage_type)):
+                interfaces.setdefault((dev, port), [dev, port, interface_type(kind, where, lk.speed),
+                                                    lk.speed * 1_000_000, "true", f"{f.name} {lk.tier}"])
+            rows["07-cables.csv"].append([lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port,
+                                          CABLE_TYPES.get(lk.media, ""), "planned",
+                                          f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}"])
+    vendors = sorted({v for v, _, _ in types.values()})
+    rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
+    rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
+    rows["03-device-types.csv"] = [[v, part, slug(part), part] for part, (v, _, _) in sorted(types.items())]
+    rows["04-sites.csv"] = [[cluster, slug(cluster), "planned"]] if contexts else []
+    rows["05-devices.csv"] = list(devices.values())
+    rows["06-interfaces.csv"] = list(interfaces.values())
+    return {"rows": rows}
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for name, columns in COLUMNS.items():
+        if not data["rows"][name]:
+            continue
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(columns)
+        w.writerows(data["rows"][name])
+        yield f"netbox/{name}", buf.getvalue().encode()
+
+
+TARGET = Target("netbox", lambda ctx: True, structure, render, scope=CLUSTER)
