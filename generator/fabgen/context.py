@@ -22,3 +22,4 @@ class Context:
     allocation: Allocation
     summary: Summary
     groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
+    kubernetes: Any = None  # the inventory's KubernetesOptions (cluster-wide)

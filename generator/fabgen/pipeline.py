@@ -87,7 +87,7 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
                        for i, (name, f) in enumerate(fabrics.items())}
     for name, f in fabrics.items():
         contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f),
-                                 {g.name: g for g in inv.node_groups})
+                                 {g.name: g for g in inv.node_groups}, inv.kubernetes)
     return fabrics, contexts
 
 

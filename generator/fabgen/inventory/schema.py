@@ -316,6 +316,15 @@ class CustomSwitchModel(Strict):
     sonic: CustomSonicSku | None = Field(default=None, description="platform sonic: the SKU (required there)")
 
 
+class KubernetesOptions(Strict):
+    """Topology labels for Kubernetes schedulers (OUT/kubernetes/)."""
+
+    label_keys: Literal["topograph", "legacy"] = Field(
+        default="topograph", description="topograph: the label keys of NVIDIA topograph 1.x "
+        "(fabric.topograph.run/tier-N); legacy: those of topograph 0.x (network.topology.nvidia.com/leaf, "
+        "spine, core) for consumers that still read them")
+
+
 class Inventory(Strict):
     """The whole inventory (format version 1)."""
 
@@ -325,6 +334,8 @@ class Inventory(Strict):
     fabrics: list[Fabric] = Field(min_length=1)
     switch_models: dict[Name, CustomSwitchModel] = Field(default_factory=dict)
     node_models: dict[Name, CustomNodeModel] = Field(default_factory=dict)
+    kubernetes: KubernetesOptions = Field(default_factory=KubernetesOptions,
+                                          description="Kubernetes topology labels and Kueue objects")
 
 
 def json_schema() -> dict:

@@ -20,35 +20,25 @@ from fabgen import yamlout
 
 from fabgen.hostlist import compress
 from fabgen.platforms import CLUSTER, Context, Target
-from fabgen.topology.sizing import name_widths
+from fabgen.intent.placement import node_groups
 
 
 def _levels(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     plan = f.plan
-    compute = [h for h in f.hosts if h.role == "compute"]
     level1: dict[str, list[str]] = {}
-    pod_of: dict[str, int] = {}
-    widths = name_widths(plan)  # the switch names' widths: never depend on how many units exist
-    if plan.topology == "rail-optimized":
-        for h in compute:
-            name = f"{f.name}-su{h.unit:0{widths.unit}d}"
-            level1.setdefault(name, []).append(h.name)
-            pod_of[name] = (h.unit - 1) // plan.units_per_pod + 1
-    else:
-        leaf_pod = {s.name: s.pod for s in f.switches if s.role == "leaf"}
-        for h in compute:
-            first = f.first_leaf(h.name)
-            level1.setdefault(first, []).append(h.name)
-            pod_of[first] = leaf_pod[first]
+    pod_of: dict[str, str] = {}
+    for node, groups in node_groups(ctx).items():  # the same groups the Kubernetes labels carry
+        level1.setdefault(groups[0], []).append(node)
+        if plan.tiers == 3:
+            pod_of[groups[0]] = groups[1]
     base = plan.unit_nodes if plan.unit_nodes else 0
     sizes = [base] if base else []
     if base and plan.tiers == 3:
         per_pod = plan.units_per_pod
         if per_pod > 1 and per_pod & (per_pod - 1) == 0:
             sizes.append(base * per_pod)
-    fab = {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes,
-           "pod_width": widths.pod}
+    fab = {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes}
     fab["tree"] = _tree(fab)
     return fab
 
@@ -63,15 +53,12 @@ def _tree(fab: dict[str, Any]) -> list[dict[str, str]]:
     """[{switch, nodes|children}] from the bottom up, as both files list them."""
     out = [{"switch": name, "nodes": compress(nodes)} for name, nodes in fab["level1"].items()]
     if fab["tiers"] == 3:
-        pods: dict[int, list[str]] = {}
+        pods: dict[str, list[str]] = {}
         for name in fab["level1"]:
             pods.setdefault(fab["pod_of"][name], []).append(name)
-        w = fab["pod_width"]
-        pod_names = []
-        for p in sorted(pods):
-            pod_names.append(f"{fab['fabric']}-pod{p:0{w}d}")
-            out.append({"switch": pod_names[-1], "children": compress(pods[p])})
-        out.append({"switch": fab["fabric"], "children": compress(pod_names)})
+        for pod in sorted(pods):
+            out.append({"switch": pod, "children": compress(pods[pod])})
+        out.append({"switch": fab["fabric"], "children": compress(sorted(pods))})
     elif len(fab["level1"]) > 1:
         out.append({"switch": fab["fabric"], "children": compress(list(fab["level1"]))})
     return out

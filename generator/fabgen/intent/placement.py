@@ -1,0 +1,40 @@
+"""Where each compute node sits in its fabric, for schedulers: one group per tier, the group a
+job's traffic stays within when it fits there.
+
+* tier 0: a rail-optimized scalable unit (its nodes reach each other through their rail leaves
+  in one hop on every rail), or a fat-tree leaf (a node whose NICs span leaves sits under the
+  leaf of its first NIC); a one-switch fabric is that switch;
+* tier 1: the pod (three tiers);
+* the fabric itself at the top.
+Unit and pod names are `<fabric>-su<n>` and `<fabric>-pod<n>`, padded like the switch names
+(`name_widths`), so they never change when nodes are added. Slurm's topology and the Kubernetes
+labels both read this, so the two schedulers see the same groups.
+"""
+
+from __future__ import annotations
+
+from fabgen.context import Context
+from fabgen.topology.sizing import name_widths
+
+
+def node_groups(ctx: Context) -> dict[str, list[str]]:
+    """compute node -> its groups from tier 0 up to the fabric, in node order."""
+    f = ctx.fabric
+    plan = f.plan
+    widths = name_widths(plan)
+    leaf_pod = {s.name: s.pod for s in f.switches if s.role == "leaf"}
+    out: dict[str, list[str]] = {}
+    for h in f.hosts:
+        if h.role != "compute":
+            continue
+        if plan.topology == "rail-optimized":
+            first = f"{f.name}-su{h.unit:0{widths.unit}d}"
+            pod = (h.unit - 1) // plan.units_per_pod + 1
+        else:
+            first = f.first_leaf(h.name)
+            pod = leaf_pod[first]
+        groups = [first]
+        if plan.tiers == 3:
+            groups.append(f"{f.name}-pod{pod:0{widths.pod}d}")
+        out[h.name] = groups + [f.name]
+    return out
