@@ -86,16 +86,25 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)
             devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
                                         f"{f.name} node group {h.group}"])
-        cage = {h.name: {n.rdma: n.cage for n in h.model.nics} for h in f.hosts}
-        kind = f.spec.kind
+        # Port types follow the node model's cage or the switch model: worked out once per model,
+        # not per link (at 32k GPUs that is 200,000 ports).
+        kind, speed = f.spec.kind, f.plan.speed
+        switch_type = interface_type(kind, sw.cage_type, speed)
+        node_types: dict[str, dict[str, str]] = {}
+        for h in f.hosts:
+            if h.model.key not in node_types:
+                node_types[h.model.key] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
+        port_type = {h.name: node_types[h.model.key] for h in f.hosts}
+        kbps = speed * 1_000_000
+        cables = rows["07-cables.csv"]
         for lk in f.links:
-            a_cage = cage[lk.a][lk.a_port] if lk.a in cage else sw.cage_type
-            for dev, port, where in ((lk.a, lk.a_port, a_cage), (lk.z, lk.z_port, sw.cage_type)):
-                interfaces.setdefault((dev, port), [dev, port, interface_type(kind, where, lk.speed),
-                                                    lk.speed * 1_000_000, "true", f"{f.name} {lk.tier}"])
-            rows["07-cables.csv"].append([lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port,
-                                          CABLE_TYPES.get(lk.media, ""), "planned",
-                                          f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}"])
+            a_type = port_type[lk.a][lk.a_port] if lk.a in port_type else switch_type
+            tier = f"{f.name} {lk.tier}"
+            for key, kind_of in (((lk.a, lk.a_port), a_type), ((lk.z, lk.z_port), switch_type)):
+                if key not in interfaces:
+                    interfaces[key] = [key[0], key[1], kind_of, kbps, "true", tier]
+            cables.append([lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port,
+                           CABLE_TYPES.get(lk.media, ""), "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}"])
     vendors = sorted({v for v, _, _ in types.values()})
     rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
     rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
@@ -106,9 +115,15 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     return {"rows": rows}
 
 
+def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
+    """The cables file on the second process, everything else on the first (the two big files)."""
+    names = [n for n in COLUMNS if (n == "07-cables.csv") == (part == 1 and parts == 2) or parts == 1]
+    return {"rows": {n: data["rows"][n] for n in names}}
+
+
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, columns in COLUMNS.items():
-        if not data["rows"][name]:
+        if not data["rows"].get(name):
             continue
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
@@ -117,4 +132,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"netbox/{name}", buf.getvalue().encode()
 
 
-TARGET = Target("netbox", lambda ctx: True, structure, render, scope=CLUSTER)
+TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER)

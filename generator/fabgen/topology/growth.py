@@ -41,8 +41,21 @@ def _key(p: Plan, s: Switch) -> tuple[str, int]:
 
 def _cabling(spec: FabricSpec, p: Plan) -> tuple[set, dict]:
     switches = switch_names(spec, p)
-    cables = {(_key(p, lo), lp, _key(p, hi), hp) for _, lo, lp, hi, hp, _ in uplinks(p, switches)}
-    return cables, {_key(p, s): s.name for s in switches}
+    key_of = {s.name: _key(p, s) for s in switches}  # once per switch, not once per cable end
+    cables = {(key_of[lo.name], lp, key_of[hi.name], hp) for _, lo, lp, hi, hp, _ in uplinks(p, switches)}
+    return cables, {key: name for name, key in key_of.items()}
+
+
+SHAPE = ("tiers", "down", "up", "leaf_spine_width", "spines_per_pod", "leaves_per_pod", "spine_down",
+         "spine_up", "spine_core_width", "cores_per_plane")
+
+
+def _same_shape(now: Plan, later: Plan) -> bool:
+    """Every port and peer of an existing switch follows from these (and the storage leaves'
+    place after the compute leaves): when they agree, nothing moves and nothing is renamed."""
+    return all(getattr(now, f) == getattr(later, f) for f in SHAPE) and \
+        (not now.storage_leaves or now.compute_leaves == later.compute_leaves) and \
+        bool(now.storage_leaves) == bool(later.storage_leaves)
 
 
 def _compare(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth:
@@ -82,6 +95,8 @@ def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> li
             later = size(nodes)
         except SizingError as exc:
             return [f"the next {step} ({nodes} nodes) cannot be added: {exc.message}"]
+        if _same_shape(now, later):
+            continue
         g = _compare(spec, now, later, step)
         if g.moved or g.before != g.after or g.renamed:
             return [_message(g)]
