@@ -13,14 +13,13 @@ cores by plane), so the picture stays readable at 32k GPUs.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 import shutil
 import subprocess
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
+from fabgen import csvout
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
@@ -150,22 +149,14 @@ def structure(ctx: Context) -> dict[str, Any]:
     return {"name": f.name, "cabling": cabling, "bom": _bom(ctx), "dot": _dot(ctx), "addresses": addresses}
 
 
-def _csv(header: list[str], rows: Iterable[list[Any]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue().encode()
-
-
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     name = data["name"]
-    yield f"{name}/cabling.csv", _csv(["a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"],
+    yield f"{name}/cabling.csv", csvout.dumps(["a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"],
                                        data["cabling"])
     if data["addresses"] is not None:
-        yield f"{name}/addresses.csv", _csv(ADDRESS_COLUMNS, data["addresses"])
+        yield f"{name}/addresses.csv", csvout.dumps(ADDRESS_COLUMNS, data["addresses"])
     cols = ["category", "part", "description", "quantity", "notes"]
-    yield f"{name}/bom.csv", _csv(cols, ([r[c] for c in cols] for r in data["bom"]))
+    yield f"{name}/bom.csv", csvout.dumps(cols, ([r[c] for c in cols] for r in data["bom"]))
     dot = render_template("fabric/topology.dot.j2", **data["dot"]).encode()
     yield f"{name}/topology.dot", dot
     svg = _svg(dot)

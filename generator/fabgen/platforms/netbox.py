@@ -19,11 +19,10 @@ renames one.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from typing import Any, Iterable
 
+from fabgen import csvout
 from fabgen.platforms import CLUSTER, Context, Target
 
 COLUMNS = {
@@ -71,7 +70,6 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     types: dict[str, tuple[str, str, str]] = {}  # model -> (manufacturer, part, description)
     roles: set[str] = set()
     devices: dict[str, list[Any]] = {}
-    interfaces: dict[tuple[str, str], list[Any]] = {}
     for ctx in contexts:
         f = ctx.fabric
         sw = f.switch_model
@@ -95,23 +93,22 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             if h.model.key not in node_types:
                 node_types[h.model.key] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
         port_type = {h.name: node_types[h.model.key] for h in f.hosts}
-        kbps = speed * 1_000_000
-        cables = rows["07-cables.csv"]
-        for lk in f.links:
+        kbps = str(speed * 1_000_000)
+        cables, ports = rows["07-cables.csv"], rows["06-interfaces.csv"]
+        tiers = {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}
+        for lk in f.links:  # every port is cabled once, so each link adds its two interfaces
             a_type = port_type[lk.a][lk.a_port] if lk.a in port_type else switch_type
-            tier = f"{f.name} {lk.tier}"
-            for key, kind_of in (((lk.a, lk.a_port), a_type), ((lk.z, lk.z_port), switch_type)):
-                if key not in interfaces:
-                    interfaces[key] = [key[0], key[1], kind_of, kbps, "true", tier]
-            cables.append([lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port,
-                           CABLE_TYPES.get(lk.media, ""), "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}"])
+            tier = tiers[lk.tier]
+            ports.append((lk.a, lk.a_port, a_type, kbps, "true", tier))
+            ports.append((lk.z, lk.z_port, switch_type, kbps, "true", tier))
+            cables.append((lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port,
+                           CABLE_TYPES.get(lk.media, ""), "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}"))
     vendors = sorted({v for v, _, _ in types.values()})
     rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
     rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
     rows["03-device-types.csv"] = [[v, part, slug(part), part] for part, (v, _, _) in sorted(types.items())]
     rows["04-sites.csv"] = [[cluster, slug(cluster), "planned"]] if contexts else []
     rows["05-devices.csv"] = list(devices.values())
-    rows["06-interfaces.csv"] = list(interfaces.values())
     return {"rows": rows}
 
 
@@ -125,11 +122,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, columns in COLUMNS.items():
         if not data["rows"].get(name):
             continue
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(columns)
-        w.writerows(data["rows"][name])
-        yield f"netbox/{name}", buf.getvalue().encode()
+        yield f"netbox/{name}", csvout.dumps(columns, data["rows"][name])
 
 
 TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER)
