@@ -155,4 +155,10 @@ def test_growth_only_adds_rows(tmp_path: Path) -> None:
         a = set((tmp_path / "a" / "netbox" / name).read_text().splitlines())
         b = set((tmp_path / "b" / "netbox" / name).read_text().splitlines())
         assert a <= b and len(b) > len(a), name
+    # the review shows the cabling plan's diff, not the export's copy of it
+    from fabgen import diff
+
+    old, new = diff.load_sides(tmp_path / "a", tmp_path / "b")
+    text = diff.format_text(diff.compare(old, new), "a", "b")
+    assert "== sx/cabling.csv" in text and "== netbox/" not in text
     shutil.rmtree(tmp_path / "a")

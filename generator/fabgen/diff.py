@@ -14,9 +14,9 @@ directory; nothing is re-implemented. The review summary comes first:
   each Ethernet fabric's address plan (<fabric>/addresses.csv);
 * fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
 then unified diffs per file, folded: files whose change is the same once their owner's name and
-addresses are abstracted show once, with the list of owners. manifest.json and the Ansible
-copies of the configs are left out of the file diffs (they repeat what the summary and the
-configs say). Markdown is cut to one pull-request comment; `--output` keeps the whole review.
+addresses are abstracted show once, with the list of owners. manifest.json, the Ansible
+copies of the configs and the NetBox export are left out of the file diffs (they repeat what
+the summary, the configs and the cabling plan say). Markdown is cut to one pull-request comment; `--output` keeps the whole review.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, Callable
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
 
 
-SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*)$")
+SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*|netbox/.*)$")
 DEVICE_FILE = [
     re.compile(r"^[^/]+/switches/(?P<d>[^/]+?)(\.cfg|\.nvue\.yaml|\.nvue\.sh|/config_db\.json)$"),
     re.compile(r"^hosts/(?P<d>[^/]+)/"),
