@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from fabgen import parallel
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
 
 
@@ -82,8 +83,6 @@ def load_sides(old: Path, new: Path, progress: Progress = _quiet) -> tuple[dict[
     the usual way (a located message for a bad inventory)."""
     if old.is_dir() or new.is_dir() or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return load_side(old, progress), load_side(new, progress)
-    from fabgen import parallel
-
     with parallel.single_process():
         to_child_r, to_child_w = os.pipe()
         to_parent_r, to_parent_w = os.pipe()
@@ -134,22 +133,14 @@ def _old_side(old: Path, inbox: int, outbox: int) -> int:
         try:
             files = load_side(old)
         except BaseException as exc:  # noqa: BLE001 - the parent renders this side again and reports it
-            parallel_send(outbox, ("error", f"{type(exc).__name__}: {exc}"))
+            parallel.send(outbox, ("error", f"{type(exc).__name__}: {exc}"))
             return 0
-        parallel_send(outbox, ("ok", {p: _digest(b) for p, b in files.items()}))
-        from fabgen import parallel
-
+        parallel.send(outbox, ("ok", {p: _digest(b) for p, b in files.items()}))
         wanted = parallel.receive(inbox)
-        parallel_send(outbox, ("ok", {p: files[p] for p in wanted}))
+        parallel.send(outbox, ("ok", {p: files[p] for p in wanted}))
         return 0
     except BaseException:  # noqa: BLE001 - a closed pipe: the parent has gone
         return 1
-
-
-def parallel_send(fd: int, obj: Any) -> None:
-    from fabgen import parallel
-
-    parallel.send(fd, obj)
 
 
 def check_sides(sides: list[tuple[Path, dict[str, bytes]]]) -> None:
@@ -195,36 +186,39 @@ def _device_of(path: str) -> str | None:
     return f"node group {m.group('g')}" if m else None
 
 
-def _devices(files: dict[str, bytes], changed: dict[str, bytes]) -> set[str]:
+def _devices(files: dict[str, bytes], lines: dict[str, list[str]]) -> set[str]:
     """Every device a side has that the review may name: every device with files, and both ends
-    of every cable of the changed cabling plans (switches without files of their own, like
-    InfiniBand ones, count too; a plan equal on both sides adds and removes no device)."""
+    of every cable of the changed cabling plans (`lines`: their rows; switches without files of
+    their own, like InfiniBand ones, count too; a plan equal on both sides adds and removes no
+    device)."""
     out = {d for p in files if (d := _device_of(p))}
-    for path, data in changed.items():
-        if _is_table(path, "cabling"):
-            for line in data.decode().split("\n")[1:]:
-                parts = line.split(",", 4)
-                if len(parts) > 3:
-                    out.update((parts[0], parts[2]))
+    for rows in lines.values():
+        for line in rows:
+            parts = line.split(",", 4)
+            if len(parts) > 3:
+                out.update((parts[0], parts[2]))
     return out
+
+
+def _table_lines(files: dict[str, bytes], name: str) -> dict[str, list[str]]:
+    """The rows (header left out) of each fabric's <name>.csv among `files`, split once."""
+    return {p: data.decode().split("\n")[1:] for p, data in files.items() if _is_table(p, name)}
 
 
 def _is_table(path: str, name: str) -> bool:
     return path.endswith(f"/{name}.csv") and path.count("/") == 1
 
 
-def _rows_apart(old: dict[str, bytes], new: dict[str, bytes], name: str) -> tuple[list, list]:
-    """Rows of each fabric's <name>.csv that only the old side has and that only the new side has,
-    as (fabric, fields): a row on both sides changes nothing, and at 32k GPUs parsing only the
-    difference is what keeps a review of a growth fast. fabgen's CSV fields hold no commas."""
+def _rows_apart(old: dict[str, list[str]], new: dict[str, list[str]]) -> tuple[list, list]:
+    """Rows of each fabric's table (`_table_lines` of both sides) that only the old side has and
+    that only the new side has, as (fabric, fields): a row on both sides changes nothing, and at
+    32k GPUs parsing only the difference is what keeps a review of a growth fast. fabgen's CSV
+    fields hold no commas."""
     only_old: list = []
     only_new: list = []
     for path in sorted(set(old) | set(new)):
-        if not _is_table(path, name):
-            continue
         fabric = path.split("/")[0]
-        a = set(old.get(path, b"").decode().split("\n")[1:])
-        b = set(new.get(path, b"").decode().split("\n")[1:])
+        a, b = set(old.get(path, ())), set(new.get(path, ()))
         only_old += [(fabric, line.split(",")) for line in sorted(a - b) if line]
         only_new += [(fabric, line.split(",")) for line in sorted(b - a) if line]
     return only_old, only_new
@@ -326,8 +320,9 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     # or ASN to the review (at 32k GPUs this is most of the 9 s the review used to take).
     old_changed = {p: old[p] for p in changed_paths if p in old}
     new_changed = {p: new[p] for p in changed_paths if p in new}
-    c_old, c_new = (_cabling(rows) for rows in _rows_apart(old_changed, new_changed, "cabling"))
-    dev_old, dev_new = _devices(old, old_changed), _devices(new, new_changed)
+    cab_old, cab_new = _table_lines(old_changed, "cabling"), _table_lines(new_changed, "cabling")
+    c_old, c_new = (_cabling(rows) for rows in _rows_apart(cab_old, cab_new))
+    dev_old, dev_new = _devices(old, cab_old), _devices(new, cab_new)
     owner = {p: _device_of(p) for p in changed_paths}
     changed_devices = set(owner.values()) - {None}
     moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
@@ -345,7 +340,8 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv.removed = sorted(dev_old - dev_new, key=_natural)
     rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
 
-    i_old, i_new = (_identity(rows) for rows in _rows_apart(old_changed, new_changed, "addresses"))
+    i_old, i_new = (_identity(rows) for rows in _rows_apart(_table_lines(old_changed, "addresses"),
+                                                            _table_lines(new_changed, "addresses")))
     altered = {d for _, a, before, after in rv.recabled for d in (a.split()[0], before.split()[0], after.split()[0])}
     altered |= {a.split()[0] for _, a, _ in rv.links_removed} | {z.split()[0] for _, _, z in rv.links_removed}
     for dev in sorted((set(i_old) | set(i_new)) & dev_old & dev_new, key=_natural):
@@ -448,31 +444,21 @@ def _compact(devices: list[str], counts: bool = True) -> list[str]:
         stems.setdefault(re.sub(r"\d+$", "", d), []).append(d)
     # Stems that differ only in one inner number and list the same tails merge into one line with
     # two ranges, as Slurm's hostlists allow: 128 units' leaves read 'f-su[0001-0128]-leaf[1-8]'.
-    merged: dict[tuple[str, int, str, str], tuple[list[int], int]] = {}
-    lines: list[tuple[str, int] | tuple[str, int, str, str]] = []
+    # A group's key is (text before the number, its width, text after it); width 0: not merged.
+    groups: dict[tuple[str, int, str], list] = {}  # key -> [inner numbers, device count], first seen first
     for stem, names in stems.items():
         expr = compress(names)
         m = re.match(r"^(.*?)(\d+)(\D*)$", stem)
         tail = expr[len(stem):]
-        if len(names) < 2 or not m or not re.fullmatch(r"\[[^\]]*\]", tail):
-            lines.append((expr, len(names)))
-            continue
-        key = (m.group(1), len(m.group(2)), m.group(3), tail)
-        if key not in merged:
-            merged[key] = ([], 0)
-            lines.append(key)
-        nums, count = merged[key]
-        nums.append(int(m.group(2)))
-        merged[key] = (nums, count + len(names))
+        mergeable = len(names) > 1 and m and re.fullmatch(r"\[[^\]]*\]", tail)
+        key = (m.group(1), len(m.group(2)), m.group(3) + tail) if mergeable else (expr, 0, "")
+        entry = groups.setdefault(key, [[], 0])
+        if mergeable:
+            entry[0].append(int(m.group(2)))
+        entry[1] += len(names)
     out = []
-    for line in lines:
-        if len(line) == 2:
-            expr, count = line  # type: ignore[misc]
-        else:
-            head, width, rest, tail = line  # type: ignore[misc]
-            nums, count = merged[line]  # type: ignore[index]
-            inner = compress([f"x{n:0{width}d}" for n in nums])[1:]
-            expr = f"{head}{inner}{rest}{tail}"
+    for (head, width, rest), (nums, count) in groups.items():
+        expr = head + compress([f"x{n:0{width}d}" for n in nums])[1:] + rest if width else head
         out.append(f"{expr} ({count})" if count > 1 and counts else expr)
     return out
 

@@ -463,18 +463,28 @@ def _check_node_groups(c: _Checks) -> None:
             _claim_hostnames(c, i, g.name, names)
 
 
+def _hostname_clash(c: _Checks, name: str) -> tuple[str, int, str] | None:
+    """('case', group index, that hostname) when `name` is a node's hostname but for case,
+    ('same', group index, that group) when it is one exactly, None when it is free."""
+    if name.lower() in c.owners_ci and name not in c.owners:
+        j, other = c.owners_ci[name.lower()]
+        return "case", j, other
+    if name in c.owners:
+        j, group = c.owners[name]
+        return "same", j, group
+    return None
+
+
 def _claim_hostnames(c: _Checks, i: int, group: str, names: list[str]) -> None:
     """Each hostname belongs to one node; the first clash of a group is reported."""
     for h in names:
-        if h.lower() in c.owners_ci and h not in c.owners:
-            _, other = c.owners_ci[h.lower()]
-            c.report(("node_groups", i, "hostname"), f"hostname '{h}' differs from '{other}' only in case; DNS, "
-                     "Slurm and case-insensitive file systems see one name")
-            return
-        if h in c.owners:
-            j, other = c.owners[h]
-            c.report(("node_groups", i, "hostname"), f"hostname '{h}' is also a node of group '{other}' "
-                     f"(node_groups[{j}])")
+        clash = _hostname_clash(c, h)
+        if clash:
+            how, j, other = clash
+            c.report(("node_groups", i, "hostname"),
+                     f"hostname '{h}' differs from '{other}' only in case; DNS, Slurm and case-insensitive file "
+                     "systems see one name" if how == "case" else
+                     f"hostname '{h}' is also a node of group '{other}' (node_groups[{j}])")
             return
         c.owners[h] = (i, group)
         c.owners_ci[h.lower()] = (i, h)
@@ -638,15 +648,13 @@ def _claim_switch_names(c: _Checks, i: int, f, names: list[str], devices: dict[s
                      f"'{other}': their configs would overwrite each other; rename one fabric")
             return
         devices[name.lower()] = f.name
-        if name.lower() in c.owners_ci and name not in c.owners:
-            j, h = c.owners_ci[name.lower()]
-            c.report(("node_groups", j, "hostname"), f"hostname '{h}' differs from switch '{name}' of fabric "
-                     f"'{f.name}' only in case")
-            return
-        if name in c.owners:
-            j, _ = c.owners[name]
-            c.report(("node_groups", j, "hostname"), f"hostname '{name}' is also the name of a switch of "
-                     f"fabric '{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
+        clash = _hostname_clash(c, name)
+        if clash:
+            how, j, other = clash
+            c.report(("node_groups", j, "hostname"),
+                     f"hostname '{other}' differs from switch '{name}' of fabric '{f.name}' only in case"
+                     if how == "case" else f"hostname '{name}' is also the name of a switch of fabric "
+                     f"'{f.name}' (fabrics[{i}]); switch names are '<fabric>-...'")
             return
 
 
