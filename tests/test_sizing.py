@@ -157,6 +157,23 @@ def test_single_leaf_fat_tree_is_one_switch_unless_pinned() -> None:
     assert (pinned.tiers, pinned.leaves, pinned.spines) == (2, 1, 1)
 
 
+def test_pinned_single_switch_gives_every_port_to_nics() -> None:
+    # eight DGX H100 on one 64-port switch: what auto refuses (it keeps 32 ports for spines)
+    assert fat(8).tiers == 2
+    one = fat(8, tiers=1)
+    assert (one.tiers, one.leaves, one.spines, one.down, one.up, one.unit_nodes) == (1, 1, 0, 64, 0, 8)
+    assert fat(7, k=60, tiers=1).down == 56  # whole nodes only: 60 ports hold seven 8-NIC nodes
+    with pytest.raises(SizingError) as e:
+        fat(9, tiers=1)
+    assert e.value.field == "tiers" and "at most 64 NICs" in e.value.message
+    with pytest.raises(SizingError) as e:
+        rail(8, tiers=1)
+    assert e.value.field == "tiers"
+    with pytest.raises(SizingError) as e:
+        fat(4, ratio=Fraction(2), tiers=1)
+    assert e.value.field == "oversubscription"
+
+
 def test_errors_name_the_key() -> None:
     with pytest.raises(SizingError) as e:
         rail(4, su=40)

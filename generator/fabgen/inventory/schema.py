@@ -242,7 +242,8 @@ class Fabric(Strict):
     oversubscription: float = Field(
         default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
     )
-    tiers: Literal["auto", 2, 3] = Field(default="auto", description="auto | 2 | 3")
+    tiers: Literal["auto", 1, 2, 3] = Field(
+        default="auto", description="auto | 1 | 2 | 3; 1 is one fat-tree switch with every port for NICs")
     planned_nodes: int | None = Field(
         default=None, ge=1, le=2 * MAX_NODES_PER_GROUP,
         description="compute nodes the fabric is built for: spines, cores, ports, addresses and name widths are "

@@ -80,7 +80,7 @@ def summarize(fabric: Fabric) -> Summary:
             if 0 < pod_leaves[pod] < plan.leaves_per_pod:
                 warnings.append(f"pod {pod} is partly populated ({pod_leaves[pod]} of {plan.leaves_per_pod} "
                                 "leaves); its spines and core links are built in full")
-    if plan.tiers == 1:
+    if plan.tiers == 1 and fabric.spec.tiers != 1:  # pinned: the growth warning says what it costs
         warnings.append("all endpoints fit on one leaf: the fabric is a single switch (pin tiers: 2 to build a "
                         "spine layer now)")
     gpus = sum(h.model.gpus for h in fabric.hosts)

@@ -84,6 +84,9 @@ def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> li
     """Warnings for an unplanned fabric whose next unit (or pod) re-cables; `size(n)` sizes it for n nodes."""
     if now.planned:
         return []
+    if spec.tiers == 1:
+        return [f"tiers: 1 is one switch with no ports kept for uplinks: growing past its {now.down} NIC ports "
+                "means moving cables into a two-tier fabric (tiers: auto keeps the ports a spine layer needs)"]
     per_unit = now.unit_nodes or math.ceil(now.down / now.rails)
     word = "scalable unit" if now.topology == "rail-optimized" else "leaf"
     steps = [(word, (now.present_units + 1) * per_unit)]

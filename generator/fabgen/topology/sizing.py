@@ -21,7 +21,9 @@ Rules (NVIDIA DGX SuperPOD reference architectures; docs/decisions.md for where 
   partly populated last pod still gets all its spines and spine uplinks, like a partly
   populated unit gets all its leaves.
 * A fat-tree whose endpoints all fit on one leaf is one switch (tiers = 1) unless
-  `tiers` is pinned.
+  `tiers` is pinned. `tiers: 1` pins one switch that gives every port to NICs (no ports
+  kept for a spine layer): the most nodes one switch takes, at the price of re-cabling
+  to grow.
 * Storage nodes (node groups with role storage) attach to storage leaves of their own,
   after the compute leaves, built like a compute leaf (same endpoint ports and uplinks,
   so uplinks stay balanced for ftree). Their NICs are striped across the storage
@@ -204,6 +206,9 @@ def _size(
             unit_nodes = down // rails
             units = math.ceil(nodes / unit_nodes)
         leaves_per_unit = 1
+    if tiers == 1:
+        return _single_switch(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, ratio=ratio,
+                              model=model, storage=storage)
     compute_leaves = units * leaves_per_unit
     one_switch = (tiers == "auto" and topology == "fat-tree" and compute_leaves == 1
                   and endpoints + storage <= down)
@@ -267,6 +272,31 @@ def _size(
     if best is None:  # storage leaves can tip a fabric that fits over the edge
         raise too_big
     return Plan(**common, tiers=3, **best[1])
+
+
+def _single_switch(*, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
+                   model: str, storage: int) -> Plan:
+    """`tiers: 1`: one switch whose every port may take a NIC (no uplinks reserved). This is
+    the classic small cluster (eight DGX on one 64-port switch); it cannot grow without
+    moving cables, which is why `auto` never chooses it when the endpoints need the ports
+    a spine layer would use."""
+    endpoints = nodes * rails
+    if topology != "fat-tree":
+        raise SizingError("tiers", "tiers: 1 is one switch, which has no rails to spread over: use topology: "
+                          "fat-tree, or tiers: auto for a rail-optimized fabric")
+    if ratio != 1:
+        raise SizingError("oversubscription", "one switch has no uplinks to oversubscribe: leave "
+                          "oversubscription at 1 with tiers: 1")
+    down = radix // rails * rails if rails <= radix else radix
+    if endpoints + storage > down:
+        raise SizingError("tiers", f"one {radix}-port {model} takes at most {down} NICs"
+                          f"{' of whole nodes' if down != radix else ''}; this fabric has {endpoints + storage} "
+                          "(use tiers: auto or 2)")
+    return Plan(topology=topology, tiers=1, radix=radix, speed=speed, nodes=nodes, rails=rails,
+                endpoints=endpoints, ratio=ratio, unit_nodes=down // rails if rails <= radix else 0, units=1,
+                leaves_per_unit=1, down=down, up=0, leaves=1, storage=storage, pods=1, units_per_pod=1,
+                spines_per_pod=0, leaf_spine_width=0, spine_down=0, spine_up=0, cores_per_plane=0,
+                spine_core_width=0)
 
 
 @dataclass(frozen=True)
