@@ -194,6 +194,89 @@ def _write_review(path: Path, text: str) -> None:
         raise typer.Exit(2)
 
 
+def _size_option(text: str) -> float:
+    """'1GB', '810 GB', '512MiB', '1e9' -> bytes."""
+    import re
+
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?(?:e[0-9]+)?)\s*([kMGT]i?B|B)?\s*", text)
+    if not m:
+        raise typer.BadParameter(f"{text!r} is not a size: write e.g. 1GB, 810GB or 512MiB")
+    scale = {"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12,
+             "kiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}[m.group(2) or "B"]
+    value = float(m.group(1)) * scale
+    if not 0 < value <= 1e15:
+        raise typer.BadParameter(f"{text!r}: give a size above 0 and at most 1 PB")
+    return value
+
+
+def _efficiency_option(values: list[str]) -> dict[str, float]:
+    out = {}
+    for item in values:
+        key, _, value = item.partition("=")
+        if key not in ("link", "infiniband", "roce", "spectrum-x"):
+            raise typer.BadParameter(f"{item!r}: KIND=VALUE with KIND one of link, infiniband, roce, spectrum-x")
+        try:
+            number = float(value)
+        except ValueError:
+            raise typer.BadParameter(f"{item!r}: VALUE must be a number between 0 and 1") from None
+        if not 0 < number <= 1:
+            raise typer.BadParameter(f"{item!r}: VALUE must be above 0 and at most 1")
+        out[key] = number
+    return out
+
+
+@app.command()
+def compare(
+    inventory: Path = typer.Argument(..., help="inventory YAML file"),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="price list YAML (default: the built-in "
+                                          "estimates; docs/compare.md)"),
+    months: int = typer.Option(36, "--months", min=1, max=240, help="amortization period in months"),
+    fmt: str = typer.Option("table", "--format", help="table, markdown or json"),
+    allreduce: str = typer.Option("1GB", "--allreduce", help="all-reduce size for the time estimate (e.g. 1GB, "
+                                  "810GB, 512MiB)"),
+    efficiency: list[str] = typer.Option([], "--efficiency", help="replace an assumed efficiency: KIND=VALUE "
+                                         "(link, infiniband, roce, spectrum-x); repeatable"),
+    chart: Optional[Path] = typer.Option(None, "--chart", help="also draw cost per GPU-hour against bus "
+                                         "bandwidth to this .svg or .png file"),
+) -> None:
+    """Size every fabric of INVENTORY as each kind, platform and switch model that can carry it; print
+    switches, links, optics, cost per GPU-hour and a bandwidth estimate side by side. Writes nothing
+    unless --chart is given."""
+    from fabgen.compare import compare as run_compare
+    from fabgen.compare import output
+    from fabgen.compare.prices import read
+
+    if fmt not in ("table", "markdown", "json"):
+        typer.echo(f"fabgen: --format must be table, markdown or json, not {fmt!r}", err=True)
+        raise typer.Exit(2)
+    if chart is not None and chart.suffix.lower() not in (".svg", ".png"):
+        typer.echo(printable(f"fabgen: --chart {chart}: give a file ending in .svg or .png"), err=True)
+        raise typer.Exit(2)
+    if chart is not None and (chart.is_dir() or not chart.parent.is_dir()):
+        typer.echo(printable(f"fabgen: --chart {chart}: not a file in an existing directory"), err=True)
+        raise typer.Exit(2)
+    message_bytes = _size_option(allreduce)
+    assumed = _efficiency_option(efficiency)
+    try:
+        price_list, name = read(prices)
+        data = run_compare(inventory, price_list, name, months, message_bytes, assumed)
+    except InventoryError as exc:
+        _fail_inventory(exc)
+    if chart is not None:
+        from fabgen.compare.chart import ChartUnavailable, draw
+
+        try:
+            draw(data, chart)
+        except ChartUnavailable as exc:
+            typer.echo(f"fabgen: {exc}", err=True)
+            raise typer.Exit(2)
+        except OSError as exc:
+            typer.echo(printable(f"fabgen: --chart {chart}: cannot write it ({exc.strerror or exc})"), err=True)
+            raise typer.Exit(2)
+    text = {"json": output.to_json, "markdown": output.to_markdown, "table": output.to_text}[fmt](data)
+    typer.echo(text, nl=False)
+
+
 @app.command()
 def schema(fmt: str = typer.Option("json", "--format", help="json (JSON Schema) or markdown (docs/inventory.md)")
            ) -> None:

@@ -86,9 +86,9 @@ def did_you_mean(word: Any, options: list[str] | tuple[str, ...]) -> str:
     return f" (did you mean '{match}'?)" if match else ""
 
 
-def _fields_of(loc: PathT) -> list[str]:
+def _fields_of(loc: PathT, root: Any = Inventory) -> list[str]:
     """The keys a model at `loc` accepts, for 'unknown key' hints."""
-    model: Any = Inventory
+    model: Any = root
     for part in loc:
         if isinstance(part, int) or model is None:
             continue
@@ -111,12 +111,14 @@ def _inner_model(annotation: Any) -> Any:
     return None
 
 
-def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
+def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory) -> list[Problem]:
+    """pydantic's errors as located problems in `loaded`'s file; `root` is the model validated
+    (the inventory, or another file fabgen reads such as a price list)."""
     out = []
     errors = exc.errors(include_url=False)
     # A misspelt key shows up twice: as an unknown key and as the required key it was meant
     # to be. Report it once, as the misspelling.
-    meant = {(tuple(e["loc"][:-1]), closest(e["loc"][-1], _fields_of(tuple(e["loc"][:-1]))))
+    meant = {(tuple(e["loc"][:-1]), closest(e["loc"][-1], _fields_of(tuple(e["loc"][:-1]), root)))
              for e in errors if e["type"] == "extra_forbidden"}
     for err in errors:
         if err["type"] == "missing" and (tuple(err["loc"][:-1]), err["loc"][-1]) in meant:
@@ -126,7 +128,7 @@ def _schema_problems(loaded: Loaded, exc: ValidationError) -> list[Problem]:
         value = err.get("input")
         if etype == "extra_forbidden":
             key = loc[-1]
-            hint = did_you_mean(key, _fields_of(loc[:-1]))
+            hint = did_you_mean(key, _fields_of(loc[:-1], root))
             line, col = loaded.where(loc, key=True)
             out.append(Problem(line, col, format_path(loc), f"unknown key '{key}'{hint}", loaded.file))
             continue
@@ -438,7 +440,7 @@ def _schema(loaded: Loaded) -> Inventory:
     try:
         return Inventory.model_validate(data)
     except ValidationError as exc:
-        raise InventoryError(_schema_problems(loaded, exc)) from None
+        raise InventoryError(schema_problems(loaded, exc)) from None
 
 
 def _check_node_groups(c: _Checks) -> None:

@@ -23,7 +23,7 @@ from fabgen import csvout
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
-from fabgen.topology.model import TIERS
+from fabgen.topology.model import TIERS, Fabric
 
 DOT_DETAIL_LIMIT = 24
 UNIT_DETAIL_LIMIT = 16
@@ -31,8 +31,8 @@ PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "node": "nodes"}
 MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC"}
 
 
-def _bom(ctx: Context) -> list[dict[str, Any]]:
-    f = ctx.fabric
+def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
+    """bom.csv's rows; `fabgen compare` prices the same rows, so render and compare never count apart."""
     model = f.switch_model
     roles = Counter(s.role for s in f.switches)
     rows: list[dict[str, Any]] = []
@@ -146,7 +146,7 @@ def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
     addresses = address_rows(ctx) if f.spec.kind != "infiniband" else None
-    return {"name": f.name, "cabling": cabling, "bom": _bom(ctx), "dot": _dot(ctx), "addresses": addresses}
+    return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "dot": _dot(ctx), "addresses": addresses}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:

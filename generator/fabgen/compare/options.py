@@ -1,0 +1,120 @@
+"""The fabrics that could carry one inventory fabric's nodes, each sized by the render's own rules.
+
+An option is the inventory with that fabric's `kind`, `platform` and `switch_model` replaced
+and its kind-specific keys (`infiniband`, `ethernet`, `platform_version`, `management`)
+dropped; everything that shapes the fabric stays: the node groups, `topology`,
+`oversubscription`, `tiers`, `scalable_unit`, `planned_nodes`. The option is then validated,
+built and counted by the same code `render` runs, so its bill of materials is the bom.csv
+that rendering the option writes (tests/test_compare.py renders every option to prove it).
+
+Which options: every switch model (the catalog's and the inventory's `switch_models`) that
+serves the kind and platform and has ports at the nodes' NIC speed. InfiniBand is one option
+per switch model: UFM and OpenSM run on hosts and need the same hardware (the inventory's
+own InfiniBand platform is kept, otherwise `ufm`). An option that the sizing rules cannot
+build (too many endpoints for that radix, a scalable unit that does not fit) is listed with
+the reason, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from fabgen.errors import InventoryError
+from fabgen.inventory.catalog import KINDS, PLATFORMS_BY_KIND, SwitchModel
+from fabgen.inventory.loader import Loaded
+from fabgen.inventory.validate import Validated, validate
+from fabgen.platforms.fabric import bill_of_materials
+from fabgen.topology.analysis import Summary, summarize
+from fabgen.topology.build import build_fabric
+from fabgen.topology.check import check
+from fabgen.topology.sizing import Plan
+
+KIND_SPECIFIC = ("infiniband", "ethernet", "platform_version", "management")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What an option changes in the inventory's fabric."""
+
+    kind: str
+    platform: str
+    switch_model: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} / {self.platform} / {self.switch_model}"
+
+
+@dataclass(frozen=True)
+class Option:
+    """One choice, sized: the render's plan, summary and bill of materials."""
+
+    fabric: str
+    choice: Choice
+    current: bool  # the inventory's own choice
+    plan: Plan
+    summary: Summary
+    bom: list[dict[str, Any]]
+    model: SwitchModel
+
+
+@dataclass(frozen=True)
+class NotAnOption:
+    fabric: str
+    choice: Choice
+    reason: str
+
+
+def choices(validated: Validated, fabric_index: int) -> list[Choice]:
+    """Every kind, platform and switch model that has ports at this fabric's link speed."""
+    spec = validated.inventory.fabrics[fabric_index]
+    speed = validated.plans[spec.name].speed
+    out: list[Choice] = []
+    for kind in KINDS:
+        platforms = PLATFORMS_BY_KIND[kind]
+        if kind == "infiniband":
+            platforms = (spec.platform if spec.kind == kind else platforms[0],)
+        for platform in platforms:
+            for key, model in sorted(validated.switch_models.items()):
+                serves = kind in model.kinds and (kind == "infiniband" or platform in model.platforms)
+                if serves and model.mode_for(speed) is not None:
+                    out.append(Choice(kind, platform, key))
+    return out
+
+
+def variant(loaded: Loaded, fabric_index: int, choice: Choice) -> Loaded:
+    """The inventory as this choice: the one fabric, its node groups, the custom models."""
+    data = copy.deepcopy(loaded.data)
+    fab = {k: v for k, v in data["fabrics"][fabric_index].items() if k not in KIND_SPECIFIC}
+    fab.update(kind=choice.kind, platform=choice.platform, switch_model=choice.switch_model)
+    wanted = set(fab.get("node_groups") or ())
+    data["node_groups"] = [g for g in data["node_groups"] if g.get("name") in wanted]
+    data["fabrics"] = [fab]
+    data.pop("kubernetes", None)
+    return Loaded(loaded.file, data, {}, {}, loaded.sha256)
+
+
+def size(loaded: Loaded, validated: Validated, fabric_index: int, choice: Choice) -> Option | NotAnOption:
+    """Validate, build and count one choice exactly as `render` would."""
+    spec = validated.inventory.fabrics[fabric_index]
+    try:
+        v = validate(variant(loaded, fabric_index, choice))
+    except InventoryError as exc:
+        return NotAnOption(spec.name, choice, "; ".join(dict.fromkeys(p.message for p in exc.problems)))
+    fspec = v.inventory.fabrics[0]
+    model = v.switch_models[fspec.switch_model]
+    fabric = build_fabric(fspec, v.plans[fspec.name], model, v.members[fspec.name], v.storage[fspec.name])
+    check(fabric)
+    current = (choice.kind, choice.switch_model) == (spec.kind, spec.switch_model) and (
+        choice.kind == "infiniband" or choice.platform == spec.platform)
+    return Option(spec.name, choice, current, fabric.plan, summarize(fabric), bill_of_materials(fabric), model)
+
+
+def options(loaded: Loaded, validated: Validated) -> list[Option | NotAnOption]:
+    """Every choice for every fabric of the inventory, in fabric, kind and model order."""
+    out: list[Option | NotAnOption] = []
+    for i in range(len(validated.inventory.fabrics)):
+        out += [size(loaded, validated, i, c) for c in choices(validated, i)]
+    return out

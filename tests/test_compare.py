@@ -1,0 +1,380 @@
+"""`fabgen compare`: the published 8-node comparison reproduced, every option's counts equal to what
+`render` writes for that choice, prices and estimates as documented, the JSON keys pinned."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import xml.etree.ElementTree as ET
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import GOLDEN, INVENTORIES, ROOT
+from fabgen.cli import app
+from fabgen.compare import compare
+from fabgen.compare.prices import PriceList, read
+from fabgen.pipeline import run
+
+PUBLISHED_PRICES = ROOT / "tests" / "data" / "prices-published-8node.yaml"
+EIGHT = INVENTORIES / "compare-8node.yaml"
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(app, ["compare", *map(str, args)])
+
+
+def _options(data: dict, fabric: str = "compute") -> dict[tuple[str, str, str], dict]:
+    return {(o["kind"], o["platform"], o["switch_model"]): o for o in data["fabrics"][fabric]["options"]}
+
+
+def test_published_eight_node_comparison_is_reproduced() -> None:
+    """InfiniBand NDR ~$490K, Spectrum-X ~$317K, RoCEv2 ~$175K for 64 GPUs; over 36 months about
+    $213, $138 and $76 per GPU-month, $0.29, $0.19 and $0.10 per GPU-hour (within 5%)."""
+    prices, name = read(PUBLISHED_PRICES)
+    data = compare(EIGHT, prices, name, months=36)
+    opts = _options(data)
+    published = {("infiniband", "ufm", "qm9700"): (490_000, 213, 0.29),
+                 ("spectrum-x", "nvue", "sn5600"): (317_000, 138, 0.19),
+                 ("roce", "eos", "arista-7060x5"): (175_000, 76, 0.10)}
+    for key, (total, month, hour) in published.items():
+        c = opts[key]["cost"]
+        assert c["complete"], (key, c["missing"])
+        assert c["total"] == pytest.approx(total, rel=0.05), key
+        assert c["per_gpu_month"] == pytest.approx(month, rel=0.05), key
+        # the published per-hour figures have two decimals: within 5% or their rounding
+        assert c["per_gpu_hour"] == pytest.approx(hour, rel=0.05, abs=0.005), key
+        # the formulas as stated: total / GPUs / months / 730
+        assert c["per_gpu_month"] == pytest.approx(c["total"] / 64 / 36, abs=0.01)
+        assert c["per_gpu_hour"] == pytest.approx(c["total"] / 64 / 36 / 730, abs=1e-4)
+    assert opts[("infiniband", "ufm", "qm9700")]["current"]  # the inventory's own choice is marked
+    for o in opts.values():  # one switch each, every port of the 64 NICs cabled once
+        assert o["switches"]["total"] == 1 and o["links"]["node-leaf"] == 64 and o["tiers"] == 1
+
+
+def test_missing_prices_are_listed_never_guessed() -> None:
+    prices, name = read(PUBLISHED_PRICES)
+    opts = _options(compare(EIGHT, prices, name))
+    qm9790 = opts[("infiniband", "ufm", "qm9790")]["cost"]
+    assert not qm9790["complete"] and qm9790["missing"] == ["MQM9790-NS2F"]
+    line = next(x for x in qm9790["lines"] if x["part"] == "MQM9790-NS2F")
+    assert line["unit_price"] is None and line["amount"] is None
+    # the total holds only what is priced: the NICs, cables and optics, not a guessed switch
+    priced = opts[("infiniband", "ufm", "qm9700")]["cost"]["total"] - 65_000
+    assert qm9790["total"] == pytest.approx(priced)
+    result = _cli(EIGHT, "--prices", PUBLISHED_PRICES)
+    assert result.exit_code == 0, result.output
+    assert "unpriced:" in result.output and "MQM9790-NS2F" in result.output and "≥ $" in result.output
+
+
+def test_a_kind_specific_price_wins_over_the_general_one() -> None:
+    pl = PriceList.model_validate({"currency": "EUR", "prices": [
+        {"part": "X", "price": 1}, {"part": "X", "kind": "roce", "price": 2}]})
+    assert pl.lookup("X", "roce").price == 2
+    assert pl.lookup("X", "infiniband").price == 1
+    assert pl.lookup("Y", "roce") is None
+
+
+UNSEEN = """
+version: 1
+cluster: unseen
+node_groups:
+  - {name: gpu, model: dgx-b200, count: 40, hostname: "g{n:03d}"}
+  - {name: store, model: fs, count: 3, role: storage}
+node_models:
+  fs: {gpus: 0, nics: [{rdma: mlx5_0, speed: 400}, {rdma: mlx5_1, speed: 400}], part: FS-1}
+fabrics:
+  - name: f
+    kind: roce
+    platform: eos
+    topology: rail-optimized
+    scalable_unit: 16
+    switch_model: arista-7060x5
+    node_groups: [gpu, store]
+    ethernet: {asn: {leaf: 65100, spine: 65000, core: 64900}}
+    management: 192.168.0.0/24
+"""
+
+
+def _render_choice(tmp_path: Path, text: str, option: dict) -> dict[str, bytes]:
+    """The inventory with the option's kind, platform and switch model, rendered for real."""
+    data = yaml.safe_load(text)
+    fab = data["fabrics"][0]
+    for key in ("infiniband", "ethernet", "platform_version", "management"):
+        fab.pop(key, None)
+    fab.update(kind=option["kind"], platform=option["platform"], switch_model=option["switch_model"])
+    path = tmp_path / f"{option['kind']}-{option['platform']}-{option['switch_model']}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return run(path).files
+
+
+def test_every_option_counts_what_render_writes_for_that_choice(tmp_path: Path) -> None:
+    inv = tmp_path / "unseen.yaml"
+    inv.write_text(UNSEEN)
+    prices, name = read(None)
+    data = compare(inv, prices, name)
+    opts = data["fabrics"]["f"]["options"]
+    assert {(o["kind"], o["platform"]) for o in opts} == {
+        ("infiniband", "ufm"), ("roce", "eos"), ("roce", "sonic"), ("spectrum-x", "nvue")}
+    assert len(opts) == 6  # qm9700, qm9790, 7060X5, 7060X6, SN5600 (SONiC), SN5600 (NVUE)
+    for o in opts:
+        files = _render_choice(tmp_path, UNSEEN, o)
+        bom = list(csv.DictReader(io.StringIO(files["f/bom.csv"].decode())))
+        by = Counter()
+        for row in bom:
+            by[(row["category"], row["part"])] += int(row["quantity"])
+        assert by[("switch", o["switch_part"])] == o["switches"]["total"], o["switch_model"]
+        for category, key in (("cable", "cables"), ("transceiver", "transceivers"), ("nic", "nics")):
+            mine = Counter()
+            for part, n in o[key].items():
+                mine[(category, part)] += n
+            assert mine == Counter({k: v for k, v in by.items() if k[0] == category}), (o["switch_model"], key)
+        report = json.loads(files["report.json"])["fabrics"]["f"]
+        assert report["switches"] == {k: v for k, v in o["switches"].items() if k != "total"}
+        assert report["links"] == o["links"]
+        assert report["bisection_bandwidth_gbps"] == o["bisection_bandwidth_gbps"]
+        assert report["switch_ports"] == o["switch_ports"]
+        cabling = files["f/cabling.csv"].decode().splitlines()[1:]
+        assert len(cabling) == sum(o["links"].values())
+        # the cost is the price list applied to exactly these rows
+        priced = sum(line["amount"] for line in o["cost"]["lines"] if line["amount"] is not None)
+        assert o["cost"]["total"] == pytest.approx(priced)
+        assert sum(line["quantity"] for line in o["cost"]["lines"]) == sum(int(r["quantity"]) for r in bom)
+
+
+def test_estimates_follow_the_stated_formula(tmp_path: Path) -> None:
+    inv = tmp_path / "two-tier.yaml"
+    inv.write_text(UNSEEN.replace("scalable_unit: 16", "scalable_unit: 16\n    oversubscription: 1"))
+    prices, name = read(None)
+    data = compare(inv, prices, name, message_bytes=8e9)
+    opts = _options(data, "f")
+    eos = opts[("roce", "eos", "arista-7060x5")]
+    assert eos["tiers"] == 2 and eos["switch_hops"] == 3
+    # 400G / 8 x 1 NIC per GPU x 0.94 x 0.60 (ECMP) / 1:1
+    assert eos["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(50 * 0.94 * 0.60, abs=0.01)
+    sx = opts[("spectrum-x", "nvue", "sn5600")]
+    assert sx["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(50 * 0.94 * 0.95, abs=0.01)
+    ib = opts[("infiniband", "ufm", "qm9700")]
+    per_node = 50 * 0.94 * 8
+    n = 320
+    assert ib["estimate"]["allreduce_seconds"] == pytest.approx(8e9 * 2 * (n - 1) / n / (per_node * 1e9), rel=1e-4)
+    assert ib["estimate"]["allreduce_seconds_sharp"] == pytest.approx(8e9 / (per_node * 1e9), rel=1e-4)
+    assert eos["estimate"]["allreduce_seconds_sharp"] is None
+    # an assumed efficiency is replaced on request, and only that one
+    again = _options(compare(inv, prices, name, message_bytes=8e9, efficiency={"roce": 0.9}), "f")
+    assert again[("roce", "eos", "arista-7060x5")]["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(50 * 0.94 * 0.9,
+                                                                                                     abs=0.01)
+    assert again[("spectrum-x", "nvue", "sn5600")]["estimate"] == sx["estimate"]
+    # what each needs that the others do not
+    assert "subnet manager on a host (UFM or OpenSM)" in ib["needs_only_this"]
+    assert "PFC and ECN tuned alike on every switch and NIC" not in sx["needs_only_this"]  # RoCE needs it too
+    assert "adaptive routing on the switches" in sx["needs_only_this"]
+
+
+def test_oversubscription_lowers_the_estimate(tmp_path: Path) -> None:
+    inv = tmp_path / "os.yaml"
+    inv.write_text(UNSEEN.replace("scalable_unit: 16", "scalable_unit: 16\n    oversubscription: 2"))
+    prices, name = read(None)
+    ib = _options(compare(inv, prices, name), "f")[("infiniband", "ufm", "qm9700")]
+    assert ib["oversubscription"]["leaf"] == 2.0
+    assert ib["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(50 * 0.94 / 2, abs=0.01)
+
+
+BIG = """
+version: 1
+cluster: big
+node_groups: [{name: gpu, model: dgx-h100, count: 300}]
+fabrics:
+  - {name: f, kind: roce, platform: sonic, topology: rail-optimized, tiers: 2, switch_model: sn5600-sonic,
+     node_groups: [gpu]}
+"""
+
+
+def test_choices_that_cannot_carry_the_nodes_say_why(tmp_path: Path) -> None:
+    inv = tmp_path / "big.yaml"
+    inv.write_text(BIG)
+    prices, name = read(None)
+    data = compare(inv, prices, name)
+    fab = data["fabrics"]["f"]
+    ok = {(o["kind"], o["switch_model"]) for o in fab["options"]}
+    refused = {(n["kind"], n["switch_model"]): n["reason"] for n in fab["not_options"]}
+    # 2,400 NICs exceed two tiers of 64-port switches but fit 128 x 400G
+    assert ("roce", "arista-7060x5") in refused and "two tiers" in refused[("roce", "arista-7060x5")]
+    assert ("infiniband", "qm9700") in refused
+    assert ("spectrum-x", "sn5600") in ok and ("roce", "sn5600-sonic") in ok
+    text = _cli(inv).output
+    assert "Not an option: roce / eos / arista-7060x5: two tiers" in text
+
+
+def test_only_switches_with_ports_at_the_nic_speed_are_options(tmp_path: Path) -> None:
+    inv = tmp_path / "100g.yaml"
+    inv.write_text("""
+version: 1
+cluster: small
+node_groups: [{name: gpu, model: box, count: 4}]
+node_models:
+  box: {gpus: 4, nics: [{rdma: mlx5_0, speed: 100}, {rdma: mlx5_1, speed: 100}]}
+fabrics:
+  - {name: f, kind: roce, platform: eos, topology: fat-tree, switch_model: arista-7060x5, node_groups: [gpu]}
+""")
+    prices, name = read(None)
+    data = compare(inv, prices, name)
+    assert [(o["kind"], o["switch_model"]) for o in data["fabrics"]["f"]["options"]] == [("roce", "arista-7060x5")]
+    o = data["fabrics"]["f"]["options"][0]
+    assert o["cost"]["missing"] == ["compute NIC", "transceiver"]  # a custom node's parts have no price
+    assert o["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(12.5 * 2 / 4 * 0.94, abs=0.01)
+
+
+def _shape(value):
+    """The JSON's keys and value types (lists by their items' merged shape): what a consumer relies on."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_shape(v) for v in value]
+        merged = items[0] if items else set()
+        for item in items[1:]:
+            merged = _merge(merged, item)
+        return [merged]
+    return {"null" if value is None else type(value).__name__}
+
+
+def _merge(a, b):
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: _merge(a[k], b[k]) if k in a and k in b else a.get(k, b.get(k)) for k in {*a, *b}}
+    if isinstance(a, list) and isinstance(b, list):
+        return [_merge(a[0], b[0])]
+    return set(a) | set(b)
+
+
+def _plain(shape):
+    if isinstance(shape, dict):
+        return {k: _plain(v) for k, v in sorted(shape.items())}
+    if isinstance(shape, list):
+        return [_plain(shape[0])]
+    return " | ".join(sorted(shape)) or "(no example)"
+
+
+def _golden(name: str, text: str, update: bool) -> None:
+    path = GOLDEN / "compare" / name
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.exists(), f"golden/compare/{name} is missing: run pytest --update-golden and review it"
+    assert text == path.read_text()
+
+
+def test_json_keys_are_pinned(update_golden: bool, tmp_path: Path) -> None:
+    """Keys and value types over two comparisons that between them show every field filled and
+    empty: options with and without missing prices, with SHARP and without, refused choices."""
+    big = tmp_path / "big.yaml"
+    big.write_text(BIG)
+    shapes = []
+    for inv in (EIGHT, big):
+        result = _cli(inv, "--format", "json")
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        for fab in data["fabrics"].values():
+            for o in fab["options"]:  # maps keyed by part names are data, not keys a consumer names
+                for key in ("cables", "transceivers", "nics"):
+                    o[key] = {"<bom part>": next(iter(o[key].values()))}
+        shape = _shape(data)
+        fabrics = list(shape["fabrics"].values())
+        merged = fabrics[0]
+        for other in fabrics[1:]:
+            merged = _merge(merged, other)
+        shape["fabrics"] = {"<fabric name>": merged}
+        shapes.append(shape)
+    _golden("schema.json", json.dumps(_plain(_merge(*shapes)), indent=2) + "\n", update_golden)
+
+
+def test_markdown_is_golden(update_golden: bool) -> None:
+    result = _cli(EIGHT, "--format", "markdown", "--prices", PUBLISHED_PRICES.relative_to(ROOT))
+    assert result.exit_code == 0, result.output
+    _golden("compare-8node.md", result.output, update_golden)
+    assert result.output.count("| ") > 20 and "| capital cost (estimate) | $489,960 |" in result.output
+
+
+def test_chart_is_a_valid_deterministic_svg_with_every_option(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    a, b = tmp_path / "a.svg", tmp_path / "b.svg"
+    for path in (a, b):
+        result = _cli(EIGHT, "--chart", path, "--format", "json")
+        assert result.exit_code == 0, result.output
+    assert a.read_bytes() == b.read_bytes()
+    root = ET.fromstring(a.read_bytes())
+    assert root.tag.endswith("svg")
+    texts = " ".join(t.text or "" for t in root.iter() if t.tag.endswith("text"))
+    for label in ("qm9700", "qm9790", "arista-7060x5", "sn5600", "per GPU-hour"):
+        assert label in texts, label
+    png = tmp_path / "c.png"
+    assert _cli(EIGHT, "--chart", png).exit_code == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_chart_parser_rejects_a_broken_svg(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "a.svg"
+    assert _cli(EIGHT, "--chart", path).exit_code == 0
+    broken = path.read_bytes().replace(b"</svg>", b"")
+    with pytest.raises(ET.ParseError):
+        ET.fromstring(broken)
+
+
+BAD_PRICES = {
+    "unknown-key": ("currency: USD\nprices:\n  - {part: A, prise: 3}\n", "prices.yaml:3:", "unknown key 'prise'"),
+    "negative": ("currency: USD\nprices:\n  - part: A\n    price: -3\n", "prices.yaml:4:12:",
+                 "must be at least 0"),
+    "twice": ("currency: USD\nprices:\n  - {part: A, price: 1}\n  - {part: A, price: 2}\n", "prices.yaml:4:5:",
+              "priced twice"),
+    "currency": ("currency: dollars\nprices: []\n", "prices.yaml:1:11:", "currency"),
+    "not-yaml": ("currency: [USD\n", "prices.yaml:", ""),
+    "kind": ("currency: USD\nprices:\n  - {part: A, price: 1, kind: ethernet}\n", "prices.yaml:3:", "ethernet"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PRICES))
+def test_a_bad_price_list_is_a_located_error(case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text, where, words = BAD_PRICES[case]
+    monkeypatch.chdir(tmp_path)
+    Path("prices.yaml").write_text(text)
+    chart = tmp_path / "chart.svg"
+    result = _cli(EIGHT, "--prices", "prices.yaml", "--chart", chart)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith(where) and words in result.stderr, result.stderr
+    assert not chart.exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--format", "csv"], "--format must be table, markdown or json"),
+    (["--allreduce", "lots"], "is not a size"),
+    (["--efficiency", "roce=2"], "at most 1"),
+    (["--efficiency", "ethernet=0.5"], "KIND=VALUE"),
+    (["--chart", "x.pdf"], ".svg or .png"),
+    (["--months", "0"], "greater than or equal to 1"),
+])
+def test_bad_options_exit_2_without_a_traceback(args: list[str], words: str) -> None:
+    result = _cli(EIGHT, *args)
+    assert result.exit_code == 2, result.output
+    assert words in result.output and "Traceback" not in result.output
+
+
+def test_a_bad_inventory_is_located_and_nothing_is_written(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(EIGHT.read_text().replace("count: 8", "count: -1"))
+    chart = tmp_path / "c.svg"
+    result = _cli(bad, "--chart", chart)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"{bad}:11:12: node_groups[0].count: must be at least 1")
+    assert not chart.exists()
+
+
+def test_the_built_in_price_list_names_a_source_for_every_figure() -> None:
+    prices, name = read(None)
+    assert prices.estimate and name == "built-in estimates" and prices.prices
+    assert all(p.source for p in prices.prices)
