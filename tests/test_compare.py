@@ -300,7 +300,6 @@ def test_markdown_is_golden(update_golden: bool) -> None:
 
 
 def test_chart_is_a_valid_deterministic_svg_with_every_option(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     a, b = tmp_path / "a.svg", tmp_path / "b.svg"
     for path in (a, b):
         result = _cli(EIGHT, "--chart", path, "--format", "json")
@@ -317,7 +316,6 @@ def test_chart_is_a_valid_deterministic_svg_with_every_option(tmp_path: Path) ->
 
 
 def test_chart_parser_rejects_a_broken_svg(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     path = tmp_path / "a.svg"
     assert _cli(EIGHT, "--chart", path).exit_code == 0
     broken = path.read_bytes().replace(b"</svg>", b"")

@@ -31,6 +31,12 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     expected = (ROOT / "golden" / "superpod-4su" / "compute" / "topology.dot").read_bytes()
     assert (out / "compute" / "topology.dot").read_bytes() == expected
+    # the built-in price list is package data: compare works from the installed copy
+    cmp = subprocess.run([str(env_dir / "bin" / "fabgen"), "compare", str(INVENTORIES / "compare-8node.yaml")],
+                         capture_output=True, text=True, cwd=tmp_path,
+                         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert cmp.returncode == 0, cmp.stderr
+    assert "built-in estimates" in cmp.stdout and "$490,000" in cmp.stdout
     where = subprocess.run([str(py), "-c", "import fabgen.render as r; print(r.templates_dir())"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
     assert where.startswith(str(env_dir)), where

@@ -33,22 +33,29 @@ def draw(data: dict[str, Any], path: Path) -> None:
     fig, axes = plt.subplots(len(fabrics), 1, figsize=(8, 5 * len(fabrics)), squeeze=False)
     cur = data["currency"]
     for ax, (name, f) in zip(axes[:, 0], fabrics):
+        xmax = max([o["estimate"]["busbw_per_gpu_gbs"] or 0 for o in f["options"]] + [1])
+        ymax = max([o["cost"]["per_gpu_hour"] or 0 for o in f["options"]] + [0.001])
+        placed: list[tuple[float, float]] = []
         for o in f["options"]:
             x, y = o["estimate"]["busbw_per_gpu_gbs"], o["cost"]["per_gpu_hour"]
             if x is None or y is None:
                 continue
+            # labels of points close together are stacked below each other instead of overprinting
+            near = sum(1 for px, py in placed if abs(px - x) < 0.1 * xmax and abs(py - y) < 0.08 * ymax)
+            placed.append((x, y))
             complete = o["cost"]["complete"]
             ax.scatter([x], [y], marker=MARKERS[o["kind"]], s=70, color=COLORS[o["kind"]],
                        facecolors=COLORS[o["kind"]] if complete else "none", zorder=3)
             label = f"{o['kind']} / {o['platform']}\n{o['switch_model']}" + ("" if complete else " (≥, unpriced parts)")
-            ax.annotate(label, (x, y), textcoords="offset points", xytext=(8, 4), fontsize=8)
+            ax.annotate(label, (x, y), textcoords="offset points", xytext=(8, 4 - 24 * near), fontsize=8,
+                        arrowprops={"arrowstyle": "-", "alpha": 0.4} if near else None)
         ax.set_title(f"{data['cluster']} / {name}: {f['gpus']:,} GPUs, {f['link_speed_gbps']}G "
                      f"(estimates, {data['amortization_months']}-month amortization)", fontsize=10)
         ax.set_xlabel("estimated all-reduce bus bandwidth per GPU (GB/s)")
         ax.set_ylabel(f"fabric capital cost per GPU-hour ({cur})")
         ax.grid(True, alpha=0.3)
-        ax.set_ylim(bottom=0)
-        ax.set_xlim(left=0, right=max([o["estimate"]["busbw_per_gpu_gbs"] or 0 for o in f["options"]] + [1]) * 1.35)
+        ax.set_ylim(bottom=0, top=ymax * 1.2)  # room for the highest point's label under the title
+        ax.set_xlim(left=0, right=xmax * 1.35)
     fig.tight_layout()
     metadata = {"Date": None, "Creator": "fabgen"} if path.suffix.lower() == ".svg" else {"Software": "fabgen"}
     fig.savefig(path, metadata=metadata)
