@@ -154,6 +154,7 @@ def test_estimates_follow_the_stated_formula(tmp_path: Path) -> None:
     opts = _options(data, "f")
     eos = opts[("roce", "eos", "arista-7060x5")]
     assert eos["tiers"] == 2 and eos["switch_hops"] == 3
+    assert eos["estimate"]["latency_class"] == "3 switch hops; PFC pause frames and ECN, static ECMP paths"
     # 400G / 8 x 1 NIC per GPU x 0.94 x 0.60 (ECMP) / 1:1
     assert eos["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(50 * 0.94 * 0.60, abs=0.01)
     sx = opts[("spectrum-x", "nvue", "sn5600")]

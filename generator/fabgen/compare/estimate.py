@@ -54,6 +54,18 @@ NEEDS = {
 }
 
 
+# How each kind keeps a link lossless and picks paths: what shapes its latency under load
+# (a class, not a number: fabgen has no measured per-hop latency to cite for every part).
+FLOW = {"infiniband": "credit-based link flow control (no pause frames), adaptive routing",
+        "roce": "PFC pause frames and ECN, static ECMP paths",
+        "spectrum-x": "PFC pause frames and ECN, adaptive routing"}
+
+
+def latency_class(kind: str, plan: Any) -> str:
+    n = hops(plan)
+    return f"{n} switch hop{'s' if n != 1 else ''}; {FLOW[kind]}"
+
+
 def hops(plan: Any) -> int:
     """Switches between two GPUs of different units (leaves) at the farthest."""
     if plan.tiers == 1:
@@ -68,7 +80,7 @@ def performance(option: Any, gpus_per_node: int, nics_per_node: int, message_byt
     """busbw per GPU and per node, and one all-reduce of `message_bytes` over the fabric's GPUs."""
     s, plan = option.summary, option.plan
     if not gpus_per_node or not s.gpus:
-        return {"busbw_per_gpu_gbs": None, "busbw_per_node_gbs": None, "allreduce_seconds": None,
+        return {"latency_class": latency_class(option.choice.kind, plan), "busbw_per_gpu_gbs": None, "busbw_per_node_gbs": None, "allreduce_seconds": None,
                 "allreduce_seconds_sharp": None}
     fabric = efficiency[option.choice.kind] if plan.tiers >= 2 else 1.0
     over = (s.oversubscription["leaf"] * s.oversubscription["spine"]) if plan.tiers >= 2 else 1.0
@@ -77,7 +89,7 @@ def performance(option: Any, gpus_per_node: int, nics_per_node: int, message_byt
     n = s.gpus
     ring = message_bytes * 2 * (n - 1) / n / (per_node * 1e9) if n > 1 else 0.0
     sharp = message_bytes / (per_node * 1e9) if option.choice.kind == "infiniband" and n > 1 else None
-    return {"busbw_per_gpu_gbs": round(per_gpu, 2), "busbw_per_node_gbs": round(per_node, 1),
+    return {"latency_class": latency_class(option.choice.kind, plan), "busbw_per_gpu_gbs": round(per_gpu, 2), "busbw_per_node_gbs": round(per_node, 1),
             "allreduce_seconds": round(ring, 6), "allreduce_seconds_sharp": None if sharp is None else round(sharp, 6)}
 
 

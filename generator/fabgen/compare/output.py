@@ -71,6 +71,7 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
         row("oversubscription (leaf, spine)",
             lambda o: f"{o['oversubscription']['leaf']:g}:1, {o['oversubscription']['spine']:g}:1"),
         row("switch hops between units", lambda o: str(o["switch_hops"])),
+        row("latency class", lambda o: o["estimate"]["latency_class"].split("; ", 1)[1]),
         row("needs that the others do not", lambda o: "; ".join(o["needs_only_this"]) or "nothing"),
         row(f"capital cost ({'estimate' if data['prices_are_estimates'] else 'quoted'})", total),
         row("per GPU", lambda o: partial(o, _money(o["cost"]["per_gpu"], cur))),
