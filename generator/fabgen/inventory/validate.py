@@ -61,8 +61,12 @@ def _distance(a: str, b: str) -> int:
 
 
 def closest(word: Any, options: list[str] | tuple[str, ...]) -> str | None:
-    """The option nearest to `word` by edit distance, then longest common prefix."""
+    """The option nearest to `word` by edit distance, then longest common prefix; a number among
+    numeric options is matched by value (tiers: 4 -> 3, not the first option one edit away)."""
     w = str(word)
+    numbers = [str(x) for x in options if str(x).isdigit()]
+    if w.isdigit() and numbers:
+        return min(numbers, key=lambda o: (abs(int(o) - int(w)), int(o)))
     best = None
     for o in sorted(str(x) for x in options):
         d = _distance(w.lower(), o.lower())
