@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from conftest import GOLDEN, INVENTORIES, ROOT
+from conftest import INVENTORIES, ROOT
 from fabgen.cli import app
 from fabgen.compare import compare
 from fabgen.compare.prices import PriceList, read
@@ -22,6 +22,7 @@ from fabgen.pipeline import run
 
 PUBLISHED_PRICES = ROOT / "tests" / "data" / "prices-published-8node.yaml"
 EIGHT = INVENTORIES / "compare-8node.yaml"
+COMPARE_GOLDEN = ROOT / "tests" / "compare-golden"  # beside golden/, whose folders are one per example
 
 
 def _cli(*args: str):
@@ -260,12 +261,12 @@ def _plain(shape):
 
 
 def _golden(name: str, text: str, update: bool) -> None:
-    path = GOLDEN / "compare" / name
+    path = COMPARE_GOLDEN / name
     if update:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         return
-    assert path.exists(), f"golden/compare/{name} is missing: run pytest --update-golden and review it"
+    assert path.exists(), f"tests/compare-golden/{name} is missing: run pytest --update-golden and review it"
     assert text == path.read_text()
 
 
