@@ -378,3 +378,23 @@ def test_the_built_in_price_list_names_a_source_for_every_figure() -> None:
     prices, name = read(None)
     assert prices.estimate and name == "built-in estimates" and prices.prices
     assert all(p.source for p in prices.prices)
+
+
+@pytest.mark.parametrize("case", sorted(p.stem for p in INVENTORIES.glob("*.yaml")))
+def test_the_inventorys_own_choice_counts_what_its_golden_render_holds(case: str) -> None:
+    """Every example: exactly one option is the inventory's own, and its counts are the golden
+    report.json and bom.csv (kind-specific keys left out of the option change no count)."""
+    from conftest import GOLDEN
+
+    prices, name = read(None)
+    data = compare(INVENTORIES / f"{case}.yaml", prices, name)
+    report = json.loads((GOLDEN / case / "report.json").read_text())["fabrics"]
+    for fabric, f in data["fabrics"].items():
+        mine = [o for o in f["options"] if o["current"]]
+        assert len(mine) == 1, (fabric, [o["switch_model"] for o in mine])
+        o = mine[0]
+        assert report[fabric]["switches"] == {k: v for k, v in o["switches"].items() if k != "total"}
+        assert report[fabric]["links"] == o["links"]
+        assert report[fabric]["switch_ports"] == o["switch_ports"]
+        bom = list(csv.DictReader(io.StringIO((GOLDEN / case / fabric / "bom.csv").read_text())))
+        assert sum(int(r["quantity"]) for r in bom) == sum(line["quantity"] for line in o["cost"]["lines"])
