@@ -198,8 +198,15 @@ def test_stat_counts_changed_files_per_kind(tmp_path: Path, capsys) -> None:
     assert code == 0 and "@@" not in out
     stat = {line.split()[0]: line.split()[1:] for line in out.split("Files changed: ")[1].splitlines()[1:]}
     assert stat["eth/switches/<device>.cfg"] == ["24", "files", "+24", "-24"]
+    # an inventory review renders only what it shows: no manifest.json (it hashes every file)
     assert stat == {"eth/switches/<device>.cfg": ["24", "files", "+24", "-24"],
-                    "manifest.json": ["1", "file", "+26", "-26"], "report.json": ["1", "file", "+2", "-2"]}
+                    "report.json": ["1", "file", "+2", "-2"]}
+    # the review of the two renders counts the same, and the manifest beside them
+    render_to(INVENTORIES / "roce-3tier.yaml", tmp_path / "a")
+    render_to(new, tmp_path / "b")
+    code, out, _ = fabgen("diff", str(tmp_path / "a"), str(tmp_path / "b"), "--stat", capsys=capsys)
+    folders = {line.split()[0]: line.split()[1:] for line in out.split("Files changed: ")[1].splitlines()[1:]}
+    assert folders == {**stat, "manifest.json": ["1", "file", "+26", "-26"]}
 
 
 def _apply(a: list[str], diff: str) -> list[str]:
@@ -286,3 +293,112 @@ def test_a_bad_inventory_on_either_side_is_a_located_error(tmp_path: Path, capsy
     assert "bad.yaml:4:10: fabrics: must be a list" in err and err.count("bad.yaml:4:10") == 1
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # no child left behind
+
+
+ECN = "    ethernet:\n      qos:\n        ecn: {min_threshold_kbytes: 300}\n"
+# (example, what changes, old text, new text): each reviewed from the two inventories and from
+# their two renders; the reviews must agree
+CHANGES = [
+    ("roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300"),
+    ("fattree-2to1", "ecn-sonic", "oversubscription: 2\n", "oversubscription: 2\n" + ECN),
+    ("spectrumx-1su", "ecn-nvue", "planned_nodes: 256\n", "planned_nodes: 256\n" + ECN),
+    ("spectrumx-1su", "grow-nvue", "count: 64", "count: 96"),
+    ("superpod-4su", "grow-ib", "count: 127", "count: 159"),
+    ("fattree-2to1", "asn", "oversubscription: 2\n", "oversubscription: 2\n    ethernet: {asn: {leaf: 65101}}\n"),
+    ("roce-3tier", "grow-eos", "count: 32", "count: 48"),
+    ("fattree-2to1", "release", "oversubscription: 2\n", "oversubscription: 2\n    platform_version: \"202411\"\n"),
+    ("ib-3tier", "tiers", "tiers: 3", "tiers: auto"),
+]
+
+
+@pytest.mark.parametrize("case,name,old,new", CHANGES, ids=[c[1] for c in CHANGES])
+def test_an_inventory_review_says_what_the_review_of_the_renders_says(tmp_path: Path, capsys, case: str,
+                                                                      name: str, old: str, new: str) -> None:
+    """Two inventories are rendered only as far as the review needs (diffsides.py: one switch per
+    group of switches that change alike, unchanged targets not at all). The review must be the one
+    of the full renders: the same summary, files and line counts (but manifest.json, which only the
+    renders have), and for every changed file the same lines added and removed. Only the folding
+    may be coarser: switches whose change is the same but whose diffs differ in a context line
+    (a peer's name, say) share one section."""
+    before = INVENTORIES / f"{case}.yaml"
+    after = variant(tmp_path, case, name, old, new)
+    render_to(before, tmp_path / "a")
+    render_to(after, tmp_path / "b")
+
+    def both(*args: str) -> tuple[str, str]:
+        _, inv, _ = fabgen("diff", str(before), str(after), *args, capsys=capsys)
+        _, dirs, _ = fabgen("diff", str(tmp_path / "a"), str(tmp_path / "b"), *args, capsys=capsys)
+        return inv, dirs.replace(str(tmp_path / "a"), str(before)).replace(str(tmp_path / "b"), str(after))
+
+    for args in (["--stat"], ["--no-files"]):
+        inv, dirs = both(*args)
+        assert inv == _without_manifest(dirs), (args, inv[:3000], dirs[:3000])
+    inv, dirs = both()
+    head = inv.split("\n== ", 1)[0]
+    assert head == _without_manifest(dirs.split("\n== ", 1)[0])
+    assert _changes(inv) == {p: c for p, c in _changes(dirs).items() if p != "manifest.json"}
+
+
+def _changes(review: str) -> dict[str, tuple[str, ...]]:
+    """Every file a review's sections name, with the lines its diff adds and removes, the owner's
+    name and addresses abstracted (a section shows the first owner's diff for all)."""
+    from fabgen.diff import _ADDRESS
+    from fabgen.hostlist import expand
+
+    out: dict[str, tuple[str, ...]] = {}
+    for section in review.split("\n== ")[1:]:
+        heading, _, body = section.partition("\n")
+        lines = tuple(sorted(line for line in body.splitlines()
+                             if line[:1] in "+-" and not line.startswith(("+++", "---"))))
+        m = re.match(r"^(.*)<device>(.*): the same change on \d+: (.*)$", heading)
+        if not m:
+            out[heading] = lines
+            continue
+        owners = expand(m.group(3))
+        first = re.search(r"^--- a/" + re.escape(m.group(1)) + r"(.+?)" + re.escape(m.group(2)) + "$", body, re.M)
+        shown = first.group(1) if first else owners[0]
+        for owner in owners:
+            out[f"{m.group(1)}{owner}{m.group(2)}"] = tuple(
+                _ADDRESS.sub("<address>", line.replace(shown, "<device>")) for line in lines)
+    for path, lines in list(out.items()):
+        owner = re.search(r"/switches/([^/.]+)", path)
+        if owner:
+            out[path] = tuple(sorted(_ADDRESS.sub("<address>", line.replace(owner.group(1), "<device>"))
+                                     for line in lines))
+    return out
+
+
+def _without_manifest(review: str) -> str:
+    """The review of two renders as an inventory review writes it: no manifest.json."""
+    out = []
+    for line in review.split("\n"):
+        m = re.match(r"^(\*\*Files changed:\*\* |Files changed: )(\d+)$", line)
+        if m:
+            line = f"{m.group(1)}{int(m.group(2)) - 1}"
+        if re.match(r"^\s*manifest\.json\s+1 file", line):
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_a_fabric_wide_change_renders_one_switch_per_group(tmp_path: Path) -> None:
+    from fabgen.diff import load_sides
+    from fabgen.diffsides import StandIn
+
+    new = variant(tmp_path, "roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300")
+    old_files, new_files = load_sides(INVENTORIES / "roce-3tier.yaml", new)
+    configs = [p for p in new_files if p.endswith(".cfg")]
+    rendered = [p for p in configs if not isinstance(new_files[p], StandIn)]
+    # one per shape of config: leaves, spines and cores, as their address digits fall
+    assert len(configs) == 24 and 1 <= len(rendered) <= 12, rendered
+    assert all(new_files[p].of in rendered for p in configs if p not in rendered)
+    assert "slurm/topology.conf" not in new_files  # a target whose config is the same: not rendered
+    assert "manifest.json" not in new_files and "manifest.json" not in old_files
+
+
+def test_without_a_second_core_the_review_is_the_same(tmp_path: Path, capsys, monkeypatch) -> None:
+    new = variant(tmp_path, "roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300")
+    _, two, _ = fabgen("diff", str(INVENTORIES / "roce-3tier.yaml"), str(new), capsys=capsys)
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    _, one, _ = fabgen("diff", str(INVENTORIES / "roce-3tier.yaml"), str(new), capsys=capsys)
+    assert one == two and "the same change on 24" in one

@@ -26,13 +26,11 @@ import difflib
 import html
 import io
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fabgen import parallel
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
 
 
@@ -75,72 +73,14 @@ def load_side(path: Path, progress: Progress = _quiet) -> dict[str, bytes]:
 
 
 def load_sides(old: Path, new: Path, progress: Progress = _quiet) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """Both sides. Two inventories render at once, the old one in a forked child (each render on
-    one core: on two cores the review of two 32k-GPU inventories then takes about one render's
-    time, not two). The child sends a digest of each file first and then only the files whose
-    content differs from the new side's: a file equal on both sides is the same bytes, so the
-    new side's copy serves for both. Should the child fail, the old side renders here and fails
-    the usual way (a located message for a bad inventory)."""
-    if old.is_dir() or new.is_dir() or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-        return load_side(old, progress), load_side(new, progress)
-    with parallel.single_process():
-        to_child_r, to_child_w = os.pipe()
-        to_parent_r, to_parent_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # child: the old side
-            os.close(to_child_w)
-            os.close(to_parent_r)
-            os._exit(_old_side(old, to_child_r, to_parent_w))
-        os.close(to_child_r)
-        os.close(to_parent_w)
-        try:
-            new_files = load_side(new, lambda stage: progress(f"{stage} (and {old.name} beside it)"))
-            progress(f"{old.name}: finishing")
-            status, digests = parallel.receive(to_parent_r)
-            if status != "ok":
-                raise _ChildFailed(digests)
-            mine = {p: _digest(b) for p, b in new_files.items()}
-            wanted = [p for p, d in digests.items() if mine.get(p) != d]
-            parallel.send(to_child_w, wanted)
-            status, theirs = parallel.receive(to_parent_r)
-            if status != "ok":
-                raise _ChildFailed(theirs)
-            old_files = {p: theirs[p] if p in theirs else new_files[p] for p in digests}
-        except _ChildFailed:
-            old_files = load_side(old, progress)
-        finally:
-            for fd in (to_child_w, to_parent_r):
-                os.close(fd)
-            if not os.waitpid(pid, os.WNOHANG)[0]:
-                os.kill(pid, 9)
-                os.waitpid(pid, 0)
-    return old_files, new_files
+    """Both sides. Two inventories are rendered only as far as the review needs, the old one on
+    the other core (diffsides.py: switches whose configs change alike render once, unchanged
+    ones not at all); a rendered directory is read as it is."""
+    if not old.is_dir() and not new.is_dir():
+        from fabgen.diffsides import load_inventories
 
-
-class _ChildFailed(Exception):
-    """The old side's child failed; the parent renders that side itself to report why."""
-
-
-def _digest(data: bytes) -> bytes:
-    import hashlib
-
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _old_side(old: Path, inbox: int, outbox: int) -> int:
-    """The forked child: render the old inventory, send each file's digest, then the files asked for."""
-    try:
-        try:
-            files = load_side(old)
-        except BaseException as exc:  # noqa: BLE001 - the parent renders this side again and reports it
-            parallel.send(outbox, ("error", f"{type(exc).__name__}: {exc}"))
-            return 0
-        parallel.send(outbox, ("ok", {p: _digest(b) for p, b in files.items()}))
-        wanted = parallel.receive(inbox)
-        parallel.send(outbox, ("ok", {p: files[p] for p in wanted}))
-        return 0
-    except BaseException:  # noqa: BLE001 - a closed pipe: the parent has gone
-        return 1
+        return load_inventories(old, new, progress)
+    return load_side(old, progress), load_side(new, progress)
 
 
 def check_sides(sides: list[tuple[Path, dict[str, bytes]]]) -> None:
@@ -357,10 +297,15 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     gained = {x.split()[0] for _, a, z in rv.links_added for x in (a, z)}
     gained |= {w.split()[0] for w, before, _ in rv.addresses if before is None}
     candidates = [d for d in rv.changed if d in gained and d not in altered]
-    k_old, k_new = (_configs({p: files[p] for d in candidates if (p := f"ansible/configs/{d}.json") in files}, side)
+    # an inventory review renders one switch of each group that changed alike (diffsides.py): the
+    # others' configs stand in for that one's, and so does its verdict
+    first = {d: _stand_in_owner(f"ansible/configs/{d}.json", old_changed, new_changed) for d in candidates}
+    judged = sorted({first[d] for d in candidates}, key=_natural)
+    k_old, k_new = (_configs({p: files[p] for d in judged if (p := f"ansible/configs/{d}.json") in files}, side)
                     for files, side in ((old_changed, "old"), (new_changed, "new")))
     with_files = set(owner.values())
-    grown = {d for d in candidates if _only_added(d, d in with_files, k_old, k_new)}
+    verdict = {d: _only_added(d, d in with_files, k_old, k_new) for d in judged}
+    grown = {d for d in candidates if verdict[first[d]]}
     rv.extended = [d for d in rv.changed if d in grown]
     rv.changed = [d for d in rv.changed if d not in grown]
 
@@ -378,6 +323,17 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
 
     rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
     return rv
+
+
+def _stand_in_owner(path: str, old: dict[str, bytes], new: dict[str, bytes]) -> str:
+    """The device whose file `path` stands in for (itself when the file was rendered)."""
+    from fabgen.diffsides import StandIn
+
+    for side in (new, old):
+        data = side.get(path)
+        if isinstance(data, StandIn):
+            return re.match(r"^ansible/configs/(.+)\.json$", data.of).group(1)  # type: ignore[union-attr]
+    return re.match(r"^ansible/configs/(.+)\.json$", path).group(1)  # type: ignore[union-attr]
 
 
 def _only_added(device: str, has_changed_files: bool, old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -609,14 +565,28 @@ def fold(rv: Review) -> list[Fold]:
 
 
 def _fold(rv: Review) -> list[Fold]:
+    """Files fold by the shape of their change; a stand-in (a switch an inventory review did not
+    render because another switch of its group shows the same change) joins that file's fold."""
+    from fabgen.diffsides import StandIn
+
+    keys: dict[str, tuple[str, str]] = {}
+    bodies: dict[str, str] = {}
+    for path, a, b in rv.files:
+        if isinstance(a, StandIn) or isinstance(b, StandIn):
+            continue
+        body = _file_diff(path, a, b)
+        if body:
+            owner = _owner(path)
+            keys[path] = _shape(path, owner, body) if owner else (path, path)
+            bodies[path] = body
     folds: dict[tuple[str, str], Fold] = {}
     for path, a, b in rv.files:
-        body = _file_diff(path, a, b)
-        if not body:
+        stand_in = a if isinstance(a, StandIn) else b if isinstance(b, StandIn) else None
+        source = stand_in.of if stand_in is not None else path
+        if source not in keys:
             continue
-        owner = _owner(path)
-        key = _shape(path, owner, body) if owner else (path, path)
-        f = folds.setdefault(key, Fold(key[0] if owner else path, body))
+        key, owner = keys[source], _owner(path)
+        f = folds.setdefault(key, Fold(key[0] if owner else path, bodies[source]))
         f.paths.append(path)
         if owner:
             f.owners.append(owner)
@@ -633,10 +603,18 @@ def _fold_heading(f: Fold) -> str:
 
 def _stat_lines(rv: Review) -> list[str]:
     """`--stat`: changed files per kind with lines added and removed, like git's."""
+    from fabgen.diffsides import StandIn
+
     kinds: dict[str, list[int]] = {}
+    counted: dict[str, tuple[int, int]] = {}
+    sides = {path: (a, b) for path, a, b in rv.files}
     for path, a, b in rv.files:
         kind = _kind(path)
-        plus, minus = _line_counts(a, b)
+        stand_in = a if isinstance(a, StandIn) else b if isinstance(b, StandIn) else None
+        source = stand_in.of if stand_in is not None else path
+        if source not in counted:  # a stand-in counts as the file whose change it shares
+            counted[source] = _line_counts(*sides[source])
+        plus, minus = counted[source]
         k = kinds.setdefault(kind, [0, 0, 0])
         k[0], k[1], k[2] = k[0] + 1, k[1] + plus, k[2] + minus
     width = max((len(k) for k in kinds), default=0)

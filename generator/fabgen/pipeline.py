@@ -47,7 +47,7 @@ def _timed(timings: dict[str, float], stage: str, progress: Callable[[str], None
 
 
 @contextmanager
-def _no_cycle_collection() -> Iterator[None]:
+def no_cycle_collection() -> Iterator[None]:
     """Pause Python's cycle collector for one render.
 
     A render allocates millions of long-lived objects (graph, structured configs, files) and
@@ -93,11 +93,26 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
 
 def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
     """The whole pipeline but the final write: every file of the render, in memory."""
-    with _no_cycle_collection():
+    with no_cycle_collection():
         return _run(inventory, progress)
 
 
-def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
+@dataclass
+class Prepared:
+    """Everything before the render: the structured config of every target."""
+
+    loaded: object
+    validated: Validated
+    fabrics: dict[str, Fabric]
+    contexts: dict[str, Context]
+    targets: dict
+    structured: list[tuple[str, object]]
+    timings: dict[str, float]
+
+
+def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Prepared:
+    """load, validate, build, check, allocate, structure: what `fabgen diff` compares before it
+    decides what to render."""
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = load(inventory)
@@ -114,16 +129,29 @@ def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Resul
                 structured.append((t.name, t.structure(ctx_list, structured)))
                 continue
             structured += [(t.name, t.structure(ctx)) for ctx in ctx_list if t.applies(ctx)]
+    return Prepared(loaded, validated, fabrics, contexts, targets, structured, timings)
+
+
+def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = None,
+                    progress: Callable[[str], None] | None = None) -> dict[str, bytes]:
+    """The files of `structured` (default: all of `p`'s), on one or two cores."""
     files: dict[str, bytes] = {}
-    with _timed(timings, "render", progress):
-        jobs: list = [(targets[tname].render, data, targets[tname].shard) for tname, data in structured]
-        size = sum(len(f.switches) + len(f.hosts) for f in fabrics.values())
+    with _timed(p.timings, "render", progress):
+        jobs: list = [(p.targets[tname].render, data, p.targets[tname].shard)
+                      for tname, data in (p.structured if structured is None else structured)]
+        size = sum(len(f.switches) + len(f.hosts) for f in p.fabrics.values())
         for path, content in render_all(jobs, size):
             if path in files:
                 raise AssertionError(f"two targets write {path}")
             files[path] = content
-        files["manifest.json"] = manifest(files, loaded.sha256)
-    return Result(validated, fabrics, contexts, files, timings)
+    return files
+
+
+def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
+    p = prepare(inventory, progress)
+    files = render_prepared(p, progress=progress)
+    files["manifest.json"] = manifest(files, p.loaded.sha256)
+    return Result(p.validated, p.fabrics, p.contexts, files, p.timings)
 
 
 def render_to(inventory: str | Path, out: str | Path, force: bool = False,
