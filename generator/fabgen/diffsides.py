@@ -125,11 +125,22 @@ class LocalSide:
                                           for it in data["switches"]})
         return out, self.others()
 
-    def groups(self, request: dict, theirs: dict[Key, tuple[Any, dict]]) -> dict[Key, list[list[str]]]:
-        """The changed switches grouped by how they changed, from this side's parts and the other
-        side's (`theirs`, the new side): done on the old side's core while the new side renders."""
+    def changes(self, request: dict, theirs: dict[Key, tuple[Any, dict]], half: int) -> dict[Key, dict]:
+        """How each changed switch changed (`_change`), from this side's parts and the other side's
+        (`theirs`, the new side), with the shape (`_profile`) of every other switch from `half`:
+        the new side shapes the rest meanwhile, so both cores share the work."""
         mine = self.objects(request)
-        return {key: _groups(key, mine[key], theirs[key], self.blobs[key][1]) for key in request}
+        return {key: _changes(key, mine[key], theirs[key], self.blobs[key][1], half) for key in request}
+
+    def shapes(self, request: dict, half: int) -> dict[Key, dict[str, bytes]]:
+        """The shapes of every other changed switch from `half` (the other side's share)."""
+        out = {}
+        for key, (_, names) in request.items():
+            tname, data = self.blobs[key]
+            ids = _shared_ids(tname, data)
+            share = set(sorted(names)[half::2])
+            out[key] = {_name(it): _profile(it, ids) for it in data["switches"] if _name(it) in share}
+        return out
 
     def objects(self, request: dict[Key, tuple[bool, dict[str, list[tuple]]]]) -> dict[Key, tuple[Any, dict]]:
         """The shared data (when asked) and the named parts of the named items of each blob."""
@@ -288,12 +299,14 @@ def _sides(old: Any, new: LocalSide, progress: Progress, old_name: str) -> tuple
     (t_new, x_new), (t_old, x_old) = new.table(), old.answer()
     skip = {k for k in set(x_old) & set(x_new) if x_old[k] == x_new[k]}
     request = _request(t_old, t_new)
-    old.ask("groups", request, new.objects(request))
+    old.ask("changes", request, new.objects(request), 0)
     old.ask("render", None, skip)
-    new.render(None, skip)  # the targets grouping does not decide, while the old side groups
     progress(f"{old_name}: grouping the switches that change alike")
-    groups = old.answer()
+    shapes = new.shapes(request, 1)  # the other half is the old side's, meanwhile
+    new.render(None, skip)  # the targets grouping does not decide
+    changes = old.answer()
     old.answer()
+    groups = {key: _group(changes[key], shapes[key]) for key in request}
     sel_old, sel_new = _selection(t_old, t_new, groups)
     old.ask("render", sel_old, skip)
     new.render(sel_new, skip)
@@ -388,20 +401,29 @@ def _stand_ins(groups: dict[Key, list[list[str]]], old: dict[str, bytes], new: d
                     stand_in(config, f"ansible/configs/{name}.json")
 
 
-def _groups(key: Key, old: tuple[Any, dict[str, Any]], new: tuple[Any, dict[str, Any]],
-            data: dict[str, Any]) -> list[list[str]]:
-    """The changed switches of one blob, grouped by how they changed; each group sorted, first
-    switch first."""
+def _changes(key: Key, old: tuple[Any, dict[str, Any]], new: tuple[Any, dict[str, Any]], data: dict[str, Any],
+             half: int) -> dict[str, Any]:
+    """Per changed switch of one blob: its change (the shared data's and its own changed records,
+    name and addresses abstracted) and, for every other switch from `half`, its shape."""
     shared_delta = repr(_delta(old[0], new[0], {})) if old[0] is not None else ""
     ids = _shared_ids(key[0], data)
-    by: dict[tuple, list[str]] = {}
     items = {_name(it): it for it in data["switches"]}
+    share = set(sorted(new[1])[half::2])
+    out = {}
     for name in sorted(new[1]):
         a, b = old[1][name], new[1][name]
         records = sorted({r for p in sorted(b, key=repr) for r in _records(a[p], b[p], ids, p)})
         change = _ADDRESS.sub("<address>", repr(records).replace(name, "<device>"))
-        shape = _profile(items[name], ids)
-        by.setdefault((shared_delta, change, shape), []).append(name)
+        out[name] = (shared_delta, change, _profile(items[name], ids) if name in share else None)
+    return out
+
+
+def _group(changes: dict[str, Any], shapes: dict[str, bytes]) -> list[list[str]]:
+    """Switches with the same change and the same shape, each group sorted, first switch first."""
+    by: dict[tuple, list[str]] = {}
+    for name in sorted(changes):
+        shared_delta, change, shape = changes[name]
+        by.setdefault((shared_delta, change, shape if shape is not None else shapes[name]), []).append(name)
     return sorted(by.values())
 
 
