@@ -7,7 +7,8 @@ For each case: both inventories (the second with the RoCE ECN minimum threshold 
 rendered to folders, then the review is timed between the folders and between the inventories
 (which renders both in memory), each in a fresh `fabgen` process, as a reviewer runs it. The
 markdown's size is recorded against GitHub's 65,536-character comment limit.
-Targets (issue "growth and review"): folders at most 5 s, inventories at most 10 s, on 2 cores.
+Targets (issue "growth and review"): folders at most 5 s, inventories at most 10 s, on 2 cores;
+each the median of `--repeat` runs (default 3).
 
 `--growth` reviews a planned fabric grown by one scalable unit instead (the old side one unit
 short of the GPUs given, both planned for them) and records whether the review lists
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,7 +53,7 @@ def planned(text: str, nodes: int, unit: int) -> tuple[str, str]:
     return text.replace(f"count: {nodes},", f"count: {nodes - unit},", 1), text
 
 
-def case(kind: str, gpus: int, work: Path, growth: bool = False) -> dict:
+def case(kind: str, gpus: int, work: Path, growth: bool = False, repeat: int = 1) -> dict:
     old, new = work / "old.yaml", work / "new.yaml"
     if growth:
         a, b = planned(inventory(kind, gpus), gpus // 8, 32)
@@ -64,8 +66,10 @@ def case(kind: str, gpus: int, work: Path, growth: bool = False) -> dict:
         subprocess.run([*FABGEN, "render", str(inv), "-o", str(work / inv.stem)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     md = work / "review.md"
-    folders, folders_mib = timed(["diff", str(work / "old"), str(work / "new"), "--format", "markdown"], md)
-    inventories, inventories_mib = timed(["diff", str(old), str(new), "--format", "markdown"])
+    runs = [timed(["diff", str(work / "old"), str(work / "new"), "--format", "markdown"], md) for _ in range(repeat)]
+    folders, folders_mib = statistics.median(r[0] for r in runs), max(r[1] for r in runs)
+    runs = [timed(["diff", str(old), str(new), "--format", "markdown"]) for _ in range(repeat)]
+    inventories, inventories_mib = statistics.median(r[0] for r in runs), max(r[1] for r in runs)
     text = md.read_text()
     row = {"kind": kind, "gpus": gpus, "folders_s": round(folders, 2), "folders_mib": folders_mib,
            "inventories_s": round(inventories, 2), "inventories_mib": inventories_mib, "markdown_chars": len(text)}
@@ -81,13 +85,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--out-root", type=Path, help="where the renders go (default: a temporary directory)")
     ap.add_argument("--growth", action="store_true", help="a planned fabric grown by 32 nodes")
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each review; the median is reported "
+                    "(this machine's timings vary by up to 40%% between runs)")
     args = ap.parse_args()
     rows = []
     print("kind | GPUs | diff folders s | MiB | diff inventories s | MiB | markdown characters")
     print("--- | --- | --- | --- | --- | --- | ---")
     for kind in args.kinds:
         with tempfile.TemporaryDirectory(dir=args.out_root) as tmp:
-            r = case(kind, args.gpus, Path(tmp), args.growth)
+            r = case(kind, args.gpus, Path(tmp), args.growth, args.repeat)
         rows.append(r)
         print(f"{r['kind']} | {r['gpus']} | {r['folders_s']} | {r['folders_mib']} | {r['inventories_s']} | "
               f"{r['inventories_mib']} | {r['markdown_chars']}" + (f" | {r['additions_only']}" if args.growth else ""),

@@ -434,12 +434,24 @@ def _records(a: Any, b: Any, ids: dict[int, tuple], path: tuple) -> list[tuple[t
     """Each changed leaf as the record it sits in (the dict or list holding it, before and after):
     what a config writes on the changed line besides the changed value (a neighbor's description
     beside its new address, say) is part of the change a reviewer reads."""
-    out = []
-    for leaf, _, _ in _delta(a, b, ids, path):
+    out = {}
+    for leaf, before, after in _delta(a, b, ids, path):
         rel = leaf[len(path):-1]
+        if rel in out:
+            continue
         x, y = _walk(a, rel), _walk(b, rel)
-        out.append((path + rel, repr(x), repr(y)))
-    return out
+        if max(_size(x), _size(y)) > RECORD_LIMIT:  # a collection (a table of neighbors), not a record
+            out[leaf[len(path):]] = (path + leaf[len(path):], repr(before), repr(after))
+        else:
+            out[rel] = (path + rel, repr(x), repr(y))
+    return list(out.values())
+
+
+RECORD_LIMIT = 16  # keys or items: more is a collection of records, whose changed entry stands alone
+
+
+def _size(x: Any) -> int:
+    return len(x) if isinstance(x, (dict, list, tuple)) else 0
 
 
 def _walk(x: Any, rel: tuple) -> Any:
