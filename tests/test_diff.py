@@ -234,13 +234,17 @@ def _apply(a: list[str], diff: str) -> list[str]:
     return out + a[pos:]
 
 
-def test_windowed_diffs_patch_old_into_new() -> None:
-    """The diff runs on the lines between the common head and tail (speed at 32k GPUs); whatever
-    the edits, the hunks it prints turn the old file into the new one, headers included."""
+@pytest.mark.parametrize("large_window", [2000, 0], ids=["difflib", "one-pass"])
+def test_windowed_diffs_patch_old_into_new(large_window: int, monkeypatch) -> None:
+    """The diff runs on the lines between the common head and tail (speed at 32k GPUs), by difflib
+    or, above LARGE_WINDOW lines, in one pass; whatever the edits, the hunks it prints turn the old
+    file into the new one, headers included."""
     import random
 
+    from fabgen import diff as module
     from fabgen.diff import _unified
 
+    monkeypatch.setattr(module, "LARGE_WINDOW", large_window)
     rng = random.Random(7)
     for _ in range(5000):
         a = [f"l{rng.randint(0, 8)}\n" for _ in range(rng.randint(0, 60))]
@@ -256,6 +260,13 @@ def test_windowed_diffs_patch_old_into_new() -> None:
         diff = _unified(a, b, "p")
         assert (diff == "") == (a == b)
         assert _apply(a, diff) == b
+    # rows inserted in several places (growth): the one pass prints exactly difflib's hunks
+    a = [f"row{i}\n" for i in range(300)]
+    b = a[:50] + ["new1\n", "new2\n"] + a[50:200] + ["new3\n"] + a[200:] + ["new4\n"]
+    monkeypatch.setattr(module, "LARGE_WINDOW", 0)
+    one_pass = _unified(a, b, "p")
+    monkeypatch.setattr(module, "LARGE_WINDOW", 10**9)
+    assert one_pass == _unified(a, b, "p")
     # the applier itself rejects a hunk whose line numbers are off
     broken = _unified(["a\n"] * 10 + ["b\n"], ["a\n"] * 10 + ["c\n"], "p").replace("@@ -8,", "@@ -7,")
     with pytest.raises(AssertionError):

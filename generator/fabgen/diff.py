@@ -21,6 +21,7 @@ the summary, the configs and the cabling plan say). Markdown is cut to one pull-
 
 from __future__ import annotations
 
+import collections
 import csv
 import difflib
 import html
@@ -29,7 +30,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
 
@@ -506,13 +507,91 @@ def _unified(la: list[str], lb: list[str], path: str, context: int = 3) -> str:
         tail += 1
     off = max(0, head - context)
     end_a, end_b = len(la) - max(0, tail - context), len(lb) - max(0, tail - context)
-    body = "".join(difflib.unified_diff(la[off:end_a], lb[off:end_b], f"a/{path}", f"b/{path}", n=context))
+    wa, wb = la[off:end_a], lb[off:end_b]
+    if max(len(wa), len(wb)) > LARGE_WINDOW:
+        body = "".join(_format_unified(_OnePass(wa, wb), f"a/{path}", f"b/{path}", context))
+    else:
+        body = "".join(difflib.unified_diff(wa, wb, f"a/{path}", f"b/{path}", n=context))
     if not off:
         return body
 
     def shift(m: re.Match) -> str:
         return f"@@ -{int(m.group(1)) + off}{m.group(2) or ''} +{int(m.group(3)) + off}{m.group(4) or ''} @@"
     return _RANGE.sub(shift, body)
+
+
+# Lines in a window above which difflib's matcher is replaced by one pass: the cabling plan of a
+# 32k-GPU fabric grown by a unit gains rows in several places, and difflib took over a second on
+# the ~100,000 lines between the first and the last.
+LARGE_WINDOW = 2000
+
+
+class _OnePass(difflib.SequenceMatcher):
+    """Opcodes in one pass over both windows: lines equal at the same place are kept, a line the
+    other side no longer has is deleted or inserted, and where both lines come back later the old
+    one is deleted. Applying them always turns a into b (tests/test_diff.py applies thousands);
+    for rows added or removed, as growth brings, they are the minimal ones."""
+
+    def __init__(self, a: list[str], b: list[str]):  # noqa: D107 - difflib's matching tables are not needed
+        self.a, self.b = a, b
+
+    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
+        a, b = self.a, self.b
+        rest_a, rest_b = collections.Counter(a), collections.Counter(b)
+        ops: list[list] = []
+        i = j = 0
+
+        def add(tag: str, di: int, dj: int) -> None:
+            if ops and ops[-1][0] == tag:
+                ops[-1][2] += di
+                ops[-1][4] += dj
+            else:
+                ops.append([tag, i, i + di, j, j + dj])
+
+        while i < len(a) or j < len(b):
+            if i < len(a) and j < len(b) and a[i] == b[j]:
+                add("equal", 1, 1)
+                rest_a[a[i]] -= 1
+                rest_b[b[j]] -= 1
+                i, j = i + 1, j + 1
+            elif i < len(a) and (j == len(b) or rest_b[a[i]] <= 0 or rest_a[b[j]] > 0):
+                add("delete", 1, 0)
+                rest_a[a[i]] -= 1
+                i += 1
+            else:
+                add("insert", 0, 1)
+                rest_b[b[j]] -= 1
+                j += 1
+        return [tuple(op) for op in ops]  # type: ignore[misc]
+
+
+def _format_unified(m: difflib.SequenceMatcher, fromfile: str, tofile: str, n: int) -> Iterator[str]:
+    """difflib.unified_diff's output for the opcodes of `m`."""
+    a, b = m.a, m.b
+    for k, group in enumerate(m.get_grouped_opcodes(n)):
+        if k == 0:
+            yield f"--- {fromfile}\n"
+            yield f"+++ {tofile}\n"
+        first, last = group[0], group[-1]
+        yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in a[i1:i2])
+                continue
+            if tag in ("replace", "delete"):
+                yield from ("-" + line for line in a[i1:i2])
+            if tag in ("replace", "insert"):
+                yield from ("+" + line for line in b[j1:j2])
+
+
+def _range(start: int, stop: int) -> str:
+    """A unified diff's range, as difflib writes it."""
+    beginning, length = start + 1, stop - start
+    if length == 1:
+        return f"{beginning}"
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
 
 
 _ADDRESS = re.compile(r"\b\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?\b|\b[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(/\d{1,3})?\b", re.I)
