@@ -18,7 +18,8 @@ shared data beside them, the structured configs are compared before anything is 
 * switches on one side only are rendered (new or deleted files).
 
 Every other target renders in full, unless its structured config is the same on both sides
-(then its files are too, and neither side renders it). manifest.json is left out: it hashes
+(then its files are too, and neither side renders it); of the hosts target, only the nodes
+whose netplan differs (or that one side only has) render. manifest.json is left out: it hashes
 every file, and the review never shows it. The old side is prepared and rendered in a forked child on the other
 core and answers the parent's requests over a pipe; without fork both sides run here in turn.
 """
@@ -109,6 +110,11 @@ class LocalSide:
         for tname, data in self.prepared.structured:
             if tname == "ansible":  # every switch's config, rendered with the switches; the rest here
                 out[("ansible", -1)] = _digest({k: v for k, v in data.items() if k != "configs"})
+            elif tname == "hosts":  # a node's netplan follows from its item, the cluster and the fabric
+                n = seen[tname] = seen.get(tname, -1) + 1
+                out[(tname, n)] = _digest({k: v for k, v in data.items() if k != "nodes"})
+                shared = (data["cluster"], data["fabric"])
+                out[("hosts/nodes", n)] = {it[0]: _digest((shared, it)) for it in data["nodes"]}  # type: ignore[assignment]
             elif tname not in GROUPED:
                 n = seen[tname] = seen.get(tname, -1) + 1
                 out[(tname, n)] = _digest(data)
@@ -156,10 +162,12 @@ class LocalSide:
             out[key] = ({k: v for k, v in data.items() if k != "switches"} if want_shared else None, items)
         return out
 
-    def render(self, selection: dict[Key, list[str]] | None, skip: set[tuple[str, int]]) -> None:
+    def render(self, selection: dict[Key, list[str]] | None, skip: set[tuple[str, int]],
+               nodes: dict[tuple[str, int], set[str]] | None = None) -> None:
         """With no selection, every target not in `skip` but the switch configs and ansible (which
-        wait for the groups); with one, the selected switches of each blob, and ansible with the
-        structured configs of the switches rendered. The files add up in `rendered`."""
+        wait for the groups), of the hosts target only the `nodes` named; with one, the selected
+        switches of each blob, and ansible with the structured configs of the switches rendered.
+        The files add up in `rendered`."""
         from fabgen.pipeline import render_prepared
 
         structured = []
@@ -181,7 +189,15 @@ class LocalSide:
                         data = {**data, "hosts": {n: hv for n, hv in data["hosts"].items() if n in data["configs"]}}
             else:
                 n = seen[tname] = seen.get(tname, -1) + 1
-                if (tname, n) in skip or selection is not None:
+                if selection is not None:
+                    continue
+                if tname == "hosts":
+                    keep = (nodes or {}).get(("hosts/nodes", n))
+                    if keep is not None:  # only the nodes whose netplan differs or is on one side
+                        data = {**data, "nodes": [it for it in data["nodes"] if it[0] in keep]}
+                    if (tname, n) in skip:
+                        data = {**data, "groups": []}
+                elif (tname, n) in skip:
                     continue
             structured.append((tname, data))
         self.rendered.update(render_prepared(self.prepared, structured, self.progress))
@@ -297,13 +313,19 @@ def _sides(old: Any, new: LocalSide, progress: Progress, old_name: str) -> tuple
     old.answer()
     old.ask("table")
     (t_new, x_new), (t_old, x_old) = new.table(), old.answer()
-    skip = {k for k in set(x_old) & set(x_new) if x_old[k] == x_new[k]}
+    skip = {k for k in set(x_old) & set(x_new) if x_old[k] == x_new[k] and k[0] != "hosts/nodes"}
+    nodes_old: dict[tuple[str, int], set[str]] = {}
+    nodes_new: dict[tuple[str, int], set[str]] = {}
+    for k in (k for k in set(x_old) | set(x_new) if k[0] == "hosts/nodes"):
+        a, b = x_old.get(k, {}), x_new.get(k, {})
+        differ = {n for n in set(a) | set(b) if a.get(n) != b.get(n)}
+        nodes_old[k], nodes_new[k] = differ & set(a), differ & set(b)
     request = _request(t_old, t_new)
     old.ask("changes", request, new.objects(request), 0)
-    old.ask("render", None, skip)
+    old.ask("render", None, skip, nodes_old)
     progress(f"{old_name}: grouping the switches that change alike")
     shapes = new.shapes(request, 1)  # the other half is the old side's, meanwhile
-    new.render(None, skip)  # the targets grouping does not decide
+    new.render(None, skip, nodes_new)  # the targets grouping does not decide
     changes = old.answer()
     old.answer()
     groups = {key: _group(changes[key], shapes[key]) for key in request}
