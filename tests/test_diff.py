@@ -319,6 +319,8 @@ CHANGES = [
     ("roce-3tier", "grow-eos", "count: 32", "count: 48"),
     ("fattree-2to1", "release", "oversubscription: 2\n", "oversubscription: 2\n    platform_version: \"202411\"\n"),
     ("ib-3tier", "tiers", "tiers: 3", "tiers: auto"),
+    ("roce-2node", "kind", "kind: roce\n    platform: eos\n    topology: fat-tree\n    switch_model: arista-7060x5",
+     "kind: spectrum-x\n    platform: nvue\n    topology: fat-tree\n    switch_model: sn5600"),
 ]
 
 
