@@ -9,19 +9,21 @@ shared data beside them, the structured configs are compared before anything is 
 
 * a switch whose item and whose target's shared data are equal on both sides has equal
   files: it is not rendered (the review shows only what differs);
-* switches whose configs changed the same way are one group: the same structural difference
-  with the switch's own name and every address abstracted, and the same shape of config (its
-  JSON with the digits abstracted), since a shared value is written once per use and the
-  lines around a change are part of the diff a reviewer reads. Only the group's first switch is rendered, on both sides; the others
-  `StandIn` for it, and the review names them all beside the first one's real diff, as it
-  does when it folds rendered files;
+* switches whose configs changed the same way are one group: the same changed records (the
+  dict or list holding each changed value, so what a config writes beside it on the line
+  counts) with the switch's own name and every address abstracted, and the same shape of
+  config (its JSON without digits: a shared value is written once per use, and the lines
+  around a change are part of the diff). Only the group's first switch is rendered, on both
+  sides; the others `StandIn` for it, and the review names them all beside the first one's
+  real diff, as it does when it folds rendered files;
 * switches on one side only are rendered (new or deleted files).
 
 Every other target renders in full, unless its structured config is the same on both sides
 (then its files are too, and neither side renders it); of the hosts target, only the nodes
-whose netplan differs (or that one side only has) render. manifest.json is left out: it hashes
-every file, and the review never shows it. The old side is prepared and rendered in a forked child on the other
-core and answers the parent's requests over a pipe; without fork both sides run here in turn.
+whose netplan differs (or that one side only has); of ansible, the structured configs of the
+switches rendered. manifest.json is left out: it hashes every file, and the review never
+shows it. The old side is prepared and rendered in a forked child on the other core and
+answers the parent's requests over a pipe; without fork both sides run here in turn.
 """
 
 from __future__ import annotations
@@ -114,7 +116,8 @@ class LocalSide:
                 n = seen[tname] = seen.get(tname, -1) + 1
                 out[(tname, n)] = _digest({k: v for k, v in data.items() if k != "nodes"})
                 shared = (data["cluster"], data["fabric"])
-                out[("hosts/nodes", n)] = {it[0]: _digest((shared, it)) for it in data["nodes"]}  # type: ignore[assignment]
+                nodes = {it[0]: _digest((shared, it)) for it in data["nodes"]}
+                out[("hosts/nodes", n)] = nodes  # type: ignore[assignment]
             elif tname not in GROUPED:
                 n = seen[tname] = seen.get(tname, -1) + 1
                 out[(tname, n)] = _digest(data)

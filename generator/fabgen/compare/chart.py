@@ -46,7 +46,8 @@ def draw(data: dict[str, Any], path: Path) -> None:
             complete = o["cost"]["complete"]
             ax.scatter([x], [y], marker=MARKERS[o["kind"]], s=70, color=COLORS[o["kind"]],
                        facecolors=COLORS[o["kind"]] if complete else "none", zorder=3)
-            label = f"{o['kind']} / {o['platform']}\n{o['switch_model']}" + ("" if complete else " (≥, unpriced parts)")
+            label = f"{o['kind']} / {o['platform']}\n{o['switch_model']}"
+            label += "" if complete else " (≥, unpriced parts)"
             ax.annotate(label, (x, y), textcoords="offset points", xytext=(8, 4 - 24 * near), fontsize=8,
                         arrowprops={"arrowstyle": "-", "alpha": 0.4} if near else None)
         ax.set_title(f"{data['cluster']} / {name}: {f['gpus']:,} GPUs, {f['link_speed_gbps']}G "

@@ -80,8 +80,8 @@ def performance(option: Any, gpus_per_node: int, nics_per_node: int, message_byt
     """busbw per GPU and per node, and one all-reduce of `message_bytes` over the fabric's GPUs."""
     s, plan = option.summary, option.plan
     if not gpus_per_node or not s.gpus:
-        return {"latency_class": latency_class(option.choice.kind, plan), "busbw_per_gpu_gbs": None, "busbw_per_node_gbs": None, "allreduce_seconds": None,
-                "allreduce_seconds_sharp": None}
+        return {"latency_class": latency_class(option.choice.kind, plan), "busbw_per_gpu_gbs": None,
+                "busbw_per_node_gbs": None, "allreduce_seconds": None, "allreduce_seconds_sharp": None}
     fabric = efficiency[option.choice.kind] if plan.tiers >= 2 else 1.0
     over = (s.oversubscription["leaf"] * s.oversubscription["spine"]) if plan.tiers >= 2 else 1.0
     per_gpu = plan.speed / 8 * nics_per_node / gpus_per_node * efficiency["link"] * fabric / over
@@ -89,8 +89,9 @@ def performance(option: Any, gpus_per_node: int, nics_per_node: int, message_byt
     n = s.gpus
     ring = message_bytes * 2 * (n - 1) / n / (per_node * 1e9) if n > 1 else 0.0
     sharp = message_bytes / (per_node * 1e9) if option.choice.kind == "infiniband" and n > 1 else None
-    return {"latency_class": latency_class(option.choice.kind, plan), "busbw_per_gpu_gbs": round(per_gpu, 2), "busbw_per_node_gbs": round(per_node, 1),
-            "allreduce_seconds": round(ring, 6), "allreduce_seconds_sharp": None if sharp is None else round(sharp, 6)}
+    return {"latency_class": latency_class(option.choice.kind, plan), "busbw_per_gpu_gbs": round(per_gpu, 2),
+            "busbw_per_node_gbs": round(per_node, 1), "allreduce_seconds": round(ring, 6),
+            "allreduce_seconds_sharp": None if sharp is None else round(sharp, 6)}
 
 
 def needs(kinds: list[str]) -> dict[str, dict[str, list[str]]]:
