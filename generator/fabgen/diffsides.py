@@ -101,7 +101,7 @@ class LocalSide:
     def prepare(self) -> None:
         from fabgen.pipeline import prepare
 
-        self.prepared = prepare(self.path, self.progress)
+        self.prepared = prepare(self.path, self.progress, checked=False)  # pipeline.prepare says why
         self.blobs = {(t, d["fabric"]): (t, d) for t, d in self.prepared.structured if t in GROUPED}
 
     def others(self) -> dict[tuple[str, int], bytes]:
