@@ -83,6 +83,17 @@ def test_examples_routed_by_ftree(case: str, fabric: str, tiers: int, tmp_path: 
     assert_routed_by(run_opensm(ib, tmp_path / "sim", _upstream_conf(ib)), "ftree", tiers)
 
 
+def test_a_single_switch_fabric_is_routed(tmp_path: Path) -> None:
+    """compare-8node (tiers: 1): eight DGX H100 on every port of one QM9700; upstream OpenSM
+    routes it with minhop (ftree needs two tiers), every one of its 64 ports in use."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "compare-8node.yaml", out)
+    ib = out / "compute" / "infiniband"
+    topo = (ib / "topology.net").read_text()
+    assert topo.count("\nSwitch\t") == 1 and topo.count("\nCa\t") == 64
+    assert_routed_by(run_opensm(ib, tmp_path / "sim", _upstream_conf(ib)), "minhop", 1)
+
+
 SHAPES = {
     # two tiers, 1,024 NICs: four full scalable units
     "two-tier-1024": ("rail-optimized", "dgx-h100", 128, "qm9700", "", 2),
