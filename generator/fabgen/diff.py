@@ -328,14 +328,11 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
 
 
 def _stand_in_owner(path: str, old: dict[str, bytes], new: dict[str, bytes]) -> str:
-    """The device whose file `path` stands in for (itself when the file was rendered)."""
-    from fabgen.diffsides import StandIn
+    """The device whose config file `path` stands in for (itself when the file was rendered)."""
+    from fabgen.diffsides import source_of
 
-    for side in (new, old):
-        data = side.get(path)
-        if isinstance(data, StandIn):
-            return re.match(r"^ansible/configs/(.+)\.json$", data.of).group(1)  # type: ignore[union-attr]
-    return re.match(r"^ansible/configs/(.+)\.json$", path).group(1)  # type: ignore[union-attr]
+    source = source_of(path, old.get(path), new.get(path))
+    return re.match(r"^ansible/configs/(.+)\.json$", source).group(1)  # type: ignore[union-attr]
 
 
 def _only_added(device: str, has_changed_files: bool, old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -652,12 +649,12 @@ def fold(rv: Review) -> list[Fold]:
 def _fold(rv: Review) -> list[Fold]:
     """Files fold by the shape of their change; a stand-in (a switch an inventory review did not
     render because another switch of its group shows the same change) joins that file's fold."""
-    from fabgen.diffsides import StandIn
+    from fabgen.diffsides import source_of
 
     keys: dict[str, tuple[str, str]] = {}
     bodies: dict[str, str] = {}
     for path, a, b in rv.files:
-        if isinstance(a, StandIn) or isinstance(b, StandIn):
+        if source_of(path, a, b) != path:
             continue
         body = _file_diff(path, a, b)
         if body:
@@ -666,8 +663,7 @@ def _fold(rv: Review) -> list[Fold]:
             bodies[path] = body
     folds: dict[tuple[str, str], Fold] = {}
     for path, a, b in rv.files:
-        stand_in = a if isinstance(a, StandIn) else b if isinstance(b, StandIn) else None
-        source = stand_in.of if stand_in is not None else path
+        source = source_of(path, a, b)
         if source not in keys:
             continue
         key, owner = keys[source], _owner(path)
@@ -688,15 +684,14 @@ def _fold_heading(f: Fold) -> str:
 
 def _stat_lines(rv: Review) -> list[str]:
     """`--stat`: changed files per kind with lines added and removed, like git's."""
-    from fabgen.diffsides import StandIn
+    from fabgen.diffsides import source_of
 
     kinds: dict[str, list[int]] = {}
     counted: dict[str, tuple[int, int]] = {}
     sides = {path: (a, b) for path, a, b in rv.files}
     for path, a, b in rv.files:
         kind = _kind(path)
-        stand_in = a if isinstance(a, StandIn) else b if isinstance(b, StandIn) else None
-        source = stand_in.of if stand_in is not None else path
+        source = source_of(path, a, b)
         if source not in counted:  # a stand-in counts as the file whose change it shares
             counted[source] = _line_counts(*sides[source])
         plus, minus = counted[source]

@@ -36,7 +36,7 @@ import json
 import os
 import pickle
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from fabgen import parallel
 from fabgen.diff import _ADDRESS, DEVICE_FILE
@@ -56,6 +56,25 @@ class StandIn(bytes):
         obj = super().__new__(cls, f"<{side} side, the same change as {of}>".encode())
         obj.of = of
         return obj
+
+
+def source_of(path: str, a: bytes | None, b: bytes | None) -> str:
+    """The file whose change `path` shows: the first switch of its group for a stand-in, else itself."""
+    stand_in = a if isinstance(a, StandIn) else b if isinstance(b, StandIn) else None
+    return stand_in.of if stand_in is not None else path
+
+
+def _places(structured: list[tuple[str, Any]]) -> Iterator[tuple[str, int, Any]]:
+    """(target, its n-th structured config, config): a target's place, the same on both sides."""
+    seen: dict[str, int] = {}
+    for tname, data in structured:
+        n = seen[tname] = seen.get(tname, -1) + 1
+        yield tname, n, data
+
+
+def _sonic(item: Any) -> bool:
+    """A SONiC item: (name, config_db, the neutral config the config_db was made from)."""
+    return isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], dict)
 
 
 def _name(item: Any) -> str:
@@ -107,19 +126,16 @@ class LocalSide:
     def others(self) -> dict[tuple[str, int], bytes]:
         """A digest of every other target's structured config, by target and place: a target whose
         config is the same on both sides writes the same files, so neither side renders it."""
-        seen: dict[str, int] = {}
         out = {}
-        for tname, data in self.prepared.structured:
+        for tname, n, data in _places(self.prepared.structured):
             if tname == "ansible":  # every switch's config, rendered with the switches; the rest here
                 out[("ansible", -1)] = _digest({k: v for k, v in data.items() if k != "configs"})
             elif tname == "hosts":  # a node's netplan follows from its item, the cluster and the fabric
-                n = seen[tname] = seen.get(tname, -1) + 1
                 out[(tname, n)] = _digest({k: v for k, v in data.items() if k != "nodes"})
                 shared = (data["cluster"], data["fabric"])
                 nodes = {it[0]: _digest((shared, it)) for it in data["nodes"]}
                 out[("hosts/nodes", n)] = nodes  # type: ignore[assignment]
             elif tname not in GROUPED:
-                n = seen[tname] = seen.get(tname, -1) + 1
                 out[(tname, n)] = _digest(data)
         return out
 
@@ -174,9 +190,8 @@ class LocalSide:
         from fabgen.pipeline import render_prepared
 
         structured = []
-        seen: dict[str, int] = {}
         grouped = {_name(it) for _, data in self.blobs.values() for it in data["switches"]}
-        for tname, data in self.prepared.structured:
+        for tname, n, data in _places(self.prepared.structured):
             if tname in GROUPED or tname == "ansible":
                 if selection is None:
                     continue
@@ -191,7 +206,6 @@ class LocalSide:
                         # (the target's shard picks configs by host; its inventory and group_vars are small)
                         data = {**data, "hosts": {n: hv for n, hv in data["hosts"].items() if n in data["configs"]}}
             else:
-                n = seen[tname] = seen.get(tname, -1) + 1
                 if selection is not None:
                     continue
                 if tname == "hosts":
@@ -373,7 +387,7 @@ def _parts(item: Any) -> list[tuple[tuple, Any]]:
     setting moves one small part per switch between the sides, not the whole config. A SONiC
     item's third element (the neutral config its config_db was made from) is left out: the
     render writes the config_db only."""
-    if isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], dict):
+    if _sonic(item):
         item = item[:2]
     top = enumerate(item) if isinstance(item, (list, tuple)) else item.items()
     out: list[tuple[tuple, Any]] = []
@@ -515,14 +529,14 @@ def _profile(item: Any, ids: dict[int, tuple]) -> bytes:
     """The shape of a switch's config: its JSON with the digits left out (names,
     addresses, numbers), shared tables left out. Two switches with the same shape write a shared
     value in the same places (a profile applied to each host port, say), so they may share a
-    representative; computed in C (json, re), since every switch of a blob is shaped when the
+    representative; computed in C (json, bytes.translate), since every switch of a blob is shaped when the
     shared data changes."""
     def strip(x: Any) -> Any:
         if isinstance(x, dict):
             return {k: v for k, v in x.items() if id(v) not in ids}
         return x
-    if isinstance(item, tuple) and len(item) == 3 and isinstance(item[2], dict):
-        item = item[2]  # SONiC: (name, config_db, neutral config); the config_db follows from the last
+    if _sonic(item):
+        item = item[2]  # the config_db follows from the neutral config
     top = [strip(x) for x in item] if isinstance(item, (list, tuple)) else strip(item)
     text = json.dumps(top, default=str).encode().translate(None, _DIGITS)
     return hashlib.blake2b(text, digest_size=16).digest()
