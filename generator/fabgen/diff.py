@@ -208,7 +208,7 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: d}
 
 
-COUNTED = ("nodes", "gpus", "endpoints", "tiers", "pods", "scalable_units", "links")
+COUNTED = ("nodes", "gpus", "endpoints", "tiers", "pods", "scalable_units", "nvlink_racks", "links")
 
 
 def _counts(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:

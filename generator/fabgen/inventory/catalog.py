@@ -19,7 +19,8 @@ Sources: Quantum-2 cages and split ports: NVIDIA QM97X0 user manual, "Interfaces
 SN5600 and Cumulus `swpNsM` split names: Cumulus Linux 5.14 "Switch Port Attributes";
 Arista `EthernetN/L` names: EOS manual, "Ethernet ports"; SONiC names, lanes, aliases and
 buffers: the SKUs' files in sonic-buildimage (inventory/sonic_skus.py cites each); DGX H100 compute NICs: DGX H100 User Guide,
-"Network Modules".
+"Network Modules". The 2026 parts (Quantum-X800 Q3400, DGX B300, GB200/GB300 NVL72 compute trays)
+are cited beside their entries and in docs/hardware.md, with what no public source gives.
 """
 
 from __future__ import annotations
@@ -151,6 +152,9 @@ class NodeModel:
     transceiver: str  # node-side, one per used cage
     nics: tuple[Nic, ...] = field(default_factory=tuple)
     custom: bool = False
+    # Nodes per NVLink domain: 1 for a DGX (its own domain), 18 for an NVL72 rack of compute
+    # trays. Units, Slurm blocks and the accelerator label keep a domain whole.
+    nvlink_domain: int = 1
 
     @cached_property
     def cage_count(self) -> int:
@@ -204,6 +208,15 @@ SWITCHES: dict[str, SwitchModel] = {
             ("roce",), ("sonic",), 64, "OSFP", 8, (PortMode(400, 2, "Ethernet{lane}"),),
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)", sonic=SN5600_O128,
         ),
+        # Quantum-X800 Q3400-RA: 144 XDR 800G ports on 72 twin-port OSFP cages (NVIDIA Q3200-RA/Q3400-RA
+        # XDR switch systems user manual; DGX SuperPOD B300 XDR RA-11339-001, "Compute fabric").
+        # Names are the faceplate's cage/port ("{cage}/{port}"): the OS names of NVOS for InfiniBand
+        # are not in a public source (docs/hardware.md); OpenSM and UFM address ports by number.
+        SwitchModel(
+            "q3400", "NVIDIA", "Q3400-RA", "Quantum-X800 Q3400-RA, 144 x XDR 800G on 72 twin-port OSFP",
+            ("infiniband",), ("ufm", "opensm"), 72, "OSFP", 8, (PortMode(800, 2, "{c}/{j}"),),
+            "twin-port 2 x 800G XDR OSFP transceiver (1.6T)",
+        ),
     )
 }
 
@@ -217,6 +230,12 @@ def _dgx_nics() -> tuple[Nic, ...]:
         ("mlx5_10", "ibp206s0", 2, 1), ("mlx5_11", "ibp220s0", 1, 1),
     )
     return tuple(Nic(r, d, f"OSFP{c}P{p}", f"OSFP{c}", 400) for r, d, c, p in rows)
+
+
+def _tray_nics(speed: int) -> tuple[Nic, ...]:
+    rows = (("mlx5_0", "Left Bay OSFP P3"), ("mlx5_1", "Left Bay OSFP P4"),
+            ("mlx5_4", "Right Bay OSFP P3"), ("mlx5_5", "Right Bay OSFP P4"))
+    return tuple(Nic(r, r, label, label, speed) for r, label in rows)
 
 
 NODES: dict[str, NodeModel] = {
@@ -234,6 +253,35 @@ NODES: dict[str, NodeModel] = {
             "dgx-b200", "NVIDIA", "DGX B200", "DGX B200, 8 x B200, 8 x ConnectX-7 400G on 4 twin-port OSFP",
             8, "ConnectX-7 (single-port)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
             _dgx_nics(),
+        ),
+        # DGX B300: eight ConnectX-8 SuperNICs at 800G (XDR InfiniBand, or 2 x 400G Ethernet) behind
+        # eight OSFP cages, one NIC each (DGX B300 User Guide, "Network Ports"; RA-11339-001). The
+        # guide's RDMA names are not in a public source fabgen could read: mlx5_0-7 in rail order
+        # is ConnectX enumeration order, and the netdev defaults to the RDMA name as for any model
+        # without a published table; check `ibdev2netdev` and declare a node_models entry if not.
+        NodeModel(
+            "dgx-b300", "NVIDIA", "DGX B300", "DGX B300, 8 x B300, 8 x ConnectX-8 800G on 8 OSFP",
+            8, "ConnectX-8 SuperNIC (800G)", "800G XDR OSFP transceiver (flat top)",
+            tuple(Nic(f"mlx5_{i}", f"mlx5_{i}", f"OSFP{i + 1}", f"OSFP{i + 1}", 800) for i in range(8)),
+        ),
+        # GB200 / GB300 NVL72 compute trays: 4 GPUs and 4 compute NICs per tray, 18 trays per rack,
+        # the rack one NVLink domain (NVIDIA NVL72 Enterprise RA, "System Hardware & Components";
+        # DGX GB200 User Guide, "Networking"). RDMA names and port labels of the GB200 tray:
+        # Mission Control north-south network deployment guide 2.3.0, "Compute Tray Network
+        # Ports" (Left Bay OSFP P3 mlx5_0, P4 mlx5_1; Right Bay OSFP P3 mlx5_4, P4 mlx5_5; mlx5_2,
+        # 3, 6, 7 are the BlueField-3 storage/in-band ports). That guide covers GB200 and GB300
+        # NVL72 SuperPODs; the GB300 tray carries ConnectX-8 at 800G in the same four ports.
+        NodeModel(
+            "gb200-nvl72", "NVIDIA", "GB200 NVL72 compute tray",
+            "GB200 NVL72 compute tray, 4 x B200, 4 x ConnectX-7 400G (18 per rack, one NVLink domain)",
+            4, "ConnectX-7 (single-port OSFP)", "400G NDR OSFP transceiver (single-port, flat top)",
+            _tray_nics(400), nvlink_domain=18,
+        ),
+        NodeModel(
+            "gb300-nvl72", "NVIDIA", "GB300 NVL72 compute tray",
+            "GB300 NVL72 compute tray, 4 x B300, 4 x ConnectX-8 800G (18 per rack, one NVLink domain)",
+            4, "ConnectX-8 SuperNIC (800G)", "800G XDR OSFP transceiver (flat top)",
+            _tray_nics(800), nvlink_domain=18,
         ),
     )
 }

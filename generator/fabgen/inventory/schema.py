@@ -39,7 +39,8 @@ class NodeGroup(Strict):
     """A set of identical nodes."""
 
     name: Name = Field(description="group name, referenced by fabrics[].node_groups")
-    model: str = Field(description="node model: a catalog key (dgx-h100, dgx-b200) or a node_models entry")
+    model: str = Field(description="node model: a catalog key (dgx-h100, dgx-b200, dgx-b300, gb200-nvl72, "
+                       "gb300-nvl72) or a node_models entry")
     count: int = Field(ge=1, le=MAX_NODES_PER_GROUP, description="number of nodes")
     bootstrap_interface: DeviceName | None = Field(
         default=None, description="NCCL_SOCKET_IFNAME: the node's bootstrap (management) netdev; default: NCCL's "
@@ -275,6 +276,9 @@ class CustomNodeModel(Strict):
     part: Text = Field(default="", description="BOM part number (default: the key)")
     nic_model: Text = Field(default="compute NIC", description="BOM text for the NICs")
     transceiver: Text = Field(default="transceiver", description="BOM text: node-side, one per used cage")
+    nvlink_domain: int = Field(
+        default=1, ge=1, le=576, description="nodes per NVLink domain (a rack of NVL72 trays: 18); scalable units, "
+        "Slurm blocks and the accelerator label keep a domain whole")
 
 
 BufferTable = dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")],

@@ -266,7 +266,7 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
             continue
         nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
-                               n.transceiver, nics, True)
+                               n.transceiver, nics, True, n.nvlink_domain)
     return switches, nodes
 
 
@@ -619,9 +619,12 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
         c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs "
                  f"(it runs {', '.join(f'{s}G' for s in model.speeds())})")
         return
+    domain = _nvlink_domain(c, i, f, models)
+    if domain is None:
+        return
     rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
                  ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
-                 model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage))
+                 model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain)
     try:
         c.plans[f.name] = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)
         c.members[f.name] = fmembers
@@ -632,6 +635,27 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
     if f.planned_nodes is None:  # a plan is the final size: growing past it is an error, not a warning
         for message in check_growth(f, c.plans[f.name], lambda n: plan(nodes=n, **rules)):
             c.warner(f.name)(path, message)
+
+
+def _nvlink_domain(c: _Checks, i: int, f, models: dict[str, NodeModel]) -> int | None:
+    """Nodes per NVLink domain of a fabric's compute nodes (1: each node its own). NVL72 racks come
+    whole: a group of trays is whole racks, so racks start at the same place in every unit and
+    no unit or Slurm block splits one. None: reported."""
+    domains = sorted({m.nvlink_domain for m in models.values()})
+    if len(domains) > 1 and f.topology == "rail-optimized":
+        c.report(("fabrics", i, "node_groups"), f"the attached nodes mix NVLink domain sizes "
+                 f"({', '.join(map(str, domains))} nodes): a rail-optimized unit holds whole domains of one size")
+        return None
+    ok = True
+    for j, g in enumerate(c.inv.node_groups):
+        d = c.node_models[g.model].nvlink_domain if g.model in c.node_models else 1
+        if d > 1 and g.name in f.node_groups and g.count % d:
+            c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {d}: {g.count} is "
+                     f"{g.count // d} racks and {g.count % d}; use {g.count // d * d or d} or {(g.count // d + 1) * d}")
+            ok = False
+    if not ok:
+        return None
+    return domains[-1] if domains else 1
 
 
 def _check_switch_names(c: _Checks) -> None:

@@ -12,7 +12,9 @@ Files under OUT/kubernetes/:
 Label keys (NVIDIA topograph, pkg/topology/topology.go at v1.0.0): `fabric.topograph.run/tier-N`,
 tier 0 closest to the node. The groups per tier are `intent/placement.py`'s (the unit or leaf,
 the pod with three tiers, the fabric), the same Slurm's topology uses. A DGX node is its own
-NVLink domain, so no `accelerator.topograph.run/domain` is written. With
+NVLink domain, so it has no `accelerator.topograph.run/domain`; a tray of an NVL72 rack has its
+rack there, and the rack is a Kueue level between tier 0 and the hostname when racks nest in
+tier 0 (rail-optimized units hold whole racks; a fat-tree rack spans leaves). With
 `kubernetes.label_keys: legacy` the keys are topograph 0.x's
 (pkg/engines/k8s/labeler.go at v0.5.0): `network.topology.nvidia.com/leaf`, `.../spine`,
 `.../core` for tiers 0, 1 and 2. Values longer than Kubernetes' 63 characters are replaced as
@@ -31,6 +33,9 @@ TIER_PREFIX = "fabric.topograph.run/tier-"
 LEGACY = ("network.topology.nvidia.com/leaf", "network.topology.nvidia.com/spine",
           "network.topology.nvidia.com/core")
 FABRIC_LABEL = "fabgen/fabric"
+# The NVLink domain (an NVL72 rack): topograph's accelerator label (docs/k8s.md at v1.x), and
+# topograph 0.x's for `label_keys: legacy`.
+ACCELERATOR = {"topograph": "accelerator.topograph.run/domain", "legacy": "network.topology.nvidia.com/accelerator"}
 HOSTNAME = "kubernetes.io/hostname"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 
@@ -52,6 +57,13 @@ def tier_keys(style: str, tiers: int) -> list[str]:
     return [f"{TIER_PREFIX}{n}" for n in range(tiers)]
 
 
+def _members(rack: dict[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for node, name in rack.items():
+        out.setdefault(name, []).append(node)
+    return out
+
+
 def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
     style = contexts[0].kubernetes.label_keys if contexts and contexts[0].kubernetes else "topograph"
     nodes: list[dict[str, Any]] = []
@@ -62,11 +74,19 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             continue
         depth = len(next(iter(groups.values())))
         keys = tier_keys(style, depth)
+        rack = {h.name: h.rack for h in ctx.fabric.hosts if h.rack}
+        domain_key = ACCELERATOR[style]
         for node, levels in groups.items():
             labels = {key: label_value(value) for key, value in zip(keys, levels)}
+            if node in rack:
+                labels[domain_key] = label_value(rack[node])
             labels[FABRIC_LABEL] = label_value(ctx.fabric.name)
             nodes.append({"name": node, "labels": labels})
-        topologies.append({"name": ctx.fabric.name, "levels": [*reversed(keys), HOSTNAME]})
+        # Kueue needs each level's domains inside one domain of the level above: racks sit inside
+        # a rail-optimized unit (units hold whole racks); a fat-tree rack spans leaves and is no level
+        nested = rack and all(len({groups[n][0] for n in members}) == 1 for members in _members(rack).values())
+        topologies.append({"name": ctx.fabric.name,
+                           "levels": [*reversed(keys), *([domain_key] if nested else []), HOSTNAME]})
     return {"style": style, "nodes": nodes, "topologies": topologies}
 
 

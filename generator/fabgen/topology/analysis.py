@@ -31,6 +31,7 @@ class Summary:
     units: int
     unit_nodes: int
     pods: int
+    racks: int  # NVLink domains (NVL72 racks) of the compute nodes; 0 when each node is its own
     planned: dict[str, Any]  # the plan the fabric grows into: nodes, units, pods, switches per role
     warnings: list[str]
 
@@ -91,5 +92,6 @@ def summarize(fabric: Fabric) -> Summary:
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
         units=plan.present_units, unit_nodes=plan.unit_nodes, pods=plan.pods if plan.tiers == 3 else 0,
+        racks=len({h.rack for h in fabric.hosts if h.rack}),
         planned=_planned(plan), warnings=warnings,
     )

@@ -98,14 +98,16 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     leaves = [s for s in switches if s.role == "leaf"]
 
     hosts: list[Host] = []
+    in_group: dict[str, int] = {}
     for g, (hostname, group, node_model) in enumerate(members):
+        k = in_group[group] = in_group.get(group, -1) + 1
         if plan.topology == "rail-optimized":
             unit, slot = divmod(g, plan.unit_nodes)
         elif plan.unit_nodes:
             unit, slot = divmod(g, plan.unit_nodes)
         else:
             unit, slot = divmod(g * plan.rails, plan.down)
-        hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot))
+        hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot, rack=rack_name(group, node_model, k)))
         b.g.add_node(hostname, kind="host", group=group, model=node_model.key)
         for r, nic in enumerate(node_model.nics):
             nic_id = f"{hostname}/{nic.rdma}"
@@ -142,6 +144,12 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
 
     return Fabric(spec, plan, model, b.g, switches, hosts, b.links, b.ports)
+
+
+def rack_name(group: str, model: NodeModel, k: int) -> str:
+    """The NVLink domain of the `k`-th (0-based) node of a group: racks fill in node order. Four
+    digits hold the largest group's racks, so adding racks renames none."""
+    return f"{group}-rack{k // model.nvlink_domain + 1:04d}" if model.nvlink_domain > 1 else ""
 
 
 def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, int, Switch, int, int]]:

@@ -53,6 +53,7 @@ class Host:
     unit: int  # 1-based scalable unit (rail-optimized) or first leaf (fat-tree)
     slot: int  # 0-based slot in the unit
     role: str = "compute"  # compute | storage (storage nodes sit on storage leaves)
+    rack: str = ""  # the NVLink domain (an NVL72 rack, `<group>-rack<NNNN>`); "" when the node is its own
 
 
 @dataclass

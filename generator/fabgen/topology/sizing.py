@@ -83,6 +83,7 @@ class Plan:
     storage_leaves: int = 0  # leaves dedicated to storage, after the compute leaves
     present_nodes: int = -1  # nodes present (-1: all planned nodes are present)
     present_units: int = -1  # units (fat-tree: leaves) they fill
+    domain: int = 1  # nodes per NVLink domain (an NVL72 rack: 18); rail-optimized units hold whole ones
 
     # `nodes`, `units`, `leaves`, `pods` and everything sized from them are the plan's;
     # `present_*` are what the inventory's nodes fill of it.
@@ -166,7 +167,7 @@ def units_for(p: Plan, nodes: int) -> int:
 def _size(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
-    storage: int = 0,
+    storage: int = 0, domain: int = 1,
 ) -> Plan:
     k = radix
     endpoints = nodes * rails
@@ -178,9 +179,19 @@ def _size(
 
     if topology == "rail-optimized":
         if scalable_unit is None:
-            su = leaf_split(k, ratio)[0]  # type: ignore[index]
+            whole = leaf_split(k, ratio, domain)  # a unit of whole NVLink domains (racks)
+            if whole is None:
+                raise SizingError("switch_model", f"a scalable unit holds whole NVLink domains of {domain} nodes, "
+                                  f"so a leaf needs {domain} node ports per rail and their uplinks at {rtxt}:1; "
+                                  f"a {k}-port {model} has {leaf_split(k, ratio)[0]} node ports")  # type: ignore[index]
+            su = whole[0]
         else:
             su = scalable_unit
+            if su % domain:
+                lo, hi = su // domain * domain, (su // domain + 1) * domain
+                raise SizingError("scalable_unit", f"a scalable unit holds whole NVLink domains (racks) of {domain} "
+                                  f"nodes, so it never splits one: use a multiple of {domain} (e.g. {lo or hi} "
+                                  f"or {hi})")
             if (su * q) % p:
                 lo, hi = su // p * p, (su // p + 1) * p
                 raise SizingError("scalable_unit", f"at {rtxt}:1 a leaf with {su} node ports would need "
@@ -217,7 +228,8 @@ def _size(
 
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
                   ratio=ratio, unit_nodes=unit_nodes, units=units, leaves_per_unit=leaves_per_unit,
-                  down=down, up=up, leaves=leaves, storage=storage, storage_leaves=storage_leaves)
+                  down=down, up=up, leaves=leaves, storage=storage, storage_leaves=storage_leaves,
+                  domain=domain if topology == "rail-optimized" else 1)
 
     max_units_2 = k // leaves_per_unit
     max_units_3 = k * ((k // 2) // leaves_per_unit)
