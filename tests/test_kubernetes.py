@@ -45,7 +45,8 @@ def kubernetes_validate(path: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("case,fabric", [("superpod-4su", "compute"), ("ib-3tier", "ib"),
-                                         ("fattree-2to1", "fabric"), ("roce-3tier", "eth")])
+                                         ("fattree-2to1", "fabric"), ("roce-3tier", "eth"),
+                                         ("gb300-nvl72", "compute")])
 def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric: str, tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
     run = kubernetes_validate(tmp_path / "kubernetes" / "node-labels.yaml")

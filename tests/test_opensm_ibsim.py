@@ -75,7 +75,8 @@ def _upstream_conf(ib_dir: Path) -> str:
     return "opensm.upstream.conf" if (ib_dir / "opensm.upstream.conf").exists() else "opensm.conf"
 
 
-@pytest.mark.parametrize("case,fabric,tiers", [("superpod-4su", "compute", 2), ("ib-3tier", "ib", 3)])
+@pytest.mark.parametrize("case,fabric,tiers", [("superpod-4su", "compute", 2), ("ib-3tier", "ib", 3),
+                                               ("b300-xdr-2su", "compute", 2)])
 def test_examples_routed_by_ftree(case: str, fabric: str, tiers: int, tmp_path: Path) -> None:
     out = tmp_path / "out"
     render_to(INVENTORIES / f"{case}.yaml", out)

@@ -39,7 +39,13 @@ MTU_CODE = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}  # IBTA, include/iba/ib_t
 RATE_CODE = {100: 16, 200: 17, 400: 21, 800: 23}
 SPEED_TEXT = {100: "4xEDR", 200: "4xHDR", 400: "4xNDR", 800: "4xXDR"}
 VENDOR_ID = 0x2C9
-DEVICE_ID = {"qm9700": 0xD2F2, "qm9790": 0xD2F2}  # Quantum-2 (public ibnetdiscover dumps)
+# Quantum-2 (public ibnetdiscover dumps). Quantum-X800's device ID is in no public source found;
+# its switches get Quantum-2's: topology.net's devid is a comment to ibsim and OpenSM's routing.
+DEVICE_ID = {"qm9700": 0xD2F2, "qm9790": 0xD2F2}
+# SHARP generation of the switch ASIC (NVIDIA SHARP docs: SHARPv3 on Quantum-2, SHARPv4 on
+# Quantum-X800); sharp_am manages both with the same sharp_am.cfg keys.
+SHARP_GENERATION = {"qm9700": "SHARPv3 (Quantum-2)", "qm9790": "SHARPv3 (Quantum-2)",
+                    "q3400": "SHARPv4 (Quantum-X800)"}
 CA_DEVICE_ID = 0x1021  # ConnectX-7
 
 
@@ -154,6 +160,7 @@ def structure(ctx: Context) -> dict[str, Any]:
         "nccl": nccl_settings(ctx),
         "synthetic_guids": ctx.allocation.synthetic_guids,
         "profiles": {f.spec.platform: _conf(ctx, r, f.spec.platform)},
+        "sharp_generation": SHARP_GENERATION.get(f.switch_model.key, ""),
     }
     if f.spec.platform == "ufm":
         data["profiles"]["opensm"] = _conf(ctx, r, "opensm")
