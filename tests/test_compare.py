@@ -393,8 +393,12 @@ def test_the_inventorys_own_choice_counts_what_its_golden_render_holds(case: str
         mine = [o for o in f["options"] if o["current"]]
         assert len(mine) == 1, (fabric, [o["switch_model"] for o in mine])
         o = mine[0]
-        assert report[fabric]["switches"] == {k: v for k, v in o["switches"].items() if k != "total"}
-        assert report[fabric]["links"] == o["links"]
-        assert report[fabric]["switch_ports"] == o["switch_ports"]
-        bom = list(csv.DictReader(io.StringIO((GOLDEN / case / fabric / "bom.csv").read_text())))
+        planes = [name for name, r in report.items() if r.get("network_plane", {}).get("fabric") == fabric] or [fabric]
+
+        def total(key: str) -> dict[str, int]:
+            return {k: sum(report[p][key][k] for p in planes) for k in report[planes[0]][key]}
+        assert total("switches") == {k: v for k, v in o["switches"].items() if k != "total"}
+        assert total("links") == o["links"]
+        assert total("switch_ports") == o["switch_ports"]
+        bom = [r for p in planes for r in csv.DictReader(io.StringIO((GOLDEN / case / p / "bom.csv").read_text()))]
         assert sum(int(r["quantity"]) for r in bom) == sum(line["quantity"] for line in o["cost"]["lines"])

@@ -46,7 +46,7 @@ def kubernetes_validate(path: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("case,fabric", [("superpod-4su", "compute"), ("ib-3tier", "ib"),
                                          ("fattree-2to1", "fabric"), ("roce-3tier", "eth"),
-                                         ("gb300-nvl72", "compute")])
+                                         ("gb300-nvl72", "compute"), ("b300-spectrumx-2plane", "sx-plane1")])
 def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric: str, tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
     run = kubernetes_validate(tmp_path / "kubernetes" / "node-labels.yaml")
@@ -61,6 +61,9 @@ def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric
         elif r["tier"] == "leaf-spine":
             uplinks.setdefault(r["a_device"], set()).add(r["z_device"])
     labelled = {n["metadata"]["name"]: n["metadata"]["labels"] for n in nodes}
+    parent = re.sub(r"-plane\d+$", "", fabric)  # a multi-plane fabric's units are named after the fabric
+    if parent != fabric:
+        leaves_of = {n: {leaf.replace(fabric, parent, 1) for leaf in ls} for n, ls in leaves_of.items()}
     assert set(labelled) == set(leaves_of), "every compute node labelled once"
     for node, labels in labelled.items():
         assert all(valid_label(k, v) for k, v in labels.items()), labels
@@ -72,8 +75,8 @@ def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric
         if "fabric.topograph.run/tier-2" in labels:  # three tiers: the pod of the spines its leaves reach
             pod = labels["fabric.topograph.run/tier-1"]
             assert all(sp.startswith(pod + "-") for leaf in leaves_of[node] for sp in uplinks[leaf]), (node, pod)
-            assert labels["fabric.topograph.run/tier-2"] == fabric
-        assert labels["fabgen/fabric"] == fabric
+            assert labels["fabric.topograph.run/tier-2"] == parent
+        assert labels["fabgen/fabric"] == parent
     check_kueue(kueue, labelled)
     with open(tmp_path / "kubernetes" / "node-labels.csv", newline="") as fh:
         rows = {(r["node"], r["label"], r["value"]) for r in csv.DictReader(fh)}

@@ -144,6 +144,17 @@ def test_example_reads_back(tmp_path: Path) -> None:
     assert "swp1s0" in leaf and "swp1s1" in leaf and "swp64s1" in leaf
 
 
+def test_two_plane_example_reads_back_plane_by_plane(tmp_path: Path) -> None:
+    """Each network plane of the two-plane B300 unit is a Spectrum-X fabric of its own: every
+    switch's tree matches NVIDIA's object model sample and the plane's cabling and address plan;
+    loopbacks and ASNs differ between the planes."""
+    render_to(INVENTORIES / "b300-spectrumx-2plane.yaml", tmp_path)
+    planes = [check_spectrum_x(tmp_path, f"sx-plane{p}", model_sample=4) for p in (1, 2)]
+    lo = [{next(iter(nvue_ip(t["interface"]["lo"])["address"])) for t in trees.values()} for trees in planes]
+    asn = [{t["router"]["bgp"]["autonomous-system"] for t in trees.values()} for trees in planes]
+    assert not lo[0] & lo[1] and not asn[0] & asn[1]
+
+
 def test_scripts_pass_shellcheck(tmp_path: Path) -> None:
     if not shutil.which("shellcheck"):
         if IN_CI:

@@ -15,7 +15,10 @@ Ethernet (netaddr over the inventory's pools):
   `leaf-subnet` gives each leaf a subnet sized to its host ports, the leaf takes the first
   address as gateway and the NIC on endpoint port p the address 2 + p;
 * ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
-  cores share one (cores: tier) or one per plane.
+  cores share one (cores: tier) or one per core plane.
+* network planes (`planes`): plane p's switches, links, NICs, leaf subnets and ASNs follow
+  plane p-1's in the same pools and ASN blocks (`Fabric.ordinal`, `Fabric.link_place`), so the
+  planes never share an identifier and plane 1 is numbered as a one-plane fabric would be.
 
 Management addresses (any fabric kind, where the inventory gives management prefixes):
 switches of a fabric take its prefix's host addresses in planned switch order, skipping the
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field, replace
 
 from netaddr import IPNetwork
 
-from fabgen.inventory.ethernet import leaf_subnet_prefix
+from fabgen.inventory.ethernet import asn_counts, leaf_subnet_prefix
 from fabgen.inventory.schema import EthernetOptions
 from fabgen.topology.model import Fabric
 
@@ -84,25 +87,30 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     if eth.host_addressing == "leaf-subnet":
         prefix = leaf_subnet_prefix(plan.down)
         size = 1 << (32 - prefix)
-        base = {s.name: hosts + (s.index - 1) * size for s in fabric.by_role("leaf")}
+        first = fabric.plane * plan.leaves  # planes one after another
+        base = {s.name: hosts + (first + s.index - 1) * size for s in fabric.by_role("leaf")}
         leaf_subnets = {name: f"{_ip(b)}/{prefix}" for name, b in base.items()}
     model, speed = fabric.switch_model, plan.speed
+    place = fabric.link_place if fabric.plane else (lambda lk: lk.ordinal)
     for idx, lk in enumerate(fabric.links):
         if lk.tier != "node-leaf":
-            link_ips[idx] = (_ip(p2p + 2 * lk.ordinal + 1), _ip(p2p + 2 * lk.ordinal), 31)
+            o = place(lk)
+            link_ips[idx] = (_ip(p2p + 2 * o + 1), _ip(p2p + 2 * o), 31)
         elif eth.host_addressing == "p2p":
-            link_ips[idx] = (_ip(hosts + 2 * lk.ordinal + 1), _ip(hosts + 2 * lk.ordinal), 31)
+            o = place(lk)
+            link_ips[idx] = (_ip(hosts + 2 * o + 1), _ip(hosts + 2 * o), 31)
         else:
             b = base[lk.z]
             link_ips[idx] = (_ip(b + 2 + model.port_number(speed, lk.z_port) - 1), _ip(b + 1), prefix)
     asns: dict[str, int] = {}
+    shift = {tier: fabric.plane * n for tier, n in asn_counts(eth, plan).items()}  # planes one after another
     for s in fabric.switches:
         if s.role == "leaf":
-            asns[s.name] = eth.asn.leaf + s.index - 1
+            asns[s.name] = eth.asn.leaf + shift["leaf"] + s.index - 1
         elif s.role == "spine":
-            asns[s.name] = eth.asn.spine + (s.pod - 1 if eth.asn.spines == "pod" else 0)
+            asns[s.name] = eth.asn.spine + shift["spine"] + (s.pod - 1 if eth.asn.spines == "pod" else 0)
         else:
-            asns[s.name] = eth.asn.core + (s.plane if eth.asn.cores == "plane" else 0)
+            asns[s.name] = eth.asn.core + shift["core"] + (s.plane if eth.asn.cores == "plane" else 0)
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns)
 
 

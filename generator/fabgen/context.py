@@ -23,3 +23,10 @@ class Context:
     summary: Summary
     groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
     kubernetes: Any = None  # the inventory's KubernetesOptions (cluster-wide)
+    # a multi-plane fabric's first plane: the contexts of all its planes, in order (the hosts'
+    # files cover every plane at once); () otherwise
+    planes: tuple["Context", ...] = ()
+
+    def plane_contexts(self) -> tuple["Context", ...]:
+        """The contexts whose ports a node of this fabric has: all planes, or this one."""
+        return self.planes or (self,)

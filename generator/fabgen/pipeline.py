@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -21,7 +21,7 @@ from fabgen.output import manifest
 from fabgen.platforms import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
 from fabgen.parallel import render_all
-from fabgen.topology.build import build_fabric
+from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.check import check
 from fabgen.topology.model import Fabric
 
@@ -64,6 +64,12 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
+def plane_names_of(inv, name: str) -> list[str]:
+    """The fabric names an inventory fabric renders as (its planes, or itself)."""
+    spec = next(f for f in inv.fabrics if f.name == name)
+    return plane_names(spec)
+
+
 def build(validated: Validated, timings: dict[str, float] | None = None,
           progress: Callable[[str], None] | None = None,
           checked: bool = True) -> tuple[dict[str, Fabric], dict[str, Context]]:
@@ -74,11 +80,11 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     fabrics: dict[str, Fabric] = {}
     with _timed(timings, "build", progress):
         for spec in inv.fabrics:
-            fabrics[spec.name] = build_fabric(spec, validated.plans[spec.name],
-                                              validated.switch_models[spec.switch_model],
-                                              validated.members[spec.name], validated.storage[spec.name])
+            for f in build_planes(spec, validated.plans[spec.name], validated.switch_models[spec.switch_model],
+                                  validated.members[spec.name], validated.storage[spec.name]):
+                fabrics[f.name] = f
     for name, notes in validated.warnings.items():
-        fabrics[name].warnings.extend(notes)
+        fabrics[plane_names_of(inv, name)[0]].warnings.extend(notes)
     if checked:
         with _timed(timings, "check", progress):
             for f in fabrics.values():
@@ -91,6 +97,10 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     for name, f in fabrics.items():
         contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f),
                                  {g.name: g for g in inv.node_groups}, inv.kubernetes)
+    for spec in inv.fabrics:
+        if spec.planes > 1:
+            names = plane_names(spec)
+            contexts[names[0]] = replace(contexts[names[0]], planes=tuple(contexts[n] for n in names))
     return fabrics, contexts
 
 

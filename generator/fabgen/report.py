@@ -55,6 +55,7 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             "bisection_bandwidth_gbps": d["bisection_gbps"],
             "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},
             "warnings": d["warnings"],
+            **({"network_plane": d["network_plane"]} if d["network_plane"] else {}),
             **(intents or {}).get(name, {}),
         }
     return {"cluster": cluster, "fabrics": fabrics, "bom": bom}

@@ -18,7 +18,7 @@ the reason, never dropped silently.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fabgen.errors import InventoryError
@@ -27,7 +27,7 @@ from fabgen.inventory.loader import Loaded
 from fabgen.inventory.validate import Validated, validate
 from fabgen.platforms.fabric import bill_of_materials
 from fabgen.topology.analysis import Summary, summarize
-from fabgen.topology.build import build_fabric
+from fabgen.topology.build import build_planes
 from fabgen.topology.sizing import Plan
 
 KIND_SPECIFIC = ("infiniband", "ethernet", "platform_version", "management")
@@ -106,10 +106,27 @@ def size(loaded: Loaded, validated: Validated, fabric_index: int, choice: Choice
     model = v.switch_models[fspec.switch_model]
     # `check` (the built graph's invariants) is left to render: it proves the builder, not the
     # counts, and took a fifth of compare's time at 32k GPUs
-    fabric = build_fabric(fspec, v.plans[fspec.name], model, v.members[fspec.name], v.storage[fspec.name])
+    planes = build_planes(fspec, v.plans[fspec.name], model, v.members[fspec.name], v.storage[fspec.name])
     current = (choice.kind, choice.switch_model) == (spec.kind, spec.switch_model) and (
         choice.kind == "infiniband" or choice.platform == spec.platform)
-    return Option(spec.name, choice, current, fabric.plan, summarize(fabric), bill_of_materials(fabric), model)
+    return Option(spec.name, choice, current, planes[0].plan, _summed([summarize(f) for f in planes]),
+                  [row for f in planes for row in bill_of_materials(f)], model)
+
+
+def _summed(summaries: list[Summary]) -> Summary:
+    """One summary for all network planes of a fabric: switches, links, ports and bisection add up
+    (the nodes and GPUs are the same nodes on every plane)."""
+    if len(summaries) == 1:
+        return summaries[0]
+    first = summaries[0]
+
+    def add(key: str) -> dict[str, int]:
+        return {k: sum(getattr(s, key)[k] for s in summaries) for k in getattr(first, key)}
+
+    return replace(first, switches=add("switches"), links=add("links"),
+                   bisection_gbps=sum(s.bisection_gbps for s in summaries),
+                   ports_used=sum(s.ports_used for s in summaries), ports_total=sum(s.ports_total for s in summaries),
+                   endpoints=sum(s.endpoints for s in summaries))
 
 
 def options(loaded: Loaded, validated: Validated) -> list[Option | NotAnOption]:

@@ -7,6 +7,8 @@ job's traffic stays within when it fits there.
 * tier 1: the pod (three tiers);
 * the fabric itself at the top.
 Unit and pod names are `<fabric>-su<n>` and `<fabric>-pod<n>`, padded like the switch names
+(a multi-plane fabric's, from its first plane, under the inventory's name: every plane is cabled
+alike; a fat-tree node's tier 0 is its first plane's leaf)
 (`name_widths`), so they never change when nodes are added. Slurm's topology and the Kubernetes
 labels both read this, so the two schedulers see the same groups.
 """
@@ -22,19 +24,20 @@ def node_groups(ctx: Context) -> dict[str, list[str]]:
     f = ctx.fabric
     plan = f.plan
     widths = name_widths(plan)
+    name = f.inventory_name  # the planes of a fabric are cabled alike: its units and pods are the fabric's
     leaf_pod = {s.name: s.pod for s in f.switches if s.role == "leaf"}
     out: dict[str, list[str]] = {}
     for h in f.hosts:
         if h.role != "compute":
             continue
         if plan.topology == "rail-optimized":
-            first = f"{f.name}-su{h.unit:0{widths.unit}d}"
+            first = f"{name}-su{h.unit:0{widths.unit}d}"
             pod = (h.unit - 1) // plan.units_per_pod + 1
         else:
             first = f.first_leaf(h.name)
             pod = leaf_pod[first]
         groups = [first]
         if plan.tiers == 3:
-            groups.append(f"{f.name}-pod{pod:0{widths.pod}d}")
-        out[h.name] = groups + [f.name]
+            groups.append(f"{name}-pod{pod:0{widths.pod}d}")
+        out[h.name] = groups + [name]
     return out

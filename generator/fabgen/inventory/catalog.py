@@ -155,6 +155,24 @@ class NodeModel:
     # Nodes per NVLink domain: 1 for a DGX (its own domain), 18 for an NVL72 rack of compute
     # trays. Units, Slurm blocks and the accelerator label keep a domain whole.
     nvlink_domain: int = 1
+    # RDMA name pattern of the ports a NIC splits into on a multi-plane Ethernet fabric
+    # ({k} = planes x rail + plane, {rail}, {plane}); None: the model cannot run planes.
+    plane_rdma: str | None = None
+
+    def plane_nics(self, planes: int) -> tuple[tuple[Nic, ...], ...]:
+        """The node's ports on each plane, in rail order: NIC r's port p on plane p, at 1/planes
+        of the NIC's speed, each its own RDMA device (and netdev of the same name)."""
+        if planes == 1:
+            return (self.nics,)
+        assert self.plane_rdma is not None
+        out = []
+        for p in range(planes):
+            ports = []
+            for r, nic in enumerate(self.nics):
+                name = self.plane_rdma.format(k=planes * r + p, rail=r, plane=p)
+                ports.append(Nic(name, name, f"{nic.label} plane {p + 1}", nic.cage, nic.speed // planes))
+            out.append(tuple(ports))
+        return tuple(out)
 
     @cached_property
     def cage_count(self) -> int:
@@ -259,10 +277,13 @@ NODES: dict[str, NodeModel] = {
         # guide's RDMA names are not in a public source fabgen could read: mlx5_0-7 in rail order
         # is ConnectX enumeration order, and the netdev defaults to the RDMA name as for any model
         # without a published table; check `ibdev2netdev` and declare a node_models entry if not.
+        # On a multi-plane Ethernet fabric each ConnectX-8 runs 2 x 400G (or 4 x 200G), every port
+        # its own PCI function and RDMA device, enumerated card by card: mlx5_{planes x rail + plane}.
         NodeModel(
             "dgx-b300", "NVIDIA", "DGX B300", "DGX B300, 8 x B300, 8 x ConnectX-8 800G on 8 OSFP",
-            8, "ConnectX-8 SuperNIC (800G)", "800G XDR OSFP transceiver (flat top)",
+            8, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
             tuple(Nic(f"mlx5_{i}", f"mlx5_{i}", f"OSFP{i + 1}", f"OSFP{i + 1}", 800) for i in range(8)),
+            plane_rdma="mlx5_{k}",
         ),
         # GB200 / GB300 NVL72 compute trays: 4 GPUs and 4 compute NICs per tray, 18 trays per rack,
         # the rack one NVLink domain (NVIDIA NVL72 Enterprise RA, "System Hardware & Components";
@@ -280,7 +301,7 @@ NODES: dict[str, NodeModel] = {
         NodeModel(
             "gb300-nvl72", "NVIDIA", "GB300 NVL72 compute tray",
             "GB300 NVL72 compute tray, 4 x B300, 4 x ConnectX-8 800G (18 per rack, one NVLink domain)",
-            4, "ConnectX-8 SuperNIC (800G)", "800G XDR OSFP transceiver (flat top)",
+            4, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
             _tray_nics(800), nvlink_domain=18,
         ),
     )

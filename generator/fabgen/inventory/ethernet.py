@@ -27,26 +27,33 @@ def leaf_subnet_prefix(down: int) -> int:
     return 32 - bits
 
 
-def asn_ranges(eth: EthernetOptions, plan: Plan) -> dict[str, tuple[int, int]]:
-    """First and last ASN used by each tier."""
-    out = {"leaf": (eth.asn.leaf, eth.asn.leaf + plan.leaves - 1)}
-    if plan.tiers >= 2:
-        out["spine"] = (eth.asn.spine, eth.asn.spine + (plan.pods - 1 if eth.asn.spines == "pod" else 0))
-    if plan.tiers == 3:
-        out["core"] = (eth.asn.core, eth.asn.core + (plan.spines_per_pod - 1 if eth.asn.cores == "plane" else 0))
-    return out
+def asn_counts(eth: EthernetOptions, plan: Plan) -> dict[str, int]:
+    """ASNs one plane uses per tier: a leaf each; spines one or one per pod; cores one or one per core plane."""
+    return {"leaf": plan.leaves,
+            "spine": (plan.pods if eth.asn.spines == "pod" else 1) if plan.tiers >= 2 else 0,
+            "core": (plan.spines_per_pod if eth.asn.cores == "plane" else 1) if plan.tiers == 3 else 0}
 
 
-def needs(eth: EthernetOptions, plan: Plan) -> dict[str, tuple[int, str]]:
-    """Addresses each pool must hold, with what they are for."""
-    switches = plan.leaves + plan.spines + plan.cores
-    links = (plan.leaves * plan.up if plan.tiers >= 2 else 0) + (plan.spines * plan.spine_up if plan.tiers == 3 else 0)
-    nics = plan.endpoints + plan.storage
+def asn_ranges(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[int, int]]:
+    """First and last ASN used by each tier, over every network plane (plane p's ASNs follow
+    plane p-1's in each tier's block)."""
+    base = {"leaf": eth.asn.leaf, "spine": eth.asn.spine, "core": eth.asn.core}
+    return {tier: (base[tier], base[tier] + planes * n - 1) for tier, n in asn_counts(eth, plan).items() if n}
+
+
+def needs(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[int, str]]:
+    """Addresses each pool must hold, with what they are for (every network plane draws on the
+    fabric's pools, plane after plane)."""
+    switches = planes * (plan.leaves + plan.spines + plan.cores)
+    links = planes * ((plan.leaves * plan.up if plan.tiers >= 2 else 0)
+                      + (plan.spines * plan.spine_up if plan.tiers == 3 else 0))
+    nics = planes * (plan.endpoints + plan.storage)
     if eth.host_addressing == "p2p":
         hosts = (2 * nics, f"a /31 for each of {nics} NICs")
     else:
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
-        hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")
+        leaves = planes * plan.leaves
+        hosts = (leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {leaves} leaves")
     return {"loopbacks": (switches + 1, f"a /32 for each of {switches} switches"),
             "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
             "hosts": hosts}
@@ -93,7 +100,7 @@ def _overlap(net: IPNetwork, taken: list[tuple[IPNetwork, str]]) -> tuple[IPNetw
 
 
 def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
-                   taken: list[tuple[IPNetwork, str]], warn: Report) -> None:
+                   taken: list[tuple[IPNetwork, str]], warn: Report, planes: int = 1) -> None:
     """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
     path = ("fabrics", i, "ethernet")
     if kind != "spectrum-x":
@@ -151,13 +158,13 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
                "not sit in the paused no-drop class")
     if plan is None:
         return
-    for name, (count, what) in needs(eth, plan).items():
+    for name, (count, what) in needs(eth, plan, planes).items():
         net = nets.get(name)
         if net is not None and net.size < count:
             shortest = 32 - max(0, (count - 1).bit_length())
             report((*path, "pools", name), f"pool {net} holds {net.size} addresses; this fabric needs {count} "
                    f"({what}): use a /{shortest} or shorter")
-    ranges = asn_ranges(eth, plan)
+    ranges = asn_ranges(eth, plan, planes)
     for tier, (first, last) in ranges.items():
         if last > MAX_ASN:
             report((*path, "asn", tier), f"{tier} ASNs {first}-{last} run past {MAX_ASN}, the last 4-byte ASN")

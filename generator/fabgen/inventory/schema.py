@@ -249,6 +249,10 @@ class Fabric(Strict):
         default=None, ge=1, le=2 * MAX_NODES_PER_GROUP,
         description="compute nodes the fabric is built for: spines, cores, ports, addresses and name widths are "
         "sized for it, and adding nodes up to it only adds (default: the nodes present)")
+    planes: Literal[1, 2, 4] = Field(
+        default=1, description="roce and spectrum-x: independent networks, each with its own switches, names, "
+        "addresses and ASNs (`<name>-plane<p>`); every compute NIC is split into this many ports, port p on "
+        "plane p (a ConnectX-8 800G: 2 x 400G or 4 x 200G)")
     infiniband: InfinibandOptions | None = Field(default=None, description="kind infiniband only")
     ethernet: EthernetOptions | None = Field(default=None, description="kinds roce and spectrum-x only")
     management: Annotated[Management | None, BeforeValidator(_management_mapping)] = Field(
@@ -276,6 +280,9 @@ class CustomNodeModel(Strict):
     part: Text = Field(default="", description="BOM part number (default: the key)")
     nic_model: Text = Field(default="compute NIC", description="BOM text for the NICs")
     transceiver: Text = Field(default="transceiver", description="BOM text: node-side, one per used cage")
+    plane_rdma: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.{}-]{1,64}$")] | None = Field(
+        default=None, description="RDMA (and netdev) name pattern of a NIC's ports when it is split for a "
+        "multi-plane fabric: {k} = planes x rail + plane, {rail}, {plane} (0-based); e.g. 'mlx5_{k}'")
     nvlink_domain: int = Field(
         default=1, ge=1, le=576, description="nodes per NVLink domain (a rack of NVL72 trays: 18); scalable units, "
         "Slurm blocks and the accelerator label keep a domain whole")

@@ -21,6 +21,7 @@ from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, No
 from fabgen.inventory.loader import Loaded, PathT, format_path
 from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, USER_PATTERN,
                                      Inventory)
+from fabgen.topology.build import PLANE_SUFFIX, plane_names
 from fabgen.topology.growth import check_growth
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
@@ -266,7 +267,7 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
             continue
         nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
-                               n.transceiver, nics, True, n.nvlink_domain)
+                               n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma)
     return switches, nodes
 
 
@@ -615,9 +616,14 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
                  "cannot share one fabric's leaf layout")
         return
     speed = speeds[0]
+    if f.planes > 1:
+        if not _planes_fit(c, i, f, models, fstorage, speed):
+            return
+        speed //= f.planes
     if model.mode_for(speed) is None:
-        c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs "
-                 f"(it runs {', '.join(f'{s}G' for s in model.speeds())})")
+        split = f" split across {f.planes} planes" if f.planes > 1 else ""
+        c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs"
+                 f"{split} (it runs {', '.join(f'{s}G' for s in model.speeds())})")
         return
     domain = _nvlink_domain(c, i, f, models)
     if domain is None:
@@ -635,6 +641,35 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
     if f.planned_nodes is None:  # a plan is the final size: growing past it is an error, not a warning
         for message in check_growth(f, c.plans[f.name], lambda n: plan(nodes=n, **rules)):
             c.warner(f.name)(path, message)
+
+
+def _planes_fit(c: _Checks, i: int, f, models: dict[str, NodeModel], fstorage: list[Member], speed: int) -> bool:
+    """A multi-plane fabric: Ethernet, NICs that split (the model names the ports), a speed that
+    divides, no storage nodes (their NICs are not split), and room for the plane suffix."""
+    path = ("fabrics", i)
+    if f.kind == "infiniband":
+        c.report((*path, "planes"), "planes split Ethernet NICs (roce, spectrum-x); an InfiniBand fabric has "
+                 "one plane")
+        return False
+    ok = True
+    for key, m in models.items():
+        if m.plane_rdma is None:
+            c.report((*path, "node_groups"), f"{key} does not say how its NICs split across planes: declare a "
+                     "node_models entry with plane_rdma (the RDMA name pattern of the split ports, e.g. mlx5_{k})")
+            ok = False
+    if speed % f.planes or speed // f.planes < 100:
+        c.report((*path, "planes"), f"{speed}G NICs do not split into {f.planes} ports of at least 100G")
+        ok = False
+    if fstorage:
+        c.report((*path, "node_groups"), "storage nodes on a multi-plane fabric: their NICs are not split across "
+                 "planes; attach them to a fabric of their own")
+        ok = False
+    longest = len(f.name) + len(PLANE_SUFFIX.format(p=f.planes))
+    if longest > 40:
+        c.report((*path, "name"), f"with {f.planes} planes the fabric's names end in "
+                 f"'{PLANE_SUFFIX.format(p=f.planes)}': '{f.name}' leaves {longest} characters, more than 40")
+        ok = False
+    return ok
 
 
 def _nvlink_domain(c: _Checks, i: int, f, models: dict[str, NodeModel]) -> int | None:
@@ -666,7 +701,8 @@ def _check_switch_names(c: _Checks) -> None:
     devices: dict[str, str] = {}  # lower-case switch name -> fabric
     for i, f in enumerate(c.inv.fabrics):
         if f.name in c.plans:
-            c.switches[f.name] = [s.name for s in switch_names(f, c.plans[f.name])]
+            c.switches[f.name] = [s.name for name in plane_names(f)
+                                  for s in switch_names(f.model_copy(update={"name": name}), c.plans[f.name])]
             _claim_switch_names(c, i, f, c.switches[f.name], devices)
 
 
@@ -718,7 +754,7 @@ def _check_addressing(c: _Checks) -> None:
                      "(this fabric is infiniband)", key=True)
         elif f.kind != "infiniband":
             check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
-                           c.warner(f.name))
+                           c.warner(f.name), f.planes)
     managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
     for i, g in enumerate(c.inv.node_groups):
         if g.management is not None:
@@ -744,7 +780,7 @@ def _check_management_and_platform(c: _Checks) -> None:
             p = c.plans[f.name]
             raw = c.loaded.data["fabrics"][i]
             bare = isinstance(raw, dict) and isinstance(raw.get("management"), str)
-            check_management(i, f, p.leaves + p.spines + p.cores, bare, c.report, warn, c.taken)
+            check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)
 
 MAX_PKEYS = 128  # PKey table entries of a ConnectX port
 IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (platforms/infiniband.py RATE_CODE; a test

@@ -1,7 +1,8 @@
 """Ansible pipeline input: OUT/ansible/inventory.yml, host_vars/<device>.yml, group_vars.
 
 Groups, with '-' turned into '_' (Ansible's group-name rule): `fabric_<fabric>`,
-`platform_<platform>` (eos, sonic, nvue, ufm, opensm; `linux` for nodes),
+`platform_<platform>` (eos, sonic, nvue, ufm, opensm; `linux` for nodes); a multi-plane fabric's
+switches are also in `fabric_<fabric>_plane<p>`, its nodes in `fabric_<fabric>` only;
 `role_<leaf|spine|core|node>`, `nodes_<group>` per node group, and `subnet_manager` with
 `sm_<ufm|opensm>` for the InfiniBand subnet-manager hosts the inventory names (their
 host_vars list the SM files with where they are installed). Every switch gets
@@ -63,11 +64,12 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
     configs_out: dict[str, dict[str, Any]] = {}
     for ctx in contexts:
         f = ctx.fabric
-        fab = f"fabric_{group(f.name)}"
+        fab = f"fabric_{group(f.inventory_name)}"
+        plane = (f"fabric_{group(f.name)}",) if f.parent else ()  # a plane's switches: its group too
         management.update(ctx.allocation.management)
         for s in f.switches:
             platform, config, files = configs.get(s.name, (f.spec.platform, {}, []))
-            for g in (fab, f"platform_{platform}", f"role_{s.role}"):
+            for g in (fab, *plane, f"platform_{platform}", f"role_{s.role}"):
                 groups.setdefault(g, []).append(s.name)
             hosts[s.name] = {"fabgen_fabric": f.name, "fabgen_platform": platform, "fabgen_role": s.role,
                              "fabgen_files": [{"src": p} for p in files]}
@@ -82,7 +84,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                          "fabgen_sm_rank": k + 1, "fabgen_files": sm_files.get(f.name, [])}
         ethernet = f.spec.kind != "infiniband"
         for h in f.hosts:
-            if h.role != "compute":
+            if h.role != "compute" or f.plane > 0:  # a node once, with the first plane
                 continue
             ng = f"nodes_{group(h.group)}"
             for g in (fab, "platform_linux", "role_node", ng):
@@ -92,7 +94,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 # a node's own file (its netplan) is named by a pattern Ansible fills per host,
                 # so 4,096 nodes need no 4,096 host_vars files
                 group_vars[ng] = {
-                    "fabgen_fabric": f.name, "fabgen_role": "node", "fabgen_node_group": h.group,
+                    "fabgen_fabric": f.inventory_name, "fabgen_role": "node", "fabgen_node_group": h.group,
                     "fabgen_group_files": [
                         {"src": f"{base}/nccl.env", "dest": "/etc/nccl.conf", "mode": "0644"},
                         {"src": f"{base}/hca-setup.sh", "dest": "/usr/local/sbin/fabgen-hca-setup.sh",

@@ -23,6 +23,7 @@ from fabgen import csvout
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
+from fabgen.topology.analysis import cables
 from fabgen.topology.model import TIERS, Fabric
 
 DOT_DETAIL_LIMIT = 24
@@ -42,19 +43,22 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
     nic_counts: Counter[tuple[str, str, str]] = Counter()
     node_cages: Counter[str] = Counter()
     node_models: dict[str, Any] = {}
-    for h in f.hosts:
+    for h in f.hosts if f.plane == 0 else ():  # a node's NICs and optics once, with the first plane
         nic_counts[(h.model.nic_model, h.model.key, h.role)] += len(h.model.nics)
         node_cages[h.model.key] += h.model.cage_count
         node_models[h.model.key] = h.model
     for (nic_model, node_key, role), n in sorted(nic_counts.items()):
         rows.append({"category": "nic", "part": nic_model, "description": f"{role} NIC in {node_key}",
-                     "quantity": n, "notes": f"{f.plan.speed}G"})
-    links = Counter((lk.tier, lk.media) for lk in f.links)
-    for tier in TIERS:
-        for media in sorted({m for (t, m) in links if t == tier}):
-            rows.append({"category": "cable", "part": MEDIA_TEXT.get(media, media),
-                         "description": f"{tier} link", "quantity": links[(tier, media)],
-                         "notes": f"{f.plan.speed}G"})
+                     "quantity": n, "notes": f"{f.plan.speed * f.planes}G"})
+    if f.planes > 1:
+        rows += _plane_cables(f)
+    else:
+        links = Counter((lk.tier, lk.media) for lk in f.links)
+        for tier in TIERS:
+            for media in sorted({m for (t, m) in links if t == tier}):
+                rows.append({"category": "cable", "part": MEDIA_TEXT.get(media, media),
+                             "description": f"{tier} link", "quantity": links[(tier, media)],
+                             "notes": f"{f.plan.speed}G"})
     cages = 0
     for s in f.switches:
         cages += len({model.cage_of(f.plan.speed, model.port_number(f.plan.speed, p) - 1)
@@ -66,6 +70,17 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
                      "description": f"node side ({key})", "quantity": node_cages[key],
                      "notes": "one per used node cage"})
     return rows
+
+
+def _plane_cables(f: Fabric) -> list[dict[str, Any]]:
+    """BOM cable rows of one plane: cables, not links (see `cables`)."""
+    counts, per = cables(f), f.planes
+    media = MEDIA_TEXT.get(f.links[0].media, f.links[0].media) if f.links else ""
+    notes = {"node-leaf": f"{f.plan.speed * per}G from the NIC, one {f.plan.speed}G leg per plane "
+             f"({per} links)", "leaf-spine": "one per used leaf uplink cage, carrying its ports (a breakout "
+             "where they go to several spines)", "spine-core": "one per used spine uplink cage, carrying its ports"}
+    return [{"category": "cable", "part": media, "description": f"{tier} cable", "quantity": n, "notes": notes[tier]}
+            for tier, n in counts.items() if n]
 
 
 def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:

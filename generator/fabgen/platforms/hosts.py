@@ -71,13 +71,41 @@ def nccl_before(version: str, release: tuple[int, int]) -> bool:
     return (major, minor) < release
 
 
+PLANES_FROM = (2, 30, 7)  # NCCL_IB_HCA's <hca>:<port>:<rail>:<plane> form (NVIDIA/nccl v2.30.7-1,
+# src/misc/utils.cc parseStringList; earlier releases read '<hca>:<port>' and drop the rest)
+
+
+def nccl_before_release(version: str, release: tuple[int, ...]) -> bool:
+    """'2.30.4' < (2, 30, 7); a version without a patch level is its first release."""
+    parts = tuple(int(x) for x in version.split("."))
+    return parts + (0,) * (len(release) - len(parts)) < release
+
+
+def _hca(ports: list[tuple[Any, int, int]], planes: int, nccl_version: str) -> tuple[str, str]:
+    """NCCL_IB_HCA and why: every compute port in rail order (a rail's planes together); with planes,
+    the rail and plane of each port where the release reads them."""
+    if planes == 1:
+        return "=" + ",".join(f"{n.rdma}:1" for n, _, _ in ports), ""
+    if nccl_before_release(nccl_version, PLANES_FROM):
+        return "=" + ",".join(f"{n.rdma}:1" for n, _, _ in ports), (
+            f"; NCCL {nccl_version} reads no plane in NCCL_IB_HCA (2.30.7 and later do): NCCL_CROSS_NIC=0 keeps "
+            "each connection on one port index, so on one plane")
+    return "=" + ",".join(f"{n.rdma}:1:{r}:{p}" for n, r, p in ports), (
+        f"; <hca>:<port>:<rail>:<plane>, so NCCL {nccl_version} never connects two planes")
+
+
 def nccl_env(ctx: Context, group: str, model, bootstrap: str | None,
-             nccl_version: str = "2.28") -> list[tuple[str, str, str]]:
-    """(variable, value, why) in the order an engineer reads them."""
+             nccl_version: str = "2.28", ports: list[tuple[Any, int, int]] | None = None,
+             planes: int = 1) -> list[tuple[str, str, str]]:
+    """(variable, value, why) in the order an engineer reads them. ports: (NIC port, rail, plane)
+    of every plane (default: the model's NICs, one plane)."""
     f = ctx.fabric
-    rows = [("NCCL_IB_HCA", "=" + ",".join(f"{n.rdma}:1" for n in model.nics),
-             f"exactly the {len(model.nics)} compute NICs of {model.key}, in rail order; '=' makes names exact "
-             "(mlx5_1 would also match mlx5_10-19)")]
+    ports = ports if ports is not None else [(n, r, 0) for r, n in enumerate(model.nics)]
+    hca, plane_why = _hca(ports, planes, nccl_version)
+    what = (f"{len(ports)} compute ports of {model.key} ({len(ports) // planes} NICs x {planes} planes)"
+            if planes > 1 else f"{len(model.nics)} compute NICs of {model.key}")
+    rows = [("NCCL_IB_HCA", hca, f"exactly the {what}, in rail order; '=' makes names exact "
+             f"(mlx5_1 would also match mlx5_10-19){plane_why}")]
     if bootstrap:
         rows.append(("NCCL_SOCKET_IFNAME", f"={bootstrap}", "bootstrap and out-of-band traffic on the management "
                      "interface, never a rail NIC"))
@@ -85,6 +113,8 @@ def nccl_env(ctx: Context, group: str, model, bootstrap: str | None,
         rows.append(("NCCL_SOCKET_IFNAME", "^lo,docker,virbr", "bootstrap: any interface but loopback and container "
                      "bridges (set node_groups[].bootstrap_interface to pin it)"))
     cross, why = _cross_nic(ctx)
+    if planes > 1 and cross != "0":
+        cross, why = "0", "planes are separate networks: a connection stays on one port index, so on one plane"
     if cross is not None:
         rows.append(("NCCL_CROSS_NIC", cross, why))
     if f.spec.kind == "infiniband":
@@ -117,11 +147,12 @@ def nccl_env(ctx: Context, group: str, model, bootstrap: str | None,
     return rows
 
 
-def _setup(ctx: Context, model) -> dict[str, Any]:
+def _setup(ctx: Context, model, ports: list[tuple[Any, int, int]] | None = None) -> dict[str, Any]:
     f = ctx.fabric
     ib = f.spec.kind == "infiniband"
+    nics = [n for n, _, _ in ports] if ports is not None else list(model.nics)
     data: dict[str, Any] = {
-        "ib": ib, "nics": [{"rdma": n.rdma} for n in model.nics],
+        "ib": ib, "nics": [{"rdma": n.rdma} for n in nics],
         "mlxconfig": [("LINK_TYPE_P1", "1" if ib else "2", "InfiniBand" if ib else "Ethernet"),
                       ("ATS_ENABLED", "0", "bare metal GPUDirect RDMA (1 only for VM passthrough)")],
     }
@@ -137,14 +168,21 @@ def _setup(ctx: Context, model) -> dict[str, Any]:
     return data
 
 
-def _netplan(ctx: Context, host, pool: str, mtu: int) -> dict[str, Any]:
-    """pool: the hosts pool (CIDR), reached through the rail's leaf; mtu: the host MTU."""
-    f, alloc = ctx.fabric, ctx.allocation
+def _netplan(ctx: Context, host, pool: str, mtu: int, k: int = 0) -> dict[str, Any]:
+    """pool: the hosts pool (CIDR), reached through the rail's leaf; mtu: the host MTU; k: the
+    host's place in the fabric's hosts (the same on every plane). A routing table per port:
+    100 + planes x rail + plane."""
     ethernets: dict[str, Any] = {}
-    for r, nic in enumerate(host.model.nics):
-        idx = f.ports[host.name][nic.rdma]
-        ip, gateway, plen = alloc.link_ips[idx]
-        table = TABLE_BASE + r
+    planes = ctx.plane_contexts()
+    ports = []
+    for p, pctx in enumerate(planes):
+        phost = pctx.fabric.hosts[k] if len(planes) > 1 else host
+        ports += [(pctx, phost, nic, r, p) for r, nic in enumerate(phost.model.nics)]
+    ports.sort(key=lambda x: (x[3], x[4]))
+    for pctx, phost, nic, r, p in ports:
+        idx = pctx.fabric.ports[phost.name][nic.rdma]
+        ip, gateway, plen = pctx.allocation.link_ips[idx]
+        table = TABLE_BASE + len(planes) * r + p
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         ethernets[name] = {
             "mtu": mtu,
@@ -177,27 +215,39 @@ def _netplan_text(plan: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _ports(ctx: Context, k: int) -> list[tuple[Any, int, int]]:
+    """(port, rail, plane) of the k-th host on every plane, in rail order, a rail's planes together."""
+    out = [(nic, r, p) for p, pctx in enumerate(ctx.plane_contexts())
+           for r, nic in enumerate(pctx.fabric.hosts[k].model.nics)]
+    return sorted(out, key=lambda x: (x[1], x[2]))
+
+
 def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     groups: dict[str, Any] = {}
     nodes = []
+    if f.plane > 0:  # the first plane's context writes every plane's host files
+        return {"cluster": ctx.cluster, "fabric": f.inventory_name, "groups": [], "nodes": []}
     eth = options(ctx)
     pool = str(IPNetwork(eth.pools.hosts).cidr) if f.spec.kind != "infiniband" else ""
-    for h in f.hosts:
+    planes = len(ctx.plane_contexts())
+    for k, h in enumerate(f.hosts):
         if h.role != "compute":
             continue
         if h.group not in groups:
             spec = ctx.groups.get(h.group)
             bootstrap = spec.bootstrap_interface if spec is not None else None
             version = spec.nccl_version if spec is not None else "2.28"
-            groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.name, "kind": f.spec.kind,
-                               "platform": f.spec.platform, "nccl_version": version,
-                               "nccl": nccl_env(ctx, h.group, h.model, bootstrap, version),
-                               "setup": _setup(ctx, h.model), "count": 0}
+            ports = _ports(ctx, k)
+            groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.inventory_name,
+                               "kind": f.spec.kind, "platform": f.spec.platform, "nccl_version": version,
+                               "planes": planes,
+                               "nccl": nccl_env(ctx, h.group, h.model, bootstrap, version, ports, planes),
+                               "setup": _setup(ctx, h.model, ports), "count": 0}
         groups[h.group]["count"] += 1
         if f.spec.kind != "infiniband":
-            nodes.append((h.name, h.group, _netplan(ctx, h, pool, eth.host_mtu)))
-    return {"cluster": ctx.cluster, "fabric": f.name, "groups": list(groups.values()), "nodes": nodes}
+            nodes.append((h.name, h.group, _netplan(ctx, h, pool, eth.host_mtu, k)))
+    return {"cluster": ctx.cluster, "fabric": f.inventory_name, "groups": list(groups.values()), "nodes": nodes}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:

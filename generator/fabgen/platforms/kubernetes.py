@@ -70,7 +70,7 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     topologies: list[dict[str, Any]] = []
     for ctx in contexts:
         groups = node_groups(ctx)
-        if not groups:
+        if not groups or ctx.fabric.plane > 0:  # a node's planes share its labels (the first plane's)
             continue
         depth = len(next(iter(groups.values())))
         keys = tier_keys(style, depth)
@@ -80,12 +80,12 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             labels = {key: label_value(value) for key, value in zip(keys, levels)}
             if node in rack:
                 labels[domain_key] = label_value(rack[node])
-            labels[FABRIC_LABEL] = label_value(ctx.fabric.name)
+            labels[FABRIC_LABEL] = label_value(ctx.fabric.inventory_name)
             nodes.append({"name": node, "labels": labels})
         # Kueue needs each level's domains inside one domain of the level above: racks sit inside
         # a rail-optimized unit (units hold whole racks); a fat-tree rack spans leaves and is no level
         nested = rack and all(len({groups[n][0] for n in members}) == 1 for members in _members(rack).values())
-        topologies.append({"name": ctx.fabric.name,
+        topologies.append({"name": ctx.fabric.inventory_name,
                            "levels": [*reversed(keys), *([domain_key] if nested else []), HOSTNAME]})
     return {"style": style, "nodes": nodes, "topologies": topologies}
 

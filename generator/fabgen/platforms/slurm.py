@@ -42,7 +42,7 @@ def _levels(ctx: Context) -> dict[str, Any]:
     else:
         base = plan.unit_nodes if plan.unit_nodes else 0
         sizes = _doublings(base, plan.units_per_pod if plan.tiers == 3 else 1) if base else []
-    fab = {"fabric": f.name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes,
+    fab = {"fabric": f.inventory_name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes,
            "blocks": racks or level1}
     fab["tree"] = _tree(fab)
     return fab
@@ -64,9 +64,9 @@ def _doublings(base: int, most: int) -> list[int]:
 
 
 def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
-    return {"cluster": contexts[0].cluster if contexts else "", "fabrics": [_levels(c) for c in contexts
-                                                                             if any(h.role == "compute"
-                                                                                    for h in c.fabric.hosts)]}
+    return {"cluster": contexts[0].cluster if contexts else "",
+            "fabrics": [_levels(c) for c in contexts
+                        if c.fabric.plane == 0 and any(h.role == "compute" for h in c.fabric.hosts)]}
 
 
 def _tree(fab: dict[str, Any]) -> list[dict[str, str]]:

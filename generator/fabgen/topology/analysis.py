@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fabgen.topology.model import ROLES, TIERS, Fabric
@@ -34,6 +34,8 @@ class Summary:
     racks: int  # NVLink domains (NVL72 racks) of the compute nodes; 0 when each node is its own
     planned: dict[str, Any]  # the plan the fabric grows into: nodes, units, pods, switches per role
     warnings: list[str]
+    # a plane of a multi-plane fabric: {fabric, plane, of, cables per tier}; {} otherwise
+    network_plane: dict[str, Any] = field(default_factory=dict)
 
 
 def _ratio(num: int, den: int) -> float:
@@ -93,5 +95,39 @@ def summarize(fabric: Fabric) -> Summary:
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
         units=plan.present_units, unit_nodes=plan.unit_nodes, pods=plan.pods if plan.tiers == 3 else 0,
         racks=len({h.rack for h in fabric.hosts if h.rack}),
-        planned=_planned(plan), warnings=warnings,
+        planned=_planned(plan), warnings=warnings, network_plane=_plane(fabric),
     )
+
+
+def _plane(fabric: Fabric) -> dict[str, Any]:
+    if fabric.planes == 1:
+        return {}
+    return {"fabric": fabric.parent, "plane": fabric.plane + 1, "of": fabric.planes, "cables": cables(fabric)}
+
+
+def cables(f: Fabric) -> dict[str, int]:
+    """Physical cables per tier of one plane of a multi-plane fabric, counted as NVIDIA's
+    multi-plane tables count them: one per used cage at the lower end. A node's NIC leaves its
+    cage on one cable whose legs (a link each) go to the planes: counted once, with the first
+    plane. A leaf's (or spine's) uplink cage takes one cable carrying the cage's ports, to one
+    upper switch or, as a breakout, to several."""
+    model, speed = f.switch_model, f.plan.speed
+    cage: dict[str, int] = {}  # port name -> cage, worked out once per name
+    out: Counter[str] = Counter()
+    seen: set[tuple[str, int]] = set()
+    for lk in f.links:
+        if lk.tier == "node-leaf":
+            continue
+        key = (lk.a, cage_of(cage, model, speed, lk.a_port))
+        if key not in seen:
+            seen.add(key)
+            out[lk.tier] += 1
+    nodes = sum(h.model.cage_count for h in f.hosts) if f.plane == 0 else 0
+    return {"node-leaf": nodes, **{t: out[t] for t in TIERS[1:]}}
+
+
+def cage_of(cache: dict[str, int], model, speed: int, port: str) -> int:
+    c = cache.get(port)
+    if c is None:
+        c = cache[port] = model.cage_of(speed, model.port_number(speed, port) - 1)
+    return c

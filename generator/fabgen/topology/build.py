@@ -10,6 +10,7 @@ Port names are the switch model's real names at the fabric's link speed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterator
 
 import networkx as nx
@@ -20,6 +21,35 @@ from fabgen.topology.model import Fabric, Host, Link, Switch
 from fabgen.topology.sizing import Plan, name_widths
 
 MEDIA = {"node-leaf": "mmf", "leaf-spine": "mmf", "spine-core": "mmf"}
+PLANE_SUFFIX = "-plane{p}"  # a network plane's fabric name: the inventory's name and this (docs/planes.md)
+
+
+def plane_names(spec: FabricSpec) -> list[str]:
+    """The fabric names an inventory fabric renders as: its planes', or its own with one plane."""
+    if spec.planes == 1:
+        return [spec.name]
+    return [spec.name + PLANE_SUFFIX.format(p=p + 1) for p in range(spec.planes)]
+
+
+def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
+                 storage: list[tuple[str, str, NodeModel]] = ()) -> list[Fabric]:  # type: ignore[assignment]
+    """Every network plane of an inventory fabric, built alike: plane p is the spec renamed
+    `<name>-plane<p>` whose nodes have, for NICs, their ports on that plane. One plane: the
+    fabric itself."""
+    if spec.planes == 1:
+        return [build_fabric(spec, plan, model, members, storage)]
+    split: dict[str, tuple[NodeModel, ...]] = {}
+    out = []
+    for p, name in enumerate(plane_names(spec)):
+        nodes = []
+        for host, group, m in members:
+            if m.key not in split:
+                split[m.key] = tuple(replace(m, nics=nics) for nics in m.plane_nics(spec.planes))
+            nodes.append((host, group, split[m.key][p]))
+        f = build_fabric(spec.model_copy(update={"name": name}), plan, model, nodes, storage)
+        f.plane, f.planes, f.parent = p, spec.planes, spec.name
+        out.append(f)
+    return out
 
 
 def _pod(plan: Plan, position: int) -> int:

@@ -67,19 +67,42 @@ class Fabric:
     links: list[Link]
     ports: dict[str, dict[str, int]] = field(default_factory=dict)  # device -> port -> link index
     warnings: list[str] = field(default_factory=list)
+    plane: int = 0  # network plane (0-based) of a multi-plane fabric; its spec carries the plane's name
+    planes: int = 1
+    parent: str = ""  # the inventory fabric's name (a plane's spec is named `<parent>-plane<p>`)
 
     @property
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def inventory_name(self) -> str:
+        return self.parent or self.spec.name
+
+    def switches_per_plane(self) -> int:
+        return self.plan.leaves + self.plan.spines + self.plan.cores
+
+    def link_place(self, lk: Link) -> int:
+        """0-based place of a link among the fabric's links of its kind (host-facing or
+        switch-to-switch), planes one after another: its /31 follows it."""
+        if self.plane == 0:
+            return lk.ordinal
+        p = self.plan
+        if lk.tier == "node-leaf":
+            per_plane = p.endpoints + p.storage
+        else:
+            per_plane = (p.leaves * p.up if p.tiers >= 2 else 0) + (p.spines * p.spine_up if p.tiers == 3 else 0)
+        return self.plane * per_plane + lk.ordinal
+
     def ordinal(self, s: Switch) -> int:
         """0-based place of a switch in the planned fabric: leaves, then spines, then cores.
         Loopbacks, management addresses and GUIDs follow it, so adding nodes moves none."""
+        base = self.plane * self.switches_per_plane()  # planes one after another
         if s.role == "leaf":
-            return s.index - 1
+            return base + s.index - 1
         if s.role == "spine":
-            return self.plan.leaves + s.index - 1
-        return self.plan.leaves + self.plan.spines + s.index - 1
+            return base + self.plan.leaves + s.index - 1
+        return base + self.plan.leaves + self.plan.spines + s.index - 1
 
     def by_role(self, role: str) -> list[Switch]:
         return [s for s in self.switches if s.role == role]
