@@ -1,6 +1,7 @@
-"""Synthetic inventories for the scale benchmark: every fabric kind at 1k to 64k GPUs.
+"""Synthetic inventories for the scale benchmark: every fabric kind at 1k to 64k GPUs, and the
+2026 parts at 128k (`--sizes 131072 --kinds ib-xdr sx-4plane`).
 
-DGX H100 / B200 nodes (8 GPUs, 8 NICs); the switch models of each platform. Sizes beyond
+DGX H100 / B200 / B300 nodes (8 GPUs, 8 NICs); the switch models of each platform. Sizes beyond
 what a kind's topology allows are skipped (the sizing rules say why).
 """
 
@@ -15,13 +16,22 @@ KINDS = {
     "sonic-fattree": ("roce", "sonic", "fat-tree", "arista-7060x6-64pe-b", "dgx-h100"),
     "sonic-rail": ("roce", "sonic", "rail-optimized", "sn5600-sonic", "dgx-h100"),
     "spectrum-x": ("spectrum-x", "nvue", "rail-optimized", "sn5600", "dgx-b200"),
+    # 2026: XDR InfiniBand on Quantum-X800, and Spectrum-X with four planes (each ConnectX-8
+    # 800G as 4 x 200G, SN5600 as 256 x 200G)
+    "ib-xdr": ("infiniband", "ufm", "rail-optimized", "q3400", "dgx-b300"),
+    "sx-4plane": ("spectrum-x", "nvue", "rail-optimized", "sn5600", "dgx-b300"),
 }
+PLANES = {"sx-4plane": 4}
+# four planes at 128k GPUs need a million host /31s and as many switch-link ones
+POOLS = {"sx-4plane": """    ethernet:
+      pools: {loopbacks: 10.255.0.0/16, links: 10.64.0.0/10, hosts: 10.128.0.0/10}
+"""}
 
 
-# Ethernet switch configs carry their management plane, as a deployable config must; a /18
-# holds the switches of the largest case (5,120) and its gateway.
+# Ethernet switch configs carry their management plane, as a deployable config must; a /17
+# holds the switches of the largest case (four planes at 128k GPUs) and its gateway.
 MANAGEMENT = """    management:
-      prefix: 10.192.0.0/18
+      prefix: 10.192.0.0/17
       gateway: 10.192.0.1
       ntp: [10.191.0.1, 10.191.0.2]
       dns: [10.191.0.3]
@@ -45,4 +55,5 @@ fabrics:
     topology: {topology}
     switch_model: {switch}
     node_groups: [gpu]
-{management}"""
+    planes: {PLANES.get(name, 1)}
+{management}{POOLS.get(name, "")}"""

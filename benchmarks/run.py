@@ -64,12 +64,12 @@ total = time.perf_counter() - start
 peaks[current["stage"]] = max(peaks.get(current["stage"], 0), rss())
 stop = True
 t.join()
-plan = result.fabrics["f"].plan
+plans = [f.plan for f in result.fabrics.values()]  # one per network plane
 files = result.files
 switch_files = sum(1 for p in files if "/switches/" in p)
 print(json.dumps({"timings": result.timings, "total": total, "peaks": peaks, "files": len(files),
-                  "switches": plan.leaves + plan.spines + plan.cores, "nodes": plan.nodes, "tiers": plan.tiers,
-                  "switch_files": switch_files}))
+                  "switches": sum(p.leaves + p.spines + p.cores for p in plans), "nodes": plans[0].nodes,
+                  "tiers": plans[0].tiers, "switch_files": switch_files}))
 """
 
 
