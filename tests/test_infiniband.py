@@ -160,3 +160,15 @@ def test_guid_map_with_a_bom_reads_and_synthetic_guids_are_refused(tmp_path) -> 
     with pytest.raises(InventoryError) as err:
         render_to(inv, tmp_path / "out2")
     assert "map.csv:2:15: GUID 0xfab0010200000001 is in fabgen's synthetic range" in str(err.value)
+
+
+@pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "ib-storage", "b300-xdr-2su"])
+def test_topology_net_written_in_python_equals_its_template(case: str) -> None:
+    """topology.net is written by f-strings for speed; the template says the same bytes."""
+    from fabgen.pipeline import prepare
+    from fabgen.platforms import infiniband
+    from fabgen.render import render as render_template
+
+    for ctx in prepare(INVENTORIES / f"{case}.yaml").contexts.values():
+        data = infiniband.structure(ctx)
+        assert infiniband.topology_text(data) == render_template("infiniband/topology.net.j2", **data)

@@ -60,9 +60,9 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
                              "description": f"{tier} link", "quantity": links[(tier, media)],
                              "notes": f"{f.plan.speed}G"})
     cages = 0
+    cage = model.cages_by_port(f.plan.speed)
     for s in f.switches:
-        cages += len({model.cage_of(f.plan.speed, model.port_number(f.plan.speed, p) - 1)
-                      for p in f.ports.get(s.name, {})})
+        cages += len({cage[p] for p in f.ports.get(s.name, {})})
     rows.append({"category": "transceiver", "part": model.transceiver, "description": "switch side",
                  "quantity": cages, "notes": f"one per used {model.cage_type} cage"})
     for key in sorted(node_cages):

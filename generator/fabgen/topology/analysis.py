@@ -111,23 +111,15 @@ def cables(f: Fabric) -> dict[str, int]:
     cage on one cable whose legs (a link each) go to the planes: counted once, with the first
     plane. A leaf's (or spine's) uplink cage takes one cable carrying the cage's ports, to one
     upper switch or, as a breakout, to several."""
-    model, speed = f.switch_model, f.plan.speed
-    cage: dict[str, int] = {}  # port name -> cage, worked out once per name
+    cage = f.switch_model.cages_by_port(f.plan.speed)
     out: Counter[str] = Counter()
     seen: set[tuple[str, int]] = set()
     for lk in f.links:
         if lk.tier == "node-leaf":
             continue
-        key = (lk.a, cage_of(cage, model, speed, lk.a_port))
+        key = (lk.a, cage[lk.a_port])
         if key not in seen:
             seen.add(key)
             out[lk.tier] += 1
     nodes = sum(h.model.cage_count for h in f.hosts) if f.plane == 0 else 0
     return {"node-leaf": nodes, **{t: out[t] for t in TIERS[1:]}}
-
-
-def cage_of(cache: dict[str, int], model, speed: int, port: str) -> int:
-    c = cache.get(port)
-    if c is None:
-        c = cache[port] = model.cage_of(speed, model.port_number(speed, port) - 1)
-    return c
