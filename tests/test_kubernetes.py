@@ -49,6 +49,37 @@ def kubernetes_validate(path: Path) -> subprocess.CompletedProcess:
                                          ("gb300-nvl72", "compute"), ("b300-spectrumx-2plane", "sx-plane1")])
 def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric: str, tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
+    check_labels(tmp_path, fabric)
+
+
+UNSEEN = {  # clusters no example has: model, count, kind, platform, switch, topology, extra fabric keys
+    "nvl72-rail": ("gb200-nvl72", 72, "infiniband", "opensm", "qm9700", "rail-optimized", ""),
+    "nvl72-3tier": ("gb300-nvl72", 108, "infiniband", "ufm", "q3400", "rail-optimized", "tiers: 3"),
+    "planes-fattree-3tier": ("dgx-b300", 48, "roce", "eos", "arista-7060x5", "fat-tree", "{planes: 2, tiers: 3}"),
+    "planes4-rail": ("dgx-b300", 40, "spectrum-x", "nvue", "sn5600", "rail-optimized", "{planes: 4}"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(UNSEEN))
+def test_unseen_planes_and_nvl72_labels_follow_the_cabling(shape: str, tmp_path: Path) -> None:
+    """Racks and planes in clusters no example has: the labels name the switches the cabling
+    reaches (on a plane fabric, the first plane's, named after the fabric), the rack is the
+    accelerator domain, Kubernetes and Kueue's rules accept them."""
+    model, count, kind, platform, switch, topology, extra = UNSEEN[shape]
+    keys = extra.strip("{}")
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(f"version: 1\ncluster: u\nnode_groups:\n  - {{name: n, model: {model}, count: {count}}}\n"
+                   f"fabrics:\n  - {{name: f, kind: {kind}, platform: {platform}, switch_model: {switch}, "
+                   f"topology: {topology}, node_groups: [n]{', ' + keys if keys else ''}}}\n")
+    render_to(inv, tmp_path / "out")
+    planes = "planes" in keys
+    check_labels(tmp_path / "out", "f-plane1" if planes else "f")
+    nodes, _ = load(tmp_path / "out")
+    domains = {n["metadata"]["labels"].get("accelerator.topograph.run/domain") for n in nodes}
+    assert domains == ({None} if model == "dgx-b300" else {f"n-rack{r:04d}" for r in range(1, count // 18 + 1)})
+
+
+def check_labels(tmp_path: Path, fabric: str) -> None:
     run = kubernetes_validate(tmp_path / "kubernetes" / "node-labels.yaml")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     nodes, kueue = load(tmp_path)
@@ -61,9 +92,14 @@ def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric
         elif r["tier"] == "leaf-spine":
             uplinks.setdefault(r["a_device"], set()).add(r["z_device"])
     labelled = {n["metadata"]["name"]: n["metadata"]["labels"] for n in nodes}
-    parent = re.sub(r"-plane\d+$", "", fabric)  # a multi-plane fabric's units are named after the fabric
+    # a multi-plane fabric's units and pods are named after the fabric (its planes are cabled alike);
+    # a fat-tree node's tier 0 is its leaf on the first plane
+    parent = re.sub(r"-plane\d+$", "", fabric)
+    raw_leaves = leaves_of
     if parent != fabric:
         leaves_of = {n: {leaf.replace(fabric, parent, 1) for leaf in ls} for n, ls in leaves_of.items()}
+        uplinks = {leaf.replace(fabric, parent, 1): {sp.replace(fabric, parent, 1) for sp in sps}
+                   for leaf, sps in uplinks.items()}
     assert set(labelled) == set(leaves_of), "every compute node labelled once"
     for node, labels in labelled.items():
         assert all(valid_label(k, v) for k, v in labels.items()), labels
@@ -71,7 +107,7 @@ def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric
         if "-su" in tier0:  # rail-optimized: every rail leaf of the node belongs to its unit
             assert all(leaf.startswith(tier0 + "-") for leaf in leaves_of[node]), (node, tier0)
         else:  # fat-tree: a leaf the node is cabled to
-            assert tier0 in leaves_of[node]
+            assert tier0 in raw_leaves[node]
         if "fabric.topograph.run/tier-2" in labels:  # three tiers: the pod of the spines its leaves reach
             pod = labels["fabric.topograph.run/tier-1"]
             assert all(sp.startswith(pod + "-") for leaf in leaves_of[node] for sp in uplinks[leaf]), (node, pod)

@@ -102,7 +102,9 @@ def check_import(out: Path) -> None:
 
 
 @pytest.mark.parametrize("case,fabrics", [("superpod-4su", ["compute"]), ("roce-3tier", ["eth"]),
-                                          ("ib-storage", ["ib"]), ("spectrumx-1su", ["sx"])])
+                                          ("ib-storage", ["ib"]), ("spectrumx-1su", ["sx"]),
+                                          ("gb300-nvl72", ["compute"]),
+                                          ("b300-spectrumx-2plane", ["sx-plane1", "sx-plane2"])])
 def test_export_imports_in_order_and_equals_the_cabling_plan(case: str, fabrics: list[str], tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
     check_import(tmp_path)

@@ -141,7 +141,7 @@ def _need_slurmctld() -> None:
         pytest.skip("slurmctld is not installed (Debian packages slurmctld and slurm-client; `make test` installs them)")
 
 
-@pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "fattree-2to1", "gb300-nvl72"])
+@pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "fattree-2to1", "gb300-nvl72", "b300-spectrumx-2plane"])
 def test_slurmctld_reads_the_topology_as_rendered(case: str, tmp_path: Path) -> None:
     """Slurm's own controller loads topology.conf and `scontrol show topology` lists exactly the
     rendered switches, each with its nodes or children and the level its place in the tree gives."""
