@@ -24,10 +24,12 @@ PLATFORMS = {  # kind, platform, switch model
 
 
 def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, ratio: int = 1,
-              tiers: str | int = "auto", su: int = 4, storage: int = 0, leaf_subnet: bool = False) -> str:
+              tiers: str | int = "auto", su: int = 4, storage: int = 0, leaf_subnet: bool = False,
+              planes: int = 1) -> str:
     kind, plat, model = PLATFORMS[platform]
+    node = "dgx-b300" if planes > 1 else "dgx-h100"  # planes split 800G NICs into 400G ports
     lines = ["version: 1", "cluster: grow", "node_groups:",
-             f"  - {{name: gpu, model: dgx-h100, count: {nodes}, hostname: 'gpu{{n:04d}}', "
+             f"  - {{name: gpu, model: {node}, count: {nodes}, hostname: 'gpu{{n:04d}}', "
              "management: 10.20.0.0/16}"]
     groups = ["gpu"]
     if storage:
@@ -40,6 +42,8 @@ def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, 
         lines.append(f"    scalable_unit: {su}")
     if planned is not None:
         lines.append(f"    planned_nodes: {planned}")
+    if planes > 1:
+        lines.append(f"    planes: {planes}")
     if kind != "infiniband":
         lines += ["    ethernet:", f"      host_addressing: {'leaf-subnet' if leaf_subnet else 'p2p'}",
                   "      pools: {loopbacks: 10.255.0.0/16, links: 10.252.0.0/15, hosts: 10.0.0.0/12}"]
@@ -50,14 +54,29 @@ def identities(text: str):
     """Everything growth must keep: cables (with their addresses), switches and every identifier."""
     validated = validate(load_text(text, "grow.yaml"))
     fabrics, contexts = build(validated)
-    f, a = fabrics["f"], contexts["f"].allocation
     cables = {}
-    for i, lk in enumerate(f.links):
-        cables[(lk.a, lk.a_port, lk.z, lk.z_port)] = a.link_ips.get(i)
-    ids = {"loopbacks": a.loopbacks, "asns": a.asns, "management": a.management, "guids": a.guids,
-           "leaf_subnets": a.leaf_subnets}
-    upper = {s.name: s.role for s in f.switches if s.role != "leaf"}
-    return validated, f, cables, ids, upper
+    ids: dict[str, dict] = {k: {} for k in ("loopbacks", "asns", "management", "guids", "leaf_subnets")}
+    upper = {}
+    for name, f in fabrics.items():  # every network plane
+        a = contexts[name].allocation
+        for i, lk in enumerate(f.links):
+            cables[(lk.a, lk.a_port, lk.z, lk.z_port)] = a.link_ips.get(i)
+        for what in ids:
+            ids[what].update(getattr(a, what))
+        upper.update({s.name: s.role for s in f.switches if s.role != "leaf"})
+    return validated, _Planes(list(fabrics.values())), cables, ids, upper
+
+
+class _Planes:
+    """The switches and hosts of every plane (the hosts are the same nodes on each)."""
+
+    def __init__(self, fabrics):
+        self.first = fabrics[0]
+        self.switches = [s for f in fabrics for s in f.switches]
+        self.hosts = fabrics[0].hosts
+
+    def __getattr__(self, name: str):
+        return getattr(self.first, name)  # plan, links, ...: the first plane's (alike on every plane)
 
 
 def assert_pure_addition(small: str, big: str, warned: bool = False) -> None:
@@ -89,17 +108,19 @@ def planned_fabrics(draw):
     present = draw(st.integers(1, planned_units - 1))
     extra = draw(st.integers(0, per_unit - 1))  # the last unit may be partly filled
     nodes = min((present - 1) * per_unit + max(1, extra), planned_units * per_unit)
-    storage = draw(st.sampled_from([0, 0, 3])) if platform in ("opensm", "eos") else 0
+    planes = draw(st.sampled_from([1, 1, 2])) if platform != "opensm" else 1
+    storage = draw(st.sampled_from([0, 0, 3])) if platform in ("opensm", "eos") and planes == 1 else 0
     leaf_subnet = platform != "opensm" and draw(st.booleans())
     return dict(platform=platform, topology=topology, ratio=ratio, tiers=tiers, su=su, storage=storage,
-                leaf_subnet=leaf_subnet), nodes, per_unit, planned_units * per_unit
+                leaf_subnet=leaf_subnet, planes=planes), nodes, per_unit, planned_units * per_unit
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planned_fabrics())
 def test_a_planned_fabric_grows_by_pure_addition(case) -> None:
-    """Kinds, topologies, tiers and ratios: N nodes' cabling, names, addresses, ASNs and GUIDs are
-    a subset of N + one unit's, and the spine and core tiers do not change (not even by a pod)."""
+    """Kinds, topologies, tiers, ratios and network planes: N nodes' cabling, names, addresses, ASNs
+    and GUIDs are a subset of N + one unit's, and the spine and core tiers do not change (not even
+    by a pod)."""
     options, nodes, per_unit, planned = case
     topology = options.pop("topology")
     platform = options.pop("platform")
@@ -240,3 +261,18 @@ def test_validate_and_the_report_say_what_the_plan_completes_to(tmp_path: Path) 
     assert report["switches"] == {"core": 0, "leaf": 8, "spine": 16}
     assert "Planned for 256 nodes (4 scalable units): 32 leaf, 16 spine and 0 core switches" in \
         (tmp_path / "report.md").read_text()
+
+
+@pytest.mark.parametrize("platform,topology", [("eos", "rail-optimized"), ("nvue", "fat-tree"), ("sonic", "rail-optimized")])
+def test_a_planned_multi_plane_fabric_grows_by_pure_addition(platform: str, topology: str) -> None:
+    """Every plane of a two-plane fabric keeps its cables, names, addresses and ASNs when a unit is
+    added, and the check sees the planes: without a plan, the same growth moves cables."""
+    small = inventory(platform, topology, 6, 24, planes=2)
+    big = inventory(platform, topology, 10, 24, planes=2)
+    _, f, cables, ids, _ = identities(small)
+    assert {s.name.split("-")[1] for s in f.switches} == {"plane1", "plane2"}
+    assert len(ids["loopbacks"]) == len(f.switches) == len(set(ids["loopbacks"].values()))
+    assert_pure_addition(small, big)
+    with pytest.raises(AssertionError, match="existing cables moved|changed"):
+        assert_pure_addition(inventory(platform, topology, 6, None, planes=2),
+                             inventory(platform, topology, 40, None, planes=2), warned=True)
