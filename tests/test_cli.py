@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import INVENTORIES, ROOT
@@ -109,3 +110,16 @@ def test_a_crafted_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
     lines = run.stderr.splitlines()
     assert len(lines) == 2 and "\\nfake.yaml:1:1: all good\\x1b[2K:1:10: version:" in lines[0]
     assert "\x1b" not in run.stderr
+
+
+@pytest.mark.parametrize("case", sorted(p.stem for p in INVENTORIES.glob("*.yaml")))
+def test_every_example_validates_with_its_size(case: str) -> None:
+    """validate prints one size line per inventory fabric (a multi-plane one summed over its planes)."""
+    result = runner.invoke(app, ["validate", str(INVENTORIES / f"{case}.yaml")])
+    assert result.exit_code == 0, result.output
+    v = validate(load(INVENTORIES / f"{case}.yaml"))
+    lines = [line for line in result.stdout.splitlines() if " tier(s), " in line]
+    assert [line.split(":")[0] for line in lines] == [f.name for f in v.inventory.fabrics]
+    for line, f in zip(lines, v.inventory.fabrics):
+        p = v.plans[f.name]
+        assert f"{f.planes * p.leaves if not p.planned else f.planes * p.present_compute_leaves} leaf" in line

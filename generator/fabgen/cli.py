@@ -95,9 +95,9 @@ def render(
     except TopologyError as exc:
         typer.echo(f"fabgen: internal error, please report it with the inventory: {exc}", err=True)
         raise typer.Exit(1)
-    for name, ctx in result.contexts.items():
+    for ctx in result.contexts.values():
         for w in ctx.summary.warnings:
-            typer.echo(printable(f"{inventory}: warning: fabric {name}: {w}"), err=True)
+            typer.echo(printable(f"{inventory}: warning: fabric {ctx.fabric.inventory_name}: {w}"), err=True)
     typer.echo(printable(f"fabgen: wrote {len(result.files)} files to {out}"))
     if timings:
         for stage, seconds in result.timings.items():
@@ -111,6 +111,7 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
     from fabgen.inventory.validate import validate as run_validate
 
     from fabgen.pipeline import build
+    from fabgen.topology.build import plane_names
 
     try:
         v = run_validate(load(inventory))
@@ -118,17 +119,19 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
         _, contexts = build(v)
     except InventoryError as exc:
         _fail_inventory(exc)
-    for name, p in v.plans.items():
-        s = contexts[name].summary
-        present = (f"{p.present_nodes} nodes, {p.present_nodes * p.rails} endpoints at {p.speed}G: "
-                   f"{s.switches['leaf']} leaf, "
-                   f"{s.switches['spine']} spine, {s.switches['core']} core switches")
-        plan = (f" (planned for {p.nodes} nodes: {p.leaves} leaf, {p.spines} spine, {p.cores} core switches)"
-                if p.planned else "")
-        typer.echo(f"{name}: {p.topology}, {p.tiers} tier(s), {present}{plan}")
-    for name, ctx in contexts.items():
+    for spec in v.inventory.fabrics:
+        p, n = v.plans[spec.name], spec.planes
+        built = [contexts[name].summary for name in plane_names(spec)]
+        count = {role: sum(s.switches[role] for s in built) for role in ("leaf", "spine", "core")}
+        each = f" ({n} planes, each {p.present_nodes * p.rails} at {p.speed}G)" if n > 1 else ""
+        present = (f"{p.present_nodes} nodes, {n * p.present_nodes * p.rails} endpoints at {p.speed}G{each}: "
+                   f"{count['leaf']} leaf, {count['spine']} spine, {count['core']} core switches")
+        plan = (f" (planned for {p.nodes} nodes: {n * p.leaves} leaf, {n * p.spines} spine, {n * p.cores} core "
+                "switches)" if p.planned else "")
+        typer.echo(f"{spec.name}: {p.topology}, {p.tiers} tier(s), {present}{plan}")
+    for ctx in contexts.values():
         for w in ctx.summary.warnings:
-            typer.echo(printable(f"{inventory}: warning: fabric {name}: {w}"), err=True)
+            typer.echo(printable(f"{inventory}: warning: fabric {ctx.fabric.inventory_name}: {w}"), err=True)
     typer.echo(printable(f"{inventory}: valid"))
 
 

@@ -92,8 +92,9 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     contexts: dict[str, Context] = {}
     with _timed(timings, "allocate", progress):
         node_prefixes = {g.name: g.management for g in inv.node_groups if g.management}
-        allocations = {name: allocate(f, i + 1, validated.guid_maps.get(name), node_prefixes)
-                       for i, (name, f) in enumerate(fabrics.items())}
+        number = {spec.name: i + 1 for i, spec in enumerate(inv.fabrics)}  # GUIDs: the inventory's order
+        allocations = {name: allocate(f, number[f.inventory_name], validated.guid_maps.get(f.inventory_name),
+                                      node_prefixes) for name, f in fabrics.items()}
     for name, f in fabrics.items():
         contexts[name] = Context(inv.cluster, f, allocations[name], summarize(f),
                                  {g.name: g for g in inv.node_groups}, inv.kubernetes)
