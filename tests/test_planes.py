@@ -186,6 +186,13 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
                 for port, pc in cfg["ports"].items():
                     if pc["ip"]:
                         assert peer[(dev, port)]["address"] == f"{pc['ip']}/{pc['prefix']}", (dev, port)
+    from test_hosts import read_setup, scripts_ok
+    for group in ("new", "old"):  # one NIC setup per port of every plane, and the script runs
+        setup = read_setup(out / "host-groups" / group / "hca-setup.sh")
+        assert setup["link_type"] == {"2"}
+    scripts_ok(sorted((out / "host-groups").glob("*/hca-setup.sh")))
+    text = (out / "host-groups" / "new" / "hca-setup.sh").read_text()
+    assert all(f"mlx5_{k}" in text for k in range(8 * planes))
     labels = [d for d in yaml.safe_load_all((out / "kubernetes" / "node-labels.yaml").read_text()) if d]
     assert len(labels) == 32 and len({d["metadata"]["name"] for d in labels}) == 32
     conf = (out / "slurm" / "topology.conf").read_text()
