@@ -151,7 +151,9 @@ def _dot(ctx: Context) -> dict[str, Any]:
     return {
         "fabric": f.name, "cluster": ctx.cluster, "detailed": detailed,
         "title": f"{ctx.cluster} / {f.name}: {f.spec.kind} {f.plan.topology}, {_n(f.plan.tiers, 'tier')}, "
-                 f"{_n(len(f.hosts), 'node')}, {_n(len(f.switches), 'switch', 'switches')}",
+                 f"{_n(len(f.hosts), 'node')}, {_n(len(f.switches), 'switch', 'switches')}"
+                 + (f"; network plane {f.plane + 1} of {f.planes} of {f.parent} (every node's port "
+                    f"{f.plane + 1} of each NIC)" if f.planes > 1 else ""),
         "nodes": nodes, "ranks": {r: ids for r, ids in ranks.items() if ids},
         "edges": [{"a": a, "z": z, "count": n} for (a, z), n in sorted(edges.items())],
     }
