@@ -154,6 +154,10 @@ def test_nvl72_units_blocks_and_labels_keep_racks_whole(tmp_path: Path) -> None:
                            "kubernetes.io/hostname"]
     report = (out / "report.md").read_text()
     assert "10 NVLink racks" in report
+    import csv
+    with open(out / "netbox" / "05-devices.csv", newline="") as fh:
+        trays = {r["name"]: r["comments"] for r in csv.DictReader(fh) if r["role"] == "gpu-node"}
+    assert {n: c.rsplit("NVLink rack ", 1)[-1] for n, c in trays.items()} == rack_of
 
 
 def test_nvl72_fat_tree_racks_are_labelled_but_no_kueue_level(tmp_path: Path) -> None:
