@@ -156,7 +156,7 @@ def test_nvl72_units_blocks_and_labels_keep_racks_whole(tmp_path: Path) -> None:
     assert "10 NVLink racks" in report
     import csv
     with open(out / "netbox" / "05-devices.csv", newline="") as fh:
-        trays = {r["name"]: r["comments"] for r in csv.DictReader(fh) if r["role"] == "gpu-node"}
+        trays = {r["name"]: r["description"] for r in csv.DictReader(fh) if r["role"] == "gpu-node"}
     assert {n: c.rsplit("NVLink rack ", 1)[-1] for n, c in trays.items()} == rack_of
 
 

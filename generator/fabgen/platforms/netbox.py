@@ -82,7 +82,7 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             role = "storage-node" if h.role == "storage" else "gpu-node"
             roles.add(role)
             types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)
-            rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack, for racking
+            rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack (description), for racking
             devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
                                         f"{f.inventory_name} node group {h.group}{rack}"])
         # Port types follow the node model's cage or the switch model: worked out once per model,
