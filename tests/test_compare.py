@@ -147,6 +147,56 @@ def test_every_option_counts_what_render_writes_for_that_choice(tmp_path: Path) 
         assert sum(line["quantity"] for line in o["cost"]["lines"]) == sum(int(r["quantity"]) for r in bom)
 
 
+UNSEEN_B300 = """version: 1
+cluster: b300
+node_groups:
+  - {name: gpu, model: dgx-b300, count: 24}
+fabrics:
+  - name: f
+    kind: roce
+    platform: eos
+    topology: fat-tree
+    switch_model: arista-7060x5
+    node_groups: [gpu]
+    planes: 2
+"""
+
+
+def test_plane_counts_are_options_and_count_what_render_writes(tmp_path: Path) -> None:
+    """Nodes whose NICs split (DGX B300, 8 x 800G) get 1, 2 and 4 planes wherever the switch has
+    ports at the split speed; every option, rendered for real with its plane count, has the
+    switches, links and bill of materials the comparison says, summed over its planes; a NIC's
+    bandwidth is the same however it is split."""
+    inv = tmp_path / "b300.yaml"
+    inv.write_text(UNSEEN_B300)
+    prices, name = read(None)
+    opts = compare(inv, prices, name)["fabrics"]["f"]["options"]
+    seen = {(o["kind"], o["switch_model"], o["planes"], o["link_speed_gbps"]) for o in opts}
+    assert ("infiniband", "q3400", 1, 800) in seen and ("spectrum-x", "sn5600", 1, 800) in seen
+    assert {("spectrum-x", "sn5600", 2, 400), ("spectrum-x", "sn5600", 4, 200), ("roce", "arista-7060x5", 2, 400),
+            ("roce", "arista-7060x5", 4, 200)} <= seen
+    assert not any(o["kind"] == "infiniband" and o["planes"] > 1 for o in opts)
+    assert [o["current"] for o in opts].count(True) == 1
+    assert len({o["estimate"]["busbw_per_gpu_gbs"] for o in opts if o["kind"] == "spectrum-x"}) == 1
+    for o in (o for o in opts if o["switch_model"] in ("sn5600", "arista-7060x5")):
+        data = yaml.safe_load(UNSEEN_B300)
+        fab = data["fabrics"][0]
+        fab.update(kind=o["kind"], platform=o["platform"], switch_model=o["switch_model"])
+        fab.pop("planes")
+        if o["planes"] > 1:
+            fab["planes"] = o["planes"]
+        path = tmp_path / f"{o['switch_model']}-{o['planes']}.yaml"
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        files = run(path).files
+        report = json.loads(files["report.json"])["fabrics"]
+        assert len(report) == o["planes"]
+        assert {k: sum(r["switches"][k] for r in report.values()) for k in ("leaf", "spine", "core")} == \
+            {k: v for k, v in o["switches"].items() if k != "total"}
+        assert {k: sum(r["links"][k] for r in report.values()) for k in o["links"]} == o["links"]
+        bom = [row for p in files if p.endswith("/bom.csv") for row in csv.DictReader(io.StringIO(files[p].decode()))]
+        assert sum(int(r["quantity"]) for r in bom) == sum(line["quantity"] for line in o["cost"]["lines"])
+
+
 def test_estimates_follow_the_stated_formula(tmp_path: Path) -> None:
     inv = tmp_path / "two-tier.yaml"
     inv.write_text(UNSEEN.replace("scalable_unit: 16", "scalable_unit: 16\n    oversubscription: 1"))

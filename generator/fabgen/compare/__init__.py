@@ -38,12 +38,12 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
         plan = validated.plans[spec.name]
         fabrics[spec.name] = {
             "nodes": plan.present_nodes, "gpus": sum(m.gpus for _, _, m in members),
-            "link_speed_gbps": plan.speed, "nics_per_node": plan.rails, "topology": spec.topology,
+            "link_speed_gbps": plan.speed * spec.planes, "nics_per_node": plan.rails, "topology": spec.topology,
             "tiers_requested": spec.tiers, "oversubscription_requested": float(spec.oversubscription),
             "planned_nodes": spec.planned_nodes,
             "options": [_option(o, need, gpus_per_node, prices, months, message_bytes, eff) for o in sized],
             "not_options": [{"kind": o.choice.kind, "platform": o.choice.platform,
-                             "switch_model": o.choice.switch_model, "reason": o.reason}
+                             "switch_model": o.choice.switch_model, "planes": o.choice.planes, "reason": o.reason}
                             for o in mine if isinstance(o, NotAnOption)],
         }
     return {
@@ -71,6 +71,7 @@ def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: flo
             by[r["category"]][r["part"]] = by[r["category"]].get(r["part"], 0) + r["quantity"]
     return {
         "kind": o.choice.kind, "platform": o.choice.platform, "switch_model": o.choice.switch_model,
+        "planes": o.choice.planes, "link_speed_gbps": o.plan.speed,
         "switch_part": o.model.part, "current": o.current, "tiers": s.tiers,
         "switches": {**s.switches, "total": sum(s.switches.values())},
         "links": s.links, "cables": by["cable"], "transceivers": by["transceiver"], "nics": by["nic"],
@@ -79,5 +80,7 @@ def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: flo
         "switch_hops": estimate.hops(o.plan),
         "needs": need[o.choice.kind]["all"], "needs_only_this": need[o.choice.kind]["only_this"],
         "cost": costing.cost(o.bom, o.choice.kind, s.gpus, prices, months),
-        "estimate": estimate.performance(o, round(gpus_per_node), o.plan.rails, message_bytes, eff),
+        # every plane port carries traffic: a node's ports are its NICs times the planes
+        "estimate": estimate.performance(o, round(gpus_per_node), o.plan.rails * o.choice.planes, message_bytes,
+                                         eff),
     }

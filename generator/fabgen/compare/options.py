@@ -8,7 +8,9 @@ built and counted by the same code `render` runs, so its bill of materials is th
 that rendering the option writes (tests/test_compare.py renders every option to prove it).
 
 Which options: every switch model (the catalog's and the inventory's `switch_models`) that
-serves the kind and platform and has ports at the nodes' NIC speed. InfiniBand is one option
+serves the kind and platform and has ports at the nodes' NIC speed; on Ethernet, where the node
+models split their NICs (`plane_rdma`), also 2 and 4 network planes where the switch has ports
+at the split speed (docs/planes.md). InfiniBand is one option
 per switch model: UFM and OpenSM run on hosts and need the same hardware (the inventory's
 own InfiniBand platform is kept, otherwise `ufm`). An option that the sizing rules cannot
 build (too many endpoints for that radix, a scalable unit that does not fit) is listed with
@@ -40,10 +42,12 @@ class Choice:
     kind: str
     platform: str
     switch_model: str
+    planes: int = 1  # network planes (Ethernet): each NIC split into one port per plane
 
     @property
     def label(self) -> str:
-        return f"{self.kind} / {self.platform} / {self.switch_model}"
+        planes = f" / {self.planes} planes" if self.planes > 1 else ""
+        return f"{self.kind} / {self.platform} / {self.switch_model}{planes}"
 
 
 @dataclass(frozen=True)
@@ -66,20 +70,29 @@ class NotAnOption:
     reason: str
 
 
+PLANE_COUNTS = (1, 2, 4)
+
+
 def choices(validated: Validated, fabric_index: int) -> list[Choice]:
-    """Every kind, platform and switch model that has ports at this fabric's link speed."""
+    """Every kind, platform and switch model that has ports at the nodes' NIC speed, and on
+    Ethernet, where every node model splits its NICs (`plane_rdma`), at the speed of each plane
+    count's ports too (800G NICs: 1 x 800G, 2 x 400G or 4 x 200G)."""
     spec = validated.inventory.fabrics[fabric_index]
-    speed = validated.plans[spec.name].speed
+    members = validated.members[spec.name]
+    speed = validated.plans[spec.name].speed * spec.planes  # the NICs' own speed
+    splits = all(m.plane_rdma for _, _, m in members)
     out: list[Choice] = []
     for kind in KINDS:
         platforms = PLATFORMS_BY_KIND[kind]
         if kind == "infiniband":
             platforms = (spec.platform if spec.kind == kind else platforms[0],)
+        counts = PLANE_COUNTS if kind != "infiniband" and splits else (1,)
         for platform in platforms:
             for key, model in sorted(validated.switch_models.items()):
                 serves = kind in model.kinds and (kind == "infiniband" or platform in model.platforms)
-                if serves and model.mode_for(speed) is not None:
-                    out.append(Choice(kind, platform, key))
+                for planes in counts:
+                    if serves and speed % planes == 0 and model.mode_for(speed // planes) is not None:
+                        out.append(Choice(kind, platform, key, planes))
     return out
 
 
@@ -88,6 +101,9 @@ def variant(loaded: Loaded, fabric_index: int, choice: Choice) -> Loaded:
     data = copy.deepcopy(loaded.data)
     fab = {k: v for k, v in data["fabrics"][fabric_index].items() if k not in KIND_SPECIFIC}
     fab.update(kind=choice.kind, platform=choice.platform, switch_model=choice.switch_model)
+    fab.pop("planes", None)
+    if choice.planes > 1:
+        fab["planes"] = choice.planes
     wanted = set(fab.get("node_groups") or ())
     data["node_groups"] = [g for g in data["node_groups"] if g.get("name") in wanted]
     data["fabrics"] = [fab]
@@ -107,7 +123,7 @@ def size(loaded: Loaded, validated: Validated, fabric_index: int, choice: Choice
     # `check` (the built graph's invariants) is left to render: it proves the builder, not the
     # counts, and took a fifth of compare's time at 32k GPUs
     planes = build_planes(fspec, v.plans[fspec.name], model, v.members[fspec.name], v.storage[fspec.name])
-    current = (choice.kind, choice.switch_model) == (spec.kind, spec.switch_model) and (
+    current = (choice.kind, choice.switch_model, choice.planes) == (spec.kind, spec.switch_model, spec.planes) and (
         choice.kind == "infiniband" or choice.platform == spec.platform)
     return Option(spec.name, choice, current, planes[0].plan, _summed([summarize(f) for f in planes]),
                   [row for f in planes for row in bill_of_materials(f)], model)

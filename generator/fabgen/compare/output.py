@@ -59,6 +59,8 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
     return [
         ["", *(f"{o['kind']} / {o['platform']}" for o in opts)],
         row("switch model", lambda o: o["switch_model"] + (" (inventory)" if o["current"] else "")),
+        row("network planes", lambda o: f"{o['planes']} x {o['link_speed_gbps']}G ports per NIC"
+            if o["planes"] > 1 else f"1 ({o['link_speed_gbps']}G)"),
         row("tiers", lambda o: str(o["tiers"])),
         row("switches: leaf / spine / core", lambda o: "{leaf} / {spine} / {core}".format(**o["switches"])),
         row("switches", lambda o: f"{o['switches']['total']:,}"),
@@ -99,7 +101,8 @@ def _notes(data: dict[str, Any], fabric: dict[str, Any]) -> list[str]:
                ", ".join(f"{k} {eff[k]:g}" for k in ("infiniband", "spectrum-x", "roce")) +
                " (where traffic crosses a spine layer)")
     out += [f"Source: {v}" for v in data["assumptions"]["sources"].values()]
-    out += [f"Not an option: {n['kind']} / {n['platform']} / {n['switch_model']}: {n['reason']}"
+    out += [f"Not an option: {n['kind']} / {n['platform']} / {n['switch_model']}"
+            f"{' / ' + str(n['planes']) + ' planes' if n['planes'] > 1 else ''}: {n['reason']}"
             for n in fabric["not_options"]]
     return out
 
