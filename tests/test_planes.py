@@ -167,6 +167,8 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
             rail, plane = divmod(int(port.split("_")[1]), planes)
             assert cfg["routing-policy"][0]["table"] == 100 + planes * rail + plane
     new = _env(out / "host-groups" / "new" / "nccl.env")
+    from fabgen.platforms.hosts import NCCL_KNOWN  # the variables NCCL's env.rst documents (test_hosts)
+    assert set(new) <= NCCL_KNOWN
     parsed = parse_hca_2_30_7(new["NCCL_IB_HCA"])
     assert len(parsed) == 8 * planes and len({n for n, *_ in parsed}) == 8 * planes
     for name, port, rail, plane in parsed:
