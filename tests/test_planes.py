@@ -107,6 +107,7 @@ GROUPS = ("  - {name: new, model: dgx-b300, count: 20, nccl_version: 2.30.7}\n"
 
 @pytest.mark.parametrize("kind,platform,switch,topology,planes", [
     ("roce", "eos", "arista-7060x5", "rail-optimized", 2),
+    ("roce", "sonic", "sn5600-sonic", "rail-optimized", 2),
     ("spectrum-x", "nvue", "sn5600", "fat-tree", 4),
 ])
 def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, topology, planes,
@@ -179,7 +180,7 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
     assert old["NCCL_CROSS_NIC"] == "0" and new["NCCL_CROSS_NIC"] == "0"
     # the older parser reading the newer form keeps the names and ports (it drops rail and plane)
     assert sorted(parse_hca_before(new["NCCL_IB_HCA"])) == sorted((n, 1) for n, *_ in parsed)
-    if platform == "eos":  # switch side read back: each plane's EOS configs carry exactly its address plan
+    if platform in ("eos", "sonic"):  # switch side read back: each plane's configs carry exactly its address plan
         for name in names:
             configs = read_fabric(out, name)
             assert set(configs) == {d for d in switches[names.index(name)]}
@@ -204,6 +205,9 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
     inv = yaml.safe_load((out / "ansible" / "inventory.yml").read_text())["all"]["children"]
     assert "new001" in inv["fabric_sx"]["hosts"] and "new001" not in inv["fabric_sx_plane2"]["hosts"]
     assert set(inv["fabric_sx_plane2"]["hosts"]) == switches[1]
+    if platform == "sonic":  # SONiC's YANG models accept every plane's config_db.json (where they are kept)
+        from test_ethernet import yang_check
+        yang_check(sorted(out.glob("sx-plane*/switches/*/config_db.json"))[::4])
 
 
 def test_nccl_version_comparison() -> None:
