@@ -229,24 +229,27 @@ def _netplan_generate(files: dict[str, str], root: Path) -> subprocess.Completed
     return subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, timeout=60)
 
 
-def test_netplan_generates_every_plane_port(tmp_path: Path) -> None:
-    """netplan's own generator (Debian netplan.io) accepts every node's rendered netplan and writes a
-    networkd unit per plane port with the address, the two routes and the rule of its table; a
-    broken file (a route without its destination) is refused."""
+@pytest.mark.parametrize("case,ports", [("b300-spectrumx-2plane", 16), ("spectrumx-1su", 8), ("roce-3tier", 8),
+                                        ("fattree-2to1", 8), ("spectrumx-518-lossy", 8), ("roce-2node", 8)])
+def test_netplan_generates_every_port(case: str, ports: int, tmp_path: Path) -> None:
+    """netplan's own generator (Debian netplan.io) accepts the rendered netplan of nodes of every
+    Ethernet example (p2p and leaf-subnet addressing, one and two planes) and writes a networkd
+    unit per port with the address, the two routes and the rule of its table; a broken file (a
+    route without its destination) is refused."""
     if NETPLAN is None:
         if IN_CI:
             raise RuntimeError("CI must have netplan.io: `make test` installs it")
         pytest.skip("netplan.io is not installed (`make test` installs it)")
-    render_to(INVENTORIES / "b300-spectrumx-2plane.yaml", tmp_path / "out")
+    render_to(INVENTORIES / f"{case}.yaml", tmp_path / "out")
     hosts = sorted((tmp_path / "out" / "hosts").iterdir())
-    for node in hosts[:: max(1, len(hosts) // 8)]:
+    for node in hosts[:: max(1, len(hosts) // 6)]:
         text = (node / "netplan.yaml").read_text()
         root = tmp_path / "root" / node.name
         run = _netplan_generate({"60-fabgen-rails.yaml": text}, root)
         assert run.returncode == 0, run.stderr
         ethernets = yaml.safe_load(text)["network"]["ethernets"]
         units = root / "run" / "systemd" / "network"
-        assert len(ethernets) == 16
+        assert len(ethernets) == ports
         for name, cfg in ethernets.items():
             unit = (units / f"10-netplan-{name}.network").read_text()
             assert f"Name={name}\n" in unit and f"Address={cfg['addresses'][0]}\n" in unit
