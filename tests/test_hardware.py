@@ -175,7 +175,7 @@ def test_nvl72_fat_tree_racks_are_labelled_but_no_kueue_level(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("count,extra,where,says", [
-    (20, "", r"inv\.yaml:4:\d+: node_groups\[0\]\.count", "racks of 18: 20 is 1 racks and 2; use 18 or 36"),
+    (20, "", r"inv\.yaml:4:\d+: node_groups\[0\]\.count", "racks of 18: 20 is 1 rack and 2 more; use 18 or 36"),
     (36, "    scalable_unit: 20\n", r"inv\.yaml:\d+:\d+: fabrics\[0\]\.scalable_unit",
      "whole NVLink domains (racks) of 18"),
     (36, "    oversubscription: 32\n", r"inv\.yaml:\d+:\d+: fabrics\[0\]\.switch_model",

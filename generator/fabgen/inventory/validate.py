@@ -265,6 +265,10 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
         if dup:
             report(("node_models", key, "nics"), f"RDMA device names repeat: {', '.join(dup)}")
             continue
+        bad = n.plane_rdma and pattern_problem(n.plane_rdma, ("k", "rail", "plane"))
+        if bad:
+            report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
+            continue
         nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
                                n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma)
@@ -461,7 +465,7 @@ def _check_node_groups(c: _Checks) -> None:
                      "case-insensitive file systems would collide")
             continue
         c.groups[g.name] = g
-        if g.model not in c.node_models:
+        if g.model not in c.node_models and g.model not in c.inv.node_models:  # declared: reported there
             c.report((*path, "model"), f"unknown node model '{g.model}'{did_you_mean(g.model, list(c.node_models))}; "
                      f"known: {', '.join(sorted(c.node_models))}, or declare it under node_models")
         names = _hostnames(g, lambda k, m, p=path: c.report((*p, k), m))
@@ -657,6 +661,16 @@ def _planes_fit(c: _Checks, i: int, f, models: dict[str, NodeModel], fstorage: l
             c.report((*path, "node_groups"), f"{key} does not say how its NICs split across planes: declare a "
                      "node_models entry with plane_rdma (the RDMA name pattern of the split ports, e.g. mlx5_{k})")
             ok = False
+            continue
+        names = [n.rdma for ports in m.plane_nics(f.planes) for n in ports]
+        where = ("node_models", key, "plane_rdma") if m.custom else (*path, "planes")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        invalid = [n for n in names if not re.fullmatch(DEVICE_PATTERN, n)]
+        if repeated or invalid:
+            c.report(where, f"{key}'s plane_rdma '{m.plane_rdma}' gives "
+                     + (f"the same port name to several ports ({', '.join(repeated[:3])}): use {{k}}, or {{rail}} "
+                        "and {plane}" if repeated else f"names that are not device names ({invalid[0]})"))
+            ok = False
     if speed % f.planes or speed // f.planes < 100:
         c.report((*path, "planes"), f"{speed}G NICs do not split into {f.planes} ports of at least 100G")
         ok = False
@@ -685,8 +699,9 @@ def _nvlink_domain(c: _Checks, i: int, f, models: dict[str, NodeModel]) -> int |
     for j, g in enumerate(c.inv.node_groups):
         d = c.node_models[g.model].nvlink_domain if g.model in c.node_models else 1
         if d > 1 and g.name in f.node_groups and g.count % d:
-            c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {d}: {g.count} is "
-                     f"{g.count // d} racks and {g.count % d}; use {g.count // d * d or d} or {(g.count // d + 1) * d}")
+            whole = g.count // d
+            c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {d}: {g.count} is {whole} "
+                     f"rack{'' if whole == 1 else 's'} and {g.count % d} more; use {whole * d or d} or {(whole + 1) * d}")
             ok = False
     if not ok:
         return None
