@@ -17,7 +17,7 @@ Ethernet (netaddr over the inventory's pools):
 * ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
   cores share one (cores: tier) or one per core plane.
 * network planes (`planes`): plane p's switches, links, NICs, leaf subnets and ASNs follow
-  plane p-1's in the same pools and ASN blocks (`Fabric.ordinal`, `Fabric.link_place`), so the
+  plane p-1's in the same pools and ASN blocks (`Fabric.ordinal`, `Fabric.link_offsets`), so the
   planes never share an identifier and plane 1 is numbered as a one-plane fabric would be.
 
 Management addresses (any fabric kind, where the inventory gives management prefixes):
@@ -91,14 +91,14 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         base = {s.name: hosts + (first + s.index - 1) * size for s in fabric.by_role("leaf")}
         leaf_subnets = {name: f"{_ip(b)}/{prefix}" for name, b in base.items()}
     model, speed = fabric.switch_model, plan.speed
-    place = fabric.link_place if fabric.plane else (lambda lk: lk.ordinal)
+    host_off, link_off = fabric.link_offsets()
+    p2p += 2 * link_off
+    hosts_p2p = hosts + 2 * host_off
     for idx, lk in enumerate(fabric.links):
         if lk.tier != "node-leaf":
-            o = place(lk)
-            link_ips[idx] = (_ip(p2p + 2 * o + 1), _ip(p2p + 2 * o), 31)
+            link_ips[idx] = (_ip(p2p + 2 * lk.ordinal + 1), _ip(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
-            o = place(lk)
-            link_ips[idx] = (_ip(hosts + 2 * o + 1), _ip(hosts + 2 * o), 31)
+            link_ips[idx] = (_ip(hosts_p2p + 2 * lk.ordinal + 1), _ip(hosts_p2p + 2 * lk.ordinal), 31)
         else:
             b = base[lk.z]
             link_ips[idx] = (_ip(b + 2 + model.port_number(speed, lk.z_port) - 1), _ip(b + 1), prefix)

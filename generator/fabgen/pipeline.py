@@ -64,12 +64,6 @@ def no_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def plane_names_of(inv, name: str) -> list[str]:
-    """The fabric names an inventory fabric renders as (its planes, or itself)."""
-    spec = next(f for f in inv.fabrics if f.name == name)
-    return plane_names(spec)
-
-
 def build(validated: Validated, timings: dict[str, float] | None = None,
           progress: Callable[[str], None] | None = None,
           checked: bool = True) -> tuple[dict[str, Fabric], dict[str, Context]]:
@@ -83,8 +77,9 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             for f in build_planes(spec, validated.plans[spec.name], validated.switch_models[spec.switch_model],
                                   validated.members[spec.name], validated.storage[spec.name]):
                 fabrics[f.name] = f
+    first_plane = {spec.name: plane_names(spec)[0] for spec in inv.fabrics}  # an inventory fabric's warnings
     for name, notes in validated.warnings.items():
-        fabrics[plane_names_of(inv, name)[0]].warnings.extend(notes)
+        fabrics[first_plane[name]].warnings.extend(notes)
     if checked:
         with _timed(timings, "check", progress):
             for f in fabrics.values():

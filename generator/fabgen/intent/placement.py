@@ -41,3 +41,13 @@ def node_groups(ctx: Context) -> dict[str, list[str]]:
             groups.append(f"{name}-pod{pod:0{widths.pod}d}")
         out[h.name] = groups + [name]
     return out
+
+
+def racks(ctx: Context) -> dict[str, list[str]]:
+    """NVLink domain (an NVL72 rack) -> its compute nodes in node order; {} when every node is its
+    own domain. Slurm's blocks and the Kubernetes accelerator label both read this."""
+    out: dict[str, list[str]] = {}
+    for h in ctx.fabric.hosts:
+        if h.rack and h.role == "compute":
+            out.setdefault(h.rack, []).append(h.name)
+    return out

@@ -105,11 +105,6 @@ class SwitchModel:
         assert mode is not None
         return {n: (i - 1) // mode.per_cage + 1 for n, i in self.port_numbers(speed).items()}
 
-    def cage_of(self, speed: int, index0: int) -> int:
-        """Cage (1-based) that carries logical port `index0` (0-based) in the mode of `speed`."""
-        mode = self.mode_for(speed)
-        assert mode is not None
-        return index0 // mode.per_cage + 1
 
 
 # Keyed by everything that shapes the names, so inline models of the same name in two

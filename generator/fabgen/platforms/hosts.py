@@ -168,21 +168,16 @@ def _setup(ctx: Context, model, ports: list[tuple[Any, int, int]] | None = None)
     return data
 
 
-def _netplan(ctx: Context, host, pool: str, mtu: int, k: int = 0) -> dict[str, Any]:
+def _netplan(ctx: Context, host, pool: str, mtu: int, k: int) -> dict[str, Any]:
     """pool: the hosts pool (CIDR), reached through the rail's leaf; mtu: the host MTU; k: the
     host's place in the fabric's hosts (the same on every plane). A routing table per port:
     100 + planes x rail + plane."""
     ethernets: dict[str, Any] = {}
-    planes = ctx.plane_contexts()
-    ports = []
-    for p, pctx in enumerate(planes):
-        phost = pctx.fabric.hosts[k] if len(planes) > 1 else host
-        ports += [(pctx, phost, nic, r, p) for r, nic in enumerate(phost.model.nics)]
-    ports.sort(key=lambda x: (x[3], x[4]))
-    for pctx, phost, nic, r, p in ports:
-        idx = pctx.fabric.ports[phost.name][nic.rdma]
+    planes = len(ctx.plane_contexts())
+    for pctx, nic, r, p in _plane_ports(ctx, k):
+        idx = pctx.fabric.ports[host.name][nic.rdma]
         ip, gateway, plen = pctx.allocation.link_ips[idx]
-        table = TABLE_BASE + len(planes) * r + p
+        table = TABLE_BASE + planes * r + p
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         ethernets[name] = {
             "mtu": mtu,
@@ -215,11 +210,12 @@ def _netplan_text(plan: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _ports(ctx: Context, k: int) -> list[tuple[Any, int, int]]:
-    """(port, rail, plane) of the k-th host on every plane, in rail order, a rail's planes together."""
-    out = [(nic, r, p) for p, pctx in enumerate(ctx.plane_contexts())
+def _plane_ports(ctx: Context, k: int) -> list[tuple[Context, Any, int, int]]:
+    """(plane's context, port, rail, plane) of the k-th host (its place is the same on every
+    plane) on every plane, in rail order, a rail's planes together."""
+    out = [(pctx, nic, r, p) for p, pctx in enumerate(ctx.plane_contexts())
            for r, nic in enumerate(pctx.fabric.hosts[k].model.nics)]
-    return sorted(out, key=lambda x: (x[1], x[2]))
+    return sorted(out, key=lambda x: (x[2], x[3]))
 
 
 def structure(ctx: Context) -> dict[str, Any]:
@@ -238,7 +234,7 @@ def structure(ctx: Context) -> dict[str, Any]:
             spec = ctx.groups.get(h.group)
             bootstrap = spec.bootstrap_interface if spec is not None else None
             version = spec.nccl_version if spec is not None else "2.28"
-            ports = _ports(ctx, k)
+            ports = [(nic, r, p) for _, nic, r, p in _plane_ports(ctx, k)]
             groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.inventory_name,
                                "kind": f.spec.kind, "platform": f.spec.platform, "nccl_version": version,
                                "planes": planes,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from fabgen import csvout, yamlout
-from fabgen.intent.placement import node_groups
+from fabgen.intent.placement import node_groups, racks
 from fabgen.platforms import CLUSTER, Context, Target
 
 TIER_PREFIX = "fabric.topograph.run/tier-"
@@ -57,13 +57,6 @@ def tier_keys(style: str, tiers: int) -> list[str]:
     return [f"{TIER_PREFIX}{n}" for n in range(tiers)]
 
 
-def _members(rack: dict[str, str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for node, name in rack.items():
-        out.setdefault(name, []).append(node)
-    return out
-
-
 def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
     style = contexts[0].kubernetes.label_keys if contexts and contexts[0].kubernetes else "topograph"
     nodes: list[dict[str, Any]] = []
@@ -74,7 +67,8 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             continue
         depth = len(next(iter(groups.values())))
         keys = tier_keys(style, depth)
-        rack = {h.name: h.rack for h in ctx.fabric.hosts if h.rack}
+        domains = racks(ctx)
+        rack = {node: name for name, nodes in domains.items() for node in nodes}
         domain_key = ACCELERATOR[style]
         for node, levels in groups.items():
             labels = {key: label_value(value) for key, value in zip(keys, levels)}
@@ -84,7 +78,7 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             nodes.append({"name": node, "labels": labels})
         # Kueue needs each level's domains inside one domain of the level above: racks sit inside
         # a rail-optimized unit (units hold whole racks); a fat-tree rack spans leaves and is no level
-        nested = rack and all(len({groups[n][0] for n in members}) == 1 for members in _members(rack).values())
+        nested = domains and all(len({groups[n][0] for n in members}) == 1 for members in domains.values())
         topologies.append({"name": ctx.fabric.inventory_name,
                            "levels": [*reversed(keys), *([domain_key] if nested else []), HOSTNAME]})
     return {"style": style, "nodes": nodes, "topologies": topologies}

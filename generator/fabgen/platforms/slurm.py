@@ -23,7 +23,7 @@ from fabgen import yamlout
 
 from fabgen.hostlist import compress
 from fabgen.platforms import CLUSTER, Context, Target
-from fabgen.intent.placement import node_groups
+from fabgen.intent.placement import node_groups, racks
 
 
 def _levels(ctx: Context) -> dict[str, Any]:
@@ -35,26 +35,17 @@ def _levels(ctx: Context) -> dict[str, Any]:
         level1.setdefault(groups[0], []).append(node)
         if plan.tiers == 3:
             pod_of[groups[0]] = groups[1]
-    racks = _racks(ctx)
-    if racks:  # NVLink domains: a block is a rack, a larger block whole racks of one unit
-        base = max(len(nodes) for nodes in racks.values())
+    domains = racks(ctx)
+    if domains:  # NVLink domains: a block is a rack, a larger block whole racks of one unit
+        base = max(len(nodes) for nodes in domains.values())
         sizes = _doublings(base, plan.unit_nodes // base if plan.unit_nodes % base == 0 else 1)
     else:
         base = plan.unit_nodes if plan.unit_nodes else 0
         sizes = _doublings(base, plan.units_per_pod if plan.tiers == 3 else 1) if base else []
     fab = {"fabric": f.inventory_name, "tiers": plan.tiers, "level1": level1, "pod_of": pod_of, "block_sizes": sizes,
-           "blocks": racks or level1}
+           "blocks": domains or level1}
     fab["tree"] = _tree(fab)
     return fab
-
-
-def _racks(ctx: Context) -> dict[str, list[str]]:
-    """NVLink domain -> its compute nodes, in node order ({} when every node is its own domain)."""
-    racks: dict[str, list[str]] = {}
-    for h in ctx.fabric.hosts:
-        if h.rack and h.role == "compute":
-            racks.setdefault(h.rack, []).append(h.name)
-    return racks
 
 
 def _doublings(base: int, most: int) -> list[int]:

@@ -82,17 +82,13 @@ class Fabric:
     def switches_per_plane(self) -> int:
         return self.plan.leaves + self.plan.spines + self.plan.cores
 
-    def link_place(self, lk: Link) -> int:
-        """0-based place of a link among the fabric's links of its kind (host-facing or
-        switch-to-switch), planes one after another: its /31 follows it."""
-        if self.plane == 0:
-            return lk.ordinal
+    def link_offsets(self) -> tuple[int, int]:
+        """Where this plane's host-facing and switch-to-switch links start among the fabric's links
+        of their kind, planes one after another: a link's /31 follows `Link.ordinal` plus these."""
         p = self.plan
-        if lk.tier == "node-leaf":
-            per_plane = p.endpoints + p.storage
-        else:
-            per_plane = (p.leaves * p.up if p.tiers >= 2 else 0) + (p.spines * p.spine_up if p.tiers == 3 else 0)
-        return self.plane * per_plane + lk.ordinal
+        hosts = p.endpoints + p.storage
+        switch_links = (p.leaves * p.up if p.tiers >= 2 else 0) + (p.spines * p.spine_up if p.tiers == 3 else 0)
+        return self.plane * hosts, self.plane * switch_links
 
     def ordinal(self, s: Switch) -> int:
         """0-based place of a switch in the planned fabric: leaves, then spines, then cores.
