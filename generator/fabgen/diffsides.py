@@ -130,10 +130,9 @@ class LocalSide:
         for tname, n, data in _places(self.prepared.structured):
             if tname == "ansible":  # every switch's config, rendered with the switches; the rest here
                 out[("ansible", -1)] = _digest({k: v for k, v in data.items() if k != "configs"})
-            elif tname == "hosts":  # a node's netplan follows from its item, the cluster and the fabric
+            elif tname == "hosts":  # a node's netplan follows from its item (fabrics named) and the cluster
                 out[(tname, n)] = _digest({k: v for k, v in data.items() if k != "nodes"})
-                shared = (data["cluster"], data["fabric"])
-                nodes = {it[0]: _digest((shared, it)) for it in data["nodes"]}
+                nodes = {it[0]: _digest((data["cluster"], it)) for it in data["nodes"]}
                 out[("hosts/nodes", n)] = nodes  # type: ignore[assignment]
             elif tname not in GROUPED:
                 out[(tname, n)] = _digest(data)

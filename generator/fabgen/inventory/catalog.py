@@ -25,7 +25,7 @@ are cited beside their entries and in docs/hardware.md, with what no public sour
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from fabgen.inventory.sonic_skus import SN5600_O128, TH5_7060X6_O128, SonicSku
@@ -136,15 +136,20 @@ def _port_names(model: SwitchModel, speed: int) -> tuple[str, ...]:
     return cached
 
 
+ROLES = ("compute", "storage", "inband", "oob")  # what a node port is for (docs/cluster.md)
+
+
 @dataclass(frozen=True)
 class Nic:
-    """One compute NIC port of a node, in rail order."""
+    """One NIC port of a node: a compute port (in rail order) or a storage, in-band or
+    out-of-band (BMC) port."""
 
-    rdma: str  # RDMA device name, as NCCL_IB_HCA and ibv_devices show it
+    rdma: str  # RDMA device name, as NCCL_IB_HCA and ibv_devices show it (a BMC: its label)
     netdev: str  # default netdev name (InfiniBand mode)
     label: str  # physical port label on the chassis
     cage: str  # the node-side cage it leaves through (transceiver count)
     speed: int
+    role: str = "compute"
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,26 @@ class NodeModel:
     # RDMA name pattern of the ports a NIC splits into on a multi-plane Ethernet fabric
     # ({k} = planes x rail + plane, {rail}, {plane}); None: the model cannot run planes.
     plane_rdma: str | None = None
+    # The ports of the other roles (storage, in-band, the BMC), in the order a fabric of that
+    # role attaches them: a node with two ports of a role is dual-homed, port i to leaf i.
+    ports: tuple[Nic, ...] = ()
+    # (role, NIC text, node-side transceiver text) for the BOM lines of each other role's ports
+    role_parts: tuple[tuple[str, str, str], ...] = ()
+
+    def role_ports(self, role: str) -> tuple[Nic, ...]:
+        """The node's ports of one role, in attachment order."""
+        if role == "compute":
+            return self.nics
+        return tuple(p for p in self.ports if p.role == role)
+
+    def for_role(self, role: str) -> "NodeModel":
+        """The model as a fabric of `role` sees it: that role's ports in the place of the compute
+        NICs, so a storage or in-band fabric is built, sized and addressed like a compute one."""
+        if role == "compute":
+            return self
+        nic_model, transceiver = next(((n, t) for r, n, t in self.role_parts if r == role),
+                                      (f"{role} port", "transceiver"))
+        return replace(self, nics=self.role_ports(role), nic_model=nic_model, transceiver=transceiver)
 
     def plane_nics(self, planes: int) -> tuple[tuple[Nic, ...], ...]:
         """The node's ports on each plane, in rail order: NIC r's port p on plane p, at 1/planes
@@ -262,13 +287,50 @@ def _tray_nics(speed: int) -> tuple[Nic, ...]:
     return tuple(Nic(r, r, label, label, speed) for r, label in rows)
 
 
+BMC = Nic("bmc", "bmc", "BMC", "BMC", 1, "oob")  # the RJ45 1GbE BMC port: addressed by the BMC, no host netdev
+_BMC_PART = ("oob", "BMC (RJ45 1GbE)", "none (RJ45 copper)")
+
+
+def _host_ports(storage: tuple[tuple[str, str], ...], inband: tuple[tuple[str, str], ...],
+                speeds: tuple[int, int]) -> tuple[Nic, ...]:
+    """Storage and in-band ports ((rdma, label) each, netdev = the RDMA name until a published
+    table says otherwise), then the BMC."""
+    out = [Nic(r, r, label, label, speeds[0], "storage") for r, label in storage]
+    out += [Nic(r, r, label, label, speeds[1], "inband") for r, label in inband]
+    return (*out, BMC)
+
+
+# DGX H100 / B200: two dual-port cards in slot 1 and slot 2 (ConnectX-7 on H100, BlueField-3 on B200,
+# 400G QSFP112 each). NVIDIA's BasePOD deployment guide ("DGX H200/H100 System Network Ports"):
+# port 2 of slot 1 and slot 2 carry in-band management and Ethernet storage, port 1 of both storage
+# (InfiniBand or Ethernet); the SuperPOD RAs: "each pair of in-band management and storage ports
+# provide parallel pathways", the BMC port on the out-of-band network. RDMA names: the User Guide's
+# compute table leaves mlx5_1, 2, 7, 8 to these cards (slot 1 on CPU 0, port 1 first); not in a
+# published table, so marked in docs/hardware.md like the other enumeration-order names.
+_DGX_PORTS = _host_ports((("mlx5_1", "slot1 port1"), ("mlx5_7", "slot2 port1")),
+                         (("mlx5_2", "slot1 port2"), ("mlx5_8", "slot2 port2")), (400, 400))
+# DGX B300: BlueField-3 in slot 1 and slot 2 as on B200; eight ConnectX-8 take mlx5_0-7 first.
+_B300_PORTS = _host_ports((("mlx5_8", "slot1 port1"), ("mlx5_10", "slot2 port1")),
+                          (("mlx5_9", "slot1 port2"), ("mlx5_11", "slot2 port2")), (400, 400))
+# GB200 / GB300 compute tray: two BlueField-3 (Mission Control north-south guide 2.3.0, "Compute Tray
+# Network Ports": Left Bay BF3 P1 mlx5_2, P2 mlx5_3, Right Bay BF3 P1 mlx5_6, P2 mlx5_7). NVIDIA's
+# multi-node tuning guide ("Network Overview"): storage/external on the 400G ports, the in-band
+# (internal) network on 200G ports.
+_TRAY_PORTS = _host_ports((("mlx5_2", "Left Bay BF3 P1"), ("mlx5_6", "Right Bay BF3 P1")),
+                          (("mlx5_3", "Left Bay BF3 P2"), ("mlx5_7", "Right Bay BF3 P2")), (400, 200))
+
+
+def _parts(card: str) -> tuple[tuple[str, str, str], ...]:
+    return (("storage", card, "400G QSFP112 transceiver"), ("inband", card, "QSFP112 transceiver"), _BMC_PART)
+
+
 NODES: dict[str, NodeModel] = {
     m.key: m
     for m in (
         NodeModel(
             "dgx-h100", "NVIDIA", "DGX H100", "DGX H100, 8 x H100, 8 x ConnectX-7 NDR 400G on 4 twin-port OSFP",
             8, "ConnectX-7 (single-port, network module)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
-            _dgx_nics(),
+            _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("ConnectX-7 dual-port QSFP112 (slot 1, slot 2)"),
         ),
         # DGX B200 keeps the DGX H100 compute layout: 8 single-port ConnectX-7 behind four
         # twin-port OSFP cages, storage on BlueField-3. Its rail order and device names follow
@@ -276,7 +338,7 @@ NODES: dict[str, NodeModel] = {
         NodeModel(
             "dgx-b200", "NVIDIA", "DGX B200", "DGX B200, 8 x B200, 8 x ConnectX-7 400G on 4 twin-port OSFP",
             8, "ConnectX-7 (single-port)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
-            _dgx_nics(),
+            _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
         ),
         # DGX B300: eight ConnectX-8 SuperNICs at 800G (XDR InfiniBand, or 2 x 400G Ethernet) behind
         # eight OSFP cages, one NIC each (DGX B300 User Guide, "Network Ports"; RA-11339-001). The
@@ -289,7 +351,8 @@ NODES: dict[str, NodeModel] = {
             "dgx-b300", "NVIDIA", "DGX B300", "DGX B300, 8 x B300, 8 x ConnectX-8 800G on 8 OSFP",
             8, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
             tuple(Nic(f"mlx5_{i}", f"mlx5_{i}", f"OSFP{i + 1}", f"OSFP{i + 1}", 800) for i in range(8)),
-            plane_rdma="mlx5_{k}",
+            plane_rdma="mlx5_{k}", ports=_B300_PORTS,
+            role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
         ),
         # GB200 / GB300 NVL72 compute trays: 4 GPUs and 4 compute NICs per tray, 18 trays per rack,
         # the rack one NVLink domain (NVIDIA NVL72 Enterprise RA, "System Hardware & Components";
@@ -302,13 +365,13 @@ NODES: dict[str, NodeModel] = {
             "gb200-nvl72", "NVIDIA", "GB200 NVL72 compute tray",
             "GB200 NVL72 compute tray, 4 x B200, 4 x ConnectX-7 400G (18 per rack, one NVLink domain)",
             4, "ConnectX-7 (single-port OSFP)", "400G NDR OSFP transceiver (single-port, flat top)",
-            _tray_nics(400), nvlink_domain=18,
+            _tray_nics(400), nvlink_domain=18, ports=_TRAY_PORTS, role_parts=_parts("BlueField-3 B3240 (2 per tray)"),
         ),
         NodeModel(
             "gb300-nvl72", "NVIDIA", "GB300 NVL72 compute tray",
             "GB300 NVL72 compute tray, 4 x B300, 4 x ConnectX-8 800G (18 per rack, one NVLink domain)",
             4, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
-            _tray_nics(800), nvlink_domain=18,
+            _tray_nics(800), nvlink_domain=18, ports=_TRAY_PORTS, role_parts=_parts("BlueField-3 B3240 (2 per tray)"),
         ),
     )
 }

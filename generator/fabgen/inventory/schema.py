@@ -235,7 +235,11 @@ class Fabric(Strict):
     topology: Literal["rail-optimized", "fat-tree"] = Field(
         description="rail-optimized: NIC i of every node of a unit on leaf i; fat-tree: a node's NICs on one leaf")
     switch_model: str = Field(description="switch model: a catalog key or a switch_models entry")
-    node_groups: list[str] = Field(min_length=1, description="every compute NIC of these groups attaches")
+    role: Role = Field(default="compute", description="what the fabric carries: compute (NCCL over the rails), "
+                       "storage, inband (in-band management) or oob (BMCs); it attaches its node groups' ports "
+                       "of that role, and a node group is on at most one fabric per role")
+    node_groups: list[str] = Field(min_length=1, description="every port of the fabric's role of these groups "
+                                   "attaches")
     scalable_unit: int | None = Field(
         default=None, ge=1, le=4096,
         description="rail-optimized only: nodes per scalable unit (default: the most a leaf takes at the ratio)",
@@ -271,11 +275,29 @@ class CustomNic(Strict):
     speed: int = Field(ge=10, le=3200, description="Gb/s")
 
 
+Role = Literal["compute", "storage", "inband", "oob"]
+
+
+class CustomPort(Strict):
+    """A node port of another role than compute: storage, in-band management or the BMC."""
+
+    role: Literal["storage", "inband", "oob"] = Field(description="storage, inband (in-band management) or oob "
+                                                      "(the BMC port)")
+    rdma: DeviceName = Field(description="RDMA device name (a BMC: any name for its port, e.g. bmc)")
+    netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name)")
+    label: Text | None = Field(default=None, description="physical port label")
+    cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
+    speed: int = Field(ge=1, le=3200, description="Gb/s")
+
+
 class CustomNodeModel(Strict):
     """A node model declared inline, for hardware the catalog does not have."""
 
     gpus: int = Field(ge=0, le=1024, description="GPUs per node")
-    nics: list[CustomNic] = Field(min_length=1, max_length=64, description="compute NICs in rail order")
+    nics: list[CustomNic] = Field(default_factory=list, max_length=64,
+                                  description="compute NICs in rail order (none: a node on no compute fabric)")
+    ports: list[CustomPort] = Field(default_factory=list, max_length=16, description="storage, in-band and BMC "
+                                    "ports; a fabric of that role attaches them in this order (two: dual-homed)")
     vendor: Text = Field(default="custom", description="BOM text")
     part: Text = Field(default="", description="BOM part number (default: the key)")
     nic_model: Text = Field(default="compute NIC", description="BOM text for the NICs")

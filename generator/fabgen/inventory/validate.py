@@ -260,18 +260,27 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
             report(("node_models", key), f"'{key}' is a catalog model; give the custom model another name",
                    key=True)
             continue
-        rdmas = [nic.rdma for nic in n.nics]
+        rdmas = [nic.rdma for nic in n.nics] + [p.rdma for p in n.ports]
         dup = sorted({r for r in rdmas if rdmas.count(r) > 1})
         if dup:
-            report(("node_models", key, "nics"), f"RDMA device names repeat: {', '.join(dup)}")
+            report(("node_models", key, "ports" if n.ports and not n.nics else "nics"),
+                   f"RDMA device names repeat: {', '.join(dup)}")
+            continue
+        if not n.nics and not n.ports:
+            where = "nics" if "nics" in n.model_fields_set else "ports" if "ports" in n.model_fields_set else None
+            report(("node_models", key, where) if where else ("node_models", key),
+                   "a node model needs compute NICs (nics) or other ports (ports): it has none", key=where is None)
             continue
         bad = n.plane_rdma and pattern_problem(n.plane_rdma, ("k", "rail", "plane"))
         if bad:
             report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
             continue
         nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
+        ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed, x.role)
+                      for x in n.ports)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
-                               n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma)
+                               n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
+                               tuple((r, f"{r} port", n.transceiver) for r in ("storage", "inband", "oob")))
     return switches, nodes
 
 
@@ -396,7 +405,7 @@ class _Checks:
     owners: dict[str, tuple[int, str]] = field(default_factory=dict)  # hostname -> (group index, group)
     owners_ci: dict[str, tuple[int, str]] = field(default_factory=dict)  # lower-case hostname -> (index, hostname)
     hostnames: dict[str, list[str]] = field(default_factory=dict)  # node group -> its hostnames
-    attached: dict[str, str] = field(default_factory=dict)  # node group -> fabric
+    attached: dict[tuple[str, str], str] = field(default_factory=dict)  # (node group, role) -> fabric
     plans: dict[str, Plan] = field(default_factory=dict)  # fabric -> sized plan
     members: dict[str, list[Member]] = field(default_factory=dict)
     storage: dict[str, list[Member]] = field(default_factory=dict)
@@ -504,6 +513,7 @@ def _claim_hostnames(c: _Checks, i: int, group: str, names: list[str]) -> None:
 def _check_fabric(c: _Checks, i: int, f) -> None:
     """One fabric: its identity and hardware, the node groups it attaches, then its size."""
     ok = _check_fabric_name(c, i, f)
+    ok = _check_fabric_role(c, i, f) and ok
     ok = _check_fabric_hardware(c, i, f) and ok
     fmembers, fstorage, attached_ok = _attach_node_groups(c, i, f)
     ok = ok and attached_ok
@@ -531,6 +541,20 @@ def _check_fabric_name(c: _Checks, i: int, f) -> bool:
     if len(f.name) > MAX_FABRIC_NAME:
         c.report(path, f"fabric names are at most {MAX_FABRIC_NAME} characters: they prefix "
                  "every switch name, which must stay a valid hostname")
+        ok = False
+    return ok
+
+
+def _check_fabric_role(c: _Checks, i: int, f) -> bool:
+    """What a role allows: planes and NCCL are the compute fabric's; in-band management and BMCs are
+    Ethernet networks (storage may be InfiniBand, as in NVIDIA's InfiniBand storage fabrics)."""
+    ok = True
+    if f.role != "compute" and f.planes > 1:
+        c.report(("fabrics", i, "planes"), f"planes split compute NICs; a {f.role} fabric has one plane")
+        ok = False
+    if f.role in ("inband", "oob") and f.kind == "infiniband":
+        c.report(("fabrics", i, "kind"), f"an {f.role} fabric is Ethernet (roce or "
+                 "spectrum-x); InfiniBand carries compute and storage")
         ok = False
     return ok
 
@@ -586,18 +610,25 @@ def _attach_node_groups(c: _Checks, i: int, f) -> tuple[list[Member], list[Membe
             ok = False
             continue
         seen.add(gname)
-        if gname in c.attached:
-            c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname]}'; a compute "
-                     "NIC attaches to one fabric")
+        if (gname, f.role) in c.attached:
+            c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname, f.role]}' "
+                     f"for role {f.role}; a node group is on one fabric per role")
             ok = False
             continue
-        c.attached[gname] = f.name
+        c.attached[gname, f.role] = f.name
         nm = c.node_models.get(c.groups[gname].model)
         if nm is None or gname not in c.hostnames:
             ok = False
             continue
+        if not nm.role_ports(f.role):
+            have = sorted({p.role for p in nm.ports} | ({"compute"} if nm.nics else set()))
+            c.report(gpath, f"node group '{gname}' ({nm.key}) has no {f.role} ports for this {f.role} fabric (it has "
+                     f"{', '.join(have) or 'none'}){'' if nm.custom else '; declare a node_models entry for others'}")
+            ok = False
+            continue
+        view = nm.for_role(f.role)
         (fstorage if c.groups[gname].role == "storage" else fmembers).extend(
-            (h, gname, nm) for h in c.hostnames[gname])
+            (h, gname, view) for h in c.hostnames[gname])
     return fmembers, fstorage, ok
 
 
@@ -775,8 +806,9 @@ def _check_addressing(c: _Checks) -> None:
         if g.management is not None:
             check_prefix(("node_groups", i, "management"), g.management, g.count, "nodes", c.report, managed)
     for i, g in enumerate(c.inv.node_groups):
-        if g.bootstrap_interface and re.fullmatch(r"lo\d*", g.bootstrap_interface) and g.name in c.attached:
-            c.warner(c.attached[g.name])(("node_groups", i, "bootstrap_interface"),
+        compute = c.attached.get((g.name, "compute"))
+        if g.bootstrap_interface and re.fullmatch(r"lo\d*", g.bootstrap_interface) and compute:
+            c.warner(compute)(("node_groups", i, "bootstrap_interface"),
                                          f"NCCL_SOCKET_IFNAME={g.bootstrap_interface} is the loopback interface: "
                                          "NCCL's bootstrap cannot reach other nodes through it; name the "
                                          "management or in-band interface")
@@ -841,7 +873,7 @@ def _check_partitions(c: _Checks, path: PathT, f, ib, fplan) -> None:
     """Partitions: unique names and PKeys, members attached to this fabric, a rate the fabric runs."""
     names: dict[str, int] = {}
     pkeys: dict[int, int] = {}
-    mine = sorted(g for g, owner in c.attached.items() if owner == f.name)
+    mine = sorted(g for (g, _), owner in c.attached.items() if owner == f.name)
     for j, part in enumerate(ib.partitions):
         pp = (*path, "partitions", j)
         if part.name == "Default" or part.name in names:
@@ -870,7 +902,7 @@ def _check_pkey_tables(c: _Checks, path: PathT, f, ib) -> None:
     entries, `ibv_devinfo -v` max_pkeys); one partition more and the SM cannot program it."""
     if not ib.partitions:
         return
-    per_group = {g: 1 for g, owner in c.attached.items() if owner == f.name}
+    per_group = {g: 1 for (g, _), owner in c.attached.items() if owner == f.name}
     for part in ib.partitions:
         for g in (per_group if part.node_groups == "all" else part.node_groups):
             if g in per_group:

@@ -36,7 +36,7 @@ from netaddr import IPNetwork
 
 from fabgen import yamlout
 from fabgen.addressing import network_of
-from fabgen.platforms import Context, Target
+from fabgen.platforms import CLUSTER, Context, Target
 from fabgen.intent.addresses import eth_netdev
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.render import render as render_template
@@ -168,25 +168,36 @@ def _setup(ctx: Context, model, ports: list[tuple[Any, int, int]] | None = None)
     return data
 
 
+TABLES = {"compute": 100, "storage": 200, "inband": 300}  # a role's routing tables: its base + the port's place
+DEFAULT_METRIC = 100  # the in-band default route: the first port's, then each next port's 100 higher
+
+
 def _netplan(ctx: Context, host, pool: str, mtu: int, k: int) -> dict[str, Any]:
-    """pool: the hosts pool (CIDR), reached through the rail's leaf; mtu: the host MTU; k: the
-    host's place in the fabric's hosts (the same on every plane). A routing table per port:
-    100 + planes x rail + plane."""
+    """One fabric's part of a node's netplan: each port's address, a routing table per port
+    (the role's base + planes x rail + plane) with the fabric's host pool via the port's leaf and
+    a rule from its address, so traffic leaves on the port it came in on. Only the in-band ports
+    carry a default route (main table, one metric per port: the second takes over when the first
+    loses its link); compute, storage never do. pool: the hosts pool (CIDR); mtu: the host MTU;
+    k: the host's place in the fabric's hosts (the same on every plane)."""
     ethernets: dict[str, Any] = {}
     planes = len(ctx.plane_contexts())
+    role = ctx.fabric.spec.role
     for pctx, nic, r, p in _plane_ports(ctx, k):
         idx = pctx.fabric.ports[host.name][nic.rdma]
         ip, gateway, plen = pctx.allocation.link_ips[idx]
-        table = TABLE_BASE + planes * r + p
+        table = TABLES[role] + planes * r + p
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
+        routes = [{"to": network_of(ip, plen), "scope": "link", "table": table},
+                  {"to": pool, "via": gateway, "table": table}]
+        if role == "inband":
+            routes.append({"to": "default", "via": gateway, "metric": DEFAULT_METRIC * (r + 1)})
         ethernets[name] = {
             "mtu": mtu,
             "addresses": [f"{ip}/{plen}"],
-            "routes": [{"to": network_of(ip, plen), "scope": "link", "table": table},
-                       {"to": pool, "via": gateway, "table": table}],
+            "routes": routes,
             "routing-policy": [{"from": ip, "table": table}],
         }
-    return {"network": {"version": 2, "renderer": "networkd", "ethernets": ethernets}}
+    return ethernets
 
 
 def _netplan_text(plan: dict[str, Any]) -> str:
@@ -218,32 +229,70 @@ def _plane_ports(ctx: Context, k: int) -> list[tuple[Context, Any, int, int]]:
     return sorted(out, key=lambda x: (x[2], x[3]))
 
 
-def structure(ctx: Context) -> dict[str, Any]:
+def _groups(ctx: Context) -> list[dict[str, Any]]:
+    """nccl.env and hca-setup.sh of each node group on a compute fabric (its first plane's context)."""
     f = ctx.fabric
     groups: dict[str, Any] = {}
-    nodes = []
-    if f.plane > 0:  # the first plane's context writes every plane's host files
-        return {"cluster": ctx.cluster, "fabric": f.inventory_name, "groups": [], "nodes": []}
-    eth = options(ctx)
-    pool = str(IPNetwork(eth.pools.hosts).cidr) if f.spec.kind != "infiniband" else ""
     planes = len(ctx.plane_contexts())
     for k, h in enumerate(f.hosts):
-        if h.role != "compute":
+        if h.role != "compute" or h.group in groups:
             continue
-        if h.group not in groups:
-            spec = ctx.groups.get(h.group)
-            bootstrap = spec.bootstrap_interface if spec is not None else None
-            version = spec.nccl_version if spec is not None else "2.28"
-            ports = [(nic, r, p) for _, nic, r, p in _plane_ports(ctx, k)]
-            groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.inventory_name,
-                               "kind": f.spec.kind, "platform": f.spec.platform, "nccl_version": version,
-                               "planes": planes,
-                               "nccl": nccl_env(ctx, h.group, h.model, bootstrap, version, ports, planes),
-                               "setup": _setup(ctx, h.model, ports), "count": 0}
-        groups[h.group]["count"] += 1
-        if f.spec.kind != "infiniband":
-            nodes.append((h.name, h.group, _netplan(ctx, h, pool, eth.host_mtu, k)))
-    return {"cluster": ctx.cluster, "fabric": f.inventory_name, "groups": list(groups.values()), "nodes": nodes}
+        spec = ctx.groups.get(h.group)
+        bootstrap = spec.bootstrap_interface if spec is not None else None
+        version = spec.nccl_version if spec is not None else "2.28"
+        ports = [(nic, r, p) for _, nic, r, p in _plane_ports(ctx, k)]
+        groups[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.inventory_name,
+                           "kind": f.spec.kind, "platform": f.spec.platform, "nccl_version": version,
+                           "planes": planes,
+                           "nccl": nccl_env(ctx, h.group, h.model, bootstrap, version, ports, planes),
+                           "setup": _setup(ctx, h.model, ports), "count": 0}
+    for h in f.hosts:
+        if h.group in groups:
+            groups[h.group]["count"] += 1
+    return list(groups.values())
+
+
+def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[str], dict[str, Any]]]) -> None:
+    """Add one Ethernet fabric's ports to each of its nodes' netplans (`nodes`: hostname ->
+    (group, fabric labels, ethernets)), in the order the fabrics come in the inventory."""
+    f = ctx.fabric
+    eth = options(ctx)
+    pool = str(IPNetwork(eth.pools.hosts).cidr)
+    label = f.inventory_name if f.spec.role == "compute" else f"{f.inventory_name} ({f.spec.role})"
+    for k, h in enumerate(f.hosts):
+        if f.spec.role == "compute" and h.role != "compute":
+            continue  # storage servers on a compute fabric: their own systems configure them
+        group, labels, ethernets = nodes.setdefault(h.name, (h.group, [], {}))
+        labels.append(label)
+        ethernets.update(_netplan(ctx, h, pool, eth.host_mtu, k))
+
+
+def structure(contexts: list[Context], _structured: list | None = None) -> dict[str, Any]:
+    """Every node's host files, across the fabrics it is on: the group files from its compute
+    fabric, one netplan with the ports of every Ethernet fabric (compute, storage, in-band; the
+    BMC is addressed by the BMC itself, not by the host)."""
+    groups: list[dict[str, Any]] = []
+    nodes: dict[str, tuple[str, list[str], dict[str, Any]]] = {}
+    for ctx in contexts:
+        f = ctx.fabric
+        if f.plane > 0:  # the first plane's context covers every plane
+            continue
+        if f.spec.role == "compute":
+            groups += _groups(ctx)
+        if f.spec.kind != "infiniband" and f.spec.role != "oob":
+            _fabric_netplans(ctx, nodes)
+    cluster = contexts[0].cluster if contexts else ""
+    items = [(name, group, labels, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths}})
+             for name, (group, labels, eths) in nodes.items()]
+    return {"cluster": cluster, "groups": groups, "nodes": items}
+
+
+def _head(name: str, group: str, labels: list[str], cluster: str) -> str:
+    if len(labels) == 1 and "(" not in labels[0]:
+        return (f"# {name} (group {group}) on fabric {labels[0]} of {cluster}: rail NIC addresses, one routing "
+                "table per rail, no default route; generated by fabgen\n")
+    return (f"# {name} (group {group}) of {cluster}, on fabrics {', '.join(labels)}: every port's address and "
+            "routing table; a default route only on in-band ports; generated by fabgen\n")
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
@@ -252,9 +301,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{base}/nccl.env", render_template("hosts/nccl.env.j2", g=g, cluster=data["cluster"]).encode()
         yield f"{base}/hca-setup.sh", render_template("hosts/hca-setup.sh.j2", g=g, s=g["setup"],
                                                       cluster=data["cluster"]).encode()
-    for name, group, plan in data["nodes"]:
-        head = (f"# {name} (group {group}) on fabric {data['fabric']} of {data['cluster']}: rail NIC addresses, one "
-                "routing table per rail, no default route; generated by fabgen\n")
+    for name, group, labels, plan in data["nodes"]:
+        head = _head(name, group, labels, data["cluster"])
         yield f"hosts/{name}/netplan.yaml", (head + _netplan_text(plan)).encode()
 
 
@@ -263,4 +311,4 @@ def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
     return {**data, "groups": data["groups"] if part == 0 else [], "nodes": data["nodes"][part::parts]}
 
 
-TARGET = Target("hosts", lambda ctx: True, structure, render, shard)
+TARGET = Target("hosts", lambda ctx: True, structure, render, shard, scope=CLUSTER)
