@@ -323,8 +323,26 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
             if t_old[fab].get(key) != t_new[fab].get(key):
                 rv.intent.append((fab, key, t_old[fab].get(key), t_new[fab].get(key)))
 
+    _label_roles(rv, {**_roles(old), **_roles(new)})
     rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
     return rv
+
+
+def _roles(files: dict[str, bytes]) -> dict[str, str]:
+    """fabric -> its role (compute, storage, inband, oob), from report.json."""
+    if "report.json" not in files:
+        return {}
+    return {name: f.get("role", "compute") for name, f in json.loads(files["report.json"]).get("fabrics", {}).items()}
+
+
+def _label_roles(rv: Review, roles: dict[str, str]) -> None:
+    """Name each fabric with its role where it is not compute (`storage (storage)`), so a review of a
+    whole cluster says which network a change is on."""
+    label = {f: f"{f} ({r})" for f, r in roles.items() if r != "compute"}
+    if not label:
+        return
+    for name in ("recabled", "links_added", "links_removed", "counts", "intent"):
+        setattr(rv, name, [(label.get(t[0], t[0]), *t[1:]) for t in getattr(rv, name)])
 
 
 def _stand_in_owner(path: str, old: dict[str, bytes], new: dict[str, bytes]) -> str:

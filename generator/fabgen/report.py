@@ -45,7 +45,7 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
     for name, s in summaries.items():
         d = asdict(s)
         fabrics[name] = {
-            "kind": d["kind"], "platform": d["platform"], "topology": d["topology"], "tiers": d["tiers"],
+            "role": d["role"], "kind": d["kind"], "platform": d["platform"], "topology": d["topology"], "tiers": d["tiers"],
             "nodes": d["nodes"], "gpus": d["gpus"], "endpoints": d["endpoints"], "link_speed_gbps": d["speed"],
             "switch_model": d["switch_model"], "switch_radix": d["radix"],
             "scalable_units": d["units"] if d["topology"] == "rail-optimized" else 0,

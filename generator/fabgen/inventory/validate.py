@@ -280,7 +280,8 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
                       for x in n.ports)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
                                n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
-                               tuple((r, f"{r} port", n.transceiver) for r in ("storage", "inband", "oob")))
+                               tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
+                                      n.transceiver) for r in ("storage", "inband", "oob")))
     return switches, nodes
 
 

@@ -25,6 +25,7 @@ The playbooks under the repository's ansible/ folder deploy these files.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from fabgen import yamlout
@@ -62,6 +63,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
     management: dict[str, str] = {}
     group_vars: dict[str, dict[str, Any]] = {}
     configs_out: dict[str, dict[str, Any]] = {}
+    node_groups: dict[str, _NodeGroup] = {}
     for ctx in contexts:
         f = ctx.fabric
         fab = f"fabric_{group(f.inventory_name)}"
@@ -82,29 +84,55 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 groups.setdefault(g, []).append(sm)
             hosts[sm] = {"fabgen_fabric": f.name, "fabgen_platform": f.spec.platform, "fabgen_role": "subnet-manager",
                          "fabgen_sm_rank": k + 1, "fabgen_files": sm_files.get(f.name, [])}
-        ethernet = f.spec.kind != "infiniband"
-        for h in f.hosts:
-            if h.role != "compute" or f.plane > 0:  # a node once, with the first plane
-                continue
-            ng = f"nodes_{group(h.group)}"
-            for g in (fab, "platform_linux", "role_node", ng):
-                groups.setdefault(g, []).append(h.name)
-            if ng not in group_vars:
-                base = f"host-groups/{h.group}"
-                # a node's own file (its netplan) is named by a pattern Ansible fills per host,
-                # so 4,096 nodes need no 4,096 host_vars files
-                group_vars[ng] = {
-                    "fabgen_fabric": f.inventory_name, "fabgen_role": "node", "fabgen_node_group": h.group,
-                    "fabgen_group_files": [
-                        {"src": f"{base}/nccl.env", "dest": "/etc/nccl.conf", "mode": "0644"},
-                        {"src": f"{base}/hca-setup.sh", "dest": "/usr/local/sbin/fabgen-hca-setup.sh",
-                         "mode": "0755"}],
-                    "fabgen_files": [{"src": "hosts/{{ inventory_hostname }}/netplan.yaml",
-                                      "dest": "/etc/netplan/60-fabgen-rails.yaml", "mode": "0600"}]
-                    if ethernet else []}
+        _nodes(f, fab, groups, node_groups)
+    for ng, known in node_groups.items():
+        base = f"host-groups/{known.group}"
+        # a node's own file (its netplan) is named by a pattern Ansible fills per host, so 4,096
+        # nodes need no 4,096 host_vars files; nccl.env and hca-setup.sh come with a compute fabric
+        group_vars[ng] = {
+            "fabgen_fabric": known.compute or known.first, "fabgen_role": "node", "fabgen_node_group": known.group,
+            "fabgen_group_files": [
+                {"src": f"{base}/nccl.env", "dest": "/etc/nccl.conf", "mode": "0644"},
+                {"src": f"{base}/hca-setup.sh", "dest": "/usr/local/sbin/fabgen-hca-setup.sh",
+                 "mode": "0755"}] if known.compute else [],
+            "fabgen_files": [{"src": "hosts/{{ inventory_hostname }}/netplan.yaml",
+                              "dest": "/etc/netplan/60-fabgen-rails.yaml", "mode": "0600"}]
+            if known.netplan else []}
     cluster = contexts[0].cluster if contexts else ""
     return {"cluster": cluster, "groups": groups, "hosts": hosts, "group_vars": group_vars,
             "management": management, "configs": configs_out}
+
+
+@dataclass
+class _NodeGroup:
+    """What a node group's Ansible variables follow from, across the fabrics it is on."""
+
+    group: str
+    first: str  # the first fabric it is on
+    compute: str | None = None  # its compute fabric: nccl.env and hca-setup.sh
+    netplan: bool = False  # on an Ethernet fabric whose ports the host configures
+    members: set[str] = field(default_factory=set)
+
+
+def _nodes(f, fab: str, groups: dict[str, list[str]], node_groups: dict[str, _NodeGroup]) -> None:
+    """A fabric's nodes into the Ansible groups: its fabric group, and once per node its node
+    group, platform_linux and role_node."""
+    if f.plane > 0:  # a node once, with the first plane
+        return
+    role = f.spec.role
+    for h in f.hosts:
+        if role == "compute" and h.role != "compute":  # storage servers on a compute fabric
+            continue
+        ng = f"nodes_{group(h.group)}"
+        groups.setdefault(fab, []).append(h.name)
+        known = node_groups.setdefault(ng, _NodeGroup(h.group, f.inventory_name))
+        if known.compute is None and role == "compute":
+            known.compute = f.inventory_name
+        known.netplan = known.netplan or (f.spec.kind != "infiniband" and role != "oob")
+        if h.name not in known.members:
+            known.members.add(h.name)
+            for g in ("platform_linux", "role_node", ng):
+                groups.setdefault(g, []).append(h.name)
 
 
 def _yaml(head: str, data: Any) -> bytes:

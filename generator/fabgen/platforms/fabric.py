@@ -48,8 +48,12 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
         node_cages[h.model.key] += h.model.cage_count
         node_models[h.model.key] = h.model
     for (nic_model, node_key, role), n in sorted(nic_counts.items()):
-        rows.append({"category": "nic", "part": nic_model, "description": f"{role} NIC in {node_key}",
-                     "quantity": n, "notes": f"{f.plan.speed * f.planes}G"})
+        if f.spec.role == "compute":
+            what, notes = f"{role} NIC in {node_key}", f"{f.plan.speed * f.planes}G"
+        else:  # a card may carry ports of several roles (storage and in-band): count its ports here
+            per = len(node_models[node_key].nics)
+            what, notes = f"{f.spec.role} port of {node_key}", f"{f.plan.speed}G, ports ({per} per node)"
+        rows.append({"category": "nic", "part": nic_model, "description": what, "quantity": n, "notes": notes})
     if f.planes > 1:
         rows += _plane_cables(f)
     else:

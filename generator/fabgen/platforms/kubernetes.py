@@ -63,8 +63,8 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     topologies: list[dict[str, Any]] = []
     for ctx in contexts:
         groups = node_groups(ctx)
-        if not groups or ctx.fabric.plane > 0:  # a node's planes share its labels (the first plane's)
-            continue
+        if not groups or ctx.fabric.plane > 0 or ctx.fabric.spec.role != "compute":
+            continue  # a node's planes share its labels (the first plane's); other roles place no jobs
         depth = len(next(iter(groups.values())))
         keys = tier_keys(style, depth)
         domains = racks(ctx)

@@ -79,7 +79,7 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             devices.setdefault(s.name, [s.name, s.role, sw.vendor, sw.part, cluster, "planned",
                                         f"{f.name} {s.role}"])
         for h in f.hosts:
-            role = "storage-node" if h.role == "storage" else "gpu-node"
+            role = "storage-node" if h.role == "storage" else "gpu-node" if h.model.gpus else "server"
             roles.add(role)
             types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)
             rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack (description), for racking

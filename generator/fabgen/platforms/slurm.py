@@ -56,8 +56,9 @@ def _doublings(base: int, most: int) -> list[int]:
 
 def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
     return {"cluster": contexts[0].cluster if contexts else "",
-            "fabrics": [_levels(c) for c in contexts
-                        if c.fabric.plane == 0 and any(h.role == "compute" for h in c.fabric.hosts)]}
+            "fabrics": [_levels(c) for c in contexts  # the compute fabrics: where jobs' traffic goes
+                        if c.fabric.plane == 0 and c.fabric.spec.role == "compute"
+                        and any(h.role == "compute" for h in c.fabric.hosts)]}
 
 
 def _tree(fab: dict[str, Any]) -> list[dict[str, str]]:

@@ -12,6 +12,7 @@ from fabgen.topology.sizing import Plan
 
 @dataclass(frozen=True)
 class Summary:
+    role: str  # compute, storage, inband or oob: what the fabric carries
     kind: str
     platform: str
     topology: str
@@ -88,7 +89,7 @@ def summarize(fabric: Fabric) -> Summary:
                         "spine layer now)")
     gpus = sum(h.model.gpus for h in fabric.hosts)
     return Summary(
-        kind=fabric.spec.kind, platform=fabric.spec.platform, topology=plan.topology, tiers=plan.tiers,
+        role=fabric.spec.role, kind=fabric.spec.kind, platform=fabric.spec.platform, topology=plan.topology, tiers=plan.tiers,
         nodes=len(fabric.hosts), gpus=gpus, endpoints=links["node-leaf"], speed=plan.speed,
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
