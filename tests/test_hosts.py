@@ -18,7 +18,7 @@ import yaml
 from conftest import INVENTORIES, IN_CI
 from readback import nvue_ip, read_cabling, read_fabric, read_nvue
 from fabgen.pipeline import render_to
-from fabgen.platforms.hosts import NCCL_KNOWN
+from fabgen.platforms.hosts import NCCL_KNOWN, TABLES
 
 NOT_NCCL = {"NCCL_IB_CUDA_SUPPORT", "NCCL_LL_THRESHOLD", "NCCL_TREE_THRESHOLD", "NCCL_SINGLE_RING_THRESHOLD",
             "NCCL_NVLINK_ENABLE", "NCCL_IB_ENABLE", "NCCL_FALLBACK_DISABLED"}
@@ -120,12 +120,17 @@ def check_hosts(out: Path, fabric: str, groups: dict[str, tuple[str, int]]) -> N
         (cnp,) = setup["cnp_dscp"]
         (cnp_prio,) = setup["cnp_prio"]
         assert dscp_map[int(cnp)] == int(cnp_prio)
-    if not ethernet:
-        assert not (out / "hosts").exists()
+    if not ethernet:  # no rail in any netplan (a node's storage or in-band ports may have one)
+        for host in nics:
+            plan = out / "hosts" / host / "netplan.yaml"
+            assert not plan.exists() or all(
+                c["routing-policy"][0]["table"] >= TABLES["storage"]
+                for c in yaml.safe_load(plan.read_text())["network"]["ethernets"].values())
         return
     for host, host_nics in nics.items():
         plan = yaml.safe_load((out / "hosts" / host / "netplan.yaml").read_text())["network"]
-        eths = list(plan["ethernets"].items())
+        # the compute ports (a node on storage and in-band fabrics too has their ports in the same file)
+        eths = [(n, c) for n, c in plan["ethernets"].items() if c["routing-policy"][0]["table"] < TABLES["storage"]]
         assert len(eths) == len(host_nics)
         tables = set()
         for (netdev, cfg), (rdma, leaf, port) in zip(eths, host_nics):

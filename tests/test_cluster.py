@@ -1,0 +1,251 @@
+"""The whole cluster: a node on a compute, a storage and an in-band fabric at once (docs/cluster.md).
+
+An unseen cluster (not an example) renders; every port of every node is cabled once, on the
+fabric of its role; host files never collide; netplan's own generator accepts every node's
+netplan; host and switch files agree for every role when both are read back.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import INVENTORIES, IN_CI
+from readback import read_cabling
+from test_hosts import check_hosts, switch_ports
+from test_planes import NETPLAN, _netplan_generate
+from fabgen.errors import InventoryError
+from fabgen.inventory.loader import load
+from fabgen.inventory.validate import validate
+from fabgen.pipeline import render_to
+from fabgen.platforms.hosts import TABLES
+
+# 24 DGX B200 on a RoCE compute fabric (EOS), their storage ports and three storage servers on a
+# SONiC storage fabric, their in-band ports and three head nodes on a Spectrum-X in-band network.
+UNSEEN = """
+version: 1
+cluster: whole
+node_groups:
+  - {name: gpu, model: dgx-b200, count: 24, hostname: "n{n:03d}"}
+  - {name: mgr, model: mgmt-node, count: 3, hostname: "mgr{n}"}
+  - {name: nas, model: nas-node, role: storage, count: 3, hostname: "nas{n}"}
+node_models:
+  mgmt-node:
+    gpus: 0
+    ports:
+      - {role: inband, rdma: mlx5_0, netdev: enp3s0f0np0, speed: 400}
+      - {role: inband, rdma: mlx5_1, netdev: enp3s0f1np1, speed: 400}
+      - {role: oob, rdma: bmc, speed: 1}
+  nas-node:
+    gpus: 0
+    ports:
+      - {role: storage, rdma: mlx5_0, netdev: ens1f0np0, speed: 400}
+      - {role: storage, rdma: mlx5_1, netdev: ens1f1np1, speed: 400}
+fabrics:
+  - name: gpufab
+    kind: roce
+    platform: eos
+    topology: rail-optimized
+    switch_model: arista-7060x5
+    node_groups: [gpu]
+    management: {prefix: 192.168.0.0/24, gateway: 192.168.0.1}
+  - name: stor
+    role: storage
+    kind: roce
+    platform: sonic
+    topology: rail-optimized
+    switch_model: sn5600-sonic
+    node_groups: [gpu, nas]
+    ethernet:
+      pools: {loopbacks: 10.254.0.0/24, links: 10.253.0.0/22, hosts: 100.127.0.0/16}
+      asn: {leaf: 4200020000, spine: 4200002000}
+    management: {prefix: 192.168.1.0/24, gateway: 192.168.1.1}
+  - name: mgmt
+    role: inband
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [gpu, mgr]
+    ethernet:
+      host_addressing: leaf-subnet
+      pools: {loopbacks: 10.252.0.0/24, links: 10.251.0.0/22, hosts: 10.160.0.0/16}
+      asn: {leaf: 4200030000, spine: 4200003000}
+    management: {prefix: 192.168.2.0/24, gateway: 192.168.2.1}
+"""
+
+ROLE_OF = {"gpufab": "compute", "stor": "storage", "mgmt": "inband"}
+
+
+@pytest.fixture(scope="module")
+def unseen(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cluster")
+    inv = root / "whole.yaml"
+    inv.write_text(UNSEEN)
+    render_to(inv, root / "out")
+    return root / "out"
+
+
+def _ports_by_role(out: Path) -> dict[str, dict[tuple[str, str], tuple[str, str]]]:
+    """fabric -> (node, port) -> (leaf, leaf port), from each fabric's cabling plan."""
+    return {fab: {(r["a_device"], r["a_port"]): (r["z_device"], r["z_port"])
+                  for r in read_cabling(out, fab) if r["tier"] == "node-leaf"} for fab in ROLE_OF}
+
+
+def test_every_port_is_cabled_once_on_the_fabric_of_its_role(unseen: Path) -> None:
+    from fabgen.inventory.catalog import NODES
+
+    cabled = _ports_by_role(unseen)
+    seen: dict[tuple[str, str], str] = {}
+    for fab, ports in cabled.items():
+        for key in ports:
+            assert key not in seen, f"{key} cabled on {seen[key]} and {fab}"
+            seen[key] = fab
+    b200 = NODES["dgx-b200"]
+    for n in range(1, 25):
+        node = f"n{n:03d}"
+        for role, fab in (("compute", "gpufab"), ("storage", "stor"), ("inband", "mgmt")):
+            want = {p.rdma for p in b200.role_ports(role)}
+            got = {port for (dev, port), f in seen.items() if dev == node and f == fab}
+            assert got == want, (node, role, got, want)
+        # a dual-homed node: its two storage (and in-band) ports on two different leaves
+        for fab in ("stor", "mgmt"):
+            leaves = {cabled[fab][(node, p.rdma)][0] for p in b200.role_ports(ROLE_OF[fab])}
+            assert len(leaves) == 2, (node, fab, leaves)
+    for node in ("mgr1", "mgr2", "mgr3"):
+        assert {p for (d, p), f in seen.items() if d == node} == {"mlx5_0", "mlx5_1"}
+        assert all(f == "mgmt" for (d, _), f in seen.items() if d == node)
+    for node in ("nas1", "nas2", "nas3"):
+        assert {f for (d, _), f in seen.items() if d == node} == {"stor"}
+    assert not any(p == "bmc" for (_, p) in seen), "no out-of-band fabric: BMC ports stay uncabled"
+
+
+def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
+    groups = sorted(p.name for p in (unseen / "host-groups").iterdir())
+    assert groups == ["gpu"], "NCCL and NIC setup only for the node group on a compute fabric"
+    nodes = sorted(p.name for p in (unseen / "hosts").iterdir())
+    assert len(nodes) == 24 + 3 + 3 and len(set(nodes)) == len(nodes)
+    for p in (unseen / "hosts").iterdir():
+        assert [f.name for f in p.iterdir()] == ["netplan.yaml"]
+    manifest = yaml.safe_load((unseen / "manifest.json").read_text())
+    paths = [f["path"] for f in manifest["files"]] if isinstance(manifest.get("files"), list) else list(manifest["files"])
+    assert len(paths) == len(set(paths))
+    inventory = yaml.safe_load((unseen / "ansible" / "inventory.yml").read_text())["all"]["children"]
+    for fab in ROLE_OF:
+        members = inventory[f"fabric_{fab}"]["hosts"]
+        assert ("n001" in members) and (("mgr1" in members) == (fab == "mgmt"))
+    gv = yaml.safe_load((unseen / "ansible" / "group_vars" / "nodes_mgr.yml").read_text())
+    assert gv["fabgen_group_files"] == [] and gv["fabgen_fabric"] == "mgmt"
+    gv = yaml.safe_load((unseen / "ansible" / "group_vars" / "nodes_gpu.yml").read_text())
+    assert gv["fabgen_fabric"] == "gpufab" and len(gv["fabgen_group_files"]) == 2
+    slurm = (unseen / "slurm" / "topology.conf").read_text()
+    assert "gpufab" in slurm and "stor" not in slurm and "mgmt" not in slurm and "mgr" not in slurm
+    report = yaml.safe_load((unseen / "report.json").read_text())
+    assert {f: d["role"] for f, d in report["fabrics"].items()} == ROLE_OF
+
+
+def test_hosts_agree_with_switches_on_every_role(unseen: Path) -> None:
+    """Each port's address is in its own leaf's subnet (read from the switch files: EOS, SONiC's
+    config_db.json, NVUE), its table is its role's, and only in-band ports route by default."""
+    check_hosts(unseen, "gpufab", {"gpu": ("n", 24)})  # the compute part, as for any RoCE fabric
+    cabled = _ports_by_role(unseen)
+    netdevs = {"n": lambda rdma: rdma, "mgr": {"mlx5_0": "enp3s0f0np0", "mlx5_1": "enp3s0f1np1"}.get,
+               "nas": {"mlx5_0": "ens1f0np0", "mlx5_1": "ens1f1np1"}.get}
+    for fab in ("stor", "mgmt"):
+        role = ROLE_OF[fab]
+        ports = switch_ports(unseen, fab)
+        by_node: dict[str, list[tuple[str, str, str]]] = {}
+        for (node, rdma), (leaf, port) in sorted(cabled[fab].items()):
+            by_node.setdefault(node, []).append((rdma, leaf, port))
+        for node, nics in by_node.items():
+            eths = yaml.safe_load((unseen / "hosts" / node / "netplan.yaml").read_text())["network"]["ethernets"]
+            netdev = netdevs[re.match(r"[a-z]+", node).group(0)]
+            for r, (rdma, leaf, port) in enumerate(nics):
+                cfg = eths[netdev(rdma)]
+                host_if = ipaddress.ip_interface(cfg["addresses"][0])
+                sw_ip, sw_prefix, svi = ports[(leaf, port)]
+                gw = ipaddress.ip_interface(f"{sw_ip}/{sw_prefix}" if sw_ip else f"{svi[0]}/{svi[1]}")
+                assert host_if.network == gw.network and host_if.ip != gw.ip, (node, rdma)
+                (rule,) = cfg["routing-policy"]
+                assert rule == {"from": str(host_if.ip), "table": TABLES[role] + r}
+                defaults = [x for x in cfg["routes"] if x["to"] == "default"]
+                if role == "inband":
+                    assert defaults == [{"to": "default", "via": str(gw.ip), "metric": 100 * (r + 1)}]
+                else:
+                    assert not defaults, "only in-band ports carry a default route"
+                assert [x["via"] for x in cfg["routes"] if "via" in x] == [str(gw.ip)] * (1 + len(defaults))
+    eths = yaml.safe_load((unseen / "hosts" / "n001" / "netplan.yaml").read_text())["network"]["ethernets"]
+    assert len(eths) == 8 + 2 + 2, "one netplan: every compute, storage and in-band port of the node"
+
+
+def test_netplan_generate_accepts_every_node(unseen: Path, tmp_path: Path) -> None:
+    """netplan's generator writes a networkd unit per port of every node (each role); the in-band
+    ports get the default route; a netplan with the same port twice across roles is refused."""
+    if NETPLAN is None:
+        if IN_CI:
+            raise RuntimeError("CI must have netplan.io: `make test` installs it")
+        pytest.skip("netplan.io is not installed (`make test` installs it)")
+    for node in ("n001", "n024", "mgr1", "nas3"):
+        text = (unseen / "hosts" / node / "netplan.yaml").read_text()
+        root = tmp_path / node
+        run = _netplan_generate({"60-fabgen-rails.yaml": text}, root)
+        assert run.returncode == 0, run.stderr
+        units = root / "run" / "systemd" / "network"
+        for name, cfg in yaml.safe_load(text)["network"]["ethernets"].items():
+            unit = (units / f"10-netplan-{name}.network").read_text()
+            assert f"Address={cfg['addresses'][0]}\n" in unit
+            table = cfg["routing-policy"][0]["table"]
+            assert f"Table={table}\n" in unit
+            assert ("Destination=0.0.0.0/0" in unit) == (table >= TABLES["inband"]), (node, name)
+    text = (unseen / "hosts" / "n001" / "netplan.yaml").read_text()
+    broken = text.replace("metric: 200", "metric: many", 1)
+    assert broken != text
+    run = _netplan_generate({"60-fabgen-rails.yaml": broken}, tmp_path / "broken")
+    assert run.returncode != 0, "netplan must refuse a metric that is not a number"
+
+
+def test_the_example_cluster_renders_every_role(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "superpod-cluster.yaml", out)
+    check_hosts(out, "compute", {"dgx": ("dgx", 64)})
+    report = yaml.safe_load((out / "report.json").read_text())
+    assert {f: d["role"] for f, d in report["fabrics"].items()} == {
+        "compute": "compute", "storagenet": "storage", "internalnet": "inband"}
+    eths = yaml.safe_load((out / "hosts" / "dgx001" / "netplan.yaml").read_text())["network"]["ethernets"]
+    assert set(eths) == {"mlx5_1", "mlx5_7", "mlx5_2", "mlx5_8"}, "InfiniBand compute: no rail in netplan"
+    assert not (out / "host-groups" / "head").exists() and (out / "hosts" / "head01" / "netplan.yaml").exists()
+
+
+def _errors(text: str, tmp_path: Path) -> list[str]:
+    p = tmp_path / "inv.yaml"
+    p.write_text(text)
+    with pytest.raises(InventoryError) as exc:
+        validate(load(p))
+    return [f"{x.path}: {x.message}" for x in exc.value.problems]
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ("  - name: stor\n    role: storage\n", "  - name: stor\n    role: storage\n    planes: 2\n",
+     "fabrics[1].planes: planes split compute NICs; a storage fabric has one plane"),
+    ("  - name: mgmt\n    role: inband\n    kind: spectrum-x\n    platform: nvue\n",
+     "  - name: mgmt\n    role: inband\n    kind: infiniband\n    platform: ufm\n",
+     "fabrics[2].kind: an inband fabric is Ethernet"),
+    ("    node_groups: [gpu, nas]\n", "    node_groups: [gpu, nas, mgr]\n",
+     "node group 'mgr' (mgmt-node) has no storage ports for this storage fabric (it has inband, oob)"),
+    ("    node_groups: [gpu]\n", "    node_groups: [gpu, mgr]\n",
+     "node group 'mgr' (mgmt-node) has no compute ports"),
+    ("    node_groups: [gpu, mgr]\n", "    node_groups: [gpu, mgr]\n  - name: mgmt2\n    role: inband\n"
+     "    kind: roce\n    platform: eos\n    topology: fat-tree\n    switch_model: arista-7060x5\n"
+     "    node_groups: [mgr]\n",
+     "node group 'mgr' is already attached to fabric 'mgmt' for role inband"),
+])
+def test_role_mistakes_are_located(old: str, new: str, expected: str, tmp_path: Path) -> None:
+    """Role rules are inventory errors with their place: planes and InfiniBand where a role has
+    neither, a node group without ports of the role, a node group twice on one role."""
+    assert old in UNSEEN
+    problems = _errors(UNSEEN.replace(old, new, 1), tmp_path)
+    assert any(expected in p for p in problems), problems
