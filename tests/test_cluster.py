@@ -16,7 +16,7 @@ import yaml
 
 from conftest import INVENTORIES, IN_CI
 from readback import read_cabling
-from test_hosts import check_hosts, switch_ports
+from test_hosts import check_hosts, read_setup, scripts_ok, switch_ports, switch_qos
 from test_planes import NETPLAN, _netplan_generate
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load
@@ -63,6 +63,7 @@ fabrics:
     ethernet:
       pools: {loopbacks: 10.254.0.0/24, links: 10.253.0.0/22, hosts: 100.127.0.0/16}
       asn: {leaf: 4200020000, spine: 4200002000}
+      qos: {roce_dscp: 24, roce_priority: 4}
     management: {prefix: 192.168.1.0/24, gateway: 192.168.1.1}
   - name: mgmt
     role: inband
@@ -125,8 +126,9 @@ def test_every_port_is_cabled_once_on_the_fabric_of_its_role(unseen: Path) -> No
 
 
 def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
-    groups = sorted(p.name for p in (unseen / "host-groups").iterdir())
-    assert groups == ["gpu"], "NCCL and NIC setup only for the node group on a compute fabric"
+    groups = {p.name: sorted(f.name for f in p.iterdir()) for p in (unseen / "host-groups").iterdir()}
+    # NCCL only for the compute node group; storage RoCE NIC settings where the storage QoS is set
+    assert groups == {"gpu": ["hca-setup.sh", "nccl.env", "storage-nic-setup.sh"], "nas": ["storage-nic-setup.sh"]}
     nodes = sorted(p.name for p in (unseen / "hosts").iterdir())
     assert len(nodes) == 24 + 3 + 3 and len(set(nodes)) == len(nodes)
     for p in (unseen / "hosts").iterdir():
@@ -141,7 +143,9 @@ def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
     gv = yaml.safe_load((unseen / "ansible" / "group_vars" / "nodes_mgr.yml").read_text())
     assert gv["fabgen_group_files"] == [] and gv["fabgen_fabric"] == "mgmt"
     gv = yaml.safe_load((unseen / "ansible" / "group_vars" / "nodes_gpu.yml").read_text())
-    assert gv["fabgen_fabric"] == "gpufab" and len(gv["fabgen_group_files"]) == 2
+    assert gv["fabgen_fabric"] == "gpufab"
+    assert [f["src"].rsplit("/", 1)[1] for f in gv["fabgen_group_files"]] == [
+        "nccl.env", "hca-setup.sh", "storage-nic-setup.sh"]
     slurm = (unseen / "slurm" / "topology.conf").read_text()
     assert "gpufab" in slurm and "stor" not in slurm and "mgmt" not in slurm and "mgr" not in slurm
     report = yaml.safe_load((unseen / "report.json").read_text())
@@ -180,6 +184,24 @@ def test_hosts_agree_with_switches_on_every_role(unseen: Path) -> None:
                 assert [x["via"] for x in cfg["routes"] if "via" in x] == [str(gw.ip)] * (1 + len(defaults))
     eths = yaml.safe_load((unseen / "hosts" / "n001" / "netplan.yaml").read_text())["network"]["ethernets"]
     assert len(eths) == 8 + 2 + 2, "one netplan: every compute, storage and in-band port of the node"
+
+
+def test_storage_roce_gets_its_own_class_on_the_hosts(unseen: Path) -> None:
+    """The storage ports' NIC settings carry the storage fabric's class, read back from the SONiC
+    switches (no-drop priority 4, DSCP 24 -> 4), never the compute one (3, DSCP 26), and touch no
+    firmware setting; the scripts pass shellcheck."""
+    compute = read_setup(unseen / "host-groups" / "gpu" / "hca-setup.sh")
+    for group, rdmas in (("gpu", ["mlx5_1", "mlx5_7"]), ("nas", ["mlx5_0", "mlx5_1"])):
+        path = unseen / "host-groups" / group / "storage-nic-setup.sh"
+        text = path.read_text()
+        setup = read_setup(path)
+        no_drop, dscp_map = switch_qos(unseen, "stor")
+        (pfc,) = setup["pfc"]
+        assert no_drop == {tuple(i for i, b in enumerate(pfc.split(",")) if b == "1")} == {(4,)}
+        assert dscp_map[24] == 4 and setup["link_type"] == set() and "mlxconfig_set mlx" not in text
+        assert re.findall(r"^# (mlx5_\d+)$", text, re.M) == rdmas
+        assert setup["pfc"] != compute["pfc"]
+    scripts_ok([unseen / "host-groups" / g / "storage-nic-setup.sh" for g in ("gpu", "nas")], firmware=False)
 
 
 def test_netplan_generate_accepts_every_node(unseen: Path, tmp_path: Path) -> None:

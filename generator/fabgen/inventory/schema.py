@@ -21,6 +21,7 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 DEVICE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 DeviceName = Annotated[str, StringConstraints(pattern=DEVICE_PATTERN)]
 Kind = Literal["infiniband", "roce", "spectrum-x"]
+Role = Literal["compute", "storage", "inband", "oob"]  # what a fabric carries (docs/cluster.md)
 # Free text: printable only. No C0/C1 controls, no bidi overrides or isolates (text that reads
 # differently than it is stored), no zero-width characters, no line or paragraph separators,
 # no spaces but U+0020 (a no-break or ideographic space looks like one and is not), no soft hyphen.
@@ -273,9 +274,6 @@ class CustomNic(Strict):
     label: Text | None = Field(default=None, description="physical port label")
     cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
     speed: int = Field(ge=10, le=3200, description="Gb/s")
-
-
-Role = Literal["compute", "storage", "inband", "oob"]
 
 
 class CustomPort(Strict):

@@ -53,7 +53,11 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                                                   f"{data['fabric']}/switches/{name}.nvue.sh"])
                             for name, tree, _ in data["switches"]})
     sm_files: dict[str, list[dict[str, str]]] = {}
+    role_setups: dict[str, list[str]] = {}  # node group -> roles with a NIC setup script (storage, inband)
     for tname, data in structured:
+        if tname == "hosts":
+            for g in data["setups"]:
+                role_setups.setdefault(g["group"], []).append(g["role"])
         if tname == "infiniband":
             from fabgen.intent.infiniband import deploy_files
 
@@ -91,10 +95,12 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
         # nodes need no 4,096 host_vars files; nccl.env and hca-setup.sh come with a compute fabric
         group_vars[ng] = {
             "fabgen_fabric": known.compute or known.first, "fabgen_role": "node", "fabgen_node_group": known.group,
-            "fabgen_group_files": [
+            "fabgen_group_files": ([
                 {"src": f"{base}/nccl.env", "dest": "/etc/nccl.conf", "mode": "0644"},
                 {"src": f"{base}/hca-setup.sh", "dest": "/usr/local/sbin/fabgen-hca-setup.sh",
-                 "mode": "0755"}] if known.compute else [],
+                 "mode": "0755"}] if known.compute else []) + [
+                {"src": f"{base}/{role}-nic-setup.sh", "dest": f"/usr/local/sbin/fabgen-{role}-nic-setup.sh",
+                 "mode": "0755"} for role in role_setups.get(known.group, [])],
             "fabgen_files": [{"src": "hosts/{{ inventory_hostname }}/netplan.yaml",
                               "dest": "/etc/netplan/60-fabgen-rails.yaml", "mode": "0600"}]
             if known.netplan else []}

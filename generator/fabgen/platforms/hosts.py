@@ -267,11 +267,31 @@ def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[str], dict[s
         ethernets.update(_netplan(ctx, h, pool, eth.host_mtu, k))
 
 
+def _role_setups(ctx: Context) -> list[dict[str, Any]]:
+    """`<role>-nic-setup.sh` of each node group on a storage or in-band RoCE fabric whose QoS the
+    inventory sets: the role's ports get that fabric's class (trust DSCP, PFC, ECN, ToS), never
+    the compute one; no firmware settings (a dual-port card's other port may serve another role)."""
+    f = ctx.fabric
+    eth = f.spec.ethernet
+    if f.spec.role not in ("storage", "inband") or eth is None or "qos" not in eth.model_fields_set:
+        return []
+    out: dict[str, dict[str, Any]] = {}
+    for k, h in enumerate(f.hosts):
+        if h.group in out:
+            continue
+        ports = [(nic, r, p) for _, nic, r, p in _plane_ports(ctx, k)]
+        setup = {**_setup(ctx, h.model, ports), "mlxconfig": []}
+        out[h.group] = {"group": h.group, "model": h.model.key, "fabric": f.inventory_name, "kind": f.spec.kind,
+                        "platform": f.spec.platform, "role": f.spec.role, "setup": setup}
+    return list(out.values())
+
+
 def structure(contexts: list[Context], _structured: list | None = None) -> dict[str, Any]:
     """Every node's host files, across the fabrics it is on: the group files from its compute
     fabric, one netplan with the ports of every Ethernet fabric (compute, storage, in-band; the
     BMC is addressed by the BMC itself, not by the host)."""
     groups: list[dict[str, Any]] = []
+    setups: list[dict[str, Any]] = []
     nodes: dict[str, tuple[str, list[str], dict[str, Any]]] = {}
     for ctx in contexts:
         f = ctx.fabric
@@ -279,12 +299,13 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
             continue
         if f.spec.role == "compute":
             groups += _groups(ctx)
+        setups += _role_setups(ctx)
         if f.spec.kind != "infiniband" and f.spec.role != "oob":
             _fabric_netplans(ctx, nodes)
     cluster = contexts[0].cluster if contexts else ""
     items = [(name, group, labels, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths}})
              for name, (group, labels, eths) in nodes.items()]
-    return {"cluster": cluster, "groups": groups, "nodes": items}
+    return {"cluster": cluster, "groups": groups, "setups": setups, "nodes": items}
 
 
 def _head(name: str, group: str, labels: list[str], cluster: str) -> str:
@@ -301,6 +322,9 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{base}/nccl.env", render_template("hosts/nccl.env.j2", g=g, cluster=data["cluster"]).encode()
         yield f"{base}/hca-setup.sh", render_template("hosts/hca-setup.sh.j2", g=g, s=g["setup"],
                                                       cluster=data["cluster"]).encode()
+    for g in data["setups"]:
+        yield (f"host-groups/{g['group']}/{g['role']}-nic-setup.sh",
+               render_template("hosts/hca-setup.sh.j2", g=g, s=g["setup"], cluster=data["cluster"]).encode())
     for name, group, labels, plan in data["nodes"]:
         head = _head(name, group, labels, data["cluster"])
         yield f"hosts/{name}/netplan.yaml", (head + _netplan_text(plan)).encode()
@@ -308,7 +332,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
 
 def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
     """Every parts-th node's netplan; the group files in part 0 only."""
-    return {**data, "groups": data["groups"] if part == 0 else [], "nodes": data["nodes"][part::parts]}
+    return {**data, "groups": data["groups"] if part == 0 else [], "setups": data["setups"] if part == 0 else [],
+            "nodes": data["nodes"][part::parts]}
 
 
 TARGET = Target("hosts", lambda ctx: True, structure, render, shard, scope=CLUSTER)
