@@ -125,6 +125,9 @@ GUARDED = {"eos": ("roce-3tier", "deploy-eos.yml", "eth/switches/eth-su001-leaf1
                      "fabric-leaf001", r'    "MGMT_INTERFACE": \{\n[^\n]*\n    \},\n'),
            "nvue": ("spectrumx-1su", "deploy-nvue.yml", "sx/switches/sx-su01-leaf1.nvue.yaml", "sx-su01-leaf1",
                     r"(?ms)^      eth0:\n.*?(?=^      swp)"),
+           # an out-of-band access switch: managed on its management VLAN interface, not eth0
+           "nvue-oob": ("superpod-cluster", "deploy-nvue.yml", "ipminet/switches/ipminet-access01.nvue.yaml",
+                        "ipminet-access01", r"(?ms)^      vlan10:\n.*?(?=^    \S)"),
            "nvue-5.18": ("spectrumx-518-lossy", "deploy-nvue.yml", "sx2/switches/sx2-su01-leaf1.nvue.yaml",
                          "sx2-su01-leaf1", r"(?ms)^      eth0:\n.*?(?=^      swp)")}
 

@@ -7,6 +7,7 @@ netplan; host and switch files agree for every role when both are read back.
 
 from __future__ import annotations
 
+import csv
 import ipaddress
 import re
 from pathlib import Path
@@ -77,9 +78,20 @@ fabrics:
       pools: {loopbacks: 10.252.0.0/24, links: 10.251.0.0/22, hosts: 10.160.0.0/16}
       asn: {leaf: 4200030000, spine: 4200003000}
     management: {prefix: 192.168.2.0/24, gateway: 192.168.2.1}
+  - name: bmcnet
+    role: oob
+    kind: ethernet
+    platform: nvue
+    topology: fat-tree
+    switch_model: sn2201
+    node_groups: [gpu, mgr]
+    scalable_unit: 16
+    oob_vlan: 42
+    management: {prefix: 172.16.0.0/24, gateway: 172.16.0.1, ntp: [172.16.9.1]}
 """
 
-ROLE_OF = {"gpufab": "compute", "stor": "storage", "mgmt": "inband"}
+ROLE_OF = {"gpufab": "compute", "stor": "storage", "mgmt": "inband", "bmcnet": "oob"}
+MGMT_PORT = {"gpufab": "Management1", "stor": "eth0", "mgmt": "eth0"}
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +121,7 @@ def test_every_port_is_cabled_once_on_the_fabric_of_its_role(unseen: Path) -> No
     b200 = NODES["dgx-b200"]
     for n in range(1, 25):
         node = f"n{n:03d}"
-        for role, fab in (("compute", "gpufab"), ("storage", "stor"), ("inband", "mgmt")):
+        for role, fab in (("compute", "gpufab"), ("storage", "stor"), ("inband", "mgmt"), ("oob", "bmcnet")):
             want = {p.rdma for p in b200.role_ports(role)}
             got = {port for (dev, port), f in seen.items() if dev == node and f == fab}
             assert got == want, (node, role, got, want)
@@ -118,11 +130,20 @@ def test_every_port_is_cabled_once_on_the_fabric_of_its_role(unseen: Path) -> No
             leaves = {cabled[fab][(node, p.rdma)][0] for p in b200.role_ports(ROLE_OF[fab])}
             assert len(leaves) == 2, (node, fab, leaves)
     for node in ("mgr1", "mgr2", "mgr3"):
-        assert {p for (d, p), f in seen.items() if d == node} == {"mlx5_0", "mlx5_1"}
-        assert all(f == "mgmt" for (d, _), f in seen.items() if d == node)
+        assert {p for (d, p), f in seen.items() if d == node} == {"mlx5_0", "mlx5_1", "bmc"}
+        assert {f for (d, _), f in seen.items() if d == node} == {"mgmt", "bmcnet"}
     for node in ("nas1", "nas2", "nas3"):
         assert {f for (d, _), f in seen.items() if d == node} == {"stor"}
-    assert not any(p == "bmc" for (_, p) in seen), "no out-of-band fabric: BMC ports stay uncabled"
+    for n in range(1, 25):
+        assert seen[(f"n{n:03d}", "bmc")] == "bmcnet"
+    for node in ("mgr1", "mgr2", "mgr3"):
+        assert seen[(node, "bmc")] == "bmcnet"
+    assert not any(d.startswith("nas") and f == "bmcnet" for (d, _), f in seen.items()), "nas-node has no BMC port"
+    # every switch of every other fabric: its management port on an access port, once
+    for fab, port in MGMT_PORT.items():
+        switches = {r["z_device"] for r in read_cabling(unseen, fab)} | {r["a_device"] for r in read_cabling(
+            unseen, fab) if r["tier"] != "node-leaf"}
+        assert switches and all(seen.get((sw, port)) == "bmcnet" for sw in switches), fab
 
 
 def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
@@ -139,7 +160,8 @@ def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
     inventory = yaml.safe_load((unseen / "ansible" / "inventory.yml").read_text())["all"]["children"]
     for fab in ROLE_OF:
         members = inventory[f"fabric_{fab}"]["hosts"]
-        assert ("n001" in members) and (("mgr1" in members) == (fab == "mgmt"))
+        assert ("n001" in members) and (("mgr1" in members) == (fab in ("mgmt", "bmcnet")))
+    assert "gpufab-su1-leaf1" not in inventory["fabric_bmcnet"]["hosts"], "a managed switch is in its own fabric"
     gv = yaml.safe_load((unseen / "ansible" / "group_vars" / "nodes_mgr.yml").read_text())
     assert gv["fabgen_group_files"] == [] and gv["fabgen_fabric"] == "mgmt"
     gv = yaml.safe_load((unseen / "ansible" / "group_vars" / "nodes_gpu.yml").read_text())
@@ -147,7 +169,7 @@ def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
     assert [f["src"].rsplit("/", 1)[1] for f in gv["fabgen_group_files"]] == [
         "nccl.env", "hca-setup.sh", "storage-nic-setup.sh"]
     slurm = (unseen / "slurm" / "topology.conf").read_text()
-    assert "gpufab" in slurm and "stor" not in slurm and "mgmt" not in slurm and "mgr" not in slurm
+    assert "gpufab" in slurm and all(x not in slurm for x in ("stor", "mgmt", "mgr", "bmcnet"))
     report = yaml.safe_load((unseen / "report.json").read_text())
     assert {f: d["role"] for f, d in report["fabrics"].items()} == ROLE_OF
 
@@ -204,6 +226,75 @@ def test_storage_roce_gets_its_own_class_on_the_hosts(unseen: Path) -> None:
     scripts_ok([unseen / "host-groups" / g / "storage-nic-setup.sh" for g in ("gpu", "nas")], firmware=False)
 
 
+def test_out_of_band_access_switches(unseen: Path) -> None:
+    """The access switches' NVUE files pass NVIDIA's object model (5.14; the YAML and its `nv set`
+    lines); every used port is an untagged member of the one management VLAN and says who is on
+    it (the cabling plan's far end), unused ports are down; the uplink bond is the model's first
+    two uplinks; the switch's address (its SVI) and every BMC's come from the management prefix,
+    distinct, never the gateway, and agree with addresses.csv."""
+    import nvue_model
+    from readback import read_nvue
+
+    rows = list(csv.DictReader((unseen / "bmcnet" / "addresses.csv").open()))
+    by_device = {(r["device"], r["interface"]): r["address"] for r in rows}
+    addresses = [ipaddress.ip_interface(r["address"]) for r in rows]
+    net = ipaddress.ip_network("172.16.0.0/24")
+    assert len({a.ip for a in addresses}) == len(addresses)
+    assert all(a.network == net and str(a.ip) != "172.16.0.1" for a in addresses)
+    cabled = {(r["z_device"], r["z_port"]): f"{r['a_device']}_{r['a_port']}" for r in read_cabling(unseen, "bmcnet")}
+    switches = sorted((unseen / "bmcnet" / "switches").glob("*.nvue.yaml"))
+    # the managed switches' 27 ports on one, then 16 nodes per access switch: 24 GPU nodes and 3 head nodes
+    assert [p.name for p in switches] == [f"bmcnet-access0{i}.nvue.yaml" for i in (1, 2, 3)]
+    for p in switches:
+        header, tree = read_nvue(p)
+        name = p.name[:-len(".nvue.yaml")]
+        assert nvue_model.problems("5.14", tree) == [] and nvue_model.header_problems("5.14", header) == []
+        built: dict = {}
+        for line in p.with_name(name + ".nvue.sh").read_text().splitlines():
+            if line.startswith("nv set "):
+                nvue_model.merge(built, nvue_model.parse_nv_set("5.14", line))
+        assert nvue_model.problems("5.14", built) == []
+        iface = tree["interface"]
+        for port in (f"swp{i}" for i in range(1, 49)):
+            if (name, port) in cabled:
+                assert iface[port]["bridge"]["domain"]["br_default"]["access"] == 42
+                assert iface[port]["description"] == f"OOB_{cabled[name, port]}"
+            else:
+                assert iface[port]["link"]["state"] == {"down": {}}
+        assert set(iface["uplink"]["bond"]["member"]) == {"swp49", "swp50"}
+        (svi,) = iface["vlan42"]["ip"]["address"]
+        assert by_device[(name, "vlan42")] == svi
+        assert tree["vrf"]["default"]["router"]["static"]["0.0.0.0/0"]["via"] == {"172.16.0.1": {}}
+        assert tree["system"]["ntp"] if "ntp" in tree.get("system", {}) else tree["service"]["ntp"]
+    bmcs = [r for r in rows if r["role"] == "bmc"]
+    assert len(bmcs) == 24 + 3 and [r["device"] for r in bmcs[:2]] == ["n001", "n002"]
+    # 16 nodes per access switch: n001-n016 on one, n017-n024 and the head nodes on the next
+    assert {cabled_sw for (cabled_sw, _), who in cabled.items() if who == "n016_bmc"} != \
+        {cabled_sw for (cabled_sw, _), who in cabled.items() if who == "n017_bmc"}
+
+
+def test_out_of_band_growth_only_adds(tmp_path: Path) -> None:
+    """More nodes on the out-of-band network (the fabrics it manages planned for them): every existing
+    cable and address stays but the head nodes', which follow the GPU nodes."""
+    planned = (UNSEEN.replace("node_groups: [gpu]\n", "node_groups: [gpu]\n    planned_nodes: 48\n")
+               .replace("node_groups: [gpu, nas]\n", "node_groups: [gpu, nas]\n    planned_nodes: 48\n")
+               .replace("node_groups: [gpu, mgr]\n    ethernet", "node_groups: [gpu, mgr]\n    planned_nodes: 51\n"
+                        "    ethernet"))
+
+    def render(count: int) -> tuple[set, set]:
+        inv = tmp_path / f"g{count}.yaml"
+        inv.write_text(planned.replace("count: 24", f"count: {count}"))
+        out = tmp_path / f"out{count}"
+        render_to(inv, out)
+        cab = {tuple(r.values()) for r in read_cabling(out, "bmcnet")}
+        addr = {tuple(r.values()) for r in csv.DictReader((out / "bmcnet" / "addresses.csv").open())}
+        return cab, addr
+    small, big = render(24), render(40)
+    changed_nodes = {c for c in small[0] if c[0].startswith("mgr")}  # the head nodes follow the GPU nodes
+    assert small[0] - changed_nodes <= big[0]
+    assert {a for a in small[1] if not a[0].startswith("mgr")} <= big[1]
+
+
 def test_netplan_generate_accepts_every_node(unseen: Path, tmp_path: Path) -> None:
     """netplan's generator writes a networkd unit per port of every node (each role); the in-band
     ports get the default route; a netplan with the same port twice across roles is refused."""
@@ -236,7 +327,7 @@ def test_the_example_cluster_renders_every_role(tmp_path: Path) -> None:
     check_hosts(out, "compute", {"dgx": ("dgx", 64)})
     report = yaml.safe_load((out / "report.json").read_text())
     assert {f: d["role"] for f, d in report["fabrics"].items()} == {
-        "compute": "compute", "storagenet": "storage", "internalnet": "inband"}
+        "compute": "compute", "storagenet": "storage", "internalnet": "inband", "ipminet": "oob"}
     eths = yaml.safe_load((out / "hosts" / "dgx001" / "netplan.yaml").read_text())["network"]["ethernets"]
     assert set(eths) == {"mlx5_1", "mlx5_7", "mlx5_2", "mlx5_8"}, "InfiniBand compute: no rail in netplan"
     assert not (out / "host-groups" / "head").exists() and (out / "hosts" / "head01" / "netplan.yaml").exists()
@@ -255,7 +346,18 @@ def _errors(text: str, tmp_path: Path) -> list[str]:
      "fabrics[1].planes: planes split compute NICs; a storage fabric has one plane"),
     ("  - name: mgmt\n    role: inband\n    kind: spectrum-x\n    platform: nvue\n",
      "  - name: mgmt\n    role: inband\n    kind: infiniband\n    platform: ufm\n",
-     "fabrics[2].kind: an inband fabric is Ethernet"),
+     "fabrics[2].kind: an inband fabric is roce or spectrum-x"),
+    ("    role: oob\n    kind: ethernet\n", "    role: oob\n    kind: roce\n",
+     "fabrics[3].kind: the out-of-band network is kind ethernet with role oob"),
+    ("    management: {prefix: 172.16.0.0/24, gateway: 172.16.0.1, ntp: [172.16.9.1]}\n", "",
+     "fabrics[3]: an out-of-band network needs management"),
+    ("    oob_vlan: 42\n", "    oob_vlan: 42\n    manages: [gpufab, storage]\n",
+     "fabrics[3].manages[1]: 'storage' is not a fabric this network can manage"),
+    ("    scalable_unit: 16\n", "    scalable_unit: 49\n", "fabrics[3].scalable_unit: nodes per access switch: at most 48"),
+    ("    node_groups: [gpu, mgr]\n    scalable_unit: 16", "    node_groups: [gpu, mgr, nas]\n    scalable_unit: 16",
+     "node group 'nas' (nas-node) has no oob ports"),
+    ("172.16.0.0/24, gateway: 172.16.0.1", "172.16.0.0/27, gateway: 172.16.0.1",
+     "fabrics[3].management.prefix"),
     ("    node_groups: [gpu, nas]\n", "    node_groups: [gpu, nas, mgr]\n",
      "node group 'mgr' (mgmt-node) has no storage ports for this storage fabric (it has inband, oob)"),
     ("    node_groups: [gpu]\n", "    node_groups: [gpu, mgr]\n",

@@ -139,9 +139,40 @@ def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[
     return out
 
 
+def allocate_oob(fabric: Fabric) -> Allocation:
+    """The out-of-band network's one subnet (its management prefix): the BMC ports take its host
+    addresses from the first up, in node order; the access switches (their address on the
+    management VLAN) from the last down; both skip the gateway. Either end grows without moving
+    the other (docs/growth.md). A managed switch's management port gets no address here: its own
+    fabric's management prefix gives it one."""
+    from fabgen.inventory.management import gateway_of
+    from fabgen.topology.oob import switch_part
+
+    m = fabric.spec.management
+    assert m is not None
+    net = IPNetwork(m.prefix)
+    gateway, first, last = gateway_of(m), net.first + 1, net.last - 1
+    p = fabric.plan
+    offset = switch_part(p) * p.down
+    nodes = {h.name for h in fabric.hosts if h.role != "switch"}
+    link_ips: dict[int, tuple[str, str, int]] = {}
+    for idx, lk in enumerate(fabric.links):
+        if lk.a in nodes:
+            unit, rest = divmod(lk.ordinal - offset, p.down)
+            address = first + unit * p.unit_nodes * p.rails + rest
+            link_ips[idx] = (_ip(address + (address >= gateway)), _ip(gateway), net.prefixlen)
+    management = {}
+    for s in fabric.switches:
+        address = last - (s.index - 1)
+        management[s.name] = _ip(address - (address <= gateway))
+    return Allocation(link_ips=link_ips, management=management)
+
+
 def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None,
              node_prefixes: dict[str, str] | None = None) -> Allocation:
     """Addresses and ASNs (Ethernet) or GUIDs (InfiniBand), and management addresses."""
+    if fabric.spec.role == "oob":
+        return allocate_oob(fabric)
     if fabric.spec.kind == "infiniband":
         base = allocate_guids(fabric, fabric_no, guid_map)
     else:

@@ -24,6 +24,7 @@ from fabgen.parallel import render_all
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.check import check
 from fabgen.topology.model import Fabric
+from fabgen.topology.oob import build_oob
 
 STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render", "write")
 
@@ -74,7 +75,12 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     fabrics: dict[str, Fabric] = {}
     with _timed(timings, "build", progress):
         for spec in inv.fabrics:
-            for f in build_planes(spec, validated.plans[spec.name], validated.switch_models[spec.switch_model],
+            model = validated.switch_models[spec.switch_model]
+            if spec.role == "oob":
+                fabrics[spec.name] = build_oob(spec, validated.plans[spec.name], model, validated.members[spec.name],
+                                               validated.managed[spec.name])
+                continue
+            for f in build_planes(spec, validated.plans[spec.name], model,
                                   validated.members[spec.name], validated.storage[spec.name]):
                 fabrics[f.name] = f
     first_plane = {spec.name: plane_names(spec)[0] for spec in inv.fabrics}  # an inventory fabric's warnings

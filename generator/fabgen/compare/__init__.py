@@ -29,6 +29,8 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
     found = options(loaded, validated)
     fabrics: dict[str, Any] = {}
     for i, spec in enumerate(validated.inventory.fabrics):
+        if spec.role == "oob":
+            continue
         mine = [o for o in found if o.fabric == spec.name]
         sized = [o for o in mine if isinstance(o, Option)]
         kinds = [o.choice.kind for o in sized]

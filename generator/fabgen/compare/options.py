@@ -148,6 +148,8 @@ def _summed(summaries: list[Summary]) -> Summary:
 def options(loaded: Loaded, validated: Validated) -> list[Option | NotAnOption]:
     """Every choice for every fabric of the inventory, in fabric, kind and model order."""
     out: list[Option | NotAnOption] = []
-    for i in range(len(validated.inventory.fabrics)):
+    for i, spec in enumerate(validated.inventory.fabrics):
+        if spec.role == "oob":  # an access layer: no fabric to choose (docs/cluster.md)
+            continue
         out += [size(loaded, validated, i, c) for c in choices(validated, i)]
     return out

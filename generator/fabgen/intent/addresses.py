@@ -24,10 +24,27 @@ def eth_netdev(netdev: str) -> str:
     return f"enp{netdev[3:]}np0" if netdev.startswith("ibp") else netdev
 
 
+def oob_rows(ctx: Context) -> list[list[Any]]:
+    """The out-of-band network's addresses: each access switch's on the management VLAN, then every
+    BMC port's, in cabling order (a managed switch's management address is its own fabric's)."""
+    f, alloc = ctx.fabric, ctx.allocation
+    plen = f.spec.management.prefix.split("/")[1] if f.spec.management else "32"
+    svi = SVI["nvue"].format(vlan=f.spec.oob_vlan)
+    rows: list[list[Any]] = [[s.name, s.role, "", svi, f"{alloc.management[s.name]}/{plen}", "", ""]
+                             for s in f.switches]
+    for idx, lk in enumerate(f.links):
+        if idx in alloc.link_ips:
+            ip, _, _ = alloc.link_ips[idx]
+            rows.append([lk.a, "bmc", "", lk.a_port, f"{ip}/{plen}", lk.z, lk.z_port])
+    return rows
+
+
 def address_rows(ctx: Context) -> list[list[Any]]:
     """One row per configured address: each switch's loopback, then every link's ends in cabling
     order (a leaf's host VLAN interface where its first host port appears)."""
     f, alloc = ctx.fabric, ctx.allocation
+    if f.spec.role == "oob":
+        return oob_rows(ctx)
     platform = f.spec.platform
     role = {s.name: s.role for s in f.switches}
     asn = alloc.asns

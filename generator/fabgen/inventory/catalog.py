@@ -30,11 +30,12 @@ from functools import cached_property
 
 from fabgen.inventory.sonic_skus import SN5600_O128, TH5_7060X6_O128, SonicSku
 
-KINDS = ("infiniband", "roce", "spectrum-x")
+KINDS = ("infiniband", "roce", "spectrum-x", "ethernet")
 PLATFORMS_BY_KIND = {
     "infiniband": ("ufm", "opensm"),
     "roce": ("eos", "sonic"),
     "spectrum-x": ("nvue",),
+    "ethernet": ("nvue",),  # plain Ethernet access switches: the out-of-band network (docs/cluster.md)
 }
 
 
@@ -62,6 +63,11 @@ class SwitchModel:
     transceiver: str  # one per used cage
     custom: bool = False
     sonic: SonicSku | None = None  # platform sonic: the SKU the config_db.json is loaded against
+    # Ports apart from the endpoint ports, at their own speed: an access switch's uplinks (SN2201:
+    # four 100G QSFP28 beside 48 x 1G RJ45). An out-of-band access switch bonds the first two
+    # to the site's management network.
+    uplinks: tuple[str, ...] = ()
+    uplink_speed: int = 0
 
     @property
     def native(self) -> PortMode:
@@ -256,6 +262,15 @@ SWITCHES: dict[str, SwitchModel] = {
             "NVIDIA SN5600, 64 x 800G OSFP (Spectrum-4), SONiC SKU Mellanox-SN5600-O128: 128 x 400GbE",
             ("roce",), ("sonic",), 64, "OSFP", 8, (PortMode(400, 2, "Ethernet{lane}"),),
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)", sonic=SN5600_O128,
+        ),
+        # SN2201: 48 x 1GbE RJ45 (100M/1G) and 4 x 100GbE QSFP28, Cumulus Linux; NVIDIA's out-of-band
+        # switch in DGX SuperPOD and NVL72 racks (SN2201 user manual, "Specifications"; Mission
+        # Control north-south guide 2.3.0: "SN2201 (OOB) 48 1G Base-T"). Cumulus names the ports
+        # swp1-swp52, the uplinks swp49-swp52.
+        SwitchModel(
+            "sn2201", "NVIDIA", "MSN2201", "Spectrum SN2201, 48 x 1GbE RJ45 + 4 x 100GbE QSFP28 (out-of-band)",
+            ("ethernet",), ("nvue",), 48, "RJ45", 1, (PortMode(1, 1, "swp{c}"),),
+            "none (RJ45 copper)", uplinks=("swp49", "swp50", "swp51", "swp52"), uplink_speed=100,
         ),
         # Quantum-X800 Q3400-RA: 144 XDR 800G ports on 72 twin-port OSFP cages (NVIDIA Q3200-RA/Q3400-RA
         # XDR switch systems user manual; DGX SuperPOD B300 XDR RA-11339-001, "Compute fabric").

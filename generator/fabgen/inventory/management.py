@@ -36,7 +36,7 @@ def vrf_of(m: Management, platform: str) -> str:
 
 
 def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, report: Report, warn: Report,
-                     taken: list) -> None:
+                     taken: list, what: str = "switches and their gateway") -> None:
     """Report problems of fabrics[i].management; `taken` collects management prefixes."""
     m = f.management
     if m is None:
@@ -45,7 +45,7 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
     prefix_path = path if given_as_text else (*path, "prefix")
     # the gateway is never given to a switch, so the prefix holds one address more
     before = len(taken)
-    check_prefix(prefix_path, m.prefix, switches + 1, "switches and their gateway", report, taken)
+    check_prefix(prefix_path, m.prefix, switches + 1, what, report, taken)
     if len(taken) == before:
         return
     net = ipaddress.IPv4Network(m.prefix)

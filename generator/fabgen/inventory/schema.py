@@ -20,7 +20,7 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 # RDMA and netdev names (mlx5_0, ibp24s0, enp1s0f0np0): a little wider than a DNS label.
 DEVICE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 DeviceName = Annotated[str, StringConstraints(pattern=DEVICE_PATTERN)]
-Kind = Literal["infiniband", "roce", "spectrum-x"]
+Kind = Literal["infiniband", "roce", "spectrum-x", "ethernet"]
 Role = Literal["compute", "storage", "inband", "oob"]  # what a fabric carries (docs/cluster.md)
 # Free text: printable only. No C0/C1 controls, no bidi overrides or isolates (text that reads
 # differently than it is stored), no zero-width characters, no line or paragraph separators,
@@ -231,8 +231,9 @@ class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
 
     name: Name = Field(description="fabric name (at most 40 characters: it prefixes every switch name)")
-    kind: Kind = Field(description="InfiniBand, RoCEv2 Ethernet, or NVIDIA Spectrum-X")
-    platform: str = Field(description="infiniband: ufm | opensm; roce: eos | sonic; spectrum-x: nvue")
+    kind: Kind = Field(description="InfiniBand, RoCEv2 Ethernet, NVIDIA Spectrum-X, or ethernet (plain access "
+                       "switches: the out-of-band network, role oob)")
+    platform: str = Field(description="infiniband: ufm | opensm; roce: eos | sonic; spectrum-x: nvue; ethernet: nvue")
     topology: Literal["rail-optimized", "fat-tree"] = Field(
         description="rail-optimized: NIC i of every node of a unit on leaf i; fat-tree: a node's NICs on one leaf")
     switch_model: str = Field(description="switch model: a catalog key or a switch_models entry")
@@ -241,6 +242,10 @@ class Fabric(Strict):
                        "of that role, and a node group is on at most one fabric per role")
     node_groups: list[str] = Field(min_length=1, description="every port of the fabric's role of these groups "
                                    "attaches")
+    manages: list[str] | None = Field(
+        default=None, description="role oob: the fabrics whose switches' management ports take an access port of "
+        "this network (default: every other fabric)")
+    oob_vlan: int = Field(default=10, ge=2, le=4094, description="role oob: the management VLAN of every access port")
     scalable_unit: int | None = Field(
         default=None, ge=1, le=4096,
         description="rail-optimized only: nodes per scalable unit (default: the most a leaf takes at the ratio)",

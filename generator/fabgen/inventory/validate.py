@@ -22,6 +22,7 @@ from fabgen.inventory.loader import Loaded, PathT, format_path
 from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, USER_PATTERN,
                                      Inventory)
 from fabgen.topology.build import PLANE_SUFFIX, plane_names
+from fabgen.topology.oob import SWITCH_GROUP
 from fabgen.topology.growth import check_growth
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
@@ -45,6 +46,7 @@ class Validated:
     storage: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> the same, storage nodes
     guid_maps: dict[str, dict[tuple[str, str], int]]  # fabric -> (device, port) -> real GUID
     warnings: dict[str, list[str]]  # fabric -> located warnings (inventory asks for what cannot work)
+    managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> the switches it manages (topology/oob.py)
 
 
 def _distance(a: str, b: str) -> int:
@@ -413,6 +415,7 @@ class _Checks:
     switches: dict[str, list[str]] = field(default_factory=dict)  # fabric -> its switch names (sized ones)
     taken: list = field(default_factory=list)  # data pools handed out, (path, network)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
+    managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> its managed switches
 
     def report(self, path: PathT, message: str, key: bool = False) -> None:
         line, col = self.loaded.where(path, key=key)
@@ -433,8 +436,12 @@ def validate(loaded: Loaded) -> Validated:
     c = _Checks(loaded, _schema(loaded))
     c.switch_models, c.node_models = _resolve_models(c.inv, c.report)
     _check_node_groups(c)
+    for i, f in enumerate(c.inv.fabrics):  # the out-of-band networks last: they take the others' switches
+        if f.role != "oob":
+            _check_fabric(c, i, f)
     for i, f in enumerate(c.inv.fabrics):
-        _check_fabric(c, i, f)
+        if f.role == "oob":
+            _check_oob(c, i, f)
     _check_switch_names(c)
     _check_subnet_manager_names(c)
     _check_addressing(c)
@@ -443,7 +450,7 @@ def validate(loaded: Loaded) -> Validated:
     if c.problems:
         raise InventoryError(c.problems)
     return Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, guid_maps,
-                     c.warnings)
+                     c.warnings, c.managed)
 
 
 def _schema(loaded: Loaded) -> Inventory:
@@ -473,6 +480,10 @@ def _check_node_groups(c: _Checks) -> None:
         if twin is not None:
             c.report((*path, "name"), f"node group '{g.name}' differs from '{twin}' only in case: file names on "
                      "case-insensitive file systems would collide")
+            continue
+        if g.name == SWITCH_GROUP:
+            c.report((*path, "name"), f"'{SWITCH_GROUP}' is the group fabgen gives the switches' management ports "
+                     "on the out-of-band network: name the node group otherwise")
             continue
         c.groups[g.name] = g
         if g.model not in c.node_models and g.model not in c.inv.node_models:  # declared: reported there
@@ -527,6 +538,77 @@ def _check_fabric(c: _Checks, i: int, f) -> None:
         _size_fabric(c, i, f, model, fmembers, fstorage)
 
 
+def _check_oob(c: _Checks, i: int, f) -> None:
+    """An out-of-band network (topology/oob.py): identity, hardware and node groups as any fabric,
+    then the shape (one tier of access switches), the fabrics it manages and its size."""
+    from fabgen.topology.oob import Managed, access_plan
+
+    path = ("fabrics", i)
+    ok = _check_fabric_name(c, i, f)
+    ok = _check_fabric_role(c, i, f) and ok
+    ok = _check_fabric_hardware(c, i, f) and ok
+    fmembers, fstorage, attached_ok = _attach_node_groups(c, i, f)
+    if f.topology != "fat-tree" or f.tiers not in ("auto", 1):
+        c.report((*path, "topology" if f.topology != "fat-tree" else "tiers"), "an out-of-band network is one tier "
+                 "of access switches: topology fat-tree, tiers auto")
+        ok = False
+    if f.management is None:
+        c.report(path, "an out-of-band network needs management: the management VLAN's prefix and gateway (the "
+                 "access switches' and the BMCs' addresses)")
+        ok = False
+    managed = _managed(c, i, f)
+    model = c.switch_models.get(f.switch_model)
+    if not (ok and attached_ok and managed is not None and model is not None):
+        return
+    members = fmembers + fstorage
+    speed = model.native.speed
+    rails = sorted({len(m.nics) for _, _, m in members}) or [1]
+    fast = sorted({n.speed for _, _, m in members for n in m.nics if n.speed != speed})
+    if len(rails) > 1 or fast:
+        c.report((*path, "node_groups"), f"the attached nodes' out-of-band ports must be one per node kind at "
+                 f"{speed}G: found {', '.join(map(str, rails))} per node" + (f", {fast[0]}G" if fast else ""))
+        return
+    domain = max((m.nvlink_domain for _, _, m in members), default=1)
+    most = model.radix(speed) // rails[0] // domain * domain
+    per_switch = f.scalable_unit or most
+    if per_switch > most or per_switch % domain or per_switch < 1:
+        c.report((*path, "scalable_unit"), f"nodes per access switch: at most {most} ({model.radix(speed)} ports, "
+                 f"{rails[0]} per node" + (f", whole NVLink racks of {domain}" if domain > 1 else "") + ")")
+        return
+    places = sum(n for n, _ in managed)
+    c.plans[f.name] = access_plan(len(members), f.planned_nodes, rails[0], places, model, speed, per_switch)
+    c.members[f.name], c.storage[f.name] = members, []
+    c.managed[f.name] = [Managed(name, platform, place) for _, rows in managed for name, platform, place in rows]
+
+
+def _managed(c: _Checks, i: int, f) -> list[tuple[int, list[tuple[str, str, int]]]] | None:
+    """The switches of the fabrics an oob network manages: per managed fabric its planned switch
+    count (every plane) and its present switches as (name, platform, planned place)."""
+    from fabgen.topology.build import switch_names
+
+    names = f.manages if f.manages is not None else [x.name for x in c.inv.fabrics if x.role != "oob"]
+    by_name = {x.name: x for x in c.inv.fabrics}
+    out, offset = [], 0
+    for j, name in enumerate(names):
+        spec = by_name.get(name)
+        if spec is None or spec.role == "oob":
+            c.report(("fabrics", i, "manages", j), f"'{name}' is not a fabric this network can manage" +
+                     did_you_mean(name, [x.name for x in c.inv.fabrics if x.role != "oob"]))
+            return None
+        p = c.plans.get(name)
+        if p is None:  # not sized: reported there
+            return None
+        per_plane = p.leaves + p.spines + p.cores
+        rows = []
+        for k, plane in enumerate(plane_names(spec)):
+            for s in switch_names(spec.model_copy(update={"name": plane}), p):
+                ordinal = {"leaf": 0, "spine": p.leaves, "core": p.leaves + p.spines}[s.role] + s.index - 1
+                rows.append((s.name, spec.platform, offset + k * per_plane + ordinal))
+        out.append((per_plane * spec.planes, rows))
+        offset += per_plane * spec.planes
+    return out
+
+
 def _check_fabric_name(c: _Checks, i: int, f) -> bool:
     """Fabric names prefix switch names and name OUT's folders: unique ignoring case, short, not reserved."""
     path, ok = ("fabrics", i, "name"), True
@@ -553,9 +635,13 @@ def _check_fabric_role(c: _Checks, i: int, f) -> bool:
     if f.role != "compute" and f.planes > 1:
         c.report(("fabrics", i, "planes"), f"planes split compute NICs; a {f.role} fabric has one plane")
         ok = False
-    if f.role in ("inband", "oob") and f.kind == "infiniband":
-        c.report(("fabrics", i, "kind"), f"an {f.role} fabric is Ethernet (roce or "
-                 "spectrum-x); InfiniBand carries compute and storage")
+    if f.role == "inband" and f.kind in ("infiniband", "ethernet"):
+        c.report(("fabrics", i, "kind"), "an inband fabric is roce or spectrum-x (kind ethernet is the "
+                 "out-of-band access layer; InfiniBand carries compute and storage)")
+        ok = False
+    if (f.role == "oob") != (f.kind == "ethernet"):
+        c.report(("fabrics", i, "kind"), "the out-of-band network is kind ethernet with role oob (access switches, "
+                 "one management VLAN); " + ("write kind: ethernet" if f.role == "oob" else "write role: oob"))
         ok = False
     return ok
 
@@ -588,7 +674,7 @@ def _check_fabric_hardware(c: _Checks, i: int, f) -> bool:
         c.report((*path, "switch_model"), f"{f.switch_model} does not run {f.platform} "
                  f"(it runs {', '.join(model.platforms)})")
         ok = False
-    if f.scalable_unit is not None and f.topology != "rail-optimized":
+    if f.scalable_unit is not None and f.topology != "rail-optimized" and f.role != "oob":
         c.report((*path, "scalable_unit"), "scalable_unit applies to rail-optimized fabrics only")
         ok = False
     return ok
@@ -746,8 +832,13 @@ def _check_switch_names(c: _Checks) -> None:
     from fabgen.topology.build import switch_names
 
     devices: dict[str, str] = {}  # lower-case switch name -> fabric
+    from fabgen.topology.oob import access_names
+
     for i, f in enumerate(c.inv.fabrics):
-        if f.name in c.plans:
+        if f.name in c.plans and f.role == "oob":
+            c.switches[f.name] = [s.name for s in access_names(f, c.plans[f.name])]
+            _claim_switch_names(c, i, f, c.switches[f.name], devices)
+        elif f.name in c.plans:
             c.switches[f.name] = [s.name for name in plane_names(f)
                                   for s in switch_names(f.model_copy(update={"name": name}), c.plans[f.name])]
             _claim_switch_names(c, i, f, c.switches[f.name], devices)
@@ -799,7 +890,10 @@ def _check_addressing(c: _Checks) -> None:
         if f.ethernet is not None and f.kind == "infiniband":
             c.report(("fabrics", i, "ethernet"), "the ethernet block applies to kinds roce and spectrum-x only "
                      "(this fabric is infiniband)", key=True)
-        elif f.kind != "infiniband":
+        elif f.kind == "ethernet" and f.ethernet is not None:
+            c.report(("fabrics", i, "ethernet"), "the ethernet block (pools, QoS, BGP) does not apply to the "
+                     "out-of-band network: its addresses come from management.prefix", key=True)
+        elif f.kind not in ("infiniband", "ethernet"):
             check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
                            c.warner(f.name), f.planes)
     managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
@@ -828,7 +922,11 @@ def _check_management_and_platform(c: _Checks) -> None:
             p = c.plans[f.name]
             raw = c.loaded.data["fabrics"][i]
             bare = isinstance(raw, dict) and isinstance(raw.get("management"), str)
-            check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)
+            if f.role == "oob":  # the access switches and every BMC port of the plan
+                check_management(i, f, p.leaves + p.nodes * p.rails, bare, c.report, warn, c.taken,
+                                 "access switches, BMCs and their gateway")
+            else:
+                check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)
 
 MAX_PKEYS = 128  # PKey table entries of a ConnectX port
 IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (platforms/infiniband.py RATE_CODE; a test

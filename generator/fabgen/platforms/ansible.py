@@ -48,7 +48,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
             # the size of the config_db itself, which is in fabgen_files
             configs.update({name: ("sonic", sw, [f"{data['fabric']}/switches/{name}/config_db.json"])
                             for name, _, sw in data["switches"]})
-        elif tname == "nvue":
+        elif tname in ("nvue", "oob"):  # out-of-band access switches run NVUE too
             configs.update({name: ("nvue", tree, [f"{data['fabric']}/switches/{name}.nvue.yaml",
                                                   f"{data['fabric']}/switches/{name}.nvue.sh"])
                             for name, tree, _ in data["switches"]})
@@ -127,8 +127,8 @@ def _nodes(f, fab: str, groups: dict[str, list[str]], node_groups: dict[str, _No
         return
     role = f.spec.role
     for h in f.hosts:
-        if role == "compute" and h.role != "compute":  # storage servers on a compute fabric
-            continue
+        if (role == "compute" and h.role != "compute") or h.role == "switch":
+            continue  # storage servers on a compute fabric; switches' management ports on the oob network
         ng = f"nodes_{group(h.group)}"
         groups.setdefault(fab, []).append(h.name)
         known = node_groups.setdefault(ng, _NodeGroup(h.group, f.inventory_name))

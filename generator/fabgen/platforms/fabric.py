@@ -29,7 +29,8 @@ from fabgen.topology.model import TIERS, Fabric
 DOT_DETAIL_LIMIT = 24
 UNIT_DETAIL_LIMIT = 16
 PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "node": "nodes"}
-MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC"}
+MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC",
+              "utp": "Cat6 RJ45 patch cable"}
 
 
 def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
@@ -44,6 +45,8 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
     node_cages: Counter[str] = Counter()
     node_models: dict[str, Any] = {}
     for h in f.hosts if f.plane == 0 else ():  # a node's NICs and optics once, with the first plane
+        if h.role == "switch":  # a managed switch's management port (out-of-band network): nothing to buy
+            continue
         nic_counts[(h.model.nic_model, h.model.key, h.role)] += len(h.model.nics)
         node_cages[h.model.key] += h.model.cage_count
         node_models[h.model.key] = h.model
@@ -63,6 +66,13 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
                 rows.append({"category": "cable", "part": MEDIA_TEXT.get(media, media),
                              "description": f"{tier} link", "quantity": links[(tier, media)],
                              "notes": f"{f.plan.speed}G"})
+    if f.spec.role == "oob" and model.uplinks:  # each access switch's bonded uplinks to the site
+        n = 2 * len(f.switches)
+        rows.append({"category": "cable", "part": "uplink cable (site's choice: DAC or fiber)",
+                     "description": "access uplink to the site's management network", "quantity": n,
+                     "notes": f"{model.uplink_speed}G, 2 per access switch"})
+        rows.append({"category": "transceiver", "part": f"{model.uplink_speed}G QSFP28 transceiver",
+                     "description": "access uplink", "quantity": n, "notes": "2 per access switch"})
     cages = 0
     cage = model.cages_by_port(f.plan.speed)
     for s in f.switches:

@@ -58,6 +58,9 @@ def interface_type(kind: str, cage: str, speed: int) -> str:
     factor; `other` where NetBox has no such type."""
     if kind == "infiniband":
         return IB_TYPES.get(speed, "other")
+    if speed == 1 and cage.upper() in ("RJ45", "BMC") or cage.lower().startswith("mgmt") or cage in (
+            "Management1", "eth0"):
+        return "1000base-t"  # RJ45 copper: BMC, out-of-band access and switch management ports
     name = re.sub(r"[^a-z0-9]", "", cage.lower())
     form = next((c for c in CAGES if name.startswith(c)), name)
     return ETH_TYPES.get((form, speed), "other")
@@ -79,6 +82,8 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             devices.setdefault(s.name, [s.name, s.role, sw.vendor, sw.part, cluster, "planned",
                                         f"{f.name} {s.role}"])
         for h in f.hosts:
+            if h.role == "switch":  # a switch's management port: the switch is a device of its own fabric
+                continue
             role = "storage-node" if h.role == "storage" else "gpu-node" if h.model.gpus else "server"
             roles.add(role)
             types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)

@@ -84,13 +84,13 @@ def summarize(fabric: Fabric) -> Summary:
             if 0 < pod_leaves[pod] < plan.leaves_per_pod:
                 warnings.append(f"pod {pod} is partly populated ({pod_leaves[pod]} of {plan.leaves_per_pod} "
                                 "leaves); its spines and core links are built in full")
-    if plan.tiers == 1 and fabric.spec.tiers != 1:  # pinned: the growth warning says what it costs
+    if plan.tiers == 1 and fabric.spec.tiers != 1 and fabric.spec.role != "oob":  # pinned: growth warning says
         warnings.append("all endpoints fit on one leaf: the fabric is a single switch (pin tiers: 2 to build a "
                         "spine layer now)")
     gpus = sum(h.model.gpus for h in fabric.hosts)
     return Summary(
         role=fabric.spec.role, kind=fabric.spec.kind, platform=fabric.spec.platform, topology=plan.topology, tiers=plan.tiers,
-        nodes=len(fabric.hosts), gpus=gpus, endpoints=links["node-leaf"], speed=plan.speed,
+        nodes=sum(1 for h in fabric.hosts if h.role != "switch"), gpus=gpus, endpoints=links["node-leaf"], speed=plan.speed,
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),

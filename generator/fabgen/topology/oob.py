@@ -1,0 +1,124 @@
+"""The out-of-band network: one tier of access switches, every access port in one VLAN.
+
+An `oob` fabric (docs/cluster.md) takes the BMC (role `oob`) ports of its node groups and the
+management ports of the switches of the fabrics it manages. Its access switches are not
+interconnected: each bonds its first two uplinks to the site's management network, which
+routes the management VLAN's subnet. Layout, chosen so that growth only adds (docs/growth.md):
+
+* the managed switches' management ports first, each at its *planned* place (a fabric's
+  planned switches one after another, planes in order), so a spine that appears later has
+  its port waiting;
+* then the nodes, from the next access switch on, `per_switch` nodes per access switch (a
+  rack or unit of nodes: whole NVLink racks for NVL72 trays), in node order;
+* access switches are named `<fabric>-access<NN>`; their role is `leaf` (the tier they are).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import networkx as nx
+
+from fabgen.inventory.catalog import Nic, NodeModel, SwitchModel
+from fabgen.inventory.schema import Fabric as FabricSpec
+from fabgen.topology.model import Fabric, Host, Link, Switch
+from fabgen.topology.sizing import Plan
+
+SWITCH_GROUP = "switch-management"  # the group of the managed switches' management ports (a reserved name)
+# A switch's management port by platform: EOS Management1, Cumulus and SONiC eth0, Quantum (NVOS/UFM
+# managed InfiniBand switches) mgmt0.
+MGMT_PORT = {"eos": "Management1", "sonic": "eth0", "nvue": "eth0", "ufm": "mgmt0", "opensm": "mgmt0"}
+MEDIA = "utp"  # RJ45 copper
+
+
+def mgmt_model(platform: str) -> NodeModel:
+    """A managed switch, as an endpoint of the out-of-band network: its one management port."""
+    port = MGMT_PORT[platform]
+    return NodeModel(f"{platform}-switch", "", "", f"{platform} switch management port", 0, "", "",
+                     (Nic(port, port, port, port, 1, "oob"),))
+
+
+@dataclass(frozen=True)
+class Managed:
+    """A managed switch: its name, platform and planned place among all managed switches."""
+
+    name: str
+    platform: str
+    place: int
+
+
+def access_plan(nodes: int, planned_nodes: int | None, ports_per_node: int, managed_places: int,
+                model: SwitchModel, speed: int, per_switch: int) -> Plan:
+    """The access layer as a Plan (one tier, no uplinks inside the fabric), so the report, cabling
+    and growth code read it like any fabric. `leaves` are the planned access switches."""
+    down = model.radix(speed)
+    planned = planned_nodes or nodes
+    switch_part = math.ceil(managed_places / down)
+    node_part = math.ceil(planned / per_switch) if planned else 0
+    present = switch_part + (math.ceil(nodes / per_switch) if nodes else 0)
+    return Plan(topology="fat-tree", tiers=1, radix=down, speed=speed, nodes=planned, rails=ports_per_node,
+                endpoints=planned * ports_per_node + managed_places, ratio=Fraction(1), unit_nodes=per_switch,
+                units=switch_part + node_part, leaves_per_unit=1, down=down, up=0,
+                leaves=switch_part + node_part, pods=1, units_per_pod=switch_part + node_part, spines_per_pod=0,
+                leaf_spine_width=0, spine_down=0, spine_up=0, cores_per_plane=0, spine_core_width=0,
+                present_nodes=nodes, present_units=present)
+
+
+def access_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
+    """The present access switches (the switch part, then the node part filled so far)."""
+    width = max(2, len(str(plan.leaves)))
+    return [Switch(f"{spec.name}-access{i + 1:0{width}d}", "leaf", i + 1, pod=1) for i in range(plan.present_units)]
+
+
+def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
+              managed: list[Managed]) -> Fabric:
+    """members: (hostname, group, node model as the oob role sees it) in inventory order;
+    managed: the switches whose management ports take access ports."""
+    switches = access_names(spec, plan)
+    names = model.port_names(plan.speed)
+    g = nx.MultiGraph(name=spec.name)
+    links: list[Link] = []
+    ports: dict[str, dict[str, int]] = {s.name: {} for s in switches}
+    for s in switches:
+        g.add_node(s.name, kind="switch", role=s.role, model=model.key, unit=0, rail=-1, pod=1, plane=-1)
+
+    def cable(host: str, nic: Nic, place: int) -> None:
+        leaf, port = divmod(place, plan.down)
+        sw = switches[leaf].name
+        lk = Link("node-leaf", host, nic.rdma, sw, names[port], plan.speed, MEDIA, place)
+        for dev, p in ((host, nic.rdma), (sw, names[port])):
+            ports.setdefault(dev, {})[p] = len(links)
+        g.add_edge(host, sw, key=len(links), tier="node-leaf", link=lk)
+        links.append(lk)
+
+    hosts: list[Host] = []
+    for m in managed:
+        sm = mgmt_model(m.platform)
+        hosts.append(Host(m.name, SWITCH_GROUP, sm, len(hosts) + 1, m.place // plan.down + 1, m.place % plan.down,
+                          role="switch"))
+        _attach(g, m.name, sm)
+        cable(m.name, sm.nics[0], m.place)
+    base = switch_part(plan) * plan.down
+    for k, (hostname, group, node_model) in enumerate(members):
+        unit, slot = divmod(k, plan.unit_nodes)
+        hosts.append(Host(hostname, group, node_model, len(hosts) + 1, switch_part(plan) + unit + 1, slot))
+        _attach(g, hostname, node_model)
+        for r, nic in enumerate(node_model.nics):
+            cable(hostname, nic, base + unit * plan.down + slot * plan.rails + r)
+    return Fabric(spec, plan, model, g, switches, hosts, links, ports)
+
+
+def switch_part(plan: Plan) -> int:
+    """Access switches that take the managed switches' ports (before the nodes')."""
+    node_part = math.ceil(plan.nodes / plan.unit_nodes) if plan.nodes else 0
+    return plan.units - node_part
+
+
+def _attach(g: nx.MultiGraph, host: str, model: NodeModel) -> None:
+    g.add_node(host, kind="host", model=model.key)
+    for r, nic in enumerate(model.nics):
+        nic_id = f"{host}/{nic.rdma}"
+        g.add_node(nic_id, kind="nic", host=host, rail=r, rdma=nic.rdma, netdev=nic.netdev)
+        g.add_edge(host, nic_id, key="attach", tier="attach")
