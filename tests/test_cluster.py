@@ -343,7 +343,7 @@ def _errors(text: str, tmp_path: Path) -> list[str]:
 
 @pytest.mark.parametrize("old,new,expected", [
     ("  - name: stor\n    role: storage\n", "  - name: stor\n    role: storage\n    planes: 2\n",
-     "fabrics[1].planes: planes split compute NICs; a storage fabric has one plane"),
+     "fabrics[1].planes: planes split compute NICs; the storage fabric has one plane"),
     ("  - name: mgmt\n    role: inband\n    kind: spectrum-x\n    platform: nvue\n",
      "  - name: mgmt\n    role: inband\n    kind: infiniband\n    platform: ufm\n",
      "fabrics[2].kind: an inband fabric is roce or spectrum-x"),

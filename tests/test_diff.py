@@ -415,3 +415,26 @@ def test_without_a_second_core_the_review_is_the_same(tmp_path: Path, capsys, mo
     monkeypatch.setattr("os.cpu_count", lambda: 1)
     _, one, _ = fabgen("diff", str(INVENTORIES / "roce-3tier.yaml"), str(new), capsys=capsys)
     assert one == two and "the same change on 24" in one
+
+
+def test_a_whole_cluster_review_names_each_change_by_its_network(tmp_path: Path, capsys) -> None:
+    """Two networks of one cluster change at once (the storage class and the out-of-band VLAN):
+    the review names each change with the fabric's role, and nothing else moves."""
+    text = (INVENTORIES / "superpod-cluster.yaml").read_text()
+    new = tmp_path / "new.yaml"
+    changed = text.replace("roce_dscp: 24", "roce_dscp: 22").replace("    scalable_unit: 32             # nodes per "
+                                                                      "access switch", "    oob_vlan: 20\n"
+                                                                      "    scalable_unit: 32             # nodes per "
+                                                                      "access switch")
+    assert changed.count("oob_vlan: 20") == 1 and "roce_dscp: 22" in changed
+    new.write_text(changed)
+    code, out, _ = fabgen("diff", str(INVENTORIES / "superpod-cluster.yaml"), str(new), "--exit-code", capsys=capsys)
+    assert code == 1
+    intent = section(out, "Fabric intent changed")
+    assert "storagenet (storage): qos.roce_dscp: 24 -> 22" in intent
+    assert "ipminet (oob): oob.vlan: 10 -> 20" in intent
+    assert not any(line.startswith(("compute:", "internalnet")) for line in intent)
+    devices = " ".join(section(out, "Devices changed"))
+    assert "storagenet" in devices and "ipminet-access" in devices and "internalnet" not in devices
+    for absent in ("Devices added", "Links re-cabled", "Sizes changed"):
+        assert absent not in out

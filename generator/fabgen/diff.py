@@ -229,7 +229,7 @@ def _intent(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
     if "report.json" not in files:
         return {}
     rep = json.loads(files["report.json"])
-    keep = ("qos", "addressing", "asn", "subnet_manager", "bgp_password_env")
+    keep = ("qos", "addressing", "asn", "subnet_manager", "bgp_password_env", "oob")
     return {name: _flat({k: f[k] for k in keep if k in f}) for name, f in rep.get("fabrics", {}).items()}
 
 

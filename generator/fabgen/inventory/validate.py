@@ -484,7 +484,6 @@ def _check_node_groups(c: _Checks) -> None:
         if g.name == SWITCH_GROUP:
             c.report((*path, "name"), f"'{SWITCH_GROUP}' is the group fabgen gives the switches' management ports "
                      "on the out-of-band network: name the node group otherwise")
-            continue
         c.groups[g.name] = g
         if g.model not in c.node_models and g.model not in c.inv.node_models:  # declared: reported there
             c.report((*path, "model"), f"unknown node model '{g.model}'{did_you_mean(g.model, list(c.node_models))}; "
@@ -633,7 +632,7 @@ def _check_fabric_role(c: _Checks, i: int, f) -> bool:
     Ethernet networks (storage may be InfiniBand, as in NVIDIA's InfiniBand storage fabrics)."""
     ok = True
     if f.role != "compute" and f.planes > 1:
-        c.report(("fabrics", i, "planes"), f"planes split compute NICs; a {f.role} fabric has one plane")
+        c.report(("fabrics", i, "planes"), f"planes split compute NICs; the {f.role} fabric has one plane")
         ok = False
     if f.role == "inband" and f.kind in ("infiniband", "ethernet"):
         c.report(("fabrics", i, "kind"), "an inband fabric is roce or spectrum-x (kind ethernet is the "
