@@ -103,3 +103,13 @@ def test_line_parity_passes_only_the_documented_differences(tmp_path) -> None:
                              (dressed + "\nip routing vrf MGMT\n", "only avd: ip routing vrf MGMT")):
         problems = avd.line_parity(ours, broken)
         assert any(expected in p for p in problems), (expected, problems[:5])
+
+
+def test_the_whole_cluster_benchmark_inventory_validates_at_every_size() -> None:
+    """benchmarks/cluster.py grows the whole-cluster example; every size it runs is valid."""
+    import cluster  # noqa: E402  (benchmarks/)
+
+    for nodes in (256, 2048, 4096):
+        validated = validate(load_text(cluster.inventory(nodes), f"cluster-{nodes}.yaml"))
+        assert validated.plans["compute"].present_nodes == nodes
+        assert set(validated.plans) == {"compute", "storagenet", "internalnet", "ipminet"}

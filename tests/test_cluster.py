@@ -10,13 +10,15 @@ from __future__ import annotations
 import csv
 import ipaddress
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import INVENTORIES, IN_CI
-from readback import read_cabling
+from readback import read_cabling, read_fabric
 from test_hosts import check_hosts, read_setup, scripts_ok, switch_ports, switch_qos
 from test_planes import NETPLAN, _netplan_generate
 from fabgen.errors import InventoryError
@@ -373,3 +375,111 @@ def test_role_mistakes_are_located(old: str, new: str, expected: str, tmp_path: 
     assert old in UNSEEN
     problems = _errors(UNSEEN.replace(old, new, 1), tmp_path)
     assert any(expected in p for p in problems), problems
+
+
+VTYSH = shutil.which("vtysh")
+BGP_STORAGE = """
+version: 1
+cluster: bgp
+node_groups:
+  - {{name: gpu, model: dgx-b200, count: 20, hostname: "g{{n:02d}}"}}
+  - {{name: nas, model: nas-node, role: storage, count: 2, hostname: "nas{{n}}"}}
+node_models:
+  nas-node:
+    gpus: 0
+    ports:
+      - {{role: storage, rdma: mlx5_0, netdev: ens1f0np0, speed: 400}}
+      - {{role: storage, rdma: mlx5_1, netdev: ens1f1np1, speed: 400}}
+fabrics:
+  - name: st
+    role: storage
+    kind: {kind}
+    platform: {platform}
+    topology: rail-optimized
+    switch_model: {model}
+    node_groups: [gpu, nas]
+    scalable_unit: 16
+    ethernet:
+      host_routing: bgp
+      asn: {{host: 4200300000}}
+    management: {{prefix: 192.168.5.0/24, gateway: 192.168.5.1}}
+"""
+
+
+def _frr(text: str) -> dict:
+    """asn, router-id, neighbors and announced networks of a node's frr.conf."""
+    return {"asn": int(re.search(r"^router bgp (\d+)$", text, re.M).group(1)),
+            "router_id": re.search(r"^ bgp router-id (\S+)$", text, re.M).group(1),
+            "neighbors": re.findall(r"^ neighbor (\d+\.\d+\.\d+\.\d+) peer-group FABRIC$", text, re.M),
+            "networks": re.findall(r"^  network (\S+)$", text, re.M)}
+
+
+def _leaf_sessions(out: Path, platform: str) -> dict[str, dict[str, int]]:
+    """leaf -> {neighbor address: remote ASN} read back from the switch files."""
+    if platform != "nvue":
+        return {dev: {ip: int(asn) for ip, asn in d["neighbors"].items()} for dev, d in read_fabric(out, "st").items()}
+    from readback import read_nvue
+
+    sessions = {}
+    for p in sorted((out / "st" / "switches").glob("*.nvue.yaml")):
+        tree = read_nvue(p)[1]
+        neigh = tree["vrf"]["default"]["router"]["bgp"].get("neighbor", {})
+        sessions[p.name[:-len(".nvue.yaml")]] = {ip: int(n["remote-as"]) for ip, n in neigh.items()
+                                                 if n.get("type") == "numbered"}
+    return sessions
+
+
+@pytest.mark.parametrize("kind,platform,model", [("roce", "eos", "arista-7060x5"),
+                                                 ("roce", "sonic", "sn5600-sonic"),
+                                                 ("spectrum-x", "nvue", "sn5600")])
+def test_bgp_to_the_host_agrees_on_both_ends(kind: str, platform: str, model: str, tmp_path: Path) -> None:
+    """host_routing bgp on EOS, SONiC and NVUE: every node port's leaf peers with the node's own
+    ASN at the node's /31 address, and the node's frr.conf peers with that leaf port, announcing
+    the service address netplan puts on lo; `vtysh --dryrun` (FRR) accepts every frr.conf and
+    refuses a broken one; `netplan generate` accepts the lo address."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(BGP_STORAGE.format(kind=kind, platform=platform, model=model))
+    out = tmp_path / "out"
+    render_to(inv, out)
+    sessions = _leaf_sessions(out, platform)
+    cabled = {(r["a_device"], r["a_port"]): (r["z_device"], r["z_port"]) for r in read_cabling(out, "st")
+              if r["tier"] == "node-leaf"}
+    rows = {(r["device"], r["interface"]): r["address"] for r in csv.DictReader((out / "st" / "addresses.csv").open())}
+    asns = set()
+    nodes = [f"g{n:02d}" for n in range(1, 21)] + ["nas1", "nas2"]
+    for node in nodes:
+        frr = _frr((out / "hosts" / node / "frr.conf").read_text())
+        asns.add(frr["asn"])
+        plan = yaml.safe_load((out / "hosts" / node / "netplan.yaml").read_text())["network"]["ethernets"]
+        assert plan["lo"]["addresses"] == [f"{frr['router_id']}/32"] == frr["networks"]
+        ports = [p for (d, p) in cabled if d == node]
+        assert len(ports) == 2 and len({cabled[node, p][0] for p in ports}) == 2, "dual-homed"
+        assert len(frr["neighbors"]) == 2
+        for port in ports:
+            leaf, leaf_port = cabled[node, port]
+            leaf_ip = rows[(leaf, leaf_port)].split("/")[0]
+            node_ip = next(a for (d, i), a in rows.items() if d == node and i in (port, {
+                "mlx5_0": "ens1f0np0", "mlx5_1": "ens1f1np1"}.get(port))).split("/")[0]
+            assert leaf_ip in frr["neighbors"], (node, leaf_ip)
+            assert sessions[leaf][node_ip] == frr["asn"], (node, leaf)
+    assert len(asns) == len(nodes) and min(asns) == 4200300000
+    host_sessions = [(leaf, ip) for leaf, s in sessions.items() for ip, asn in s.items() if asn in asns]
+    assert len(host_sessions) == len(set(host_sessions)) == 2 * len(nodes), "one session per node port"
+    if VTYSH is None or NETPLAN is None:
+        if IN_CI:
+            raise RuntimeError("CI must have frr and netplan.io: `make test` installs them")
+        pytest.skip("frr or netplan.io is not installed (`make test` installs them)")
+    for node in (nodes[0], nodes[-1]):
+        run = subprocess.run([VTYSH, "--dryrun", "-f", str(out / "hosts" / node / "frr.conf")],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stdout + run.stderr
+        gen = _netplan_generate({"60-fabgen-rails.yaml": (out / "hosts" / node / "netplan.yaml").read_text()},
+                                tmp_path / "np" / node)
+        assert gen.returncode == 0, gen.stderr
+        unit = (tmp_path / "np" / node / "run" / "systemd" / "network" / "10-netplan-lo.network").read_text()
+        assert f"Address={_frr((out / 'hosts' / node / 'frr.conf').read_text())['router_id']}/32" in unit
+    broken = tmp_path / "broken.conf"
+    broken.write_text((out / "hosts" / nodes[0] / "frr.conf").read_text().replace(
+        "remote-as external", "remote-as somewhere"))
+    run = subprocess.run([VTYSH, "--dryrun", "-f", str(broken)], capture_output=True, text=True, timeout=60)
+    assert run.returncode != 0, "FRR must refuse a neighbor without a valid remote-as"

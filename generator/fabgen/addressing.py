@@ -58,6 +58,8 @@ class Allocation:
     leaf_subnets: dict[str, str] = field(default_factory=dict)  # leaf-subnet mode: leaf -> subnet (CIDR)
     asns: dict[str, int] = field(default_factory=dict)  # switch -> ASN
     management: dict[str, str] = field(default_factory=dict)  # device -> management address
+    node_loopbacks: dict[str, str] = field(default_factory=dict)  # host_routing bgp: node -> service address
+    node_asns: dict[str, int] = field(default_factory=dict)  # host_routing bgp: node -> its ASN
 
 
 def _ip(value: int) -> str:
@@ -111,7 +113,17 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             asns[s.name] = eth.asn.spine + shift["spine"] + (s.pod - 1 if eth.asn.spines == "pod" else 0)
         else:
             asns[s.name] = eth.asn.core + shift["core"] + (s.plane if eth.asn.cores == "plane" else 0)
-    return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns)
+    node_loopbacks: dict[str, str] = {}
+    node_asns: dict[str, int] = {}
+    if eth.host_routing == "bgp":  # after the planned switches' loopbacks, in planned node order
+        switches = plan.leaves + plan.spines + plan.cores
+        members = sum(1 for h in fabric.hosts if h.role == "compute")
+        for h in fabric.hosts:
+            place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
+            node_loopbacks[h.name] = _ip(lo + switches + 1 + place)
+            node_asns[h.name] = eth.asn.host + place
+    return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
+                      node_loopbacks=node_loopbacks, node_asns=node_asns)
 
 
 def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:

@@ -34,8 +34,11 @@ def intent(ctx: Any) -> dict[str, Any]:
     eth = eth_options(ctx)
     qos = {k: v for k, v in q.items() if k not in ("dscp_to_tc", "tc_to_queue", "tc_to_pg")}
     qos["dscp_to_tc"] = {str(d): tc for d, tc in enumerate(q["dscp_to_tc"]) if tc}
-    return {"qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing},
-            "asn": eth.asn.model_dump(),
+    bgp = eth.host_routing == "bgp"  # BGP to the host: its ASN block and the mode (else left out)
+    asn = {k: v for k, v in eth.asn.model_dump().items() if bgp or k != "host"}
+    return {"qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
+                                       **({"host_routing": "bgp"} if bgp else {})},
+            "asn": asn,
             # the variable's name, never its value (fabgen does not read it)
             "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
 

@@ -16,6 +16,9 @@ Decisions:
   never below the uplink count and growing into the plan never changes it.
   Each switch announces its loopback and its host-facing subnets; the per-peer route
   limit is twice the planned fabric's prefix count (at least 12,000).
+* BGP to the host (storage and in-band fabrics, `host_routing: bgp`): a leaf peers with each
+  node port on its /31, in peer group HOSTS, with the node's own ASN; the node announces its
+  service address (platforms/hosts.py writes its side).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fabgen.intent.qos import options
 from fabgen.topology.sizing import Plan
 
 PEER_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}
+HOSTS_GROUP = "HOSTS"  # host_routing bgp: the nodes' sessions on a leaf
 HOST_VLAN = 100  # leaf-subnet mode: the host VLAN of every leaf (locally significant)
 MIN_ECMP = 64
 MIN_MAX_ROUTES = 12000
@@ -92,6 +96,9 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                 if eth.host_addressing == "p2p":
                     iface.update(ip=ip, prefix=plen)
                     networks.append(network_of(ip, plen))
+                    if peer in alloc.node_asns:  # BGP to the host over this port's /31
+                        neighbors.append({"ip": peer_ip, "local_ip": ip, "asn": alloc.node_asns[peer],
+                                          "peer": peer, "peer_port": peer_port, "peer_group": HOSTS_GROUP})
                 else:
                     iface.update(vlan=HOST_VLAN)
                 interfaces.append(iface)

@@ -34,11 +34,19 @@ def asn_counts(eth: EthernetOptions, plan: Plan) -> dict[str, int]:
             "core": (plan.spines_per_pod if eth.asn.cores == "plane" else 1) if plan.tiers == 3 else 0}
 
 
+def host_places(eth: EthernetOptions, plan: Plan) -> int:
+    """Nodes with a service address and an ASN of their own (host_routing bgp): the planned
+    nodes, then room for one per storage port (storage nodes follow the planned nodes)."""
+    return plan.nodes + plan.storage if eth.host_routing == "bgp" else 0
+
+
 def asn_ranges(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[int, int]]:
     """First and last ASN used by each tier, over every network plane (plane p's ASNs follow
-    plane p-1's in each tier's block)."""
-    base = {"leaf": eth.asn.leaf, "spine": eth.asn.spine, "core": eth.asn.core}
-    return {tier: (base[tier], base[tier] + planes * n - 1) for tier, n in asn_counts(eth, plan).items() if n}
+    plane p-1's in each tier's block); with BGP to the host, the nodes' too."""
+    base = {"leaf": eth.asn.leaf, "spine": eth.asn.spine, "core": eth.asn.core, "host": eth.asn.host}
+    counts = {**asn_counts(eth, plan), "host": host_places(eth, plan)}
+    return {tier: (base[tier], base[tier] + (planes if tier != "host" else 1) * n - 1)
+            for tier, n in counts.items() if n}
 
 
 def needs(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[int, str]]:
@@ -54,7 +62,9 @@ def needs(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
         leaves = planes * plan.leaves
         hosts = (leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {leaves} leaves")
-    return {"loopbacks": (switches + 1, f"a /32 for each of {switches} switches"),
+    nodes = host_places(eth, plan)
+    lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "")
+    return {"loopbacks": (switches + nodes + 1, lo),
             "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
             "hosts": hosts}
 

@@ -144,6 +144,8 @@ class Asn(Strict):
     core: int = Field(default=4_200_000_000, ge=1, le=4_294_967_294, description="ASN of the cores (first plane)")
     spines: Literal["tier", "pod"] = Field(default="pod", description="one ASN for all spines, or one per pod")
     cores: Literal["tier", "plane"] = Field(default="tier", description="one ASN for all cores, or one per plane")
+    host: int = Field(default=4_200_100_000, ge=1, le=4_294_967_294,
+                      description="host_routing bgp: ASN of the first node (+1 each, in planned node order)")
 
 
 ENV_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
@@ -178,6 +180,10 @@ class EthernetOptions(Strict):
         default="p2p", description="p2p: a routed /31 per NIC; leaf-subnet: the host ports of a leaf (one rail of a "
         "unit) share a subnet with the leaf as gateway")
     asn: Asn = Field(default_factory=Asn)
+    host_routing: Literal["static", "bgp"] = Field(
+        default="static", description="storage and inband fabrics with p2p addressing: static (each port its own "
+        "address and routing table) or bgp (each node also holds a service address, a /32 from the loopbacks pool, "
+        "announced by eBGP over every port to its leaves: one address that survives a port or leaf failure)")
     bfd: bool = Field(default=True, description="BFD on every BGP peer group")
     adaptive_routing: bool | None = Field(
         default=None, description="Spectrum-X only: adaptive routing on every switch-to-switch port (default on)")

@@ -751,7 +751,8 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
         return
     rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
                  ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
-                 model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain)
+                 model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
+                 storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1))
     try:
         c.plans[f.name] = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)
         c.members[f.name] = fmembers
@@ -895,6 +896,7 @@ def _check_addressing(c: _Checks) -> None:
         elif f.kind not in ("infiniband", "ethernet"):
             check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
                            c.warner(f.name), f.planes)
+    _check_host_routing(c)
     managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
     for i, g in enumerate(c.inv.node_groups):
         if g.management is not None:
@@ -907,6 +909,27 @@ def _check_addressing(c: _Checks) -> None:
                                          "NCCL's bootstrap cannot reach other nodes through it; name the "
                                          "management or in-band interface")
     c.taken[:] = managed  # the switch management prefixes checked next are kept apart from these too
+
+
+def _check_host_routing(c: _Checks) -> None:
+    """BGP to the host: storage and in-band fabrics with a /31 per port (the sessions run over them),
+    one such fabric per node group (a node runs one BGP speaker with one ASN)."""
+    bgp_of: dict[str, str] = {}
+    for i, f in enumerate(c.inv.fabrics):
+        if f.ethernet is None or f.ethernet.host_routing != "bgp":
+            continue
+        where = ("fabrics", i, "ethernet", "host_routing")
+        if f.role not in ("storage", "inband"):
+            c.report(where, f"BGP to the host is for storage and inband fabrics (this one is {f.role}): compute "
+                     "rails keep one address and routing table per port")
+        elif f.ethernet.host_addressing != "p2p":
+            c.report(where, "BGP to the host runs over a /31 per port: set host_addressing: p2p")
+        for g in f.node_groups:
+            if g in bgp_of and bgp_of[g] != f.name:
+                c.report(where, f"node group '{g}' already runs BGP to fabric '{bgp_of[g]}': a node has one BGP "
+                         "speaker and one ASN, so BGP to the host on one of its fabrics")
+                break
+            bgp_of[g] = f.name
 
 
 def _check_management_and_platform(c: _Checks) -> None:

@@ -50,10 +50,9 @@ def registry() -> dict[str, Target]:
     read each other (the report reads the fabric target's bill of materials, Ansible every
     device's files). A new output is one module with a TARGET and one line here."""
     from fabgen import report
-    from fabgen.platforms import (ansible, eos, fabric, hosts, infiniband, kubernetes, netbox, nvue, oob, slurm,
-                                   sonic)
+    from fabgen.platforms import ansible, eos, fabric, hosts, infiniband, kubernetes, netbox, nvue, slurm, sonic
 
-    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET, oob.TARGET, hosts.TARGET,
+    targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET, nvue.OOB_TARGET, hosts.TARGET,
                slurm.TARGET, kubernetes.TARGET, netbox.TARGET, report.TARGET, ansible.TARGET]
     return {t.name: t for t in targets}
 

@@ -101,9 +101,11 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                  "mode": "0755"}] if known.compute else []) + [
                 {"src": f"{base}/{role}-nic-setup.sh", "dest": f"/usr/local/sbin/fabgen-{role}-nic-setup.sh",
                  "mode": "0755"} for role in role_setups.get(known.group, [])],
-            "fabgen_files": [{"src": "hosts/{{ inventory_hostname }}/netplan.yaml",
-                              "dest": "/etc/netplan/60-fabgen-rails.yaml", "mode": "0600"}]
-            if known.netplan else []}
+            "fabgen_files": ([{"src": "hosts/{{ inventory_hostname }}/netplan.yaml",
+                               "dest": "/etc/netplan/60-fabgen-rails.yaml", "mode": "0600"}]
+                             if known.netplan else []) + ([{"src": "hosts/{{ inventory_hostname }}/frr.conf",
+                                                             "dest": "/etc/frr/frr.conf", "mode": "0640"}]
+                                                           if known.frr else [])}
     cluster = contexts[0].cluster if contexts else ""
     return {"cluster": cluster, "groups": groups, "hosts": hosts, "group_vars": group_vars,
             "management": management, "configs": configs_out}
@@ -117,6 +119,7 @@ class _NodeGroup:
     first: str  # the first fabric it is on
     compute: str | None = None  # its compute fabric: nccl.env and hca-setup.sh
     netplan: bool = False  # on an Ethernet fabric whose ports the host configures
+    frr: bool = False  # on a fabric with BGP to the host: its frr.conf
     members: set[str] = field(default_factory=set)
 
 
@@ -135,6 +138,7 @@ def _nodes(f, fab: str, groups: dict[str, list[str]], node_groups: dict[str, _No
         if known.compute is None and role == "compute":
             known.compute = f.inventory_name
         known.netplan = known.netplan or (f.spec.kind != "infiniband" and role != "oob")
+        known.frr = known.frr or bool(f.spec.ethernet and f.spec.ethernet.host_routing == "bgp")
         if h.name not in known.members:
             known.members.add(h.name)
             for g in ("platform_linux", "role_node", ng):

@@ -207,8 +207,13 @@ def _netplan_text(plan: dict[str, Any]) -> str:
     net = plan["network"]
     out = ["network:", f"  version: {net['version']}", f"  renderer: {net['renderer']}", "  ethernets:"]
     for name, e in net["ethernets"].items():
-        out += [f"    {q(name)}:", f"      mtu: {e['mtu']}", "      addresses:"]
+        out.append(f"    {q(name)}:")
+        if "mtu" in e:
+            out.append(f"      mtu: {e['mtu']}")
+        out.append("      addresses:")
         out += [f"      - {q(a)}" for a in e["addresses"]]
+        if "routes" not in e:  # lo: the node's service address (BGP to the host)
+            continue
         out.append("      routes:")
         for r in e["routes"]:
             first = True
@@ -252,19 +257,33 @@ def _groups(ctx: Context) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[str], dict[str, Any]]]) -> None:
+def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[str], dict[str, Any]]],
+                     bgp: dict[str, dict[str, Any]]) -> None:
     """Add one Ethernet fabric's ports to each of its nodes' netplans (`nodes`: hostname ->
-    (group, fabric labels, ethernets)), in the order the fabrics come in the inventory."""
+    (group, fabric labels, ethernets)), in the order the fabrics come in the inventory; with BGP
+    to the host, the node's service address on lo and its BGP speaker (`bgp`: hostname -> it)."""
     f = ctx.fabric
     eth = options(ctx)
     pool = str(IPNetwork(eth.pools.hosts).cidr)
     label = f.inventory_name if f.spec.role == "compute" else f"{f.inventory_name} ({f.spec.role})"
+    alloc = ctx.allocation
     for k, h in enumerate(f.hosts):
         if f.spec.role == "compute" and h.role != "compute":
             continue  # storage servers on a compute fabric: their own systems configure them
         group, labels, ethernets = nodes.setdefault(h.name, (h.group, [], {}))
         labels.append(label)
         ethernets.update(_netplan(ctx, h, pool, eth.host_mtu, k))
+        if h.name in alloc.node_asns:
+            address = alloc.node_loopbacks[h.name]
+            ethernets["lo"] = {"addresses": [f"{address}/32"]}
+            peers = []
+            for nic in h.model.nics:
+                idx = f.ports[h.name][nic.rdma]
+                leaf = f.links[idx].z
+                peers.append({"ip": alloc.link_ips[idx][1], "asn": alloc.asns[leaf], "leaf": leaf,
+                              "port": eth_netdev(nic.netdev) if nic.netdev else nic.rdma})
+            bgp[h.name] = {"asn": alloc.node_asns[h.name], "address": address, "fabric": f.inventory_name,
+                           "bfd": eth.bfd, "neighbors": peers}
 
 
 def _role_setups(ctx: Context) -> list[dict[str, Any]]:
@@ -293,6 +312,7 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
     groups: list[dict[str, Any]] = []
     setups: list[dict[str, Any]] = []
     nodes: dict[str, tuple[str, list[str], dict[str, Any]]] = {}
+    bgp: dict[str, dict[str, Any]] = {}
     for ctx in contexts:
         f = ctx.fabric
         if f.plane > 0:  # the first plane's context covers every plane
@@ -301,10 +321,10 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
             groups += _groups(ctx)
         setups += _role_setups(ctx)
         if f.spec.kind != "infiniband" and f.spec.role != "oob":
-            _fabric_netplans(ctx, nodes)
+            _fabric_netplans(ctx, nodes, bgp)
     cluster = contexts[0].cluster if contexts else ""
-    items = [(name, group, labels, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths}})
-             for name, (group, labels, eths) in nodes.items()]
+    items = [(name, group, labels, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths}},
+              bgp.get(name)) for name, (group, labels, eths) in nodes.items()]
     return {"cluster": cluster, "groups": groups, "setups": setups, "nodes": items}
 
 
@@ -325,9 +345,33 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for g in data["setups"]:
         yield (f"host-groups/{g['group']}/{g['role']}-nic-setup.sh",
                render_template("hosts/hca-setup.sh.j2", g=g, s=g["setup"], cluster=data["cluster"]).encode())
-    for name, group, labels, plan in data["nodes"]:
+    for name, group, labels, plan, bgp in data["nodes"]:
         head = _head(name, group, labels, data["cluster"])
         yield f"hosts/{name}/netplan.yaml", (head + _netplan_text(plan)).encode()
+        if bgp is not None:
+            yield f"hosts/{name}/frr.conf", frr_conf(name, bgp, data["cluster"]).encode()
+
+
+def frr_conf(name: str, bgp: dict[str, Any], cluster: str) -> str:
+    """The node's BGP speaker (FRR, /etc/frr/frr.conf; bgpd on, and bfdd where the fabric runs BFD):
+    eBGP to the leaf of every port over its /31, announcing only the service address (a route-map
+    out), taking the fabric's routes (ECMP over the ports). `vtysh --dryrun` accepts it (tests)."""
+    out = [f"! {name} of {cluster}: BGP to the leaves of fabric {bgp['fabric']}; generated by fabgen",
+           "frr defaults datacenter", f"hostname {name}", "log syslog informational", "!",
+           f"ip prefix-list SERVICE seq 10 permit {bgp['address']}/32", "!",
+           "route-map SERVICE-OUT permit 10", " match ip address prefix-list SERVICE", "exit", "!",
+           "route-map FABRIC-IN permit 10", "exit", "!",
+           f"router bgp {bgp['asn']}", f" bgp router-id {bgp['address']}",
+           " neighbor FABRIC peer-group", " neighbor FABRIC remote-as external"]
+    if bgp["bfd"]:
+        out.append(" neighbor FABRIC bfd")
+    for n in bgp["neighbors"]:
+        out += [f" neighbor {n['ip']} peer-group FABRIC",
+                f" neighbor {n['ip']} description {n['leaf']} via {n['port']} (AS {n['asn']})"]
+    out += [" !", " address-family ipv4 unicast", f"  network {bgp['address']}/32",
+            "  neighbor FABRIC route-map FABRIC-IN in", "  neighbor FABRIC route-map SERVICE-OUT out",
+            f"  maximum-paths {len(bgp['neighbors'])}", " exit-address-family", "exit", "!"]
+    return "\n".join(out) + "\n"
 
 
 def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Spectrum-X target: Cumulus Linux NVUE on SN5600, OUT/<fabric>/switches/<device>.nvue.yaml
-(a startup.yaml) and <device>.nvue.sh (the same configuration as `nv set` commands).
+(a startup.yaml) and <device>.nvue.sh (the same configuration as `nv set` commands); and the
+out-of-band access switches (SN2201, `OOB_TARGET`, below), written the same way.
 
 One structured config per switch, the NVUE object tree as nested dicts, is the single
 source: the YAML is that tree under `- set:` after a `- header:` naming the model and the
@@ -36,11 +37,13 @@ from typing import Any, Iterable
 
 from fabgen import yamlout
 
+from fabgen.addressing import _ip
+from fabgen.inventory.management import gateway_of
 from fabgen.platforms import Context, Target, every_other
 from fabgen.intent import secret_ref
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent
-from fabgen.intent.switches import switch_configs
+from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, switch_configs
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = "eth0"
@@ -128,6 +131,9 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
             else:
                 node["bridge"] = {"domain": {"br_default": {"access": i["vlan"]}}}
         iface[i["name"]] = node
+    for n in sw["bgp"]["neighbors"]:  # BGP to the host: numbered sessions over the host ports' /31s
+        if n["peer_group"] == HOSTS_GROUP:
+            neighbors[n["ip"]] = {"peer-group": HOSTS_GROUP, "remote-as": n["asn"], "type": "numbered"}
     svi = sw["svi"]
     bridge = None
     if svi:
@@ -166,7 +172,7 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
 
 
 def _group(role: str) -> str:
-    return {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}[role]
+    return PEER_GROUP[role]
 
 
 def flatten(tree: dict[str, Any], path: tuple[str, ...] = ()) -> list[str]:
@@ -227,4 +233,66 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{data['fabric']}/switches/{name}.nvue.sh", "\n".join(lines).encode()
 
 
+# Out-of-band access switches (role oob, kind ethernet; docs/cluster.md): SN2201 on Cumulus Linux,
+# written like the Spectrum-X switches (same header, dialects, YAML and `nv set` script).
+# Decisions:
+# * one management VLAN (`oob_vlan`, default 10): every used access port an untagged member in
+#   br_default, unused ports down; the switch's own address on that VLAN's SVI (the top of the
+#   management prefix, addressing.allocate_oob) with a static default route to the gateway: it is
+#   managed on the network it serves, not on eth0;
+# * the model's first two uplinks (swp49, swp50) form the LACP bond `uplink`, an untagged member
+#   of the VLAN, towards the site's management network that routes the subnet;
+# * no RoCE, no BGP, no adaptive routing: NTP, DNS, syslog and accounts from the management block.
+
+UPLINK = "uplink"
+
+
+def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any], list[str]]:
+    f = ctx.fabric
+    m = f.spec.management
+    assert m is not None
+    address = ctx.allocation.management[s.name]
+    plen = int(m.prefix.split("/")[1])
+    gateway = _ip(gateway_of(m))
+    tree: dict[str, Any] = {"system": {"hostname": s.name}}
+    iface: dict[str, Any] = {}
+    services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default", "ntp": m.ntp,
+                "dns": m.dns, "syslog": m.syslog, "domain": m.domain,
+                "users": [{"name": u.name, "role": u.role, "password": secret_ref(u.password_hash.env)}
+                          for u in m.users]}
+    _management(tree, iface, services, d)
+    iface.clear()  # eth0 stays unused: the switch is managed on its SVI
+    used = f.ports.get(s.name, {})
+    for name in f.switch_model.port_names(f.plan.speed):
+        idx = used.get(name)
+        if idx is None:
+            iface[name] = {"link": {"state": {"down": {}}}, "type": "swp"}
+            continue
+        lk = f.links[idx]
+        iface[name] = {"bridge": {"domain": {"br_default": {"access": vlan}}},
+                       "description": f"OOB_{lk.a}_{lk.a_port}", "type": "swp"}
+    members = f.switch_model.uplinks[:2]
+    iface[UPLINK] = {"bond": {"member": {p: {} for p in members}, "mode": "lacp"},
+                     "bridge": {"domain": {"br_default": {"access": vlan}}},
+                     "description": "UPLINK_site_management", "type": "bond"}
+    iface[f"vlan{vlan}"] = {d.ip: {"address": {f"{address}/{plen}": {}}}, "type": "svi", "vlan": vlan}
+    tree["interface"] = iface
+    tree["bridge"] = {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
+    tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
+    envs = [u.password_hash.env for u in m.users]
+    return tree, envs
+
+
+def access_structure(ctx: Context) -> dict[str, Any]:
+    f = ctx.fabric
+    version = version_of(f.spec) or ""
+    d = Dialect(version)
+    switches = [(s.name, *_access_tree(ctx, s, d, f.spec.oob_vlan)) for s in f.switches]
+    header = {"model": f.switch_model.part.removeprefix("M").split("-")[0], "nvue-api-version": "nvue_v1",
+              "rev-id": 1.0, "version": f"Cumulus Linux {version}.0"}
+    return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches, "header": header}
+
+
 TARGET = Target("nvue", lambda ctx: ctx.fabric.spec.kind == "spectrum-x", structure, render, every_other("switches"))
+OOB_TARGET = Target("oob", lambda ctx: ctx.fabric.spec.role == "oob", access_structure, render,
+                    every_other("switches"))

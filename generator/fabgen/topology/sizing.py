@@ -27,7 +27,8 @@ Rules (NVIDIA DGX SuperPOD reference architectures; docs/decisions.md for where 
 * Storage nodes (node groups with role storage) attach to storage leaves of their own,
   after the compute leaves, built like a compute leaf (same endpoint ports and uplinks,
   so uplinks stay balanced for ftree). Their NICs are striped across the storage
-  leaves, so a dual-ported storage node survives the loss of one leaf. A one-switch
+  leaves (two at least when storage nodes have two ports or more), so a dual-ported
+  storage node survives the loss of one leaf. A one-switch
   fabric takes storage NICs on the ports after the compute NICs when they fit.
   Storage leaves count like any leaf for spines, pods and cores.
 * A plan (`planned_nodes`) sizes everything above for the planned node count; the nodes
@@ -167,7 +168,7 @@ def units_for(p: Plan, nodes: int) -> int:
 def _size(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
-    storage: int = 0, domain: int = 1,
+    storage: int = 0, domain: int = 1, storage_spread: int = 1,
 ) -> Plan:
     k = radix
     endpoints = nodes * rails
@@ -223,7 +224,9 @@ def _size(
     compute_leaves = units * leaves_per_unit
     one_switch = (tiers == "auto" and topology == "fat-tree" and compute_leaves == 1
                   and endpoints + storage <= down)
-    storage_leaves = 0 if one_switch else math.ceil(storage / down)
+    # at least two storage leaves for storage nodes with two or more ports: a node's ports alternate
+    # between them, so it stays reachable when one leaf is down
+    storage_leaves = 0 if one_switch or not storage else max(math.ceil(storage / down), min(2, storage_spread))
     leaves = compute_leaves + storage_leaves
 
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,

@@ -91,27 +91,28 @@ nv set interface swp29 bridge domain br_default access 10
 nv set interface swp29 description OOB_storagenet-storage-leaf01_Management1
 nv set interface swp29 type swp
 nv set interface swp30 bridge domain br_default access 10
-nv set interface swp30 description OOB_storagenet-spine01_Management1
+nv set interface swp30 description OOB_storagenet-storage-leaf02_Management1
 nv set interface swp30 type swp
 nv set interface swp31 bridge domain br_default access 10
-nv set interface swp31 description OOB_storagenet-spine02_Management1
+nv set interface swp31 description OOB_storagenet-spine01_Management1
 nv set interface swp31 type swp
 nv set interface swp32 bridge domain br_default access 10
-nv set interface swp32 description OOB_storagenet-spine03_Management1
+nv set interface swp32 description OOB_storagenet-spine02_Management1
 nv set interface swp32 type swp
 nv set interface swp33 bridge domain br_default access 10
-nv set interface swp33 description OOB_storagenet-spine04_Management1
+nv set interface swp33 description OOB_storagenet-spine03_Management1
 nv set interface swp33 type swp
 nv set interface swp34 bridge domain br_default access 10
-nv set interface swp34 description OOB_internalnet-su01-leaf1_eth0
+nv set interface swp34 description OOB_storagenet-spine04_Management1
 nv set interface swp34 type swp
 nv set interface swp35 bridge domain br_default access 10
-nv set interface swp35 description OOB_internalnet-su01-leaf2_eth0
+nv set interface swp35 description OOB_internalnet-su01-leaf1_eth0
 nv set interface swp35 type swp
 nv set interface swp36 bridge domain br_default access 10
-nv set interface swp36 description OOB_internalnet-spine01_eth0
+nv set interface swp36 description OOB_internalnet-su01-leaf2_eth0
 nv set interface swp36 type swp
-nv set interface swp37 link state down
+nv set interface swp37 bridge domain br_default access 10
+nv set interface swp37 description OOB_internalnet-spine01_eth0
 nv set interface swp37 type swp
 nv set interface swp38 link state down
 nv set interface swp38 type swp
