@@ -483,3 +483,9 @@ def test_bgp_to_the_host_agrees_on_both_ends(kind: str, platform: str, model: st
         "remote-as external", "remote-as somewhere"))
     run = subprocess.run([VTYSH, "--dryrun", "-f", str(broken)], capture_output=True, text=True, timeout=60)
     assert run.returncode != 0, "FRR must refuse a neighbor without a valid remote-as"
+    if platform == "sonic":  # the HOSTS sessions through SONiC's YANG models (where they are kept)
+        from test_ethernet import yang_check
+
+        leaves = sorted((out / "st" / "switches").glob("st-su*-leaf*/config_db.json"))[:2]
+        assert len(leaves) == 2 and '"HOSTS"' in leaves[0].read_text()
+        yang_check(leaves)
