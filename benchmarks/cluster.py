@@ -24,7 +24,7 @@ EXAMPLE = ROOT / "inventories" / "superpod-cluster.yaml"
 WIDER = {  # every pool and prefix of the example, sized for 4,096 DGX
     "count: 64": "count: {n}",
     "count: 4\n": "count: 16\n",
-    "loopbacks: 10.254.0.0/24, links: 10.253.0.0/22": "loopbacks: 10.254.0.0/21, links: 10.224.0.0/12",
+    "loopbacks: 10.254.0.0/24, links: 10.253.0.0/22": "loopbacks: 10.254.0.0/19, links: 10.224.0.0/12",
     "loopbacks: 10.252.0.0/24, links: 10.251.0.0/22": "loopbacks: 10.252.0.0/22, links: 10.248.0.0/15",
     "prefix: 192.168.10.0/24\n      gateway: 192.168.10.1": "prefix: 172.20.0.0/20\n      gateway: 172.20.0.1",
     "prefix: 192.168.11.0/24\n      gateway: 192.168.11.1": "prefix: 172.21.0.0/20\n      gateway: 172.21.0.1",

@@ -164,7 +164,8 @@ def _storage(count: int, storage: int, topology: str = "rail-optimized"):
     return fabrics["f"], ctx["f"].summary
 
 
-@pytest.mark.parametrize("storage,leaves", [(1, 1), (16, 1), (17, 2), (40, 3)])
+# dual-ported storage nodes: two storage leaves at least, so every one is dual-homed
+@pytest.mark.parametrize("storage,leaves", [(1, 2), (16, 2), (17, 2), (40, 3)])
 def test_storage_nodes_get_storage_leaves_striped(storage: int, leaves: int) -> None:
     f, s = _storage(64, storage)
     store = [sw for sw in f.by_role("leaf") if "-storage-leaf" in sw.name]
@@ -175,7 +176,7 @@ def test_storage_nodes_get_storage_leaves_striped(storage: int, leaves: int) -> 
     for h in (h for h in f.hosts if h.role == "storage"):
         ends = [f.links[f.ports[h.name][n.rdma]].z for n in h.model.nics]
         assert all("-storage-leaf" in e for e in ends)
-        assert len(set(ends)) == min(2, leaves), ends  # dual-homed where there are two leaves
+        assert len(set(ends)) == 2, ends  # dual-homed
     # no storage NIC on a compute leaf, no compute NIC on a storage leaf
     for lk in f.links:
         if lk.tier == "node-leaf":
@@ -183,9 +184,10 @@ def test_storage_nodes_get_storage_leaves_striped(storage: int, leaves: int) -> 
 
 
 def test_storage_leaves_count_for_spines_and_pods() -> None:
-    # 8 full units = 64 leaves fill two tiers of 64-port switches; one storage leaf more needs three
+    # 8 full units = 64 leaves fill two tiers of 64-port switches; storage leaves (two for
+    # dual-ported storage nodes) need three
     f, s = _storage(256, 4)
-    assert s.tiers == 3 and f.plan.leaves == 65
+    assert s.tiers == 3 and f.plan.leaves == 66
     check(f)
     f2, s2 = _storage(32, 32)  # 8 + 2 leaves: spines sized over both
     assert s2.tiers == 2 and s2.links["leaf-spine"] == 10 * 32

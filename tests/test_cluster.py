@@ -331,7 +331,7 @@ def test_the_example_cluster_renders_every_role(tmp_path: Path) -> None:
     assert {f: d["role"] for f, d in report["fabrics"].items()} == {
         "compute": "compute", "storagenet": "storage", "internalnet": "inband", "ipminet": "oob"}
     eths = yaml.safe_load((out / "hosts" / "dgx001" / "netplan.yaml").read_text())["network"]["ethernets"]
-    assert set(eths) == {"mlx5_1", "mlx5_7", "mlx5_2", "mlx5_8"}, "InfiniBand compute: no rail in netplan"
+    assert set(eths) == {"mlx5_1", "mlx5_7", "mlx5_2", "mlx5_8", "lo"}, "InfiniBand compute: no rail in netplan"
     assert not (out / "host-groups" / "head").exists() and (out / "hosts" / "head01" / "netplan.yaml").exists()
 
 

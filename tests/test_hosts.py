@@ -125,12 +125,13 @@ def check_hosts(out: Path, fabric: str, groups: dict[str, tuple[str, int]]) -> N
             plan = out / "hosts" / host / "netplan.yaml"
             assert not plan.exists() or all(
                 c["routing-policy"][0]["table"] >= TABLES["storage"]
-                for c in yaml.safe_load(plan.read_text())["network"]["ethernets"].values())
+                for c in yaml.safe_load(plan.read_text())["network"]["ethernets"].values() if "routing-policy" in c)
         return
     for host, host_nics in nics.items():
         plan = yaml.safe_load((out / "hosts" / host / "netplan.yaml").read_text())["network"]
         # the compute ports (a node on storage and in-band fabrics too has their ports in the same file)
-        eths = [(n, c) for n, c in plan["ethernets"].items() if c["routing-policy"][0]["table"] < TABLES["storage"]]
+        eths = [(n, c) for n, c in plan["ethernets"].items()
+                if "routing-policy" in c and c["routing-policy"][0]["table"] < TABLES["storage"]]
         assert len(eths) == len(host_nics)
         tables = set()
         for (netdev, cfg), (rdma, leaf, port) in zip(eths, host_nics):

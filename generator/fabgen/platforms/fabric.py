@@ -122,7 +122,9 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
         else:
             group[s.name] = "cores" if huge else f"plane{s.plane + 1:02d} cores"
     for h in f.hosts:
-        if h.role == "storage" and not detailed:
+        if h.role == "switch":  # managed switches' management ports (out-of-band network): one box
+            group[h.name] = "switch management ports"
+        elif h.role == "storage" and not detailed:
             group[h.name] = "storage nodes"
         elif huge and h.role == "compute":
             group[h.name] = "nodes"
@@ -160,12 +162,15 @@ def _dot(ctx: Context) -> dict[str, Any]:
         role = rank_of[name]
         count = sum(members[name].values())
         label = name if detailed and role != "node" else f"{name}\\n{_n(count, role, PLURAL[role])}"
+        if name == "switch management ports":
+            label = f"{count} switch management ports"
         nodes.append({"id": name, "label": label, "role": role})
     ranks = {r: [n["id"] for n in nodes if n["role"] == r] for r in ("core", "spine", "leaf", "node")}
     return {
         "fabric": f.name, "cluster": ctx.cluster, "detailed": detailed,
         "title": f"{ctx.cluster} / {f.name}: {f.spec.kind} {f.plan.topology}, {_n(f.plan.tiers, 'tier')}, "
-                 f"{_n(len(f.hosts), 'node')}, {_n(len(f.switches), 'switch', 'switches')}"
+                 f"{_n(sum(1 for h in f.hosts if h.role != 'switch'), 'node')}, "
+                 f"{_n(len(f.switches), 'switch', 'switches')}"
                  + (f"; network plane {f.plane + 1} of {f.planes} of {f.parent} (every node's port "
                     f"{f.plane + 1} of each NIC)" if f.planes > 1 else ""),
         "nodes": nodes, "ranks": {r: ids for r, ids in ranks.items() if ids},
