@@ -574,6 +574,10 @@ def _check_oob(c: _Checks, i: int, f) -> None:
         c.report((*path, "scalable_unit"), f"nodes per access switch: at most {most} ({model.radix(speed)} ports, "
                  f"{rails[0]} per node" + (f", whole NVLink racks of {domain}" if domain > 1 else "") + ")")
         return
+    if f.planned_nodes is not None and f.planned_nodes < len(members):
+        c.report((*path, "planned_nodes"), f"{len(members)} nodes are attached, more than the {f.planned_nodes} this "
+                 "network is planned for: raise planned_nodes or attach fewer nodes")
+        return
     places = sum(n for n, _ in managed)
     c.plans[f.name] = access_plan(len(members), f.planned_nodes, rails[0], places, model, speed, per_switch)
     c.members[f.name], c.storage[f.name] = members, []
@@ -589,6 +593,9 @@ def _managed(c: _Checks, i: int, f) -> list[tuple[int, list[tuple[str, str, int]
     by_name = {x.name: x for x in c.inv.fabrics}
     out, offset = [], 0
     for j, name in enumerate(names):
+        if name in names[:j]:
+            c.report(("fabrics", i, "manages", j), f"fabric '{name}' is listed twice")
+            return None
         spec = by_name.get(name)
         if spec is None or spec.role == "oob":
             c.report(("fabrics", i, "manages", j), f"'{name}' is not a fabric this network can manage" +
