@@ -736,7 +736,8 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
                  f"({', '.join(f'{s}G' for s in speeds)}); one fabric runs one link speed")
         return
     if len(rails) > 1 and f.topology == "rail-optimized":
-        c.report((*path, "node_groups"), f"rail-optimized fabrics need the same number of compute NICs on every "
+        what = "compute NICs" if f.role == "compute" else f"{f.role} ports"
+        c.report((*path, "node_groups"), f"rail-optimized fabrics need the same number of {what} on every "
                  f"node; these have {', '.join(map(str, rails))}")
         return
     if len(rails) > 1:
