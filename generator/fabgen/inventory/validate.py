@@ -754,7 +754,9 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
         c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs"
                  f"{split} (it runs {', '.join(f'{s}G' for s in model.speeds())})")
         return
-    domain = _nvlink_domain(c, i, f, models)
+    # NVLink racks shape the compute fabric's units (jobs are placed by them); a storage or in-band
+    # fabric attaches trays like any node
+    domain = _nvlink_domain(c, i, f, models) if f.role == "compute" else 1
     if domain is None:
         return
     rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
