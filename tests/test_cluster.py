@@ -8,6 +8,7 @@ netplan; host and switch files agree for every role when both are read back.
 from __future__ import annotations
 
 import csv
+import json
 import ipaddress
 import re
 import shutil
@@ -511,3 +512,48 @@ def test_nvl72_trays_on_every_network(tmp_path: Path) -> None:
     assert racks == [list(range(1, 37)), list(range(37, 73))], "two whole racks of trays per access switch"
     frr = _frr((out / "hosts" / "gb001" / "frr.conf").read_text())
     assert len(frr["neighbors"]) == 2 and frr["networks"] == [f"{frr['router_id']}/32"]
+
+
+UFM = """
+version: 1
+cluster: u
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 31, hostname: "dgx{n:03d}"}
+  - {name: ufm, model: ufm-appliance, role: storage, count: 2, hostname: "ufm{n}"}
+  - {name: head, model: ufm-appliance, count: 1, hostname: "head{n}"}
+node_models:
+  ufm-appliance:
+    gpus: 0
+    nics:
+      - {rdma: mlx5_0, speed: 400}
+    ports:
+      - {role: inband, rdma: mlx5_1, speed: 100}
+      - {role: oob, rdma: bmc, speed: 1}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: ufm
+    topology: rail-optimized
+    switch_model: qm9700
+    node_groups: [gpu, ufm]
+    scalable_unit: 32
+    infiniband: {subnet_managers: [ufm1, ufm2]}
+"""
+
+
+def test_subnet_manager_hosts_are_node_groups_on_their_fabric(tmp_path: Path) -> None:
+    """UFM appliances as a node group (their HCA on the fabric's storage leaves) can be the subnet
+    managers the deploy playbook installs the SM files on; a node not on the fabric cannot."""
+    inv = tmp_path / "u.yaml"
+    inv.write_text(UFM)
+    out = tmp_path / "out"
+    render_to(inv, out)
+    cabled = {r["a_device"]: r["z_device"] for r in read_cabling(out, "ib") if r["tier"] == "node-leaf"}
+    assert cabled["ufm1"].startswith("ib-storage-leaf") and cabled["ufm2"].startswith("ib-storage-leaf")
+    for sm in ("ufm1", "ufm2"):
+        hv = json.loads((out / "ansible" / "host_vars" / f"{sm}.yml").read_text().split("\n", 1)[1])
+        assert hv["fabgen_role"] == "subnet-manager"
+        assert any(f["src"] == "ib/infiniband/opensm.conf" for f in hv["fabgen_files"])
+    problems = _errors(UFM.replace("subnet_managers: [ufm1, ufm2]", "subnet_managers: [ufm1, head1]"), tmp_path)
+    assert problems == ["fabrics[0].infiniband.subnet_managers[1]: subnet manager 'head1' is a node of a node group "
+                        "not on this fabric; give the SM host its own name"]

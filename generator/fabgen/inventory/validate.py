@@ -873,7 +873,9 @@ def _claim_switch_names(c: _Checks, i: int, f, names: list[str], devices: dict[s
 
 
 def _check_subnet_manager_names(c: _Checks) -> None:
-    """Subnet-manager hosts join the namespace of nodes and switches (Ansible hosts)."""
+    """Subnet-manager hosts join the namespace of nodes and switches (Ansible hosts). An SM host may
+    be a node of a node group on the same fabric (a UFM appliance as a node group, its HCA on the
+    fabric: docs/cluster.md), but not any other node."""
     fabrics = c.inv.fabrics
     switch_owner = {name: fabric for fabric, names in c.switches.items() for name in names}
     sm_seen: dict[str, str] = {}
@@ -881,7 +883,9 @@ def _check_subnet_manager_names(c: _Checks) -> None:
                                                        for f in fabrics) else set()
     for i, f in enumerate(fabrics):
         for k, sm in enumerate(f.infiniband.subnet_managers if f.infiniband else []):
-            clash = ("a node" if sm.lower() in node_names else
+            on_fabric = sm in c.owners and any(owner == f.name for (g, _), owner in c.attached.items()
+                                                if g == c.owners[sm][1])
+            clash = ("a node of a node group not on this fabric" if sm.lower() in node_names and not on_fabric else
                      f"a switch of fabric '{switch_owner[sm]}'" if sm in switch_owner else
                      f"already a subnet manager of fabric '{sm_seen[sm]}'" if sm in sm_seen else None)
             if clash:
