@@ -220,3 +220,39 @@ def test_eos_session_commands_are_the_rendered_config(tmp_path: Path) -> None:
     assert '"configure session fabgen"' in res.stdout and '"rollback clean-config"' in res.stdout
     assert '"commit timer 00:10:00"' in res.stdout and '"interface Management1"' in res.stdout
     assert '"end"' not in res.stdout
+
+
+def test_the_whole_cluster_stages_each_nodes_files_from_every_network(tmp_path: Path) -> None:
+    """The whole-cluster example through ansible-inventory and the staging playbook: each fabric's
+    group holds its switches and the nodes on it (the out-of-band group its access switches and
+    the nodes with BMCs, not the switches whose management ports it carries); a DGX stages its
+    NCCL and NIC files, its storage NIC settings, its one netplan and its BGP speaker; a head node
+    only its netplan; a storage server its storage files."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "superpod-cluster.yaml", out)
+    res = run(INVENTORY, "-i", "ansible/inventory.yml", "--list", cwd=out)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    for fabric in ("compute", "storagenet", "internalnet", "ipminet"):
+        cabling = read_cabling(out, fabric)
+        switches = {r["z_device"] for r in cabling} | {r["a_device"] for r in cabling if r["tier"] != "node-leaf"}
+        if fabric == "ipminet":
+            switches = {s for s in switches if s.startswith("ipminet-")}
+        nodes = {r["a_device"] for r in cabling if r["tier"] == "node-leaf"
+                 and not r["a_device"].startswith(("compute-", "storagenet-", "internalnet-"))}
+        if fabric == "compute":
+            nodes = {n for n in nodes if n.startswith("dgx")}
+        assert set(data[f"fabric_{fabric}"]["hosts"]) == switches | nodes, fabric
+    assert set(data["role_node"]["hosts"]) == ({f"dgx{n:03d}" for n in range(1, 65)} | {"head01", "head02"}
+                                               | {f"store{n:02d}" for n in range(1, 5)})
+    stage = tmp_path / "stage"
+    cmd = (PLAYBOOK, "-i", "ansible/inventory.yml", str(ROOT / "ansible" / "stage.yml"), "-e", f"stage_dir={stage}",
+           "--limit", "dgx001,head01,store01,ipminet-access01")
+    first = run(*cmd, cwd=out)
+    assert first.returncode == 0, first.stdout[-3000:]
+    staged = {h: sorted(p.name for p in (stage / h).iterdir()) for h in ("dgx001", "head01", "store01")}
+    assert staged == {"dgx001": ["frr.conf", "hca-setup.sh", "nccl.env", "netplan.yaml", "storage-nic-setup.sh"],
+                      "head01": ["netplan.yaml"],
+                      "store01": ["frr.conf", "netplan.yaml", "storage-nic-setup.sh"]}
+    assert sorted(p.name for p in (stage / "ipminet-access01").iterdir()) == [
+        "ipminet-access01.nvue.sh", "ipminet-access01.nvue.yaml"]
