@@ -114,12 +114,20 @@ def test_a_crafted_file_name_cannot_forge_a_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("case", sorted(p.stem for p in INVENTORIES.glob("*.yaml")))
 def test_every_example_validates_with_its_size(case: str) -> None:
-    """validate prints one size line per inventory fabric (a multi-plane one summed over its planes)."""
+    """validate prints one size line per inventory fabric (a multi-plane one summed over its planes),
+    named with its role where it is not compute; the out-of-band network by its access switches."""
     result = runner.invoke(app, ["validate", str(INVENTORIES / f"{case}.yaml")])
     assert result.exit_code == 0, result.output
     v = validate(load(INVENTORIES / f"{case}.yaml"))
+    oob = [f for f in v.inventory.fabrics if f.role == "oob"]
+    for f in oob:
+        p = v.plans[f.name]
+        assert (f"{f.name} (oob): {p.present_units} access switches at 1G for {p.present_nodes} BMC ports and "
+                f"{len(v.managed[f.name])} switch management ports") in result.stdout
+    fabrics = [f for f in v.inventory.fabrics if f.role != "oob"]
     lines = [line for line in result.stdout.splitlines() if " tier(s), " in line]
-    assert [line.split(":")[0] for line in lines] == [f.name for f in v.inventory.fabrics]
-    for line, f in zip(lines, v.inventory.fabrics):
+    assert [line.split(":")[0] for line in lines] == [f.name + (f" ({f.role})" if f.role != "compute" else "")
+                                                      for f in fabrics]
+    for line, f in zip(lines, fabrics):
         p = v.plans[f.name]
         assert f"{f.planes * p.leaves if not p.planned else f.planes * p.present_compute_leaves} leaf" in line

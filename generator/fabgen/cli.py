@@ -121,6 +121,12 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
         _fail_inventory(exc)
     for spec in v.inventory.fabrics:
         p, n = v.plans[spec.name], spec.planes
+        if spec.role == "oob":
+            managed = len(v.managed[spec.name])
+            typer.echo(f"{spec.name} (oob): {p.present_units} access switches at {p.speed}G for "
+                       f"{p.present_nodes * p.rails} BMC ports and {managed} switch management ports")
+            continue
+        role = f" ({spec.role})" if spec.role != "compute" else ""
         built = [contexts[name].summary for name in plane_names(spec)]
         count = {role: sum(s.switches[role] for s in built) for role in ("leaf", "spine", "core")}
         each = f" ({n} planes, each {p.present_nodes * p.rails} at {p.speed}G)" if n > 1 else ""
@@ -128,7 +134,7 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
                    f"{count['leaf']} leaf, {count['spine']} spine, {count['core']} core switches")
         plan = (f" (planned for {p.nodes} nodes: {n * p.leaves} leaf, {n * p.spines} spine, {n * p.cores} core "
                 "switches)" if p.planned else "")
-        typer.echo(f"{spec.name}: {p.topology}, {p.tiers} tier(s), {present}{plan}")
+        typer.echo(f"{spec.name}{role}: {p.topology}, {p.tiers} tier(s), {present}{plan}")
     for ctx in contexts.values():
         for w in ctx.summary.warnings:
             typer.echo(printable(f"{inventory}: warning: fabric {ctx.fabric.inventory_name}: {w}"), err=True)
