@@ -25,7 +25,7 @@ PLATFORMS = {  # kind, platform, switch model
 
 def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, ratio: int = 1,
               tiers: str | int = "auto", su: int = 4, storage: int = 0, leaf_subnet: bool = False,
-              planes: int = 1) -> str:
+              planes: int = 1, cluster: bool = False) -> str:
     kind, plat, model = PLATFORMS[platform]
     node = "dgx-b300" if planes > 1 else "dgx-h100"  # planes split 800G NICs into 400G ports
     lines = ["version: 1", "cluster: grow", "node_groups:",
@@ -47,6 +47,18 @@ def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, 
     if kind != "infiniband":
         lines += ["    ethernet:", f"      host_addressing: {'leaf-subnet' if leaf_subnet else 'p2p'}",
                   "      pools: {loopbacks: 10.255.0.0/16, links: 10.252.0.0/15, hosts: 10.0.0.0/12}"]
+    if cluster:  # the nodes' storage ports (BGP to the host) and BMCs too, planned alike
+        plan = f"    planned_nodes: {planned}\n" if planned is not None else ""
+        lines += ["  - name: s", "    role: storage", "    kind: roce", "    platform: eos",
+                  "    topology: rail-optimized", "    switch_model: arista-7060x5",
+                  f"    node_groups: [{', '.join(groups)}]" + ("\n" + plan.rstrip() if plan else ""),
+                  "    ethernet:", "      host_routing: bgp",
+                  "      pools: {loopbacks: 10.254.0.0/16, links: 10.248.0.0/15, hosts: 100.64.0.0/12}",
+                  "      asn: {leaf: 4200020000, spine: 4200002000, core: 4200001000, host: 4200200000}",
+                  "    management: 10.31.0.0/16",
+                  "  - name: b", "    role: oob", "    kind: ethernet", "    platform: nvue", "    topology: fat-tree",
+                  "    switch_model: sn2201", f"    node_groups: [{', '.join(groups)}]" + ("\n" + plan.rstrip() if plan else ""),
+                  "    management: {prefix: 10.32.0.0/16, gateway: 10.32.0.1}"]
     return "\n".join(lines) + "\n"
 
 
@@ -55,7 +67,8 @@ def identities(text: str):
     validated = validate(load_text(text, "grow.yaml"))
     fabrics, contexts = build(validated)
     cables = {}
-    ids: dict[str, dict] = {k: {} for k in ("loopbacks", "asns", "management", "guids", "leaf_subnets")}
+    ids: dict[str, dict] = {k: {} for k in ("loopbacks", "asns", "management", "guids", "leaf_subnets",
+                                            "node_loopbacks", "node_asns")}
     upper = {}
     for name, f in fabrics.items():  # every network plane
         a = contexts[name].allocation
@@ -111,16 +124,17 @@ def planned_fabrics(draw):
     planes = draw(st.sampled_from([1, 1, 2])) if platform != "opensm" else 1
     storage = draw(st.sampled_from([0, 0, 3])) if platform in ("opensm", "eos") and planes == 1 else 0
     leaf_subnet = platform != "opensm" and draw(st.booleans())
+    cluster = draw(st.booleans())  # with a storage network (BGP to the host) and the out-of-band one
     return dict(platform=platform, topology=topology, ratio=ratio, tiers=tiers, su=su, storage=storage,
-                leaf_subnet=leaf_subnet, planes=planes), nodes, per_unit, planned_units * per_unit
+                leaf_subnet=leaf_subnet, planes=planes, cluster=cluster), nodes, per_unit, planned_units * per_unit
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(planned_fabrics())
 def test_a_planned_fabric_grows_by_pure_addition(case) -> None:
-    """Kinds, topologies, tiers, ratios and network planes: N nodes' cabling, names, addresses, ASNs
-    and GUIDs are a subset of N + one unit's, and the spine and core tiers do not change (not even
-    by a pod)."""
+    """Kinds, topologies, tiers, ratios and network planes, alone or with a storage network (BGP to
+    the host) and the out-of-band network: N nodes' cabling, names, addresses, ASNs and GUIDs are a
+    subset of N + one unit's, and the spine and core tiers do not change (not even by a pod)."""
     options, nodes, per_unit, planned = case
     topology = options.pop("topology")
     platform = options.pop("platform")

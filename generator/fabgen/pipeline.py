@@ -78,7 +78,7 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             model = validated.switch_models[spec.switch_model]
             if spec.role == "oob":
                 fabrics[spec.name] = build_oob(spec, validated.plans[spec.name], model, validated.members[spec.name],
-                                               validated.managed[spec.name])
+                                               validated.storage[spec.name], validated.managed[spec.name])
                 continue
             for f in build_planes(spec, validated.plans[spec.name], model,
                                   validated.members[spec.name], validated.storage[spec.name]):

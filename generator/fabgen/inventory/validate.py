@@ -574,13 +574,14 @@ def _check_oob(c: _Checks, i: int, f) -> None:
         c.report((*path, "scalable_unit"), f"nodes per access switch: at most {most} ({model.radix(speed)} ports, "
                  f"{rails[0]} per node" + (f", whole NVLink racks of {domain}" if domain > 1 else "") + ")")
         return
-    if f.planned_nodes is not None and f.planned_nodes < len(members):
-        c.report((*path, "planned_nodes"), f"{len(members)} nodes are attached, more than the {f.planned_nodes} this "
+    if f.planned_nodes is not None and f.planned_nodes < len(fmembers):
+        c.report((*path, "planned_nodes"), f"{len(fmembers)} nodes are attached, more than the {f.planned_nodes} this "
                  "network is planned for: raise planned_nodes or attach fewer nodes")
         return
     places = sum(n for n, _ in managed)
-    c.plans[f.name] = access_plan(len(members), f.planned_nodes, rails[0], places, model, speed, per_switch)
-    c.members[f.name], c.storage[f.name] = members, []
+    c.plans[f.name] = access_plan(len(fmembers), f.planned_nodes, len(fstorage), rails[0], places, model, speed,
+                                  per_switch)
+    c.members[f.name], c.storage[f.name] = fmembers, fstorage
     c.managed[f.name] = [Managed(name, platform, place) for _, rows in managed for name, platform, place in rows]
 
 
@@ -959,7 +960,7 @@ def _check_management_and_platform(c: _Checks) -> None:
             raw = c.loaded.data["fabrics"][i]
             bare = isinstance(raw, dict) and isinstance(raw.get("management"), str)
             if f.role == "oob":  # the access switches and every BMC port of the plan
-                check_management(i, f, p.leaves + p.nodes * p.rails, bare, c.report, warn, c.taken,
+                check_management(i, f, p.leaves + p.nodes * p.rails + p.storage, bare, c.report, warn, c.taken,
                                  "access switches, BMCs and their gateway")
             else:
                 check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)

@@ -49,21 +49,23 @@ class Managed:
     place: int
 
 
-def access_plan(nodes: int, planned_nodes: int | None, ports_per_node: int, managed_places: int,
-                model: SwitchModel, speed: int, per_switch: int) -> Plan:
+def access_plan(nodes: int, planned_nodes: int | None, storage_nodes: int, ports_per_node: int,
+                managed_places: int, model: SwitchModel, speed: int, per_switch: int) -> Plan:
     """The access layer as a Plan (one tier, no uplinks inside the fabric), so the report, cabling
-    and growth code read it like any fabric. `leaves` are the planned access switches."""
+    and growth code read it like any fabric. `leaves` are the planned access switches; the
+    storage nodes' places follow the planned compute nodes', as on every fabric."""
     down = model.radix(speed)
     planned = planned_nodes or nodes
     switch_part = math.ceil(managed_places / down)
-    node_part = math.ceil(planned / per_switch) if planned else 0
-    present = switch_part + (math.ceil(nodes / per_switch) if nodes else 0)
+    node_part = math.ceil((planned + storage_nodes) / per_switch) if planned + storage_nodes else 0
+    filled = planned + storage_nodes if storage_nodes else nodes
+    present = switch_part + (math.ceil(filled / per_switch) if filled else 0)
     return Plan(topology="fat-tree", tiers=1, radix=down, speed=speed, nodes=planned, rails=ports_per_node,
                 endpoints=planned * ports_per_node + managed_places, ratio=Fraction(1), unit_nodes=per_switch,
                 units=switch_part + node_part, leaves_per_unit=1, down=down, up=0,
                 leaves=switch_part + node_part, pods=1, units_per_pod=switch_part + node_part, spines_per_pod=0,
                 leaf_spine_width=0, spine_down=0, spine_up=0, cores_per_plane=0, spine_core_width=0,
-                present_nodes=nodes, present_units=present)
+                storage=storage_nodes * ports_per_node, present_nodes=nodes, present_units=present)
 
 
 def access_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
@@ -73,9 +75,10 @@ def access_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
 
 
 def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
-              managed: list[Managed]) -> Fabric:
-    """members: (hostname, group, node model as the oob role sees it) in inventory order;
-    managed: the switches whose management ports take access ports."""
+              storage: list[tuple[str, str, NodeModel]], managed: list[Managed]) -> Fabric:
+    """members, storage: (hostname, group, node model as the oob role sees it) in inventory order,
+    compute-role and storage-role groups; managed: the switches whose management ports take
+    access ports."""
     switches = access_names(spec, plan)
     names = model.port_names(plan.speed)
     g = nx.MultiGraph(name=spec.name)
@@ -101,9 +104,12 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tu
         _attach(g, m.name, sm)
         cable(m.name, sm.nics[0], m.place)
     base = switch_part(plan) * plan.down
-    for k, (hostname, group, node_model) in enumerate(members):
+    places = [(k, m, "compute") for k, m in enumerate(members)]
+    places += [(plan.nodes + j, m, "storage") for j, m in enumerate(storage)]  # after the planned nodes
+    for k, (hostname, group, node_model), role in places:
         unit, slot = divmod(k, plan.unit_nodes)
-        hosts.append(Host(hostname, group, node_model, len(hosts) + 1, switch_part(plan) + unit + 1, slot))
+        hosts.append(Host(hostname, group, node_model, len(hosts) + 1, switch_part(plan) + unit + 1, slot,
+                          role=role))
         _attach(g, hostname, node_model)
         for r, nic in enumerate(node_model.nics):
             cable(hostname, nic, base + unit * plan.down + slot * plan.rails + r)
@@ -112,7 +118,8 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tu
 
 def switch_part(plan: Plan) -> int:
     """Access switches that take the managed switches' ports (before the nodes')."""
-    node_part = math.ceil(plan.nodes / plan.unit_nodes) if plan.nodes else 0
+    nodes = plan.nodes + plan.storage // plan.rails
+    node_part = math.ceil(nodes / plan.unit_nodes) if nodes else 0
     return plan.units - node_part
 
 
