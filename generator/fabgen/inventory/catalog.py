@@ -302,7 +302,7 @@ def _tray_nics(speed: int) -> tuple[Nic, ...]:
     return tuple(Nic(r, r, label, label, speed) for r, label in rows)
 
 
-BMC = Nic("bmc", "bmc", "BMC", "BMC", 1, "oob")  # the RJ45 1GbE BMC port: addressed by the BMC, no host netdev
+BMC = Nic("bmc", "bmc", "BMC", "RJ45", 1, "oob")  # the RJ45 1GbE BMC port: addressed by the BMC, no host netdev
 _BMC_PART = ("oob", "BMC (RJ45 1GbE)", "none (RJ45 copper)")
 
 

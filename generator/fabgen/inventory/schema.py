@@ -295,7 +295,8 @@ class CustomPort(Strict):
     rdma: DeviceName = Field(description="RDMA device name (a BMC: any name for its port, e.g. bmc)")
     netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name)")
     label: Text | None = Field(default=None, description="physical port label")
-    cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
+    cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts; default: the "
+                              "RDMA name, RJ45 for an oob port)")
     speed: int = Field(ge=1, le=3200, description="Gb/s")
 
 

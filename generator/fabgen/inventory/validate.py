@@ -278,8 +278,8 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
             report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
             continue
         nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
-        ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed, x.role)
-                      for x in n.ports)
+        ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma,
+                          x.cage or ("RJ45" if x.role == "oob" else x.rdma), x.speed, x.role) for x in n.ports)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
                                n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
                                tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
@@ -609,8 +609,7 @@ def _managed(c: _Checks, i: int, f) -> list[tuple[int, list[tuple[str, str, int]
         rows = []
         for k, plane in enumerate(plane_names(spec)):
             for s in switch_names(spec.model_copy(update={"name": plane}), p):
-                ordinal = {"leaf": 0, "spine": p.leaves, "core": p.leaves + p.spines}[s.role] + s.index - 1
-                rows.append((s.name, spec.platform, offset + k * per_plane + ordinal))
+                rows.append((s.name, spec.platform, offset + k * per_plane + p.switch_place(s.role, s.index)))
         out.append((per_plane * spec.planes, rows))
         offset += per_plane * spec.planes
     return out

@@ -27,6 +27,7 @@ from fabgen.topology.analysis import cables
 from fabgen.topology.model import TIERS, Fabric
 
 DOT_DETAIL_LIMIT = 24
+MGMT_PORTS = "switch management ports"  # the out-of-band network's box for the managed switches' ports
 UNIT_DETAIL_LIMIT = 16
 PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "node": "nodes"}
 MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC",
@@ -123,7 +124,7 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
             group[s.name] = "cores" if huge else f"plane{s.plane + 1:02d} cores"
     for h in f.hosts:
         if h.role == "switch":  # managed switches' management ports (out-of-band network): one box
-            group[h.name] = "switch management ports"
+            group[h.name] = MGMT_PORTS
         elif h.role == "storage" and not detailed:
             group[h.name] = "storage nodes"
         elif huge and h.role == "compute":
@@ -162,8 +163,8 @@ def _dot(ctx: Context) -> dict[str, Any]:
         role = rank_of[name]
         count = sum(members[name].values())
         label = name if detailed and role != "node" else f"{name}\\n{_n(count, role, PLURAL[role])}"
-        if name == "switch management ports":
-            label = f"{count} switch management ports"
+        if name == MGMT_PORTS:
+            label = f"{count} {MGMT_PORTS}"
         nodes.append({"id": name, "label": label, "role": role})
     ranks = {r: [n["id"] for n in nodes if n["role"] == r] for r in ("core", "spine", "leaf", "node")}
     return {

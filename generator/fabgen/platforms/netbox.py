@@ -41,7 +41,7 @@ IB_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
 ETH_TYPES = {("osfp", 400): "400gbase-x-osfp", ("osfp", 800): "800gbase-x-osfp",
              ("qsfp112", 400): "400gbase-x-qsfp112", ("qsfpdd", 400): "400gbase-x-qsfpdd",
              ("qsfpdd", 800): "800gbase-x-qsfpdd", ("qsfp56", 200): "200gbase-x-qsfp56",
-             ("qsfp28", 100): "100gbase-x-qsfp28"}
+             ("qsfp28", 100): "100gbase-x-qsfp28", ("rj45", 1): "1000base-t"}
 CABLE_TYPES = {"mmf": "mmf", "smf": "smf", "dac": "dac-passive"}
 
 
@@ -50,7 +50,7 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-")
 
 
-CAGES = ("qsfp112", "qsfpdd", "qsfp56", "qsfp28", "osfp")  # longest first: 'osfp1' is a node's first OSFP cage
+CAGES = ("qsfp112", "qsfpdd", "qsfp56", "qsfp28", "osfp", "rj45")  # longest first: 'osfp1' is a node's first OSFP cage
 
 
 def interface_type(kind: str, cage: str, speed: int) -> str:
@@ -58,9 +58,6 @@ def interface_type(kind: str, cage: str, speed: int) -> str:
     factor; `other` where NetBox has no such type."""
     if kind == "infiniband":
         return IB_TYPES.get(speed, "other")
-    if speed == 1 and cage.upper() in ("RJ45", "BMC") or cage.lower().startswith("mgmt") or cage in (
-            "Management1", "eth0"):
-        return "1000base-t"  # RJ45 copper: BMC, out-of-band access and switch management ports
     name = re.sub(r"[^a-z0-9]", "", cage.lower())
     form = next((c for c in CAGES if name.startswith(c)), name)
     return ETH_TYPES.get((form, speed), "other")

@@ -90,7 +90,11 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     return out
 
 
-class _Builder:
+class Builder:
+    """The graph, links and port map of one fabric as it is built: every builder (leaf-spine here,
+    the out-of-band access layer in topology/oob.py) cables through `link`, which refuses a port
+    used twice."""
+
     def __init__(self, spec: FabricSpec, plan: Plan, model: SwitchModel):
         self.spec, self.plan, self.model = spec, plan, model
         self.names = model.port_names(plan.speed)
@@ -98,13 +102,27 @@ class _Builder:
         self.links: list[Link] = []
         self.ports: dict[str, dict[str, int]] = {}
 
+    def add_switch(self, s: Switch) -> None:
+        self.g.add_node(s.name, kind="switch", role=s.role, model=self.model.key, unit=s.unit, rail=s.rail,
+                        pod=s.pod, plane=s.plane)
+        self.ports[s.name] = {}
+
+    def add_host(self, hostname: str, group: str, model: NodeModel, rails: bool = True, **attrs) -> None:
+        """A node and its NIC ports (rail r, or -1 where NICs are not rails) in the graph."""
+        self.g.add_node(hostname, kind="host", group=group, model=model.key, **attrs)
+        for r, nic in enumerate(model.nics):
+            nic_id = f"{hostname}/{nic.rdma}"
+            self.g.add_node(nic_id, kind="nic", host=hostname, rail=r if rails else -1, rdma=nic.rdma,
+                            netdev=nic.netdev)
+            self.g.add_edge(hostname, nic_id, key="attach", tier="attach")
+
     def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int, ordinal: int,
-             a_port_index: int | None = None) -> None:
+             a_port_index: int | None = None, media: str | None = None) -> None:
         z_port = self.names[z_port_index]
         if a_port_index is not None:
             a_port = self.names[a_port_index]
         idx = len(self.links)
-        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, MEDIA[tier], ordinal)
+        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, media or MEDIA[tier], ordinal)
         self.links.append(lk)
         for dev, port in ((a, a_port), (z, z_port)):
             used = self.ports.setdefault(dev, {})
@@ -119,12 +137,10 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
                  storage: list[tuple[str, str, NodeModel]] = ()) -> Fabric:  # type: ignore[assignment]
     """members: (hostname, group, node model) for every attached compute node, in inventory order;
     storage: the same for storage nodes."""
-    b = _Builder(spec, plan, model)
+    b = Builder(spec, plan, model)
     switches = switch_names(spec, plan)
     for s in switches:
-        b.g.add_node(s.name, kind="switch", role=s.role, model=model.key, unit=s.unit, rail=s.rail,
-                     pod=s.pod, plane=s.plane)
-        b.ports[s.name] = {}
+        b.add_switch(s)
     leaves = [s for s in switches if s.role == "leaf"]
 
     hosts: list[Host] = []
@@ -138,11 +154,8 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         else:
             unit, slot = divmod(g * plan.rails, plan.down)
         hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot, rack=rack_name(group, node_model, k)))
-        b.g.add_node(hostname, kind="host", group=group, model=node_model.key)
+        b.add_host(hostname, group, node_model)
         for r, nic in enumerate(node_model.nics):
-            nic_id = f"{hostname}/{nic.rdma}"
-            b.g.add_node(nic_id, kind="nic", host=hostname, rail=r, rdma=nic.rdma, netdev=nic.netdev)
-            b.g.add_edge(hostname, nic_id, key="attach", tier="attach")
             if plan.topology == "rail-optimized":
                 leaf, port = leaves[unit * plan.leaves_per_unit + r], slot
             elif plan.unit_nodes:
@@ -161,12 +174,9 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     for s_i, (hostname, group, node_model) in enumerate(storage):
         leaf_i, port = p % spread, first + p // spread
         hosts.append(Host(hostname, group, node_model, len(members) + s_i + 1, 0, port, role="storage"))
-        b.g.add_node(hostname, kind="host", group=group, model=node_model.key, role="storage")
-        for r, nic in enumerate(node_model.nics):
+        b.add_host(hostname, group, node_model, rails=False, role="storage")
+        for nic in node_model.nics:
             leaf_i, port = p % spread, first + p // spread
-            nic_id = f"{hostname}/{nic.rdma}"
-            b.g.add_node(nic_id, kind="nic", host=hostname, rail=-1, rdma=nic.rdma, netdev=nic.netdev)
-            b.g.add_edge(hostname, nic_id, key="attach", tier="attach")
             b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p)
             p += 1
 

@@ -93,12 +93,7 @@ class Fabric:
     def ordinal(self, s: Switch) -> int:
         """0-based place of a switch in the planned fabric: leaves, then spines, then cores.
         Loopbacks, management addresses and GUIDs follow it, so adding nodes moves none."""
-        base = self.plane * self.switches_per_plane()  # planes one after another
-        if s.role == "leaf":
-            return base + s.index - 1
-        if s.role == "spine":
-            return base + self.plan.leaves + s.index - 1
-        return base + self.plan.leaves + self.plan.spines + s.index - 1
+        return self.plane * self.switches_per_plane() + self.plan.switch_place(s.role, s.index)  # planes in order
 
     def by_role(self, role: str) -> list[Switch]:
         return [s for s in self.switches if s.role == role]

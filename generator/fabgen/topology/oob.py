@@ -19,11 +19,10 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-import networkx as nx
-
 from fabgen.inventory.catalog import Nic, NodeModel, SwitchModel
 from fabgen.inventory.schema import Fabric as FabricSpec
-from fabgen.topology.model import Fabric, Host, Link, Switch
+from fabgen.topology.build import Builder
+from fabgen.topology.model import Fabric, Host, Switch
 from fabgen.topology.sizing import Plan
 
 SWITCH_GROUP = "switch-management"  # the group of the managed switches' management ports (a reserved name)
@@ -37,7 +36,7 @@ def mgmt_model(platform: str) -> NodeModel:
     """A managed switch, as an endpoint of the out-of-band network: its one management port."""
     port = MGMT_PORT[platform]
     return NodeModel(f"{platform}-switch", "", "", f"{platform} switch management port", 0, "", "",
-                     (Nic(port, port, port, port, 1, "oob"),))
+                     (Nic(port, port, port, "RJ45", 1, "oob"),))
 
 
 @dataclass(frozen=True)
@@ -80,28 +79,20 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tu
     compute-role and storage-role groups; managed: the switches whose management ports take
     access ports."""
     switches = access_names(spec, plan)
-    names = model.port_names(plan.speed)
-    g = nx.MultiGraph(name=spec.name)
-    links: list[Link] = []
-    ports: dict[str, dict[str, int]] = {s.name: {} for s in switches}
+    b = Builder(spec, plan, model)
     for s in switches:
-        g.add_node(s.name, kind="switch", role=s.role, model=model.key, unit=0, rail=-1, pod=1, plane=-1)
+        b.add_switch(s)
 
     def cable(host: str, nic: Nic, place: int) -> None:
         leaf, port = divmod(place, plan.down)
-        sw = switches[leaf].name
-        lk = Link("node-leaf", host, nic.rdma, sw, names[port], plan.speed, MEDIA, place)
-        for dev, p in ((host, nic.rdma), (sw, names[port])):
-            ports.setdefault(dev, {})[p] = len(links)
-        g.add_edge(host, sw, key=len(links), tier="node-leaf", link=lk)
-        links.append(lk)
+        b.link("node-leaf", host, nic.rdma, switches[leaf].name, port, place, media=MEDIA)
 
     hosts: list[Host] = []
     for m in managed:
         sm = mgmt_model(m.platform)
         hosts.append(Host(m.name, SWITCH_GROUP, sm, len(hosts) + 1, m.place // plan.down + 1, m.place % plan.down,
                           role="switch"))
-        _attach(g, m.name, sm)
+        b.add_host(m.name, SWITCH_GROUP, sm)
         cable(m.name, sm.nics[0], m.place)
     base = switch_part(plan) * plan.down
     places = [(k, m, "compute") for k, m in enumerate(members)]
@@ -110,10 +101,10 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tu
         unit, slot = divmod(k, plan.unit_nodes)
         hosts.append(Host(hostname, group, node_model, len(hosts) + 1, switch_part(plan) + unit + 1, slot,
                           role=role))
-        _attach(g, hostname, node_model)
+        b.add_host(hostname, group, node_model)
         for r, nic in enumerate(node_model.nics):
             cable(hostname, nic, base + unit * plan.down + slot * plan.rails + r)
-    return Fabric(spec, plan, model, g, switches, hosts, links, ports)
+    return Fabric(spec, plan, model, b.g, switches, hosts, b.links, b.ports)
 
 
 def switch_part(plan: Plan) -> int:
@@ -121,11 +112,3 @@ def switch_part(plan: Plan) -> int:
     nodes = plan.nodes + plan.storage // plan.rails
     node_part = math.ceil(nodes / plan.unit_nodes) if nodes else 0
     return plan.units - node_part
-
-
-def _attach(g: nx.MultiGraph, host: str, model: NodeModel) -> None:
-    g.add_node(host, kind="host", model=model.key)
-    for r, nic in enumerate(model.nics):
-        nic_id = f"{host}/{nic.rdma}"
-        g.add_node(nic_id, kind="nic", host=host, rail=r, rdma=nic.rdma, netdev=nic.netdev)
-        g.add_edge(host, nic_id, key="attach", tier="attach")

@@ -115,6 +115,12 @@ class Plan:
     def leaves_per_pod(self) -> int:
         return self.units_per_pod * self.leaves_per_unit
 
+    def switch_place(self, role: str, index: int) -> int:
+        """0-based place of a switch (1-based `index` within its role) in one planned plane:
+        leaves, then spines, then cores. Loopbacks, management addresses, GUIDs and management
+        ports on the out-of-band network follow it, so adding nodes moves none."""
+        return {"leaf": 0, "spine": self.leaves, "core": self.leaves + self.spines}[role] + index - 1
+
 
 def parse_ratio(value: float | int) -> Fraction:
     """1.5 -> 3/2, exactly as written (no binary float noise)."""
