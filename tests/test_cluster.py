@@ -247,7 +247,7 @@ def test_out_of_band_access_switches(unseen: Path) -> None:
     cabled = {(r["z_device"], r["z_port"]): f"{r['a_device']}_{r['a_port']}" for r in read_cabling(unseen, "bmcnet")}
     switches = sorted((unseen / "bmcnet" / "switches").glob("*.nvue.yaml"))
     # the managed switches' 27 ports on one, then 16 nodes per access switch: 24 GPU nodes and 3 head nodes
-    assert [p.name for p in switches] == [f"bmcnet-access0{i}.nvue.yaml" for i in (1, 2, 3)]
+    assert [p.name for p in switches] == [f"bmcnet-access000{i}.nvue.yaml" for i in (1, 2, 3)]
     for p in switches:
         header, tree = read_nvue(p)
         name = p.name[:-len(".nvue.yaml")]

@@ -540,7 +540,7 @@ def _check_fabric(c: _Checks, i: int, f) -> None:
 def _check_oob(c: _Checks, i: int, f) -> None:
     """An out-of-band network (topology/oob.py): identity, hardware and node groups as any fabric,
     then the shape (one tier of access switches), the fabrics it manages and its size."""
-    from fabgen.topology.oob import Managed, access_plan
+    from fabgen.topology.oob import ACCESS_WIDTH, Managed, access_plan
 
     path = ("fabrics", i)
     ok = _check_fabric_name(c, i, f)
@@ -579,8 +579,12 @@ def _check_oob(c: _Checks, i: int, f) -> None:
                  "network is planned for: raise planned_nodes or attach fewer nodes")
         return
     places = sum(n for n, _ in managed)
-    c.plans[f.name] = access_plan(len(fmembers), f.planned_nodes, len(fstorage), rails[0], places, model, speed,
-                                  per_switch)
+    p = access_plan(len(fmembers), f.planned_nodes, len(fstorage), rails[0], places, model, speed, per_switch)
+    if p.leaves >= 10 ** ACCESS_WIDTH:
+        c.report(path, f"{p.leaves} access switches: names hold {10 ** ACCESS_WIDTH - 1}; split the out-of-band "
+                 "network into several fabrics")
+        return
+    c.plans[f.name] = p
     c.members[f.name], c.storage[f.name] = fmembers, fstorage
     c.managed[f.name] = [Managed(name, platform, place) for _, rows in managed for name, platform, place in rows]
 

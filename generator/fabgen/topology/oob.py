@@ -10,7 +10,8 @@ routes the management VLAN's subnet. Layout, chosen so that growth only adds (do
   its port waiting;
 * then the nodes, from the next access switch on, `per_switch` nodes per access switch (a
   rack or unit of nodes: whole NVLink racks for NVL72 trays), in node order;
-* access switches are named `<fabric>-access<NN>`; their role is `leaf` (the tier they are).
+* access switches are named `<fabric>-access<NNNN>` (four digits whatever their number, so growth
+  renames none); their role is `leaf` (the tier they are).
 """
 
 from __future__ import annotations
@@ -67,10 +68,13 @@ def access_plan(nodes: int, planned_nodes: int | None, storage_nodes: int, ports
                 storage=storage_nodes * ports_per_node, present_nodes=nodes, present_units=present)
 
 
+ACCESS_WIDTH = 4  # digits of an access switch's number: fixed, so adding switches renames none
+
+
 def access_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     """The present access switches (the switch part, then the node part filled so far)."""
-    width = max(2, len(str(plan.leaves)))
-    return [Switch(f"{spec.name}-access{i + 1:0{width}d}", "leaf", i + 1, pod=1) for i in range(plan.present_units)]
+    return [Switch(f"{spec.name}-access{i + 1:0{ACCESS_WIDTH}d}", "leaf", i + 1, pod=1)
+            for i in range(plan.present_units)]
 
 
 def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
