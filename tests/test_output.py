@@ -166,6 +166,57 @@ def test_two_core_render_is_byte_identical(case: str, monkeypatch) -> None:
     assert one == two
 
 
+@pytest.mark.parametrize("case", ["roce-3tier", "superpod-cluster"])
+def test_two_core_writes_the_same_tree(case: str, tmp_path: Path, monkeypatch) -> None:
+    """render_to on two processes, each writing the files it rendered into the temporary tree,
+    leaves byte for byte the tree (manifest included) one process writes; and it is what the
+    in-memory render holds."""
+    from fabgen import parallel
+    from fabgen.pipeline import run
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+    trees = []
+    for workers in ("1", "2"):
+        monkeypatch.setenv("FABGEN_WORKERS", workers)
+        result = render_to(INVENTORIES / f"{case}.yaml", tmp_path / workers)
+        trees.append(_tree(tmp_path / workers))
+        assert sorted(result.files) == sorted(trees[-1])
+    assert trees[0] == trees[1]
+    assert trees[0] == run(INVENTORIES / f"{case}.yaml").files
+    manifest = json.loads(trees[0]["manifest.json"])
+    assert len(manifest["files"]) == len(trees[0]) - 1
+
+
+def test_a_write_error_in_the_render_worker_keeps_the_previous_tree(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The forked render process writes its own files: a full disk there is the same one line,
+    exit 2, the previous OUT untouched and no temporary tree, as in the parent."""
+    import fabgen.output as output
+    from fabgen import parallel
+    from fabgen.cli import main
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+    monkeypatch.setenv("FABGEN_WORKERS", "2")
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-3tier.yaml", out)
+    before = _tree(out)
+    parent = os.getpid()
+    real_write = output._write_one
+
+    def full_in_child(base: str, rel: str, content: bytes) -> None:
+        if os.getpid() != parent:
+            raise OSError(28, os.strerror(28), os.path.join(base, rel))
+        real_write(base, rel, content)
+
+    monkeypatch.setattr(output, "_write_one", full_in_child)
+    with pytest.raises(SystemExit) as exc:
+        main(["render", str(INVENTORIES / "roce-3tier.yaml"), "-o", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device; nothing written" in err[0], err
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no temporary tree left"
+
+
 def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
     from fabgen import parallel
 

@@ -16,7 +16,9 @@ import os
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 import ctypes
 import ctypes.util
 
@@ -28,7 +30,12 @@ INPLACE_PREFIX = ".fabgen-new-"
 
 
 def manifest(files: dict[str, bytes], inventory_sha256: str) -> bytes:
-    entries = [{"path": p, "sha256": hashlib.sha256(b).hexdigest(), "bytes": len(b)} for p, b in sorted(files.items())]
+    return manifest_of({p: (hashlib.sha256(b).hexdigest(), len(b)) for p, b in files.items()}, inventory_sha256)
+
+
+def manifest_of(digests: dict[str, tuple[str, int]], inventory_sha256: str) -> bytes:
+    """The manifest from each file's (sha256, size)."""
+    entries = [{"path": p, "sha256": digest, "bytes": size} for p, (digest, size) in sorted(digests.items())]
     doc = {"generator": "fabgen", "fabgen_version": __version__, "inventory_sha256": inventory_sha256,
            "files": entries}
     return (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
@@ -167,12 +174,13 @@ def _write_one(base: str, rel: str, content: bytes) -> None:
 class Staging:
     """The temporary tree beside OUT that becomes OUT.
 
-    Created before the render, so a foreign OUT is refused before any work, but nothing
-    (not even a parent directory) is made until `commit`, which writes every file from a few
-    threads (os.open/os.write release the GIL, so creation latency
-    overlaps) and swaps the tree in with renameat2(RENAME_EXCHANGE); until then OUT is
-    untouched, and `abort` removes the temporary tree. fabgen never deletes outside OUT
-    and its own temporary trees.
+    Created before the work, so a foreign OUT is refused before any; nothing (not even a
+    parent directory) is made until `begin`. The render writes each file as it is made
+    (`write`, from both render processes) and `finish` swaps the tree in with
+    renameat2(RENAME_EXCHANGE); `commit` does all three for files already in memory, from a
+    few threads (os.open/os.write release the GIL, so creation latency overlaps). Until
+    `finish` OUT is untouched, and `abort` removes the temporary tree. fabgen never deletes
+    outside OUT and its own temporary trees.
     """
 
     def __init__(self, out: Path, force: bool = False):
@@ -182,8 +190,23 @@ class Staging:
         self.tmp: Path | None = None
 
     def commit(self, files: dict[str, bytes]) -> None:
+        """Write every file of `files` and swap the tree in."""
+        with self.writing():
+            self.begin()
+            for d in sorted({os.path.dirname(rel) for rel in files} - {""}):
+                os.makedirs(os.path.join(self.base, d), exist_ok=True)
+            self._made.update(os.path.dirname(rel) for rel in files)
+            with ThreadPoolExecutor(WRITERS) as pool:
+                for _ in pool.map(lambda item: _write_one(self.base, *item), sorted(files.items()), chunksize=32):
+                    pass
+            self.finish()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around begin/write/finish: an OSError becomes an OutputError naming the file, and any
+        failure removes the temporary tree (OUT is untouched until `finish` swaps it in)."""
         try:
-            self._commit(files)
+            yield
         except OSError as exc:
             self.abort()
             where = exc.filename or self.out
@@ -192,23 +215,34 @@ class Staging:
             self.abort()
             raise
 
-    def _commit(self, files: dict[str, bytes]) -> None:
-        inplace = in_place(self.out)
-        self.parent = self.out.resolve() if inplace else self.out.resolve().parent
+    def begin(self) -> None:
+        """Make the temporary tree beside OUT (inside it where OUT cannot be renamed)."""
+        self.inplace = in_place(self.out)
+        self.parent = self.out.resolve() if self.inplace else self.out.resolve().parent
         self.parent.mkdir(parents=True, exist_ok=True)
-        prefix = INPLACE_PREFIX if inplace else f".{self.out.name}.fabgen-"
+        prefix = INPLACE_PREFIX if self.inplace else f".{self.out.name}.fabgen-"
         self.tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=self.parent))
-        base = os.fspath(self.tmp)
-        for d in sorted({os.path.dirname(rel) for rel in files} - {""}):
-            os.makedirs(os.path.join(base, d), exist_ok=True)
-        with ThreadPoolExecutor(WRITERS) as pool:
-            for _ in pool.map(lambda item: _write_one(base, *item), sorted(files.items()), chunksize=32):
-                pass
+        self.base = os.fspath(self.tmp)
+        self._made: set[str] = {""}
+
+    def write(self, rel: str, content: bytes) -> tuple[str, int]:
+        """Write one file into the temporary tree: (sha256, size), what the manifest lists. Safe
+        to call from two processes at once (a directory made by the other is fine)."""
+        d = os.path.dirname(rel)
+        if d not in self._made:
+            os.makedirs(os.path.join(self.base, d), exist_ok=True)
+            self._made.add(d)
+        _write_one(self.base, rel, content)
+        return hashlib.sha256(content).hexdigest(), len(content)
+
+    def finish(self) -> None:
+        """Swap the written tree in: atomically where OUT can be renamed."""
         check_target(self.out, self.force)  # nothing foreign appeared meanwhile
-        if inplace:
+        if self.inplace:
             self._swap_in_place()
             return
         tmp = self.tmp
+        assert tmp is not None
         if self.out.exists():
             if not _exchange(tmp, self.out):  # no atomic exchange: two renames, a short gap
                 old = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.old-", dir=self.parent))

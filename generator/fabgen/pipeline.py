@@ -8,19 +8,20 @@ benchmarks/ reports.
 from __future__ import annotations
 
 import gc
+from collections import Counter
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from fabgen.addressing import allocate
 from fabgen.inventory.loader import load
 from fabgen.inventory.validate import Validated, validate
-from fabgen.output import manifest
+from fabgen.output import MANIFEST, manifest
 from fabgen.platforms import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
-from fabgen.parallel import render_all
+from fabgen.parallel import render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.check import check
 from fabgen.topology.model import Fabric
@@ -34,7 +35,7 @@ class Result:
     validated: Validated
     fabrics: dict[str, Fabric]
     contexts: dict[str, Context]
-    files: dict[str, bytes]
+    files: dict[str, Any]  # path -> content (run), or (sha256, size) of each file written (render_to)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -157,29 +158,48 @@ def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = N
     with _timed(p.timings, "render", progress):
         jobs: list = [(p.targets[tname].render, data, p.targets[tname].shard)
                       for tname, data in (p.structured if structured is None else structured)]
-        size = sum(len(f.switches) + len(f.hosts) for f in p.fabrics.values())
-        for path, content in render_all(jobs, size):
+        for path, content in render_all(jobs, _size(p)):
             if path in files:
                 raise AssertionError(f"two targets write {path}")
             files[path] = content
     return files
 
 
+def _size(p: Prepared) -> int:
+    """Devices to render (switch configs and per-node files): whether splitting pays."""
+    return sum(len(f.switches) + len(f.hosts) for f in p.fabrics.values())
+
+
 def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
     p = prepare(inventory, progress)
     files = render_prepared(p, progress=progress)
-    files["manifest.json"] = manifest(files, p.loaded.sha256)
+    files[MANIFEST] = manifest(files, p.loaded.sha256)
     return Result(p.validated, p.fabrics, p.contexts, files, p.timings)
 
 
 def render_to(inventory: str | Path, out: str | Path, force: bool = False,
               progress: Callable[[str], None] | None = None) -> Result:
-    from fabgen.output import Staging
+    """The whole pipeline, writing into OUT: each render process writes the files it renders
+    into the temporary tree (so they never cross the pipe between the two, and the two write
+    side by side), then the manifest, then the tree is swapped in. `Result.files` holds each
+    file's (sha256, size) here, not its content. The "render" stage includes writing the files;
+    "write" is the manifest and the swap."""
+    from fabgen.output import Staging, manifest_of
 
     staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
-    result = run(inventory, progress)
-    # Streaming files to the writers while rendering was measured slower on two cores (the
-    # writer threads and the forked renderer compete with the render for CPU): write after.
-    with _timed(result.timings, "write", progress):
-        staging.commit(result.files)
-    return result
+    with no_cycle_collection():
+        p = prepare(inventory, progress)
+        with staging.writing():
+            staging.begin()
+            with _timed(p.timings, "render", progress):
+                jobs: list = [(p.targets[t].render, data, p.targets[t].shard) for t, data in p.structured]
+                entries = render_written(jobs, _size(p), staging.write)
+            digests = dict(entries)
+            if len(digests) != len(entries):
+                twice = min(path for path, n in Counter(path for path, _ in entries).items() if n > 1)
+                raise AssertionError(f"two targets write {twice}")
+            with _timed(p.timings, "write", progress):
+                text = manifest_of(digests, p.loaded.sha256)
+                digests[MANIFEST] = staging.write(MANIFEST, text)
+                staging.finish()
+    return Result(p.validated, p.fabrics, p.contexts, digests, p.timings)
