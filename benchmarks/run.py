@@ -30,6 +30,8 @@ STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render
 
 CHILD = r"""
 import json, os, sys, threading, time
+import gc
+gc.disable()  # as the command line does for a render (fabgen.cli)
 from pathlib import Path
 from fabgen.pipeline import render_to
 from fabgen.errors import InventoryError
@@ -70,6 +72,8 @@ switch_files = sum(1 for p in files if "/switches/" in p)
 print(json.dumps({"timings": result.timings, "total": total, "peaks": peaks, "files": len(files),
                   "switches": sum(p.leaves + p.spines + p.cores for p in plans), "nodes": plans[0].nodes,
                   "tiers": plans[0].tiers, "switch_files": switch_files}))
+sys.stdout.flush()
+os._exit(0)  # as the command line leaves after a render: without freeing it object by object
 """
 
 

@@ -217,6 +217,32 @@ def test_a_write_error_in_the_render_worker_keeps_the_previous_tree(tmp_path: Pa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no temporary tree left"
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_failed_check_beside_the_render_writes_nothing(workers: str, tmp_path: Path, monkeypatch) -> None:
+    """The structural check of a large fabric runs in a forked process beside allocate,
+    structure and render: a problem it finds still stops the render before the tree is
+    swapped in (OUT stays as it was, no temporary tree), and run() raises it too."""
+    from fabgen import parallel, pipeline
+    from fabgen.topology.check import TopologyError
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+    monkeypatch.setenv("FABGEN_WORKERS", workers)
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-3tier.yaml", out)
+    before = _tree(out)
+
+    def broken(fabric) -> None:
+        raise TopologyError(f"fabric {fabric.name}: 1 structural problem(s): a planted bug")
+
+    monkeypatch.setattr(pipeline, "check", broken)
+    with pytest.raises(TopologyError, match="a planted bug"):
+        render_to(INVENTORIES / "superpod-4su.yaml", out)
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"], "no temporary tree left"
+    with pytest.raises(TopologyError, match="a planted bug"):
+        pipeline.run(INVENTORIES / "superpod-4su.yaml")
+
+
 def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
     from fabgen import parallel
 

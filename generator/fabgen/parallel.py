@@ -171,3 +171,60 @@ def render_written(jobs: list[Job], size: int, write: Write) -> list[tuple[str, 
     if status != "ok":
         raise RuntimeError(f"render worker failed: {theirs}")
     return mine + theirs
+
+
+class Aside:
+    """`fn` run in a forked process beside the work that follows (the build's structural
+    check runs on the second core while allocate and structure run on the first, which has
+    nothing else to do then); `join` waits for it and raises what `fn` raised. Below
+    SPLIT_THRESHOLD devices, or on one process, `fn` runs at once, here."""
+
+    def __init__(self, fn: Callable[[], None], size: int):
+        self.pid: int | None = None
+        if _workers(size) == 1:
+            fn()
+            return
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                os.close(r)
+                try:
+                    fn()
+                    result: tuple[str, Any] = ("ok", None)
+                except BaseException as exc:  # noqa: BLE001 - raised again in the parent
+                    result = ("error", exc)
+                try:
+                    send(w, result)
+                except Exception:  # noqa: BLE001 - an exception that does not pickle
+                    send(w, ("error", RuntimeError(f"{type(result[1]).__name__}: {result[1]}")))
+            except BaseException:  # noqa: BLE001
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(w)
+        self.pid, self.fd = pid, r
+
+    def join(self) -> None:
+        """Wait for `fn`; raise what it raised."""
+        if self.pid is None:
+            return
+        try:
+            status, value = receive(self.fd)
+        finally:
+            self.cancel()
+        if status != "ok":
+            raise value
+
+    def cancel(self) -> None:
+        """Stop `fn` if it still runs (the caller failed first) and reap its process."""
+        if self.pid is None:
+            return
+        pid, self.pid = self.pid, None
+        os.close(self.fd)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)

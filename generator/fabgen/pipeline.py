@@ -21,7 +21,7 @@ from fabgen.inventory.validate import Validated, validate
 from fabgen.output import MANIFEST, manifest
 from fabgen.platforms import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
-from fabgen.parallel import render_all, render_written
+from fabgen.parallel import Aside, render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.check import check
 from fabgen.topology.model import Fabric
@@ -37,6 +37,10 @@ class Result:
     contexts: dict[str, Context]
     files: dict[str, Any]  # path -> content (run), or (sha256, size) of each file written (render_to)
     timings: dict[str, float] = field(default_factory=dict)
+    # the structured configs, kept so that they are freed with the Result (or never: the
+    # command line leaves without freeing them, which took a second at 64k GPUs), not inside
+    # the timed render
+    prepared: "Prepared | None" = None
 
 
 @contextmanager
@@ -68,9 +72,11 @@ def no_cycle_collection() -> Iterator[None]:
 
 def build(validated: Validated, timings: dict[str, float] | None = None,
           progress: Callable[[str], None] | None = None,
-          checked: bool = True) -> tuple[dict[str, Fabric], dict[str, Context]]:
+          checked: bool = True, aside: list[Aside] | None = None) -> tuple[dict[str, Fabric], dict[str, Context]]:
     """build, check (unless `checked` is False), allocate: the topology and its identifiers for
-    every fabric."""
+    every fabric. With `aside` (a list), a large fabric's check runs in a forked process beside
+    allocate and what follows (fabgen.parallel.Aside, appended to the list): the caller joins it
+    before it writes or returns anything."""
     timings = {} if timings is None else timings
     inv = validated.inventory
     fabrics: dict[str, Fabric] = {}
@@ -89,8 +95,13 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
         fabrics[first_plane[name]].warnings.extend(notes)
     if checked:
         with _timed(timings, "check", progress):
-            for f in fabrics.values():
-                check(f)
+            def check_all() -> None:
+                for f in fabrics.values():
+                    check(f)
+            if aside is None:
+                check_all()
+            else:
+                aside.append(Aside(check_all, sum(len(f.switches) + len(f.hosts) for f in fabrics.values())))
     contexts: dict[str, Context] = {}
     with _timed(timings, "allocate", progress):
         node_prefixes = {g.name: g.management for g in inv.node_groups if g.management}
@@ -124,22 +135,45 @@ class Prepared:
     targets: dict
     structured: list[tuple[str, object]]
     timings: dict[str, float]
+    aside: list[Aside] = field(default_factory=list)  # the check, when it runs beside the work
+
+    def checked(self) -> None:
+        """Wait for a check running aside and raise what it found (before anything leaves)."""
+        for a in self.aside:
+            a.join()
+
+    def release(self) -> None:
+        """Stop a check still running aside (the work failed first)."""
+        for a in self.aside:
+            a.cancel()
 
 
 def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None,
-            checked: bool = True) -> Prepared:
+            checked: bool = True, beside: bool = False) -> Prepared:
     """load, validate, build, check, allocate, structure: what `fabgen diff` compares before it
     decides what to render. A review passes checked=False: the check proves the builder (every
     link once, balanced uplinks) and every render, the one that is deployed, runs it; at 32k
-    GPUs it is half a second of a review's ten."""
+    GPUs it is half a second of a review's ten. `beside`: a large fabric's check runs in a
+    forked process while the rest goes on; the caller must call `checked()` (or `release()`)."""
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = load(inventory)
     with _timed(timings, "validate", progress):
         validated = validate(loaded)
-    fabrics, contexts = build(validated, timings, progress, checked)
-
+    aside: list[Aside] = []
     targets = registry()
+    try:
+        fabrics, contexts = build(validated, timings, progress, checked, aside if beside else None)
+        structured = _structure(targets, contexts, timings, progress)
+    except BaseException:
+        for a in aside:
+            a.cancel()
+        raise
+    return Prepared(loaded, validated, fabrics, contexts, targets, structured, timings, aside)
+
+
+def _structure(targets: dict, contexts: dict[str, Context], timings: dict[str, float],
+               progress: Callable[[str], None] | None) -> list[tuple[str, object]]:
     structured: list[tuple[str, object]] = []
     with _timed(timings, "structure", progress):
         ctx_list = list(contexts.values())
@@ -148,7 +182,7 @@ def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None
                 structured.append((t.name, t.structure(ctx_list, structured)))
                 continue
             structured += [(t.name, t.structure(ctx)) for ctx in ctx_list if t.applies(ctx)]
-    return Prepared(loaded, validated, fabrics, contexts, targets, structured, timings)
+    return structured
 
 
 def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = None,
@@ -165,16 +199,29 @@ def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = N
     return files
 
 
+@contextmanager
+def _released(p: Prepared) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        p.release()
+
+
 def _size(p: Prepared) -> int:
     """Devices to render (switch configs and per-node files): whether splitting pays."""
     return sum(len(f.switches) + len(f.hosts) for f in p.fabrics.values())
 
 
 def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
-    p = prepare(inventory, progress)
-    files = render_prepared(p, progress=progress)
+    p = prepare(inventory, progress, beside=True)
+    try:
+        files = render_prepared(p, progress=progress)
+        with _timed(p.timings, "check", None):
+            p.checked()
+    finally:
+        p.release()
     files[MANIFEST] = manifest(files, p.loaded.sha256)
-    return Result(p.validated, p.fabrics, p.contexts, files, p.timings)
+    return Result(p.validated, p.fabrics, p.contexts, files, p.timings, p)
 
 
 def render_to(inventory: str | Path, out: str | Path, force: bool = False,
@@ -188,8 +235,8 @@ def render_to(inventory: str | Path, out: str | Path, force: bool = False,
 
     staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
     with no_cycle_collection():
-        p = prepare(inventory, progress)
-        with staging.writing():
+        p = prepare(inventory, progress, beside=True)
+        with staging.writing(), _released(p):
             staging.begin()
             with _timed(p.timings, "render", progress):
                 jobs: list = [(p.targets[t].render, data, p.targets[t].shard) for t, data in p.structured]
@@ -198,8 +245,10 @@ def render_to(inventory: str | Path, out: str | Path, force: bool = False,
             if len(digests) != len(entries):
                 twice = min(path for path, n in Counter(path for path, _ in entries).items() if n > 1)
                 raise AssertionError(f"two targets write {twice}")
+            with _timed(p.timings, "check", None):
+                p.checked()  # the structural check, run beside allocate and structure: before the swap
             with _timed(p.timings, "write", progress):
                 text = manifest_of(digests, p.loaded.sha256)
                 digests[MANIFEST] = staging.write(MANIFEST, text)
                 staging.finish()
-    return Result(p.validated, p.fabrics, p.contexts, digests, p.timings)
+    return Result(p.validated, p.fabrics, p.contexts, digests, p.timings, p)
