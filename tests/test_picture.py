@@ -26,13 +26,14 @@ def test_svg_is_svg(tmp_path: Path) -> None:
     assert "storage leaves" in texts and "su01 leaves" in texts
 
 
-@pytest.mark.parametrize("nodes,boxes", [(127, 10), (4096, 12)])
-def test_large_fabrics_stay_readable(nodes: int, boxes: int) -> None:
+@pytest.mark.parametrize("nodes,boxes,topology", [(127, 10, "rail-optimized"), (4096, 12, "rail-optimized"),
+                                                   (4096, 4, "fat-tree")])
+def test_large_fabrics_stay_readable(nodes: int, boxes: int, topology: str) -> None:
     text = f"""version: 1
 cluster: c
 node_groups: [{{name: gpu, model: dgx-h100, count: {nodes}}}]
 fabrics:
-  - {{name: f, kind: infiniband, platform: ufm, topology: rail-optimized, switch_model: qm9700, node_groups: [gpu]}}
+  - {{name: f, kind: infiniband, platform: ufm, topology: {topology}, switch_model: qm9700, node_groups: [gpu]}}
 """
     _, contexts = build(validate(load_text(text, "t.yaml")))
     dot = fabric.structure(contexts["f"])["dot"]
