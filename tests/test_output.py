@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -202,9 +203,14 @@ def test_a_write_error_in_the_render_worker_keeps_the_previous_tree(tmp_path: Pa
     parent = os.getpid()
     real_write = output._write_one
 
+    slow = [True]
+
     def full_in_child(base: str, rel: str, content: bytes) -> None:
         if os.getpid() != parent:
             raise OSError(28, os.strerror(28), os.path.join(base, rel))
+        if slow[0]:  # the parent pauses on its first file, so the child surely takes pieces
+            slow[0] = False
+            time.sleep(0.5)
         real_write(base, rel, content)
 
     monkeypatch.setattr(output, "_write_one", full_in_child)
@@ -249,12 +255,16 @@ def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
     monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
     monkeypatch.setenv("FABGEN_WORKERS", "2")
 
+    parent = os.getpid()
+
     def render(data):
         if data == "boom":
             raise ValueError("bad data")
+        time.sleep(0.2)  # the parent is slow: the child takes pieces too
         yield ("a", b"1")
 
-    jobs = [(render, "ok", lambda d, part, parts: "boom" if part == 1 else d)]
+    # every piece fails in the child (which piece each process takes depends on timing)
+    jobs = [(render, "ok", lambda d, part, parts: "boom" if os.getpid() != parent else d)]
     with pytest.raises(RuntimeError, match="ValueError: bad data"):
         list(parallel.render_all(jobs, 10))
 

@@ -1,8 +1,10 @@
-"""Render on two cores: a forked child renders every other device of the large targets
-(and the targets that are not split) while the parent renders the rest. In memory (`render_all`)
-the child sends its files back through a pipe; when writing (`render_written`) each process
-writes the files it rendered, so they never cross the pipe, and the child sends back only
-what the manifest needs of them.
+"""Render on two cores: a forked child and the parent take pieces of the work from one queue
+until it is empty: each target that is not split is a piece, each large target is cut into
+CHUNKS pieces (every CHUNKS-th device), the unsplit ones first (the largest pieces first, so
+neither process is left with a long one at the end). In memory (`render_all`) the child sends
+its files back through a pipe; when writing (`render_written`) each process writes the files
+it rendered, so they never cross the pipe, and the child sends back only what the manifest
+needs of them.
 
 Rendering is pure Python (Jinja, string building), so threads would not help; fork shares
 the structured configs with the child without copying or pickling them. Only large
@@ -65,16 +67,43 @@ def _workers(size: int) -> int:
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
-def _render(jobs: list[Job], part: int, parts: int) -> Iterator[tuple[str, bytes]]:
-    for render, data, shard in jobs:
-        if shard is None:
-            # the targets that are not split go to the last part: the parent (part 0) also
-            # receives the child's results, and this balanced the halves best (measured: 5.6 s
-            # against 4.2 s on a 64k-GPU SONiC fabric when they went to the parent)
-            if part == parts - 1:
-                yield from render(data)
-        else:
-            yield from render(shard(data, part, parts))
+def _render(jobs: list[Job]) -> Iterator[tuple[str, bytes]]:
+    """Every file, on this process alone."""
+    for render, data, _ in jobs:
+        yield from render(data)
+
+
+CHUNKS = 8  # pieces a split target is cut into (a 64k-GPU SONiC fabric: 320 switches a piece)
+_TOKEN = struct.Struct("!H")
+
+Piece = tuple[Render, Any, Shard | None, int]
+
+
+def _queue(jobs: list[Job]) -> tuple[list[Piece], int]:
+    """The pieces of the work, and the read end of a pipe holding one token per piece: a
+    process takes a piece by reading its token (a read of a token is never split between two
+    readers), and the queue is empty at end of file."""
+    pieces: list[Piece] = [(render, data, None, 0) for render, data, shard in jobs if shard is None]
+    pieces += [(render, data, shard, k) for render, data, shard in jobs if shard is not None for k in range(CHUNKS)]
+    tokens = b"".join(_TOKEN.pack(i) for i in range(len(pieces)))
+    if len(tokens) > 65536:  # more than a pipe holds before a reader drains it
+        raise RuntimeError(f"{len(pieces)} render pieces: too many for the queue")
+    r, w = os.pipe()
+    view = memoryview(tokens)
+    while view:
+        view = view[os.write(w, view):]
+    os.close(w)
+    return pieces, r
+
+
+def _take(pieces: list[Piece], queue: int) -> Iterator[tuple[str, bytes]]:
+    """The files of every piece this process takes from the queue, until it is empty."""
+    while True:
+        token = os.read(queue, _TOKEN.size)
+        if not token:
+            return
+        render, data, shard, k = pieces[_TOKEN.unpack(token)[0]]
+        yield from render(data if shard is None else shard(data, k, CHUNKS))
 
 
 def _read_exact(fd: int, n: int) -> bytes:
@@ -92,16 +121,17 @@ def render_all(jobs: list[Job], size: int) -> Iterator[tuple[str, bytes]]:
     """Every (path, content) of every job, rendered on one or two processes; the parent's
     files are yielded as they are rendered, the child's when it is done."""
     if _workers(size) == 1:
-        yield from _render(jobs, 0, 1)
+        yield from _render(jobs)
         return
+    pieces, queue = _queue(jobs)
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:  # child: render part 1, send it, leave without running the parent's cleanup
+    if pid == 0:  # child: render pieces, send them, leave without running the parent's cleanup
         code = 0
         try:
             os.close(r)
             try:
-                payload = pickle.dumps(("ok", list(_render(jobs, 1, 2))), protocol=pickle.HIGHEST_PROTOCOL)
+                payload = pickle.dumps(("ok", list(_take(pieces, queue))), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
                 payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
             view = memoryview(struct.pack("!Q", len(payload)) + payload)
@@ -113,11 +143,12 @@ def render_all(jobs: list[Job], size: int) -> Iterator[tuple[str, bytes]]:
             os._exit(code)
     os.close(w)
     try:
-        yield from _render(jobs, 0, 2)
+        yield from _take(pieces, queue)
         size_bytes = struct.unpack("!Q", _read_exact(r, 8))[0]
         status, theirs = pickle.loads(_read_exact(r, size_bytes))
     finally:
         os.close(r)
+        os.close(queue)
         os.waitpid(pid, 0)
     if status != "ok":
         raise RuntimeError(f"render worker failed: {theirs}")
@@ -137,15 +168,16 @@ def render_written(jobs: list[Job], size: int, write: Write) -> list[tuple[str, 
     An OSError of either process is raised as such (so the caller can name the file); if the
     parent fails, the child is stopped before the exception leaves, so nothing writes after."""
     if _workers(size) == 1:
-        return [(path, write(path, content)) for path, content in _render(jobs, 0, 1)]
+        return [(path, write(path, content)) for path, content in _render(jobs)]
+    pieces, queue = _queue(jobs)
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:  # child: render and write part 1, send the results, leave without cleanup
+    if pid == 0:  # child: render and write pieces, send the results, leave without cleanup
         code = 0
         try:
             os.close(r)
             try:
-                result: tuple[str, Any] = ("ok", [(p, write(p, c)) for p, c in _render(jobs, 1, 2)])
+                result: tuple[str, Any] = ("ok", [(p, write(p, c)) for p, c in _take(pieces, queue)])
             except OSError as exc:
                 result = _oserror(exc)
             except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
@@ -158,11 +190,12 @@ def render_written(jobs: list[Job], size: int, write: Write) -> list[tuple[str, 
     os.close(w)
     done = False
     try:
-        mine = [(path, write(path, content)) for path, content in _render(jobs, 0, 2)]
+        mine = [(path, write(path, content)) for path, content in _take(pieces, queue)]
         status, theirs = receive(r)
         done = True
     finally:
         os.close(r)
+        os.close(queue)
         if not done:
             os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)

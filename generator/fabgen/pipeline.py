@@ -196,7 +196,7 @@ def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = N
             if path in files:
                 raise AssertionError(f"two targets write {path}")
             files[path] = content
-    return files
+    return dict(sorted(files.items()))  # in path order, whichever process rendered a file
 
 
 @contextmanager

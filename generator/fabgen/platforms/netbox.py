@@ -115,9 +115,13 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     return {"rows": rows}
 
 
+CABLES = "07-cables.csv"
+
+
 def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
-    """The cables file on the second process, everything else on the first (the two big files)."""
-    names = [n for n in COLUMNS if (n == "07-cables.csv") == (part == 1 and parts == 2) or parts == 1]
+    """The cables file in part 1, everything else in part 0 (the two big files apart; one part:
+    all of them)."""
+    names = [n for n in COLUMNS if part == (1 % parts if n == CABLES else 0)]
     return {"rows": {n: data["rows"][n] for n in names}}
 
 

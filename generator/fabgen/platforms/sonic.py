@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from fabgen.platforms import Context, Target, every_other
 from fabgen.inventory.ethernet import leaf_subnet_prefix
@@ -259,7 +259,24 @@ def management_tables(m: dict[str, Any]) -> dict[str, Any]:
 
 
 _SAFE_KEY = re.compile(r"^[A-Za-z0-9_|./:-]*$")
-_ENC = json.JSONEncoder(sort_keys=True).encode
+
+
+def _encoder() -> Callable[[Any], str]:
+    """json.JSONEncoder(sort_keys=True).encode, same bytes: with json's C encoder made once, not
+    once per call as encode() does (3.2 us a port row instead of 5.3; a 64k-GPU SONiC fabric
+    encodes 850,000 rows)."""
+    plain = json.JSONEncoder(sort_keys=True)
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator (another Python implementation)
+        return plain.encode
+    c = make(None, plain.default, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    return lambda obj: "".join(c(obj, 0))
+
+
+_ENC = _encoder()
+_STRINGS: dict[str, str] = {}  # a row that is a string (CABLE_LENGTH's "5m"), encoded once
+_KEYS: dict[str, str] = {}  # "Ethernet8", "Ethernet8|3": the same keys on every switch
+_CACHE_LIMIT = 1 << 16
 
 
 def shared_tables_ids(shared: dict[str, Any]) -> set[int]:
@@ -283,7 +300,23 @@ def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
 
 
 def _key(k: str) -> str:
-    return f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
+    text = _KEYS.get(k)
+    if text is None:
+        text = f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
+        if len(_KEYS) < _CACHE_LIMIT:
+            _KEYS[k] = text
+    return text
+
+
+def _row(row: Any) -> str:
+    if row.__class__ is not str:
+        return _ENC(row)
+    text = _STRINGS.get(row)
+    if text is None:
+        text = _ENC(row)
+        if len(_STRINGS) < _CACHE_LIMIT:
+            _STRINGS[row] = text
+    return text
 
 
 def _table(table: str, rows: dict[str, Any], memo: dict[int, str], lines: dict[tuple[str, int], str]) -> str:
@@ -293,7 +326,7 @@ def _table(table: str, rows: dict[str, Any], memo: dict[int, str], lines: dict[t
         rid = id(row)
         text = memo.get(rid)
         if text is None:
-            out.append(f"        {_key(k)}: {_ENC(row)}")
+            out.append(f"        {_key(k)}: {_row(row)}")
             continue
         line = lines.get((k, rid))
         if line is None:
