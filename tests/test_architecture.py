@@ -45,3 +45,44 @@ def test_the_layering_check_notices_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    from fabgen.platforms.sonic import port_table\n")
     assert "fabgen.platforms.sonic" in imports(bad)
+
+
+def test_targets_made_apart_need_nothing_from_the_others() -> None:
+    """A render structures and renders the targets marked apart in a process of their own while
+    the others are structured: so an apart target reads only apart targets, and no other target
+    reads one (it would not have its data). Every name a target reads is a target; and a
+    cluster-wide target is handed only what it names (pipeline._structure), so a name missing
+    from `reads` changes an output and the goldens show it."""
+    from fabgen.platforms import registry
+
+    targets = registry()
+    for t in targets.values():
+        assert set(t.reads) <= set(targets), f"{t.name} reads unknown targets"
+        order = list(targets)
+        assert all(order.index(r) < order.index(t.name) for r in t.reads), f"{t.name} reads a later target"
+        if t.apart:
+            assert all(targets[r].apart for r in t.reads), f"{t.name} is made apart but reads {t.reads}"
+        else:
+            assert not any(targets[r].apart for r in t.reads), f"{t.name} reads a target made apart"
+    assert any(t.apart for t in targets.values()) and any(not t.apart for t in targets.values())
+
+
+def test_a_cluster_target_sees_only_what_it_reads(monkeypatch) -> None:
+    from dataclasses import replace
+
+    from conftest import INVENTORIES
+    from fabgen import pipeline
+    from fabgen.platforms import ansible
+
+    seen = []
+    real = ansible.structure
+
+    def spy(contexts, structured):
+        seen.extend(name for name, _ in structured)
+        return real(contexts, structured)
+
+    targets = pipeline.registry()
+    monkeypatch.setattr(pipeline, "registry", lambda: {**targets, "ansible": replace(targets["ansible"], structure=spy)})
+    pipeline.prepare(INVENTORIES / "superpod-cluster.yaml")
+    assert seen and set(seen) <= set(ansible.TARGET.reads)
+    assert "fabric" not in seen and "report" not in seen

@@ -208,14 +208,16 @@ def render_written(jobs: list[Job], size: int, write: Write) -> list[tuple[str, 
 
 class Aside:
     """`fn` run in a forked process beside the work that follows (the build's structural
-    check runs on the second core while allocate and structure run on the first, which has
-    nothing else to do then); `join` waits for it and raises what `fn` raised. Below
-    SPLIT_THRESHOLD devices, or on one process, `fn` runs at once, here."""
+    check, and the targets made apart, run on the second core while allocate and structure run
+    on the first, which has nothing else to do then); `join` waits for it and returns what `fn`
+    returned or raises what it raised. Below SPLIT_THRESHOLD devices, or on one process, `fn`
+    runs at once, here."""
 
-    def __init__(self, fn: Callable[[], None], size: int):
+    def __init__(self, fn: Callable[[], Any], size: int):
         self.pid: int | None = None
+        self.value: Any = None
         if _workers(size) == 1:
-            fn()
+            self.value = fn()
             return
         r, w = os.pipe()
         pid = os.fork()
@@ -224,8 +226,7 @@ class Aside:
             try:
                 os.close(r)
                 try:
-                    fn()
-                    result: tuple[str, Any] = ("ok", None)
+                    result: tuple[str, Any] = ("ok", fn())
                 except BaseException as exc:  # noqa: BLE001 - raised again in the parent
                     result = ("error", exc)
                 try:
@@ -239,16 +240,18 @@ class Aside:
         os.close(w)
         self.pid, self.fd = pid, r
 
-    def join(self) -> None:
-        """Wait for `fn`; raise what it raised."""
+    def join(self) -> Any:
+        """Wait for `fn`; what it returned, or raise what it raised."""
         if self.pid is None:
-            return
+            return self.value
         try:
             status, value = receive(self.fd)
         finally:
             self.cancel()
         if status != "ok":
             raise value
+        self.value = value
+        return value
 
     def cancel(self) -> None:
         """Stop `fn` if it still runs (the caller failed first) and reap its process."""

@@ -126,7 +126,8 @@ def run(inventory: str | Path, progress: Callable[[str], None] | None = None) ->
 
 @dataclass
 class Prepared:
-    """Everything before the render: the structured config of every target."""
+    """Everything before the render: the structured config of every target (but those made
+    apart, when a render makes them in a process of its own)."""
 
     loaded: object
     validated: Validated
@@ -136,16 +137,25 @@ class Prepared:
     structured: list[tuple[str, object]]
     timings: dict[str, float]
     aside: list[Aside] = field(default_factory=list)  # the check, when it runs beside the work
+    apart: Aside | None = None  # the targets made apart: their files, or what writing them returned
 
     def checked(self) -> None:
         """Wait for a check running aside and raise what it found (before anything leaves)."""
         for a in self.aside:
             a.join()
 
+    def made_apart(self) -> list[tuple[str, Any]]:
+        """Wait for the targets made apart: [(path, their files or what writing each returned)]."""
+        return self.apart.join() if self.apart is not None else []
+
     def release(self) -> None:
-        """Stop a check still running aside (the work failed first)."""
-        for a in self.aside:
+        """Stop what still runs aside or apart (the work failed first)."""
+        for a in [*self.aside, *([self.apart] if self.apart else [])]:
             a.cancel()
+
+
+# make(targets, contexts): structure and render the targets made apart, in their own process
+Apart = Callable[[dict[str, Any], dict[str, Context]], list[tuple[str, Any]]]
 
 
 def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None,
@@ -155,34 +165,64 @@ def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None
     link once, balanced uplinks) and every render, the one that is deployed, runs it; at 32k
     GPUs it is half a second of a review's ten. `beside`: a large fabric's check runs in a
     forked process while the rest goes on; the caller must call `checked()` (or `release()`)."""
+    loaded, validated, timings = _front(inventory, progress)
+    return _back(loaded, validated, timings, progress, checked, beside)
+
+
+def _front(inventory: str | Path, progress: Callable[[str], None] | None) -> tuple[Any, Validated, dict[str, float]]:
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = load(inventory)
     with _timed(timings, "validate", progress):
         validated = validate(loaded)
+    return loaded, validated, timings
+
+
+def _back(loaded: Any, validated: Validated, timings: dict[str, float], progress: Callable[[str], None] | None,
+          checked: bool = True, beside: bool = False, apart: Apart | None = None) -> Prepared:
+    """build, check, allocate, structure. With `apart`, the targets marked apart are structured
+    and rendered by it in a forked process (fabgen.parallel.Aside) while the others are
+    structured here."""
     aside: list[Aside] = []
+    made: list[Aside] = []
     targets = registry()
+    here = targets
     try:
         fabrics, contexts = build(validated, timings, progress, checked, aside if beside else None)
-        structured = _structure(targets, contexts, timings, progress)
+        if apart is not None:
+            away = {n: t for n, t in targets.items() if t.apart}
+            here = {n: t for n, t in targets.items() if not t.apart}
+            made.append(Aside(lambda: apart(away, contexts), _devices(fabrics)))
+        structured = _structure(here, contexts, timings, progress)
     except BaseException:
-        for a in aside:
+        for a in aside + made:
             a.cancel()
         raise
-    return Prepared(loaded, validated, fabrics, contexts, targets, structured, timings, aside)
+    return Prepared(loaded, validated, fabrics, contexts, targets, structured, timings, aside,
+                    made[0] if made else None)
 
 
-def _structure(targets: dict, contexts: dict[str, Context], timings: dict[str, float],
-               progress: Callable[[str], None] | None) -> list[tuple[str, object]]:
+def _structure(targets: dict, contexts: dict[str, Context], timings: dict[str, float] | None = None,
+               progress: Callable[[str], None] | None = None) -> list[tuple[str, object]]:
     structured: list[tuple[str, object]] = []
-    with _timed(timings, "structure", progress):
+    with _timed({} if timings is None else timings, "structure", progress):
         ctx_list = list(contexts.values())
         for t in targets.values():
             if t.scope == CLUSTER:
-                structured.append((t.name, t.structure(ctx_list, structured)))
+                structured.append((t.name, t.structure(ctx_list, [(n, d) for n, d in structured if n in t.reads])))
                 continue
             structured += [(t.name, t.structure(ctx)) for ctx in ctx_list if t.applies(ctx)]
     return structured
+
+
+def _make_apart(write: Callable[[str, bytes], Any] | None) -> Apart:
+    """The work of the process that makes the targets apart: structure them, render them on
+    that one process, and write each file (`write`) or return it."""
+    def make(targets: dict[str, Any], contexts: dict[str, Context]) -> list[tuple[str, Any]]:
+        structured = _structure(targets, contexts)
+        files = ((path, content) for tname, data in structured for path, content in targets[tname].render(data))
+        return [(path, content if write is None else write(path, content)) for path, content in files]
+    return make
 
 
 def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = None,
@@ -208,14 +248,21 @@ def _released(p: Prepared) -> Iterator[None]:
 
 
 def _size(p: Prepared) -> int:
+    return _devices(p.fabrics)
+
+
+def _devices(fabrics: dict[str, Fabric]) -> int:
     """Devices to render (switch configs and per-node files): whether splitting pays."""
-    return sum(len(f.switches) + len(f.hosts) for f in p.fabrics.values())
+    return sum(len(f.switches) + len(f.hosts) for f in fabrics.values())
 
 
 def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
-    p = prepare(inventory, progress, beside=True)
+    loaded, validated, timings = _front(inventory, progress)
+    p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(None))
     try:
         files = render_prepared(p, progress=progress)
+        with _timed(p.timings, "render", None):
+            files = _merged(list(files.items()), p.made_apart())
         with _timed(p.timings, "check", None):
             p.checked()
     finally:
@@ -224,31 +271,40 @@ def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Resul
     return Result(p.validated, p.fabrics, p.contexts, files, p.timings, p)
 
 
+def _merged(*parts: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One dict of every (path, value), in path order; a path twice is a bug of two targets."""
+    entries = [e for part in parts for e in part]
+    merged = dict(sorted(entries))
+    if len(merged) != len(entries):
+        twice = min(path for path, n in Counter(path for path, _ in entries).items() if n > 1)
+        raise AssertionError(f"two targets write {twice}")
+    return merged
+
+
 def render_to(inventory: str | Path, out: str | Path, force: bool = False,
               progress: Callable[[str], None] | None = None) -> Result:
     """The whole pipeline, writing into OUT: each render process writes the files it renders
-    into the temporary tree (so they never cross the pipe between the two, and the two write
+    into the temporary tree (so they never cross the pipe between processes, and they write
     side by side), then the manifest, then the tree is swapped in. `Result.files` holds each
     file's (sha256, size) here, not its content. The "render" stage includes writing the files;
-    "write" is the manifest and the swap."""
+    "write" is the manifest and the swap. The targets marked apart are structured, rendered
+    and written in a process of their own, started before the switch configs are structured."""
     from fabgen.output import Staging, manifest_of
 
     staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
     with no_cycle_collection():
-        p = prepare(inventory, progress, beside=True)
-        with staging.writing(), _released(p):
-            staging.begin()
-            with _timed(p.timings, "render", progress):
-                jobs: list = [(p.targets[t].render, data, p.targets[t].shard) for t, data in p.structured]
-                entries = render_written(jobs, _size(p), staging.write)
-            digests = dict(entries)
-            if len(digests) != len(entries):
-                twice = min(path for path, n in Counter(path for path, _ in entries).items() if n > 1)
-                raise AssertionError(f"two targets write {twice}")
-            with _timed(p.timings, "check", None):
-                p.checked()  # the structural check, run beside allocate and structure: before the swap
-            with _timed(p.timings, "write", progress):
-                text = manifest_of(digests, p.loaded.sha256)
-                digests[MANIFEST] = staging.write(MANIFEST, text)
-                staging.finish()
+        loaded, validated, timings = _front(inventory, progress)
+        with staging.writing():
+            staging.begin()  # after validation: bad input makes nothing, not even OUT's parents
+            p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(staging.write))
+            with _released(p):
+                with _timed(p.timings, "render", progress):
+                    jobs: list = [(p.targets[t].render, data, p.targets[t].shard) for t, data in p.structured]
+                    digests = _merged(render_written(jobs, _size(p), staging.write), p.made_apart())
+                with _timed(p.timings, "check", None):
+                    p.checked()  # the structural check, run beside allocate and structure: before the swap
+                with _timed(p.timings, "write", progress):
+                    text = manifest_of(digests, p.loaded.sha256)
+                    digests[MANIFEST] = staging.write(MANIFEST, text)
+                    staging.finish()
     return Result(p.validated, p.fabrics, p.contexts, digests, p.timings, p)

@@ -36,6 +36,13 @@ class Target:
     # large renders can run on two cores (fabgen.parallel); None: rendered in one piece.
     shard: Callable[[Any, int, int], Any] | None = None
     scope: str = FABRIC
+    # cluster-wide targets: the targets whose structured configs `structure` reads (it is given
+    # only those, so a missing name shows as a wrong output at once)
+    reads: tuple[str, ...] = ()
+    # made apart: structured and rendered in a process of its own while the switch configs are
+    # structured (fabgen.pipeline); only targets that read nothing but others made apart, and
+    # that no target made in the main process reads (tests/test_architecture.py checks both)
+    apart: bool = False
 
 
 def every_other(key: str) -> Callable[[Any, int, int], Any]:

@@ -195,4 +195,5 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"ansible/group_vars/{name}.yml", _yaml(head, gv)
 
 
-TARGET = Target("ansible", lambda ctx: True, structure, render, shard, scope=CLUSTER)
+TARGET = Target("ansible", lambda ctx: True, structure, render, shard, scope=CLUSTER,
+                reads=("eos", "sonic", "nvue", "oob", "hosts", "infiniband"))

@@ -116,4 +116,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         _kueue(data))
 
 
-TARGET = Target("kubernetes", lambda ctx: True, structure, render, scope=CLUSTER)
+TARGET = Target("kubernetes", lambda ctx: True, structure, render, scope=CLUSTER, apart=True)

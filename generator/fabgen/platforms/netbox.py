@@ -132,4 +132,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"netbox/{name}", csvout.dumps(columns, data["rows"][name])
 
 
-TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER)
+TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER, apart=True)

@@ -99,4 +99,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     yield "slurm/topology.yaml", (head + yamlout.dump(docs)).encode()
 
 
-TARGET = Target("slurm", lambda ctx: True, structure, render, scope=CLUSTER)
+TARGET = Target("slurm", lambda ctx: True, structure, render, scope=CLUSTER, apart=True)
