@@ -28,6 +28,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import orjson
+
 from fabgen import yamlout
 
 from fabgen.platforms import CLUSTER, Context, Target
@@ -163,6 +165,23 @@ def _json_yaml(head: str, data: dict[str, Any]) -> bytes:
     return (head + "{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
+_ORJSON = orjson.OPT_NON_STR_KEYS  # an int key (an NVUE traffic class) as a string, as json writes it
+
+
+def _config_json(data: dict[str, Any]) -> bytes:
+    """ansible/configs/<device>.json (read with from_json, never as YAML): one line per key and
+    per key of fabgen_config, like host_vars, written by orjson (compact separators)."""
+    lines = []
+    for key, value in data.items():
+        if key == "fabgen_config" and isinstance(value, dict) and value:
+            inner = b",\n".join(b"  " + orjson.dumps(k, option=_ORJSON) + b":" + orjson.dumps(v, option=_ORJSON)
+                                 for k, v in value.items())
+            lines.append(b" " + orjson.dumps(key) + b":{\n" + inner + b"\n }")
+        else:
+            lines.append(b" " + orjson.dumps(key) + b":" + orjson.dumps(value, option=_ORJSON))
+    return b"{\n" + b",\n".join(lines) + b"\n}\n"
+
+
 def _host_entry(name: str, management: dict[str, str]) -> dict[str, str] | None:
     address = management.get(name)
     return {"ansible_host": address} if address else None
@@ -180,7 +199,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, hv in data["hosts"].items():
         yield f"ansible/host_vars/{name}.yml", _json_yaml(head, hv)
     for name, config in data["configs"].items():
-        yield f"ansible/configs/{name}.json", _json_yaml("", config)
+        yield f"ansible/configs/{name}.json", _config_json(config)
     if not data.get("whole", True):
         return
     # ansible_host once per device, where it is first listed (its fabric group)
