@@ -219,3 +219,6 @@ def test_network_of_matches_netaddr() -> None:
     for ip, plen in (("10.8.0.5", 31), ("10.8.0.4", 31), ("10.100.0.66", 26), ("192.168.255.1", 32),
                      ("172.16.3.200", 16), ("10.0.0.1", 8), ("255.255.255.255", 1)):
         assert network_of(ip, plen) == str(IPNetwork(f"{ip}/{plen}").cidr)
+    for last in (0, 1, 2, 3, 7, 63, 64, 127, 128, 129, 200, 254, 255):  # the last-octet path, every length
+        for plen in range(24, 33):
+            assert network_of(f"10.9.4.{last}", plen) == str(IPNetwork(f"10.9.4.{last}/{plen}").cidr)

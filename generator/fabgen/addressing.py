@@ -72,6 +72,9 @@ def _ip(value: int) -> str:
 def network_of(ip: str, plen: int) -> str:
     """'10.8.0.5', 26 -> '10.8.0.0/26': the prefix an allocated address sits in (tested
     against netaddr), cheap enough for every port and NIC of a large fabric."""
+    if plen >= 24:  # a port's /31 or a leaf's subnet: only the last octet changes
+        head, _, last = ip.rpartition(".")
+        return f"{head}.{int(last) & (0xFF << (32 - plen)) & 0xFF}/{plen}"
     a, b, c, d = (int(x) for x in ip.split("."))
     value = ((a << 24) | (b << 16) | (c << 8) | d) & ((0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF)
     return f"{_ip(value)}/{plen}"

@@ -80,16 +80,17 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     timings = {} if timings is None else timings
     inv = validated.inventory
     fabrics: dict[str, Fabric] = {}
-    with _timed(timings, "build", progress):
-        for spec in inv.fabrics:
-            model = validated.switch_models[spec.switch_model]
-            if spec.role == "oob":
-                fabrics[spec.name] = build_oob(spec, validated.plans[spec.name], model, validated.members[spec.name],
-                                               validated.storage[spec.name], validated.managed[spec.name])
-                continue
-            for f in build_planes(spec, validated.plans[spec.name], model,
-                                  validated.members[spec.name], validated.storage[spec.name]):
-                fabrics[f.name] = f
+    # the growth checks validate left (warnings for unplanned fabrics) run beside the build
+    growth = Aside(validated.growth_warnings, sum(p.leaves + p.spines + p.cores + p.nodes
+                                                  for p in validated.plans.values())) if validated.pending else None
+    try:
+        with _timed(timings, "build", progress):
+            _topologies(validated, fabrics)
+        if growth is not None:
+            validated.settle(growth.join())
+    finally:
+        if growth is not None:
+            growth.cancel()
     first_plane = {spec.name: plane_names(spec)[0] for spec in inv.fabrics}  # an inventory fabric's warnings
     for name, notes in validated.warnings.items():
         fabrics[first_plane[name]].warnings.extend(notes)
@@ -116,6 +117,19 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             names = plane_names(spec)
             contexts[names[0]] = replace(contexts[names[0]], planes=tuple(contexts[n] for n in names))
     return fabrics, contexts
+
+
+def _topologies(validated: Validated, fabrics: dict[str, Fabric]) -> None:
+    """Every fabric's topology (each network plane its own), by name into `fabrics`."""
+    for spec in validated.inventory.fabrics:
+        model = validated.switch_models[spec.switch_model]
+        if spec.role == "oob":
+            fabrics[spec.name] = build_oob(spec, validated.plans[spec.name], model, validated.members[spec.name],
+                                           validated.storage[spec.name], validated.managed[spec.name])
+            continue
+        for f in build_planes(spec, validated.plans[spec.name], model,
+                              validated.members[spec.name], validated.storage[spec.name]):
+            fabrics[f.name] = f
 
 
 def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
@@ -174,7 +188,7 @@ def _front(inventory: str | Path, progress: Callable[[str], None] | None) -> tup
     with _timed(timings, "load", progress):
         loaded = load(inventory)
     with _timed(timings, "validate", progress):
-        validated = validate(loaded)
+        validated = validate(loaded, defer_growth=True)  # its growth checks run beside the build
     return loaded, validated, timings
 
 

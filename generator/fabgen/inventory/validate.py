@@ -12,7 +12,7 @@ import string
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from pydantic import ValidationError
 
@@ -47,6 +47,21 @@ class Validated:
     guid_maps: dict[str, dict[tuple[str, str], int]]  # fabric -> (device, port) -> real GUID
     warnings: dict[str, list[str]]  # fabric -> located warnings (inventory asks for what cannot work)
     managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> the switches it manages (topology/oob.py)
+    # growth checks left to run (validate(defer_growth=True)): (fabric, place among its warnings,
+    # the check, returning located warnings); the pipeline runs them beside the build
+    pending: list[tuple[str, int, Callable[[], list[str]]]] = field(default_factory=list)
+
+    def growth_warnings(self) -> list[list[str]]:
+        """Run the pending growth checks: each one's located warnings, in `pending` order."""
+        return [check() for _, _, check in self.pending]
+
+    def settle(self, found: list[list[str]]) -> None:
+        """File the pending checks' warnings where validate would have filed them (one check per
+        fabric, so each place is still right)."""
+        for (fabric, place, _), notes in zip(self.pending, found):
+            if notes:
+                self.warnings.setdefault(fabric, [])[place:place] = notes
+        self.pending.clear()
 
 
 def _distance(a: str, b: str) -> int:
@@ -416,6 +431,7 @@ class _Checks:
     taken: list = field(default_factory=list)  # data pools handed out, (path, network)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
     managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> its managed switches
+    pending: list = field(default_factory=list)  # growth checks: (fabric, place among its warnings, check)
 
     def report(self, path: PathT, message: str, key: bool = False) -> None:
         line, col = self.loaded.where(path, key=key)
@@ -431,8 +447,10 @@ class _Checks:
         return lambda path, msg: self.warnings.setdefault(fabric, []).append(self.located(path, msg))
 
 
-def validate(loaded: Loaded) -> Validated:
-    """Schema, then cross-field checks; raises InventoryError with every problem found."""
+def validate(loaded: Loaded, defer_growth: bool = False) -> Validated:
+    """Schema, then cross-field checks; raises InventoryError with every problem found. The
+    growth checks of unplanned fabrics (warnings only, never problems; they enumerate every
+    cable twice) are left in `pending` with `defer_growth`, for the caller to run (`settle`)."""
     c = _Checks(loaded, _schema(loaded))
     c.switch_models, c.node_models = _resolve_models(c.inv, c.report)
     _check_node_groups(c)
@@ -449,8 +467,11 @@ def validate(loaded: Loaded) -> Validated:
     guid_maps = {f.name: _check_infiniband(c, i, f) for i, f in enumerate(c.inv.fabrics)}
     if c.problems:
         raise InventoryError(c.problems)
-    return Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, guid_maps,
-                     c.warnings, c.managed)
+    v = Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, guid_maps,
+                  c.warnings, c.managed, c.pending)
+    if not defer_growth:
+        v.settle(v.growth_warnings())
+    return v
 
 
 def _schema(loaded: Loaded) -> Inventory:
@@ -775,8 +796,11 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
         c.report((*path, exc.field), exc.message)
         return
     if f.planned_nodes is None:  # a plan is the final size: growing past it is an error, not a warning
-        for message in check_growth(f, c.plans[f.name], lambda n: plan(nodes=n, **rules)):
-            c.warner(f.name)(path, message)
+        now = c.plans[f.name]
+
+        def growth() -> list[str]:
+            return [c.located(path, m) for m in check_growth(f, now, lambda n: plan(nodes=n, **rules))]
+        c.pending.append((f.name, len(c.warnings.get(f.name, [])), growth))
 
 
 def _planes_fit(c: _Checks, i: int, f, models: dict[str, NodeModel], fstorage: list[Member], speed: int) -> bool:
