@@ -249,6 +249,33 @@ def test_a_failed_check_beside_the_render_writes_nothing(workers: str, tmp_path:
         pipeline.run(INVENTORIES / "superpod-4su.yaml")
 
 
+def test_the_render_queue_takes_every_piece_once(monkeypatch) -> None:
+    """Pieces of the two-core render: every file once, whichever process takes which piece,
+    also with more targets than the queue holds at eight pieces each (fewer pieces each)."""
+    from fabgen import parallel
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+
+    def render(data):
+        for item in data["items"]:
+            yield (f"{data['name']}/{item}", str(item).encode())
+
+    def shard(data, part, parts):
+        return {**data, "items": data["items"][part::parts]}
+
+    for count in (3, 1500):
+        jobs = [(render, {"name": f"t{i}", "items": list(range(20))}, shard if i % 3 else None) for i in range(count)]
+        monkeypatch.setenv("FABGEN_WORKERS", "1")
+        one = list(parallel.render_all(jobs, 10))
+        monkeypatch.setenv("FABGEN_WORKERS", "2")
+        two = list(parallel.render_all(jobs, 10))
+        assert len(one) == count * 20 and sorted(one) == sorted(two)
+        pieces, queue = parallel._queue(jobs)
+        os.close(queue)
+        assert len(pieces) * parallel._TOKEN.size <= parallel._QUEUE_BYTES
+        assert len(pieces) == {3: 1 + 2 * parallel.CHUNKS, 1500: 1500}[count]  # fewer pieces each when many
+
+
 def test_a_failing_render_worker_is_reported(monkeypatch) -> None:
     from fabgen import parallel
 

@@ -76,17 +76,23 @@ def _render(jobs: list[Job]) -> Iterator[tuple[str, bytes]]:
 CHUNKS = 8  # pieces a split target is cut into (a 64k-GPU SONiC fabric: 320 switches a piece)
 _TOKEN = struct.Struct("!H")
 
-Piece = tuple[Render, Any, Shard | None, int]
+_QUEUE_BYTES = 4096  # a pipe always holds a page, so the tokens are written before anyone reads
+
+Piece = tuple[Render, Any, Shard | None, int, int]  # render, data, shard, part, parts
 
 
 def _queue(jobs: list[Job]) -> tuple[list[Piece], int]:
     """The pieces of the work, and the read end of a pipe holding one token per piece: a
     process takes a piece by reading its token (a read of a token is never split between two
-    readers), and the queue is empty at end of file."""
-    pieces: list[Piece] = [(render, data, None, 0) for render, data, shard in jobs if shard is None]
-    pieces += [(render, data, shard, k) for render, data, shard in jobs if shard is not None for k in range(CHUNKS)]
+    readers), and the queue is empty at end of file. Many targets (many fabrics) are cut into
+    fewer pieces each, so that the tokens fit a page."""
+    whole = [(render, data, None, 0, 1) for render, data, shard in jobs if shard is None]
+    split = [(render, data, shard) for render, data, shard in jobs if shard is not None]
+    room = _QUEUE_BYTES // _TOKEN.size - len(whole)
+    parts = max(1, min(CHUNKS, room // max(1, len(split))))
+    pieces: list[Piece] = whole + [(render, data, shard, k, parts) for render, data, shard in split for k in range(parts)]
     tokens = b"".join(_TOKEN.pack(i) for i in range(len(pieces)))
-    if len(tokens) > 65536:  # more than a pipe holds before a reader drains it
+    if len(tokens) > _QUEUE_BYTES:
         raise RuntimeError(f"{len(pieces)} render pieces: too many for the queue")
     r, w = os.pipe()
     view = memoryview(tokens)
@@ -102,8 +108,8 @@ def _take(pieces: list[Piece], queue: int) -> Iterator[tuple[str, bytes]]:
         token = os.read(queue, _TOKEN.size)
         if not token:
             return
-        render, data, shard, k = pieces[_TOKEN.unpack(token)[0]]
-        yield from render(data if shard is None else shard(data, k, CHUNKS))
+        render, data, shard, k, parts = pieces[_TOKEN.unpack(token)[0]]
+        yield from render(data if shard is None else shard(data, k, parts))
 
 
 def _read_exact(fd: int, n: int) -> bytes:
