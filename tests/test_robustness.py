@@ -62,6 +62,44 @@ def test_killed_render_leaves_the_previous_tree(tmp_path: Path) -> None:
     assert all(".fabgen-" in n or ".old-" in n for n in leftovers)
 
 
+@pytest.mark.integration
+def test_a_killed_render_leaves_no_process_behind(tmp_path: Path) -> None:
+    """A render on two cores forks (the render child, the check beside it, the targets made
+    apart): killed with SIGKILL, as an out-of-memory killer or a CI timeout does, none of them
+    goes on writing into its temporary tree."""
+    big = tmp_path / "big.yaml"
+    big.write_text(BIG.replace("count: 1024", "count: 2048"))  # above parallel.SPLIT_THRESHOLD devices
+    env = {**os.environ, "FABGEN_WORKERS": "2"}
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(tmp_path / "probe")],
+                   env=env, capture_output=True, timeout=300, check=True)
+    duration = time.perf_counter() - start
+
+    def survivors() -> list[str]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and str(big).encode() in (entry / "cmdline").read_bytes():
+                    found.append(entry.name)
+            except OSError:
+                continue
+        return found
+
+    forked = 0
+    for share in (0.4, 0.5, 0.6):
+        proc = subprocess.Popen([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(tmp_path / "out")],
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(duration * share)
+        forked += len(survivors()) > 1
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 0.5  # the kernel kills them at once; a render would take seconds
+        while survivors() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not survivors(), f"killed at {share:.0%} of a render, its forked processes went on"
+    assert forked, "no kill came while the render had forked: the test did not test"
+
+
 # --- random mutations of valid inventories -------------------------------------------------
 
 BASES = ["roce-2node", "fattree-2to1", "ib-storage", "spectrumx-1su", "roce-3tier"]

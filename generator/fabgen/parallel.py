@@ -67,6 +67,24 @@ def _workers(size: int) -> int:
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 
+def _fork() -> int:
+    """os.fork, with the child bound to its parent's life: on Linux it is killed when the parent
+    dies (a render killed with SIGKILL leaves no process behind writing into its temporary
+    tree); elsewhere it notices at its next token or write."""
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent:  # the parent died before the line above
+            os._exit(1)
+    return pid
+
+
 def _render(jobs: list[Job]) -> Iterator[tuple[str, bytes]]:
     """Every file, on this process alone."""
     for render, data, _ in jobs:
@@ -131,7 +149,7 @@ def render_all(jobs: list[Job], size: int) -> Iterator[tuple[str, bytes]]:
         return
     pieces, queue = _queue(jobs)
     r, w = os.pipe()
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:  # child: render pieces, send them, leave without running the parent's cleanup
         code = 0
         try:
@@ -177,7 +195,7 @@ def render_written(jobs: list[Job], size: int, write: Write) -> list[tuple[str, 
         return [(path, write(path, content)) for path, content in _render(jobs)]
     pieces, queue = _queue(jobs)
     r, w = os.pipe()
-    pid = os.fork()
+    pid = _fork()
     if pid == 0:  # child: render and write pieces, send the results, leave without cleanup
         code = 0
         try:
@@ -226,7 +244,7 @@ class Aside:
             self.value = fn()
             return
         r, w = os.pipe()
-        pid = os.fork()
+        pid = _fork()
         if pid == 0:
             code = 0
             try:
