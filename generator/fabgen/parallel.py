@@ -68,9 +68,9 @@ def _workers(size: int) -> int:
 
 
 def _fork() -> int:
-    """os.fork, with the child bound to its parent's life: on Linux it is killed when the parent
+    """os.fork, with the child bound to its parent's life on Linux: it is killed when the parent
     dies (a render killed with SIGKILL leaves no process behind writing into its temporary
-    tree); elsewhere it notices at its next token or write."""
+    tree). Where prctl is missing the child runs its piece of work to the end."""
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
