@@ -21,3 +21,38 @@ data = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4)
 @given(st.one_of(st.dictionaries(keys, data, max_size=5), st.lists(data, max_size=5)))
 def test_round_trip(value) -> None:
     assert yaml.safe_load(dump(value)) == value
+
+
+def _paths(tree, prefix=""):
+    """An independent flattening: `key key value`, an empty mapping's path alone."""
+    for k, v in tree.items():
+        if isinstance(v, dict) and v:
+            yield from _paths(v, f"{prefix}{k} ")
+        elif isinstance(v, dict):
+            yield f"{prefix}{k}"
+        else:
+            yield f"{prefix}{k} {v}"
+
+
+trees = st.recursive(scalars, lambda inner: st.dictionaries(keys, inner, max_size=4), max_leaves=25)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(keys, trees, min_size=1, max_size=5))
+def test_dump_paths_is_dump_and_the_paths_in_one_walk(tree) -> None:
+    """NVUE's startup.yaml and nv set lines come from one walk (dump_paths): its lines are
+    exactly dump's for the same tree under a list item, and its paths every leaf's words."""
+    from fabgen.yamlout import dump_paths
+
+    lines, paths = dump_paths(tree, "    ")
+    assert dump([{"header": 1}, {"set": tree}]) == dump([{"header": 1}]) + "- set:\n" + "\n".join(lines) + "\n"
+    assert paths == list(_paths(tree))
+
+
+def test_dump_paths_refuses_a_list() -> None:
+    import pytest
+
+    from fabgen.yamlout import dump_paths
+
+    with pytest.raises(TypeError, match="a b is a list"):
+        dump_paths({"a": {"b": [1]}}, "")

@@ -112,6 +112,39 @@ def _emit(value: Any, indent: str, out: list[str]) -> None:
         out.append(f"{indent}{_inline(value)}")
 
 
+def dump_paths(mapping: dict[str, Any], indent: str) -> tuple[list[str], list[str]]:
+    """The block-style lines of a mapping of mappings and scalars (no lists) at `indent`, as
+    `dump` writes them, and every leaf's path as words (`key key value`; an empty mapping's
+    path alone), from one walk: NVUE's startup.yaml and its `nv set` lines are the same tree,
+    and walking it twice was a third of a 64k-GPU Spectrum-X render."""
+    lines: list[str] = []
+    paths: list[str] = []
+    _walk(mapping, indent, "", lines, paths)
+    return lines, paths
+
+
+def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
+    cache = _CACHE
+    for k, v in mapping.items():
+        key = cache.get(k) if k.__class__ is str else None
+        if key is None:
+            key = scalar(k)
+        here = f"{prefix}{k}"
+        if isinstance(v, dict):
+            if v:
+                lines.append(f"{indent}{key}:")
+                _walk(v, indent + "  ", here + " ", lines, paths)
+            else:
+                lines.append(f"{indent}{key}: {{}}")
+                paths.append(here)
+        elif isinstance(v, list):
+            raise TypeError(f"dump_paths takes mappings and scalars; {here} is a list")
+        else:
+            text = cache.get(v) if v.__class__ is str else None
+            lines.append(f"{indent}{key}: {text if text is not None else scalar(v)}")
+            paths.append(f"{here} {v}")
+
+
 def _inline(value: Any) -> str:
     if isinstance(value, dict):
         return "{}"
