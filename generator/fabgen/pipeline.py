@@ -79,18 +79,7 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
     before it writes or returns anything."""
     timings = {} if timings is None else timings
     inv = validated.inventory
-    fabrics: dict[str, Fabric] = {}
-    # the growth checks validate left (warnings for unplanned fabrics) run beside the build
-    growth = Aside(validated.growth_warnings, sum(p.leaves + p.spines + p.cores + p.nodes
-                                                  for p in validated.plans.values())) if validated.pending else None
-    try:
-        with _timed(timings, "build", progress):
-            _topologies(validated, fabrics)
-        if growth is not None:
-            validated.settle(growth.join())
-    finally:
-        if growth is not None:
-            growth.cancel()
+    fabrics = _built(validated, timings, progress)
     first_plane = {spec.name: plane_names(spec)[0] for spec in inv.fabrics}  # an inventory fabric's warnings
     for name, notes in validated.warnings.items():
         fabrics[first_plane[name]].warnings.extend(notes)
@@ -102,7 +91,7 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             if aside is None:
                 check_all()
             else:
-                aside.append(Aside(check_all, sum(len(f.switches) + len(f.hosts) for f in fabrics.values())))
+                aside.append(Aside(check_all, _devices(fabrics)))
     contexts: dict[str, Context] = {}
     with _timed(timings, "allocate", progress):
         node_prefixes = {g.name: g.management for g in inv.node_groups if g.management}
@@ -117,6 +106,26 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
             names = plane_names(spec)
             contexts[names[0]] = replace(contexts[names[0]], planes=tuple(contexts[n] for n in names))
     return fabrics, contexts
+
+
+def _built(validated: Validated, timings: dict[str, float], progress: Callable[[str], None] | None
+           ) -> dict[str, Fabric]:
+    """The topologies; the growth checks validate left (warnings for unplanned fabrics) run
+    beside them and are filed before anything reads the warnings."""
+    fabrics: dict[str, Fabric] = {}
+    growth = None
+    if validated.pending:
+        growth = Aside(validated.growth_warnings,
+                       sum(p.leaves + p.spines + p.cores + p.nodes for p in validated.plans.values()))
+    try:
+        with _timed(timings, "build", progress):
+            _topologies(validated, fabrics)
+        if growth is not None:
+            validated.settle(growth.join())
+    finally:
+        if growth is not None:
+            growth.cancel()
+    return fabrics
 
 
 def _topologies(validated: Validated, fabrics: dict[str, Fabric]) -> None:
