@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import yaml
 from hypothesis import given, settings, strategies as st
 
@@ -56,3 +58,22 @@ def test_dump_paths_refuses_a_list() -> None:
 
     with pytest.raises(TypeError, match="a b is a list"):
         dump_paths({"a": {"b": [1]}}, "")
+
+
+def test_addresses_take_the_general_rule() -> None:
+    """The shortcut for IPv4 addresses (with or without a prefix length) writes what the
+    general rule writes, and YAML reads back the same string."""
+    import random
+
+    from fabgen import yamlout
+
+    rng = random.Random(7)
+    texts = ["0.0.0.0", "255.255.255.255/32", "10.0.0.1/31", "1.2.3.4/0", "999.1.1.1", "10.0.0.1/99"]
+    texts += [".".join(str(rng.randrange(256)) for _ in range(4)) + rng.choice(["", f"/{rng.randrange(33)}"])
+              for _ in range(2000)]
+    for text in texts:
+        shortcut = yamlout._string(text)
+        plain = (yamlout._PLAIN.fullmatch(text) and not yamlout._SPECIAL.fullmatch(text)
+                 and not yamlout._NUMBERLIKE.match(text))  # the general rule
+        assert shortcut == (text if plain else json.dumps(text)), text
+        assert yaml.safe_load(f"k: {shortcut}")["k"] == text

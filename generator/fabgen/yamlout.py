@@ -66,7 +66,16 @@ def scalar(value: Any) -> str:
     return _string(str(value))
 
 
+# an IPv4 address, with or without a prefix length: every netplan, NVUE file and host_vars
+# carries hundreds of them, each new, so they miss the cache; the general rule below gives the
+# same answer (an address is number-like, so quoted; with "/len" it is plain; tested)
+_ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}(/[0-9]{1,2})?\Z")
+
+
 def _string(text: str) -> str:
+    address = _ADDRESS.match(text)
+    if address is not None:
+        return text if address.group(1) else f'"{text}"'
     if _PLAIN.fullmatch(text) and not _SPECIAL.fullmatch(text) and not _NUMBERLIKE.match(text):
         return text
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES) if not _ASCII.fullmatch(text) else \
