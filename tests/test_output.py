@@ -88,9 +88,15 @@ def test_a_symlink_out_is_refused_clearly(tmp_path: Path) -> None:
     assert not any((tmp_path / "real").iterdir())
 
 
-def test_the_current_directory_is_rendered_in_place(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_the_current_directory_is_rendered_in_place(workers: str, tmp_path: Path, monkeypatch) -> None:
     """OUT '.' (or a mount point) cannot be swapped by rename: the tree is moved in entry by
-    entry, and the working directory stays the same directory."""
+    entry, and the working directory stays the same directory; also when several processes
+    write the temporary tree inside it."""
+    from fabgen import parallel
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
+    monkeypatch.setenv("FABGEN_WORKERS", workers)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
@@ -102,7 +108,8 @@ def test_the_current_directory_is_rendered_in_place(tmp_path: Path, monkeypatch)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
 
 
-def test_sigterm_leaves_the_previous_tree_and_no_temporary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("nodes", [1024, 2048])  # 2,048: past parallel.SPLIT_THRESHOLD, the render forks
+def test_sigterm_leaves_the_previous_tree_and_no_temporary(nodes: int, tmp_path: Path) -> None:
     import signal
     import time
 
@@ -110,7 +117,7 @@ def test_sigterm_leaves_the_previous_tree_and_no_temporary(tmp_path: Path) -> No
     render_to(INVENTORIES / "roce-2node.yaml", out)
     before = _tree(out)
     big = tmp_path / "big.yaml"
-    big.write_text("version: 1\ncluster: kill\nnode_groups: [{name: gpu, model: dgx-h100, count: 1024}]\nfabrics:\n"
+    big.write_text(f"version: 1\ncluster: kill\nnode_groups: [{{name: gpu, model: dgx-h100, count: {nodes}}}]\nfabrics:\n"
                    "  - {name: f, kind: roce, platform: eos, topology: rail-optimized, switch_model: arista-7060x5, "
                    "node_groups: [gpu]}\n")
     proc = subprocess.Popen([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(out)],
