@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -120,9 +121,13 @@ def test_sigterm_leaves_the_previous_tree_and_no_temporary(nodes: int, tmp_path:
     big.write_text(f"version: 1\ncluster: kill\nnode_groups: [{{name: gpu, model: dgx-h100, count: {nodes}}}]\nfabrics:\n"
                    "  - {name: f, kind: roce, platform: eos, topology: rail-optimized, switch_model: arista-7060x5, "
                    "node_groups: [gpu]}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
+    command = [sys.executable, "-m", "fabgen", "render", str(big), "-o"]
+    start = time.perf_counter()  # how long a whole render takes here, to signal in its middle
+    subprocess.run([*command, str(tmp_path / "probe")], capture_output=True, timeout=300, check=True)
+    duration = time.perf_counter() - start
+    shutil.rmtree(tmp_path / "probe")
+    proc = subprocess.Popen([*command, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(duration * 0.6)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     if proc.returncode == 0:
