@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -121,13 +120,14 @@ def test_sigterm_leaves_the_previous_tree_and_no_temporary(nodes: int, tmp_path:
     big.write_text(f"version: 1\ncluster: kill\nnode_groups: [{{name: gpu, model: dgx-h100, count: {nodes}}}]\nfabrics:\n"
                    "  - {name: f, kind: roce, platform: eos, topology: rail-optimized, switch_model: arista-7060x5, "
                    "node_groups: [gpu]}\n")
-    command = [sys.executable, "-m", "fabgen", "render", str(big), "-o"]
-    start = time.perf_counter()  # how long a whole render takes here, to signal in its middle
-    subprocess.run([*command, str(tmp_path / "probe")], capture_output=True, timeout=300, check=True)
-    duration = time.perf_counter() - start
-    shutil.rmtree(tmp_path / "probe")
-    proc = subprocess.Popen([*command, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(duration * 0.6)
+    proc = subprocess.Popen([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # signal once the temporary tree beside OUT exists: the render has passed validation and
+    # is building, rendering or writing (a fixed delay sometimes came after the swap)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline and \
+            not any(p.name.startswith(".out.fabgen-") for p in tmp_path.iterdir()):
+        time.sleep(0.005)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     if proc.returncode == 0:

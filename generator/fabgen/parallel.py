@@ -141,92 +141,39 @@ def _read_exact(fd: int, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def render_all(jobs: list[Job], size: int) -> Iterator[tuple[str, bytes]]:
-    """Every (path, content) of every job, rendered on one or two processes; the parent's
-    files are yielded as they are rendered, the child's when it is done."""
-    if _workers(size) == 1:
-        yield from _render(jobs)
-        return
-    pieces, queue = _queue(jobs)
-    r, w = os.pipe()
-    pid = _fork()
-    if pid == 0:  # child: render pieces, send them, leave without running the parent's cleanup
-        code = 0
-        try:
-            os.close(r)
-            try:
-                payload = pickle.dumps(("ok", list(_take(pieces, queue))), protocol=pickle.HIGHEST_PROTOCOL)
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
-                payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
-            view = memoryview(struct.pack("!Q", len(payload)) + payload)
-            while view:
-                view = view[os.write(w, view):]
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    try:
-        yield from _take(pieces, queue)
-        size_bytes = struct.unpack("!Q", _read_exact(r, 8))[0]
-        status, theirs = pickle.loads(_read_exact(r, size_bytes))
-    finally:
-        os.close(r)
-        os.close(queue)
-        os.waitpid(pid, 0)
-    if status != "ok":
-        raise RuntimeError(f"render worker failed: {theirs}")
-    yield from theirs
+def render_all(jobs: list[Job], size: int) -> list[tuple[str, bytes]]:
+    """Every (path, content) of every job, rendered on one or two processes (the child's files
+    come back through a pipe)."""
+    return render_written(jobs, size, lambda path, content: content)
 
 
 Write = Callable[[str, bytes], Any]
 
 
-def _oserror(exc: OSError) -> tuple[str, Any]:
-    return ("oserror", (exc.errno, exc.strerror, exc.filename))
-
-
 def render_written(jobs: list[Job], size: int, write: Write) -> list[tuple[str, Any]]:
     """(path, write(path, content)) of every file of every job, each file handed to `write` in
-    the process that rendered it; `write`'s results come back from the child through a pipe.
-    An OSError of either process is raised as such (so the caller can name the file); if the
+    the process that rendered it; `write`'s results come back from the child (an `Aside`). An
+    OSError of either process is raised as such (so the caller can name the file); if the
     parent fails, the child is stopped before the exception leaves, so nothing writes after."""
     if _workers(size) == 1:
         return [(path, write(path, content)) for path, content in _render(jobs)]
     pieces, queue = _queue(jobs)
-    r, w = os.pipe()
-    pid = _fork()
-    if pid == 0:  # child: render and write pieces, send the results, leave without cleanup
-        code = 0
-        try:
-            os.close(r)
-            try:
-                result: tuple[str, Any] = ("ok", [(p, write(p, c)) for p, c in _take(pieces, queue)])
-            except OSError as exc:
-                result = _oserror(exc)
-            except BaseException as exc:  # noqa: BLE001 - reported to the parent, which raises it
-                result = ("error", f"{type(exc).__name__}: {exc}")
-            send(w, result)
-        except BaseException:  # noqa: BLE001
-            code = 1
-        finally:
-            os._exit(code)
-    os.close(w)
-    done = False
+
+    def share() -> list[tuple[str, Any]]:
+        return [(path, write(path, content)) for path, content in _take(pieces, queue)]
+
+    child = Aside(share, size)
     try:
-        mine = [(path, write(path, content)) for path, content in _take(pieces, queue)]
-        status, theirs = receive(r)
-        done = True
+        mine = share()
+        try:
+            theirs = child.join()
+        except OSError:
+            raise
+        except Exception as exc:  # a bug in a target, raised in the child: name it as such
+            raise RuntimeError(f"render worker failed: {type(exc).__name__}: {exc}") from None
     finally:
-        os.close(r)
+        child.cancel()
         os.close(queue)
-        if not done:
-            os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    if status == "oserror":
-        raise OSError(*theirs)
-    if status != "ok":
-        raise RuntimeError(f"render worker failed: {theirs}")
     return mine + theirs
 
 

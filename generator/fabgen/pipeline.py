@@ -250,16 +250,15 @@ def _make_apart(write: Callable[[str, bytes], Any] | None) -> Apart:
 
 def render_prepared(p: Prepared, structured: list[tuple[str, object]] | None = None,
                     progress: Callable[[str], None] | None = None) -> dict[str, bytes]:
-    """The files of `structured` (default: all of `p`'s), on one or two cores."""
-    files: dict[str, bytes] = {}
+    """The files of `structured` (default: all of `p`'s), on one or two cores, in path order."""
     with _timed(p.timings, "render", progress):
-        jobs: list = [(p.targets[tname].render, data, p.targets[tname].shard)
-                      for tname, data in (p.structured if structured is None else structured)]
-        for path, content in render_all(jobs, _size(p)):
-            if path in files:
-                raise AssertionError(f"two targets write {path}")
-            files[path] = content
-    return dict(sorted(files.items()))  # in path order, whichever process rendered a file
+        return _merged(render_all(_jobs(p, structured), _devices(p.fabrics)))
+
+
+def _jobs(p: Prepared, structured: list[tuple[str, object]] | None = None) -> list:
+    """(render, structured config, shard) of every target's structured config."""
+    return [(p.targets[t].render, data, p.targets[t].shard)
+            for t, data in (p.structured if structured is None else structured)]
 
 
 @contextmanager
@@ -268,10 +267,6 @@ def _released(p: Prepared) -> Iterator[None]:
         yield
     finally:
         p.release()
-
-
-def _size(p: Prepared) -> int:
-    return _devices(p.fabrics)
 
 
 def _devices(fabrics: dict[str, Fabric]) -> int:
@@ -283,9 +278,8 @@ def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Resul
     loaded, validated, timings = _front(inventory, progress)
     p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(None))
     try:
-        files = render_prepared(p, progress=progress)
-        with _timed(p.timings, "render", None):
-            files = _merged(list(files.items()), p.made_apart())
+        with _timed(p.timings, "render", progress):
+            files = _merged(render_all(_jobs(p), _devices(p.fabrics)), p.made_apart())
         with _timed(p.timings, "check", None):
             p.checked()
     finally:
@@ -322,8 +316,7 @@ def render_to(inventory: str | Path, out: str | Path, force: bool = False,
             p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(staging.write))
             with _released(p):
                 with _timed(p.timings, "render", progress):
-                    jobs: list = [(p.targets[t].render, data, p.targets[t].shard) for t, data in p.structured]
-                    digests = _merged(render_written(jobs, _size(p), staging.write), p.made_apart())
+                    digests = _merged(render_written(_jobs(p), _devices(p.fabrics), staging.write), p.made_apart())
                 with _timed(p.timings, "check", None):
                     p.checked()  # the structural check, run beside allocate and structure: before the swap
                 with _timed(p.timings, "write", progress):

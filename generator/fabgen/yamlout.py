@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from fabgen.memo import Memo
+
 _PLAIN = re.compile(r"^[A-Za-z0-9_/.][A-Za-z0-9_/.@+=-]*(?:[ ][A-Za-z0-9_/.@+=-]+)*$")
 _SPECIAL = re.compile(
     r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
@@ -41,18 +43,9 @@ class _Escapes(dict):
 _ESCAPES = _Escapes()
 
 
-_CACHE: dict[str, str] = {}
-_CACHE_LIMIT = 1 << 16
-
-
 def scalar(value: Any) -> str:
     if value.__class__ is str:
-        hit = _CACHE.get(value)
-        if hit is None:
-            hit = _string(value)
-            if len(_CACHE) < _CACHE_LIMIT:
-                _CACHE[value] = hit
-        return hit
+        return _CACHE[value]
     if value is None:
         return "null"
     if value is True:
@@ -80,6 +73,9 @@ def _string(text: str) -> str:
         return text
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES) if not _ASCII.fullmatch(text) else \
         json.dumps(text).replace("\x7f", "\\u007f")
+
+
+_CACHE = Memo(_string)  # a string's YAML text
 
 
 def _emit(value: Any, indent: str, out: list[str]) -> None:

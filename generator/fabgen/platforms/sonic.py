@@ -40,6 +40,7 @@ import json
 import re
 from typing import Any, Callable, Iterable
 
+from fabgen.memo import Memo
 from fabgen.platforms import Context, Target, every_other
 from fabgen.inventory.ethernet import leaf_subnet_prefix
 from fabgen.inventory.platform import version_of
@@ -274,9 +275,6 @@ def _encoder() -> Callable[[Any], str]:
 
 
 _ENC = _encoder()
-_STRINGS: dict[str, str] = {}  # a row that is a string (CABLE_LENGTH's "5m"), encoded once
-_KEYS: dict[str, str] = {}  # "Ethernet8", "Ethernet8|3": the same keys on every switch
-_CACHE_LIMIT = 1 << 16
 
 
 def shared_tables_ids(shared: dict[str, Any]) -> set[int]:
@@ -299,24 +297,13 @@ def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
     return {id(r): _ENC(r) for r in rows}
 
 
-def _key(k: str) -> str:
-    text = _KEYS.get(k)
-    if text is None:
-        text = f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)
-        if len(_KEYS) < _CACHE_LIMIT:
-            _KEYS[k] = text
-    return text
+# "Ethernet8", "Ethernet8|3": the same keys on every switch, quoted once
+_key = Memo(lambda k: f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)).__getitem__
+_STRING_ROWS = Memo(_ENC)  # a row that is a string (CABLE_LENGTH's "5m"), encoded once
 
 
 def _row(row: Any) -> str:
-    if row.__class__ is not str:
-        return _ENC(row)
-    text = _STRINGS.get(row)
-    if text is None:
-        text = _ENC(row)
-        if len(_STRINGS) < _CACHE_LIMIT:
-            _STRINGS[row] = text
-    return text
+    return _STRING_ROWS[row] if row.__class__ is str else _ENC(row)
 
 
 def _table(table: str, rows: dict[str, Any], memo: dict[int, str], lines: dict[tuple[str, int], str]) -> str:

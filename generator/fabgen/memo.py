@@ -1,0 +1,27 @@
+"""A bounded memo of a pure function of a string, for the writers' hottest loops.
+
+The same keys and values come back on every switch ("Ethernet8", "5m", "interface"), so the
+writers keep what they made of each; a hit is one dict lookup (`memo[key]`, or `memo.get(key)`
+inline, which never computes). Unique strings (addresses, descriptions) would grow it without
+end, so only the first LIMIT keys are kept; the rest are made each time, the same result.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+LIMIT = 1 << 16
+
+
+class Memo(dict):
+    """make(key) for every key looked up with memo[key], the first LIMIT of them kept."""
+
+    def __init__(self, make: Callable[[str], str]):
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: str) -> str:
+        value = self.make(key)
+        if len(self) < LIMIT:
+            self[key] = value
+        return value
