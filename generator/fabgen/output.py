@@ -15,7 +15,6 @@ import json
 import os
 import shutil
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -158,9 +157,6 @@ def in_place(out: Path) -> bool:
     return os.path.ismount(real) or real == cwd or real in cwd.parents
 
 
-WRITERS = 4  # threads: file creation waits on the kernel, not on Python
-
-
 def _write_one(base: str, rel: str, content: bytes) -> None:
     fd = os.open(os.path.join(base, rel), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
@@ -177,8 +173,7 @@ class Staging:
     Created before the work, so a foreign OUT is refused before any; nothing (not even a
     parent directory) is made until `begin`. The render writes each file as it is made
     (`write`, from both render processes) and `finish` swaps the tree in with
-    renameat2(RENAME_EXCHANGE); `commit` does all three for files already in memory, from a
-    few threads (os.open/os.write release the GIL, so creation latency overlaps). Until
+    renameat2(RENAME_EXCHANGE); `commit` does all three for files already in memory. Until
     `finish` OUT is untouched, and `abort` removes the temporary tree. fabgen never deletes
     outside OUT and its own temporary trees.
     """
@@ -193,12 +188,8 @@ class Staging:
         """Write every file of `files` and swap the tree in."""
         with self.writing():
             self.begin()
-            for d in sorted({os.path.dirname(rel) for rel in files} - {""}):
-                os.makedirs(os.path.join(self.base, d), exist_ok=True)
-            self._made.update(os.path.dirname(rel) for rel in files)
-            with ThreadPoolExecutor(WRITERS) as pool:
-                for _ in pool.map(lambda item: _write_one(self.base, *item), sorted(files.items()), chunksize=32):
-                    pass
+            for rel, content in sorted(files.items()):
+                self.write(rel, content)
             self.finish()
 
     @contextmanager
