@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 
 from fabgen import __version__
-from fabgen.errors import InventoryError, OutputError, printable
+from fabgen.errors import InventoryError, OutputError, printable, printable_lines
 
 app = typer.Typer(
     add_completion=False,
@@ -33,11 +33,11 @@ def _options(verbose: bool = typer.Option(False, "--verbose", "-v",
         loader.VERBOSE = True
 
 
-def _fail_inventory(exc: InventoryError) -> None:
+def _fail_inventory(exc: InventoryError, what: str = "the inventory") -> None:
     for p in exc.problems:
         typer.echo(p.format(), err=True)
     n = len(exc.problems)
-    typer.echo(f"fabgen: {n} problem{'s' if n != 1 else ''} in the inventory; nothing written", err=True)
+    typer.echo(f"fabgen: {n} problem{'s' if n != 1 else ''} in {what}; nothing written", err=True)
     raise typer.Exit(2)
 
 
@@ -183,12 +183,14 @@ def diff(
         if not side.exists():
             typer.echo(printable(f"fabgen: {side}: no such inventory or directory"), err=True)
             raise typer.Exit(2)
+    if output is not None:
+        _check_review_output(output, (old, new))
     try:
         with _Progress() as progress:
             sides = list(differ.load_sides(old, new, progress))
             progress("comparing")
             differ.check_sides(list(zip((old, new), sides)))
-            review = differ.compare(*sides)
+            review = _compared(differ, sides, (old, new))
             progress("folding the review")
             names, opts = (str(old), str(new)), {"files": not no_files, "stat": stat}
             if format == "markdown":
@@ -206,17 +208,48 @@ def diff(
         typer.echo(printable(f"fabgen: {where}: cannot read it ({exc.strerror or exc})"), err=True)
         raise typer.Exit(2)
     if output is not None:
-        _write_review(output, whole)
-    typer.echo(shown, nl=False)
+        _write_review(output, printable_lines(whole))
+    typer.echo(printable_lines(shown), nl=False)
     if exit_code and review.differs:
         raise typer.Exit(1)
 
 
-def _write_review(path: Path, text: str) -> None:
-    """--output: the whole review in a file the user named (replaced if it is a file, refused if not)."""
-    if path.is_dir() or (path.exists() and not path.is_file()):
-        typer.echo(printable(f"fabgen: --output {path}: not a regular file; give a file name"), err=True)
+def _compared(differ, sides: list, paths: tuple[Path, Path]):
+    """differ.compare, where a render folder's file of a shape no check foresaw is one line
+    naming the folders, never a traceback (every file the review parses is checked first)."""
+    if not any(p.is_dir() for p in paths):
+        return differ.compare(*sides)
+    try:
+        return differ.compare(*sides)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        folders = " or ".join(str(p) for p in paths if p.is_dir())
+        raise differ.NotARender(f"{folders}: a file of the render is not what fabgen writes "
+                                f"({type(exc).__name__}: {exc})") from None
+
+
+def _check_review_output(path: Path, sides: tuple[Path, Path]) -> None:
+    """--output never replaces an input of the review, a file inside a render folder under review,
+    or anything but a plain file (a link is not followed)."""
+    why = None
+    if path.is_symlink():
+        why = "is a symbolic link; give a plain file name"
+    elif path.exists() and not path.is_file():
+        why = "not a regular file; give a file name"
+    else:
+        target = path.absolute().resolve()
+        for side in sides:
+            real = side.absolute().resolve()
+            if target == real or (side.is_dir() and real in target.parents) or \
+                    (path.exists() and side.is_file() and os.path.samefile(path, side)):
+                why = f"is {'inside ' if target != real else ''}{side}, an input of this review; give another file"
+    if why:
+        typer.echo(printable(f"fabgen: --output {path}: {why}"), err=True)
         raise typer.Exit(2)
+
+
+def _write_review(path: Path, text: str) -> None:
+    """--output: the whole review in a file the user named (replaced if it is a plain file;
+    _check_review_output refused anything else before the review began)."""
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -239,6 +272,9 @@ def _size_option(text: str) -> float:
     return value
 
 
+MIN_EFFICIENCY = 0.01  # below 1% no fabric is worth comparing; tiny values overflowed the estimates
+
+
 def _efficiency_option(values: list[str]) -> dict[str, float]:
     out = {}
     for item in values:
@@ -249,8 +285,8 @@ def _efficiency_option(values: list[str]) -> dict[str, float]:
             number = float(value)
         except ValueError:
             raise typer.BadParameter(f"{item!r}: VALUE must be a number between 0 and 1") from None
-        if not 0 < number <= 1:
-            raise typer.BadParameter(f"{item!r}: VALUE must be above 0 and at most 1")
+        if not MIN_EFFICIENCY <= number <= 1:  # also refuses nan
+            raise typer.BadParameter(f"{item!r}: VALUE must be at least {MIN_EFFICIENCY} and at most 1")
         out[key] = number
     return out
 
@@ -289,6 +325,9 @@ def compare(
     assumed = _efficiency_option(efficiency)
     try:
         price_list, name = read(prices)
+    except InventoryError as exc:
+        _fail_inventory(exc, "the price list")
+    try:
         data = run_compare(inventory, price_list, name, months, message_bytes, assumed)
     except InventoryError as exc:
         _fail_inventory(exc)
@@ -304,7 +343,7 @@ def compare(
             typer.echo(printable(f"fabgen: --chart {chart}: cannot write it ({exc.strerror or exc})"), err=True)
             raise typer.Exit(2)
     text = {"json": output.to_json, "markdown": output.to_markdown, "table": output.to_text}[fmt](data)
-    typer.echo(text, nl=False)
+    typer.echo(printable_lines(text), nl=False)
 
 
 @app.command()

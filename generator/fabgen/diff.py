@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from fabgen import manifest as manifests
+from fabgen.errors import printable
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
 
 
@@ -58,15 +60,77 @@ def _quiet(stage: str) -> None:
     pass
 
 
+class RenderFiles(dict):
+    """A rendered directory's files (path -> bytes) as its manifest lists them, with what the
+    review must say first about them (`notes`: files edited or missing since fabgen wrote them)."""
+
+    notes: list[str]
+
+
+MAX_RENDER_BYTES = 32 * 1024**3  # the sum of a render's listed sizes (131k GPUs of four planes: a few GB)
+
+
+def read_render(path: Path, progress: Progress = _quiet) -> RenderFiles:
+    """A render folder, read only through its manifest: every listed file a plain file (never
+    through a link, never a FIFO), of a bounded size, its digest checked. Files the manifest does
+    not list are not read; listed files that changed or went missing since fabgen wrote them are
+    kept in `notes`, which the review shows before anything else."""
+    progress(f"reading {path}")
+    shown = printable(str(path))
+    try:
+        found = manifests.read(path)
+    except manifests.ManifestError as exc:
+        raise NotARender(f"{exc}: not a render fabgen wrote") from None
+    if found is None:
+        raise NotARender(f"{shown}: not a fabgen render (no manifest.json); give an inventory or the OUT of "
+                         "fabgen render")
+    total = sum(e.size for e in found.entries)
+    if total > MAX_RENDER_BYTES:
+        raise NotARender(f"{shown}/manifest.json lists {total:,} bytes, more than the {MAX_RENDER_BYTES:,} a review "
+                         "reads")
+    files = RenderFiles()
+    edited, missing = [], []
+    for e in found.entries:
+        try:
+            data = manifests.open_plain(path / e.path)
+        except FileNotFoundError:
+            missing.append(e.path)
+            continue
+        except manifests.ManifestError as exc:
+            raise NotARender(f"{exc} (manifest.json lists it): not a render fabgen wrote") from None
+        if len(data) != e.size or manifests.digest(data) != e.sha256:
+            edited.append(e.path)
+        files[e.path] = data
+    files[manifests.MANIFEST] = manifests.open_plain(path / manifests.MANIFEST, manifests.MAX_MANIFEST_BYTES)
+    files.notes = []
+    if edited:
+        files.notes.append(f"{shown}: {len(edited)} file(s) changed since fabgen wrote them (their digest no longer "
+                           f"matches manifest.json; review them as edited by hand): {_names(edited)}")
+    if missing:
+        files.notes.append(f"{shown}: {len(missing)} file(s) that manifest.json lists are missing: {_names(missing)}")
+    extra = _unlisted(path, set(files))
+    if extra:
+        files.notes.append(f"{shown}: {len(extra)} entr{'y' if len(extra) == 1 else 'ies'} that manifest.json does "
+                           f"not list, left out of the review: {_names([printable(x) for x in extra])}")
+    return files
+
+
+def _unlisted(root: Path, listed: set[str]) -> list[str]:
+    """Entries under ROOT its manifest does not list (links are not followed; a directory that
+    holds nothing listed counts once)."""
+    from fabgen.output import foreign
+
+    return foreign(root, {p: "" for p in listed})
+
+
+def _names(paths: list[str], limit: int = 10) -> str:
+    return ", ".join(paths[:limit]) + (f" and {len(paths) - limit} more" if len(paths) > limit else "")
+
+
 def load_side(path: Path, progress: Progress = _quiet) -> dict[str, bytes]:
     """Files of a rendered directory, or of an inventory rendered in memory."""
     if path.is_dir():
-        progress(f"reading {path}")
-        files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
-        if "manifest.json" not in files:
-            raise NotARender(f"{path}: not a fabgen render (no manifest.json); give an inventory or the OUT of "
-                             "fabgen render")
-        return files
+        return read_render(path, progress)
     from fabgen.pipeline import run
 
     return run(path, progress=lambda stage: progress(f"{path.name}: {stage}")).files
@@ -87,7 +151,7 @@ def check_sides(sides: list[tuple[Path, dict[str, bytes]]]) -> None:
     """Check, on each rendered-directory side, the files the review will read: those that differ
     between the sides (a file equal on both is never parsed, so it cannot break the review)."""
     (p_old, old), (p_new, new) = sides
-    changed = {p for p in set(old) | set(new) if old.get(p) != new.get(p)}
+    changed = {p for p in set(old) | set(new) if old.get(p) != new.get(p)} | {"report.json"}
     for root, files in sides:
         if root.is_dir():
             check_render(root, {p: files[p] for p in changed if p in files})
@@ -95,26 +159,65 @@ def check_sides(sides: list[tuple[Path, dict[str, bytes]]]) -> None:
 
 def check_render(root: Path, files: dict[str, bytes]) -> None:
     """Refuse, naming the file, a file of a rendered directory that is not what fabgen writes (so
-    the review never meets a traceback)."""
+    the review never meets a traceback): the files the review parses, in the shapes it reads."""
     for rel, data in sorted(files.items()):
-        where = f"{root}/{rel}"
+        where = f"{printable(str(root))}/{rel}"
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NotARender(f"{where}: not UTF-8 text (byte {exc.start}); fabgen writes only UTF-8") from None
         try:
-            if rel in ("report.json", "manifest.json"):
-                json.loads(text)
-            elif rel.endswith(("/cabling.csv", "/addresses.csv")) and rel.count("/") == 1:
-                columns = CABLING_COLUMNS if rel.endswith("/cabling.csv") else ADDRESS_COLUMNS
-                header = next(csv.reader(io.StringIO(text)), [])
-                if header != columns:
-                    raise NotARender(f"{where}: columns {','.join(header) or '(none)'}, not fabgen's "
-                                     f"{','.join(columns)}")
-            elif rel.startswith("ansible/host_vars/"):
-                json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
+            why = _shape_problem(rel, text)
         except (ValueError, csv.Error) as exc:
-            raise NotARender(f"{where}: not what fabgen writes ({exc})") from None
+            why = str(exc)
+        if why:
+            raise NotARender(f"{where}: not what fabgen writes ({printable(why)[:300]})")
+
+
+def _shape_problem(rel: str, text: str) -> str | None:
+    """Why the text of `rel` is not in the shape the review reads, or None."""
+    if rel == "report.json":
+        return _report_problem(json.loads(text))
+    if rel == "manifest.json":
+        json.loads(text)
+        return None
+    if rel.endswith(("/cabling.csv", "/addresses.csv")) and rel.count("/") == 1:
+        columns = CABLING_COLUMNS if rel.endswith("/cabling.csv") else ADDRESS_COLUMNS
+        lines = text.split("\n")
+        if lines[0].split(",") != columns:
+            return f"columns {lines[0][:200] or '(none)'}, not fabgen's {','.join(columns)}"
+        for n, line in enumerate(lines[1:], 2):
+            if line and line.count(",") != len(columns) - 1:
+                return f"line {n} has {line.count(',') + 1} fields, not {len(columns)}"
+        return None
+    if rel.startswith(("ansible/host_vars/", "ansible/configs/")):
+        doc = json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
+        if rel.startswith("ansible/configs/") and not isinstance(doc, dict):
+            return "a device config is a JSON object"
+    return None
+
+
+def _report_problem(rep: Any) -> str | None:
+    """Why report.json is not in the shape the review reads (fabrics by name, each with its
+    counts as numbers or mappings of numbers), or None."""
+    if not isinstance(rep, dict) or not isinstance(rep.get("fabrics", {}), dict):
+        return "report.json is an object with a fabrics object"
+    for name, f in rep.get("fabrics", {}).items():
+        if not isinstance(f, dict):
+            return f"fabrics.{name} is not an object"
+        if not isinstance(f.get("role", ""), str):
+            return f"fabrics.{name}.role is not text"
+        for key in ("switches", *COUNTED):
+            value = f.get(key)
+            if value is None or (key != "switches" and _number(value)):
+                continue
+            if not (isinstance(value, dict) and all(map(_number, value.values()))):
+                return f"fabrics.{name}.{key} is not {'' if key == 'switches' else 'a number or '}a mapping of numbers"
+    return None
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _device_of(path: str) -> str | None:
@@ -198,7 +301,7 @@ def _identity(rows: list) -> dict[str, dict[str, Any]]:
 
 def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     """Nested intent -> {'qos.ecn.min_kbytes': 150, 'subnet_manager.partitions.tenant-a.pkey': ...}."""
-    if isinstance(d, list) and d and all(isinstance(x, dict) and "name" in x for x in d):
+    if isinstance(d, list) and d and all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in d):
         d = {x["name"]: {k: v for k, v in x.items() if k != "name"} for x in d}
     if isinstance(d, dict):
         out: dict[str, Any] = {}
@@ -248,6 +351,7 @@ class Review:
     counts: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # fabric, what, before, after
     files: list[tuple[str, bytes | None, bytes | None]] = field(default_factory=list)
     folds: list[Fold] | None = field(default=None, repr=False)  # fold()'s result, once
+    notes: list[str] = field(default_factory=list)  # said first: render files that no longer match their manifest
 
     @property
     def differs(self) -> bool:
@@ -255,7 +359,7 @@ class Review:
 
 
 def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
-    rv = Review()
+    rv = Review(notes=[*getattr(old, "notes", []), *getattr(new, "notes", [])])
     paths = sorted(set(old) | set(new))
     changed_paths = [p for p in paths if old.get(p) != new.get(p)]
     # Only files that differ are parsed: a file equal on both sides adds no device, link, address
@@ -735,9 +839,10 @@ def _line_counts(a: bytes | None, b: bytes | None) -> tuple[int, int]:
 
 
 def format_text(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False) -> str:
+    notes = "".join(f"WARNING: {n}\n" for n in rv.notes) + ("\n" if rv.notes else "")
     if not rv.differs:
-        return f"no differences between {old_name} and {new_name}\n"
-    out = [f"fabgen diff {old_name} {new_name}", ""]
+        return f"{notes}no differences between {old_name} and {new_name}\n"
+    out = [notes + f"fabgen diff {old_name} {new_name}", ""]
     for heading, lines in _summary_lines(rv):
         out.append(f"{heading}:")
         out += [f"  {line}" for line in lines]
@@ -758,9 +863,10 @@ def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True
                     limit: int | None = MARKDOWN_LIMIT) -> str:
     """The review as one pull-request comment: summary, then folded diffs until `limit` is reached,
     then a note saying what was left out (`--output FILE` writes it all)."""
+    notes = "".join(f"> **Warning:** {n}\n" for n in rv.notes) + ("\n" if rv.notes else "")
     if not rv.differs:
-        return f"**fabgen diff**: no differences between `{old_name}` and `{new_name}`.\n"
-    out = [f"## fabgen diff: `{old_name}` → `{new_name}`", ""]
+        return f"{notes}**fabgen diff**: no differences between `{old_name}` and `{new_name}`.\n"
+    out = [f"## fabgen diff: `{old_name}` → `{new_name}`", "", *([notes] if notes else [])]
     for heading, lines in _summary_lines(rv):
         out.append(f"### {heading}")
         out += [f"- `{line}`" if not line.startswith("...") else f"- {line}" for line in lines]

@@ -6,6 +6,7 @@ Every stage collects its problems into a list of `Problem` and raises one
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -14,6 +15,16 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]")
+
+
+def printable_lines(text: str) -> str:
+    """`text` with line breaks and tabs kept and every other control, bidi or invisible character
+    written as its escape: what fabgen prints from a file it did not write (a render folder under
+    review, a price list's note) cannot move the cursor, recolour the terminal or forge a line."""
+    return _UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
 
 
 @dataclass(frozen=True, order=True)

@@ -22,9 +22,11 @@ import ctypes
 import ctypes.util
 
 from fabgen import __version__
+from fabgen import manifest as manifests
 from fabgen.errors import OutputError
+from fabgen.manifest import ManifestError
 
-MANIFEST = "manifest.json"
+MANIFEST = manifests.MANIFEST
 INPLACE_PREFIX = ".fabgen-new-"
 
 
@@ -56,15 +58,20 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _manifest(out: Path) -> dict[str, str] | None:
-    """path -> sha256 of every file OUT's fabgen manifest lists (the manifest included), or None
-    when OUT has no readable fabgen manifest."""
+    """path -> sha256 of every file OUT's fabgen manifest lists (the manifest itself with no
+    digest), None when OUT has no manifest.json. A manifest that is not what fabgen writes (an
+    entry outside OUT, without a digest, a link as the manifest) is an OutputError naming the
+    entry: fabgen then replaces nothing."""
     try:
-        doc = json.loads((out / MANIFEST).read_text())
-    except (OSError, ValueError):
+        found = manifests.read(out)
+    except ManifestError as exc:
+        raise OutputError(f"{exc}; fabgen does not trust this manifest and replaces nothing in {out}: render "
+                          "into a new or empty directory") from None
+    except OSError as exc:
+        raise OutputError(f"cannot read {out / MANIFEST} ({exc.strerror or exc})") from None
+    if found is None:
         return None
-    if not isinstance(doc, dict) or doc.get("generator") != "fabgen" or not isinstance(doc.get("files"), list):
-        return None
-    listed = {e["path"]: e.get("sha256", "") for e in doc["files"] if isinstance(e, dict) and "path" in e}
+    listed = {e.path: e.sha256 for e in found.entries}
     listed[MANIFEST] = ""
     return listed
 
@@ -85,10 +92,10 @@ def _entries(out: Path) -> tuple[list[str], list[str]]:
     return files, dirs
 
 
-def foreign(out: Path) -> list[str]:
+def foreign(out: Path, listed: dict[str, str] | None = None) -> list[str]:
     """Entries of OUT that fabgen's manifest does not list: the user's, never fabgen's to delete.
     A directory counts when nothing listed is inside it (fabgen makes no empty directories)."""
-    listed = _manifest(out) or {}
+    listed = (_manifest(out) or {}) if listed is None else listed
     files, dirs = _entries(out)
     # fabgen's own temporary tree of an in-place render (or one a killed render left) is not the user's
     files = [f for f in files if not f.split(os.sep)[0].startswith(INPLACE_PREFIX)]
@@ -100,24 +107,31 @@ def foreign(out: Path) -> list[str]:
 
 def _ancestors(path: str) -> list[str]:
     out = []
-    while path:
+    while path and path not in out:
         out.append(path)
         path = os.path.dirname(path)
     return out
 
 
-def edited(out: Path) -> list[str]:
-    """Files the manifest lists whose content changed since fabgen wrote them."""
-    listed = _manifest(out) or {}
+def edited(out: Path, listed: dict[str, str] | None = None) -> list[str]:
+    """Files the manifest lists whose content changed since fabgen wrote them. A listed path
+    that is not a plain file (a link, a FIFO, a directory) is an OutputError: fabgen never
+    reads through it, nor replaces it."""
+    listed = (_manifest(out) or {}) if listed is None else listed
     changed = []
     for rel, digest in listed.items():
         if not digest:
             continue
         try:
-            if hashlib.sha256((out / rel).read_bytes()).hexdigest() != digest:
-                changed.append(rel)
-        except OSError:
+            data = manifests.open_plain(out / rel)
+        except FileNotFoundError:
             continue
+        except ManifestError as exc:
+            raise OutputError(f"{exc}: {MANIFEST} lists it, so fabgen replaces nothing in {out}") from None
+        except OSError as exc:
+            raise OutputError(f"cannot read {out / rel} ({exc.strerror or exc})") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            changed.append(rel)
     return sorted(changed)
 
 
@@ -134,14 +148,15 @@ def check_target(out: Path, force: bool = False) -> None:
             raise OutputError(f"{parent} is a file, so {out} cannot be a directory; choose another output directory")
     if not out.is_dir():
         return
-    others = foreign(out)
+    listed = _manifest(out) or {}
+    others = foreign(out, listed)
     if others:
         shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
         raise OutputError(f"{out} holds {len(others)} entr{'y' if len(others) == 1 else 'ies'} fabgen did not write "
                           f"({shown}); fabgen only replaces the files its manifest lists: render into a new or empty "
                           "directory")
-    changed = edited(out) if not force else []
-    if changed:
+    changed = edited(out, listed)  # also with --force: every listed path must be a plain file
+    if changed and not force:
         raise OutputError(f"{', '.join(changed[:3])} in {out} changed since fabgen wrote "
                           f"{'them' if len(changed) > 1 else 'it'}; pass --force to replace "
                           f"{'them' if len(changed) > 1 else 'it'} with this render")

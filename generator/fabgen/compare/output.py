@@ -13,7 +13,7 @@ SYMBOL = {"USD": "$", "EUR": "€", "GBP": "£"}
 
 
 def to_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"  # JSON has no Infinity
 
 
 def _money(value: float | None, currency: str, digits: int = 0) -> str:

@@ -21,49 +21,62 @@ located errors (file:line:col), like a bad inventory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.loader import load, load_text
-from fabgen.inventory.validate import schema_problems
+from fabgen.inventory.schema import PRINTABLE_PATTERN
+from fabgen.inventory.validate import PATTERN_RULES, schema_problems
 
 DEFAULT = Path(__file__).with_name("prices.yaml")
+MAX_BYTES = 1024 * 1024  # a price list of every part of every option is a few hundred entries, tens of kB
+MAX_ENTRIES = 10_000
+CURRENCY_PATTERN = r"^[A-Z]{3}$"
+PATTERN_RULES.setdefault(CURRENCY_PATTERN, "is not an ISO 4217 currency code: three capital letters, e.g. USD "
+                         "(quote it if YAML reads it otherwise)")
+
+
+def _text(n: int) -> type:
+    return Annotated[str, StringConstraints(max_length=n, pattern=PRINTABLE_PATTERN)]  # type: ignore[return-value]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: `price: true` is not $1, `price: "5"` is not 5; the inventory's own rules for text
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Price(_Strict):
-    part: str = Field(min_length=1, max_length=200, description="the bom.csv `part` text, exactly")
+    part: _text(200) = Field(min_length=1, description="the bom.csv `part` text, exactly")  # type: ignore[valid-type]
     kind: Literal["infiniband", "roce", "spectrum-x"] | None = Field(
         default=None, description="only for options of this kind (wins over an entry without a kind)")
-    price: float = Field(ge=0, le=1e9, description="per unit, in the list's currency")
-    source: str = Field(default="", max_length=500, description="where the figure comes from")
+    price: float = Field(ge=0, le=1e9, allow_inf_nan=False, description="per unit, in the list's currency")
+    source: _text(500) = Field(default="", description="where the figure comes from")  # type: ignore[valid-type]
 
 
 class PriceList(_Strict):
-    currency: str = Field(min_length=3, max_length=3, pattern=r"^[A-Z]{3}$", description="ISO 4217 code")
+    currency: str = Field(pattern=CURRENCY_PATTERN, description="ISO 4217 code, e.g. USD")
     estimate: bool = Field(default=True, description="true: list prices or estimates, not a quote")
-    note: str = Field(default="", max_length=2000, description="printed with every comparison")
-    prices: list[Price] = Field(default_factory=list)
+    note: _text(2000) = Field(default="", description="printed with every comparison")  # type: ignore[valid-type]
+    prices: list[Price] = Field(default_factory=list, max_length=MAX_ENTRIES)
 
     def lookup(self, part: str, kind: str) -> Price | None:
         """The entry for `part` in an option of `kind`: the kind's own entry first."""
-        general = None
-        for p in self.prices:
-            if p.part == part and p.kind == kind:
-                return p
-            if p.part == part and p.kind is None:
-                general = p
-        return general
+        index = self.__dict__.get("_index")
+        if index is None:  # built once (the model is frozen; a BOM asks for every row)
+            index = {}
+            for p in self.prices:
+                index.setdefault((p.part, p.kind), p)
+            self.__dict__["_index"] = index
+        return index.get((part, kind)) or index.get((part, None))
 
 
 def read(path: str | Path | None) -> tuple[PriceList, str]:
     """The price list at `path` (default: the bundled estimates) and the name it is shown by."""
-    loaded = load(path) if path is not None else load_text(DEFAULT.read_text(encoding="utf-8"), "built-in price list")
+    start = "start with 'currency: USD' and a 'prices:' list (docs/compare.md)"
+    loaded = (load(path, "price list", MAX_BYTES, start) if path is not None
+              else load_text(DEFAULT.read_text(encoding="utf-8"), "built-in price list", "price list", MAX_BYTES, start))
     if not isinstance(loaded.data, dict):
         raise InventoryError([Problem(1, 1, "", "a price list is a mapping with currency and prices", loaded.file)])
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,8 @@ class Loaded:
     positions: dict[PathT, tuple[int, int]]  # value positions
     key_positions: dict[PathT, tuple[int, int]]  # position of the key that introduces a value
     sha256: str
+    # unquoted numbers as written (2.30, not 2.3), and unquoted text YAML 1.1 does not read as a number (1e9)
+    numbers: dict[PathT, str] = field(default_factory=dict)
 
     def where(self, path: PathT, *, key: bool = False) -> tuple[int, int]:
         """Best position for `path`: the key (or value) itself, else its nearest ancestor."""
@@ -70,6 +72,7 @@ class _Walker:
         self.file = file
         self.positions: dict[PathT, tuple[int, int]] = {}
         self.key_positions: dict[PathT, tuple[int, int]] = {}
+        self.numbers: dict[PathT, str] = {}
         self.problems: list[Problem] = []
         self.count = 0
         self.constructor = yaml.SafeLoader("")
@@ -131,6 +134,9 @@ class _Walker:
             if trap:
                 self.problem(node, path, trap)
                 return node.value
+            if isinstance(value, (int, float)) and not isinstance(value, bool) or \
+                    isinstance(value, str) and _NUMBER_LIKE.match(value):
+                self.numbers[path] = node.value
         return value
 
 
@@ -139,6 +145,7 @@ class _Walker:
 _SEXAGESIMAL = re.compile(r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$")
 _OCTAL = re.compile(r"^[-+]?0[0-7_]+$")
 _WORD_BOOLS = {"yes", "no", "on", "off"}
+_NUMBER_LIKE = re.compile(r"^[-+]?([0-9][0-9_]*)?\.?[0-9_]*([eE][-+]?[0-9]+)?$")
 
 
 def yaml11_trap(text: str, value: Any, path: PathT) -> str | None:
@@ -216,50 +223,68 @@ def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
     return Problem(line, col, "", f"YAML syntax: {text}", file)
 
 
-def _too_deep(text: str) -> yaml.Mark | None:
-    """Where brackets or indentation nest deeper than MAX_DEPTH, found before composing.
+_EVENTS = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where PyYAML has it: 40x faster
 
-    PyYAML's parser is a state machine but its composer recurses once per level, so
-    `[[[[...` a few thousand deep would end in RecursionError; the event stream is flat.
-    Syntax errors are left to the composer, which reports them with their own words.
+
+def _too_big(text: str) -> tuple[yaml.Mark, str] | None:
+    """Where the text nests deeper than MAX_DEPTH or holds more than MAX_NODES values, found in
+    one pass over the parser's flat event stream before anything is composed, or None.
+
+    PyYAML's composer recurses once per level, so `[[[[...` a few thousand deep would end in
+    RecursionError; and composing millions of values (a flow list of numbers) takes minutes
+    before any bound can apply. libyaml's event parser gives up at the first bound crossed in
+    a fraction of a second. Syntax errors are left to the composer, which reports them with its
+    own words; aliases are counted again, expanded, when the document is walked.
     """
-    depth = 0
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return event.start_mark
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
+        return _bounds(text, _EVENTS)
+    except yaml.YAMLError:  # libyaml stops at 1,000 levels or a syntax error: PyYAML's parser tells which
+        pass
+    try:
+        return _bounds(text, yaml.SafeLoader)
     except yaml.YAMLError:
         return None
+
+
+def _bounds(text: str, loader: type) -> tuple[yaml.Mark, str] | None:
+    depth = count = 0
+    for event in yaml.parse(text, Loader=loader):
+        count += 1
+        if count > MAX_NODES:
+            return event.start_mark, f"more than {MAX_NODES} values: {{what}} is a short YAML file"
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return event.start_mark, f"nesting deeper than {MAX_DEPTH} levels: {{what}} is a few levels deep"
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
     return None
 
 
-def load_text(text: str, file: str) -> Loaded:
-    """Parse inventory text; raise InventoryError with every YAML-level problem."""
+def load_text(text: str, file: str, what: str = "inventory", max_bytes: int = MAX_BYTES,
+              start: str = "start with 'version: 1'") -> Loaded:
+    """Parse YAML text (an inventory, or another file fabgen reads: `what` names it in messages);
+    raise InventoryError with every YAML-level problem."""
     nul = text.find("\x00")
     if nul >= 0:
         line = text.count("\n", 0, nul) + 1
         col = nul - (text.rfind("\n", 0, nul) + 1) + 1
         raise InventoryError([Problem(line, col, "", "a NUL byte: the file is binary or damaged, not YAML text",
                                       file)])
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_BYTES:
-        raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
-                                      "an inventory is a short YAML file", file)])
-    deep = _too_deep(text)
-    if deep is not None:
-        raise InventoryError([Problem(deep.line + 1, deep.column + 1, "",
-                                      f"nesting deeper than {MAX_DEPTH} levels: an inventory is a few levels deep",
-                                      file)])
+    if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise InventoryError([Problem(1, 1, "", f"file is larger than {_size(max_bytes)}; {_a(what)} is a short "
+                                      "YAML file", file)])
+    big = _too_big(text)
+    if big is not None:
+        mark, message = big
+        raise InventoryError([Problem(mark.line + 1, mark.column + 1, "", message.format(what=_a(what)), file)])
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         raise InventoryError([_yaml_problem(file, exc)]) from None
     walker = _Walker(file)
     if root is None:
-        raise InventoryError([Problem(1, 1, "", "the inventory is empty; start with 'version: 1'", file)])
+        raise InventoryError([Problem(1, 1, "", f"the {what} is empty; {start}", file)])
     try:
         data = walker.walk(root, (), 0)
     except _TooDeep as exc:
@@ -273,27 +298,37 @@ def load_text(text: str, file: str) -> Loaded:
     if walker.problems:
         raise InventoryError(walker.problems)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return Loaded(file, data, walker.positions, walker.key_positions, digest)
+    return Loaded(file, data, walker.positions, walker.key_positions, digest, walker.numbers)
 
 
-def load(path: str | Path) -> Loaded:
-    """Read and parse an inventory file; unreadable files are located errors too."""
+def _a(what: str) -> str:
+    return ("an " if what[0] in "aeiou" else "a ") + what
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024 // 1024} MiB" if n >= 1024 * 1024 else f"{n // 1024} KiB"
+
+
+def load(path: str | Path, what: str = "inventory", max_bytes: int = MAX_BYTES,
+         start: str = "start with 'version: 1'") -> Loaded:
+    """Read and parse a YAML file fabgen reads (an inventory by default); unreadable files are
+    located errors too."""
     name = str(path)
     p = Path(path)
     try:
         if p.is_dir():
-            raise InventoryError([Problem(1, 1, "", "is a directory: give the inventory's YAML file", name)])
+            raise InventoryError([Problem(1, 1, "", f"is a directory: give the {what}'s YAML file", name)])
         # read at most the limit and one byte more: a pipe or a device reports no size to check first
         with p.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        if len(raw) > MAX_BYTES:
-            raise InventoryError([Problem(1, 1, "", f"file is larger than {MAX_BYTES // 1024 // 1024} MiB; "
-                                          "an inventory is a short YAML file", name)])
+            raw = fh.read(max_bytes + 1)
+        if len(raw) > max_bytes:
+            raise InventoryError([Problem(1, 1, "", f"file is larger than {_size(max_bytes)}; {_a(what)} is a "
+                                          "short YAML file", name)])
     except OSError as exc:
-        raise InventoryError([Problem(1, 1, "", f"cannot read the inventory: {exc.strerror or exc}", name)]) from None
+        raise InventoryError([Problem(1, 1, "", f"cannot read the {what}: {exc.strerror or exc}", name)]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise InventoryError([Problem(line, 1, "", "the inventory is not UTF-8 text", name)]) from None
-    return load_text(text, name)
+        raise InventoryError([Problem(line, 1, "", f"the {what} is not UTF-8 text", name)]) from None
+    return load_text(text, name, what, max_bytes, start)

@@ -10,6 +10,7 @@ platform has, and accounts are declared where a replace would remove them.
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Callable
 
 from fabgen.inventory.ethernet import check_prefix
@@ -57,16 +58,31 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
         _check_gateway((*path, "gateway"), m.gateway, net, report)
     for key in ("ntp", "dns", "syslog"):
         for j, server in enumerate(getattr(m, key)):
-            try:
-                ipaddress.ip_address(server)
-            except ValueError:
-                report((*path, key, j), f"{server!r} is not an IP address ({key} servers are given by address, so "
-                       "the switch needs no name resolution to reach them)")
+            why = server_problem(server)
+            if why:
+                report((*path, key, j), f"{why} ({key} servers are given by address, so the switch needs no name "
+                       "resolution to reach them)")
     fixed = FIXED_VRF.get(f.platform)
     if m.vrf is not None and fixed is not None and m.vrf != fixed:
         report((*path, "vrf"), f"{f.platform} has one management VRF, named '{fixed}': leave vrf out or write "
                f"'{fixed}'")
     _check_users(path, f, m, report, warn)
+
+
+def server_problem(text: str) -> str | None:
+    """Why `text` is not a server address a switch config can hold, or None. Python's ipaddress
+    takes any text after '%' as an IPv6 zone (`fe80::1%$(reboot)`); a zone names a link, which a
+    server reached through the management VRF never needs, so none is accepted: what reaches a
+    config is hex digits, '.' and ':' only."""
+    if "%" in text:
+        return f"{text!r} carries an IPv6 zone ('%...'): give the server's address without one"
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return f"{text!r} is not an IP address"
+    if not re.fullmatch(r"[0-9A-Fa-f:.]+", text):
+        return f"{text!r} is not an IP address"
+    return None
 
 
 def _check_gateway(where: tuple, text: str, net: ipaddress.IPv4Network, report: Report) -> None:

@@ -25,11 +25,25 @@ Role = Literal["compute", "storage", "inband", "oob"]  # what a fabric carries (
 # Free text: printable only. No C0/C1 controls, no bidi overrides or isolates (text that reads
 # differently than it is stored), no zero-width characters, no line or paragraph separators,
 # no spaces but U+0020 (a no-break or ideographic space looks like one and is not), no soft hyphen.
-TEXT_PATTERN = (r"^[^\x00-\x1f\x7f-\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u206f\u2028\u2029"
-                r"\u3000\ufeff]*$")
+# No braces either: the deploy playbooks pass switch configs through Ansible's template module,
+# where '{{', '{%' and '{#' start Jinja, so no inventory text may bring one (docs/inventory.md).
+_PRINTABLE = (r"\x00-\x1f\x7f-\xa0\xad\u1680\u180e\u2000-\u200f\u202a-\u202f\u205f-\u206f\u2028\u2029"
+              r"\u3000\ufeff")
+TEXT_PATTERN = rf"^[^{_PRINTABLE}{{}}]*$"
 Text = Annotated[str, StringConstraints(max_length=200, pattern=TEXT_PATTERN)]
+# Printable text that may hold braces: a format pattern (port_name), whose braces are Python
+# format fields and whose results are checked against the names configs can hold (validate.py),
+# and text only people read (a price list's note).
+PRINTABLE_PATTERN = rf"^[^{_PRINTABLE}]*$"
+FormatText = Annotated[str, StringConstraints(max_length=200, pattern=PRINTABLE_PATTERN)]
+# A SONiC SKU or platform: the name of a folder of sonic-buildimage's device/ tree, which the
+# switch opens by this name (so no '/', no '..'): letters, digits, '_', '.', '+', '-'.
+SKU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$"
+SkuName = Annotated[str, StringConstraints(pattern=SKU_PATTERN)]
 
 MAX_NODES_PER_GROUP = 100_000
+# NCCL's release (2.28, 2.28.3) or its package version (2.28.3-1, as `dpkg -l libnccl2` shows it)
+NCCL_VERSION_PATTERN = r"^2\.[0-9]{1,2}(\.[0-9]{1,2}(-[0-9]{1,2})?)?$"
 
 
 class Strict(BaseModel):
@@ -55,9 +69,9 @@ class NodeGroup(Strict):
     hostname: str | None = Field(
         default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
     )
-    nccl_version: Annotated[str, StringConstraints(pattern=r"^2\.[0-9]{1,2}(\.[0-9]{1,2})?$")] = Field(
-        default="2.28", description="NCCL release the nodes run (2.x or 2.x.y): decides the forms nccl.env uses "
-        "(2.20 and older need NCCL_IB_GID_INDEX on RoCE)")
+    nccl_version: Annotated[str, StringConstraints(pattern=NCCL_VERSION_PATTERN)] = Field(
+        default="2.28", description="NCCL release the nodes run, quoted (\"2.28\", \"2.28.3\" or the package's "
+        "\"2.28.3-1\"): decides the forms nccl.env uses (2.20 and older need NCCL_IB_GID_INDEX on RoCE)")
 
     @property
     def hostname_pattern(self) -> str:
@@ -330,8 +344,8 @@ class CustomSonicSku(Strict):
     it is loaded against and that SKU's buffer pools and profiles, copied from its
     buffers_defaults template in sonic-buildimage (fabgen never computes buffer sizes)."""
 
-    hwsku: Text = Field(description="DEVICE_METADATA hwsku, the SKU folder name in sonic-buildimage")
-    platform: Text = Field(description="DEVICE_METADATA platform, e.g. x86_64-arista_7060x6_64pe_b")
+    hwsku: SkuName = Field(description="DEVICE_METADATA hwsku, the SKU folder name in sonic-buildimage")
+    platform: SkuName = Field(description="DEVICE_METADATA platform, e.g. x86_64-arista_7060x6_64pe_b")
     asic: Literal["broadcom", "mellanox", "barefoot", "marvell", "cisco-8000", "other"] = Field(
         description="switch ASIC vendor: mellanox and barefoot run SONiC's dynamic buffer model, the rest the "
         "traditional one")
@@ -352,7 +366,7 @@ class CustomSwitchModel(Strict):
     platforms: list[str] = Field(min_length=1, description="platforms it runs")
     ports: int = Field(ge=2, le=1024, description="logical ports at `speed`")
     speed: int = Field(ge=10, le=3200, description="Gb/s per port")
-    port_name: Text = Field(default="port{n}", description="format pattern over n (1-based) and i (0-based)")
+    port_name: FormatText = Field(default="port{n}", description="format pattern over n (1-based) and i (0-based)")
     ports_per_cage: int = Field(default=1, ge=1, le=8, description="ports per cage (for transceiver counts)")
     vendor: Text = Field(default="custom", description="BOM text")
     part: Text = Field(default="", description="BOM part number (default: the key)")

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, NAME_PATTERN, NAME_RULE, USER_PATTERN,
+from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, PRINTABLE_PATTERN, NAME_PATTERN,
+                                     NAME_RULE, NCCL_VERSION_PATTERN, SKU_PATTERN, TEXT_PATTERN, USER_PATTERN,
                                      Inventory)
 from fabgen.topology.build import PLANE_SUFFIX, plane_names
 from fabgen.topology.oob import SWITCH_GROUP
@@ -164,23 +165,12 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
             options = re.findall(r"'([^']*)'|\b(\d+)\b", expected)
             flat = [a or b for a, b in options]
             msg = f"{value!r} is not one of {', '.join(flat)}{did_you_mean(value, flat)}"
+            if isinstance(value, str) and value in flat and value.isdigit():
+                msg = f"the text {value!r} is not one of {', '.join(flat)}: write the number {value} without quotes"
+            elif not isinstance(value, str) and str(value) in flat:
+                msg = f"{value!r} is not one of {', '.join(flat)}: quote it: \"{value}\""
         elif etype == "string_pattern_mismatch":
-            pattern = str(err.get("ctx", {}).get("pattern", ""))
-            if "x00" in pattern:
-                msg = f"{ascii(value)} contains control, invisible or direction-changing characters: write " \
-                      "printable text only"
-            elif pattern == ENV_PATTERN:
-                msg = f"{value!r} is not an environment variable name: letters, digits and '_', not starting " \
-                      "with a digit, at most 64"
-            elif pattern == USER_PATTERN:
-                msg = f"{value!r} is not a user name: lowercase letters, digits, '_' and '-', starting with a " \
-                      "letter or '_', at most 32"
-            elif pattern == DOMAIN_PATTERN:
-                msg = f"{value!r} is not a DNS domain: labels of letters, digits and '-' joined by '.'"
-            elif pattern == DEVICE_PATTERN:
-                msg = f"{value!r} is not a valid device name: letters, digits, '_', '.' and '-', at most 64"
-            else:
-                msg = f"{value!r} is not a valid name: {NAME_RULE}"
+            msg = pattern_message(str(err.get("ctx", {}).get("pattern", "")), value)
         elif etype in ("int_type", "float_type", "string_type", "list_type", "dict_type", "model_type",
                        "bool_type", "int_from_float", "model_attributes_type"):
             wanted = {"int_type": "a whole number", "float_type": "a number", "string_type": "a string",
@@ -190,6 +180,13 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
             msg = f"must be {wanted}, not {_describe(value)}"
             if etype in ("int_type", "float_type") and isinstance(value, str) and _looks_numeric(value):
                 msg = f"must be {wanted}, not the text {value!r}: write it without quotes"
+                if loc in loaded.numbers:
+                    msg = (f"must be {wanted}: YAML 1.1 reads the unquoted {value} as text, not a number (an "
+                           "exponent needs a '.' and a sign, as in 1.5e+9): write it as a plain number")
+            written = loaded.numbers.get(loc)
+            if etype == "string_type" and written is not None and ("." in written or loc[-1] in QUOTED_NUMBERS):
+                msg = (f"must be text, not the number {written}" + (f" (YAML reads it as {value!r})"
+                       if str(value) != written else "") + f": quote it: \"{written}\"")
             if len(loc) == 3 and loc[0] == "fabrics" and loc[2] == "management":
                 msg = f"must be an IPv4 prefix (e.g. 192.168.0.0/24) or a mapping with prefix, gateway, vrf, ntp, " \
                       f"dns, syslog, domain and users; not {_describe(value)}"
@@ -211,6 +208,41 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
                 msg += f" (got {value!r})"
         out.append(Problem(line, col, format_path(loc), msg, loaded.file))
     return out
+
+
+# What each pattern of the schema (and of the other files fabgen reads) asks for, in words.
+PATTERN_RULES = {
+    ENV_PATTERN: "is not an environment variable name: letters, digits and '_', not starting with a digit, "
+                 "at most 64",
+    USER_PATTERN: "is not a user name: lowercase letters, digits, '_' and '-', starting with a letter or '_', "
+                  "at most 32",
+    DOMAIN_PATTERN: "is not a DNS domain: labels of letters, digits and '-' joined by '.'",
+    DEVICE_PATTERN: "is not a valid device name: letters, digits, '_', '.' and '-', at most 64",
+    SKU_PATTERN: "is not a SONiC SKU or platform name (the name of its folder in sonic-buildimage): letters, "
+                 "digits, '_', '.', '+' and '-', at most 100",
+    NCCL_VERSION_PATTERN: "is not an NCCL version: write 2.x, 2.x.y or the package's 2.x.y-z, quoted "
+                          "(e.g. \"2.28.3\")",
+    NAME_PATTERN: f"is not a valid name: {NAME_RULE}",
+}
+
+
+def pattern_message(pattern: str, value: Any) -> str:
+    """The message for a string that does not match `pattern`: the rule it breaks, in words."""
+    if pattern in (TEXT_PATTERN, PRINTABLE_PATTERN):
+        if isinstance(value, str) and pattern == TEXT_PATTERN and ("{" in value or "}" in value) and \
+                re.fullmatch(PRINTABLE_PATTERN, value):
+            return (f"{ascii(value)} contains '{{' or '}}': the deploy playbooks pass configs through Ansible's "
+                    "template module, where braces start Jinja; write the text without them")
+        return f"{ascii(value)} contains control, invisible or direction-changing characters: write printable " \
+               "text only"
+    rule = PATTERN_RULES.get(pattern)
+    if rule is None:
+        rule = f"does not match the pattern {pattern}"
+    return f"{value!r} {rule}"
+
+
+# Text keys whose values are often written as numbers (versions, names of digits): "quote it"
+QUOTED_NUMBERS = frozenset({"nccl_version", "platform_version", "cluster", "name", "hostname", "rdma", "netdev"})
 
 
 def _looks_numeric(text: str) -> bool:

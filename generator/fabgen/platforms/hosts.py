@@ -77,7 +77,7 @@ PLANES_FROM = (2, 30, 7)  # NCCL_IB_HCA's <hca>:<port>:<rail>:<plane> form (NVID
 
 def nccl_before_release(version: str, release: tuple[int, ...]) -> bool:
     """'2.30.4' < (2, 30, 7); a version without a patch level is its first release."""
-    parts = tuple(int(x) for x in version.split("."))
+    parts = tuple(int(x) for x in version.split("-")[0].split("."))
     return parts + (0,) * (len(release) - len(parts)) < release
 
 
