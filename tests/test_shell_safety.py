@@ -13,7 +13,8 @@ import pytest
 from fabgen.errors import InventoryError
 from fabgen.pipeline import render_to
 
-EVIL = "x$(touch {s})`touch {s}`;touch {s}|touch {s}&&touch {s}'\\\"{{"
+# every shell metacharacter; braces are refused in free text (Jinja, tests/test_hostile.py)
+EVIL = "x$(touch {s})`touch {s}`;touch {s}|touch {s}&&touch {s}'\\\"%#<>"
 
 INV = """version: 1
 cluster: c

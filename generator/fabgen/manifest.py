@@ -140,8 +140,11 @@ def parse(data: bytes, where: str) -> Manifest:
         sha, size = e.get("sha256"), e.get("bytes")
         if not isinstance(sha, str) or not _SHA256.match(sha):
             raise ManifestError(f"{shown} ({path}): no sha256 digest, so fabgen cannot tell it wrote that file")
-        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_FILE_BYTES:
-            raise ManifestError(f"{shown} ({path}): no size in bytes (0 to {MAX_FILE_BYTES:,})")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ManifestError(f"{shown} ({path}): no size in bytes")
+        if size > MAX_FILE_BYTES:
+            raise ManifestError(f"{shown} ({path}): {size:,} bytes, more than the {MAX_FILE_BYTES:,} fabgen writes in "
+                                "one file")
         seen.add(path)
         entries.append(Entry(path, sha, size))
     return Manifest(tuple(entries), inventory)

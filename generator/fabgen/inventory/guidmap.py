@@ -20,13 +20,16 @@ MAX_BYTES = 16 * 1024 * 1024  # a GUID map of 100,000 GPUs' NICs and switches is
 SYNTHETIC_PREFIX = 0xFAB0  # addressing.GUID_PREFIX: fabgen's own locally administered range
 
 
-def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str]) -> tuple[dict[tuple[str, str], int],
-                                                                                        list[Problem]]:
-    """known: (device, port) -> description of every device port of the fabric."""
+MAX_PROBLEMS = 100  # a map of the wrong fabric is wrong on every row: the first ones say why
+_TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$")  # what a device or port name can be
+
+
+def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str],
+                  fabric: str = "") -> tuple[dict[tuple[str, str], int], list[Problem]]:
+    """known: (device, port) -> description of every device port of the fabric; `fabric`: its
+    name, which every switch name starts with (a row without it gets that hint)."""
     problems: list[Problem] = []
     out: dict[tuple[str, str], int] = {}
-    first_line: dict[tuple[str, str], int] = {}
-    by_guid: dict[int, int] = {}
     try:
         if not path.is_file():
             what = "a directory" if path.is_dir() else "not a regular file"
@@ -38,56 +41,88 @@ def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str]) -> 
         text = raw.decode("utf-8-sig")  # a UTF-8 byte-order mark (spreadsheet exports) is accepted
     except (OSError, UnicodeDecodeError) as exc:
         return out, [Problem(1, 1, "", f"cannot read the GUID map: {getattr(exc, 'strerror', None) or exc}", shown)]
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0]
+    rows = _Rows(known, fabric, shown)
+    # lines end at '\n' only, as editors and csv count them (str.splitlines also breaks at U+2028,
+    # U+0085 and form feeds, which would shift every line number after one)
+    for lineno, line in enumerate(text.split("\n"), 1):
+        rows.read(lineno, line.rstrip("\r"))
+        if len(rows.problems) > MAX_PROBLEMS:
+            rows.problems[MAX_PROBLEMS:] = [Problem(lineno, 1, "", f"more than {MAX_PROBLEMS} problems: the rest of "
+                                                    "the map is not read", shown)]
+            break
+    return rows.out, rows.problems
+
+
+class _Rows:
+    """The rows of one map read so far: every GUID and row checked once, in linear time."""
+
+    def __init__(self, known: dict[tuple[str, str], str], fabric: str, shown: str):
+        self.known, self.fabric, self.shown = known, fabric, shown
+        self.out: dict[tuple[str, str], int] = {}
+        self.problems: list[Problem] = []
+        self.first_line: dict[tuple[str, str], int] = {}
+        self.by_guid: dict[int, int] = {}
+        self._ports: dict[str, list[str]] | None = None  # device -> its ports, built at the first unknown row
+
+    def problem(self, lineno: int, col: int, message: str) -> None:
+        self.problems.append(Problem(lineno, col, "", message, self.shown))
+
+    def read(self, lineno: int, line: str) -> None:
+        line = line.split("#", 1)[0]
         if not line.strip():
-            continue
+            return
         cells = next(csv.reader([line]))
         cols = [c.strip() for c in cells]
         if lineno == 1 and [c.lower() for c in cols] == ["device", "port", "guid"]:
-            continue
+            return
 
         def col(i: int) -> int:
             return sum(len(c) + 1 for c in cells[:i]) + (len(cells[i]) - len(cells[i].lstrip()) if i < len(cells)
                                                           else 0) + 1
 
         if len(cols) != 3:
-            problems.append(Problem(lineno, 1, "", f"expected 3 columns device,port,guid, found {len(cols)}", shown))
-            continue
+            self.problem(lineno, 1, f"expected 3 columns device,port,guid, found {len(cols)}")
+            return
         device, port, guid = cols
         m = _GUID.match(guid)
         if not m:
-            problems.append(Problem(lineno, col(2), "", f"{guid!r} is not a GUID (64-bit hex, e.g. "
-                                    "0xb8cef6030012a100)", shown))
-            continue
+            shown = f"{guid!r} is" if _TOKEN.match(guid) else "the third column is"
+            self.problem(lineno, col(2), f"{shown} not a GUID (64-bit hex, e.g. 0xb8cef6030012a100)")
+            return
         port = "0" if port in ("", "0") else port
         key = (device, port)
-        if key not in known:
-            devices = sorted({d for d, _ in known})
-            hint = ""
-            if device in devices:
-                ports = sorted((p for d, p in known if d == device),
-                               key=lambda p: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", p)])
-                hint = f"; {device} has port(s) {', '.join(ports)}"
-            problems.append(Problem(lineno, 1, "", f"{device} port {port} is not in this fabric{hint}", shown))
-            continue
+        if key not in self.known:
+            self.problem(lineno, 1, self._unknown(device, port))
+            return
         value = int(m.group(2), 16)
-        if key in out:
-            problems.append(Problem(lineno, 1, "", f"{device} port {port} is listed again (first at line "
-                                    f"{first_line[key]})", shown))
-            continue
-        if value in by_guid:
-            problems.append(Problem(lineno, col(2), "", f"GUID 0x{value:016x} is also given at line {by_guid[value]}",
-                                    shown))
-            continue
-        if value == 0:
-            problems.append(Problem(lineno, col(2), "", "GUID 0 is not a valid GUID", shown))
-            continue
-        if value >> 48 == SYNTHETIC_PREFIX:
-            problems.append(Problem(lineno, col(2), "", f"GUID 0x{value:016x} is in fabgen's synthetic range "
-                                    "(0xfab0...): copy the device's real GUID (ibstat, ibnetdiscover)", shown))
-            continue
-        out[key] = value
-        first_line[key] = lineno
-        by_guid[value] = lineno
-    return out, problems
+        if key in self.out:
+            self.problem(lineno, 1, f"{device} port {port} is listed again (first at line {self.first_line[key]})")
+        elif value in self.by_guid:
+            self.problem(lineno, col(2), f"GUID 0x{value:016x} is also given at line {self.by_guid[value]}")
+        elif value == 0:
+            self.problem(lineno, col(2), "GUID 0 is not a valid GUID")
+        elif value >> 48 == SYNTHETIC_PREFIX:
+            self.problem(lineno, col(2), f"GUID 0x{value:016x} is in fabgen's synthetic range (0xfab0...): copy the "
+                         "device's real GUID (ibstat, ibnetdiscover)")
+        else:
+            self.out[key] = value
+            self.first_line[key] = lineno
+            self.by_guid[value] = lineno
+
+    def _unknown(self, device: str, port: str) -> str:
+        """Why (device, port) is not in the fabric, with the hint that fits."""
+        if not (_TOKEN.match(device) and _TOKEN.match(port)):
+            return "the device or port column is not a name fabgen gives (letters, digits, '_', '.', ':', '/', '-')"
+        if self._ports is None:
+            self._ports = {}
+            for d, p in self.known:
+                self._ports.setdefault(d, []).append(p)
+        if device in self._ports:
+            ports = sorted(self._ports[device], key=lambda p: [int(t) if t.isdigit() else t
+                                                              for t in re.split(r"(\d+)", p)])
+            return f"{device} port {port} is not in this fabric; {device} has port(s) {', '.join(ports[:20])}"
+        prefixed = f"{self.fabric}-{device}"
+        if self.fabric and prefixed in self._ports:
+            return (f"{device} port {port} is not in this fabric: switch names start with the fabric's name, "
+                    f"did you mean {prefixed}?")
+        return f"{device} port {port} is not in this fabric"

@@ -66,7 +66,27 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
     if m.vrf is not None and fixed is not None and m.vrf != fixed:
         report((*path, "vrf"), f"{f.platform} has one management VRF, named '{fixed}': leave vrf out or write "
                f"'{fixed}'")
+    elif m.vrf is not None and m.vrf.lower() == "default":
+        report((*path, "vrf"), "the management VRF keeps the management port and its default route apart from the "
+               "data plane; 'default' is the data plane's own VRF: leave vrf out (MGMT) or name another")
+    if f.kind == "infiniband":
+        _check_unrendered(path, m, report)
+        return
     _check_users(path, f, m, report, warn)
+
+
+# fabgen writes no switch configuration for an InfiniBand fabric (the subnet manager configures
+# it): its management block gives the switches' addresses (Ansible, NetBox) and nothing else.
+NOT_FOR_INFINIBAND = ("gateway", "vrf", "ntp", "dns", "syslog", "domain", "users")
+
+
+def _check_unrendered(path: tuple, m: Management, report: Report) -> None:
+    for key in NOT_FOR_INFINIBAND:
+        if key in m.model_fields_set:
+            report((*path, key), f"management.{key} is not rendered for an InfiniBand fabric: fabgen writes no "
+                   "switch configuration there (the subnet manager configures the fabric), only the switches' "
+                   "management addresses from prefix; remove it")
+            return
 
 
 def server_problem(text: str) -> str | None:
@@ -103,11 +123,21 @@ def _check_users(path: tuple, f: Fabric, m: Management, report: Report, warn: Re
     for j, name in enumerate(names):
         if names.index(name) != j:
             report((*path, "users", j, "name"), f"user '{name}' is declared twice")
-    if f.kind == "infiniband":
-        return
+    for j, u in enumerate(m.users):
+        if u.ssh_key is not None and u.ssh_key.env == u.password_hash.env:
+            report((*path, "users", j, "ssh_key"), f"the password hash and the SSH key of '{u.name}' come from one "
+                   f"variable ({u.ssh_key.env}): a variable holds one secret; give the key its own")
+        elif u.ssh_key is not None and f.platform == "nvue":
+            report((*path, "users", j, "ssh_key"), "NVUE takes an SSH key as its type and body apart, which fabgen "
+                   "cannot split from one secret it never reads: ssh_key is rendered on EOS only; add the key on "
+                   "the switch (nv set system aaa user ... ssh authorized-key) or leave it out")
     if f.platform in KEEPS_USERS and m.users:
         warn((*path, "users"), "SONiC keeps local accounts in the Linux user database, which config reload "
              "leaves alone: these users are not rendered")
     elif f.platform == "eos" and not m.users:
         warn(path, "EOS configure replace removes every account the file does not carry: declare "
              "management.users (the deploy playbook refuses a config without one)")
+    elif f.platform in ("eos", "nvue") and m.users and not any(u.role == "admin" for u in m.users):
+        report((*path, "users"), f"a full replace keeps only these accounts and none is admin: nobody could "
+               f"configure the {'switch' if f.role != 'oob' else 'access switch'} after the deploy; make one "
+               "role admin")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
@@ -221,7 +221,7 @@ class User(Strict):
         "network-operator, NVUE nvue-monitor")
     password_hash: Secret = Field(description="{env: VARIABLE} holding the crypt(3) SHA-512 hash ($6$...)")
     ssh_key: Secret | None = Field(default=None, description="{env: VARIABLE} holding one OpenSSH public key line "
-                                   "(EOS and NVUE)")
+                                   "(EOS; NVUE takes key and type apart, add it on the switch)")
 
 
 class Management(Strict):
@@ -247,15 +247,28 @@ def _management_mapping(value: Any) -> Any:
     return {"prefix": value} if isinstance(value, str) else value
 
 
+def _oob_topology(value: Any) -> Any:
+    """An out-of-band network is one tier of access switches: its topology goes without saying."""
+    if isinstance(value, dict) and value.get("role") == "oob" and "topology" not in value:
+        return {**value, "topology": "fat-tree"}
+    return value
+
+
 class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_by_role(cls, value: Any) -> Any:
+        return _oob_topology(value)
 
     name: Name = Field(description="fabric name (at most 40 characters: it prefixes every switch name)")
     kind: Kind = Field(description="InfiniBand, RoCEv2 Ethernet, NVIDIA Spectrum-X, or ethernet (plain access "
                        "switches: the out-of-band network, role oob)")
     platform: str = Field(description="infiniband: ufm | opensm; roce: eos | sonic; spectrum-x: nvue; ethernet: nvue")
     topology: Literal["rail-optimized", "fat-tree"] = Field(
-        description="rail-optimized: NIC i of every node of a unit on leaf i; fat-tree: a node's NICs on one leaf")
+        description="rail-optimized: NIC i of every node of a unit on leaf i; fat-tree: a node's NICs on one leaf "
+        "(role oob: not needed, one tier of access switches)")
     switch_model: str = Field(description="switch model: a catalog key or a switch_models entry")
     role: Role = Field(default="compute", description="what the fabric carries: compute (NCCL over the rails), "
                        "storage, inband (in-band management) or oob (BMCs); it attaches its node groups' ports "
@@ -365,7 +378,7 @@ class CustomSwitchModel(Strict):
     kinds: list[Kind] = Field(min_length=1, description="fabric kinds it serves")
     platforms: list[str] = Field(min_length=1, description="platforms it runs")
     ports: int = Field(ge=2, le=1024, description="logical ports at `speed`")
-    speed: int = Field(ge=10, le=3200, description="Gb/s per port")
+    speed: int = Field(ge=1, le=3200, description="Gb/s per port (1: RJ45 access ports)")
     port_name: FormatText = Field(default="port{n}", description="format pattern over n (1-based) and i (0-based)")
     ports_per_cage: int = Field(default=1, ge=1, le=8, description="ports per cage (for transceiver counts)")
     vendor: Text = Field(default="custom", description="BOM text")

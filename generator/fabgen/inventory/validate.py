@@ -27,6 +27,10 @@ from fabgen.topology.oob import SWITCH_GROUP
 from fabgen.topology.growth import check_growth
 from fabgen.topology.sizing import Plan, SizingError, parse_ratio, plan
 
+# Node ports of one fabric, all planes: the largest fabric benchmarked (benchmarks/, 131,072 GPUs of
+# DGX B300 on four Spectrum-X planes). The spine and core tiers are built for the plan, so the bound
+# applies before anything is sized or built, and an input with a zero too many is answered at once.
+MAX_ENDPOINTS = 524_288
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
 # top-level folders of OUT that are not a fabric's (a fabric's files go to OUT/<fabric>/)
 RESERVED_FOLDERS = frozenset({"ansible", "hosts", "host-groups", "slurm"})
@@ -463,6 +467,7 @@ class _Checks:
     taken: list = field(default_factory=list)  # data pools handed out, (path, network)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
     managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> its managed switches
+    manager: dict[str, str] = field(default_factory=dict)  # fabric -> the out-of-band network managing it
     pending: list = field(default_factory=list)  # growth checks: (fabric, place among its warnings, check)
 
     def report(self, path: PathT, message: str, key: bool = False) -> None:
@@ -610,6 +615,11 @@ def _check_oob(c: _Checks, i: int, f) -> None:
         ok = False
     managed = _managed(c, i, f)
     model = c.switch_models.get(f.switch_model)
+    if model is not None and len(model.uplinks) < 2:
+        c.report((*path, "switch_model"), f"{f.switch_model} names no uplink ports: an access switch bonds two "
+                 "uplinks to the site's management network, so an out-of-band network needs a catalog access "
+                 "switch that has them (sn2201)")
+        ok = False
     if not (ok and attached_ok and managed is not None and model is not None):
         return
     members = fmembers + fstorage
@@ -654,6 +664,12 @@ def _managed(c: _Checks, i: int, f) -> list[tuple[int, list[tuple[str, str, int]
         if name in names[:j]:
             c.report(("fabrics", i, "manages", j), f"fabric '{name}' is listed twice")
             return None
+        other = c.manager.setdefault(name, f.name)
+        if other != f.name:  # two networks would cable every switch's management port twice
+            where = ("fabrics", i, "manages", j) if f.manages is not None else ("fabrics", i)
+            c.report(where, f"fabric '{name}' is already managed by the out-of-band network '{other}': a switch has "
+                     "one management port; give each out-of-band network a `manages` list of its own fabrics")
+            return None
         spec = by_name.get(name)
         if spec is None or spec.role == "oob":
             c.report(("fabrics", i, "manages", j), f"'{name}' is not a fabric this network can manage" +
@@ -693,8 +709,15 @@ def _check_fabric_name(c: _Checks, i: int, f) -> bool:
 
 def _check_fabric_role(c: _Checks, i: int, f) -> bool:
     """What a role allows: planes and NCCL are the compute fabric's; in-band management and BMCs are
-    Ethernet networks (storage may be InfiniBand, as in NVIDIA's InfiniBand storage fabrics)."""
+    Ethernet networks (storage may be InfiniBand, as in NVIDIA's InfiniBand storage fabrics); the
+    out-of-band keys are the out-of-band network's (elsewhere nothing would read them)."""
     ok = True
+    if f.role != "oob":
+        for key in ("manages", "oob_vlan"):
+            if key in f.model_fields_set:
+                c.report(("fabrics", i, key), f"{key} applies to the out-of-band network (role oob); this {f.role} "
+                         "fabric has no access ports: remove it", key=True)
+                ok = False
     if f.role != "compute" and f.planes > 1:
         c.report(("fabrics", i, "planes"), f"planes split compute NICs; the {f.role} fabric has one plane")
         ok = False
@@ -821,12 +844,20 @@ def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Membe
                  model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
                  storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1))
     try:
-        c.plans[f.name] = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)
-        c.members[f.name] = fmembers
-        c.storage[f.name] = fstorage
+        sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
     except SizingError as exc:
         c.report((*path, exc.field), exc.message)
         return
+    endpoints = (sized.endpoints + sized.storage) * f.planes
+    if endpoints > MAX_ENDPOINTS:  # before anything of that size is built
+        c.report((*path, "planned_nodes" if f.planned_nodes else "node_groups"),
+                 f"{endpoints:,} switch ports for nodes ({'planned ' if f.planned_nodes else ''}nodes x ports x "
+                 f"planes) is more than the {MAX_ENDPOINTS:,} one fabric may have (131,072 GPUs on four planes); "
+                 "check planned_nodes, or split the cluster into fabrics")
+        return
+    c.plans[f.name] = sized
+    c.members[f.name] = fmembers
+    c.storage[f.name] = fstorage
     if f.planned_nodes is None:  # a plan is the final size: growing past it is an error, not a warning
         now = c.plans[f.name]
 
@@ -891,9 +922,16 @@ def _nvlink_domain(c: _Checks, i: int, f, models: dict[str, NodeModel]) -> int |
             c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {d}: {g.count} is {whole} "
                      f"rack{'' if whole == 1 else 's'} and {g.count % d} more; use {whole * d or d} or {(whole + 1) * d}")
             ok = False
+    d = domains[-1] if domains else 1
+    if ok and d > 1 and f.planned_nodes is not None and f.planned_nodes % d:
+        whole = f.planned_nodes // d
+        c.report(("fabrics", i, "planned_nodes"), f"the nodes come in NVLink racks of {d}: {f.planned_nodes} is "
+                 f"{whole} rack{'' if whole == 1 else 's'} and {f.planned_nodes % d} more; plan whole racks: "
+                 f"{whole * d or d} or {(whole + 1) * d}")
+        ok = False
     if not ok:
         return None
-    return domains[-1] if domains else 1
+    return d
 
 
 def _check_switch_names(c: _Checks) -> None:
@@ -1122,7 +1160,7 @@ def _read_guid_map(c: _Checks, path: PathT, f, guid_map: str, fplan: Plan) -> di
         for nic in model.nics:
             known[(host, nic.rdma)] = "adapter"
     shown = guid_map if Path(guid_map).is_absolute() else str(map_path)
-    found, map_problems = read_guid_map(map_path, shown, known)
+    found, map_problems = read_guid_map(map_path, shown, known, f.name)
     if map_problems and not map_path.exists():
         c.report((*path, "guid_map"), f"GUID map {guid_map!r} not found (paths are relative to the inventory)")
         return {}
