@@ -126,8 +126,8 @@ GUARDED = {"eos": ("roce-3tier", "deploy-eos.yml", "eth/switches/eth-su001-leaf1
            "nvue": ("spectrumx-1su", "deploy-nvue.yml", "sx/switches/sx-su01-leaf1.nvue.yaml", "sx-su01-leaf1",
                     r"(?ms)^      eth0:\n.*?(?=^      swp)"),
            # an out-of-band access switch: managed on its management VLAN interface, not eth0
-           "nvue-oob": ("superpod-cluster", "deploy-nvue.yml", "ipminet/switches/ipminet-access0001.nvue.yaml",
-                        "ipminet-access0001", r"(?ms)^      vlan10:\n.*?(?=^    \S)"),
+           "nvue-oob": ("superpod-cluster", "deploy-nvue.yml", "ipminet/switches/ipminet-compute-access0001.nvue.yaml",
+                        "ipminet-compute-access0001", r"(?ms)^      vlan10:\n.*?(?=^    \S)"),
            "nvue-5.18": ("spectrumx-518-lossy", "deploy-nvue.yml", "sx2/switches/sx2-su01-leaf1.nvue.yaml",
                          "sx2-su01-leaf1", r"(?ms)^      eth0:\n.*?(?=^      swp)")}
 
@@ -247,12 +247,12 @@ def test_the_whole_cluster_stages_each_nodes_files_from_every_network(tmp_path: 
                                                | {f"store{n:02d}" for n in range(1, 5)})
     stage = tmp_path / "stage"
     cmd = (PLAYBOOK, "-i", "ansible/inventory.yml", str(ROOT / "ansible" / "stage.yml"), "-e", f"stage_dir={stage}",
-           "--limit", "dgx001,head01,store01,ipminet-access0001")
+           "--limit", "dgx001,head01,store01,ipminet-compute-access0001")
     first = run(*cmd, cwd=out)
     assert first.returncode == 0, first.stdout[-3000:]
     staged = {h: sorted(p.name for p in (stage / h).iterdir()) for h in ("dgx001", "head01", "store01")}
     assert staged == {"dgx001": ["frr.conf", "hca-setup.sh", "nccl.env", "netplan.yaml", "storage-nic-setup.sh"],
                       "head01": ["netplan.yaml"],
                       "store01": ["frr.conf", "netplan.yaml", "storage-nic-setup.sh"]}
-    assert sorted(p.name for p in (stage / "ipminet-access0001").iterdir()) == [
-        "ipminet-access0001.nvue.sh", "ipminet-access0001.nvue.yaml"]
+    assert sorted(p.name for p in (stage / "ipminet-compute-access0001").iterdir()) == [
+        "ipminet-compute-access0001.nvue.sh", "ipminet-compute-access0001.nvue.yaml"]

@@ -246,8 +246,15 @@ def test_out_of_band_access_switches(unseen: Path) -> None:
     assert all(a.network == net and str(a.ip) != "172.16.0.1" for a in addresses)
     cabled = {(r["z_device"], r["z_port"]): f"{r['a_device']}_{r['a_port']}" for r in read_cabling(unseen, "bmcnet")}
     switches = sorted((unseen / "bmcnet" / "switches").glob("*.nvue.yaml"))
-    # the managed switches' 27 ports on one, then 16 nodes per access switch: 24 GPU nodes and 3 head nodes
-    assert [p.name for p in switches] == [f"bmcnet-access000{i}.nvue.yaml" for i in (1, 2, 3)]
+    # blocks named after what they serve (topology/oob.py): the GPU nodes at their places in gpufab,
+    # 16 per access switch; the head nodes (home: the in-band fabric mgmt); each managed fabric's switches
+    assert [p.name[:-len(".nvue.yaml")] for p in switches] == sorted(
+        ["bmcnet-gpufab-access0001", "bmcnet-gpufab-access0002", "bmcnet-mgmt-access0001", "bmcnet-gpufab-mgmt0001",
+         "bmcnet-stor-mgmt0001", "bmcnet-mgmt-mgmt0001"])
+    for fab, port in MGMT_PORT.items():  # a managed fabric's switches on its own block, at their planned places
+        on = {sw for (sw, _), who in cabled.items() if who.endswith(f"_{port}") and who.startswith(f"{fab}-")}
+        assert on == {f"bmcnet-{fab}-mgmt0001"}, (fab, on)
+    assert {sw for (sw, _), who in cabled.items() if who.startswith("mgr")} == {"bmcnet-mgmt-access0001"}
     for p in switches:
         header, tree = read_nvue(p)
         name = p.name[:-len(".nvue.yaml")]
@@ -278,7 +285,7 @@ def test_out_of_band_access_switches(unseen: Path) -> None:
 
 def test_out_of_band_growth_only_adds(tmp_path: Path) -> None:
     """More nodes on the out-of-band network (the fabrics it manages planned for them): every existing
-    cable and address stays but the head nodes', which follow the GPU nodes."""
+    cable and address stays, the head nodes' too (their block is the in-band fabric's)."""
     planned = (UNSEEN.replace("node_groups: [gpu]\n", "node_groups: [gpu]\n    planned_nodes: 48\n")
                .replace("node_groups: [gpu, nas]\n", "node_groups: [gpu, nas]\n    planned_nodes: 48\n")
                .replace("node_groups: [gpu, mgr]\n    ethernet", "node_groups: [gpu, mgr]\n    planned_nodes: 51\n"
@@ -293,9 +300,8 @@ def test_out_of_band_growth_only_adds(tmp_path: Path) -> None:
         addr = {tuple(r.values()) for r in csv.DictReader((out / "bmcnet" / "addresses.csv").open())}
         return cab, addr
     small, big = render(24), render(40)
-    changed_nodes = {c for c in small[0] if c[0].startswith("mgr")}  # the head nodes follow the GPU nodes
-    assert small[0] - changed_nodes <= big[0]
-    assert {a for a in small[1] if not a[0].startswith("mgr")} <= big[1]
+    assert small[0] <= big[0] and len(big[0]) > len(small[0])
+    assert small[1] <= big[1]
 
 
 def test_netplan_generate_accepts_every_node(unseen: Path, tmp_path: Path) -> None:
@@ -332,7 +338,9 @@ def test_the_example_cluster_renders_every_role(tmp_path: Path) -> None:
     assert {f: d["role"] for f, d in report["fabrics"].items()} == {
         "compute": "compute", "storagenet": "storage", "internalnet": "inband", "ipminet": "oob"}
     eths = yaml.safe_load((out / "hosts" / "dgx001" / "netplan.yaml").read_text())["network"]["ethernets"]
-    assert set(eths) == {"mlx5_1", "mlx5_7", "mlx5_2", "mlx5_8", "lo"}, "InfiniBand compute: no rail in netplan"
+    # the DGX H100 User Guide's names of the slot cards' ports (Table 5), in Ethernet mode; InfiniBand compute:
+    # no rail in netplan
+    assert set(eths) == {"enp41s0f0np0", "enp170s0f0np0", "enp41s0f1np1", "enp170s0f1np1", "lo"}
     assert not (out / "host-groups" / "head").exists() and (out / "hosts" / "head01" / "netplan.yaml").exists()
 
 

@@ -56,8 +56,8 @@ def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, 
                   "      pools: {loopbacks: 10.254.0.0/16, links: 10.248.0.0/15, hosts: 100.64.0.0/12}",
                   "      asn: {leaf: 4200020000, spine: 4200002000, core: 4200001000, host: 4200200000}",
                   "    management: 10.31.0.0/16",
-                  "  - name: b", "    role: oob", "    kind: ethernet", "    platform: nvue", "    topology: fat-tree",
-                  "    switch_model: sn2201", f"    node_groups: [{', '.join(groups)}]" + ("\n" + plan.rstrip() if plan else ""),
+                  "  - name: b", "    role: oob", "    kind: ethernet", "    platform: nvue",
+                  "    switch_model: sn2201", f"    node_groups: [{', '.join(groups)}]",
                   "    management: {prefix: 10.32.0.0/16, gateway: 10.32.0.1}"]
     return "\n".join(lines) + "\n"
 

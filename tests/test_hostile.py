@@ -231,7 +231,7 @@ def test_diff_output_never_replaces_an_input(two: tuple[Path, Path], tmp_path: P
     inv = tmp_path / "new.yaml"
     inv.write_text(SMALL.read_text())
     before = inv.read_bytes()
-    refused(fabgen("diff", SMALL, inv, "--output", inv), "an input of this review")
+    refused(fabgen("diff", SMALL, inv, "--output", inv), "an input of this command")
     refused(fabgen("diff", a, b, "--output", b / "review.txt"), "inside")
     link = tmp_path / "review.txt"
     link.symlink_to(inv)
@@ -610,3 +610,147 @@ def test_keys_that_would_do_nothing_are_refused(tmp_path: Path, fabric: dict, ma
                                                 words: list[str]) -> None:
     refused(fabgen("render", _with(tmp_path, fabric, management, base), "-o", tmp_path / "out"), *words)
     assert not (tmp_path / "out").exists()
+
+
+# A second round of cases, found by trying the above's neighbours.
+
+def test_a_deeply_nested_manifest_or_report_is_one_line(rendered: Path, tmp_path: Path) -> None:
+    (rendered / "manifest.json").write_text('{"generator": "fabgen", "files": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    refused(fabgen("render", SMALL, "-o", rendered), "manifest.json", "not JSON")
+    a, b = tmp_path / "a", tmp_path / "b"
+    for side in (a, b):
+        assert fabgen("render", SMALL, "-o", side).returncode == 0
+    (b / "report.json").write_text("[" * 100_000 + "]" * 100_000)
+    relist(b, "report.json")
+    refused(fabgen("diff", a, b), "report.json")
+
+
+def test_diff_never_reads_through_a_linked_directory_or_a_hard_link(two: tuple[Path, Path], tmp_path: Path) -> None:
+    import shutil
+
+    a, b = two
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(b / "roce", elsewhere)
+    with open(elsewhere / "switches" / "roce-leaf01.cfg", "a") as fh:
+        fh.write("SECRET-LINE\n")
+    shutil.rmtree(b / "roce")
+    (b / "roce").symlink_to(elsewhere)
+    res = fabgen("diff", a, b)
+    refused(res, "symbolic link or not a directory")
+    assert "SECRET-LINE" not in res.stdout + res.stderr
+    (b / "roce").unlink()
+    shutil.copytree(elsewhere, b / "roce")
+    secret = tmp_path / "secret"
+    secret.write_text("root:x:0:0:SECRET-LINE\n")
+    (b / CONFIG).unlink()
+    os.link(secret, b / CONFIG)
+    relist(b, CONFIG)
+    res = fabgen("diff", a, b)
+    refused(res, "hard links")
+    assert "SECRET-LINE" not in res.stdout + res.stderr
+
+
+def test_diff_holds_a_bounded_amount_of_a_render_folder(two: tuple[Path, Path]) -> None:
+    a, b = two
+    for k in range(3):
+        with open(b / "roce" / f"big{k}.cfg", "wb") as fh:
+            fh.truncate(1000 * 1024**2)
+
+    def listed(doc: dict) -> None:
+        doc["files"] += [{"path": f"roce/big{k}.cfg", "sha256": "0" * 64, "bytes": 1000 * 1024**2} for k in range(3)]
+    rewrite_manifest(b, listed)
+    refused(fabgen("diff", a, b), "more than the", "review the inventories instead")
+
+
+@pytest.mark.parametrize("prefix", ["'192.168.0.0/24 '", "192.168.0.0/+24", "'192.168.0.0/٢٤'",
+                                    "192.168.0.0/255.255.255.0", '"192.168.0.0/24\\n"'])
+def test_prefixes_are_written_as_configs_write_them(tmp_path: Path, prefix: str) -> None:
+    for where in ("management", "pools"):
+        inv = tmp_path / f"{where}.yaml"
+        line = f"    management: {prefix}\n" if where == "management" else \
+            f"    ethernet: {{pools: {{hosts: {prefix}}}}}\n"
+        inv.write_text(SMALL.read_text() + line)
+        refused(fabgen("validate", inv), "not an IPv4 prefix written as a.b.c.d/length")
+
+
+@pytest.mark.parametrize("server", ["0.0.0.0", "224.0.0.1", "127.0.0.1", "fe80::1", "255.255.255.255"])
+def test_server_addresses_where_no_server_answers(tmp_path: Path, server: str) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(SMALL.read_text() + f'    management: {{prefix: 192.168.0.0/24, ntp: ["{server}"], users: '
+                                       '[{name: ops, password_hash: {env: H}}]}\n')
+    refused(fabgen("validate", inv), "management.ntp[0]", "no server answers")
+
+
+def test_guid_map_rows_and_paths_that_break_readers(tmp_path: Path) -> None:
+    inv = _ib_inventory(tmp_path, ['a,b,"' + "x" * 1_000_000])
+    refused(fabgen("validate", inv), "map.csv:1:1", "characters")
+    inv = _ib_inventory(tmp_path, ["gpu001,mlx5_0,0x1"])
+    inv.write_text(inv.read_text().replace("guid_map: map.csv", "guid_map: " + "x" * 1000))
+    refused(fabgen("validate", inv), "guid_map")
+    inv.write_text(inv.read_text().replace("x" * 1000, "x" * 5000))
+    refused(fabgen("validate", inv), "guid_map", "at most 1024")
+
+
+def test_compare_chart_never_replaces_an_input_or_follows_a_link(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.svg"
+    inv.write_text((INVENTORIES / "compare-8node.yaml").read_text())
+    before = inv.read_bytes()
+    refused(fabgen("compare", inv, "--chart", inv), "an input of this command")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("victim\n")
+    (tmp_path / "c.svg").symlink_to(victim)
+    refused(fabgen("compare", INVENTORIES / "compare-8node.yaml", "--chart", tmp_path / "c.svg"), "symbolic link")
+    assert inv.read_bytes() == before and victim.read_text() == "victim\n"
+
+
+@pytest.mark.parametrize("body,words", [
+    ("currency: !!python/name:os.system USD", ["a price list is plain YAML"]),
+    ("currency: USD\nprices: [{part: x, price: 1_000}]", ["YAML 1.1 reads 1_000"]),
+    ("currency: USD\nprices: [{part: x, price: 0b101}]", ["YAML 1.1 reads 0b101"]),
+])
+def test_more_price_list_words(tmp_path: Path, body: str, words: list[str]) -> None:
+    prices = tmp_path / "p.yaml"
+    prices.write_text(body + "\n")
+    res = fabgen("compare", INVENTORIES / "compare-8node.yaml", "--prices", prices)
+    refused(res, *words)
+    assert "inventory" not in res.stderr
+
+
+def test_a_price_list_of_duplicates_is_told_briefly(tmp_path: Path) -> None:
+    prices = tmp_path / "p.yaml"
+    prices.write_text("currency: USD\nprices:\n" + "".join("  - {part: x, price: 1}\n" for _ in range(9000)))
+    res = fabgen("compare", INVENTORIES / "compare-8node.yaml", "--prices", prices)
+    refused(res, "priced twice")
+    assert len(res.stderr.splitlines()) <= 101
+
+
+def test_an_efficiency_in_other_digits_is_refused() -> None:
+    res = fabgen("compare", INVENTORIES / "compare-8node.yaml", "--efficiency", "roce=١")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+def test_a_forged_manifest_cannot_make_render_delete_its_own_inventory(rendered: Path) -> None:
+    inv = rendered / "inv.yaml"
+    inv.write_text(SMALL.read_text())
+    data = inv.read_bytes()
+    rewrite_manifest(rendered, lambda doc: doc["files"].append(
+        {"path": "inv.yaml", "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}))
+    refused(fabgen("render", inv, "-o", rendered), "inside", "render into another directory")
+    assert inv.read_bytes() == data
+
+
+@pytest.mark.parametrize("fabric,base,words", [
+    ({"ethernet": {"asn": {"host": 4200200000}}}, SMALL, ["asn.host", "host_routing: bgp"]),
+    ({"ethernet": {"qos": {"mode": "lossy", "pfc_watchdog": {"detection_ms": 300}}}},
+     INVENTORIES / "spectrumx-1su.yaml", ["pfc_watchdog", "lossy mode runs no PFC"]),
+])
+def test_more_keys_that_would_do_nothing(tmp_path: Path, fabric: dict, base: Path, words: list[str]) -> None:
+    refused(fabgen("validate", _with(tmp_path, fabric, base=base)), *words)
+
+
+def test_a_node_group_on_no_fabric_is_warned_about(tmp_path: Path) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(SMALL.read_text().replace("node_groups:\n", "node_groups:\n  - {name: idle, model: dgx-h100, "
+                                                                "count: 1}\n", 1))
+    res = fabgen("validate", inv)
+    assert res.returncode == 0 and "node group 'idle' is on no fabric" in res.stderr, res.stderr

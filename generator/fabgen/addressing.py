@@ -156,30 +156,29 @@ def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[
 
 def allocate_oob(fabric: Fabric) -> Allocation:
     """The out-of-band network's one subnet (its management prefix): the BMC ports take its host
-    addresses from the first up, in node order; the access switches (their address on the
-    management VLAN) from the last down; both skip the gateway. Either end grows without moving
-    the other (docs/growth.md). A managed switch's management port gets no address here: its own
-    fabric's management prefix gives it one."""
+    addresses from the first up, each node block (topology/oob.py) a range the size of its home
+    fabric's plan, a port at its place there (`Link.ordinal`); the access switches (their address
+    on the management VLAN) from the last down, block by block, each block its planned switches;
+    both skip the gateway. A change of one fabric moves no other block's BMC addresses
+    (docs/growth.md). A managed switch's management port gets no address here: its own fabric's
+    management prefix gives it one."""
     from fabgen.inventory.management import gateway_of
-    from fabgen.topology.oob import switch_part
 
     m = fabric.spec.management
     assert m is not None
     net = IPNetwork(m.prefix)
     gateway, first, last = gateway_of(m), net.first + 1, net.last - 1
-    p = fabric.plan
-    offset = switch_part(p) * p.down
+    layout = fabric.oob
     nodes = {h.name for h in fabric.hosts if h.role != "switch"}
     link_ips: dict[int, tuple[str, str, int]] = {}
     for idx, lk in enumerate(fabric.links):
         if lk.a in nodes:
-            unit, rest = divmod(lk.ordinal - offset, p.down)
-            address = first + unit * p.unit_nodes * p.rails + rest
+            address = first + lk.ordinal
             link_ips[idx] = (_ip(address + (address >= gateway)), _ip(gateway), net.prefixlen)
     management = {}
-    for s in fabric.switches:
-        address = last - (s.index - 1)
-        management[s.name] = _ip(address - (address <= gateway))
+    for block, k, name in layout.access_switches(fabric.spec.name):
+        address = last - layout.switch_base(block) - k
+        management[name] = _ip(address - (address <= gateway))
     return Allocation(link_ips=link_ips, management=management)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -143,7 +144,7 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) 
     for spec in v.inventory.fabrics:
         p, n = v.plans[spec.name], spec.planes
         if spec.role == "oob":
-            managed = len(v.managed[spec.name])
+            managed = len(v.managed[spec.name].switches)
             typer.echo(f"{spec.name} (oob): {p.present_units} access switches at {p.speed}G for "
                        f"{p.present_nodes * p.rails} BMC ports and {managed} switch management ports")
             continue
@@ -227,9 +228,9 @@ def _compared(differ, sides: list, paths: tuple[Path, Path]):
                                 f"({type(exc).__name__}: {exc})") from None
 
 
-def _check_review_output(path: Path, sides: tuple[Path, Path]) -> None:
-    """--output never replaces an input of the review, a file inside a render folder under review,
-    or anything but a plain file (a link is not followed)."""
+def _check_review_output(path: Path, sides: tuple[Path, ...], option: str = "--output") -> None:
+    """--output (--chart) never replaces an input of the command, a file inside a render folder under
+    review, or anything but a plain file (a link is not followed)."""
     why = None
     if path.is_symlink():
         why = "is a symbolic link; give a plain file name"
@@ -241,9 +242,9 @@ def _check_review_output(path: Path, sides: tuple[Path, Path]) -> None:
             real = side.absolute().resolve()
             if target == real or (side.is_dir() and real in target.parents) or \
                     (path.exists() and side.is_file() and os.path.samefile(path, side)):
-                why = f"is {'inside ' if target != real else ''}{side}, an input of this review; give another file"
+                why = f"is {'inside ' if target != real else ''}{side}, an input of this command; give another file"
     if why:
-        typer.echo(printable(f"fabgen: --output {path}: {why}"), err=True)
+        typer.echo(printable(f"fabgen: {option} {path}: {why}"), err=True)
         raise typer.Exit(2)
 
 
@@ -282,6 +283,8 @@ def _efficiency_option(values: list[str]) -> dict[str, float]:
         if key not in ("link", "infiniband", "roce", "spectrum-x"):
             raise typer.BadParameter(f"{item!r}: KIND=VALUE with KIND one of link, infiniband, roce, spectrum-x")
         try:
+            if not re.fullmatch(r"[0-9.eE+-]+", value, re.ASCII):
+                raise ValueError(value)
             number = float(value)
         except ValueError:
             raise typer.BadParameter(f"{item!r}: VALUE must be a number between 0 and 1") from None
@@ -321,6 +324,8 @@ def compare(
     if chart is not None and (chart.is_dir() or not chart.parent.is_dir()):
         typer.echo(printable(f"fabgen: --chart {chart}: not a file in an existing directory"), err=True)
         raise typer.Exit(2)
+    if chart is not None:
+        _check_review_output(chart, tuple(p for p in (inventory, prices) if p is not None), "--chart")
     message_bytes = _size_option(allreduce)
     assumed = _efficiency_option(efficiency)
     try:

@@ -26,6 +26,7 @@ import difflib
 import html
 import io
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,7 +68,10 @@ class RenderFiles(dict):
     notes: list[str]
 
 
-MAX_RENDER_BYTES = 32 * 1024**3  # the sum of a render's listed sizes (131k GPUs of four planes: a few GB)
+# What a review of render folders holds in memory per side: a 32k-GPU render is a few hundred MB; larger
+# fabrics are reviewed from their inventories (diffsides.py renders only what differs)
+MAX_RENDER_BYTES = 1024**3
+MAX_REVIEW_FILE = 256 * 1024**2
 
 
 def read_render(path: Path, progress: Progress = _quiet) -> RenderFiles:
@@ -87,21 +91,23 @@ def read_render(path: Path, progress: Progress = _quiet) -> RenderFiles:
     total = sum(e.size for e in found.entries)
     if total > MAX_RENDER_BYTES:
         raise NotARender(f"{shown}/manifest.json lists {total:,} bytes, more than the {MAX_RENDER_BYTES:,} a review "
-                         "reads")
+                         "of render folders reads: review the inventories instead (fabgen diff OLD.yaml NEW.yaml)")
     files = RenderFiles()
-    edited, missing = [], []
-    for e in found.entries:
-        try:
-            data = manifests.open_plain(path / e.path)
-        except FileNotFoundError:
-            missing.append(e.path)
-            continue
-        except manifests.ManifestError as exc:
-            raise NotARender(f"{exc} (manifest.json lists it): not a render fabgen wrote") from None
-        if len(data) != e.size or manifests.digest(data) != e.sha256:
-            edited.append(e.path)
-        files[e.path] = data
-    files[manifests.MANIFEST] = manifests.open_plain(path / manifests.MANIFEST, manifests.MAX_MANIFEST_BYTES)
+    edited, missing, read = [], [], 0
+    with manifests.Tree(path) as tree:
+        for e in found.entries:
+            try:  # no link on the way, no hard link to elsewhere, never more than the bounds
+                data = tree.read(e.path, min(MAX_REVIEW_FILE, MAX_RENDER_BYTES - read), single=True)
+            except FileNotFoundError:
+                missing.append(e.path)
+                continue
+            except manifests.ManifestError as exc:
+                raise NotARender(f"{exc} (manifest.json lists it): not a render fabgen wrote") from None
+            read += len(data)
+            if len(data) != e.size or manifests.digest(data) != e.sha256:
+                edited.append(e.path)
+            files[e.path] = data
+        files[manifests.MANIFEST] = tree.read(manifests.MANIFEST, manifests.MAX_MANIFEST_BYTES)
     files.notes = []
     if edited:
         files.notes.append(f"{shown}: {len(edited)} file(s) changed since fabgen wrote them (their digest no longer "
@@ -168,8 +174,8 @@ def check_render(root: Path, files: dict[str, bytes]) -> None:
             raise NotARender(f"{where}: not UTF-8 text (byte {exc.start}); fabgen writes only UTF-8") from None
         try:
             why = _shape_problem(rel, text)
-        except (ValueError, csv.Error) as exc:
-            why = str(exc)
+        except (ValueError, csv.Error, RecursionError) as exc:
+            why = str(exc)[:200]
         if why:
             raise NotARender(f"{where}: not what fabgen writes ({printable(why)[:300]})")
 
@@ -217,7 +223,7 @@ def _report_problem(rep: Any) -> str | None:
 
 
 def _number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    return isinstance(x, int) and not isinstance(x, bool) or isinstance(x, float) and math.isfinite(x)
 
 
 def _device_of(path: str) -> str | None:

@@ -55,14 +55,56 @@ class Manifest:
         return [e.path for e in self.entries]
 
 
-def open_plain(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
+_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+class Tree:
+    """A directory read without following any link on the way: every directory on a file's path
+    is opened relative to its parent with O_NOFOLLOW (openat), so a directory that is a link to
+    elsewhere is refused, not read through. Close it when done (a context manager)."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self.fds: dict[str, int] = {"": os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))}
+
+    def __enter__(self) -> "Tree":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+    def _dir(self, rel: str) -> int:
+        fd = self.fds.get(rel)
+        if fd is None:
+            parent, _, name = rel.rpartition("/")
+            try:
+                fd = os.open(name, _FLAGS | os.O_DIRECTORY, dir_fd=self._dir(parent))
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise ManifestError(f"{printable(str(self.root / rel))} is a symbolic link or not a directory, "
+                                        "so fabgen did not write what is under it") from None
+                raise
+            self.fds[rel] = fd
+        return fd
+
+    def read(self, rel: str, limit: int = MAX_FILE_BYTES, single: bool = False) -> bytes:
+        """The bytes of the plain file at `rel` (single: refuse one with other hard links, whose
+        content lives outside the tree too)."""
+        parent, _, name = rel.rpartition("/")
+        return open_plain(name, limit, dir_fd=self._dir(parent), shown=str(self.root / rel), single=single)
+
+
+def open_plain(path: str | Path, limit: int = MAX_FILE_BYTES, dir_fd: int | None = None, shown: str = "",
+               single: bool = False) -> bytes:
     """The bytes of a plain file, never through a link, never blocking on a FIFO, at most `limit`.
 
     Raises ManifestError for a link, a directory, a FIFO or device, or a file over the limit;
     OSError for what the system refuses (permissions)."""
-    shown = printable(os.fspath(path))
+    shown = printable(shown or os.fspath(path))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ManifestError(f"{shown} is a symbolic link, not a file fabgen wrote") from None
@@ -71,6 +113,9 @@ def open_plain(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ManifestError(f"{shown} is {_kind(st.st_mode)}, not a file fabgen wrote")
+        if single and st.st_nlink > 1:
+            raise ManifestError(f"{shown} has {st.st_nlink} hard links: fabgen writes files of one, so its content "
+                                "is also somewhere fabgen did not write")
         if st.st_size > limit:
             raise ManifestError(f"{shown} is {st.st_size:,} bytes, more than the {limit:,} fabgen reads")
         chunks, left = [], limit + 1
@@ -119,8 +164,8 @@ def parse(data: bytes, where: str) -> Manifest:
     """The manifest in `data` (the bytes of `where`), or ManifestError naming the first bad entry."""
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ManifestError(f"{where}: not JSON ({exc})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ManifestError(f"{where}: not JSON ({str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("generator") != "fabgen" or not isinstance(doc.get("files"), list):
         raise ManifestError(f"{where}: not a fabgen manifest (it needs generator: fabgen and a files list)")
     inventory = doc.get("inventory_sha256")

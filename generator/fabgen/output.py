@@ -119,19 +119,20 @@ def edited(out: Path, listed: dict[str, str] | None = None) -> list[str]:
     reads through it, nor replaces it."""
     listed = (_manifest(out) or {}) if listed is None else listed
     changed = []
-    for rel, digest in listed.items():
-        if not digest:
-            continue
-        try:
-            data = manifests.open_plain(out / rel)
-        except FileNotFoundError:
-            continue
-        except ManifestError as exc:
-            raise OutputError(f"{exc}: {MANIFEST} lists it, so fabgen replaces nothing in {out}") from None
-        except OSError as exc:
-            raise OutputError(f"cannot read {out / rel} ({exc.strerror or exc})") from None
-        if hashlib.sha256(data).hexdigest() != digest:
-            changed.append(rel)
+    with manifests.Tree(out) as tree:
+        for rel, digest in listed.items():
+            if not digest:
+                continue
+            try:
+                data = tree.read(rel)
+            except FileNotFoundError:
+                continue
+            except ManifestError as exc:
+                raise OutputError(f"{exc}: {MANIFEST} lists it, so fabgen replaces nothing in {out}") from None
+            except OSError as exc:
+                raise OutputError(f"cannot read {out / rel} ({exc.strerror or exc})") from None
+            if hashlib.sha256(data).hexdigest() != digest:
+                changed.append(rel)
     return sorted(changed)
 
 

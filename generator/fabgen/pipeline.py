@@ -24,6 +24,7 @@ from fabgen.topology.analysis import summarize
 from fabgen.parallel import Aside, render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.check import check
+from fabgen.topology.whole import check_cluster
 from fabgen.topology.model import Fabric
 from fabgen.topology.oob import build_oob
 
@@ -105,6 +106,8 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
         if spec.planes > 1:
             names = plane_names(spec)
             contexts[names[0]] = replace(contexts[names[0]], planes=tuple(contexts[n] for n in names))
+    with _timed(timings, "check", progress):
+        check_cluster(validated, fabrics, contexts)  # one port, one cable, one address across every fabric
     return fabrics, contexts
 
 
@@ -133,12 +136,28 @@ def _topologies(validated: Validated, fabrics: dict[str, Fabric]) -> None:
     for spec in validated.inventory.fabrics:
         model = validated.switch_models[spec.switch_model]
         if spec.role == "oob":
-            fabrics[spec.name] = build_oob(spec, validated.plans[spec.name], model, validated.members[spec.name],
-                                           validated.storage[spec.name], validated.managed[spec.name])
+            fabrics[spec.name] = build_oob(spec, validated.plans[spec.name], model, validated.managed[spec.name])
             continue
         for f in build_planes(spec, validated.plans[spec.name], model,
                               validated.members[spec.name], validated.storage[spec.name]):
             fabrics[f.name] = f
+
+
+def _inputs_outside(out: Path, inventory: Path, validated: Validated) -> None:
+    """Refuse to render into the folder that holds the inventory or a file it names (a GUID map, an
+    rdma_links file): OUT is replaced whole, and an input inside it is not fabgen's to replace,
+    whatever a manifest says."""
+    from fabgen.errors import OutputError
+
+    base = inventory.parent
+    inputs = [inventory] + [base / f.infiniband.guid_map for f in validated.inventory.fabrics
+                            if f.infiniband and f.infiniband.guid_map]
+    inputs += [base / g.rdma_links for g in validated.inventory.node_groups if g.rdma_links]
+    root = out.absolute().resolve()
+    for path in inputs:
+        real = path.absolute().resolve()
+        if real == root or root in real.parents:
+            raise OutputError(f"{path} is inside {out}, which a render replaces whole: render into another directory")
 
 
 def run(inventory: str | Path, progress: Callable[[str], None] | None = None) -> Result:
@@ -311,6 +330,7 @@ def render_to(inventory: str | Path, out: str | Path, force: bool = False,
     staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
     with no_cycle_collection():
         loaded, validated, timings = _front(inventory, progress)
+        _inputs_outside(Path(out), Path(inventory), validated)
         with staging.writing():
             staging.begin()  # after validation: bad input makes nothing, not even OUT's parents
             p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(staging.write))

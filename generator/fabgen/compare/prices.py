@@ -93,5 +93,5 @@ def read(path: str | Path | None) -> tuple[PriceList, str]:
                                     f"priced twice (first at prices[{seen[key]}])", loaded.file))
         seen.setdefault(key, i)
     if problems:
-        raise InventoryError(problems)
+        raise InventoryError(problems[:100])
     return prices, "built-in estimates" if path is None else str(path)

@@ -8,6 +8,8 @@ names them, node NICs by the netdev their netplan configures.
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 
 from fabgen.context import Context
@@ -19,9 +21,18 @@ SVI = {"eos": "Vlan{vlan}", "sonic": "Vlan{vlan}", "nvue": "vlan{vlan}"}
 UNNUMBERED = {"nvue"}  # switch links run BGP unnumbered there: no addresses (docs/decisions.md)
 
 
+_IB_NETDEV = re.compile(r"^ibp(\d+)s(\d+)(?:f(\d+))?$")
+
+
 def eth_netdev(netdev: str) -> str:
-    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode); other names as declared."""
-    return f"enp{netdev[3:]}np0" if netdev.startswith("ibp") else netdev
+    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode), ibp170s0f1 -> enp170s0f1np1: systemd's
+    name for a ConnectX port, the port number after `np` (DGX H100 User Guide, Table 5); other
+    names as declared."""
+    m = _IB_NETDEV.match(netdev)
+    if not m:
+        return netdev
+    bus, slot, function = m.groups()
+    return f"enp{bus}s{slot}" + (f"f{function}np{function}" if function is not None else "np0")
 
 
 def oob_rows(ctx: Context) -> list[list[Any]]:
@@ -48,11 +59,11 @@ def address_rows(ctx: Context) -> list[list[Any]]:
     platform = f.spec.platform
     role = {s.name: s.role for s in f.switches}
     asn = alloc.asns
-    by_model: dict[str, dict[str, str]] = {}  # the names follow the node model: derive them once per model
+    by_model: dict[int, dict[str, str]] = {}  # the names follow the node model: derive them once per model
     for h in f.hosts:
-        if h.model.key not in by_model:
-            by_model[h.model.key] = {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
-    netdev = {h.name: by_model[h.model.key] for h in f.hosts}
+        if id(h.model) not in by_model:
+            by_model[id(h.model)] = {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
+    netdev = {h.name: by_model[id(h.model)] for h in f.hosts}
     rows: list[list[Any]] = [[s.name, s.role, asn[s.name], LOOPBACK[platform], f"{alloc.loopbacks[s.name]}/32", "", ""]
                              for s in f.switches]
     svi_done: set[str] = set()

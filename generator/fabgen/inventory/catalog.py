@@ -156,6 +156,10 @@ class Nic:
     cage: str  # the node-side cage it leaves through (transceiver count)
     speed: int
     role: str = "compute"
+    # False where no published table (nor the node group's rdma_links file) gives the port's
+    # netdev: `netdev` is then the RDMA name, a placeholder no host has (netplans mark it, the
+    # host playbook refuses it, validate warns)
+    netdev_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,12 @@ class NodeModel:
     ports: tuple[Nic, ...] = ()
     # (role, NIC text, node-side transceiver text) for the BOM lines of each other role's ports
     role_parts: tuple[tuple[str, str, str], ...] = ()
+    # True where the other roles' RDMA devices are numbered after the compute ones (mlx5_8 after
+    # mlx5_0-7), so that they follow the compute ports' count when the NICs split into planes
+    ports_follow_planes: bool = False
+    # RDMA name -> netdev, from the node group's rdma_links file (rdmalinks.py): every port it names
+    # takes that netdev, plane ports included
+    netdevs: tuple[tuple[str, str], ...] = ()
 
     def role_ports(self, role: str) -> tuple[Nic, ...]:
         """The node's ports of one role, in attachment order."""
@@ -198,18 +208,44 @@ class NodeModel:
 
     def plane_nics(self, planes: int) -> tuple[tuple[Nic, ...], ...]:
         """The node's ports on each plane, in rail order: NIC r's port p on plane p, at 1/planes
-        of the NIC's speed, each its own RDMA device (and netdev of the same name)."""
+        of the NIC's speed, each its own RDMA device (its netdev: the rdma_links file's, else a
+        placeholder of the same name)."""
         if planes == 1:
             return (self.nics,)
         assert self.plane_rdma is not None
+        known = dict(self.netdevs)
         out = []
         for p in range(planes):
             ports = []
             for r, nic in enumerate(self.nics):
                 name = self.plane_rdma.format(k=planes * r + p, rail=r, plane=p)
-                ports.append(Nic(name, name, f"{nic.label} plane {p + 1}", nic.cage, nic.speed // planes))
+                ports.append(Nic(name, known.get(name, name), f"{nic.label} plane {p + 1}", nic.cage,
+                                 nic.speed // planes, netdev_known=name in known))
             out.append(tuple(ports))
         return tuple(out)
+
+    def for_planes(self, planes: int) -> "NodeModel":
+        """The model on a compute fabric of `planes` planes: where the other roles' devices are
+        numbered after the compute ones, they move up by the plane ports (DGX B300: the BlueField-3
+        ports are mlx5_8-11 beside eight ConnectX-8, mlx5_16-19 beside sixteen split ports)."""
+        if planes == 1 or not self.ports_follow_planes:
+            return self
+        shift = len(self.nics) * (planes - 1)
+
+        def moved(n: Nic) -> Nic:
+            head, _, number = n.rdma.rpartition("_")
+            if not number.isdigit() or n.role == "oob":
+                return n
+            name = f"{head}_{int(number) + shift}"
+            return replace(n, rdma=name, netdev=name if not n.netdev_known else n.netdev)
+        return replace(self, ports=tuple(moved(n) for n in self.ports))
+
+    def with_netdevs(self, netdevs: dict[str, str]) -> "NodeModel":
+        """The model with the netdev names a node of the group reported (its rdma_links file)."""
+        def named(n: Nic) -> Nic:
+            return replace(n, netdev=netdevs[n.rdma], netdev_known=True) if n.rdma in netdevs else n
+        return replace(self, nics=tuple(named(n) for n in self.nics), ports=tuple(named(n) for n in self.ports),
+                       netdevs=tuple(sorted(netdevs.items())))
 
     @cached_property
     def cage_count(self) -> int:
@@ -297,21 +333,25 @@ def _dgx_nics() -> tuple[Nic, ...]:
 
 
 def _tray_nics(speed: int) -> tuple[Nic, ...]:
+    # the guide's table has an "Interface name" column it leaves empty: netdevs unknown
     rows = (("mlx5_0", "Left Bay OSFP P3"), ("mlx5_1", "Left Bay OSFP P4"),
             ("mlx5_4", "Right Bay OSFP P3"), ("mlx5_5", "Right Bay OSFP P4"))
-    return tuple(Nic(r, r, label, label, speed) for r, label in rows)
+    return tuple(Nic(r, r, label, label, speed, netdev_known=False) for r, label in rows)
 
 
 BMC = Nic("bmc", "bmc", "BMC", "RJ45", 1, "oob")  # the RJ45 1GbE BMC port: addressed by the BMC, no host netdev
 _BMC_PART = ("oob", "BMC (RJ45 1GbE)", "none (RJ45 copper)")
 
 
-def _host_ports(storage: tuple[tuple[str, str], ...], inband: tuple[tuple[str, str], ...],
+def _host_ports(storage: tuple[tuple[str, ...], ...], inband: tuple[tuple[str, ...], ...],
                 speeds: tuple[int, int]) -> tuple[Nic, ...]:
-    """Storage and in-band ports ((rdma, label) each, netdev = the RDMA name until a published
-    table says otherwise), then the BMC."""
-    out = [Nic(r, r, label, label, speeds[0], "storage") for r, label in storage]
-    out += [Nic(r, r, label, label, speeds[1], "inband") for r, label in inband]
+    """Storage and in-band ports ((rdma, label) or (rdma, label, netdev) each: without a published
+    netdev the RDMA name stands in, marked unknown), then the BMC."""
+    def port(row: tuple[str, ...], speed: int, role: str) -> Nic:
+        rdma, label, netdev = (*row, "")[:3]
+        return Nic(rdma, netdev or rdma, label, label, speed, role, netdev_known=bool(netdev))
+    out = [port(row, speeds[0], "storage") for row in storage]
+    out += [port(row, speeds[1], "inband") for row in inband]
     return (*out, BMC)
 
 
@@ -319,12 +359,22 @@ def _host_ports(storage: tuple[tuple[str, str], ...], inband: tuple[tuple[str, s
 # 400G QSFP112 each). NVIDIA's BasePOD deployment guide ("DGX H200/H100 System Network Ports"):
 # port 2 of slot 1 and slot 2 carry in-band management and Ethernet storage, port 1 of both storage
 # (InfiniBand or Ethernet); the SuperPOD RAs: "each pair of in-band management and storage ports
-# provide parallel pathways", the BMC port on the out-of-band network. RDMA names: the User Guide's
-# compute table leaves mlx5_1, 2, 7, 8 to these cards (slot 1 on CPU 0, port 1 first); not in a
-# published table, so marked in docs/hardware.md like the other enumeration-order names.
-_DGX_PORTS = _host_ports((("mlx5_1", "slot1 port1"), ("mlx5_7", "slot2 port1")),
-                         (("mlx5_2", "slot1 port2"), ("mlx5_8", "slot2 port2")), (400, 400))
-# DGX B300: BlueField-3 in slot 1 and slot 2 as on B200; eight ConnectX-8 take mlx5_0-7 first.
+# provide parallel pathways", the BMC port on the out-of-band network. RDMA and netdev names: DGX
+# H100/H200 User Guide, "Network Port Mapping" (Table 5): Slot1 P1 mlx5_7 ibp170s0f0 (Ethernet
+# enp170s0f0np0), Slot1 P2 mlx5_8 enp170s0f1np1, Slot2 P1 mlx5_1 ibp41s0f0 (enp41s0f0np0), Slot2
+# P2 mlx5_2 enp41s0f1np1. Storage takes port 1 of both cards, in-band port 2 (the order fabgen has
+# always cabled them in: mlx5_1 and mlx5_2 first).
+_DGX_PORTS = _host_ports((("mlx5_1", "slot2 port1", "ibp41s0f0"), ("mlx5_7", "slot1 port1", "ibp170s0f0")),
+                         (("mlx5_2", "slot2 port2", "ibp41s0f1"), ("mlx5_8", "slot1 port2", "ibp170s0f1")),
+                         (400, 400))
+# DGX B200: the same slots with BlueField-3; no published table of its names (the H100 one is not
+# the B200's cards): the H100's RDMA names, netdevs unknown.
+_B200_PORTS = _host_ports((("mlx5_1", "slot2 port1"), ("mlx5_7", "slot1 port1")),
+                          (("mlx5_2", "slot2 port2"), ("mlx5_8", "slot1 port2")), (400, 400))
+# DGX B300: BlueField-3 in slot 1 and slot 2 as on B200. No published table of RDMA or netdev names
+# could be read (the DGX B300 User Guide's port table is an image): the eight ConnectX-8 take
+# mlx5_0-7 in enumeration order, the BlueField-3 ports the next four, after the plane ports when
+# the ConnectX-8 split (NodeModel.for_planes: mlx5_16-19 on two planes), so no name is ever both.
 _B300_PORTS = _host_ports((("mlx5_8", "slot1 port1"), ("mlx5_10", "slot2 port1")),
                           (("mlx5_9", "slot1 port2"), ("mlx5_11", "slot2 port2")), (400, 400))
 # GB200 / GB300 compute tray: two BlueField-3 (Mission Control north-south guide 2.3.0, "Compute Tray
@@ -353,7 +403,7 @@ NODES: dict[str, NodeModel] = {
         NodeModel(
             "dgx-b200", "NVIDIA", "DGX B200", "DGX B200, 8 x B200, 8 x ConnectX-7 400G on 4 twin-port OSFP",
             8, "ConnectX-7 (single-port)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
-            _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
+            _dgx_nics(), ports=_B200_PORTS, role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
         ),
         # DGX B300: eight ConnectX-8 SuperNICs at 800G (XDR InfiniBand, or 2 x 400G Ethernet) behind
         # eight OSFP cages, one NIC each (DGX B300 User Guide, "Network Ports"; RA-11339-001). The
@@ -365,8 +415,9 @@ NODES: dict[str, NodeModel] = {
         NodeModel(
             "dgx-b300", "NVIDIA", "DGX B300", "DGX B300, 8 x B300, 8 x ConnectX-8 800G on 8 OSFP",
             8, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
-            tuple(Nic(f"mlx5_{i}", f"mlx5_{i}", f"OSFP{i + 1}", f"OSFP{i + 1}", 800) for i in range(8)),
-            plane_rdma="mlx5_{k}", ports=_B300_PORTS,
+            tuple(Nic(f"mlx5_{i}", f"mlx5_{i}", f"OSFP{i + 1}", f"OSFP{i + 1}", 800, netdev_known=False)
+                  for i in range(8)),
+            plane_rdma="mlx5_{k}", ports=_B300_PORTS, ports_follow_planes=True,
             role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
         ),
         # GB200 / GB300 NVL72 compute trays: 4 GPUs and 4 compute NICs per tray, 18 trays per rack,

@@ -7,9 +7,13 @@ with how many addresses (or ASNs) the fabric needs, before anything is built.
 
 from __future__ import annotations
 
+import re
+
 from typing import Callable
 
 from netaddr import AddrFormatError, IPNetwork
+
+from fabgen.errors import printable
 
 from fabgen.inventory.schema import EthernetOptions
 from fabgen.topology.sizing import Plan
@@ -72,8 +76,18 @@ def needs(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[
 AR_MAX_SPEED = 400  # Spectrum-4 adaptive routing: RoCEv2 unicast at 400G/200G, not 800G links
 
 
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+PREFIX_RE = re.compile(rf"^{_OCTET}(\.{_OCTET}){{3}}/(3[0-2]|[12]?[0-9])$", re.ASCII)
+
+
 def parse_prefix(where: tuple, text: str, report: Report, example: str) -> IPNetwork | None:
-    """An IPv4 prefix with a length and no host bits, or a located problem and None."""
+    """An IPv4 prefix with a length and no host bits, or a located problem and None. Written as
+    configs write it: dotted decimal, '/', a length of ASCII digits, nothing around it (netaddr
+    alone takes '/255.255.255.0', '/٢٤' and a trailing newline)."""
+    if not isinstance(text, str) or not PREFIX_RE.fullmatch(text):
+        shown = printable(repr(text))[:80]
+        report(where, f"{shown} is not an IPv4 prefix written as a.b.c.d/length (e.g. {example})")
+        return None
     try:
         net = IPNetwork(text)
     except (AddrFormatError, ValueError, TypeError):

@@ -20,6 +20,7 @@ MAX_BYTES = 16 * 1024 * 1024  # a GUID map of 100,000 GPUs' NICs and switches is
 SYNTHETIC_PREFIX = 0xFAB0  # addressing.GUID_PREFIX: fabgen's own locally administered range
 
 
+MAX_LINE = 1000  # device,port,guid is under 100 characters
 MAX_PROBLEMS = 100  # a map of the wrong fabric is wrong on every row: the first ones say why
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,63}$")  # what a device or port name can be
 
@@ -71,7 +72,14 @@ class _Rows:
         line = line.split("#", 1)[0]
         if not line.strip():
             return
-        cells = next(csv.reader([line]))
+        if len(line) > MAX_LINE:
+            self.problem(lineno, 1, f"a line of {len(line):,} characters: a row is device,port,guid")
+            return
+        try:
+            cells = next(csv.reader([line]))
+        except csv.Error as exc:
+            self.problem(lineno, 1, f"not a CSV row ({exc})")
+            return
         cols = [c.strip() for c in cells]
         if lineno == 1 and [c.lower() for c in cols] == ["device", "port", "guid"]:
             return

@@ -68,8 +68,9 @@ def format_path(path: PathT) -> str:
 
 
 class _Walker:
-    def __init__(self, file: str):
+    def __init__(self, file: str, what: str = "inventory"):
         self.file = file
+        self.what = what
         self.positions: dict[PathT, tuple[int, int]] = {}
         self.key_positions: dict[PathT, tuple[int, int]] = {}
         self.numbers: dict[PathT, str] = {}
@@ -90,7 +91,7 @@ class _Walker:
         self.positions[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
         if isinstance(node, yaml.MappingNode):
             if node.tag != "tag:yaml.org,2002:map":
-                self.problem(node, path, _tag_message(node.tag))
+                self.problem(node, path, _tag_message(node.tag, self.what))
                 return None
             out: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -113,7 +114,7 @@ class _Walker:
             return out
         if isinstance(node, yaml.SequenceNode):
             if node.tag != "tag:yaml.org,2002:seq":
-                self.problem(node, path, _tag_message(node.tag))
+                self.problem(node, path, _tag_message(node.tag, self.what))
                 return None
             return [self.walk(item, (*path, i), depth + 1) for i, item in enumerate(node.value)]
         return self.scalar(node, path)
@@ -122,7 +123,7 @@ class _Walker:
         if node.tag in _KEEP_AS_TEXT:
             return node.value
         if node.tag not in _PLAIN_TAGS:
-            self.problem(node, path, _tag_message(node.tag))
+            self.problem(node, path, _tag_message(node.tag, self.what))
             return None
         try:
             value = self.constructor.construct_object(node, deep=True)
@@ -144,6 +145,7 @@ class _Walker:
 # read: base-60 numbers (2:1 -> 121), leading-zero octals (010 -> 8) and yes/no/on/off booleans.
 _SEXAGESIMAL = re.compile(r"^[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?$")
 _OCTAL = re.compile(r"^[-+]?0[0-7_]+$")
+_ONLY_11 = re.compile(r"^[-+]?(0b[01_]+|[0-9][0-9_]*_[0-9_]*(\.[0-9_]*)?([eE][-+]?[0-9]+)?)$")  # 0b101, 1_000
 _WORD_BOOLS = {"yes", "no", "on", "off"}
 _NUMBER_LIKE = re.compile(r"^[-+]?([0-9][0-9_]*)?\.?[0-9_]*([eE][-+]?[0-9]+)?$")
 
@@ -155,6 +157,9 @@ def yaml11_trap(text: str, value: Any, path: PathT) -> str | None:
         hint = (f"for a {text} ratio write {text.split(':')[0]}" if key == "oversubscription"
                 else f"quote it ('{text}') if it is text")
         return f"YAML 1.1 reads {text} as the base-60 number {value:g}, not as written: {hint}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and _ONLY_11.match(text):
+        return (f"YAML 1.1 reads {text} as the number {value:g}, YAML 1.2 as the text '{text}': write it as a plain "
+                f"decimal number ({value:g}), or quote it ('{text}') if it is text")
     if isinstance(value, int) and not isinstance(value, bool) and _OCTAL.match(text):
         return (f"YAML 1.1 reads {text} as the octal number {value}, YAML 1.2 as {int(text.replace('_', ''))}: "
                 f"write it without the leading zero, or quote it ('{text}') if it is text")
@@ -166,9 +171,9 @@ def yaml11_trap(text: str, value: Any, path: PathT) -> str | None:
     return None
 
 
-def _tag_message(tag: str) -> str:
+def _tag_message(tag: str, what: str = "inventory") -> str:
     short = tag.replace("tag:yaml.org,2002:", "!!")
-    return f"YAML tag '{short}' is not allowed: an inventory is plain YAML, no tags that build objects"
+    return f"YAML tag '{short}' is not allowed: {_a(what)} is plain YAML, no tags that build objects"
 
 
 class _TooBig(Exception):
@@ -282,7 +287,7 @@ def load_text(text: str, file: str, what: str = "inventory", max_bytes: int = MA
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         raise InventoryError([_yaml_problem(file, exc)]) from None
-    walker = _Walker(file)
+    walker = _Walker(file, what)
     if root is None:
         raise InventoryError([Problem(1, 1, "", f"the {what} is empty; {start}", file)])
     try:

@@ -102,6 +102,12 @@ def server_problem(text: str) -> str | None:
         return f"{text!r} is not an IP address"
     if not re.fullmatch(r"[0-9A-Fa-f:.]+", text):
         return f"{text!r} is not an IP address"
+    address = ipaddress.ip_address(text)
+    for test, what in ((address.is_unspecified, "unspecified"), (address.is_loopback, "a loopback address"),
+                       (address.is_multicast, "a multicast address"), (address.is_link_local, "link-local (it "
+                        "needs a zone, an interface)"), (text == "255.255.255.255", "the broadcast address")):
+        if test:
+            return f"{text!r} is {what}: no server answers there"
     return None
 
 

@@ -50,8 +50,13 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
                    f"for: choose {', '.join(known)}")
     if f.kind == "infiniband":
         return
-    wd = (f.ethernet or EthernetOptions()).qos.pfc_watchdog
+    qos = (f.ethernet or EthernetOptions()).qos
+    wd = qos.pfc_watchdog
     wpath = (*path, "ethernet", "qos", "pfc_watchdog")
+    if qos.mode == "lossy" and "pfc_watchdog" in qos.model_fields_set:
+        report(wpath, "lossy mode runs no PFC, so there is no PFC watchdog to set: remove pfc_watchdog (or use "
+               "mode lossless)")
+        return
     if f.platform == "eos":
         for key in ("detection_ms", "restoration_ms", "poll_interval_ms"):
             value = getattr(wd, key)

@@ -69,6 +69,10 @@ class NodeGroup(Strict):
     hostname: str | None = Field(
         default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
     )
+    rdma_links: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
+        default=None, description="the output of `rdma link show` (or `ibdev2netdev`) saved on one node of the group, "
+        "relative to the inventory: its ports' netdev names, for the netplans, NIC scripts and Ansible files "
+        "(without it, a model NVIDIA publishes no names for has placeholder interface names)")
     nccl_version: Annotated[str, StringConstraints(pattern=NCCL_VERSION_PATTERN)] = Field(
         default="2.28", description="NCCL release the nodes run, quoted (\"2.28\", \"2.28.3\" or the package's "
         "\"2.28.3-1\"): decides the forms nccl.env uses (2.20 and older need NCCL_IB_GID_INDEX on RoCE)")
@@ -101,7 +105,8 @@ class InfinibandOptions(Strict):
     sm_priority: int = Field(default=15, ge=0, le=15, description="subnet-manager priority (0-15)")
     service_level: int = Field(default=0, ge=0, le=15, description="SL of NCCL traffic (NCCL_IB_SL)")
     qos: bool = Field(default=False, description="write qos-policy.conf and enable QoS in opensm.conf")
-    guid_map: str | None = Field(default=None, description="CSV of device,port,guid; relative to the inventory")
+    guid_map: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
+        default=None, description="CSV of device,port,guid; relative to the inventory")
     partitions: list[Partition] = Field(default_factory=list)
     subnet_managers: list[Name] = Field(
         default_factory=list, max_length=4, description="hosts running the subnet manager (UFM or OpenSM servers), "

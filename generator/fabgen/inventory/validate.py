@@ -51,7 +51,7 @@ class Validated:
     storage: dict[str, list[tuple[str, str, NodeModel]]]  # fabric -> the same, storage nodes
     guid_maps: dict[str, dict[tuple[str, str], int]]  # fabric -> (device, port) -> real GUID
     warnings: dict[str, list[str]]  # fabric -> located warnings (inventory asks for what cannot work)
-    managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> the switches it manages (topology/oob.py)
+    managed: dict[str, Any] = field(default_factory=dict)  # oob fabric -> its Layout (topology/oob.py)
     # growth checks left to run (validate(defer_growth=True)): (fabric, place among its warnings,
     # the check, returning located warnings); the pipeline runs them beside the build
     pending: list[tuple[str, int, Callable[[], list[str]]]] = field(default_factory=list)
@@ -466,8 +466,9 @@ class _Checks:
     switches: dict[str, list[str]] = field(default_factory=dict)  # fabric -> its switch names (sized ones)
     taken: list = field(default_factory=list)  # data pools handed out, (path, network)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
-    managed: dict[str, list] = field(default_factory=dict)  # oob fabric -> its managed switches
+    managed: dict[str, Any] = field(default_factory=dict)  # oob fabric -> its Layout: blocks and places
     manager: dict[str, str] = field(default_factory=dict)  # fabric -> the out-of-band network managing it
+    group_models: dict[str, Any] = field(default_factory=dict)  # node group -> its model as its nodes are
     pending: list = field(default_factory=list)  # growth checks: (fabric, place among its warnings, check)
 
     def report(self, path: PathT, message: str, key: bool = False) -> None:
@@ -501,6 +502,7 @@ def validate(loaded: Loaded, defer_growth: bool = False) -> Validated:
     _check_subnet_manager_names(c)
     _check_addressing(c)
     _check_management_and_platform(c)
+    _check_unattached(c)
     guid_maps = {f.name: _check_infiniband(c, i, f) for i, f in enumerate(c.inv.fabrics)}
     if c.problems:
         raise InventoryError(c.problems)
@@ -579,6 +581,21 @@ def _claim_hostnames(c: _Checks, i: int, group: str, names: list[str]) -> None:
         c.owners_ci[h.lower()] = (i, h)
 
 
+def _check_unattached(c: _Checks) -> None:
+    """Node groups that would render nothing, and host keys no file of theirs reads: warnings."""
+    attached = {g for f in c.inv.fabrics for g in f.node_groups}
+    first = c.inv.fabrics[0].name if c.inv.fabrics else ""
+    for j, g in enumerate(c.inv.node_groups):
+        if g.name not in attached:
+            c.warner(first)(("node_groups", j), f"node group '{g.name}' is on no fabric: none of its files are "
+                            "rendered; list it in a fabric's node_groups or remove it")
+        elif g.role == "storage":
+            for key in ("nccl_version", "bootstrap_interface"):
+                if key in g.model_fields_set:
+                    c.warner(first)(("node_groups", j, key), f"{key} sets NCCL for compute nodes; storage nodes "
+                                    "(role storage) get no nccl.env, so it is not rendered")
+
+
 def _check_fabric(c: _Checks, i: int, f) -> None:
     """One fabric: its identity and hardware, the node groups it attaches, then its size."""
     ok = _check_fabric_name(c, i, f)
@@ -593,12 +610,32 @@ def _check_fabric(c: _Checks, i: int, f) -> None:
     model = c.switch_models.get(f.switch_model)
     if ok and model is not None and fmembers:
         _size_fabric(c, i, f, model, fmembers, fstorage)
+    if ok and f.kind != "infiniband":
+        _warn_placeholders(c, i, f)
+
+
+def _warn_placeholders(c: _Checks, i: int, f) -> None:
+    """An Ethernet fabric's node ports without a known netdev (no published table, no rdma_links):
+    their netplans can only name them after their RDMA devices, which no host has."""
+    for j, g in enumerate(c.inv.node_groups):
+        nm = c.group_models.get(g.name)
+        if g.name not in f.node_groups or nm is None:
+            continue
+        ports = [n for ns in nm.plane_nics(f.planes) for n in ns] if f.role == "compute" else nm.role_ports(f.role)
+        unknown = [n.rdma for n in ports if not n.netdev_known]
+        if unknown:
+            where = ("node_groups", j, "rdma_links") if g.rdma_links else ("node_groups", j)
+            c.warner(f.name)(where, f"node group '{g.name}' ({nm.key}): no known netdev for {len(unknown)} "
+                             f"{f.role} port(s) ({', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}): the "
+                             "netplans name them after their RDMA devices, which no host has as interfaces, and "
+                             "the host deploy playbook refuses them; give node_groups[].rdma_links (the output of "
+                             "`rdma link show` on one node of the group)")
 
 
 def _check_oob(c: _Checks, i: int, f) -> None:
     """An out-of-band network (topology/oob.py): identity, hardware and node groups as any fabric,
-    then the shape (one tier of access switches), the fabrics it manages and its size."""
-    from fabgen.topology.oob import ACCESS_WIDTH, Managed, access_plan
+    then the shape (one tier of access switches), the fabrics it manages and its blocks."""
+    from fabgen.topology.oob import ACCESS_WIDTH, Layout, access_plan
 
     path = ("fabrics", i)
     ok = _check_fabric_name(c, i, f)
@@ -607,19 +644,24 @@ def _check_oob(c: _Checks, i: int, f) -> None:
     fmembers, fstorage, attached_ok = _attach_node_groups(c, i, f)
     if f.topology != "fat-tree" or f.tiers not in ("auto", 1):
         c.report((*path, "topology" if f.topology != "fat-tree" else "tiers"), "an out-of-band network is one tier "
-                 "of access switches: topology fat-tree, tiers auto")
+                 "of access switches: leave topology and tiers out")
+        ok = False
+    if f.planned_nodes is not None:
+        c.report((*path, "planned_nodes"), "an out-of-band network follows the plans of the fabrics its nodes and "
+                 "switches are on (each BMC at its node's planned place there): set planned_nodes on those fabrics",
+                 key=True)
         ok = False
     if f.management is None:
         c.report(path, "an out-of-band network needs management: the management VLAN's prefix and gateway (the "
                  "access switches' and the BMCs' addresses)")
         ok = False
-    managed = _managed(c, i, f)
     model = c.switch_models.get(f.switch_model)
     if model is not None and len(model.uplinks) < 2:
         c.report((*path, "switch_model"), f"{f.switch_model} names no uplink ports: an access switch bonds two "
                  "uplinks to the site's management network, so an out-of-band network needs a catalog access "
                  "switch that has them (sn2201)")
         ok = False
+    managed = _managed(c, i, f)
     if not (ok and attached_ok and managed is not None and model is not None):
         return
     members = fmembers + fstorage
@@ -637,43 +679,107 @@ def _check_oob(c: _Checks, i: int, f) -> None:
         c.report((*path, "scalable_unit"), f"nodes per access switch: at most {most} ({model.radix(speed)} ports, "
                  f"{rails[0]} per node" + (f", whole NVLink racks of {domain}" if domain > 1 else "") + ")")
         return
-    if f.planned_nodes is not None and f.planned_nodes < len(fmembers):
-        c.report((*path, "planned_nodes"), f"{len(fmembers)} nodes are attached, more than the {f.planned_nodes} this "
-                 "network is planned for: raise planned_nodes or attach fewer nodes")
+    layout = Layout()
+    _node_blocks(c, i, f, members, fstorage, layout, per_switch, rails[0])
+    down = model.radix(speed)
+    for owner, planned, rows in managed:
+        from fabgen.topology.oob import SWITCH_BLOCK, Block
+
+        layout.blocks.append(Block(owner, SWITCH_BLOCK, planned, down, 1, max(p for _, _, p in rows) + 1 if rows else 0))
+        layout.switches += [(len(layout.blocks) - 1, row) for row in _as_managed(rows)]
+    longest = max((len(f.name) + len(b.owner) + len(b.kind) + ACCESS_WIDTH + 2 for b in layout.blocks), default=0)
+    if longest > 63:
+        c.report((*path, "name"), f"access switches are named '<{f.name}>-<fabric>-access0001': {longest} characters, "
+                 "more than a hostname's 63; shorten the fabric names")
         return
-    places = sum(n for n, _ in managed)
-    p = access_plan(len(fmembers), f.planned_nodes, len(fstorage), rails[0], places, model, speed, per_switch)
-    if p.leaves >= 10 ** ACCESS_WIDTH:
-        c.report(path, f"{p.leaves} access switches: names hold {10 ** ACCESS_WIDTH - 1}; split the out-of-band "
-                 "network into several fabrics")
+    big = max((b.switches for b in layout.blocks), default=0)
+    if big >= 10 ** ACCESS_WIDTH:
+        c.report(path, f"{big} access switches in one block: names hold {10 ** ACCESS_WIDTH - 1}; split the "
+                 "out-of-band network into several fabrics")
         return
-    c.plans[f.name] = p
+    c.plans[f.name] = access_plan(layout, model, speed, rails[0], per_switch)
     c.members[f.name], c.storage[f.name] = fmembers, fstorage
-    c.managed[f.name] = [Managed(name, platform, place) for _, rows in managed for name, platform, place in rows]
+    c.managed[f.name] = layout
 
 
-def _managed(c: _Checks, i: int, f) -> list[tuple[int, list[tuple[str, str, int]]]] | None:
-    """The switches of the fabrics an oob network manages: per managed fabric its planned switch
-    count (every plane) and its present switches as (name, platform, planned place)."""
+def _as_managed(rows: list[tuple[str, str, int]]) -> list:
+    from fabgen.topology.oob import Managed
+
+    return [Managed(name, platform, place) for name, platform, place in rows]
+
+
+ROLE_ORDER = ("compute", "storage", "inband")  # where a node's BMC is placed: its first fabric in this order
+
+
+def _node_blocks(c: _Checks, i: int, f, members: list[Member], fstorage: list[Member], layout, per_switch: int,
+                 ports: int) -> None:
+    """One block per home fabric of the attached nodes, in inventory order. A node's place is its
+    planned place in its home fabric (a storage node after that fabric's planned nodes) less the
+    nodes before it that have another home, so no port waits for a node that is placed elsewhere."""
+    from fabgen.topology.oob import NODE_BLOCK, Block, Placed
+
+    attached = {h for h, _, _ in members}
+    storage = {h for h, _, _ in fstorage}
+    homed: set[str] = set()
+    blocks: list[tuple[str, int, dict[str, int]]] = []  # (home fabric, planned places, host -> place)
+    for role in ROLE_ORDER:
+        for spec in c.inv.fabrics:
+            if spec.role != role or spec.name not in c.plans:
+                continue
+            p = c.plans[spec.name]
+            hosts = [(h, k) for k, (h, _, _) in enumerate(c.members.get(spec.name, []))]
+            hosts += [(h, p.nodes + k) for k, (h, _, _) in enumerate(c.storage.get(spec.name, []))]
+            places, elsewhere = {}, 0
+            for h, k in hosts:
+                if h in attached and h not in homed:
+                    places[h] = k - elsewhere
+                else:
+                    elsewhere += 1
+            if places:  # a fabric whose every node is homed here reserves its plan; else what is homed here
+                homed.update(places)
+                planned = p.nodes + len(c.storage.get(spec.name, [])) if not elsewhere else max(places.values()) + 1
+                blocks.append((spec.name, planned, places))
+    rest = [h for h, _, _ in members if h not in homed]
+    if rest:  # nodes on no other fabric: the out-of-band network is their home
+        blocks.append((f.name, len(rest), {h: k for k, h in enumerate(rest)}))
+    order = [x.name for x in c.inv.fabrics]
+    blocks.sort(key=lambda b: order.index(b[0]))
+    by_host = {h: (g, m) for h, g, m in members}
+    for b, (owner, planned, places) in enumerate(blocks):
+        layout.blocks.append(Block(owner, NODE_BLOCK, planned, per_switch, ports, max(places.values()) + 1))
+        for h, k in sorted(places.items(), key=lambda kv: kv[1]):
+            g, m = by_host[h]
+            layout.nodes.append(Placed(h, g, m, b, k, "storage" if h in storage else "compute"))
+        spec = c.inv.fabrics[order.index(owner)]
+        moves = storage & set(places) or b < len(blocks) - 1
+        if owner != f.name and spec.planned_nodes is None and moves:
+            c.warner(f.name)(("fabrics", i), f"fabric '{owner}' has no planned_nodes: adding nodes to it moves the "
+                             "out-of-band cables or addresses of the BMCs placed after its nodes (its storage "
+                             "servers', the addresses of later blocks); set its planned_nodes")
+
+
+def _managed(c: _Checks, i: int, f) -> list[tuple[str, int, list[tuple[str, str, int]]]] | None:
+    """The switches of the fabrics an oob network manages: per managed fabric its name, its planned
+    switch count (every plane) and its present switches as (name, platform, planned place)."""
     from fabgen.topology.build import switch_names
 
     names = f.manages if f.manages is not None else [x.name for x in c.inv.fabrics if x.role != "oob"]
     by_name = {x.name: x for x in c.inv.fabrics}
-    out, offset = [], 0
+    out = []
     for j, name in enumerate(names):
         if name in names[:j]:
             c.report(("fabrics", i, "manages", j), f"fabric '{name}' is listed twice")
+            return None
+        spec = by_name.get(name)
+        if spec is None or spec.role == "oob":
+            c.report(("fabrics", i, "manages", j), f"'{name}' is not a fabric this network can manage" +
+                     did_you_mean(name, [x.name for x in c.inv.fabrics if x.role != "oob"]))
             return None
         other = c.manager.setdefault(name, f.name)
         if other != f.name:  # two networks would cable every switch's management port twice
             where = ("fabrics", i, "manages", j) if f.manages is not None else ("fabrics", i)
             c.report(where, f"fabric '{name}' is already managed by the out-of-band network '{other}': a switch has "
                      "one management port; give each out-of-band network a `manages` list of its own fabrics")
-            return None
-        spec = by_name.get(name)
-        if spec is None or spec.role == "oob":
-            c.report(("fabrics", i, "manages", j), f"'{name}' is not a fabric this network can manage" +
-                     did_you_mean(name, [x.name for x in c.inv.fabrics if x.role != "oob"]))
             return None
         p = c.plans.get(name)
         if p is None:  # not sized: reported there
@@ -682,9 +788,8 @@ def _managed(c: _Checks, i: int, f) -> list[tuple[int, list[tuple[str, str, int]
         rows = []
         for k, plane in enumerate(plane_names(spec)):
             for s in switch_names(spec.model_copy(update={"name": plane}), p):
-                rows.append((s.name, spec.platform, offset + k * per_plane + p.switch_place(s.role, s.index)))
-        out.append((per_plane * spec.planes, rows))
-        offset += per_plane * spec.planes
+                rows.append((s.name, spec.platform, k * per_plane + p.switch_place(s.role, s.index)))
+        out.append((name, per_plane * spec.planes, rows))
     return out
 
 
@@ -789,7 +894,7 @@ def _attach_node_groups(c: _Checks, i: int, f) -> tuple[list[Member], list[Membe
             ok = False
             continue
         c.attached[gname, f.role] = f.name
-        nm = c.node_models.get(c.groups[gname].model)
+        nm = _group_model(c, gname)
         if nm is None or gname not in c.hostnames:
             ok = False
             continue
@@ -803,6 +908,45 @@ def _attach_node_groups(c: _Checks, i: int, f) -> tuple[list[Member], list[Membe
         (fstorage if c.groups[gname].role == "storage" else fmembers).extend(
             (h, gname, view) for h in c.hostnames[gname])
     return fmembers, fstorage, ok
+
+
+def _group_model(c: _Checks, gname: str) -> NodeModel | None:
+    """A node group's model as its nodes are: role ports numbered after its compute fabric's plane
+    ports (NodeModel.for_planes), netdevs from its rdma_links file. None: reported elsewhere."""
+    if gname in c.group_models:
+        return c.group_models[gname]
+    i, g = next((i, g) for i, g in enumerate(c.inv.node_groups) if g.name == gname)
+    nm = c.node_models.get(g.model)
+    if nm is not None:
+        planes = next((f.planes for f in c.inv.fabrics if f.role == "compute" and gname in f.node_groups), 1)
+        nm = nm.for_planes(planes)
+        if g.rdma_links is not None:
+            nm = _with_rdma_links(c, i, g, nm, planes)
+    c.group_models[gname] = nm
+    return nm
+
+
+def _with_rdma_links(c: _Checks, i: int, g, nm: NodeModel, planes: int) -> NodeModel | None:
+    """nm with the netdevs of the group's rdma_links file: every device a port of the group uses
+    must be in it (the file comes from one of its nodes)."""
+    from fabgen.inventory.rdmalinks import read_rdma_links
+
+    path = Path(c.loaded.file).parent / g.rdma_links
+    shown = g.rdma_links if Path(g.rdma_links).is_absolute() else str(path)
+    found, problems = read_rdma_links(path, shown)
+    if problems:
+        c.problems.extend(problems)
+        return None
+    ports = [n for ns in (nm.plane_nics(planes) if planes > 1 and nm.plane_rdma else (nm.nics,)) for n in ns]
+    ports += [n for n in nm.ports if n.role != "oob"]
+    missing = [n.rdma for n in ports if n.rdma not in found]
+    if missing:
+        c.report(("node_groups", i, "rdma_links"), f"{shown} lists no {', '.join(missing[:6])}"
+                 f"{' and more' if len(missing) > 6 else ''} ({nm.key}'s port names{' on ' + str(planes) + ' planes' if planes > 1 else ''}); "
+                 f"it lists {', '.join(sorted(found)[:12])}: take it from a node of this group, or declare a "
+                 "node_models entry that names the ports as the node does")
+        return None
+    return nm.with_netdevs({dev: netdev for dev, netdev in found.items() if netdev})
 
 
 def _size_fabric(c: _Checks, i: int, f, model: SwitchModel, fmembers: list[Member], fstorage: list[Member]) -> None:
@@ -890,6 +1034,15 @@ def _planes_fit(c: _Checks, i: int, f, models: dict[str, NodeModel], fstorage: l
                      + (f"the same port name to several ports ({', '.join(repeated[:3])}): use {{k}}, or {{rail}} "
                         "and {plane}" if repeated else f"names that are not device names ({invalid[0]})"))
             ok = False
+            continue
+        taken = {p.rdma: p.role for p in m.ports if p.role != "oob"}
+        shared = [n for n in names if n in taken]
+        if shared:  # one port on two fabrics: cabled twice, addressed twice, NCCL on a storage port
+            c.report(where, f"{key}'s ports on {f.planes} planes (plane_rdma '{m.plane_rdma}': {names[0]} to "
+                     f"{names[-1]}) take the names of its {' and '.join(sorted(set(taken[n] for n in shared)))} "
+                     f"ports ({', '.join(shared[:4])}): a port is one cable and one address; give plane_rdma and "
+                     "ports names apart")
+            ok = False
     if speed % f.planes or speed // f.planes < 100:
         c.report((*path, "planes"), f"{speed}G NICs do not split into {f.planes} ports of at least 100G")
         ok = False
@@ -944,7 +1097,7 @@ def _check_switch_names(c: _Checks) -> None:
 
     for i, f in enumerate(c.inv.fabrics):
         if f.name in c.plans and f.role == "oob":
-            c.switches[f.name] = [s.name for s in access_names(f, c.plans[f.name])]
+            c.switches[f.name] = [s.name for s in access_names(f, c.managed[f.name])]
             _claim_switch_names(c, i, f, c.switches[f.name], devices)
         elif f.name in c.plans:
             c.switches[f.name] = [s.name for name in plane_names(f)
@@ -1028,6 +1181,9 @@ def _check_host_routing(c: _Checks) -> None:
     one such fabric per node group (a node runs one BGP speaker with one ASN)."""
     bgp_of: dict[str, str] = {}
     for i, f in enumerate(c.inv.fabrics):
+        if f.ethernet is not None and f.ethernet.host_routing != "bgp" and "host" in f.ethernet.asn.model_fields_set:
+            c.report(("fabrics", i, "ethernet", "asn", "host"), "asn.host numbers the nodes' BGP speakers, which run "
+                     "with host_routing: bgp only; without it nothing reads asn.host: remove it", key=True)
         if f.ethernet is None or f.ethernet.host_routing != "bgp":
             continue
         where = ("fabrics", i, "ethernet", "host_routing")
@@ -1057,7 +1213,8 @@ def _check_management_and_platform(c: _Checks) -> None:
             raw = c.loaded.data["fabrics"][i]
             bare = isinstance(raw, dict) and isinstance(raw.get("management"), str)
             if f.role == "oob":  # the access switches and every BMC port of the plan
-                check_management(i, f, p.leaves + p.nodes * p.rails + p.storage, bare, c.report, warn, c.taken,
+                layout = c.managed[f.name]
+                check_management(i, f, layout.planned_switches + layout.bmc_places, bare, c.report, warn, c.taken,
                                  "access switches, BMCs and their gateway")
             else:
                 check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)
@@ -1151,9 +1308,13 @@ def _read_guid_map(c: _Checks, path: PathT, f, guid_map: str, fplan: Plan) -> di
     from fabgen.inventory.guidmap import read_guid_map
 
     map_path = Path(c.loaded.file).parent / guid_map
-    if map_path.exists() and not map_path.is_file():
-        what = "a directory" if map_path.is_dir() else "not a regular file"
-        c.report((*path, "guid_map"), f"GUID map {guid_map!r} is {what}: give the CSV file")
+    try:
+        if map_path.exists() and not map_path.is_file():
+            what = "a directory" if map_path.is_dir() else "not a regular file"
+            c.report((*path, "guid_map"), f"GUID map {guid_map!r} is {what}: give the CSV file")
+            return {}
+    except OSError as exc:
+        c.report((*path, "guid_map"), f"cannot read the GUID map: {exc.strerror or exc}")
         return {}
     known: dict[tuple[str, str], str] = {(name, "0"): "switch" for name in c.switches.get(f.name, [])}
     for host, _, model in c.members.get(f.name, []) + c.storage.get(f.name, []):

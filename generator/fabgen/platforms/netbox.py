@@ -91,11 +91,11 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
         # not per link (at 32k GPUs that is 200,000 ports).
         kind, speed = f.spec.kind, f.plan.speed
         switch_type = interface_type(kind, sw.cage_type, speed)
-        node_types: dict[str, dict[str, str]] = {}
+        node_types: dict[int, dict[str, str]] = {}
         for h in f.hosts:
-            if h.model.key not in node_types:
-                node_types[h.model.key] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
-        port_type = {h.name: node_types[h.model.key] for h in f.hosts}
+            if id(h.model) not in node_types:
+                node_types[id(h.model)] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
+        port_type = {h.name: node_types[id(h.model)] for h in f.hosts}
         kbps = str(speed * 1_000_000)
         cables, ports = rows["07-cables.csv"], rows["06-interfaces.csv"]
         tiers = {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}

@@ -38,14 +38,14 @@ def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list
     fabric itself."""
     if spec.planes == 1:
         return [build_fabric(spec, plan, model, members, storage)]
-    split: dict[str, tuple[NodeModel, ...]] = {}
+    split: dict[int, tuple[NodeModel, ...]] = {}
     out = []
     for p, name in enumerate(plane_names(spec)):
         nodes = []
         for host, group, m in members:
-            if m.key not in split:
-                split[m.key] = tuple(replace(m, nics=nics) for nics in m.plane_nics(spec.planes))
-            nodes.append((host, group, split[m.key][p]))
+            if id(m) not in split:  # a node group's model may carry its own netdevs: one split per model object
+                split[id(m)] = tuple(replace(m, nics=nics) for nics in m.plane_nics(spec.planes))
+            nodes.append((host, group, split[id(m)][p]))
         f = build_fabric(spec.model_copy(update={"name": name}), plan, model, nodes, storage)
         f.plane, f.planes, f.parent = p, spec.planes, spec.name
         out.append(f)

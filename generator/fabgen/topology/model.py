@@ -8,6 +8,7 @@ same objects in lists sorted by natural keys; nothing downstream iterates a set.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 
@@ -70,6 +71,7 @@ class Fabric:
     plane: int = 0  # network plane (0-based) of a multi-plane fabric; its spec carries the plane's name
     planes: int = 1
     parent: str = ""  # the inventory fabric's name (a plane's spec is named `<parent>-plane<p>`)
+    oob: Any = None  # an out-of-band network's layout (topology/oob.py Layout): its blocks and places
 
     @property
     def name(self) -> str:
