@@ -123,11 +123,11 @@ def test_every_example_validates_with_its_size(case: str) -> None:
     for f in oob:
         p = v.plans[f.name]
         assert (f"{f.name} (oob): {p.present_units} access switches at 1G for {p.present_nodes} BMC ports and "
-                f"{len(v.managed[f.name])} switch management ports") in result.stdout
+                f"{len(v.managed[f.name].switches)} switch management ports") in result.stdout
     fabrics = [f for f in v.inventory.fabrics if f.role != "oob"]
     lines = [line for line in result.stdout.splitlines() if " tier(s), " in line]
     assert [line.split(":")[0] for line in lines] == [f.name + (f" ({f.role})" if f.role != "compute" else "")
                                                       for f in fabrics]
     for line, f in zip(lines, fabrics):
         p = v.plans[f.name]
-        assert f"{f.planes * p.leaves if not p.planned else f.planes * p.present_compute_leaves} leaf" in line
+        assert f"{f.planes * p.leaves if not p.planned else f.planes * (p.present_compute_leaves + p.storage_leaves)} leaf" in line

@@ -234,9 +234,9 @@ MANAGED = """    platform_version: "{version}"
     ethernet:
       host_addressing: leaf-subnet
       qos:
-        mode: {mode}
-        pfc_watchdog: {{detection_ms: 600, poll_interval_ms: 200}}
+        mode: {mode}{watchdog}
 """
+WATCHDOG = "\n        pfc_watchdog: {detection_ms: 600, poll_interval_ms: 200}"  # lossless only: lossy runs no PFC
 
 
 @pytest.mark.parametrize("version,mode,tiers", [("5.13", "lossless", 2), ("5.14", "lossy", 3),
@@ -246,8 +246,8 @@ def test_both_dialects_match_the_object_model(version: str, mode: str, tiers: in
     non-default watchdog timers: every switch checked against that release's object model."""
     inv = tmp_path / "inv.yaml"
     inv.write_text(INV.format(model="dgx-b200", count=40, models="", topology="rail-optimized",
-                              extra=f"tiers: {tiers}\n    scalable_unit: 8\n" + MANAGED.format(version=version,
-                                                                                              mode=mode)))
+                              extra=f"tiers: {tiers}\n    scalable_unit: 8\n" + MANAGED.format(
+                                  version=version, mode=mode, watchdog=WATCHDOG if mode == "lossless" else "")))
     out = tmp_path / "out"
     render_to(inv, out)
     trees = check_spectrum_x(out, "f", mode=mode, version=version, watchdog=(200, 3), model_sample=1)

@@ -77,7 +77,7 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
 
 # fabgen writes no switch configuration for an InfiniBand fabric (the subnet manager configures
 # it): its management block gives the switches' addresses (Ansible, NetBox) and nothing else.
-NOT_FOR_INFINIBAND = ("gateway", "vrf", "ntp", "dns", "syslog", "domain", "users")
+NOT_FOR_INFINIBAND = ("vrf", "ntp", "dns", "syslog", "domain", "users")  # the gateway: no switch takes its address
 
 
 def _check_unrendered(path: tuple, m: Management, report: Report) -> None:

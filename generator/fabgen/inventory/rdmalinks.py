@@ -85,5 +85,7 @@ def _parse(line: str) -> tuple[str, str | None] | None:
     m = _RDMA_LINK.match(line)
     if m and re.search(r"\bstate\s+\w+", m.group("rest")):
         netdev = _NETDEV.search(m.group("rest"))
+        if netdev is None and re.search(r"\bnetdev\b", m.group("rest")):
+            return None  # a netdev that is not a name: refused, never taken as "none"
         return m.group("dev"), netdev.group("netdev") if netdev else None
     return None

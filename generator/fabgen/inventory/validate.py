@@ -621,6 +621,8 @@ def _warn_placeholders(c: _Checks, i: int, f) -> None:
         nm = c.group_models.get(g.name)
         if g.name not in f.node_groups or nm is None:
             continue
+        if f.role == "compute" and f.planes > 1 and nm.plane_rdma is None:
+            continue  # the model cannot split: reported where the planes are checked
         ports = [n for ns in nm.plane_nics(f.planes) for n in ns] if f.role == "compute" else nm.role_ports(f.role)
         unknown = [n.rdma for n in ports if not n.netdev_known]
         if unknown:
@@ -714,8 +716,10 @@ ROLE_ORDER = ("compute", "storage", "inband")  # where a node's BMC is placed: i
 def _node_blocks(c: _Checks, i: int, f, members: list[Member], fstorage: list[Member], layout, per_switch: int,
                  ports: int) -> None:
     """One block per home fabric of the attached nodes, in inventory order. A node's place is its
-    planned place in its home fabric (a storage node after that fabric's planned nodes) less the
-    nodes before it that have another home, so no port waits for a node that is placed elsewhere."""
+    planned place in its home fabric (a storage node after that fabric's planned nodes) where every
+    node of that fabric is homed there; where some are homed elsewhere (a storage fabric's DGX,
+    homed on their compute fabric), the nodes homed there follow one another, so no port waits for
+    a node placed in another block and no other fabric's nodes move them."""
     from fabgen.topology.oob import NODE_BLOCK, Block, Placed
 
     attached = {h for h, _, _ in members}
@@ -729,16 +733,15 @@ def _node_blocks(c: _Checks, i: int, f, members: list[Member], fstorage: list[Me
             p = c.plans[spec.name]
             hosts = [(h, k) for k, (h, _, _) in enumerate(c.members.get(spec.name, []))]
             hosts += [(h, p.nodes + k) for k, (h, _, _) in enumerate(c.storage.get(spec.name, []))]
-            places, elsewhere = {}, 0
-            for h, k in hosts:
-                if h in attached and h not in homed:
-                    places[h] = k - elsewhere
-                else:
-                    elsewhere += 1
-            if places:  # a fabric whose every node is homed here reserves its plan; else what is homed here
-                homed.update(places)
-                planned = p.nodes + len(c.storage.get(spec.name, [])) if not elsewhere else max(places.values()) + 1
-                blocks.append((spec.name, planned, places))
+            mine = [(h, k) for h, k in hosts if h in attached and h not in homed]
+            if not mine:
+                continue
+            if len(mine) == len(hosts):  # every node homed here: each at its planned place, the plan reserved
+                places, planned = dict(mine), p.nodes + len(c.storage.get(spec.name, []))
+            else:  # nodes of other homes too: those homed here one after another, in the fabric's order
+                places, planned = {h: j for j, (h, _) in enumerate(mine)}, len(mine)
+            homed.update(places)
+            blocks.append((spec.name, planned, places))
     rest = [h for h, _, _ in members if h not in homed]
     if rest:  # nodes on no other fabric: the out-of-band network is their home
         blocks.append((f.name, len(rest), {h: k for k, h in enumerate(rest)}))
