@@ -2,6 +2,7 @@
 
     python benchmarks/cluster.py                       # 256, 2,048 and 4,096 DGX H100 (2k to 32k GPUs)
     python benchmarks/cluster.py --nodes 2048 --json results-cluster.json
+    python benchmarks/cluster.py --nodes 4096 --base ../previous --repeat 3   # beside another release
 
 The inventory is `inventories/superpod-cluster.yaml` grown to N DGX (InfiniBand compute,
 EOS storage with storage servers, SONiC in-band with head nodes, SN2201 out-of-band), its
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,19 +42,23 @@ def inventory(nodes: int) -> str:
     return text
 
 
-def one(nodes: int, work: Path) -> dict:
+def one(nodes: int, work: Path, source: Path | None = None) -> dict:
+    """One render in a fresh process; `source`: another checkout's generator/ folder to run instead
+    (the previous release, side by side with this one on the same inventory)."""
     inv = work / f"cluster-{nodes}.yaml"
     inv.write_text(inventory(nodes))
-    out = work / f"out-{nodes}"
+    out = work / f"out-{nodes}-{'base' if source else 'this'}"
+    env = {**os.environ, **({"PYTHONPATH": str(source)} if source else {})}
     start = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "fabgen", "render", str(inv), "-o",
-                           str(out)], capture_output=True, text=True)
+                           str(out)], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         return {"nodes": nodes, "error": proc.stderr.strip().splitlines()[-2:]}
     rss = int(proc.stderr.strip().splitlines()[-1]) // 1024
     report = json.loads((out / "report.json").read_text())["fabrics"]
-    return {"nodes": nodes, "gpus": nodes * 8, "seconds": round(seconds, 2), "peak_mib": rss,
+    return {"nodes": nodes, "gpus": nodes * 8, "fabgen": str(source or "this"), "seconds": round(seconds, 2),
+            "peak_mib": rss,
             "files": sum(1 for p in out.rglob("*") if p.is_file()),
             "switches": {name: sum(f["switches"].values()) for name, f in report.items()}}
 
@@ -61,13 +67,18 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, nargs="*", default=[256, 2048, 4096])
     ap.add_argument("--json")
+    ap.add_argument("--base", type=Path, help="a checkout of another release: run its generator/ beside this one, "
+                    "alternating, best of --repeat each")
+    ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.nodes:
-            row = one(n, Path(tmp))
-            rows.append(row)
-            print(json.dumps(row))
+            for source in ([args.base / "generator"] if args.base else []) + [None]:
+                runs = [one(n, Path(tmp), source) for _ in range(args.repeat)]
+                row = min(runs, key=lambda r: r.get("seconds", 1e9))
+                rows.append(row)
+                print(json.dumps(row))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 

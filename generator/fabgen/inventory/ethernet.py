@@ -14,6 +14,7 @@ from typing import Callable
 from netaddr import AddrFormatError, IPNetwork
 
 from fabgen.errors import printable
+from fabgen.inventory.loader import format_path
 
 from fabgen.inventory.schema import EthernetOptions
 from fabgen.topology.sizing import Plan
@@ -228,4 +229,4 @@ def check_prefix(path: tuple, text: str, count: int, what: str, report: Report,
     if hit:
         report(path, f"{net} overlaps {hit[1]} ({hit[0]})")
         return
-    taken.append((net, "/".join(str(p) for p in path)))
+    taken.append((net, format_path(path)))

@@ -47,7 +47,7 @@ def read_rdma_links(path: Path, shown: str) -> tuple[dict[str, str | None], list
         if len(raw) > MAX_BYTES:
             return {}, [Problem(1, 1, "", f"larger than {MAX_BYTES // 1024} KiB: an rdma_links file is one node's "
                                 "`rdma link show`", shown)]
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark (a file saved by an editor) is accepted
     except (OSError, UnicodeDecodeError) as exc:
         return {}, [Problem(1, 1, "", f"cannot read the rdma_links file: {getattr(exc, 'strerror', None) or exc}",
                             shown)]
@@ -66,7 +66,9 @@ def read_rdma_links(path: Path, shown: str) -> tuple[dict[str, str | None], list
             if len(problems) > 20:
                 break
             continue
-        dev, netdev = parsed
+        dev, port, netdev = parsed
+        if port != 1:
+            continue  # fabgen's ports are each an RDMA device's port 1 (NCCL_IB_HCA mlx5_N:1)
         if dev in first:
             problems.append(Problem(lineno, 1, "", f"{dev} is listed again (first at line {first[dev]})", shown))
             continue
@@ -77,15 +79,16 @@ def read_rdma_links(path: Path, shown: str) -> tuple[dict[str, str | None], list
     return found, problems
 
 
-def _parse(line: str) -> tuple[str, str | None] | None:
+def _parse(line: str) -> tuple[str, int, str | None] | None:
+    """(RDMA device, port, netdev or None) of one line, None when it is no line of either command."""
     for rx in (_IBDEV2NETDEV_SHORT, _IBDEV2NETDEV):
         m = rx.match(line)
         if m:
-            return m.group("dev"), m.group("netdev")
+            return m.group("dev"), int(m.group("port")), m.group("netdev")
     m = _RDMA_LINK.match(line)
     if m and re.search(r"\bstate\s+\w+", m.group("rest")):
         netdev = _NETDEV.search(m.group("rest"))
         if netdev is None and re.search(r"\bnetdev\b", m.group("rest")):
             return None  # a netdev that is not a name: refused, never taken as "none"
-        return m.group("dev"), netdev.group("netdev") if netdev else None
+        return m.group("dev"), int(m.group("port")), netdev.group("netdev") if netdev else None
     return None

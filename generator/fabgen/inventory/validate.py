@@ -316,8 +316,8 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
         rdmas = [nic.rdma for nic in n.nics] + [p.rdma for p in n.ports]
         dup = sorted({r for r in rdmas if rdmas.count(r) > 1})
         if dup:
-            report(("node_models", key, "ports" if n.ports and not n.nics else "nics"),
-                   f"RDMA device names repeat: {', '.join(dup)}")
+            in_ports = any(p.rdma == dup[0] for p in n.ports)
+            report(("node_models", key, "ports" if in_ports else "nics"), f"RDMA device names repeat: {', '.join(dup)}")
             continue
         if not n.nics and not n.ports:
             where = "nics" if "nics" in n.model_fields_set else "ports" if "ports" in n.model_fields_set else None
@@ -328,9 +328,17 @@ def _resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dic
         if bad:
             report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
             continue
-        nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed) for x in n.nics)
+        bad = [(k, j, x.netdev) for k in ("nics", "ports") for j, x in enumerate(getattr(n, k))
+               if x.netdev is not None and not _netdev_ok(x.netdev)]
+        if bad:
+            k, j, name = bad[0]
+            report(("node_models", key, k, j, "netdev"), f"{name!r} cannot be a port's interface: {NETDEV_RULE}")
+            continue
+        nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed,
+                         netdev_known=x.netdev is not None) for x in n.nics)
         ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma,
-                          x.cage or ("RJ45" if x.role == "oob" else x.rdma), x.speed, x.role) for x in n.ports)
+                          x.cage or ("RJ45" if x.role == "oob" else x.rdma), x.speed, x.role,
+                          netdev_known=x.netdev is not None or x.role == "oob") for x in n.ports)
         nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
                                n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
                                tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
@@ -627,11 +635,13 @@ def _warn_placeholders(c: _Checks, i: int, f) -> None:
         unknown = [n.rdma for n in ports if not n.netdev_known]
         if unknown:
             where = ("node_groups", j, "rdma_links") if g.rdma_links else ("node_groups", j)
+            fix = ("its rdma_links file lists no netdev for them (the ports ran InfiniBand, without IPoIB, when it "
+                   "was saved?): save it again with them in Ethernet mode" if g.rdma_links else
+                   "give node_groups[].rdma_links (the output of `rdma link show` on one node of the group)")
             c.warner(f.name)(where, f"node group '{g.name}' ({nm.key}): no known netdev for {len(unknown)} "
                              f"{f.role} port(s) ({', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}): the "
                              "netplans name them after their RDMA devices, which no host has as interfaces, and "
-                             "the host deploy playbook refuses them; give node_groups[].rdma_links (the output of "
-                             "`rdma link show` on one node of the group)")
+                             f"the host deploy playbook refuses them; {fix}")
 
 
 def _check_oob(c: _Checks, i: int, f) -> None:
@@ -725,7 +735,7 @@ def _node_blocks(c: _Checks, i: int, f, members: list[Member], fstorage: list[Me
     attached = {h for h, _, _ in members}
     storage = {h for h, _, _ in fstorage}
     homed: set[str] = set()
-    blocks: list[tuple[str, int, dict[str, int]]] = []  # (home fabric, planned places, host -> place)
+    blocks: list[tuple[str, int, dict[str, int], bool]] = []  # (home, planned places, host -> place, sized by plan)
     for role in ROLE_ORDER:
         for spec in c.inv.fabrics:
             if spec.role != role or spec.name not in c.plans:
@@ -737,28 +747,33 @@ def _node_blocks(c: _Checks, i: int, f, members: list[Member], fstorage: list[Me
             if not mine:
                 continue
             if len(mine) == len(hosts):  # every node homed here: each at its planned place, the plan reserved
-                places, planned = dict(mine), p.nodes + len(c.storage.get(spec.name, []))
+                places, planned, by_plan = dict(mine), p.nodes + len(c.storage.get(spec.name, [])), True
             else:  # nodes of other homes too: those homed here one after another, in the fabric's order
-                places, planned = {h: j for j, (h, _) in enumerate(mine)}, len(mine)
+                places, planned, by_plan = {h: j for j, (h, _) in enumerate(mine)}, len(mine), False
             homed.update(places)
-            blocks.append((spec.name, planned, places))
+            blocks.append((spec.name, planned, places, by_plan))
     rest = [h for h, _, _ in members if h not in homed]
     if rest:  # nodes on no other fabric: the out-of-band network is their home
-        blocks.append((f.name, len(rest), {h: k for k, h in enumerate(rest)}))
+        blocks.append((f.name, len(rest), {h: k for k, h in enumerate(rest)}, False))
     order = [x.name for x in c.inv.fabrics]
-    blocks.sort(key=lambda b: order.index(b[0]))
+    # blocks sized by a plan first (their size changes only with the plan), then those sized by the nodes
+    # present (a fabric without planned_nodes, or whose nodes are partly homed elsewhere): what grows comes last
+    sized = {owner: c.inv.fabrics[order.index(owner)].planned_nodes is not None and planned_by_plan
+             for owner, _, _, planned_by_plan in blocks}
+    blocks.sort(key=lambda b: (not sized[b[0]], order.index(b[0])))
     by_host = {h: (g, m) for h, g, m in members}
-    for b, (owner, planned, places) in enumerate(blocks):
+    for b, (owner, planned, places, _) in enumerate(blocks):
         layout.blocks.append(Block(owner, NODE_BLOCK, planned, per_switch, ports, max(places.values()) + 1))
         for h, k in sorted(places.items(), key=lambda kv: kv[1]):
             g, m = by_host[h]
             layout.nodes.append(Placed(h, g, m, b, k, "storage" if h in storage else "compute"))
-        spec = c.inv.fabrics[order.index(owner)]
-        moves = storage & set(places) or b < len(blocks) - 1
-        if owner != f.name and spec.planned_nodes is None and moves:
-            c.warner(f.name)(("fabrics", i), f"fabric '{owner}' has no planned_nodes: adding nodes to it moves the "
-                             "out-of-band cables or addresses of the BMCs placed after its nodes (its storage "
-                             "servers', the addresses of later blocks); set its planned_nodes")
+        if not sized[owner]:
+            what = ("has no planned_nodes" if c.inv.fabrics[order.index(owner)].planned_nodes is None or owner == f.name
+                    else "has nodes homed on other fabrics, so its block holds what is present")
+            c.warner(f.name)(("fabrics", i), f"the out-of-band block of fabric '{owner}' {what}: adding nodes there "
+                             "moves the out-of-band addresses of the blocks after it (and the cables of its storage "
+                             "servers, which follow its nodes); set planned_nodes on the fabrics, or accept the "
+                             "re-addressing")
 
 
 def _managed(c: _Checks, i: int, f) -> list[tuple[str, int, list[tuple[str, str, int]]]] | None:
@@ -913,6 +928,13 @@ def _attach_node_groups(c: _Checks, i: int, f) -> tuple[list[Member], list[Membe
     return fmembers, fstorage, ok
 
 
+NETDEV_RULE = "a Linux interface name is at most 15 characters, and lo is the loopback"
+
+
+def _netdev_ok(name: str) -> bool:
+    return len(name) <= 15 and name not in ("lo", "all", "default") and "/" not in name
+
+
 def _group_model(c: _Checks, gname: str) -> NodeModel | None:
     """A node group's model as its nodes are: role ports numbered after its compute fabric's plane
     ports (NodeModel.for_planes), netdevs from its rdma_links file. None: reported elsewhere."""
@@ -942,6 +964,10 @@ def _with_rdma_links(c: _Checks, i: int, g, nm: NodeModel, planes: int) -> NodeM
         return None
     ports = [n for ns in (nm.plane_nics(planes) if planes > 1 and nm.plane_rdma else (nm.nics,)) for n in ns]
     ports += [n for n in nm.ports if n.role != "oob"]
+    bad = sorted({netdev for netdev in found.values() if netdev and not _netdev_ok(netdev)})
+    if bad:
+        c.report(("node_groups", i, "rdma_links"), f"{shown} gives {bad[0]!r} as a netdev: {NETDEV_RULE}")
+        return None
     missing = [n.rdma for n in ports if n.rdma not in found]
     if missing:
         c.report(("node_groups", i, "rdma_links"), f"{shown} lists no {', '.join(missing[:6])}"

@@ -152,7 +152,9 @@ def _setup(ctx: Context, model, ports: list[tuple[Any, int, int]] | None = None)
     ib = f.spec.kind == "infiniband"
     nics = [n for n, _, _ in ports] if ports is not None else list(model.nics)
     data: dict[str, Any] = {
-        "ib": ib, "nics": [{"rdma": n.rdma} for n in nics],
+        # the netdev each port's netplan names it (known names only): the script checks the node agrees
+        "ib": ib, "nics": [{"rdma": n.rdma, "netdev": eth_netdev(n.netdev) if not ib and n.netdev_known else ""}
+                           for n in nics],
         "mlxconfig": [("LINK_TYPE_P1", "1" if ib else "2", "InfiniBand" if ib else "Ethernet"),
                       ("ATS_ENABLED", "0", "bare metal GPUDirect RDMA (1 only for VM passthrough)")],
     }

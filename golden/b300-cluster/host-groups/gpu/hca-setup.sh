@@ -38,17 +38,23 @@ put() {
   fi
 }
 
-# netdev_of RDMA: the netdev behind an RDMA device (its name depends on the link type)
+# netdev_of RDMA [EXPECTED]: the netdev behind an RDMA device (its name depends on the link type);
+# with EXPECTED (the name the render's netplan gives the port), a node that names it otherwise stops
+# here: its netplan would configure another interface
 netdev_of() {
   local path
   for path in "/sys/class/infiniband/$1/device/net"/*; do
     if [ -e "$path" ]; then
+      if [ -n "${2:-}" ] && [ "${path##*/}" != "$2" ]; then
+        say "error: RDMA device $1 is ${path##*/} on this node, the netplan names it $2 (render with this node's rdma_links)" >&2
+        return 1
+      fi
       printf '%s\n' "${path##*/}"
       return 0
     fi
   done
   if [ "$DRY_RUN" = 1 ]; then
-    printf '<netdev-of-%s>\n' "$1"
+    printf '%s\n' "${2:-<netdev-of-$1>}"
   else
     say "error: RDMA device $1 has no netdev" >&2
     return 1
@@ -134,7 +140,7 @@ if [ -n "$FIRMWARE_CHANGED" ]; then
 fi
 
 # mlx5_0
-if=$(netdev_of mlx5_0)
+if=$(netdev_of mlx5_0 enp3s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -146,7 +152,7 @@ put 106 "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
 cma_roce mlx5_0 106
 
 # mlx5_1
-if=$(netdev_of mlx5_1)
+if=$(netdev_of mlx5_1 enp3s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -158,7 +164,7 @@ put 106 "/sys/class/infiniband/mlx5_1/tc/1/traffic_class"
 cma_roce mlx5_1 106
 
 # mlx5_2
-if=$(netdev_of mlx5_2)
+if=$(netdev_of mlx5_2 enp19s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -170,7 +176,7 @@ put 106 "/sys/class/infiniband/mlx5_2/tc/1/traffic_class"
 cma_roce mlx5_2 106
 
 # mlx5_3
-if=$(netdev_of mlx5_3)
+if=$(netdev_of mlx5_3 enp19s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -182,7 +188,7 @@ put 106 "/sys/class/infiniband/mlx5_3/tc/1/traffic_class"
 cma_roce mlx5_3 106
 
 # mlx5_4
-if=$(netdev_of mlx5_4)
+if=$(netdev_of mlx5_4 enp67s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -194,7 +200,7 @@ put 106 "/sys/class/infiniband/mlx5_4/tc/1/traffic_class"
 cma_roce mlx5_4 106
 
 # mlx5_5
-if=$(netdev_of mlx5_5)
+if=$(netdev_of mlx5_5 enp67s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -206,7 +212,7 @@ put 106 "/sys/class/infiniband/mlx5_5/tc/1/traffic_class"
 cma_roce mlx5_5 106
 
 # mlx5_6
-if=$(netdev_of mlx5_6)
+if=$(netdev_of mlx5_6 enp83s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -218,7 +224,7 @@ put 106 "/sys/class/infiniband/mlx5_6/tc/1/traffic_class"
 cma_roce mlx5_6 106
 
 # mlx5_7
-if=$(netdev_of mlx5_7)
+if=$(netdev_of mlx5_7 enp83s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -230,7 +236,7 @@ put 106 "/sys/class/infiniband/mlx5_7/tc/1/traffic_class"
 cma_roce mlx5_7 106
 
 # mlx5_8
-if=$(netdev_of mlx5_8)
+if=$(netdev_of mlx5_8 enp131s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -242,7 +248,7 @@ put 106 "/sys/class/infiniband/mlx5_8/tc/1/traffic_class"
 cma_roce mlx5_8 106
 
 # mlx5_9
-if=$(netdev_of mlx5_9)
+if=$(netdev_of mlx5_9 enp131s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -254,7 +260,7 @@ put 106 "/sys/class/infiniband/mlx5_9/tc/1/traffic_class"
 cma_roce mlx5_9 106
 
 # mlx5_10
-if=$(netdev_of mlx5_10)
+if=$(netdev_of mlx5_10 enp147s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -266,7 +272,7 @@ put 106 "/sys/class/infiniband/mlx5_10/tc/1/traffic_class"
 cma_roce mlx5_10 106
 
 # mlx5_11
-if=$(netdev_of mlx5_11)
+if=$(netdev_of mlx5_11 enp147s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -278,7 +284,7 @@ put 106 "/sys/class/infiniband/mlx5_11/tc/1/traffic_class"
 cma_roce mlx5_11 106
 
 # mlx5_12
-if=$(netdev_of mlx5_12)
+if=$(netdev_of mlx5_12 enp195s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -290,7 +296,7 @@ put 106 "/sys/class/infiniband/mlx5_12/tc/1/traffic_class"
 cma_roce mlx5_12 106
 
 # mlx5_13
-if=$(netdev_of mlx5_13)
+if=$(netdev_of mlx5_13 enp195s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -302,7 +308,7 @@ put 106 "/sys/class/infiniband/mlx5_13/tc/1/traffic_class"
 cma_roce mlx5_13 106
 
 # mlx5_14
-if=$(netdev_of mlx5_14)
+if=$(netdev_of mlx5_14 enp211s0f0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -314,7 +320,7 @@ put 106 "/sys/class/infiniband/mlx5_14/tc/1/traffic_class"
 cma_roce mlx5_14 106
 
 # mlx5_15
-if=$(netdev_of mlx5_15)
+if=$(netdev_of mlx5_15 enp211s0f1np1)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000

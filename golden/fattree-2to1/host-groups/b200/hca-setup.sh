@@ -38,17 +38,23 @@ put() {
   fi
 }
 
-# netdev_of RDMA: the netdev behind an RDMA device (its name depends on the link type)
+# netdev_of RDMA [EXPECTED]: the netdev behind an RDMA device (its name depends on the link type);
+# with EXPECTED (the name the render's netplan gives the port), a node that names it otherwise stops
+# here: its netplan would configure another interface
 netdev_of() {
   local path
   for path in "/sys/class/infiniband/$1/device/net"/*; do
     if [ -e "$path" ]; then
+      if [ -n "${2:-}" ] && [ "${path##*/}" != "$2" ]; then
+        say "error: RDMA device $1 is ${path##*/} on this node, the netplan names it $2 (render with this node's rdma_links)" >&2
+        return 1
+      fi
       printf '%s\n' "${path##*/}"
       return 0
     fi
   done
   if [ "$DRY_RUN" = 1 ]; then
-    printf '<netdev-of-%s>\n' "$1"
+    printf '%s\n' "${2:-<netdev-of-$1>}"
   else
     say "error: RDMA device $1 has no netdev" >&2
     return 1
@@ -126,7 +132,7 @@ if [ -n "$FIRMWARE_CHANGED" ]; then
 fi
 
 # mlx5_0
-if=$(netdev_of mlx5_0)
+if=$(netdev_of mlx5_0 enp24s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -138,7 +144,7 @@ put 106 "/sys/class/infiniband/mlx5_0/tc/1/traffic_class"
 cma_roce mlx5_0 106
 
 # mlx5_3
-if=$(netdev_of mlx5_3)
+if=$(netdev_of mlx5_3 enp64s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -150,7 +156,7 @@ put 106 "/sys/class/infiniband/mlx5_3/tc/1/traffic_class"
 cma_roce mlx5_3 106
 
 # mlx5_4
-if=$(netdev_of mlx5_4)
+if=$(netdev_of mlx5_4 enp79s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -162,7 +168,7 @@ put 106 "/sys/class/infiniband/mlx5_4/tc/1/traffic_class"
 cma_roce mlx5_4 106
 
 # mlx5_5
-if=$(netdev_of mlx5_5)
+if=$(netdev_of mlx5_5 enp94s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -174,7 +180,7 @@ put 106 "/sys/class/infiniband/mlx5_5/tc/1/traffic_class"
 cma_roce mlx5_5 106
 
 # mlx5_6
-if=$(netdev_of mlx5_6)
+if=$(netdev_of mlx5_6 enp154s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -186,7 +192,7 @@ put 106 "/sys/class/infiniband/mlx5_6/tc/1/traffic_class"
 cma_roce mlx5_6 106
 
 # mlx5_9
-if=$(netdev_of mlx5_9)
+if=$(netdev_of mlx5_9 enp192s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -198,7 +204,7 @@ put 106 "/sys/class/infiniband/mlx5_9/tc/1/traffic_class"
 cma_roce mlx5_9 106
 
 # mlx5_10
-if=$(netdev_of mlx5_10)
+if=$(netdev_of mlx5_10 enp206s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000
@@ -210,7 +216,7 @@ put 106 "/sys/class/infiniband/mlx5_10/tc/1/traffic_class"
 cma_roce mlx5_10 106
 
 # mlx5_11
-if=$(netdev_of mlx5_11)
+if=$(netdev_of mlx5_11 enp220s0np0)
 run mlnx_qos -i "$if" --trust dscp --pfc 0,0,0,1,0,0,0,0
 pause_off "$if"
 run ip link set "$if" mtu 9000

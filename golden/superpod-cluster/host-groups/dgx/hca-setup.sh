@@ -36,17 +36,23 @@ put() {
   fi
 }
 
-# netdev_of RDMA: the netdev behind an RDMA device (its name depends on the link type)
+# netdev_of RDMA [EXPECTED]: the netdev behind an RDMA device (its name depends on the link type);
+# with EXPECTED (the name the render's netplan gives the port), a node that names it otherwise stops
+# here: its netplan would configure another interface
 netdev_of() {
   local path
   for path in "/sys/class/infiniband/$1/device/net"/*; do
     if [ -e "$path" ]; then
+      if [ -n "${2:-}" ] && [ "${path##*/}" != "$2" ]; then
+        say "error: RDMA device $1 is ${path##*/} on this node, the netplan names it $2 (render with this node's rdma_links)" >&2
+        return 1
+      fi
       printf '%s\n' "${path##*/}"
       return 0
     fi
   done
   if [ "$DRY_RUN" = 1 ]; then
-    printf '<netdev-of-%s>\n' "$1"
+    printf '%s\n' "${2:-<netdev-of-$1>}"
   else
     say "error: RDMA device $1 has no netdev" >&2
     return 1

@@ -1,0 +1,68 @@
+"""What the emulation builds, in neutral terms: routers (switches) and hosts read from a render.
+
+The translators (eos.py, nvue.py, sonic.py) turn each rendered switch config into a `Router`;
+frr.py writes FRR's config from it; lab.py builds namespaces, links and daemons. Nothing here
+comes from the inventory or the structured config: only from the files a render wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class TranslateError(Exception):
+    """A rendered file holds a line or key the translator does not know: one line, file:line."""
+
+
+@dataclass
+class Neighbor:
+    """One BGP session: to an address, or unnumbered on an interface (its vendor port name)."""
+
+    peer: str  # an IPv4 address, or a port name for an unnumbered session
+    remote_as: str  # a number, or 'external' / 'internal'
+    group: str = ""
+    unnumbered: bool = False
+    bfd: bool = False
+
+
+@dataclass
+class Router:
+    """One switch as its rendered config describes its routing."""
+
+    name: str
+    platform: str
+    asn: int = 0
+    router_id: str = ""
+    loopbacks: list[str] = field(default_factory=list)  # CIDRs on the loopback
+    routed: dict[str, list[str]] = field(default_factory=dict)  # port -> CIDRs (routed ports)
+    unnumbered: list[str] = field(default_factory=list)  # ports running BGP unnumbered (IPv6 link-local)
+    vlans: dict[str, list[str]] = field(default_factory=dict)  # SVI name -> CIDRs
+    members: dict[str, str] = field(default_factory=dict)  # access port -> SVI name
+    groups: dict[str, Neighbor] = field(default_factory=dict)  # peer group -> its settings (peer = '')
+    neighbors: list[Neighbor] = field(default_factory=list)
+    networks: list[str] = field(default_factory=list)
+    multipath: int = 1
+    route_maps: dict[str, tuple[str, str]] = field(default_factory=dict)  # group -> (map in, map out)
+    prefix_lists: dict[str, list[tuple[int, str, str, int, int]]] = field(default_factory=dict)
+    # name -> (seq, action, prefix, ge, le); route map name -> [(seq, action, prefix list)]
+    maps: dict[str, list[tuple[int, str, str]]] = field(default_factory=dict)
+    ignored: set[str] = field(default_factory=set)  # what the translator knowingly left out (QoS, management)
+
+
+@dataclass
+class HostPort:
+    """A host port as its netplan says: interface name, addresses, routes and rules."""
+
+    name: str
+    addresses: list[str]
+    routes: list[dict] = field(default_factory=list)
+    rules: list[dict] = field(default_factory=list)
+    mtu: int = 0
+
+
+@dataclass
+class Host:
+    name: str
+    ports: dict[str, HostPort] = field(default_factory=dict)  # interface name -> port
+    loopbacks: list[str] = field(default_factory=list)  # lo addresses (BGP to the host)
+    frr: str = ""  # its rendered frr.conf, run unmodified
