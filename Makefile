@@ -4,7 +4,8 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real tools the integration tests feed our output to.
-APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck slurmctld slurm-client netplan.io frr
+APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck slurmctld slurm-client netplan.io frr \
+                iputils-ping
 
 # Not part of the two commands: the scale benchmark, and fabgen beside Arista AVD (pyavd) on
 # the same inventories, in a virtualenv of its own so pyavd's pins never touch the test one.

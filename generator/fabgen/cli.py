@@ -352,6 +352,48 @@ def compare(
 
 
 @app.command()
+def emulate(
+    render_dir: Path = typer.Argument(..., help="the OUT of fabgen render"),
+    fabric: Optional[str] = typer.Option(None, "--fabric", help="emulate this Ethernet fabric (or one plane of it) "
+                                         "only; default: every RoCE and Spectrum-X fabric"),
+    fail: list[str] = typer.Option([], "--fail", help="after convergence take DEVICE:PORT (or a whole DEVICE) "
+                                   "down and check again; repeatable"),
+    fmt: str = typer.Option("text", "--format", help="text or json"),
+    timeout: float = typer.Option(300, "--timeout", min=10, max=3600, help="seconds the whole run may take to "
+                                  "settle, per phase"),
+) -> None:
+    """Bring the Ethernet fabrics of RENDER_DIR up in network namespaces with FRR, from the rendered
+    files, and check sessions, routes, ECMP widths and host reachability against the plan. Needs
+    root and FRR; creates nothing outside the namespaces it removes. Exit 0: every check passed;
+    1: a check failed; 2: bad input, or the machine cannot run it."""
+    from fabgen.emulate.lab import LabError
+    from fabgen.emulate.run import BadInput, emulate as run_emulate
+
+    if fmt not in ("text", "json"):
+        typer.echo(f"fabgen: --format must be text or json, not {fmt!r}", err=True)
+        raise typer.Exit(2)
+    if not render_dir.is_dir():
+        typer.echo(printable(f"fabgen: {render_dir}: not a directory (give the OUT of fabgen render)"), err=True)
+        raise typer.Exit(2)
+    try:
+        with _Progress() as progress:
+            result = run_emulate(render_dir, fabric, fail, timeout, progress=progress)
+    except KeyboardInterrupt:
+        typer.echo("fabgen: interrupted; every namespace and process of the run removed", err=True)
+        raise typer.Exit(130)
+    except (BadInput, LabError) as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2)
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
+    else:
+        from fabgen.emulate.report import text
+
+        typer.echo(printable_lines(text(result)), nl=False)
+    raise typer.Exit(0 if result.ok else 1)
+
+
+@app.command()
 def schema(fmt: str = typer.Option("json", "--format", help="json (JSON Schema) or markdown (docs/inventory.md)")
            ) -> None:
     """Print the inventory format: its JSON Schema, or the reference of every key as Markdown."""

@@ -1,0 +1,187 @@
+"""Network namespaces, veth pairs and FRR daemons for one emulation, and their removal.
+
+Hygiene (docs/emulate.md): every address lives in a namespace this run created (veth pairs are
+created inside a namespace with their peer in another, never in the machine's own); every
+daemon runs as FRR's user and is stopped by the PID it wrote; namespaces, the run directory and
+the one kernel setting changed (the neighbour table's thresholds, shared by all namespaces)
+are restored on exit, also on Ctrl-C, SIGTERM and failure; every command and wait is bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+FRR_DIR = Path("/usr/lib/frr")
+GC_THRESH = tuple(f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3))
+NEIGHBOURS_PER_LINK = 4  # each veth end learns its peer's IPv4 and IPv6 (link-local) neighbours
+
+
+class LabError(Exception):
+    """The machine cannot run the emulation (not root, FRR or ip missing) or a step failed."""
+
+
+def preflight() -> None:
+    if os.geteuid() != 0:
+        raise LabError("fabgen emulate creates network namespaces: run it as root (or in a VM or container "
+                       "where you are)")
+    for tool in ("ip", "sysctl"):
+        if shutil.which(tool) is None and not Path(f"/usr/sbin/{tool}").exists():
+            raise LabError(f"{tool} is not installed (Debian: iproute2, procps)")
+    for daemon in ("zebra", "bgpd", "bfdd"):
+        if not (FRR_DIR / daemon).exists():
+            raise LabError(f"FRR's {daemon} is not in {FRR_DIR} (Debian: apt-get install frr)")
+    if shutil.which("vtysh") is None:
+        raise LabError("FRR's vtysh is not installed (Debian: apt-get install frr)")
+    try:
+        pwd.getpwnam("frr")
+    except KeyError:
+        raise LabError("there is no user frr (Debian's frr package creates it)") from None
+
+
+def run(*args: str, timeout: float = 30, check: bool = True, inp: str | None = None) -> subprocess.CompletedProcess:
+    try:
+        done = subprocess.run(list(args), capture_output=True, text=True, timeout=timeout, input=inp)
+    except subprocess.TimeoutExpired:
+        raise LabError(f"{' '.join(args[:6])}: no answer within {timeout:g} s") from None
+    if check and done.returncode != 0:
+        raise LabError(f"{' '.join(args[:8])}: {done.stderr.strip()[:300] or done.returncode}")
+    return done
+
+
+class Lab:
+    """One run's namespaces and daemons. Use as a context manager: leaving it removes everything."""
+
+    def __init__(self) -> None:
+        self.id = secrets.token_hex(3)
+        self.namespaces: list[str] = []
+        self.pids: list[int] = []
+        self.dir = Path(tempfile.mkdtemp(prefix=f"fabgen-emulate-{self.id}-"))
+        self.dir.chmod(0o711)  # FRR's user reaches its own directory inside, and nothing else
+        self.sysctl: dict[str, str] = {}
+        self._signals: dict[int, object] = {}
+
+    def __enter__(self) -> "Lab":
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            self._signals[sig] = signal.signal(sig, self._interrupt)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _interrupt(self, signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # unwinds through __exit__, which removes everything
+
+    def namespace(self, index: int) -> str:
+        name = f"fabgen-{self.id}-{index}"
+        run("ip", "netns", "add", name)
+        self.namespaces.append(name)
+        for cmd in (("ip", "link", "set", "lo", "up"), ("sysctl", "-qw", "net.ipv4.ip_forward=1"),
+                    ("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")):
+            run("ip", "netns", "exec", name, *cmd)
+        return name
+
+    def neighbours(self, links: int) -> None:
+        """Raise the shared neighbour tables' thresholds for `links` links (restored on exit): the
+        default 1,024 overflowed at 1,536 neighbours in trials, failing ARP at random, and BGP
+        unnumbered's IPv6 link-local neighbours fill the IPv6 table alike."""
+        need = links * NEIGHBOURS_PER_LINK + 1024
+        for key, value in zip(GC_THRESH, (need // 4, need // 2, need) * 2):  # IPv4 (ARP) and IPv6 (ND) alike
+            current = run("sysctl", "-n", key).stdout.strip()
+            if int(current) < value:
+                self.sysctl.setdefault(key, current)
+                run("sysctl", "-qw", f"{key}={value}")
+
+    def veth(self, ns_a: str, if_a: str, ns_z: str, if_z: str, alias_a: str = "", alias_z: str = "") -> None:
+        """A cable: a veth pair created inside ns_a with its peer in ns_z (never in the host's own)."""
+        run("ip", "-n", ns_a, "link", "add", if_a, "type", "veth", "peer", "name", if_z, "netns", ns_z)
+        for ns, name, alias in ((ns_a, if_a, alias_a), (ns_z, if_z, alias_z)):
+            if alias:
+                run("ip", "-n", ns, "link", "set", name, "alias", alias[:120])
+            run("ip", "-n", ns, "link", "set", name, "up")
+
+    def daemon(self, ns: str, name: str, args: list[str]) -> int:
+        """Start one FRR daemon in `ns` as user frr; its PID from the file it writes (bounded wait)."""
+        pid_file = self.frr_dir(ns) / f"{name}.pid"
+        run("ip", "netns", "exec", ns, str(FRR_DIR / name), "-d", "-u", "frr", "-g", "frr", "-i", str(pid_file),
+            *args, timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                pid = int(pid_file.read_text().strip())
+                self.pids.append(pid)
+                return pid
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        raise LabError(f"{name} in {ns} wrote no PID file within 10 s")
+
+    def frr_dir(self, ns: str) -> Path:
+        """The namespace's FRR directory (config, sockets, PID files), FRR's user's own."""
+        d = self.dir / ns
+        if not d.exists():
+            d.mkdir()
+            frr = pwd.getpwnam("frr")
+            os.chown(d, frr.pw_uid, frr.pw_gid)
+        return d
+
+    def vtysh(self, d: Path, command: str, timeout: float = 20) -> str:
+        return run("vtysh", "--vty_socket", str(d), "-c", command, timeout=timeout).stdout
+
+    def close(self) -> None:
+        """Stop every daemon by its PID (TERM, then KILL after a bounded wait), delete every namespace,
+        restore the kernel settings, remove the run directory."""
+        for pid in self.pids:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + 5
+        for pid in self.pids:
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.05)
+            if _alive(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.pids.clear()
+        for ns in reversed(self.namespaces):
+            run("ip", "netns", "delete", ns, check=False, timeout=30)
+        self.namespaces.clear()
+        for key, value in self.sysctl.items():
+            run("sysctl", "-qw", f"{key}={value}", check=False)
+        self.sysctl.clear()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for sig, handler in self._signals.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+        self._signals.clear()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie of ours counts as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@contextmanager
+def lab() -> Iterator[Lab]:
+    preflight()
+    with Lab() as la:
+        yield la

@@ -1,0 +1,26 @@
+"""The emulation's verdict for people: what ran, what passed, each failing device."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def text(r: Any) -> str:
+    head = (f"fabgen emulate: {', '.join(r.fabrics)}: {r.routers} routers, {r.hosts} hosts, {r.links} links, "
+            f"{r.seconds:.0f} s")
+    out = [head, ""]
+    if r.ok:
+        out.append("PASS: every BGP session and BFD peer up, every switch at the plan's ASN, every prefix at the "
+                   "planned ECMP width in FRR's RIB and the kernel's FIB, every host port reaching the next host "
+                   "of its rail")
+    else:
+        out.append(f"FAIL: {len(r.findings)} finding(s) on {len(r.failed)} device(s): {', '.join(r.failed[:20])}"
+                   + (" ..." if len(r.failed) > 20 else ""))
+        out.append("")
+        for f in r.findings:
+            out.append(f"  {f.device}: {f.check}: {f.message}")
+    out.append("")
+    out += [f"note: {n}" for n in r.notes]
+    if r.left_out:
+        out.append(f"note: left out of the configs, not emulated: {', '.join(r.left_out)}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,487 @@
+"""`fabgen emulate RENDER_DIR`: bring an Ethernet fabric up from its rendered files and check it.
+
+Reads the render as a user's tools would (through its manifest, docs/emulate.md): report.json
+for the fabrics, cabling.csv for the cables, addresses.csv for the plan's addresses and ASNs,
+the switch configs (translated strictly: eos.py, nvue.py, sonic.py) and the hosts' netplans and
+frr.conf. Builds one namespace per switch and per node, one veth pair per cable, runs FRR
+(zebra, bgpd, bfdd) per switch and per host that routes, waits for the state to settle and
+checks it against the plan (expect.py): every session and BFD peer up, every switch's running
+ASN the plan's, every prefix on every switch with the width the cabling promises (FRR's RIB and
+the kernel's FIB), every host port reaching the next host on its rail from its own address.
+`--fail` then takes ports or devices down and checks the widths drop as the plan says and no
+host loses its way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from fabgen.emulate import eos, nvue, sonic
+from fabgen.emulate.expect import Plan, network
+from fabgen.emulate.frr import frr_conf
+from fabgen.emulate.lab import Lab, LabError, lab as open_lab
+from fabgen.emulate.model import Host, HostPort, Router, TranslateError
+
+TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
+               "sonic": ("/config_db.json", sonic.translate)}
+EMULATED_KINDS = ("roce", "spectrum-x")
+MAX_ROUTERS = 400  # switches and routing hosts emulated at once on two cores (benchmarks/emulate.py)
+
+
+class BadInput(Exception):
+    """Not a render, a --fabric or --fail naming nothing of it, a config the translators refuse."""
+
+
+@dataclass
+class Fabric:
+    """One emulated fabric (all its planes) as the render describes it."""
+
+    name: str
+    planes: list[str]
+    platform: str
+    host_routing: str = "static"  # report.json's addressing.host_routing: bgp where hosts run BGP to leaves
+    routers: dict[str, Router] = field(default_factory=dict)
+    hosts: dict[str, Host] = field(default_factory=dict)
+    cables: list[dict[str, str]] = field(default_factory=list)
+    addresses: list[dict[str, str]] = field(default_factory=list)
+    plan: Plan = field(default_factory=Plan)
+    left_out: set[str] = field(default_factory=set)
+
+
+def _table(files: dict[str, bytes], path: str) -> list[dict[str, str]]:
+    if path not in files:
+        raise BadInput(f"{path}: not in the render")
+    return list(csv.DictReader(io.StringIO(files[path].decode())))
+
+
+def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
+    """The Ethernet fabrics of the render (every plane of one inventory fabric together); with
+    `wanted`, only that one (by its name or a plane's)."""
+    report = json.loads(files["report.json"])["fabrics"]
+    groups: dict[str, Fabric] = {}
+    skipped = []
+    for name, f in report.items():
+        base = name.rsplit("-plane", 1)[0] if "-plane" in name else name
+        if f.get("kind") not in EMULATED_KINDS or f.get("role") == "oob":
+            skipped.append(name)
+            continue
+        routing = (f.get("addressing") or {}).get("host_routing", "static")
+        groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing)).planes.append(name)
+    if wanted is not None:
+        chosen = [g for g in groups.values() if wanted == g.name or wanted in g.planes]
+        if not chosen:
+            names = sorted(groups) + sorted(p for g in groups.values() for p in g.planes if p != g.name)
+            raise BadInput(f"--fabric {wanted}: no Ethernet fabric of the render is called so (it has "
+                           f"{', '.join(names) or 'none'}; InfiniBand and out-of-band networks are not emulated)")
+        return chosen
+    if not groups:
+        raise BadInput("the render has no RoCE or Spectrum-X fabric to emulate (InfiniBand and out-of-band "
+                       "networks are not emulated)")
+    return list(groups.values())
+
+
+def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
+    """Translate every switch config, read every host's netplan, build the plan."""
+    suffix, translate = TRANSLATORS.get(fab.platform, (None, None))
+    if translate is None:
+        raise BadInput(f"fabric {fab.name}: platform {fab.platform} is not emulated")
+    for plane in fab.planes:
+        fab.cables += [r | {"fabric": plane} for r in _table(files, f"{plane}/cabling.csv")]
+        fab.addresses += [r | {"fabric": plane} for r in _table(files, f"{plane}/addresses.csv")]
+    switches = {r["device"]: r for r in fab.addresses if r["role"] in ("leaf", "spine", "core")}
+    for plane in fab.planes:
+        for device in sorted({r["device"] for r in fab.addresses if r["fabric"] == plane and r["device"] in switches}):
+            path = f"{plane}/switches/{device}{suffix}"
+            if path not in files:
+                raise BadInput(f"{path}: the switch's config is not in the render")
+            try:
+                fab.routers[device] = translate(device, files[path].decode(), path)
+            except TranslateError as exc:
+                raise BadInput(str(exc)) from None
+            fab.left_out |= fab.routers[device].ignored
+    for r in fab.addresses:
+        if r["role"] == "node":
+            host = fab.hosts.setdefault(r["device"], Host(r["device"]))
+            host.ports.setdefault(r["interface"], HostPort(r["interface"], []))
+    for name, host in fab.hosts.items():
+        _read_host(files, host)
+    fab.plan = _plan(fab)
+    return fab
+
+
+def _read_host(files: dict[str, bytes], host: Host) -> None:
+    path = f"hosts/{host.name}/netplan.yaml"
+    if path not in files:
+        raise BadInput(f"{path}: the node's netplan is not in the render")
+    doc = yaml.safe_load(files[path])
+    eths = doc["network"]["ethernets"]
+    for name, port in host.ports.items():
+        e = eths.get(name)
+        if e is None:
+            raise BadInput(f"{path}: no interface {name}, which addresses.csv gives the node")
+        port.addresses = list(e.get("addresses", []))
+        port.routes = list(e.get("routes", []))
+        port.rules = list(e.get("routing-policy", []))
+        port.mtu = int(e.get("mtu", 0))
+    host.loopbacks = list(eths.get("lo", {}).get("addresses", []))
+    frr = f"hosts/{host.name}/frr.conf"
+    if frr in files:
+        host.frr = files[frr].decode()
+
+
+def _plan(fab: Fabric) -> Plan:
+    """Sessions, ASNs and origins from addresses.csv and cabling.csv only."""
+    p = Plan()
+    for r in fab.addresses:
+        if r["role"] in ("leaf", "spine", "core"):
+            p.asn[r["device"]] = int(r["asn"])
+            p.roles[r["device"]] = r["role"]
+    for r in fab.cables:
+        a, z = r["a_device"], r["z_device"]
+        if a in p.asn and z in p.asn:
+            p.sessions.append((a, r["a_port"], z, r["z_port"]))
+    host_port = {(r["peer_device"], r["peer_interface"]): (r["device"], r["interface"], r["address"])
+                 for r in fab.addresses if r["role"] == "node"}
+    for host in fab.hosts.values():  # hosts that route announce their service address over every port
+        asn = _host_asn(host.frr) if fab.host_routing == "bgp" else None  # its ASN: its own rendered frr.conf
+        if asn is None:
+            continue
+        p.asn[host.name] = asn
+        p.origins[host.name] = [network(a) for a in host.loopbacks]
+    for (leaf, port), (host, iface, address) in host_port.items():
+        if host in p.asn:
+            p.sessions.append((host, iface, leaf, port))
+        p.origins.setdefault(leaf, [])
+        subnet = network(address)
+        if subnet not in p.origins[leaf]:
+            p.origins[leaf].append(subnet)
+    for r in fab.addresses:
+        if r["role"] in ("leaf", "spine", "core") and r["address"].endswith("/32") and not r["peer_device"]:
+            p.origins.setdefault(r["device"], []).append(network(r["address"]))
+    return p
+
+
+def _host_asn(frr: str) -> int | None:
+    for line in frr.splitlines():
+        if line.startswith("router bgp "):
+            return int(line.split()[2])
+    return None
+
+
+# Building --------------------------------------------------------------------------------------------
+
+@dataclass
+class Built:
+    ns: dict[str, str] = field(default_factory=dict)  # device -> namespace
+    ifname: dict[tuple[str, str], str] = field(default_factory=dict)  # (device, vendor port) -> Linux name
+    dirs: dict[str, Path] = field(default_factory=dict)  # device -> FRR run dir (vty sockets)
+    batch: dict[str, list[str]] = field(default_factory=dict)  # namespace -> `ip -batch` lines to run
+    done: set[tuple[str, str]] = field(default_factory=set)  # (namespace, loopback address) already added
+
+    def ip(self, ns: str, line: str) -> None:
+        self.batch.setdefault(ns, []).append(line)
+
+    def flush(self) -> None:
+        """Run every namespace's queued `ip` commands, one process per namespace (`ip -batch`)."""
+        from fabgen.emulate.lab import run
+
+        for ns, lines in self.batch.items():
+            if lines:
+                run("ip", "-n", ns, "-batch", "-", inp="\n".join(lines) + "\n", timeout=120)
+        self.batch.clear()
+
+
+def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built:
+    b = Built()
+    devices = [d for f in fabs for d in (*f.routers, *f.hosts)]
+    for k, d in enumerate(dict.fromkeys(devices)):
+        b.ns[d] = la.namespace(k)
+    la.neighbours(sum(len(f.cables) for f in fabs))
+    progress(f"cabling {sum(len(f.cables) for f in fabs)} links")
+    ends_up: list[tuple[str, str, str]] = []
+    for f in fabs:
+        host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
+                   for r in f.addresses if r["role"] == "node"}
+        counter: dict[str, int] = {}
+        for c in f.cables:
+            ends = []
+            for dev, port, far, far_port in ((c["a_device"], c["a_port"], c["z_device"], c["z_port"]),
+                                             (c["z_device"], c["z_port"], c["a_device"], c["a_port"])):
+                if dev in f.hosts:
+                    name = host_if.get((dev, far, far_port))
+                    if name is None:
+                        raise BadInput(f"{c['fabric']}/cabling.csv: {dev} {port} to {far} {far_port} has no address "
+                                       "in addresses.csv")
+                elif dev in f.routers:
+                    counter[dev] = counter.get(dev, 0) + 1
+                    name = f"p{counter[dev]}"
+                else:
+                    raise BadInput(f"{c['fabric']}/cabling.csv: {dev} is neither a switch nor a node of the fabric")
+                b.ifname[(dev, port)] = name
+                ends.append((b.ns[dev], name, port))
+            (na, ia, pa), (nz, iz, pz) = ends
+            b.ip(na, f"link add {ia} type veth peer name {iz} netns {nz}")
+            ends_up += [(na, ia, pa), (nz, iz, pz)]
+    b.flush()
+    for ns, ifn, alias in ends_up:
+        b.ip(ns, f"link set {ifn} alias {_alias(alias)} up")
+    progress("addresses and routes")
+    for f in fabs:
+        for name, r in f.routers.items():
+            _router_ip(b, name, r)
+        for h in f.hosts.values():
+            _host_ip(b, h)
+    b.flush()
+    progress("FRR daemons")
+    for f in fabs:
+        for name, r in f.routers.items():
+            _router_frr(la, b, name, r)
+        for h in f.hosts.values():
+            if h.frr and h.name not in b.dirs:  # one BGP speaker per node, whichever fabrics it is on
+                d = la.frr_dir(b.ns[h.name])
+                conf = d / "frr.conf"
+                conf.write_text(h.frr)  # unmodified
+                _daemons(la, b, h.name, d, conf, bfd=" bfd" in h.frr)
+    return b
+
+
+def _alias(text: str) -> str:
+    """A vendor port name as an interface alias (no spaces in an `ip -batch` line)."""
+    return "".join(c if c.isalnum() or c in "/._-:" else "_" for c in text)[:120] or "-"
+
+
+def _router_ip(b: Built, name: str, r: Router) -> None:
+    ns = b.ns[name]
+    for cidr in r.loopbacks:
+        b.ip(ns, f"addr add {cidr} dev lo")
+    for port, cidrs in r.routed.items():
+        ifn = b.ifname.get((name, port))
+        if ifn is not None:  # a routed port without a cable is not built
+            for cidr in cidrs:
+                b.ip(ns, f"addr add {cidr} dev {ifn}")
+    for vlan, cidrs in r.vlans.items():
+        b.ip(ns, f"link add {vlan} type bridge")
+        b.ip(ns, f"link set {vlan} up")
+        for cidr in cidrs:
+            b.ip(ns, f"addr add {cidr} dev {vlan}")
+    for port, vlan in r.members.items():
+        ifn = b.ifname.get((name, port))
+        if ifn is not None:
+            b.ip(ns, f"link set {ifn} master {vlan}")
+
+
+def _router_frr(la: Lab, b: Built, name: str, r: Router) -> None:
+    missing = [p for p in r.unnumbered if (name, p) not in b.ifname]
+    if missing:
+        raise BadInput(f"{name}: BGP unnumbered on {', '.join(missing[:3])}, which no cable of the plan uses")
+    d = la.frr_dir(b.ns[name])
+    conf = d / "frr.conf"
+    conf.write_text(frr_conf(r, {p: b.ifname[(name, p)] for p in r.unnumbered}))
+    _daemons(la, b, name, d, conf, bfd=any(g.bfd for g in r.groups.values()) or any(n.bfd for n in r.neighbors))
+
+
+def _host_ip(b: Built, h: Host) -> None:
+    """A host's ports of one fabric (a node on several emulated fabrics is one namespace: its
+    loopback addresses are added once)."""
+    ns = b.ns[h.name]
+    for cidr in h.loopbacks:
+        if (ns, cidr) not in b.done:
+            b.done.add((ns, cidr))
+            b.ip(ns, f"addr add {cidr} dev lo")
+    for port in h.ports.values():
+        if port.mtu:
+            b.ip(ns, f"link set {port.name} mtu {min(port.mtu, 9000)}")
+        for cidr in port.addresses:
+            b.ip(ns, f"addr add {cidr} dev {port.name}")
+    for port in h.ports.values():
+        for route in port.routes:
+            line = f"route add {route['to']}" + (f" via {route['via']}" if "via" in route else f" dev {port.name}")
+            for key in ("scope", "table", "metric"):
+                if route.get(key):
+                    line += f" {key} {route[key]}"
+            b.ip(ns, line)
+        for rule in port.rules:
+            b.ip(ns, f"rule add from {rule['from']} table {rule['table']}")
+
+
+def _daemons(la: Lab, b: Built, name: str, d: Path, conf: Path, bfd: bool) -> None:
+    import os
+    import pwd
+
+    frr = pwd.getpwnam("frr")
+    os.chown(conf, frr.pw_uid, frr.pw_gid)
+    ns = b.ns[name]
+    zsock = str(d / "zserv.api")
+    common = ["--vty_socket", str(d), "-f", str(conf)]
+    la.daemon(ns, "zebra", [*common, "-z", zsock])
+    if bfd:
+        la.daemon(ns, "bfdd", [*common, "-z", zsock, "--bfdctl", str(d / "bfdd.sock")])
+    la.daemon(ns, "bgpd", [*common, "-z", zsock, "-p", "179"])
+    b.dirs[name] = d
+
+
+# The run ------------------------------------------------------------------------------------------
+
+@dataclass
+class Result:
+    fabrics: list[str]
+    routers: int
+    hosts: int
+    links: int
+    seconds: float
+    findings: list[Any]
+    failed: list[str]
+    left_out: list[str]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"fabrics": self.fabrics, "routers": self.routers, "hosts": self.hosts, "links": self.links,
+                "seconds": round(self.seconds, 1), "ok": self.ok, "failed": self.failed,
+                "findings": [f.as_dict() for f in self.findings], "left_out": self.left_out, "notes": self.notes}
+
+
+def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
+    """(device, vendor port) of every port `--fail DEVICE[:PORT]` takes down; BadInput naming one that
+    is no device or port of the emulated fabrics."""
+    ports = {(c["a_device"], c["a_port"]) for f in fabs for c in f.cables}
+    ports |= {(c["z_device"], c["z_port"]) for f in fabs for c in f.cables}
+    devices = {d for d, _ in ports}
+    out: set[tuple[str, str]] = set()
+    for item in fails:
+        device, _, port = item.partition(":")
+        if device not in devices:
+            raise BadInput(f"--fail {item}: {device} is no switch or node of the emulated fabric(s)")
+        if port and (device, port) not in ports:
+            raise BadInput(f"--fail {item}: {device} has no cabled port {port}")
+        out |= {(d, p) for d, p in ports if d == device and (not port or p == port)}
+    return out
+
+
+def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float = 300,
+            quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None) -> Result:
+    """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot)."""
+    from fabgen import diff
+    from fabgen.emulate import checks
+
+    start = time.monotonic()
+    try:
+        files = diff.read_render(render, progress)
+    except diff.NotARender as exc:
+        raise BadInput(str(exc)) from None
+    if "report.json" not in files:
+        raise BadInput(f"{render}: no report.json: not a render")
+    fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
+    down = _fail_targets(fabs, fails or [])
+    routers = sum(len(f.routers) + sum(1 for h in f.hosts.values() if h.frr) for f in fabs)
+    if routers > MAX_ROUTERS:
+        raise BadInput(f"{routers} routers: more than the {MAX_ROUTERS} emulated at once on this machine; emulate "
+                       "one fabric or plane (--fabric NAME-plane1)")
+    notes = ["the management plane (management ports, VRF, services) is not emulated",
+             "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not"]
+    findings: list[Any] = []
+    with open_lab() as la:
+        progress(f"namespaces for {sum(len(f.routers) + len(f.hosts) for f in fabs)} devices")
+        b = build(la, fabs, progress)
+        plan = _merged([f.plan for f in fabs])
+        expected = _expected_sessions(plan)
+        state, took = checks.settle(la, b.dirs, expected, quiet, timeout, progress)
+        notes.append(f"converged (or settled) in {took:.1f} s")
+        findings += _check_all(la, b, fabs, plan, state, expected, set(), progress)
+        if down and not findings:
+            progress(f"taking {len(down)} port(s) down")
+            for dev, port in sorted(down):
+                run_ip(b.ns[dev], "link", "set", b.ifname[(dev, port)], "down")
+            state, took = checks.settle(la, b.dirs, _expected_sessions(plan, down), quiet, timeout, progress)
+            notes.append(f"after --fail: settled in {took:.1f} s")
+            findings += _check_all(la, b, fabs, plan, state, _expected_sessions(plan, down), down, progress)
+        speakers = len(b.dirs)
+    failed = sorted({f.device for f in findings})
+    hosts = len({h for f in fabs for h in f.hosts})
+    return Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
+                  time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))), notes)
+
+
+def run_ip(ns: str, *args: str) -> None:
+    from fabgen.emulate.lab import run
+
+    run("ip", "-n", ns, *args)
+
+
+def _merged(plans: list[Plan]) -> Plan:
+    out = Plan()
+    for p in plans:
+        out.asn.update(p.asn)
+        out.sessions += p.sessions
+        out.roles.update(p.roles)
+        for o, ps in p.origins.items():
+            out.origins.setdefault(o, []).extend(ps)
+    return out
+
+
+def _expected_sessions(plan: Plan, down: set[tuple[str, str]] = frozenset()) -> dict[str, int]:  # type: ignore[assignment]
+    """Sessions each speaker should have established: one per live cable to another speaker."""
+    out = {n: 0 for n in plan.asn}
+    for a, ap, z, zp in plan.sessions:
+        if (a, ap) in down or (z, zp) in down:
+            continue
+        out[a] += 1
+        out[z] += 1
+    return out
+
+
+def _check_all(la: Lab, b: Built, fabs: list[Fabric], plan: Plan, state: Any, expected: dict[str, int],
+               down: set[tuple[str, str]], progress: Callable[[str], None]) -> list[Any]:
+    from fabgen.emulate import checks
+
+    progress("checking sessions, routes and reachability")
+    speakers = {d: expected[d] for d in b.dirs}
+    peer_asn = _peer_asns(b, plan, fabs)
+    out = checks.sessions(state, speakers, plan.asn, peer_asn)
+    with_bfd = {n for f in fabs for n, r in f.routers.items()
+                if any(g.bfd for g in r.groups.values()) or any(x.bfd for x in r.neighbors)}
+    out += checks.bfd(la, b.dirs, {n for n in with_bfd if expected.get(n)})
+    widths = plan.widths(down)
+    prefixes = plan.prefixes()
+    switches = sorted(plan.roles)
+    out += checks.rib(la, b.dirs, widths, prefixes, switches)
+    out += checks.fib(b.ns, widths, prefixes, switches)
+    hosts = {name: h for f in fabs for name, h in f.hosts.items()}
+    alive = {name: h for name, h in hosts.items() if not any(d == name for d, _ in down)}
+    out += checks.reach(b.ns, [p for p in checks.pairs(alive) if _port_up(alive, p, down)])
+    return out
+
+
+def _port_up(hosts: dict[str, Any], pair: tuple[str, str, str, str], down: set[tuple[str, str]]) -> bool:
+    """A ping whose source or destination port was taken down is not expected to pass (the host's own
+    rule sends it out of that port): the others must."""
+    return True if not down else all(
+        not any(a.split("/")[0] == addr for a in port.addresses) or (host, port.name) not in down
+        for host, addr in ((pair[0], pair[1]), (pair[2], pair[3])) for port in hosts[host].ports.values())
+
+
+def _peer_asns(b: Built, plan: Plan, fabs: list[Fabric]) -> dict[str, dict[str, int]]:
+    """device -> FRR's peer key (the far end's address from addresses.csv, or the interface of an
+    unnumbered session) -> the plan's ASN of the device at the other end."""
+    out: dict[str, dict[str, int]] = {}
+    for a, ap, z, zp in plan.sessions:
+        for dev, port, far in ((a, ap, z), (z, zp, a)):
+            ifn = b.ifname.get((dev, port))
+            if ifn:
+                out.setdefault(dev, {})[ifn] = plan.asn[far]
+    for f in fabs:
+        for r in f.addresses:
+            if r["peer_device"] in plan.asn and r["device"] in plan.asn:
+                out.setdefault(r["peer_device"], {})[r["address"].split("/")[0]] = plan.asn[r["device"]]
+    return out
