@@ -138,7 +138,9 @@ class Lab:
 
     def close(self) -> None:
         """Stop every daemon by its PID (TERM, then KILL after a bounded wait), delete every namespace,
-        restore the kernel settings, remove the run directory."""
+        restore the kernel settings, remove the run directory. A daemon that was starting when the
+        run was stopped is found by the PID file it wrote in the run's directory."""
+        self.pids += [pid for pid in _run_processes(self.dir) if pid not in self.pids]
         for pid in self.pids:
             try:
                 os.kill(pid, signal.SIGTERM)
@@ -164,6 +166,23 @@ class Lab:
         for sig, handler in self._signals.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._signals.clear()
+
+
+def _run_processes(run_dir: Path) -> list[int]:
+    """PIDs of this run's daemons, also one that was starting when the run was stopped and had not
+    yet written its PID file: every process whose command line names the run's directory (each
+    daemon is started with its config file there). Stopped one by one, by these PIDs."""
+    mark = str(run_dir).encode()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if mark in (entry / "cmdline").read_bytes():
+                out.append(int(entry.name))
+        except OSError:
+            continue
+    return out
 
 
 def _alive(pid: int) -> bool:

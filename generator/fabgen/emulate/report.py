@@ -17,6 +17,11 @@ def text(r: Any) -> str:
         out.append(f"FAIL: {len(r.findings)} finding(s) on {len(r.failed)} device(s): {', '.join(r.failed[:20])}"
                    + (" ..." if len(r.failed) > 20 else ""))
         out.append("")
+        if r.suspects:
+            out.append("Most likely at fault:")
+            out += [f"  {d}: {why}" for d, why in r.suspects[:10]]
+            out.append("")
+            out.append("Every finding:")
         for f in r.findings:
             out.append(f"  {f.device}: {f.check}: {f.message}")
     out.append("")

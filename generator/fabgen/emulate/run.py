@@ -341,6 +341,7 @@ class Result:
     failed: list[str]
     left_out: list[str]
     notes: list[str] = field(default_factory=list)
+    suspects: list[tuple[str, str]] = field(default_factory=list)  # (device, why), most likely at fault first
 
     @property
     def ok(self) -> bool:
@@ -349,7 +350,8 @@ class Result:
     def as_dict(self) -> dict[str, Any]:
         return {"fabrics": self.fabrics, "routers": self.routers, "hosts": self.hosts, "links": self.links,
                 "seconds": round(self.seconds, 1), "ok": self.ok, "failed": self.failed,
-                "findings": [f.as_dict() for f in self.findings], "left_out": self.left_out, "notes": self.notes}
+                "findings": [f.as_dict() for f in self.findings], "left_out": self.left_out, "notes": self.notes,
+                "suspects": [{"device": d, "why": w} for d, w in self.suspects]}
 
 
 def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
@@ -403,14 +405,19 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
             progress(f"taking {len(down)} port(s) down")
             for dev, port in sorted(down):
                 run_ip(b.ns[dev], "link", "set", b.ifname[(dev, port)], "down")
+            notes.append(f"--fail took {len(down)} port(s) down: {', '.join(f'{d}:{p}' for d, p in sorted(down)[:8])}"
+                         "; the widths were checked against the plan without them")
             state, took = checks.settle(la, b.dirs, _expected_sessions(plan, down), quiet, timeout, progress)
             notes.append(f"after --fail: settled in {took:.1f} s")
             findings += _check_all(la, b, fabs, plan, state, _expected_sessions(plan, down), down, progress)
         speakers = len(b.dirs)
-    failed = sorted({f.device for f in findings})
+    from fabgen.emulate.checks import suspects
+    culprits = suspects(findings, _merged([f.plan for f in fabs]).prefixes())
+    failed = sorted({f.device for f in findings} | {d for d, _ in culprits})  # a suspect failed too
     hosts = len({h for f in fabs for h in f.hosts})
     return Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
-                  time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))), notes)
+                  time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))), notes,
+                  culprits)
 
 
 def run_ip(ns: str, *args: str) -> None:
@@ -447,11 +454,18 @@ def _check_all(la: Lab, b: Built, fabs: list[Fabric], plan: Plan, state: Any, ex
 
     progress("checking sessions, routes and reachability")
     speakers = {d: expected[d] for d in b.dirs}
-    peer_asn = _peer_asns(b, plan, fabs)
-    out = checks.sessions(state, speakers, plan.asn, peer_asn)
+    peer_asn, peer_dev = _peer_asns(b, plan, fabs)
+    out = checks.sessions(state, speakers, plan.asn, peer_asn, peer_dev)
     with_bfd = {n for f in fabs for n, r in f.routers.items()
                 if any(g.bfd for g in r.groups.values()) or any(x.bfd for x in r.neighbors)}
-    out += checks.bfd(la, b.dirs, {n for n in with_bfd if expected.get(n)})
+    gone: dict[str, set[str]] = {}
+    for dev, port in down:  # a port taken down takes its far end's BFD peer with it
+        for a, ap, z, zp in plan.sessions:
+            for x, xp, y, yp in ((a, ap, z, zp), (z, zp, a, ap)):
+                if (x, xp) == (dev, port):
+                    gone.setdefault(x, set()).add(b.ifname[(x, xp)])
+                    gone.setdefault(y, set()).add(b.ifname[(y, yp)])
+    out += checks.bfd(la, b.dirs, {n for n in with_bfd if expected.get(n)}, gone)
     widths = plan.widths(down)
     prefixes = plan.prefixes()
     switches = sorted(plan.roles)
@@ -471,17 +485,21 @@ def _port_up(hosts: dict[str, Any], pair: tuple[str, str, str, str], down: set[t
         for host, addr in ((pair[0], pair[1]), (pair[2], pair[3])) for port in hosts[host].ports.values())
 
 
-def _peer_asns(b: Built, plan: Plan, fabs: list[Fabric]) -> dict[str, dict[str, int]]:
+def _peer_asns(b: Built, plan: Plan, fabs: list[Fabric]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]]]:
     """device -> FRR's peer key (the far end's address from addresses.csv, or the interface of an
-    unnumbered session) -> the plan's ASN of the device at the other end."""
+    unnumbered session) -> the plan's ASN of the device at the other end, and that device."""
     out: dict[str, dict[str, int]] = {}
+    dev_of: dict[str, dict[str, str]] = {}
     for a, ap, z, zp in plan.sessions:
         for dev, port, far in ((a, ap, z), (z, zp, a)):
             ifn = b.ifname.get((dev, port))
             if ifn:
                 out.setdefault(dev, {})[ifn] = plan.asn[far]
+                dev_of.setdefault(dev, {})[ifn] = far
     for f in fabs:
         for r in f.addresses:
             if r["peer_device"] in plan.asn and r["device"] in plan.asn:
-                out.setdefault(r["peer_device"], {})[r["address"].split("/")[0]] = plan.asn[r["device"]]
-    return out
+                key = r["address"].split("/")[0]
+                out.setdefault(r["peer_device"], {})[key] = plan.asn[r["device"]]
+                dev_of.setdefault(r["peer_device"], {})[key] = r["device"]
+    return out, dev_of

@@ -1,0 +1,55 @@
+"""How long `fabgen emulate` takes, and for how many routers (docs/emulate.md, "Scale").
+
+    sudo python benchmarks/emulate.py                        # the examples below
+    sudo python benchmarks/emulate.py --cases roce-3tier --json results-emulate.json
+
+Each case is rendered, then emulated in a fresh `fabgen emulate --format json` process: wall
+seconds, routers, hosts, links, and the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = ["roce-2node", "fattree-2to1", "roce-3tier", "spectrumx-1su", "superpod-cluster", "b300-spectrumx-2plane"]
+
+
+def one(case: str, work: Path) -> dict:
+    out = work / case
+    subprocess.run([sys.executable, "-m", "fabgen", "render", str(ROOT / "inventories" / f"{case}.yaml"), "-o",
+                    str(out)], check=True, capture_output=True)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "fabgen", "emulate", str(out), "--format", "json"],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        return {"case": case, "error": proc.stderr.strip()[-300:]}
+    r = json.loads(proc.stdout)
+    return {"case": case, "seconds": round(seconds, 1), "routers": r["routers"], "hosts": r["hosts"],
+            "links": r["links"], "ok": r["ok"], "notes": r["notes"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", nargs="*", default=CASES)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in args.cases:
+            row = one(case, Path(tmp))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,294 @@
+"""fabgen emulate: the rendered Ethernet fabrics brought up with FRR in network namespaces.
+
+Unit tests translate every rendered switch config of the goldens strictly, refuse a line or key
+they do not know, and hand FRR's own parser (`vtysh --dryrun`) every config they write. The
+integration tests (root and FRR, which `make test` installs) run the real command on the
+examples and on unseen shapes, on renders broken on purpose (a leaf's ASN, a missing peer, a
+loopback not announced, a port shut), and check that every namespace, process and kernel
+setting of a run is gone after it, also after SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import GOLDEN, INVENTORIES, IN_CI
+from fabgen.emulate import eos, nvue, sonic
+from fabgen.emulate.expect import Plan
+from fabgen.emulate.frr import frr_conf
+from fabgen.emulate.model import TranslateError
+from fabgen.pipeline import render_to
+
+VTYSH = shutil.which("vtysh")
+ROOT_AND_FRR = os.geteuid() == 0 and VTYSH is not None and Path("/usr/lib/frr/bgpd").exists() \
+    and shutil.which("ping") is not None
+if not ROOT_AND_FRR and IN_CI:
+    raise RuntimeError("CI must run the emulation: root, FRR and iputils-ping (`make test` installs them)")
+needs_lab = pytest.mark.skipif(not ROOT_AND_FRR, reason="needs root, FRR and ping (`make test` installs them)")
+
+CONFIGS = {"eos": ("*.cfg", eos.translate), "nvue": ("*.nvue.yaml", nvue.translate),
+           "sonic": ("*/config_db.json", sonic.translate)}
+
+
+def _goldens(platform: str) -> list[Path]:
+    pattern, _ = CONFIGS[platform]
+    return sorted(p for p in GOLDEN.glob(f"*/*/switches/{pattern}") if "oob" not in p.parts[-3]
+                  and not re.search(r"-(access|mgmt)\d{4}", p.name))
+
+
+@pytest.mark.parametrize("platform", sorted(CONFIGS))
+def test_every_rendered_switch_config_translates(platform: str) -> None:
+    files = _goldens(platform)
+    assert files
+    sessions = 0
+    for path in files:
+        r = CONFIGS[platform][1](path.stem, path.read_text(), str(path))
+        assert r.asn > 0 and r.router_id and r.loopbacks and r.networks, path
+        sessions += len(r.neighbors)
+    assert sessions  # a one-switch fabric has none; the others do
+
+
+@pytest.mark.parametrize("platform,edit,words", [
+    ("eos", lambda t: t.replace("   no switchport\n", "   no switchport\n   ip pim sparse-mode\n", 1),
+     "does not know 'ip pim sparse-mode' in interface"),
+    ("eos", lambda t: t.replace("router bgp", "router ospf 1\n!\nrouter bgp", 1), "does not know 'router ospf 1'"),
+    ("eos", lambda t: t.replace("   maximum-paths", "   bgp bestpath tie-break router-id\n   maximum-paths", 1),
+     "in router bgp"),
+    ("nvue", lambda t: t.replace("\n    router:\n", "\n    router:\n      ospf: {enable: on}\n", 1),
+     "does not know router/ospf/enable"),
+    ("sonic", lambda t: t.replace('"BGP_GLOBALS": {', '"BGP_ALLOWED_PREFIXES": {},\n    "BGP_GLOBALS": {', 1),
+     "does not know table BGP_ALLOWED_PREFIXES"),
+    ("sonic", lambda t: t.replace('"max_ebgp_paths": "64"', '"max_ebgp_paths": "64", "max_ibgp_paths": "8"', 1),
+     "does not know max_ibgp_paths"),
+])
+def test_a_line_or_key_the_translator_does_not_know_is_an_error(platform: str, edit, words: str) -> None:
+    path = _goldens(platform)[0]
+    text = edit(path.read_text())
+    assert text != path.read_text(), "the test must change the file"
+    with pytest.raises(TranslateError) as exc:
+        CONFIGS[platform][1](path.stem, text, str(path))
+    assert words in str(exc.value) and str(path) in str(exc.value)
+
+
+@pytest.mark.skipif(VTYSH is None, reason="FRR's vtysh is not installed")
+@pytest.mark.parametrize("platform", sorted(CONFIGS))
+def test_frr_parses_every_config_the_emulation_writes(platform: str, tmp_path: Path) -> None:
+    """`vtysh --dryrun` (FRR's own parser, no daemon) accepts the frr.conf written for a switch of
+    every platform, and refuses one with a broken line."""
+    for path in _goldens(platform)[:3]:
+        r = CONFIGS[platform][1](path.stem, path.read_text(), str(path))
+        conf = tmp_path / f"{path.stem}.conf"
+        conf.write_text(frr_conf(r, {p: f"p{k}" for k, p in enumerate(r.unnumbered, 1)}))
+        done = subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (path, done.stdout[-2000:], done.stderr[-2000:])
+    conf.write_text(conf.read_text().replace(" bgp router-id", " bgp router-idd", 1))
+    done = subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+
+
+def test_widths_follow_bgp_path_selection() -> None:
+    """Two leaves under two spines of one AS with two links each: a leaf reaches the other's
+    prefixes over 4 sessions; spines of one AS never learn each other's; a third leaf behind one
+    spine only is reached over that spine's 2 links, and a port down costs its own leaf one path."""
+    p = Plan(asn={"l1": 1, "l2": 2, "l3": 3, "s1": 10, "s2": 10},
+             sessions=[("l1", "a", "s1", "1"), ("l1", "b", "s1", "2"), ("l1", "c", "s2", "1"), ("l1", "d", "s2", "2"),
+                       ("l2", "a", "s1", "3"), ("l2", "b", "s1", "4"), ("l2", "c", "s2", "3"), ("l2", "d", "s2", "4"),
+                       ("l3", "a", "s1", "5"), ("l3", "b", "s1", "6")],
+             origins={"l1": ["10.0.1.0/24"], "l2": ["10.0.2.0/24"], "l3": ["10.0.3.0/24"], "s1": ["10.9.0.1/32"],
+                      "s2": ["10.9.0.2/32"]})
+    w = p.widths()
+    assert w["l1"]["l2"] == 4 and w["l1"]["l3"] == 2 and w["l3"]["l1"] == 2
+    assert w["s1"]["s2"] == 0 and w["s2"]["s1"] == 0  # the spine AS in the path: refused
+    assert w["s1"]["l1"] == 2 and w["l1"]["s1"] == 2
+    # l1's port a down: l1 loses that path; l2 keeps 4 (s1 still reaches l1 over port b)
+    assert p.widths({("l1", "a")})["l1"]["l2"] == 3 and p.widths({("l1", "a")})["l2"]["l1"] == 4
+
+
+# The command, on namespaces ------------------------------------------------------------------------
+
+def emulate(*args: object, timeout: int = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fabgen", "emulate", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _machine() -> tuple[set[str], dict[str, str]]:
+    """The namespaces and neighbour-table settings of the machine, to compare before and after."""
+    ns = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n"))
+    keys = [f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3)]
+    return ns, {k: subprocess.run(["sysctl", "-n", k], capture_output=True, text=True).stdout.strip() for k in keys}
+
+
+def _no_daemons_of_the_run() -> bool:
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return "fabgen-emulate-" not in ps
+
+
+@pytest.fixture
+def clean():
+    """Asserts, after the test, that the run left nothing behind."""
+    before = _machine()
+    yield
+    after = _machine()
+    assert after[0] == before[0], f"namespaces left: {after[0] - before[0]}"
+    assert after[1] == before[1], "a kernel setting was not restored"
+    assert _no_daemons_of_the_run(), "an FRR daemon of the run is still running"
+
+
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    base = tmp_path_factory.mktemp("emulate")
+    for case in ("roce-2node", "roce-3tier", "fattree-2to1", "spectrumx-1su", "superpod-cluster"):
+        render_to(INVENTORIES / f"{case}.yaml", base / case)
+        out[case] = base / case
+    return out
+
+
+@needs_lab
+@pytest.mark.integration
+@pytest.mark.parametrize("case,fails", [
+    ("roce-3tier", ["eth-su001-leaf1:Ethernet33/1"]),  # EOS three tiers; an uplink failed: one path fewer
+    ("fattree-2to1", []),  # SONiC fat-tree 2:1 (frrcfgd's prefix sets and route maps)
+    ("spectrumx-1su", ["sx-spine01"]),  # Spectrum-X, BGP unnumbered; a whole spine failed
+    ("superpod-cluster", []),  # EOS storage with BGP to the hosts (their frr.conf unmodified), SONiC in-band
+])
+def test_the_examples_converge_with_the_planned_widths(renders: dict[str, Path], case: str, fails: list[str],
+                                                       clean) -> None:
+    res = emulate(renders[case], *[x for f in fails for x in ("--fail", f)], "--format", "json")
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
+    result = json.loads(res.stdout)
+    assert result["ok"] and result["routers"] > 0 and result["links"] > 0
+    assert any("management plane" in n for n in result["notes"])
+    if fails:
+        assert any("--fail took" in n for n in result["notes"])
+
+
+UNSEEN = """version: 1
+cluster: u
+node_groups:
+  - {{name: gpu, model: {model}, count: {count}, hostname: "n{{n:02d}}"}}
+fabrics:
+  - name: f
+    kind: {kind}
+    platform: {platform}
+    topology: {topology}
+    switch_model: {switch}
+    node_groups: [gpu]
+    {extra}
+    management: {{prefix: 192.168.7.0/24, users: [{{name: ops, password_hash: {{env: H}}}}]}}
+"""
+
+
+@needs_lab
+@pytest.mark.integration
+@pytest.mark.parametrize("shape", ["sonic-3tier", "sx-2planes", "eos-leafsubnet-2tier"])
+def test_unseen_shapes_converge(shape: str, tmp_path: Path, clean) -> None:
+    params = {
+        "sonic-3tier": dict(model="dgx-h100", count=8, kind="roce", platform="sonic", topology="rail-optimized",
+                            switch="sn5600-sonic", extra="tiers: 3\n    scalable_unit: 4"),
+        "sx-2planes": dict(model="dgx-b300", count=8, kind="spectrum-x", platform="nvue", topology="rail-optimized",
+                           switch="sn5600", extra="planes: 2\n    tiers: 2"),
+        "eos-leafsubnet-2tier": dict(model="dgx-h100", count=8, kind="roce", platform="eos", topology="fat-tree",
+                                     switch="arista-7060x5",
+                                     extra="tiers: 2\n    ethernet: {host_addressing: leaf-subnet}"),
+    }[shape]
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(UNSEEN.format(**params))
+    render_to(inv, tmp_path / "out")
+    res = emulate(tmp_path / "out")
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
+    assert "PASS" in res.stdout
+
+
+def _broken(renders: dict[str, Path], tmp_path: Path, case: str, path: str, edit) -> Path:
+    out = tmp_path / "broken"
+    shutil.copytree(renders[case], out)
+    target = out / path
+    text = target.read_text()
+    changed = edit(text)
+    assert changed != text, "the test must break the file"
+    target.write_text(changed)
+    return out
+
+
+@needs_lab
+@pytest.mark.integration
+@pytest.mark.parametrize("edit,device,why", [
+    (lambda t: t.replace("router bgp 65101", "router bgp 65199"), "eth-su001-leaf1", "runs BGP as AS 65199"),
+    (lambda t: re.sub(r"   neighbor 172\.16\.0\.0 peer group SPINES\n   neighbor 172\.16\.0\.0 remote-as 65010\n", "",
+                      t), "eth-pod01-spine01", "sessions"),
+    (lambda t: t.replace("      network 192.168.255.1/32\n", ""), "eth-su001-leaf1", "which it originates"),
+    (lambda t: t.replace("interface Ethernet33/1\n", "interface Ethernet33/1\n   shutdown\n"), "eth-pod01-spine01",
+     "sessions"),
+])
+def test_a_broken_render_fails_naming_the_device(renders: dict[str, Path], tmp_path: Path, edit, device: str,
+                                                 why: str, clean) -> None:
+    out = _broken(renders, tmp_path, "roce-3tier", "eth/switches/eth-su001-leaf1.cfg", edit)
+    res = emulate(out, "--format", "json")
+    assert res.returncode == 1, (res.stdout[-2000:], res.stderr[-2000:])
+    result = json.loads(res.stdout)
+    assert not result["ok"] and device in result["failed"]
+    text = json.dumps(result)
+    assert why in text
+    if why.startswith(("runs", "which")):
+        assert result["suspects"][0]["device"] == device
+
+
+@needs_lab
+@pytest.mark.integration
+def test_bad_input_and_a_machine_that_cannot_are_exit_2(renders: dict[str, Path], tmp_path: Path, clean) -> None:
+    assert emulate(tmp_path).returncode == 2  # not a render
+    for args, words in ((["--fail", "nosuch:port"], "no switch or node"), (["--fabric", "nosuch"], "no Ethernet fabric"),
+                        (["--fail", "roce-leaf01:Ethernet99/9"], "no cabled port")):
+        res = emulate(renders["roce-2node"], *args)
+        assert res.returncode == 2 and words in res.stderr, res.stderr
+    ib = tmp_path / "ib"
+    render_to(INVENTORIES / "ib-3tier.yaml", ib)
+    res = emulate(ib)
+    assert res.returncode == 2 and "no RoCE or Spectrum-X fabric" in res.stderr
+    broken = _broken(renders, tmp_path, "roce-2node", "roce/switches/roce-leaf01.cfg",
+                     lambda t: t.replace("router bgp", "router isis x\n!\nrouter bgp", 1))
+    res = emulate(broken)
+    assert res.returncode == 2 and "roce-leaf01.cfg" in res.stderr and "router isis" in res.stderr
+
+
+
+def test_a_user_who_is_not_root_is_told_so(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The command line as a user who is not root: exit 2, one line, nothing created."""
+    from typer.testing import CliRunner
+
+    from fabgen.cli import app
+
+    render_to(INVENTORIES / "roce-2node.yaml", tmp_path / "out")
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = CliRunner().invoke(app, ["emulate", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "run it as root" in result.output
+
+
+@needs_lab
+@pytest.mark.integration
+def test_sigterm_mid_run_leaves_nothing(renders: dict[str, Path], clean) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "fabgen", "emulate", str(renders["roce-3tier"])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "fabgen-" not in subprocess.run(
+                ["ip", "netns", "list"], capture_output=True, text=True).stdout:
+            time.sleep(0.2)
+        time.sleep(3)  # well inside the run: namespaces and daemons exist
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode in (130, 2), err
