@@ -394,6 +394,42 @@ def emulate(
 
 
 @app.command()
+def verify(
+    render_dir: Path = typer.Argument(..., help="the OUT of fabgen render: the plan"),
+    ibnetdiscover: list[Path] = typer.Option([], "--ibnetdiscover", help="ibnetdiscover's output (InfiniBand)"),
+    lldp: list[Path] = typer.Option([], "--lldp", help="LLDP evidence: a directory of <device>.json/.txt (lldpctl "
+                                    "-f json, EOS show lldp neighbors detail | json, NVUE nv show interface "
+                                    "--view=lldp -o json, SONiC show lldp table), or one such file named after its "
+                                    "device"),
+    fabric: Optional[str] = typer.Option(None, "--fabric", help="hold only this fabric (and its planes) to the plan"),
+    speed: bool = typer.Option(False, "--speed", help="also hold each link's speed, where the evidence gives it, "
+                               "to the plan"),
+    fmt: str = typer.Option("text", "--format", help="text, markdown (a ticket) or json"),
+) -> None:
+    """Hold the built fabric's cabling, from LLDP and ibnetdiscover, against RENDER_DIR's plan: each
+    cable from both ends (miswired, not cabled, unplanned, several neighbours; not deployed and
+    unverified apart) and the moves that repair it. Exit 0: as planned; 1: anything differs; 2: bad
+    input."""
+    from fabgen.verify import report
+    from fabgen.verify.run import BadInput, verify as run_verify
+
+    if fmt not in ("text", "markdown", "json"):
+        typer.echo(f"fabgen: --format must be text, markdown or json, not {fmt!r}", err=True)
+        raise typer.Exit(2)
+    if not render_dir.is_dir():
+        typer.echo(printable(f"fabgen: {render_dir}: not a directory (give the OUT of fabgen render)"), err=True)
+        raise typer.Exit(2)
+    try:
+        v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed)
+    except BadInput as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2)
+    text = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[fmt](v)
+    typer.echo(printable_lines(text), nl=False)
+    raise typer.Exit(1 if v.issues else 0)
+
+
+@app.command()
 def schema(fmt: str = typer.Option("json", "--format", help="json (JSON Schema) or markdown (docs/inventory.md)")
            ) -> None:
     """Print the inventory format: its JSON Schema, or the reference of every key as Markdown."""

@@ -69,6 +69,7 @@ class Lab:
         self.dir.chmod(0o711)  # FRR's user reaches its own directory inside, and nothing else
         self.sysctl: dict[str, str] = {}
         self._signals: dict[int, object] = {}
+        self._children: list[subprocess.Popen] = []
 
     def __enter__(self) -> "Lab":
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -124,6 +125,15 @@ class Lab:
                 time.sleep(0.05)
         raise LabError(f"{name} in {ns} wrote no PID file within 10 s")
 
+    def process(self, ns: str, args: list[str], log: Path) -> int:
+        """A foreground program (lldpd -d) in `ns`, its output to `log`; stopped by its PID on close."""
+        with open(log, "w") as out:
+            proc = subprocess.Popen(["ip", "netns", "exec", ns, *args], stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        self.pids.append(proc.pid)
+        self._children.append(proc)
+        return proc.pid
+
     def frr_dir(self, ns: str) -> Path:
         """The namespace's FRR directory (config, sockets, PID files), FRR's user's own."""
         d = self.dir / ns
@@ -156,6 +166,12 @@ class Lab:
                 except ProcessLookupError:
                     pass
         self.pids.clear()
+        for child in self._children:  # reap the foreground programs we started
+            try:
+                child.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        self._children.clear()
         for ns in reversed(self.namespaces):
             run("ip", "netns", "delete", ns, check=False, timeout=30)
         self.namespaces.clear()

@@ -1,0 +1,65 @@
+"""The verdict of fabgen verify: for a terminal, as a ticket (Markdown) or for a program (JSON).
+
+JSON keys (docs/verify.md): `ok`, `checked` (planned cables held against evidence), `cabled`
+(matching), `findings` (each: `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`),
+`repairs` (moves, a crossed pair as one), `counts` (per fabric and per tier, per kind), `notes`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fabgen.verify.cabling import APART, ISSUES, Verdict
+
+
+def as_dict(v: Verdict) -> dict[str, Any]:
+    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "findings": [f.as_dict() for f in v.findings],
+            "repairs": v.repairs, "counts": v.counts(), "notes": v.notes}
+
+
+def to_json(v: Verdict) -> str:
+    return json.dumps(as_dict(v), indent=2, sort_keys=True) + "\n"
+
+
+def _line(f: Any) -> str:
+    return f"{f.fabric}: {f.device} {f.port}: expected {f.expected}, found {f.found}"
+
+
+def to_text(v: Verdict) -> str:
+    issues = v.issues
+    out = [f"fabgen verify: {v.checked} planned cables checked, {v.ok} as planned, {len(issues)} finding(s)"]
+    for kind in ISSUES:
+        rows = [f for f in issues if f.kind == kind]
+        if rows:
+            out += ["", f"{kind} ({len(rows)}):"] + [f"  {_line(f)}" for f in rows]
+    if v.repairs:
+        out += ["", f"repairs ({len(v.repairs)}):"] + [f"  {r}" for r in v.repairs]
+    for kind in APART:
+        rows = [f for f in v.findings if f.kind == kind]
+        if rows:
+            out += ["", f"{kind}, reported apart ({len(rows)}):"] + [f"  {_line(f)}" for f in rows[:50]]
+            if len(rows) > 50:
+                out.append(f"  ... and {len(rows) - 50} more")
+    out += [f"note: {n}" for n in v.notes]
+    return "\n".join(out) + "\n"
+
+
+def to_markdown(v: Verdict) -> str:
+    issues = v.issues
+    out = [f"## Cabling check: {v.checked} planned cables, {v.ok} as planned, {len(issues)} finding(s)", ""]
+    if v.repairs:
+        out += ["### Repairs", ""] + [f"- [ ] {r}" for r in v.repairs] + [""]
+    if issues:
+        out += ["### Findings", "", "| kind | fabric | device | port | expected | found |", "|---|---|---|---|---|---|"]
+        out += [f"| {f.kind} | {f.fabric} | {f.device} | {f.port} | {f.expected} | {f.found} |" for f in issues]
+        out.append("")
+    counts = v.counts()
+    if counts:
+        out += ["### Counts", "", "| where | " + " | ".join(ISSUES + APART) + " |",
+                "|---|" + "---:|" * len(ISSUES + APART)]
+        for where, c in sorted(counts.items()):
+            out.append(f"| {where} | " + " | ".join(str(c.get(k, 0)) for k in ISSUES + APART) + " |")
+        out.append("")
+    out += [f"> {n}" for n in v.notes]
+    return "\n".join(out) + "\n"
