@@ -53,6 +53,8 @@ def parse(text: str, where: str, device: str | None) -> list[Seen]:
         return _json(doc, where, device)
     if re.search(r"^(Switch|Ca|Rt)\s+\d+\s+\"", text, re.M):
         return ibnetdiscover(text, where)
+    if _PORTS_LINE.search(text):
+        return ibnetdiscover_ports(text, where)
     if re.search(r"^\s*LocalPort\s+RemoteDevice\s+RemotePortID", text, re.M):
         return sonic_lldp_table(text, where, _need(device, where))
     raise EvidenceError(f"{where}: not the output of lldpctl -f json, EOS show lldp neighbors detail | json, "
@@ -106,10 +108,7 @@ def lldpctl(doc: dict, where: str, device: str) -> list[Seen]:
     if isinstance(lldp, list):
         lldp = lldp[0] if lldp else {}
     for port, info in _items(lldp.get("interface", {}) if isinstance(lldp, dict) else {}):
-        chassis = _items(info.get("chassis", {}))
-        peer = chassis[0][0] if chassis else ""
-        if isinstance(info.get("chassis"), list) and chassis and "name" in chassis[0][1]:
-            peer = _value(chassis[0][1]["name"])
+        peer = _chassis_name(info.get("chassis", {}))
         p = info.get("port", {})
         if isinstance(p, list):
             p = p[0] if p else {}
@@ -117,6 +116,20 @@ def lldpctl(doc: dict, where: str, device: str) -> list[Seen]:
         descr = _value(p.get("descr", "")) if isinstance(p, dict) else ""
         out.append(Seen(device, port, peer, pid, descr, None, where))
     return out
+
+
+def _chassis_name(chassis: object) -> str:
+    """The neighbour's system name: json0 writes [{"name": [{"value": N}], ...}], json keys the chassis
+    by its name ({N: {...}}), or, without a system name, gives its id directly."""
+    if isinstance(chassis, list):
+        chassis = chassis[0] if chassis else {}
+    if not isinstance(chassis, dict):
+        return ""
+    if "name" in chassis:
+        return _value(chassis["name"])
+    if "id" in chassis and isinstance(chassis["id"], (dict, list)):
+        return _value(chassis["id"])  # no system name: the chassis id (a MAC) stands in
+    return next(iter(chassis), "")
 
 
 def eos_lldp(doc: dict, where: str, device: str) -> list[Seen]:
@@ -145,19 +158,23 @@ def nvue_lldp(doc: dict, where: str, device: str) -> list[Seen]:
 
 
 def sonic_lldp_table(text: str, where: str, device: str) -> list[Seen]:
+    """sonic-utilities' lldpshow: a tabulate table; the columns are cut where its ruler of dashes
+    says (the last, RemotePortDescr, may hold spaces)."""
     out = []
-    started = False
-    for line in text.splitlines():
-        if re.match(r"^\s*LocalPort\s+RemoteDevice", line):
-            started = True
+    lines = text.splitlines()
+    head = next((k for k, line in enumerate(lines) if re.match(r"^\s*LocalPort\s+RemoteDevice", line)), None)
+    if head is None or head + 1 >= len(lines) or not re.match(r"^[-\s]+$", lines[head + 1]):
+        raise EvidenceError(f"{where}: `show lldp table` without its header and ruler")
+    cuts = [m.start() for m in re.finditer(r"-+", lines[head + 1])]
+    for n, line in enumerate(lines[head + 2:], head + 3):
+        if not line.strip() or set(line.strip()) <= {"-"} or line.startswith("Total entries"):
             continue
-        if not started or not line.strip() or set(line.strip()) <= {"-"} or line.startswith("Total entries"):
-            continue
-        cells = line.split()
-        if len(cells) < 3:
-            raise EvidenceError(f"{where}: a row of `show lldp table` with fewer than 3 columns: {line.strip()[:80]!r}")
-        descr = cells[4] if len(cells) > 4 else ""
-        out.append(Seen(device, cells[0], cells[1], cells[2], descr, None, where))
+        cells = [line[a:b].strip() for a, b in zip(cuts, cuts[1:] + [len(line)])]
+        if len(cells) < 3 or not all(cells[:3]):
+            raise EvidenceError(f"{where}:{n}: a row of `show lldp table` without local port, remote device and "
+                                f"remote port id: {line.strip()[:80]!r}")
+        out.append(Seen(device, cells[0], cells[1], cells[2], cells[4] if len(cells) > 4 else "", None,
+                        f"{where}:{n}"))
     return out
 
 
@@ -166,7 +183,7 @@ _SWITCH_PORT = re.compile(r'^\[(\d+)\](?:\([0-9a-fx]+\))?\s+"[^"]*"\[(\d+)\](?:\
                           r'(?:\s+lid\s+\d+\s+(\S+))?')
 _CA_PORT = re.compile(r'^\[(\d+)\](?:\([0-9a-fx]+\))?\s+"[^"]*"\[(\d+)\](?:\([0-9a-fx]+\))?\s*#?(?:.*?"([^"]*)")?'
                       r'(?:.*?lid\s+\d+\s+(\S+))?')
-_SPEEDS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
+_SPEEDS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "HDR": 50, "NDR": 100, "XDR": 200}
 
 
 def ibnetdiscover(text: str, where: str) -> list[Seen]:
@@ -191,9 +208,28 @@ def ibnetdiscover(text: str, where: str) -> list[Seen]:
     return out
 
 
+# `ibnetdiscover -p`: "%2s %5d %2d 0x%016x %s %s - %2s %5d %2d 0x%016x ( '%s' - '%s' )" (type, lid, port,
+# GUID, width, speed; the far end's the same; then both node descriptions)
+_PORTS_LINE = re.compile(r"^(SW|CA|RT)\s+\d+\s+(\d+)\s+0x[0-9a-f]+\s+(\d+x)\s+(\S+)\s+-\s+(SW|CA|RT)\s+\d+\s+(\d+)\s+"
+                         r"0x[0-9a-f]+\s+\(\s*'([^']*)'\s+-\s+'([^']*)'\s*\)\s*$", re.M)
+
+
+def ibnetdiscover_ports(text: str, where: str) -> list[Seen]:
+    """`ibnetdiscover -p`: one line a link, both ends; ports without a link are left out."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _PORTS_LINE.match(line)
+        if m:
+            out.append(Seen(m.group(7), m.group(2), m.group(8), m.group(6), "", _ib_speed(m.group(3) + m.group(4)),
+                            f"{where}:{n}"))
+    if not out:
+        raise EvidenceError(f"{where}: ibnetdiscover -p output with no link")
+    return out
+
+
 def _ib_speed(text: str | None) -> int | None:
     """'4xNDR' -> 400 (Gb/s: lanes x the lane rate); None where not given."""
-    m = re.fullmatch(r"(\d+)x([A-Z]+)", text or "")
+    m = re.fullmatch(r"(\d+)x([A-Z0-9]+)", text or "")
     if not m or m.group(2) not in _SPEEDS:
         return None
     return int(int(m.group(1)) * _SPEEDS[m.group(2)])

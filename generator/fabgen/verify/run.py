@@ -8,6 +8,7 @@ manifest. Exit 0: the evidence matches the plan; 1: anything differs; 2: bad inp
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from fabgen.verify import cabling, evidence
@@ -35,7 +36,9 @@ def gather(plan, ibnetdiscover: list[Path], lldp: list[Path]) -> tuple[list[evid
     reporting: set[str] = set()
     try:
         for path in ibnetdiscover:
-            rows = evidence.ibnetdiscover(_read(path), str(path))
+            text = _read(path)
+            rows = (evidence.ibnetdiscover(text, str(path)) if re.search(r'^(Switch|Ca)\s+\d+\s+"', text, re.M)
+                    else evidence.ibnetdiscover_ports(text, str(path)))
             seen += rows
             for s in rows:  # every node ibnetdiscover found is built and answers
                 name = plan.device(s.device.split(" ")[0]) or plan.device(s.device)
