@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real tools the integration tests feed our output to.
 APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck slurmctld slurm-client netplan.io frr \
-                iputils-ping
+                iputils-ping lldpd ibutils
 
 # Not part of the two commands: the scale benchmark, and fabgen beside Arista AVD (pyavd) on
 # the same inventories, in a virtualenv of its own so pyavd's pins never touch the test one.

@@ -18,6 +18,10 @@ from typing import Any
 from fabgen.context import Context
 from fabgen.inventory.schema import InfinibandOptions
 
+# Quantum-2 (public ibnetdiscover dumps). Quantum-X800's device ID is in no public source found;
+# its switches get Quantum-2's: topology.net's devid and the IBNL
+# node type in validate/ibdm.topo are comments to ibsim, OpenSM's routing and ibdmchk.
+DEVICE_ID = {"qm9700": 0xD2F2, "qm9790": 0xD2F2}
 # Where each subnet manager reads its files: opensm.conf names them, the SM hosts' playbook
 # installs them there (UFM: /opt/ufm/files/conf, UFM Enterprise user guide, "Configuration files")
 CONF_DIR = {"opensm": "/etc/opensm", "ufm": "/opt/ufm/files/conf/opensm"}

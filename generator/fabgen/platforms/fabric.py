@@ -20,8 +20,9 @@ import subprocess
 from collections import Counter, defaultdict
 from typing import Any, Iterable
 
-from fabgen import csvout
+from fabgen import cabling_formats, csvout
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
+from fabgen.intent.infiniband import DEVICE_ID
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
 from fabgen.topology.analysis import cables
@@ -189,7 +190,25 @@ def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
     addresses = address_rows(ctx) if f.spec.kind != "infiniband" else None
-    return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "dot": _dot(ctx), "addresses": addresses}
+    return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "dot": _dot(ctx), "addresses": addresses,
+            "ibdm": _ibdm(f, cabling)}
+
+
+def _ibdm(f: Fabric, cabling: list[list[str]]) -> dict[str, Any] | None:
+    """What the IBDM topology file needs beyond the cabling (platforms/cabling_formats.py): the
+    switch's system type (its part), ASIC device id, port count and port numbers. None for
+    Ethernet, and where a name would not read as one IBDM token (said in docs/verify.md)."""
+    if f.spec.kind != "infiniband":
+        return None
+    model = f.switch_model
+    switches = {s.name for s in f.switches}
+    names = {model.part.split("-")[0]} | {x for a, ap, z, zp, *_ in cabling for x in (a, z)}
+    names |= {p for a, ap, z, zp, *_ in cabling for d, p in ((a, ap), (z, zp)) if d not in switches}
+    if not all(cabling_formats.ibnl_name(n) for n in names):  # switch ports are written P<number>
+        return None
+    return {"switches": sorted(switches), "switch_type": model.part.split("-")[0],
+            "device": f"MT{DEVICE_ID.get(model.key, 0xD2F2)}", "ports": model.radix(f.plan.speed),
+            "numbers": model.port_numbers(f.plan.speed)}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
@@ -200,6 +219,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{name}/addresses.csv", csvout.dumps(ADDRESS_COLUMNS, data["addresses"])
     cols = ["category", "part", "description", "quantity", "notes"]
     yield f"{name}/bom.csv", csvout.dumps(cols, ([r[c] for c in cols] for r in data["bom"]))
+    yield from cabling_formats.render(name, data["cabling"], data["ibdm"])
     dot = render_template("fabric/topology.dot.j2", **data["dot"]).encode()
     yield f"{name}/topology.dot", dot
     svg = _svg(dot)

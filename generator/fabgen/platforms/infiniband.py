@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable
 
-from fabgen.intent.infiniband import CONF_DIR, nccl_settings, options, resolved  # noqa: F401  (read here)
+from fabgen.intent.infiniband import CONF_DIR, DEVICE_ID, nccl_settings, options, resolved  # noqa: F401  (read here)
 from fabgen.platforms import Context, Target
 from fabgen.render import render as render_template
 
@@ -39,9 +39,6 @@ MTU_CODE = {256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}  # IBTA, include/iba/ib_t
 RATE_CODE = {100: 16, 200: 17, 400: 21, 800: 23}
 SPEED_TEXT = {100: "4xEDR", 200: "4xHDR", 400: "4xNDR", 800: "4xXDR"}
 VENDOR_ID = 0x2C9
-# Quantum-2 (public ibnetdiscover dumps). Quantum-X800's device ID is in no public source found;
-# its switches get Quantum-2's: topology.net's devid is a comment to ibsim and OpenSM's routing.
-DEVICE_ID = {"qm9700": 0xD2F2, "qm9790": 0xD2F2}
 # SHARP generation of the switch ASIC (NVIDIA SHARP docs: SHARPv3 on Quantum-2, SHARPv4 on
 # Quantum-X800); sharp_am manages both with the same sharp_am.cfg keys.
 SHARP_GENERATION = {"qm9700": "SHARPv3 (Quantum-2)", "qm9790": "SHARPv3 (Quantum-2)",
