@@ -120,6 +120,11 @@ def emulate(*args: object, timeout: int = 600) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout)
 
 
+def fabgen(*args: object, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fabgen", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def _machine() -> tuple[set[str], dict[str, str]]:
     """The namespaces and neighbour-table settings of the machine, to compare before and after."""
     ns = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n"))
@@ -162,14 +167,56 @@ def renders(tmp_path_factory) -> dict[str, Path]:
     ("superpod-cluster", []),  # EOS storage with BGP to the hosts (their frr.conf unmodified), SONiC in-band
 ])
 def test_the_examples_converge_with_the_planned_widths(renders: dict[str, Path], case: str, fails: list[str],
-                                                       clean) -> None:
-    res = emulate(renders[case], *[x for f in fails for x in ("--fail", f)], "--format", "json")
+                                                       tmp_path: Path, clean) -> None:
+    frr_based = case in ("fattree-2to1", "spectrumx-1su")  # their FRR state is saved and verified
+    state = tmp_path / "state"
+    res = emulate(renders[case], *[x for f in fails for x in ("--fail", f)], "--format", "json",
+                  *(["--save-state", state] if frr_based else []))
     assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
     result = json.loads(res.stdout)
     assert result["ok"] and result["routers"] > 0 and result["links"] > 0
     assert any("management plane" in n for n in result["notes"])
     if fails:
         assert any("--fail took" in n for n in result["notes"])
+    if frr_based:
+        _saved_state_verifies(renders[case], state, tmp_path)
+
+
+def _saved_state_verifies(render: Path, state: Path, tmp_path: Path) -> None:
+    """fabgen verify --frr holds the saved FRR JSON to the plan: all of it passes; a copy with a
+    session down, a peer at another ASN, an ECMP path gone and a BFD peer down fails on exactly those."""
+    switches = {p.name.split(".")[0] for p in state.iterdir()}
+    assert {p.suffixes[-2] for p in state.iterdir()} >= {".bgp", ".routes"}
+    ok = fabgen("verify", render, "--frr", state, "--format", "json")
+    assert ok.returncode == 0, ok.stdout[-3000:] + ok.stderr
+    assert json.loads(ok.stdout)["states"] == len(switches)
+    broken = tmp_path / "broken-state"
+    shutil.copytree(state, broken)
+    leaf = sorted(s for s in switches if "leaf" in s)[0]
+    spine = sorted(s for s in switches if "spine" in s)[0]
+    bgp = json.loads((broken / f"{leaf}.bgp.json").read_text())
+    first, second = sorted(bgp["peers"])[:2]
+    bgp["peers"][first]["state"] = "Active"
+    bgp["peers"][second]["remoteAs"] = 64999
+    (broken / f"{leaf}.bgp.json").write_text(json.dumps(bgp))
+    routes = json.loads((broken / f"{spine}.routes.json").read_text())
+    wide = next(p for p, rs in sorted(routes.items()) if rs[0].get("protocol") == "bgp" and len(rs[0]["nexthops"]) > 1)
+    routes[wide][0]["nexthops"] = routes[wide][0]["nexthops"][1:]
+    (broken / f"{spine}.routes.json").write_text(json.dumps(routes))
+    expected = {("bgp-session", leaf, first), ("bgp-asn", leaf, second), ("ecmp-width", spine, wide)}
+    bfd_file = broken / f"{spine}.bfd.json"
+    if bfd_file.exists():
+        peers = json.loads(bfd_file.read_text())
+        peers[0]["status"] = "down"
+        bfd_file.write_text(json.dumps(peers))
+        numbered = not peers[0]["peer"].startswith("fe80:")  # unnumbered peers are named by their port
+        expected.add(("bfd", spine, peers[0]["peer"] if numbered else peers[0]["interface"]))
+    bad = fabgen("verify", render, "--frr", broken, "--format", "json")
+    assert bad.returncode == 1, bad.stdout[-3000:] + bad.stderr
+    found = {(f["kind"], f["device"], f["port"]) for f in json.loads(bad.stdout)["findings"]}
+    assert found == expected
+    (broken / f"{leaf}.routes.json").write_text("{not json")
+    assert fabgen("verify", render, "--frr", broken).returncode == 2
 
 
 UNSEEN = """version: 1

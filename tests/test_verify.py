@@ -179,7 +179,7 @@ def test_names_as_operators_have_them(small_eth: Path, tmp_path: Path) -> None:
 def test_formats_of_the_verdict(small_eth: Path, tmp_path: Path) -> None:
     ev = _lldp_dir(small_eth, "eth", tmp_path, _swap_far(0, 8))
     md = fabgen("verify", small_eth, "--lldp", ev, "--format", "markdown").stdout
-    assert md.startswith("## Cabling check") and "- [ ] swap the plugs" in md and "| miswired |" in md
+    assert md.startswith("## fabgen verify: ") and "- [ ] swap the plugs" in md and "| miswired |" in md
     text = fabgen("verify", small_eth, "--lldp", ev).stdout
     assert "miswired (4):" in text and "repairs (1):" in text
 

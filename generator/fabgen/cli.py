@@ -361,6 +361,9 @@ def emulate(
     fmt: str = typer.Option("text", "--format", help="text or json"),
     timeout: float = typer.Option(300, "--timeout", min=10, max=3600, help="seconds the whole run may take to "
                                   "settle, per phase"),
+    save_state: Optional[Path] = typer.Option(None, "--save-state", help="write each switch's FRR state once "
+                                              "converged (<device>.bgp.json, .routes.json, .bfd.json) into this new "
+                                              "directory: what fabgen verify --frr reads"),
 ) -> None:
     """Bring the Ethernet fabrics of RENDER_DIR up in network namespaces with FRR, from the rendered
     files, and check sessions, routes, ECMP widths and host reachability against the plan. Needs
@@ -377,7 +380,7 @@ def emulate(
         raise typer.Exit(2)
     try:
         with _Progress() as progress:
-            result = run_emulate(render_dir, fabric, fail, timeout, progress=progress)
+            result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; every namespace and process of the run removed", err=True)
         raise typer.Exit(130)
@@ -404,6 +407,13 @@ def verify(
     fabric: Optional[str] = typer.Option(None, "--fabric", help="hold only this fabric (and its planes) to the plan"),
     speed: bool = typer.Option(False, "--speed", help="also hold each link's speed, where the evidence gives it, "
                                "to the plan"),
+    frr: Optional[Path] = typer.Option(None, "--frr", help="FRR's state of SONiC and Cumulus switches: a directory of "
+                                       "<device>.bgp.json (show bgp ipv4 unicast summary json), .routes.json (show ip "
+                                       "route json) and .bfd.json (show bfd peers json); fabgen emulate --save-state "
+                                       "writes one"),
+    anta_catalog: Optional[Path] = typer.Option(None, "--anta-catalog", help="write the EOS switches' expected state "
+                                                "as an ANTA test catalog to this file (BGP sessions, BFD peers, ECMP "
+                                                "widths, LLDP neighbours, port status, lossless QoS and MTU lines)"),
     fmt: str = typer.Option("text", "--format", help="text, markdown (a ticket) or json"),
 ) -> None:
     """Hold the built fabric's cabling, from LLDP and ibnetdiscover, against RENDER_DIR's plan: each
@@ -411,7 +421,7 @@ def verify(
     unverified apart) and the moves that repair it. Exit 0: as planned; 1: anything differs; 2: bad
     input."""
     from fabgen.verify import report
-    from fabgen.verify.run import BadInput, verify as run_verify
+    from fabgen.verify.run import BadInput, anta_catalog as anta_catalog_of, verify as run_verify
 
     if fmt not in ("text", "markdown", "json"):
         typer.echo(f"fabgen: --format must be text, markdown or json, not {fmt!r}", err=True)
@@ -420,10 +430,25 @@ def verify(
         typer.echo(printable(f"fabgen: {render_dir}: not a directory (give the OUT of fabgen render)"), err=True)
         raise typer.Exit(2)
     try:
-        v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed)
+        if anta_catalog is not None:
+            _check_review_output(anta_catalog, (render_dir, *ibnetdiscover, *lldp, *([frr] if frr else [])),
+                                 "--anta-catalog")
+            catalog, switches, tests = anta_catalog_of(render_dir, fabric)
+        if ibnetdiscover or lldp or frr is not None or anta_catalog is None:
+            v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed, frr)
     except BadInput as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
         raise typer.Exit(2)
+    if anta_catalog is not None:
+        try:
+            anta_catalog.write_text(catalog, encoding="utf-8")
+        except OSError as exc:
+            typer.echo(printable(f"fabgen: --anta-catalog {anta_catalog}: cannot write it ({exc.strerror or exc})"),
+                       err=True)
+            raise typer.Exit(2)
+        typer.echo(printable(f"fabgen: wrote {anta_catalog}: {tests} ANTA tests for {switches} EOS switches"), err=True)
+        if not (ibnetdiscover or lldp or frr is not None):
+            raise typer.Exit(0)
     text = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[fmt](v)
     typer.echo(printable_lines(text), nl=False)
     raise typer.Exit(1 if v.issues else 0)

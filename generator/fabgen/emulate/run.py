@@ -372,12 +372,16 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
 
 
 def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float = 300,
-            quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None) -> Result:
-    """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot)."""
+            quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
+            save_state: Path | None = None) -> Result:
+    """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
+    `save_state`, every switch's FRR state once converged goes there (save_states)."""
     from fabgen import diff
     from fabgen.emulate import checks
 
     start = time.monotonic()
+    if save_state is not None and (save_state.is_symlink() or save_state.exists()):
+        raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
     try:
         files = diff.read_render(render, progress)
     except diff.NotARender as exc:
@@ -401,6 +405,8 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         state, took = checks.settle(la, b.dirs, expected, quiet, timeout, progress)
         notes.append(f"converged (or settled) in {took:.1f} s")
         findings += _check_all(la, b, fabs, plan, state, expected, set(), progress)
+        if save_state is not None:
+            save_states(la, b, fabs, save_state, progress)
         if down and not findings:
             progress(f"taking {len(down)} port(s) down")
             for dev, port in sorted(down):
@@ -418,6 +424,36 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     return Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
                   time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))), notes,
                   culprits)
+
+
+STATE_COMMANDS = {"bgp": "show bgp ipv4 unicast summary json", "routes": "show ip route json",
+                  "bfd": "show bfd peers json"}
+
+
+def save_states(la: Lab, b: Built, fabs: list[Fabric], out: Path, progress: Callable[[str], None]) -> None:
+    """Each switch's `<device>.bgp.json`, `.routes.json` and (BFD running) `.bfd.json`: FRR's own JSON
+    as `fabgen verify --frr` reads it from a real SONiC or Cumulus switch, with the lab's interface
+    names given back as the switch's port names."""
+    progress(f"saving the state of {sum(len(f.routers) for f in fabs)} switches")
+    out.mkdir(parents=False)
+    for f in fabs:
+        for dev, r in sorted(f.routers.items()):
+            back = {ifn: port for (d, port), ifn in b.ifname.items() if d == dev}
+            for kind, command in STATE_COMMANDS.items():
+                if kind == "bfd" and not (any(g.bfd for g in r.groups.values()) or any(n.bfd for n in r.neighbors)):
+                    continue
+                doc = json.loads(la.vtysh(b.dirs[dev], command, timeout=60) or "{}")
+                with open(out / f"{dev}.{kind}.json", "x") as fh:
+                    json.dump(_renamed(doc, back), fh, indent=1, sort_keys=True)
+                    fh.write("\n")
+
+
+def _renamed(doc: Any, back: dict[str, str]) -> Any:
+    if isinstance(doc, dict):
+        return {back.get(k, k): _renamed(v, back) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_renamed(v, back) for v in doc]
+    return back.get(doc, doc) if isinstance(doc, str) else doc
 
 
 def run_ip(ns: str, *args: str) -> None:

@@ -26,8 +26,9 @@ from fabgen.verify.evidence import Seen
 from fabgen.verify.plan import Plan
 
 _MAC = re.compile(r"^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^([0-9a-f]{4}\.){2}[0-9a-f]{4}$", re.I)
-ISSUES = ("miswired", "not-cabled", "several-neighbours", "unplanned", "wrong-speed")  # exit 1
-APART = ("unverified", "not-deployed")  # reported apart
+ISSUES = ("miswired", "not-cabled", "several-neighbours", "unplanned", "wrong-speed",  # exit 1
+          "bgp-session", "bgp-asn", "bgp-unplanned", "ecmp-width", "bfd")  # the last five: FRR's state (frr.py)
+APART = ("unverified", "not-deployed", "no-state")  # reported apart
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Verdict:
     repairs: list[str] = field(default_factory=list)
     checked: int = 0  # planned cables held against evidence
     ok: int = 0
+    states: int = 0  # switches whose FRR state was held against the plan
     notes: list[str] = field(default_factory=list)
 
     @property

@@ -1,7 +1,7 @@
 """The verdict of fabgen verify: for a terminal, as a ticket (Markdown) or for a program (JSON).
 
 JSON keys (docs/verify.md): `ok`, `checked` (planned cables held against evidence), `cabled`
-(matching), `findings` (each: `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`),
+(matching), `states` (switches whose FRR state was held against the plan), `findings` (each: `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`),
 `repairs` (moves, a crossed pair as one), `counts` (per fabric and per tier, per kind), `notes`.
 """
 
@@ -14,7 +14,7 @@ from fabgen.verify.cabling import APART, ISSUES, Verdict
 
 
 def as_dict(v: Verdict) -> dict[str, Any]:
-    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "findings": [f.as_dict() for f in v.findings],
+    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "states": v.states, "findings": [f.as_dict() for f in v.findings],
             "repairs": v.repairs, "counts": v.counts(), "notes": v.notes}
 
 
@@ -26,9 +26,18 @@ def _line(f: Any) -> str:
     return f"{f.fabric}: {f.device} {f.port}: expected {f.expected}, found {f.found}"
 
 
+def _scope(v: Verdict) -> str:
+    parts = []
+    if v.checked or not v.states:
+        parts.append(f"{v.checked} planned cables checked, {v.ok} as planned")
+    if v.states:
+        parts.append(f"the FRR state of {v.states} switch(es) checked")
+    return "; ".join(parts)
+
+
 def to_text(v: Verdict) -> str:
     issues = v.issues
-    out = [f"fabgen verify: {v.checked} planned cables checked, {v.ok} as planned, {len(issues)} finding(s)"]
+    out = [f"fabgen verify: {_scope(v)}, {len(issues)} finding(s)"]
     for kind in ISSUES:
         rows = [f for f in issues if f.kind == kind]
         if rows:
@@ -47,7 +56,7 @@ def to_text(v: Verdict) -> str:
 
 def to_markdown(v: Verdict) -> str:
     issues = v.issues
-    out = [f"## Cabling check: {v.checked} planned cables, {v.ok} as planned, {len(issues)} finding(s)", ""]
+    out = [f"## fabgen verify: {_scope(v)}, {len(issues)} finding(s)", ""]
     if v.repairs:
         out += ["### Repairs", ""] + [f"- [ ] {r}" for r in v.repairs] + [""]
     if issues:

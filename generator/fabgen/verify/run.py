@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from fabgen.verify import cabling, evidence
+from fabgen.verify import anta, cabling, evidence, frr, state
 from fabgen.verify.plan import read as read_plan
 
 MAX_EVIDENCE = 64 * 1024 * 1024  # one file: ibnetdiscover of 100,000 ports is tens of MB
@@ -60,18 +60,35 @@ def gather(plan, ibnetdiscover: list[Path], lldp: list[Path]) -> tuple[list[evid
 
 
 def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: str | None = None,
-           speed: bool = False) -> cabling.Verdict:
-    from fabgen import diff
-
-    if not ibnetdiscover and not lldp:
-        raise BadInput("give evidence: --ibnetdiscover FILE and/or --lldp FILE_OR_DIR")
-    for path in (*ibnetdiscover, *lldp):
+           speed: bool = False, frr: Path | None = None) -> cabling.Verdict:
+    """Cabling from LLDP/ibnetdiscover, and FRR's state from `frr` (a directory), against the plan."""
+    if not ibnetdiscover and not lldp and frr is None:
+        raise BadInput("give evidence: --ibnetdiscover FILE, --lldp FILE_OR_DIR and/or --frr DIR")
+    for path in (*ibnetdiscover, *lldp, *([frr] if frr else [])):
         if not path.exists():
             raise BadInput(f"{path}: no such file or directory")
+    if frr is not None and (frr.is_symlink() or not frr.is_dir()):
+        raise BadInput(f"--frr {frr}: give a directory of <device>.bgp.json, .routes.json and .bfd.json")
+    files = _render(render)
+    v = cabling.Verdict()
+    if ibnetdiscover or lldp:
+        v = _cabling(files, ibnetdiscover, lldp, fabric, speed)
+    if frr is not None:
+        _frr_state(files, frr, fabric, v)
+    return v
+
+
+def _render(render: Path) -> dict[str, bytes]:
+    from fabgen import diff
+
     try:
-        files = diff.read_render(render)
+        return diff.read_render(render)
     except diff.NotARender as exc:
         raise BadInput(str(exc)) from None
+
+
+def _cabling(files: dict[str, bytes], ibnetdiscover: list[Path], lldp: list[Path], fabric: str | None,
+             speed: bool) -> cabling.Verdict:
     plan = read_plan(files)
     only = None
     if fabric is not None:
@@ -86,3 +103,33 @@ def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: st
             v.notes.append("link speeds in the evidence are not held to the plan (pass --speed to; ibsim reports "
                            "every link at 4xSDR)")
     return v
+
+
+def _expected(files: dict[str, bytes], fabric: str | None) -> list[state.Expected]:
+    try:
+        return state.expected(state.fabrics(files, fabric))
+    except state.StateError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _frr_state(files: dict[str, bytes], folder: Path, fabric: str | None, v: cabling.Verdict) -> None:
+    expects = _expected(files, fabric)
+    known = {e.device for e in expects if e.platform in frr.FRR_PLATFORMS}
+    if not known:
+        raise BadInput("--frr: the render has no SONiC or Cumulus (NVUE) switch (EOS: --anta-catalog)")
+    try:
+        got = frr.read_dir(folder, known, _read)
+    except frr.FrrError as exc:
+        raise BadInput(str(exc)) from None
+    frr.compare(expects, got, v)
+
+
+def anta_catalog(render: Path, fabric: str | None = None) -> tuple[str, int, int]:
+    """The ANTA catalog of the render's EOS switches: its text, how many switches and tests."""
+    files = _render(render)
+    expects = [e for e in _expected(files, fabric) if e.platform == "eos"]
+    if not expects:
+        raise BadInput("--anta-catalog: the render has no Arista EOS switch (ANTA tests EOS)")
+    configs = {e.device: files[f"{e.fabric}/switches/{e.device}.cfg"].decode() for e in expects}
+    cat = anta.catalog(expects, configs)
+    return anta.dump(cat), len(expects), sum(len(tests) for tests in cat.values())
