@@ -26,11 +26,26 @@ if not HAVE_TOOLS:
     pytestmark = [pytestmark, pytest.mark.skip(reason="opensm/ibsim not installed; `make test` installs them")]
 
 
-def run_opensm(ib_dir: Path, work: Path, conf: str = "opensm.conf", root_guids: list[str] | None = None) -> str:
-    """Start ibsim on ib_dir/topology.net, run OpenSM once from the first adapter, return its log."""
+def as_ibsim_sees_it(text: str) -> str:
+    """A CA port GUID file as ibsim's fabric has it: ibsim gives a CA's port its node GUID + 1
+    (ibnetdiscover on ibsim shows `Ca 1 "H-<g>"` with port `[1](<g + 1>)`), not topology.net's
+    port GUID, which fabgen writes equal to the node GUID as a ConnectX reports it. Without the
+    shift, each line would name the next adapter's port."""
+    def shift(m: re.Match) -> str:
+        return f"0x{int(m.group(1), 16) + 1:016x}"
+    return re.sub(r"^0x([0-9a-f]{16})", shift, text, flags=re.M)
+
+
+def run_opensm(ib_dir: Path, work: Path, conf: str = "opensm.conf", root_guids: list[str] | None = None,
+               shift: bool = True) -> str:
+    """Start ibsim on ib_dir/topology.net, run OpenSM once from the first adapter, return its log.
+    The CA GUID files are read as ibsim numbers the ports (as_ibsim_sees_it) unless `shift` is off."""
     work.mkdir(parents=True, exist_ok=True)
     files = work / "etc"
     shutil.copytree(ib_dir, files, dirs_exist_ok=True)
+    for name in ("cn_guids.conf", "io_guids.conf"):
+        if shift and (files / name).exists():
+            (files / name).write_text(as_ibsim_sees_it((files / name).read_text()))
     if root_guids is not None:
         (files / "root_guids.conf").write_text("".join(f"{g}\n" for g in root_guids))
     text = (ib_dir / conf).read_text()
@@ -137,19 +152,24 @@ node_groups:
     log = run_opensm(out / "f" / "infiniband", tmp_path / "sim")
     assert_routed_by(log, "ftree", tiers)
     if "storage" in shape:
-        assert f"{count * 8 + 80} CA ports ({count * 8 - 1} of them CNs)" in log, _tail(log)
+        assert f"{count * 8 + 80} CA ports ({count * 8} of them CNs)" in log, _tail(log)
 
 
 def test_storage_nodes_are_io_nodes(tmp_path: Path) -> None:
     """ib-storage has 20 dual-ported storage servers on two storage leaves: OpenSM reads
-    io_guids.conf (a bad line in it makes ftree fail), and counts only compute NICs as CNs."""
+    io_guids.conf (a bad line in it makes ftree fail), and counts exactly the compute NICs of
+    cn_guids.conf as CNs; with GUID files that name other ports the count is wrong."""
     out = tmp_path / "out"
     render_to(INVENTORIES / "ib-storage.yaml", out)
     ib = out / "ib" / "infiniband"
     log = run_opensm(ib, tmp_path / "sim")
     assert_routed_by(log, "ftree", 2)
-    # 384 compute + 40 storage ports; OpenSM does not count its own port (the first CA) as a CN
-    assert "424 CA ports (383 of them CNs)" in log, _tail(log)
+    # 384 compute + 40 storage ports, every compute port a CN (its own port too)
+    assert "424 CA ports (384 of them CNs)" in log, _tail(log)
+    # the same files read against ibsim's port numbering unshifted: each line names the next
+    # adapter, so one compute port falls out of the CNs (it is taken for the first storage port)
+    log = run_opensm(ib, tmp_path / "sim-unshifted", shift=False)
+    assert "424 CA ports (384 of them CNs)" not in log and "424 CA ports (383 of them CNs)" in log, _tail(log)
     (ib / "io_guids.conf").write_text((ib / "io_guids.conf").read_text() + "not-a-guid\n")
     log = run_opensm(ib, tmp_path / "sim-bad")
     assert "Problem parsing I/O guid file" in log
