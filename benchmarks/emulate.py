@@ -2,9 +2,12 @@
 
     sudo python benchmarks/emulate.py                        # the examples below
     sudo python benchmarks/emulate.py --cases roce-3tier --json results-emulate.json
+    sudo python benchmarks/emulate.py --cases sonic-rail:8192 --max-routers 100   # a sample
 
-Each case is rendered, then emulated in a fresh `fabgen emulate --format json` process: wall
-seconds, routers, hosts, links, and the verdict.
+A case is a bundled example inventory, or KIND:GPUS for a synthetic one (benchmarks/inventories.py),
+where a fabric beyond the budget is emulated as a sample (docs/emulate.md, "Scale"). Each case is
+rendered, then emulated in a fresh `fabgen emulate --format json` process: wall seconds, routers,
+hosts, links, and the verdict.
 """
 
 from __future__ import annotations
@@ -21,18 +24,31 @@ ROOT = Path(__file__).resolve().parents[1]
 CASES = ["roce-2node", "fattree-2to1", "roce-3tier", "spectrumx-1su", "superpod-cluster", "b300-spectrumx-2plane"]
 
 
-def one(case: str, work: Path) -> dict:
-    out = work / case
-    subprocess.run([sys.executable, "-m", "fabgen", "render", str(ROOT / "inventories" / f"{case}.yaml"), "-o",
-                    str(out)], check=True, capture_output=True)
+def source(case: str, work: Path) -> Path:
+    """The inventory of a case: a bundled example, or KIND:GPUS written from benchmarks/inventories.py."""
+    if ":" not in case:
+        return ROOT / "inventories" / f"{case}.yaml"
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from inventories import inventory
+
+    kind, gpus = case.split(":")
+    path = work / f"{kind}-{gpus}.yaml"
+    path.write_text(inventory(kind, int(gpus)))
+    return path
+
+
+def one(case: str, work: Path, max_routers: int) -> dict:
+    out = work / case.replace(":", "-")
+    subprocess.run([sys.executable, "-m", "fabgen", "render", str(source(case, work)), "-o", str(out)], check=True,
+                   capture_output=True)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "fabgen", "emulate", str(out), "--format", "json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "fabgen", "emulate", str(out), "--format", "json", "--max-routers",
+                           str(max_routers)], capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         return {"case": case, "error": proc.stderr.strip()[-300:]}
     r = json.loads(proc.stdout)
-    return {"case": case, "seconds": round(seconds, 1), "routers": r["routers"], "hosts": r["hosts"],
+    return {"case": case, "max_routers": max_routers, "seconds": round(seconds, 1), "routers": r["routers"], "hosts": r["hosts"],
             "links": r["links"], "ok": r["ok"], "notes": r["notes"]}
 
 
@@ -40,11 +56,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=CASES)
     ap.add_argument("--json")
+    ap.add_argument("--max-routers", type=int, default=400)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases:
-            row = one(case, Path(tmp))
+            row = one(case, Path(tmp), args.max_routers)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.json:

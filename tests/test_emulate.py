@@ -256,6 +256,91 @@ def test_unseen_shapes_converge(shape: str, tmp_path: Path, clean) -> None:
     assert "PASS" in res.stdout
 
 
+# Sampling: a fabric beyond the router budget ------------------------------------------------------
+
+PODS = UNSEEN.format(model="dgx-h100", count=16, kind="roce", platform="sonic", topology="rail-optimized",
+                     switch="sn5600-sonic", extra="tiers: 3\n    scalable_unit: 4")  # 1 core, 2 pods of 1 spine + 16 leaves
+
+
+def _sample_plan(out: Path):
+    from fabgen import diff
+    from fabgen.emulate.run import fabrics_of, read_fabric
+
+    (fab,) = [read_fabric(files, f) for files in [diff.read_render(out)] for f in fabrics_of(files, None)]
+    return fab
+
+
+def test_the_sample_is_chosen_from_the_plan(tmp_path: Path) -> None:
+    """The top tier, then whole pods in order, then as many leaves of the next pod as fit (with its
+    spine); a two-plane fabric plane by plane. Nothing of the lab: the choice alone."""
+    from fabgen.emulate import sample
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(PODS)
+    render_to(inv, tmp_path / "out")
+    fab = _sample_plan(tmp_path / "out")
+    roles = fab.plan.roles
+    leaves = sorted(d for d, r in roles.items() if r == "leaf")
+    assert sorted(r for r in roles.values() if r != "leaf") == ["core", "spine", "spine"] and len(leaves) == 32
+    hosts_of: dict[str, set[str]] = {}
+    for c in fab.cables:
+        hosts_of.setdefault(c["z_device"], set()).add(c["a_device"])
+    kept = sample.choose(fab.plan, hosts_of, 24, 512)
+    first_spine = sorted(d for d, r in roles.items() if r == "spine")[0]
+    pod1 = sorted({c["a_device"] for c in fab.cables if c["z_device"] == first_spine} & set(leaves))
+    assert len(pod1) == 16
+    assert len(kept) == 24 and set(pod1) <= kept  # 1 core + pod 1 (1 spine, 16 leaves) + pod 2's spine + 5 leaves
+    assert {d for d in kept if roles[d] != "leaf"} == {d for d, r in roles.items() if r != "leaf"}
+    assert sorted(set(leaves) - set(pod1))[:5] == sorted(kept - set(pod1) - {d for d in kept if roles[d] != "leaf"})
+    assert sample.choose(fab.plan, hosts_of, 2, 512) == set()  # the core and a spine, but no leaf: nothing
+    assert len(sample.choose(fab.plan, hosts_of, 400, 6)) < 35  # the node budget bounds it too
+
+
+def test_planes_are_sampled_one_by_one() -> None:
+    """Two planes at a budget that holds one: the first plane whole, nothing of the second (its
+    switches and cables), every node kept through its first-plane ports; the note says so."""
+    from fabgen import diff
+    from fabgen.emulate import sample
+    from fabgen.emulate.run import _sampled, fabrics_of, read_fabric
+
+    files = diff.read_render(GOLDEN / "b300-spectrumx-2plane")
+    fabs = [read_fabric(files, f) for f in fabrics_of(files, None)]
+    assert [(f.name, sample.routers_of(f)) for f in fabs] == [("sx", 48)]
+    kept, notes = _sampled(fabs, 28, 512)
+    (fab,) = kept
+    planes = {d.split("-")[1] for d in fab.routers}
+    assert planes == {"plane1"} and len(fab.routers) == 24, sorted(fab.routers)
+    assert all("plane2" not in c["a_device"] + c["z_device"] for c in fab.cables)
+    assert len(fab.hosts) == 64
+    assert len(notes) == 1 and "fabric sx sampled: 24 of 48 switches, 64 of 64 nodes" in notes[0]
+    whole, none = _sampled([read_fabric(files, f) for f in fabrics_of(files, None)], 48, 512)
+    assert len(whole[0].routers) == 48 and none == []  # at 48 it fits whole, without a note
+
+
+@needs_lab
+@pytest.mark.integration
+def test_a_fabric_beyond_the_budget_is_sampled_and_still_checked(tmp_path: Path, clean) -> None:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(PODS)
+    render_to(inv, tmp_path / "out")
+    res = emulate(tmp_path / "out", "--max-routers", "24", "--format", "json")
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
+    result = json.loads(res.stdout)
+    assert result["ok"] and result["routers"] == 24
+    assert any("sampled: 24 of 35 switches" in n for n in result["notes"])
+    # a leaf of the sample at the wrong ASN: the sampled run fails and names it
+    fab = _sample_plan(tmp_path / "out")
+    leaf = sorted(d for d, r in fab.plan.roles.items() if r == "leaf")[0]
+    db = tmp_path / "out" / "f" / "switches" / leaf / "config_db.json"
+    asn = str(fab.plan.asn[leaf])
+    text = db.read_text()
+    assert f'"local_asn": "{asn}"' in text
+    db.write_text(text.replace(f'"local_asn": "{asn}"', '"local_asn": "4200099999"'))
+    bad = emulate(tmp_path / "out", "--max-routers", "24", "--format", "json")
+    assert bad.returncode == 1, (bad.stdout[-2000:], bad.stderr[-2000:])
+    assert leaf in json.loads(bad.stdout)["failed"]
+
+
 def _broken(renders: dict[str, Path], tmp_path: Path, case: str, path: str, edit) -> Path:
     out = tmp_path / "broken"
     shutil.copytree(renders[case], out)

@@ -364,6 +364,9 @@ def emulate(
     save_state: Optional[Path] = typer.Option(None, "--save-state", help="write each switch's FRR state once "
                                               "converged (<device>.bgp.json, .routes.json, .bfd.json) into this new "
                                               "directory: what fabgen verify --frr reads"),
+    max_routers: int = typer.Option(400, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
+                                    "(switches and routing nodes) emulate a sample chosen from the plan: the top tier "
+                                    "whole, then whole pods or leaves in order"),
 ) -> None:
     """Bring the Ethernet fabrics of RENDER_DIR up in network namespaces with FRR, from the rendered
     files, and check sessions, routes, ECMP widths and host reachability against the plan. Needs
@@ -380,7 +383,8 @@ def emulate(
         raise typer.Exit(2)
     try:
         with _Progress() as progress:
-            result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state)
+            result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state,
+                                 max_routers=max_routers)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; every namespace and process of the run removed", err=True)
         raise typer.Exit(130)

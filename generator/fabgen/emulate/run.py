@@ -34,6 +34,10 @@ TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.trans
                "sonic": ("/config_db.json", sonic.translate)}
 EMULATED_KINDS = ("roce", "spectrum-x")
 MAX_ROUTERS = 400  # switches and routing hosts emulated at once on two cores (benchmarks/emulate.py)
+# Nodes (one namespace each, no daemon unless they route) emulated at once; beyond either bound a
+# sample is emulated (sample.py). 512 did not finish on two cores (a namespace route query
+# went unanswered for 30 s); 128 is measured: benchmarks/results-emulate.md.
+MAX_HOSTS = 128
 
 
 class BadInput(Exception):
@@ -364,7 +368,8 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
     for item in fails:
         device, _, port = item.partition(":")
         if device not in devices:
-            raise BadInput(f"--fail {item}: {device} is no switch or node of the emulated fabric(s)")
+            raise BadInput(f"--fail {item}: {device} is no switch or node of the emulated fabric(s) (or of the sample "
+                           "emulated of a large one: --max-routers)")
         if port and (device, port) not in ports:
             raise BadInput(f"--fail {item}: {device} has no cabled port {port}")
         out |= {(d, p) for d, p in ports if d == device and (not port or p == port)}
@@ -373,7 +378,7 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
 
 def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float = 300,
             quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
-            save_state: Path | None = None) -> Result:
+            save_state: Path | None = None, max_routers: int = MAX_ROUTERS) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
     from fabgen import diff
@@ -389,13 +394,11 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     if "report.json" not in files:
         raise BadInput(f"{render}: no report.json: not a render")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
-    down = _fail_targets(fabs, fails or [])
-    routers = sum(len(f.routers) + sum(1 for h in f.hosts.values() if h.frr) for f in fabs)
-    if routers > MAX_ROUTERS:
-        raise BadInput(f"{routers} routers: more than the {MAX_ROUTERS} emulated at once on this machine; emulate "
-                       "one fabric or plane (--fabric NAME-plane1)")
+    _fail_targets(fabs, fails or [])  # a --fail naming nothing of the render: said before any sampling
+    fabs, sampled = _sampled(fabs, max_routers, MAX_HOSTS)
+    down = _fail_targets(fabs, fails or [])  # within the sample (a port sampled out is said so)
     notes = ["the management plane (management ports, VRF, services) is not emulated",
-             "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not"]
+             "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not", *sampled]
     findings: list[Any] = []
     with open_lab() as la:
         progress(f"namespaces for {sum(len(f.routers) + len(f.hosts) for f in fabs)} devices")
@@ -454,6 +457,51 @@ def _renamed(doc: Any, back: dict[str, str]) -> Any:
     if isinstance(doc, list):
         return [_renamed(v, back) for v in doc]
     return back.get(doc, doc) if isinstance(doc, str) else doc
+
+
+def _sampled(fabs: list[Fabric], budget: int, host_budget: int) -> tuple[list[Fabric], list[str]]:
+    """The fabrics whole while they fit in `budget` routers and `host_budget` nodes, the first that
+    does not as a sample (sample.py), the rest left out; notes saying what was left out."""
+    from fabgen.emulate import sample
+
+    if sum(sample.routers_of(f) for f in fabs) <= budget and sum(len(f.hosts) for f in fabs) <= host_budget:
+        return fabs, []
+    kept: list[Fabric] = []
+    notes: list[str] = []
+    routers, hosts, spent = 0, 0, False
+    for f in fabs:
+        r, h = sample.routers_of(f), len(f.hosts)
+        if spent:  # a fabric was sampled: the budget is spent
+            break
+        if routers + r <= budget and hosts + h <= host_budget:
+            kept.append(f)
+            routers, hosts = routers + r, hosts + h
+            continue
+        hosts_of: dict[str, set[str]] = {}
+        for c in f.cables:
+            for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
+                if far in f.hosts:
+                    hosts_of.setdefault(dev, set()).add(far)
+        keep = sample.choose(f.plan, hosts_of, budget - routers, host_budget - hosts)
+        if not any(f.plan.roles.get(d) == "leaf" for d in keep):
+            notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - routers} routers "
+                         f"left of {budget}; emulate it with --fabric")
+            continue
+        switches, nodes = sample.restrict(f, keep, _plan)
+        kept.append(f)
+        spent = True
+        routers, hosts = routers + sample.routers_of(f), hosts + len(f.hosts)
+        notes.append(f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
+                     f"{len(f.hosts)} of {len(f.hosts) + nodes} nodes (plane by plane, the top tier whole, then "
+                     f"whole pods or leaves in order; sessions to what is left out are not configured, widths are the sample's); "
+                     f"beyond {budget} routers and {host_budget} nodes a sample is emulated")
+    if not kept:
+        raise BadInput(f"more than {budget} routers even for one fabric's top tier; emulate one fabric or plane "
+                       "(--fabric NAME-plane1)")
+    for f in fabs:
+        if f not in kept and not any(f.name in n for n in notes):
+            notes.append(f"fabric {f.name} left out: the budget of {budget} routers is spent; emulate it with --fabric")
+    return kept, notes
 
 
 def run_ip(ns: str, *args: str) -> None:

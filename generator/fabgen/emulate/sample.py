@@ -1,0 +1,117 @@
+"""A representative part of a fabric too large to emulate whole, chosen from the plan.
+
+Plane by plane (each connected part of the switch graph), the top tier is kept whole (every core
+of a three-tier fabric, every spine of a two-tier one), then whole units are added in name order
+while they fit: a pod (its spines and its leaves) in three tiers, a leaf in two (its uplinks all
+go to the kept spines). The sample is the plan
+restricted to the kept switches and the nodes cabled to them: cables, addresses and sessions to
+anything else are left out of the emulation, and of the kept switches' BGP and BFD neighbours,
+so every check holds exactly inside the sample: a kept leaf reaches another kept leaf over every
+path the whole fabric gives it (every spine of its pod, every core), and the expected widths are
+computed on the sample's own graph. What the sample leaves out: the full prefix tables of the
+cores and spines (other pods' leaves are not emulated), and the other fabrics or planes once the
+budget is spent (emulate each with `--fabric`). Both are said in the report.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from fabgen.emulate.expect import Plan
+
+
+def routers_of(fab) -> int:
+    """FRR instances the fabric needs: its switches and its nodes that run BGP."""
+    return len(fab.routers) + sum(1 for h in fab.hosts.values() if h.frr and h.name in fab.plan.asn)
+
+
+def choose(plan: Plan, hosts_of: dict[str, set[str]], budget: int, host_budget: int) -> set[str]:
+    """The switches to keep. Each connected part of the switch graph (a plane) in name order: its
+    top tier, then its units in order, each whole while `budget` switches (plus the routing nodes
+    they bring) and `host_budget` nodes hold, the first that does not fit as many of its leaves as
+    fit; then nothing more. `hosts_of`: leaf -> its nodes."""
+    switches = {d for d, r in plan.roles.items() if r in ("leaf", "spine", "core")}
+    up: dict[str, set[str]] = {d: set() for d in switches}
+    for a, _, z, _ in plan.sessions:
+        if a in switches and z in switches:
+            up[a].add(z)
+            up[z].add(a)
+    kept: set[str] = set()
+    nodes: set[str] = set()
+    for part in _parts(up):
+        top, units = _units(part, plan.roles, up)
+        devs = kept | top
+        if _cost(devs, nodes, plan)[0] > budget:
+            break
+        grown = False
+        for spines, members in units:
+            for leaf in members:  # a unit whole if it fits; else as many of its leaves as fit, with its spines
+                more, hosts = devs | set(spines) | {leaf}, nodes | hosts_of.get(leaf, set())
+                n_routers, n_hosts = _cost(more, hosts, plan)
+                if n_routers > budget or n_hosts > host_budget:
+                    return kept if not grown else devs
+                devs, nodes, grown = more, hosts, True
+        if not grown:
+            break
+        kept = devs
+    return kept
+
+
+def _cost(devs: set[str], hosts: set[str], plan: Plan) -> tuple[int, int]:
+    return len(devs) + sum(1 for h in hosts if h in plan.asn), len(hosts)
+
+
+def _parts(up: dict[str, set[str]]) -> list[set[str]]:
+    """Connected parts of the switch graph (the planes of a fabric), in order of their first name."""
+    seen: set[str] = set()
+    parts = []
+    for start in sorted(up):
+        if start in seen:
+            continue
+        part, todo = set(), [start]
+        while todo:
+            d = todo.pop()
+            if d not in part:
+                part.add(d)
+                todo += up[d] - part
+        seen |= part
+        parts.append(part)
+    return parts
+
+
+def _units(part: set[str], roles: dict[str, str], up: dict[str, set[str]]) -> tuple[set[str], list]:
+    """The part's top tier, and its units in order: pods (spines, leaves) under cores, else single leaves."""
+    tiers = {roles[d] for d in part}
+    top_role = "core" if "core" in tiers else "spine" if "spine" in tiers else "leaf"
+    top = {d for d in part if roles[d] == top_role}
+    leaves = sorted(d for d in part if roles[d] == "leaf")
+    if top_role == "core":
+        pods: dict[frozenset[str], list[str]] = {}
+        for leaf in leaves:
+            pods.setdefault(frozenset(up[leaf]), []).append(leaf)
+        return top, [(sorted(spines), members) for spines, members in sorted(pods.items(), key=lambda kv: kv[1][0])]
+    return top, ([([], [leaf]) for leaf in leaves] if top_role == "spine" else [])
+
+
+def restrict(fab, kept: set[str], plan_of: Callable[[object], Plan]) -> tuple[int, int]:
+    """Cut the fabric down to the kept switches and their nodes; returns the switches and nodes left
+    out. `plan_of` recomputes the plan (run._plan) from what is left."""
+    hosts = {c[end] for c in fab.cables for end, other in (("a_device", "z_device"), ("z_device", "a_device"))
+             if c[end] in fab.hosts and c[other] in kept}
+    keep = kept | hosts
+    dropped = (len(fab.routers) - len(kept & set(fab.routers)), len(fab.hosts) - len(hosts))
+    fab.cables = [c for c in fab.cables if c["a_device"] in keep and c["z_device"] in keep]
+    fab.addresses = [r for r in fab.addresses if r["device"] in keep and (not r["peer_device"] or r["peer_device"] in keep)]
+    fab.routers = {n: r for n, r in fab.routers.items() if n in kept}
+    fab.hosts = {n: h for n, h in fab.hosts.items() if n in hosts}
+    node_ports = {(r["device"], r["interface"]) for r in fab.addresses if r["role"] == "node"}
+    for h in fab.hosts.values():
+        h.ports = {p: port for p, port in h.ports.items() if (h.name, p) in node_ports}
+    cabled = {(c["a_device"], c["a_port"]) for c in fab.cables} | {(c["z_device"], c["z_port"]) for c in fab.cables}
+    present = {r["address"].split("/")[0] for r in fab.addresses}
+    for name, r in fab.routers.items():  # sessions to switches outside the sample are not configured
+        r.neighbors = [n for n in r.neighbors if (n.unnumbered and (name, n.peer) in cabled)
+                       or (not n.unnumbered and n.peer in present)]
+        r.unnumbered = [p for p in r.unnumbered if (name, p) in cabled]
+    fab.plan = plan_of(fab)
+    return dropped
