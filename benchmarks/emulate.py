@@ -56,7 +56,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=CASES)
     ap.add_argument("--json")
-    ap.add_argument("--max-routers", type=int, default=400)
+    ap.add_argument("--max-routers", type=int, default=100)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

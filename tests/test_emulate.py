@@ -296,6 +296,17 @@ def test_the_sample_is_chosen_from_the_plan(tmp_path: Path) -> None:
     assert len(sample.choose(fab.plan, hosts_of, 400, 6)) < 35  # the node budget bounds it too
 
 
+def test_the_command_line_budget_is_the_measured_one() -> None:
+    """`--max-routers` defaults to run.MAX_ROUTERS, the budget benchmarks/results-emulate.md measured."""
+    import inspect
+
+    from fabgen import cli
+    from fabgen.emulate.run import MAX_ROUTERS
+
+    option = inspect.signature(cli.emulate).parameters["max_routers"].default
+    assert option.default == MAX_ROUTERS
+
+
 def test_planes_are_sampled_one_by_one() -> None:
     """Two planes at a budget that holds one: the first plane whole, nothing of the second (its
     switches and cables), every node kept through its first-plane ports; the note says so."""

@@ -364,7 +364,8 @@ def emulate(
     save_state: Optional[Path] = typer.Option(None, "--save-state", help="write each switch's FRR state once "
                                               "converged (<device>.bgp.json, .routes.json, .bfd.json) into this new "
                                               "directory: what fabgen verify --frr reads"),
-    max_routers: int = typer.Option(400, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
+    # the default is emulate.run.MAX_ROUTERS (not imported here: the CLI loads emulation lazily)
+    max_routers: int = typer.Option(100, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
                                     "(switches and routing nodes) emulate a sample chosen from the plan: the top tier "
                                     "whole, then whole pods or leaves in order"),
 ) -> None:

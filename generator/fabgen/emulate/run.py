@@ -33,7 +33,10 @@ from fabgen.emulate.model import Host, HostPort, Router, TranslateError
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
                "sonic": ("/config_db.json", sonic.translate)}
 EMULATED_KINDS = ("roce", "spectrum-x")
-MAX_ROUTERS = 400  # switches and routing hosts emulated at once on two cores (benchmarks/emulate.py)
+# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): 80
+# routers with 128 nodes converge in 256 s; 144 routers with 6,144 links did not within 13 min
+# (daemons started one per 10 s once the first hundred were up), nor 320 within 25 min.
+MAX_ROUTERS = 100
 # Nodes (one namespace each, no daemon unless they route) emulated at once; beyond either bound a
 # sample is emulated (sample.py). 512 did not finish on two cores (a namespace route query
 # went unanswered for 30 s); 128 is measured: benchmarks/results-emulate.md.
