@@ -172,7 +172,7 @@ def test_the_examples_converge_with_the_planned_widths(renders: dict[str, Path],
     state = tmp_path / "state"
     res = emulate(renders[case], *[x for f in fails for x in ("--fail", f)], "--format", "json",
                   *(["--save-state", state] if frr_based else []))
-    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
+    _passed(res)
     result = json.loads(res.stdout)
     assert result["ok"] and result["routers"] > 0 and result["links"] > 0
     assert any("management plane" in n for n in result["notes"])
@@ -252,7 +252,7 @@ def test_unseen_shapes_converge(shape: str, tmp_path: Path, clean) -> None:
     inv.write_text(UNSEEN.format(**params))
     render_to(inv, tmp_path / "out")
     res = emulate(tmp_path / "out")
-    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
+    _passed(res)
     assert "PASS" in res.stdout
 
 
@@ -335,7 +335,7 @@ def test_a_fabric_beyond_the_budget_is_sampled_and_still_checked(tmp_path: Path,
     inv.write_text(PODS)
     render_to(inv, tmp_path / "out")
     res = emulate(tmp_path / "out", "--max-routers", "24", "--format", "json")
-    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-2000:])
+    _passed(res)
     result = json.loads(res.stdout)
     assert result["ok"] and result["routers"] == 24
     assert any("sampled: 24 of 35 switches" in n for n in result["notes"])
@@ -350,6 +350,26 @@ def test_a_fabric_beyond_the_budget_is_sampled_and_still_checked(tmp_path: Path,
     bad = emulate(tmp_path / "out", "--max-routers", "24", "--format", "json")
     assert bad.returncode == 1, (bad.stdout[-2000:], bad.stderr[-2000:])
     assert leaf in json.loads(bad.stdout)["failed"]
+
+
+def _passed(res: subprocess.CompletedProcess) -> None:
+    """A run that must pass; on failure its whole verdict, untruncated, is the test's message."""
+    if res.returncode != 0:
+        pytest.fail(f"exit {res.returncode}\n--- stdout\n{res.stdout[-6000:]}\n--- stderr\n{res.stderr[-3000:]}",
+                    pytrace=False)
+
+
+@needs_lab
+@pytest.mark.integration
+def test_a_sample_beside_a_whole_fabric_sharing_its_nodes(renders: dict[str, Path], clean) -> None:
+    """superpod-cluster's storage nodes route (BGP to the storage leaves) and sit on the in-band
+    fabric too: sampling the storage fabric leaves some out, and those run no BGP speaker while
+    their in-band ports stay (once a KeyError, found by CI)."""
+    res = emulate(renders["superpod-cluster"], "--max-routers", "60", "--format", "json")
+    _passed(res)
+    result = json.loads(res.stdout)
+    assert result["ok"] and result["fabrics"] == ["internalnet", "storagenet"]
+    assert any("fabric storagenet sampled: 8 of 10 switches, 36 of 68 nodes" in n for n in result["notes"])
 
 
 def _broken(renders: dict[str, Path], tmp_path: Path, case: str, path: str, edit) -> Path:

@@ -252,7 +252,8 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
         for name, r in f.routers.items():
             _router_frr(la, b, name, r)
         for h in f.hosts.values():
-            if h.frr and h.name not in b.dirs:  # one BGP speaker per node, whichever fabrics it is on
+            # one BGP speaker per node, started by the fabric it routes in (not there when a sample left it out)
+            if h.frr and h.name in f.plan.asn and h.name not in b.dirs:
                 d = la.frr_dir(b.ns[h.name])
                 conf = d / "frr.conf"
                 conf.write_text(h.frr)  # unmodified
@@ -467,37 +468,39 @@ def _sampled(fabs: list[Fabric], budget: int, host_budget: int) -> tuple[list[Fa
     does not as a sample (sample.py), the rest left out; notes saying what was left out."""
     from fabgen.emulate import sample
 
-    if sum(sample.routers_of(f) for f in fabs) <= budget and sum(len(f.hosts) for f in fabs) <= host_budget:
+    def size(group: list[Fabric]) -> tuple[int, int]:  # a node on several fabrics is one namespace, one speaker
+        speakers = {h.name for f in group for h in f.hosts.values() if h.frr and h.name in f.plan.asn}
+        return sum(len(f.routers) for f in group) + len(speakers), \
+            len({h for f in group for h in f.hosts})
+
+    if size(fabs)[0] <= budget and size(fabs)[1] <= host_budget:
         return fabs, []
     kept: list[Fabric] = []
     notes: list[str] = []
-    routers, hosts, spent = 0, 0, False
+    routers, hosts = 0, 0
     for f in fabs:
-        r, h = sample.routers_of(f), len(f.hosts)
-        if spent:  # a fabric was sampled: the budget is spent
-            break
-        if routers + r <= budget and hosts + h <= host_budget:
+        if size(kept + [f])[0] <= budget and size(kept + [f])[1] <= host_budget:
             kept.append(f)
-            routers, hosts = routers + r, hosts + h
+            routers, hosts = size(kept)
             continue
         hosts_of: dict[str, set[str]] = {}
         for c in f.cables:
             for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
                 if far in f.hosts:
                     hosts_of.setdefault(dev, set()).add(far)
-        keep = sample.choose(f.plan, hosts_of, budget - routers, host_budget - hosts)
+        keep = sample.choose(f.plan, hosts_of, budget - routers, host_budget - hosts)  # shared nodes counted twice
         if not any(f.plan.roles.get(d) == "leaf" for d in keep):
             notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - routers} routers "
                          f"left of {budget}; emulate it with --fabric")
             continue
         switches, nodes = sample.restrict(f, keep, _plan)
         kept.append(f)
-        spent = True
-        routers, hosts = routers + sample.routers_of(f), hosts + len(f.hosts)
         notes.append(f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
                      f"{len(f.hosts)} of {len(f.hosts) + nodes} nodes (plane by plane, the top tier whole, then "
-                     f"whole pods or leaves in order; sessions to what is left out are not configured, widths are the sample's); "
+                     f"whole pods or leaves in order; sessions to what is left out are not configured, widths are the "
+                     f"sample's); "
                      f"beyond {budget} routers and {host_budget} nodes a sample is emulated")
+        break  # the budget is spent
     if not kept:
         raise BadInput(f"more than {budget} routers even for one fabric's top tier; emulate one fabric or plane "
                        "(--fabric NAME-plane1)")
