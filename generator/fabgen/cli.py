@@ -228,6 +228,20 @@ def _compared(differ, sides: list, paths: tuple[Path, Path]):
                                 f"({type(exc).__name__}: {exc})") from None
 
 
+def _format_or_exit(fmt: str, choices: tuple[str, ...]) -> None:
+    """A --format outside `choices`: one line, exit 2."""
+    if fmt not in choices:
+        typer.echo(f"fabgen: --format must be {', '.join(choices[:-1])} or {choices[-1]}, not {fmt!r}", err=True)
+        raise typer.Exit(2)
+
+
+def _render_dir_or_exit(render_dir: Path) -> None:
+    """RENDER_DIR of emulate and verify: a directory, or one line and exit 2."""
+    if not render_dir.is_dir():
+        typer.echo(printable(f"fabgen: {render_dir}: not a directory (give the OUT of fabgen render)"), err=True)
+        raise typer.Exit(2)
+
+
 def _check_review_output(path: Path, sides: tuple[Path, ...], option: str = "--output") -> None:
     """--output (--chart) never replaces an input of the command, a file inside a render folder under
     review, or anything but a plain file (a link is not followed)."""
@@ -315,9 +329,7 @@ def compare(
     from fabgen.compare import output
     from fabgen.compare.prices import read
 
-    if fmt not in ("table", "markdown", "json"):
-        typer.echo(f"fabgen: --format must be table, markdown or json, not {fmt!r}", err=True)
-        raise typer.Exit(2)
+    _format_or_exit(fmt, ("table", "markdown", "json"))
     if chart is not None and chart.suffix.lower() not in (".svg", ".png"):
         typer.echo(printable(f"fabgen: --chart {chart}: give a file ending in .svg or .png"), err=True)
         raise typer.Exit(2)
@@ -376,12 +388,8 @@ def emulate(
     from fabgen.emulate.lab import LabError
     from fabgen.emulate.run import BadInput, emulate as run_emulate
 
-    if fmt not in ("text", "json"):
-        typer.echo(f"fabgen: --format must be text or json, not {fmt!r}", err=True)
-        raise typer.Exit(2)
-    if not render_dir.is_dir():
-        typer.echo(printable(f"fabgen: {render_dir}: not a directory (give the OUT of fabgen render)"), err=True)
-        raise typer.Exit(2)
+    _format_or_exit(fmt, ("text", "json"))
+    _render_dir_or_exit(render_dir)
     try:
         with _Progress() as progress:
             result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state,
@@ -428,12 +436,8 @@ def verify(
     from fabgen.verify import report
     from fabgen.verify.run import BadInput, anta_catalog as anta_catalog_of, verify as run_verify
 
-    if fmt not in ("text", "markdown", "json"):
-        typer.echo(f"fabgen: --format must be text, markdown or json, not {fmt!r}", err=True)
-        raise typer.Exit(2)
-    if not render_dir.is_dir():
-        typer.echo(printable(f"fabgen: {render_dir}: not a directory (give the OUT of fabgen render)"), err=True)
-        raise typer.Exit(2)
+    _format_or_exit(fmt, ("text", "markdown", "json"))
+    _render_dir_or_exit(render_dir)
     try:
         if anta_catalog is not None:
             _check_review_output(anta_catalog, (render_dir, *ibnetdiscover, *lldp, *([frr] if frr else [])),

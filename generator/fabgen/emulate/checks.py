@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -34,20 +35,12 @@ def suspects(findings: list[Finding], origin: dict[str, str]) -> list[tuple[str,
     for f in findings:
         if f.check == "asn" and f.message.startswith("runs BGP"):
             out.setdefault(f.device, f.message)
-    missing: dict[str, int] = {}
-    for f in findings:
-        if f.check == "rib":
-            for prefix in f.about:
-                missing[prefix] = missing.get(prefix, 0) + 1
-    for prefix, n in sorted(missing.items(), key=lambda kv: -kv[1]):
+    missing = Counter(prefix for f in findings if f.check == "rib" for prefix in f.about)
+    for prefix, n in missing.most_common():
         if n >= 2 and prefix in origin:
             out.setdefault(origin[prefix], f"{prefix}, which it originates, is missing or short on {n} switches")
-    far: dict[str, int] = {}
-    for f in findings:
-        if f.check == "sessions":
-            for dev in f.about:
-                far[dev] = far.get(dev, 0) + 1
-    for dev, n in sorted(far.items(), key=lambda kv: -kv[1]):
+    far = Counter(dev for f in findings if f.check == "sessions" for dev in f.about)
+    for dev, n in far.most_common():
         if n >= 2:
             out.setdefault(dev, f"the far end of {n} sessions that are down")
     return list(out.items())

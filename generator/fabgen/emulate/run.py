@@ -425,7 +425,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
             findings += _check_all(la, b, fabs, plan, state, _expected_sessions(plan, down), down, progress)
         speakers = len(b.dirs)
     from fabgen.emulate.checks import suspects
-    culprits = suspects(findings, _merged([f.plan for f in fabs]).prefixes())
+    culprits = suspects(findings, plan.prefixes())
     failed = sorted({f.device for f in findings} | {d for d, _ in culprits})  # a suspect failed too
     hosts = len({h for f in fabs for h in f.hosts})
     return Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
@@ -504,8 +504,9 @@ def _sampled(fabs: list[Fabric], budget: int, host_budget: int) -> tuple[list[Fa
     if not kept:
         raise BadInput(f"more than {budget} routers even for one fabric's top tier; emulate one fabric or plane "
                        "(--fabric NAME-plane1)")
+    emulated = {f.name for f in kept}
     for f in fabs:
-        if f not in kept and not any(f.name in n for n in notes):
+        if f.name not in emulated and not any(f.name in n for n in notes):
             notes.append(f"fabric {f.name} left out: the budget of {budget} routers is spent; emulate it with --fabric")
     return kept, notes
 
