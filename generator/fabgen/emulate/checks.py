@@ -53,8 +53,14 @@ class State:
     summary: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def signature(self) -> tuple:
-        return tuple(sorted((d, p, v.get("state"), v.get("pfxRcd")) for d, s in self.summary.items()
-                            for p, v in s.get("peers", {}).items()))
+        """What must stay still for the fabric to count as settled: every session's state and prefix
+        count, and every device's BGP table version, which moves with each best-path change: a
+        leaf can hold its prefix count while path hunting swaps a longer path for a shorter one,
+        and its ECMP width is only final once that has stopped (`tableVersion` of FRR's summary)."""
+        peers = sorted((d, p, v.get("state"), v.get("pfxRcd")) for d, s in self.summary.items()
+                       for p, v in s.get("peers", {}).items())
+        tables = sorted((d, s.get("tableVersion")) for d, s in self.summary.items())
+        return tuple(peers), tuple(tables)
 
 
 def _json(la: Lab, d: Any, command: str) -> Any:
