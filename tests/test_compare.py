@@ -197,6 +197,45 @@ def test_plane_counts_are_options_and_count_what_render_writes(tmp_path: Path) -
         assert sum(int(r["quantity"]) for r in bom) == sum(line["quantity"] for line in o["cost"]["lines"])
 
 
+UNSEEN_GB300 = """version: 1
+cluster: gb
+node_groups:
+  - {name: gb, model: gb300-nvl72, count: 36}
+fabrics:
+  - name: f
+    kind: infiniband
+    platform: opensm
+    topology: rail-optimized
+    switch_model: q3400
+    node_groups: [gb]
+"""
+
+
+def test_trays_get_their_plane_counts_and_the_superpod_unit(tmp_path: Path) -> None:
+    """GB300 trays (4 x ConnectX-8) split into two planes and never four; NVL72 trays on a
+    rail-optimized fabric are also offered NVIDIA's 8-rack unit, and that option is what render
+    builds with scalable_unit: 144 (spine-leaf groups, here two tiers: one unit)."""
+    inv = tmp_path / "gb.yaml"
+    inv.write_text(UNSEEN_GB300)
+    prices, name = read(None)
+    data = compare(inv, prices, name)["fabrics"]["f"]
+    opts = data["options"]
+    sx = {(o["planes"], o["scalable_unit"]) for o in opts if o["switch_model"] == "sn5600"}
+    assert sx == {(1, 18), (1, 144), (2, 54), (2, 144)}  # a leaf's most whole racks, or eight racks
+    assert not any(o["planes"] == 4 for o in opts)
+    unit = next(o for o in opts if o["switch_model"] == "q3400" and o["scalable_unit"] == 144)
+    assert unit["leaves_per_rail"] == 2 and not unit["current"]  # four racks per leaf of 144 XDR ports
+    rendered = yaml.safe_load(UNSEEN_GB300)
+    rendered["fabrics"][0]["scalable_unit"] = 144
+    path = tmp_path / "su.yaml"
+    path.write_text(yaml.safe_dump(rendered, sort_keys=False))
+    report = json.loads(run(path).files["report.json"])["fabrics"]["f"]
+    assert {k: report["switches"][k] for k in ("leaf", "spine", "core")} == \
+        {k: v for k, v in unit["switches"].items() if k != "total"}
+    text = CliRunner().invoke(app, ["compare", str(inv)]).output
+    assert "144 nodes, 2 leaves per rail" in text and "SU of 8 racks" not in text  # every choice fits
+
+
 def test_estimates_follow_the_stated_formula(tmp_path: Path) -> None:
     inv = tmp_path / "two-tier.yaml"
     inv.write_text(UNSEEN.replace("scalable_unit: 16", "scalable_unit: 16\n    oversubscription: 1"))

@@ -314,3 +314,31 @@ def test_growth_checks_beside_the_build_warn_as_validate_does(workers: str, monk
     inv.write_text(text)
     result = render_to(inv, tmp_path / "out")
     assert result.fabrics["f"].warnings == expected
+
+
+def nvl72_inventory(platform: str, trays: int, planned: int, su: int, planes: int = 1) -> str:
+    kind, plat, model = PLATFORMS[platform]
+    node = "gb300-nvl72" if planes > 1 else "gb200-nvl72"
+    lines = ["version: 1", "cluster: grow", "node_groups:",
+             f"  - {{name: gb, model: {node}, count: {trays}, hostname: 'gb{{n:04d}}', management: 10.20.0.0/16}}",
+             "fabrics:", "  - name: f", f"    kind: {kind}", f"    platform: {plat}", "    topology: rail-optimized",
+             f"    switch_model: {model}", "    node_groups: [gb]", f"    scalable_unit: {su}",
+             f"    planned_nodes: {planned}", "    management: 10.30.0.0/16"]
+    if planes > 1:
+        lines.append(f"    planes: {planes}")
+    if kind != "infiniband":
+        lines += ["    ethernet:", "      pools: {loopbacks: 10.255.0.0/16, links: 10.252.0.0/15, hosts: 10.0.0.0/12}"]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("platform,su,planes", [("opensm", 36, 1), ("nvue", 72, 2), ("eos", 36, 1)])
+@pytest.mark.parametrize("racks", [1, 2, 3, 5])
+def test_nvl72_rail_groups_grow_by_a_rack_by_pure_addition(platform: str, su: int, planes: int, racks: int) -> None:
+    """Units of spine-leaf groups (several leaves per rail, docs/hardware.md), planned for three
+    units: every rack added, also one that opens a unit, only adds cables, switches and addresses."""
+    planned = 3 * su
+    small = nvl72_inventory(platform, 18 * racks, planned, su, planes)
+    big = nvl72_inventory(platform, 18 * (racks + 1), planned, su, planes)
+    _, f, *_ = identities(small)
+    assert f.plan.rail_groups and f.plan.tiers == 3
+    assert_pure_addition(small, big)

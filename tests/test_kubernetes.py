@@ -46,7 +46,8 @@ def kubernetes_validate(path: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("case,fabric", [("superpod-4su", "compute"), ("ib-3tier", "ib"),
                                          ("fattree-2to1", "fabric"), ("roce-3tier", "eth"),
-                                         ("gb300-nvl72", "compute"), ("b300-spectrumx-2plane", "sx-plane1")])
+                                         ("gb300-nvl72", "compute"), ("b300-spectrumx-2plane", "sx-plane1"),
+                                         ("gb200-superpod-2su", "compute"), ("gb300-spectrumx-2plane", "sx-plane1")])
 def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric: str, tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
     check_labels(tmp_path, fabric)
@@ -55,6 +56,7 @@ def test_labels_follow_the_cabling_and_kubernetes_accepts_them(case: str, fabric
 UNSEEN = {  # clusters no example has: model, count, kind, platform, switch, topology, extra fabric keys
     "nvl72-rail": ("gb200-nvl72", 72, "infiniband", "opensm", "qm9700", "rail-optimized", ""),
     "nvl72-3tier": ("gb300-nvl72", 108, "infiniband", "ufm", "q3400", "rail-optimized", "tiers: 3"),
+    "nvl72-groups": ("gb200-nvl72", 216, "infiniband", "opensm", "qm9700", "rail-optimized", "scalable_unit: 72"),
     "planes-fattree-3tier": ("dgx-b300", 48, "roce", "eos", "arista-7060x5", "fat-tree", "{planes: 2, tiers: 3}"),
     "planes4-rail": ("dgx-b300", 40, "spectrum-x", "nvue", "sn5600", "rail-optimized", "{planes: 4}"),
 }
@@ -104,7 +106,11 @@ def check_labels(tmp_path: Path, fabric: str) -> None:
     for node, labels in labelled.items():
         assert all(valid_label(k, v) for k, v in labels.items()), labels
         tier0 = labels["fabric.topograph.run/tier-0"]
-        if "-su" in tier0:  # rail-optimized: every rail leaf of the node belongs to its unit
+        group = re.fullmatch(r"(.*-su\d+)-leaf(\d+)", tier0)
+        if group:  # spine-leaf groups: the node's leaf in its unit's group of every rail, the same one
+            assert all(re.fullmatch(rf"{group[1]}-rail\d+-leaf{group[2]}", leaf) for leaf in leaves_of[node]), \
+                (node, tier0)
+        elif "-su" in tier0:  # rail-optimized: every rail leaf of the node belongs to its unit
             assert all(leaf.startswith(tier0 + "-") for leaf in leaves_of[node]), (node, tier0)
         else:  # fat-tree: a leaf the node is cabled to
             assert tier0 in raw_leaves[node]

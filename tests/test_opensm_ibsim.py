@@ -121,6 +121,9 @@ SHAPES = {
     # planned for 16 units (4 pods), 2 present: the spines of three empty pods hang off the
     # cores with no leaf below them, as a planned fabric is built
     "three-tier-planned": ("rail-optimized", "dgx-h100", 64, "qm9700", "tiers: 3\n    planned_nodes: 512", 3),
+    # NVL72 spine-leaf groups (docs/hardware.md): three units of four GB200 racks, each rail of a
+    # unit a group of 4 leaves (a rack each) and 3 spines, the 12 groups joined by 3 core groups
+    "nvl72-rail-groups": ("rail-optimized", "gb200-nvl72", 216, "qm9700", "scalable_unit: 72", 3),
 }
 STORAGE_GROUP = """  - {name: st, model: st2, count: 40, role: storage}
 node_models:

@@ -175,9 +175,8 @@ def test_pinned_single_switch_gives_every_port_to_nics() -> None:
 
 
 def test_errors_name_the_key() -> None:
-    with pytest.raises(SizingError) as e:
-        rail(4, su=40)
-    assert e.value.field == "scalable_unit"
+    # a unit larger than a leaf is not an error: two leaves of 20 nodes per rail
+    assert (rail(4, su=40).group_leaves, rail(4, su=40).down) == (2, 20)
     with pytest.raises(SizingError) as e:
         rail(4, su=32, ratio=Fraction(3))
     assert e.value.field == "scalable_unit"
@@ -191,3 +190,59 @@ def test_leaf_split() -> None:
     assert leaf_split(64, Fraction(2), 8) == (40, 20)
     assert leaf_split(64, Fraction(3)) == (48, 16)
     assert leaf_split(4, Fraction(5)) is None
+
+
+# DGX SuperPOD with DGX GB200 (RA-11338-001, "Compute Fabric"): the SU is 8 NVL72 racks (144
+# compute trays, 4 NDR rails each); beyond one SU every SU holds 4 spine-leaf groups (one per rail)
+# of 8 leaves (one per rack) and 6 spines, a fully non-blocking fat tree attached to 6 core groups,
+# up to 16 SUs (9,216 GPUs). What the text states, per row: leaves, spines, core groups, tiers and
+# cables per tier; the core count per group follows fabgen's rule (the fewest that divide a
+# spine's 24 uplinks and hold every group's), its table's rows could not be read.
+def gb200(units: int, su: int = 144, tiers: str | int = "auto", planned: int | None = None):
+    return plan(topology="rail-optimized", radix=64, speed=400, nodes=144 * units, rails=4, ratio=Fraction(1),
+                scalable_unit=su, tiers=tiers, domain=18, planned_nodes=planned)
+
+
+@pytest.mark.parametrize("units", [2, 3, 4, 6, 8, 12, 16])
+def test_gb200_superpod_spine_leaf_groups(units: int) -> None:
+    p = gb200(units)
+    gpus = 576 * units
+    assert (p.tiers, p.rail_groups, p.group_leaves) == (3, True, 8)
+    assert (p.leaves, p.spines, p.pods) == (32 * units, 24 * units, 4 * units)  # 4 groups of 8 + 6 per SU
+    assert (p.down, p.up, p.spines_per_pod, p.leaf_spine_width) == (18, 18, 6, 3)  # a rack down, 18 up
+    assert p.spine_down == p.spine_up == 24  # non-blocking spines, half their ports kept for the cores
+    fewer = [c for c in range(1, p.cores_per_plane) if 24 % c == 0]  # the fewest per group that hold them all
+    assert 24 % p.cores_per_plane == 0 and p.cores_per_plane * 64 >= p.pods * 24 > max(fewer, default=0) * 64
+    assert p.cores == 6 * p.cores_per_plane  # six core groups, one per spine position
+    # cables per tier: one per GPU on each (a non-blocking fat tree)
+    assert (p.endpoints, p.leaves * p.up, p.spines * p.spine_up) == (gpus, gpus, gpus)
+
+
+def test_gb200_superpod_16_units_fills_the_core_groups() -> None:
+    p = gb200(16)
+    assert (p.cores_per_plane, p.spine_core_width, p.cores) == (24, 1, 144)  # 64 groups on 64-port cores
+    with pytest.raises(SizingError, match="spine-leaf groups; core groups of 64-port switches join at most 64"):
+        gb200(17)
+
+
+def test_one_gb200_unit_is_two_tiers_under_one_spine_layer_and_a_plan_builds_the_groups() -> None:
+    """One SU: rail-aligned leaves under one spine layer (RA-11338-001, Figure 9: traffic between
+    racks or rails traverses the spine layer); planned for more, or `tiers: 3`, the groups and core
+    groups are built from the first unit, so that growth only adds."""
+    one = gb200(1)
+    assert (one.tiers, one.leaves, one.pods, one.leaves_per_pod) == (2, 32, 1, 32)
+    assert one.spines * one.spine_down == 576 and one.up % one.spines == 0
+    planned = gb200(1, planned=288)
+    assert (planned.tiers, planned.present_units, planned.spines, planned.cores) == (3, 1, 48, 18)
+    pinned = gb200(1, tiers=3)
+    assert (pinned.tiers, pinned.spines, pinned.pods) == (3, 24, 4)
+
+
+def test_a_unit_of_several_leaves_per_rail_takes_whole_racks_per_leaf() -> None:
+    # GB300 at 400G on an SN5600 (128 ports): a leaf could take 3 racks, but 8 racks split into
+    # leaves of 2 racks (36 trays), 4 per rail
+    p = plan(topology="rail-optimized", radix=128, speed=400, nodes=144, rails=4, ratio=Fraction(1),
+             scalable_unit=144, domain=18)
+    assert (p.down, p.group_leaves, p.leaves, p.tiers) == (36, 4, 16, 2)
+    with pytest.raises(SizingError, match="whole NVLink domains"):
+        gb200(1, su=150)

@@ -36,7 +36,8 @@ def read_conf(path: Path) -> dict[str, dict[str, list[str]]]:
 
 @pytest.mark.parametrize("case,fabric", [("superpod-4su", "compute"), ("ib-3tier", "ib"),
                                          ("fattree-2to1", "fabric"), ("ib-storage", "ib"),
-                                         ("gb300-nvl72", "compute"), ("b300-xdr-2su", "compute")])
+                                         ("gb300-nvl72", "compute"), ("b300-xdr-2su", "compute"),
+                                         ("gb200-superpod-2su", "compute")])
 def test_topology_follows_the_cabling(case: str, fabric: str, tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
     conf = read_conf(tmp_path / "slurm" / "topology.conf")
@@ -141,7 +142,8 @@ def _need_slurmctld() -> None:
         pytest.skip("slurmctld is not installed (Debian packages slurmctld and slurm-client; `make test` installs them)")
 
 
-@pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "fattree-2to1", "gb300-nvl72", "b300-spectrumx-2plane"])
+@pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "fattree-2to1", "gb300-nvl72", "b300-spectrumx-2plane",
+                                  "gb200-superpod-2su"])
 def test_slurmctld_reads_the_topology_as_rendered(case: str, tmp_path: Path) -> None:
     """Slurm's own controller loads topology.conf and `scontrol show topology` lists exactly the
     rendered switches, each with its nodes or children and the level its place in the tree gives."""

@@ -45,7 +45,8 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
             "planned_nodes": spec.planned_nodes,
             "options": [_option(o, need, gpus_per_node, prices, months, message_bytes, eff) for o in sized],
             "not_options": [{"kind": o.choice.kind, "platform": o.choice.platform,
-                             "switch_model": o.choice.switch_model, "planes": o.choice.planes, "reason": o.reason}
+                             "switch_model": o.choice.switch_model, "planes": o.choice.planes,
+                             "racks_per_unit": o.choice.racks_per_unit, "reason": o.reason}
                             for o in mine if isinstance(o, NotAnOption)],
         }
     return {
@@ -74,6 +75,8 @@ def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: flo
     return {
         "kind": o.choice.kind, "platform": o.choice.platform, "switch_model": o.choice.switch_model,
         "planes": o.choice.planes, "link_speed_gbps": o.plan.speed,
+        "scalable_unit": o.plan.unit_nodes if o.plan.topology == "rail-optimized" else 0,
+        "leaves_per_rail": max(1, o.plan.group_leaves) if o.plan.topology == "rail-optimized" else 0,
         "switch_part": o.model.part, "current": o.current, "tiers": s.tiers,
         "switches": {**s.switches, "total": sum(s.switches.values())},
         "links": s.links, "cables": by["cable"], "transceivers": by["transceiver"], "nics": by["nic"],

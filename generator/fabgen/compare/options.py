@@ -9,8 +9,10 @@ that rendering the option writes (tests/test_compare.py renders every option to 
 
 Which options: every switch model (the catalog's and the inventory's `switch_models`) that
 serves the kind and platform and has ports at the nodes' NIC speed; on Ethernet, where the node
-models split their NICs (`plane_rdma`), also 2 and 4 network planes where the switch has ports
-at the split speed (docs/planes.md). InfiniBand is one option
+models split their NICs (`plane_rdma`), also the plane counts every model splits into (2 and 4
+for DGX B300, 2 for a GB300 tray) where the switch has ports at the split speed (docs/planes.md);
+where the nodes are NVL72 trays on a rail-optimized fabric, each also with NVIDIA's SuperPOD unit
+of 8 racks (spine-leaf groups, docs/hardware.md). InfiniBand is one option
 per switch model: UFM and OpenSM run on hosts and need the same hardware (the inventory's
 own InfiniBand platform is kept, otherwise `ufm`). An option that the sizing rules cannot
 build (too many endpoints for that radix, a scalable unit that does not fit) is listed with
@@ -43,11 +45,14 @@ class Choice:
     platform: str
     switch_model: str
     planes: int = 1  # network planes (Ethernet): each NIC split into one port per plane
+    racks_per_unit: int = 0  # NVL72 trays: a scalable unit of this many racks (0: the inventory's unit)
+    scalable_unit: int = 0  # its nodes
 
     @property
     def label(self) -> str:
         planes = f" / {self.planes} planes" if self.planes > 1 else ""
-        return f"{self.kind} / {self.platform} / {self.switch_model}{planes}"
+        unit = f" / SU of {self.racks_per_unit} racks" if self.racks_per_unit else ""
+        return f"{self.kind} / {self.platform} / {self.switch_model}{planes}{unit}"
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class NotAnOption:
 
 
 PLANE_COUNTS = (1, 2, 4)
+SUPERPOD_RACKS = 8  # NVIDIA's DGX SuperPOD GB200 scalable unit: 8 NVL72 racks (RA-11338-001)
 
 
 def choices(validated: Validated, fabric_index: int) -> list[Choice]:
@@ -80,19 +86,28 @@ def choices(validated: Validated, fabric_index: int) -> list[Choice]:
     spec = validated.inventory.fabrics[fabric_index]
     members = validated.members[spec.name]
     speed = validated.plans[spec.name].speed * spec.planes  # the NICs' own speed
-    splits = all(m.plane_rdma for _, _, m in members)
+    splits = {1, *PLANE_COUNTS}
+    for _, _, m in members:  # the plane counts every node model splits into
+        splits &= {1, *m.plane_counts} if m.splits else {1}
+    domains = {m.nvlink_domain for _, _, m in members}
+    # NVL72 trays: also NVIDIA's SuperPOD unit of 8 racks (spine-leaf groups, docs/hardware.md)
+    superpod = (spec.topology == "rail-optimized" and len(domains) == 1 and min(domains) > 1
+                and spec.scalable_unit != SUPERPOD_RACKS * min(domains))
     out: list[Choice] = []
     for kind in KINDS:
         platforms = PLATFORMS_BY_KIND[kind]
         if kind == "infiniband":
             platforms = (spec.platform if spec.kind == kind else platforms[0],)
-        counts = PLANE_COUNTS if kind != "infiniband" and splits else (1,)
+        counts = sorted(splits) if kind != "infiniband" else [1]
         for platform in platforms:
             for key, model in sorted(validated.switch_models.items()):
                 serves = kind in model.kinds and (kind == "infiniband" or platform in model.platforms)
                 for planes in counts:
                     if serves and speed % planes == 0 and model.mode_for(speed // planes) is not None:
                         out.append(Choice(kind, platform, key, planes))
+                        if superpod:
+                            out.append(Choice(kind, platform, key, planes, SUPERPOD_RACKS,
+                                              SUPERPOD_RACKS * min(domains)))
     return out
 
 
@@ -104,6 +119,8 @@ def variant(loaded: Loaded, fabric_index: int, choice: Choice) -> Loaded:
     fab.pop("planes", None)
     if choice.planes > 1:
         fab["planes"] = choice.planes
+    if choice.scalable_unit:
+        fab["scalable_unit"] = choice.scalable_unit
     wanted = set(fab.get("node_groups") or ())
     data["node_groups"] = [g for g in data["node_groups"] if g.get("name") in wanted]
     data["fabrics"] = [fab]
@@ -124,7 +141,7 @@ def size(loaded: Loaded, validated: Validated, fabric_index: int, choice: Choice
     # counts, and took a fifth of compare's time at 32k GPUs
     planes = build_planes(fspec, v.plans[fspec.name], model, v.members[fspec.name], v.storage[fspec.name])
     current = (choice.kind, choice.switch_model, choice.planes) == (spec.kind, spec.switch_model, spec.planes) and (
-        choice.kind == "infiniband" or choice.platform == spec.platform)
+        choice.kind == "infiniband" or choice.platform == spec.platform) and not choice.scalable_unit
     return Option(spec.name, choice, current, planes[0].plan, _summed([summarize(f) for f in planes]),
                   [row for f in planes for row in bill_of_materials(f)], model)
 

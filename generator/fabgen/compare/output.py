@@ -61,6 +61,9 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
         row("switch model", lambda o: o["switch_model"] + (" (inventory)" if o["current"] else "")),
         row("network planes", lambda o: f"{o['planes']} x {o['link_speed_gbps']}G ports per NIC"
             if o["planes"] > 1 else f"1 ({o['link_speed_gbps']}G)"),
+        *([row("scalable unit", lambda o: f"{o['scalable_unit']:,} nodes" + (
+            f", {o['leaves_per_rail']} leaves per rail" if o["leaves_per_rail"] > 1 else ""))]
+          if fabric["topology"] == "rail-optimized" else []),
         row("tiers", lambda o: str(o["tiers"])),
         row("switches: leaf / spine / core", lambda o: "{leaf} / {spine} / {core}".format(**o["switches"])),
         row("switches", lambda o: f"{o['switches']['total']:,}"),
@@ -102,7 +105,8 @@ def _notes(data: dict[str, Any], fabric: dict[str, Any]) -> list[str]:
                " (where traffic crosses a spine layer)")
     out += [f"Source: {v}" for v in data["assumptions"]["sources"].values()]
     out += [f"Not an option: {n['kind']} / {n['platform']} / {n['switch_model']}"
-            f"{' / ' + str(n['planes']) + ' planes' if n['planes'] > 1 else ''}: {n['reason']}"
+            f"{' / ' + str(n['planes']) + ' planes' if n['planes'] > 1 else ''}"
+            f"{' / SU of ' + str(n['racks_per_unit']) + ' racks' if n['racks_per_unit'] else ''}: {n['reason']}"
             for n in fabric["not_options"]]
     return out
 

@@ -6,6 +6,9 @@ job's traffic stays within when it fits there.
   leaf of its first NIC); a one-switch fabric is that switch;
 * tier 1: the pod (three tiers);
 * the fabric itself at the top.
+A unit of spine-leaf groups (`Plan.rail_groups`, the GB200 SuperPOD) has, for tier 0, the leaves
+that serve the same racks on every rail (`<fabric>-su<n>-leaf<j>`: a node reaches the others under
+them in one hop on every rail), for tier 1 the unit (its groups' spines), then the fabric.
 Unit and pod names are `<fabric>-su<n>` and `<fabric>-pod<n>`, padded like the switch names
 (a multi-plane fabric's, from its first plane, under the inventory's name: every plane is cabled
 alike; a fat-tree node's tier 0 is its first plane's leaf)
@@ -29,6 +32,11 @@ def node_groups(ctx: Context) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for h in f.hosts:
         if h.role != "compute":
+            continue
+        if plan.rail_groups:  # the leaves a node's rails reach in one hop (its rack's), then its unit
+            unit = f"{name}-su{h.unit:0{widths.unit}d}"
+            first = f"{unit}-leaf{h.slot // plan.down + 1:0{widths.leaf}d}"
+            out[h.name] = [first] + ([unit] if plan.tiers == 3 else []) + [name]
             continue
         if plan.topology == "rail-optimized":
             first = f"{name}-su{h.unit:0{widths.unit}d}"

@@ -190,6 +190,23 @@ class NodeModel:
     # RDMA name -> netdev, from the node group's rdma_links file (rdmalinks.py): every port it names
     # takes that netdev, plane ports included
     netdevs: tuple[tuple[str, str], ...] = ()
+    # Where no pattern names the split ports: their RDMA names in k order (planes x rail + plane),
+    # and the other roles' devices renamed by the split (PCI enumeration moves them), for the one
+    # plane count `plane_counts` allows. Catalog only (the GB300 tray).
+    plane_names: tuple[str, ...] = ()
+    plane_moves: tuple[tuple[str, str], ...] = ()
+    # The plane counts (beyond 1) the NICs split into: ConnectX-8 runs 2 x 400G on B300 and GB300,
+    # 4 x 200G on B300 only (NVIDIA Network Operator, "Software Multiplane": numberOfPlanes 2 or 4,
+    # "Quad-Plane (B300 only)")
+    plane_counts: tuple[int, ...] = (2, 4)
+
+    @property
+    def splits(self) -> bool:
+        """The NICs split into plane ports whose names the model knows."""
+        return self.plane_rdma is not None or bool(self.plane_names)
+
+    def can_split(self, planes: int) -> bool:
+        return planes == 1 or (self.splits and planes in self.plane_counts)
 
     def role_ports(self, role: str) -> tuple[Nic, ...]:
         """The node's ports of one role, in attachment order."""
@@ -212,13 +229,14 @@ class NodeModel:
         placeholder of the same name)."""
         if planes == 1:
             return (self.nics,)
-        assert self.plane_rdma is not None
+        assert self.splits
         known = dict(self.netdevs)
         out = []
         for p in range(planes):
             ports = []
             for r, nic in enumerate(self.nics):
-                name = self.plane_rdma.format(k=planes * r + p, rail=r, plane=p)
+                name = self.plane_names[planes * r + p] if self.plane_names else \
+                    self.plane_rdma.format(k=planes * r + p, rail=r, plane=p)  # type: ignore[union-attr]
                 ports.append(Nic(name, known.get(name, name), f"{nic.label} plane {p + 1}", nic.cage,
                                  nic.speed // planes, netdev_known=name in known))
             out.append(tuple(ports))
@@ -228,6 +246,11 @@ class NodeModel:
         """The model on a compute fabric of `planes` planes: where the other roles' devices are
         numbered after the compute ones, they move up by the plane ports (DGX B300: the BlueField-3
         ports are mlx5_8-11 beside eight ConnectX-8, mlx5_16-19 beside sixteen split ports)."""
+        if planes > 1 and self.plane_moves:
+            moves = dict(self.plane_moves)
+            return replace(self, ports=tuple(replace(n, rdma=moves[n.rdma], netdev=moves[n.rdma]
+                                                     if not n.netdev_known else n.netdev)
+                                             if n.rdma in moves else n for n in self.ports))
         if planes == 1 or not self.ports_follow_planes:
             return self
         shift = len(self.nics) * (planes - 1)
@@ -385,6 +408,17 @@ _TRAY_PORTS = _host_ports((("mlx5_2", "Left Bay BF3 P1"), ("mlx5_6", "Right Bay 
                           (("mlx5_3", "Left Bay BF3 P2"), ("mlx5_7", "Right Bay BF3 P2")), (400, 200))
 
 
+# GB300 tray on a two-plane Spectrum-X fabric (NVL72 Enterprise RA, "Multi-Plane Topology Approach":
+# each ConnectX-8 runs 2 x 400G, one port per plane; NVIDIA Network Operator: GB300 "Dual-plane"
+# only). No public source gives the split ports' RDMA names: fabgen numbers the devices in PCI
+# order of the guide's tray table (Left Bay OSFP P3 00:03, P4 02:03, BF3 06:03; Right Bay 10:03,
+# 12:03, 16:03), each ConnectX-8 two functions: rails 0-1 mlx5_0-3, Left BF3 mlx5_4-5, rails 2-3
+# mlx5_6-9, Right BF3 mlx5_10-11. Check `ibdev2netdev` on the first tray and give an rdma_links
+# file (docs/cluster.md) or an inline model if it differs.
+_GB300_PLANE_NAMES = tuple(f"mlx5_{i}" for i in (0, 1, 2, 3, 6, 7, 8, 9))
+_GB300_PLANE_MOVES = (("mlx5_2", "mlx5_4"), ("mlx5_3", "mlx5_5"), ("mlx5_6", "mlx5_10"), ("mlx5_7", "mlx5_11"))
+
+
 def _parts(card: str) -> tuple[tuple[str, str, str], ...]:
     return (("storage", card, "400G QSFP112 transceiver"), ("inband", card, "QSFP112 transceiver"), _BMC_PART)
 
@@ -438,6 +472,7 @@ NODES: dict[str, NodeModel] = {
             "GB300 NVL72 compute tray, 4 x B300, 4 x ConnectX-8 800G (18 per rack, one NVLink domain)",
             4, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
             _tray_nics(800), nvlink_domain=18, ports=_TRAY_PORTS, role_parts=_parts("BlueField-3 B3240 (2 per tray)"),
+            plane_names=_GB300_PLANE_NAMES, plane_moves=_GB300_PLANE_MOVES, plane_counts=(2,),
         ),
     )
 }

@@ -629,8 +629,8 @@ def _warn_placeholders(c: _Checks, i: int, f) -> None:
         nm = c.group_models.get(g.name)
         if g.name not in f.node_groups or nm is None:
             continue
-        if f.role == "compute" and f.planes > 1 and nm.plane_rdma is None:
-            continue  # the model cannot split: reported where the planes are checked
+        if f.role == "compute" and not nm.can_split(f.planes):
+            continue  # the model cannot split so: reported where the planes are checked
         ports = [n for ns in nm.plane_nics(f.planes) for n in ns] if f.role == "compute" else nm.role_ports(f.role)
         unknown = [n.rdma for n in ports if not n.netdev_known]
         if unknown:
@@ -962,7 +962,7 @@ def _with_rdma_links(c: _Checks, i: int, g, nm: NodeModel, planes: int) -> NodeM
     if problems:
         c.problems.extend(problems)
         return None
-    ports = [n for ns in (nm.plane_nics(planes) if planes > 1 and nm.plane_rdma else (nm.nics,)) for n in ns]
+    ports = [n for ns in (nm.plane_nics(planes) if planes > 1 and nm.can_split(planes) else (nm.nics,)) for n in ns]
     ports += [n for n in nm.ports if n.role != "oob"]
     bad = sorted({netdev for netdev in found.values() if netdev and not _netdev_ok(netdev)})
     if bad:
@@ -1049,9 +1049,14 @@ def _planes_fit(c: _Checks, i: int, f, models: dict[str, NodeModel], fstorage: l
         return False
     ok = True
     for key, m in models.items():
-        if m.plane_rdma is None:
+        if not m.splits:
             c.report((*path, "node_groups"), f"{key} does not say how its NICs split across planes: declare a "
                      "node_models entry with plane_rdma (the RDMA name pattern of the split ports, e.g. mlx5_{k})")
+            ok = False
+            continue
+        if f.planes not in m.plane_counts:
+            c.report((*path, "planes"), f"{key}'s NICs split into {' or '.join(map(str, m.plane_counts))} planes, "
+                     f"not {f.planes}")
             ok = False
             continue
         names = [n.rdma for ports in m.plane_nics(f.planes) for n in ports]

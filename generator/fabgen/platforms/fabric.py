@@ -123,6 +123,8 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
             group[s.name] = f"rail{s.rail + 1} leaves"
         elif huge_tree:
             group[s.name] = PLURAL[s.role]
+        elif plan.rail_groups and plan.tiers == 3:  # a box per spine-leaf group's leaves and spines, per core group
+            group[s.name] = _rail_group_box(plan, s)
         elif s.role == "leaf":
             group[s.name] = f"su{s.unit:02d} leaves" if plan.topology == "rail-optimized" else f"pod{s.pod:02d} leaves"
         elif s.role == "spine":
@@ -144,6 +146,17 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
         else:
             group[h.name] = f"pod{(h.unit - 1) // plan.units_per_pod + 1:02d} nodes"
     return group
+
+
+def _rail_group_box(plan: Any, s: Any) -> str:
+    """The drawing box of a switch of a fabric of spine-leaf groups (NVIDIA's GB200 SuperPOD
+    drawing): a group's leaves, its spines, a core group."""
+    if s.role == "core":
+        return f"core group {s.plane + 1}"
+    u, r = divmod(s.pod - 1, plan.rails)
+    if u >= plan.units:
+        return f"storage {PLURAL[s.role]}"
+    return f"su{u + 1:02d} rail{r + 1} {PLURAL[s.role]}"
 
 
 def _n(count: int, word: str, plural: str = "") -> str:

@@ -63,7 +63,15 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     leaves); names are padded to `name_widths`, so neither depends on how many exist."""
     f, w = spec.name, name_widths(plan)
     out: list[Switch] = []
-    if plan.topology == "rail-optimized":
+    if plan.rail_groups:  # a unit's rails are spine-leaf groups: leaf j of a group serves the unit's j-th leaf of nodes
+        i = 0
+        for u in range(plan.present_units):
+            for r in range(plan.rails):
+                for j in range(plan.group_leaves):
+                    out.append(Switch(f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}-leaf{j + 1:0{w.leaf}d}",
+                                      "leaf", i + 1, unit=u + 1, rail=r, pod=_pod(plan, i)))
+                    i += 1
+    elif plan.topology == "rail-optimized":
         i = 0
         for u in range(plan.present_units):
             for r in range(plan.leaves_per_unit):
@@ -75,14 +83,24 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
             out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
     for j in range(plan.storage_leaves):
         i = plan.compute_leaves + j
-        out.append(Switch(f"{f}-storage-leaf{j + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
-    if plan.tiers == 2:
+        width = w.pod if plan.rail_groups else w.leaf
+        out.append(Switch(f"{f}-storage-leaf{j + 1:0{width}d}", "leaf", i + 1, pod=_pod(plan, i)))
+    if plan.rail_groups and plan.tiers == 3:  # every planned group's spines, named after its unit and rail
+        for p in range(1, plan.pods + 1):
+            u, r = divmod(p - 1, plan.rails)
+            head = f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}" if p <= plan.units * plan.rails \
+                else f"{f}-storage{p - plan.units * plan.rails:0{w.pod}d}"
+            for j in range(plan.spines_per_pod):
+                out.append(Switch(f"{head}-spine{j + 1:0{w.spine}d}", "spine", (p - 1) * plan.spines_per_pod + j + 1,
+                                  pod=p, plane=j))
+    elif plan.tiers == 2:
         out += [Switch(f"{f}-spine{j + 1:0{w.spine}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
     elif plan.tiers == 3:
         for p in range(1, plan.pods + 1):  # every planned pod's spines: the spine-core layer is the plan's
             for j in range(plan.spines_per_pod):
                 out.append(Switch(f"{f}-pod{p:0{w.pod}d}-spine{j + 1:0{w.spine}d}", "spine",
                                   (p - 1) * plan.spines_per_pod + j + 1, pod=p, plane=j))
+    if plan.tiers == 3:
         for j in range(plan.spines_per_pod):
             for c in range(plan.cores_per_plane):
                 n = j * plan.cores_per_plane + c + 1
@@ -156,7 +174,10 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot, rack=rack_name(group, node_model, k)))
         b.add_host(hostname, group, node_model)
         for r, nic in enumerate(node_model.nics):
-            if plan.topology == "rail-optimized":
+            if plan.rail_groups:  # the slot's leaf in the rail's group, its port on that leaf
+                j, port = divmod(slot, plan.down)
+                leaf = leaves[unit * plan.leaves_per_unit + r * plan.group_leaves + j]
+            elif plan.topology == "rail-optimized":
                 leaf, port = leaves[unit * plan.leaves_per_unit + r], slot
             elif plan.unit_nodes:
                 leaf, port = leaves[unit], slot * plan.rails + r

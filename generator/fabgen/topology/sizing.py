@@ -85,6 +85,10 @@ class Plan:
     present_nodes: int = -1  # nodes present (-1: all planned nodes are present)
     present_units: int = -1  # units (fat-tree: leaves) they fill
     domain: int = 1  # nodes per NVLink domain (an NVL72 rack: 18); rail-optimized units hold whole ones
+    # Leaves per rail of a unit that spans several leaves per rail (NVIDIA's GB200 SuperPOD: 8, a
+    # leaf per rack): every rail of every unit is a spine-leaf group (a pod) with its own spines.
+    # 0: the classic unit, one leaf per rail, whose pods hold whole units.
+    group_leaves: int = 0
 
     # `nodes`, `units`, `leaves`, `pods` and everything sized from them are the plan's;
     # `present_*` are what the inventory's nodes fill of it.
@@ -113,7 +117,14 @@ class Plan:
 
     @property
     def leaves_per_pod(self) -> int:
+        if self.group_leaves and self.tiers == 3:
+            return self.group_leaves
         return self.units_per_pod * self.leaves_per_unit
+
+    @property
+    def rail_groups(self) -> bool:
+        """Every rail of a unit is a spine-leaf group of its own (docs/hardware.md)."""
+        return self.group_leaves > 0
 
     def switch_place(self, role: str, index: int) -> int:
         """0-based place of a switch (1-based `index` within its role) in one planned plane:
@@ -204,10 +215,9 @@ def _size(
                 raise SizingError("scalable_unit", f"at {rtxt}:1 a leaf with {su} node ports would need "
                                   f"{Fraction(su * q, p)} uplinks; use a multiple of {p} (e.g. {lo or hi} or {hi})")
             if su + su * q // p > k:
-                most = leaf_split(k, ratio)[0]  # type: ignore[index]
-                raise SizingError("scalable_unit", f"{su} nodes per unit need {su} leaf ports down and "
-                                  f"{su * q // p} up at {rtxt}:1, more than the {k} ports of a {model} "
-                                  f"(at most {most})")
+                return _rail_groups(su=su, topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails,
+                                    ratio=ratio, tiers=tiers, model=model, storage=storage, domain=domain,
+                                    storage_spread=storage_spread)
         down, up = su, su * q // p
         unit_nodes, leaves_per_unit = su, rails
         units = math.ceil(nodes / su)
@@ -295,6 +305,64 @@ def _size(
     return Plan(**common, tiers=3, **best[1])
 
 
+def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
+                 tiers: str | int, model: str, storage: int, domain: int, storage_spread: int) -> Plan:
+    """A scalable unit larger than one leaf per rail, as NVIDIA builds the GB200 SuperPOD
+    (RA-11338-001, "Compute Fabric": an SU of 8 racks; beyond one SU each SU holds 4 spine-leaf
+    groups, one per rail, each of 8 leaves, one per rack, and 6 spines, attached to 6 core groups,
+    up to 16 SUs; one SU is rail-aligned leaves under one spine layer).
+
+    Rules: a leaf takes the most whole NVLink domains at the ratio that divide the unit (at least
+    half its node ports, or the unit is refused as a likely typo). Three
+    tiers (two units or more, or pinned): every rail of every unit is a pod (a spine-leaf group) of
+    `g` leaves whose spines are the fewest that divide a leaf's uplinks with at most half their
+    ports down, so a group is cabled alike at every size; spine j of every group goes to core
+    group j, whose cores are the fewest that divide a spine's uplinks and hold every group's.
+    One unit (two tiers): its leaves under one spine layer, sized as `_size` sizes two tiers."""
+    k, p, q = radix, ratio.numerator, ratio.denominator
+    rtxt = _fmt_ratio(ratio)
+    split = leaf_split(k, ratio, domain)
+    most = split[0] if split else 0
+    down = next((d for d in range(most, 0, -1) if d % domain == 0 and su % d == 0 and (d * q) % p == 0), 0)
+    if 2 * down < most:  # leaves less than half used: a typo more likely than a design
+        raise SizingError("scalable_unit", f"{su} nodes per unit are more than one leaf takes ({most} ports down at "
+                          f"{rtxt}:1 on a {model}), and no whole number of leaves per rail, each at least half used, "
+                          f"holds them"
+                          f"{f' in whole NVLink domains of {domain}' if domain > 1 else ''}: use a multiple of "
+                          f"{most or domain}, or at most {most} for one leaf per rail")
+    up = down * q // p
+    g = su // down
+    units = math.ceil(nodes / su)
+    storage_leaves = 0 if not storage else max(math.ceil(storage / down), min(2, storage_spread))
+    leaves = units * rails * g + storage_leaves
+    common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=nodes * rails,
+                  ratio=ratio, unit_nodes=su, units=units, leaves_per_unit=rails * g, down=down, up=up,
+                  leaves=leaves, storage=storage, storage_leaves=storage_leaves, domain=domain, group_leaves=g)
+    if tiers == 1:
+        raise SizingError("tiers", "tiers: 1 is one switch; a unit of several leaves per rail has two tiers or three")
+    if tiers == 2 or (tiers == "auto" and units == 1):
+        if leaves > k:
+            raise SizingError("tiers", f"two tiers of {k}-port switches hold at most {k} leaves; this fabric needs "
+                              f"{leaves}: use tiers: 3 or auto")
+        spines = _smallest_divisor_at_least(up, math.ceil(leaves * up / k))
+        assert spines is not None  # leaves <= k
+        return Plan(**common, tiers=2, pods=1, units_per_pod=units, spines_per_pod=spines,
+                    leaf_spine_width=up // spines, spine_down=leaves * (up // spines), spine_up=0,
+                    cores_per_plane=0, spine_core_width=0)
+    spines = _smallest_divisor_at_least(up, math.ceil(g * up / (k // 2)))
+    pods = math.ceil(leaves / g)
+    if spines is None or g > k // 2:
+        raise SizingError("scalable_unit", f"a spine-leaf group of {g} leaves ({su} nodes per unit) does not fit "
+                          f"spines of {k} ports with half of them kept for the cores: use a smaller scalable_unit")
+    spine_down = g * (up // spines)
+    cores = _smallest_divisor_at_least(spine_down, math.ceil(pods * spine_down / k))
+    if cores is None or pods > k:
+        raise SizingError("node_groups", f"{nodes} nodes need {pods} spine-leaf groups; core groups of {k}-port "
+                          f"switches join at most {k} ({k // rails} units of {su} nodes at {rtxt}:1)")
+    return Plan(**common, tiers=3, pods=pods, units_per_pod=1, spines_per_pod=spines, leaf_spine_width=up // spines,
+                spine_down=spine_down, spine_up=spine_down, cores_per_plane=cores, spine_core_width=spine_down // cores)
+
+
 def _single_switch(*, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
                    model: str, storage: int) -> Plan:
     """`tiers: 1`: one switch whose every port may take a NIC (no uplinks reserved). This is
@@ -343,6 +411,9 @@ def name_widths(p: Plan) -> Widths:
     divide a leaf's uplinks). Three tiers: at most `radix` pods of radix/2 leaves, `up`
     spines per pod, and `up` planes of radix/2 cores."""
     k, lpu = p.radix, p.leaves_per_unit
+    if p.rail_groups:  # at most k groups (a core port each); a rail's leaves and a group's spines numbered in it
+        return Widths(unit=_digits(k // p.rails), rail=len(str(p.rails)), leaf=len(str(p.group_leaves)),
+                      spine=len(str(p.up)), pod=_digits(k), core=_digits(p.up * k))
     if p.tiers <= 2:
         units, leaves, pods, cores = k // lpu, k, 1, 0
     else:
