@@ -237,13 +237,17 @@ fabrics:
 
 @needs_lab
 @pytest.mark.integration
-@pytest.mark.parametrize("shape", ["sonic-3tier", "sx-2planes", "eos-leafsubnet-2tier"])
+@pytest.mark.parametrize("shape", ["sonic-3tier", "sx-2planes", "eos-leafsubnet-2tier", "sx-nvl72-rail-groups"])
 def test_unseen_shapes_converge(shape: str, tmp_path: Path, clean) -> None:
     params = {
         "sonic-3tier": dict(model="dgx-h100", count=8, kind="roce", platform="sonic", topology="rail-optimized",
                             switch="sn5600-sonic", extra="tiers: 3\n    scalable_unit: 4"),
         "sx-2planes": dict(model="dgx-b300", count=8, kind="spectrum-x", platform="nvue", topology="rail-optimized",
                            switch="sn5600", extra="planes: 2\n    tiers: 2"),
+        # units of spine-leaf groups (docs/hardware.md): 2 units of 2 GB300 racks, a group of 2 leaves and
+        # 2 spines per rail, 8 groups joined by 2 core groups of 3 (38 routers, 72 trays)
+        "sx-nvl72-rail-groups": dict(model="gb300-nvl72", count=72, kind="spectrum-x", platform="nvue",
+                                     topology="rail-optimized", switch="sn5600", extra="scalable_unit: 36"),
         "eos-leafsubnet-2tier": dict(model="dgx-h100", count=8, kind="roce", platform="eos", topology="fat-tree",
                                      switch="arista-7060x5",
                                      extra="tiers: 2\n    ethernet: {host_addressing: leaf-subnet}"),

@@ -4,6 +4,7 @@ Quantum-X800 fabric on ibsim), and NVL72 racks kept whole by units, Slurm blocks
 
 from __future__ import annotations
 
+import csv
 import re
 import subprocess
 from collections import Counter
@@ -12,7 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from typer.testing import CliRunner
+
 from conftest import ROOT
+from fabgen.cli import app
 from fabgen.hostlist import expand
 from fabgen.inventory.catalog import NODES, SWITCHES
 from fabgen.pipeline import prepare, render_to
@@ -212,3 +216,33 @@ fabrics:
 """)
     run = subprocess.run([*FABGEN, "validate", str(inv)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "mix NVLink domain sizes (8, 18 nodes)" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("planes,ok", [(2, True), (4, False)])
+def test_gb300_trays_split_into_two_planes_only(planes: int, ok: bool, tmp_path: Path) -> None:
+    """NVIDIA's Network Operator: GB300 "Dual-plane", four planes on B300 only. Two planes render
+    with the tray's split ports; four are a located error at `planes`, nothing written."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(f"""version: 1
+cluster: c
+node_groups:
+  - {{name: gb, model: gb300-nvl72, count: 18, hostname: "gb{{n:02d}}"}}
+fabrics:
+  - name: sx
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [gb]
+    planes: {planes}
+""")
+    res = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "out")])
+    if ok:
+        assert res.exit_code == 0, res.output
+        cabled = {r["a_port"] for p in ("sx-plane1", "sx-plane2")
+                  for r in csv.DictReader((tmp_path / "out" / p / "cabling.csv").open()) if r["a_device"] == "gb01"}
+        assert cabled == {f"mlx5_{i}" for i in (0, 1, 2, 3, 6, 7, 8, 9)}
+    else:
+        assert res.exit_code == 2 and not (tmp_path / "out").exists()
+        assert re.search(r"inv\.yaml:12:13: fabrics\[0\]\.planes: gb300-nvl72's NICs split into 2 planes, not 4",
+                         res.output), res.output

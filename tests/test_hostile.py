@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INVENTORIES, ROOT
+from conftest import INVENTORIES
 
 SMALL = INVENTORIES / "roce-2node.yaml"
 TIMEOUT = 60  # the bound for every case: a hang is a failure, not a slow pass
@@ -360,7 +360,7 @@ def _template_step(out: Path, platform: str, device: str, tmp_path: Path) -> Pat
     playbook = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent))
     assert playbook, "ansible-core is a test dependency"
     env = _playbook_env(tmp_path)
-    book = ROOT / "ansible" / f"deploy-{platform}.yml"
+    book = out / "ansible" / f"deploy-{platform}.yml"
     if platform == "eos":
         args = ["--tags", "guard,stage"]
         written = out.parent / ".fabgen-stage" / f"{device}.cfg"

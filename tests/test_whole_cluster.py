@@ -19,7 +19,7 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conftest import INVENTORIES, IN_CI, ROOT
+from conftest import INVENTORIES, IN_CI
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.rdmalinks import read_rdma_links
@@ -269,6 +269,25 @@ def test_the_examples_keep_the_invariants(case: str, tmp_path: Path) -> None:
     invariants(tmp_path / "out")
 
 
+def test_gb300_on_two_planes_beside_storage_and_inband_cables_each_port_once(tmp_path: Path) -> None:
+    """The GB300 tray's split ports (docs/hardware.md: PCI order) and its BlueField-3 ports, which the
+    split renumbers, never meet: gb300-cluster with its compute fabric on two Spectrum-X planes keeps
+    every invariant, and each tray has 12 distinct ports (8 plane ports, 2 storage, 2 in-band)."""
+    text = (INVENTORIES / "gb300-cluster.yaml").read_text()
+    text = text.replace("    kind: infiniband\n    platform: ufm\n    topology: rail-optimized\n    switch_model: q3400",
+                        "    kind: spectrum-x\n    platform: nvue\n    topology: rail-optimized\n"
+                        "    switch_model: sn5600\n    planes: 2", 1)
+    text = re.sub(r"\n    rdma_links: .*", "", text)  # the example's file is of the unsplit tray
+    assert "planes: 2" in text
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(text)
+    render_to(inv, tmp_path / "out")
+    invariants(tmp_path / "out")
+    ports = [row["a_port"] for f in (tmp_path / "out").glob("*/cabling.csv")
+             for row in csv.DictReader(f.open()) if row["a_device"] == "gb001" and row["a_port"] != "bmc"]
+    assert len(ports) == len(set(ports)) == 12
+
+
 # The check itself ----------------------------------------------------------------------------------
 
 def test_a_custom_model_whose_plane_ports_take_its_storage_names_is_refused_naming_both(tmp_path: Path) -> None:
@@ -383,8 +402,7 @@ def test_the_host_playbook_refuses_placeholder_names_and_passes_real_ones(tmp_pa
     for name, inv in (("plain", tmp_path / "plain.yaml"), ("named", INVENTORIES / "b300-cluster.yaml")):
         out = tmp_path / name
         render_to(inv, out)
-        results[name] = subprocess.run([playbook, "-i", "ansible/inventory.yml", str(ROOT / "ansible" /
-                                        "deploy-hosts.yml"), "--tags", "guard", "--limit", "gpu001"], cwd=out,
+        results[name] = subprocess.run([playbook, "-i", "ansible/inventory.yml", "ansible/deploy-hosts.yml", "--tags", "guard", "--limit", "gpu001"], cwd=out,
                                        capture_output=True, text=True, timeout=300, env=env)
     assert results["plain"].returncode != 0
     assert "names ports after their RDMA devices" in results["plain"].stdout, results["plain"].stdout[-2000:]

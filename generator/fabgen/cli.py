@@ -16,7 +16,7 @@ from fabgen import __version__
 from fabgen.errors import InventoryError, OutputError, printable, printable_lines
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
     no_args_is_help=True,
     help="Turn one GPU-cluster inventory into every file its network needs.\n\n"
          "Start with `fabgen validate inventory.yaml`, then `fabgen render inventory.yaml -o out/`.",
@@ -24,9 +24,17 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"fabgen {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _options(verbose: bool = typer.Option(False, "--verbose", "-v",
-                                          help="add the YAML parser's own words to syntax errors")) -> None:
+                                          help="add the YAML parser's own words to syntax errors"),
+             _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                           help="print fabgen's version and exit")) -> None:
     """Options for every command."""
     if verbose:
         from fabgen.inventory import loader
@@ -103,15 +111,20 @@ def render(
     except TopologyError as exc:
         typer.echo(f"fabgen: internal error, please report it with the inventory: {exc}", err=True)
         raise typer.Exit(1)
-    for ctx in result.contexts.values():
-        for w in ctx.summary.warnings:
-            typer.echo(printable(f"{inventory}: warning: fabric {ctx.fabric.inventory_name}: {w}"), err=True)
+    for fabric, w in _warnings(result.contexts):
+        typer.echo(printable(f"{inventory}: warning: fabric {fabric}: {w}"), err=True)
     typer.echo(printable(f"fabgen: wrote {len(result.files)} files to {out}"))
     if timings:
         for stage, seconds in result.timings.items():
             typer.echo(f"  {stage:<10} {seconds * 1000:9.1f} ms")
     if _COMMAND_LINE[0]:
         leave(0)
+
+
+def _warnings(contexts: dict) -> list[tuple[str, str]]:
+    """(inventory fabric, warning) once each: the planes of a fabric warn alike."""
+    return list(dict.fromkeys((ctx.fabric.inventory_name, w) for ctx in contexts.values()
+                              for w in ctx.summary.warnings))
 
 
 _COMMAND_LINE = [False]  # main() runs as the program (not called by a test or another program)
@@ -127,40 +140,35 @@ def leave(code: int) -> None:
 
 
 @app.command()
-def validate(inventory: Path = typer.Argument(..., help="inventory YAML file")) -> None:
-    """Check INVENTORY, print the size of each fabric and every warning render would print; writes nothing."""
-    from fabgen.inventory.loader import load
-    from fabgen.inventory.validate import validate as run_validate
+def validate(inventory: Path = typer.Argument(..., help="inventory YAML file"),
+             strict: bool = typer.Option(False, "--strict", help="a warning fails too (exit 1): for CI"),
+             fmt: str = typer.Option("text", "--format", help="text, or json: sizes and warnings with their "
+                                     "inventory key and location, on stdout")) -> None:
+    """Check INVENTORY, print the size of each fabric and every warning render would print; writes nothing.
+    Exit 0: valid; 1: valid with warnings and --strict; 2: invalid (every problem located)."""
+    from fabgen.api import validate as api_validate
 
-    from fabgen.pipeline import build
-    from fabgen.topology.build import plane_names
-
+    if fmt not in ("text", "json"):
+        typer.echo(f"fabgen: --format must be text or json, not {fmt!r}", err=True)
+        raise typer.Exit(2)
     try:
-        v = run_validate(load(inventory))
-        # build, check and allocate too (no files): the warnings render prints come from them
-        _, contexts = build(v)
+        result = api_validate(inventory)
     except InventoryError as exc:
+        if fmt == "json":
+            typer.echo(json.dumps({"valid": False, "problems": [p.as_dict() for p in exc.problems]}, indent=2))
         _fail_inventory(exc)
-    for spec in v.inventory.fabrics:
-        p, n = v.plans[spec.name], spec.planes
-        if spec.role == "oob":
-            managed = len(v.managed[spec.name].switches)
-            typer.echo(f"{spec.name} (oob): {p.present_units} access switches at {p.speed}G for "
-                       f"{p.present_nodes * p.rails} BMC ports and {managed} switch management ports")
-            continue
-        role = f" ({spec.role})" if spec.role != "compute" else ""
-        built = [contexts[name].summary for name in plane_names(spec)]
-        count = {role: sum(s.switches[role] for s in built) for role in ("leaf", "spine", "core")}
-        each = f" ({n} planes, each {p.present_nodes * p.rails} at {p.speed}G)" if n > 1 else ""
-        present = (f"{p.present_nodes} nodes, {n * p.present_nodes * p.rails} endpoints at {p.speed}G{each}: "
-                   f"{count['leaf']} leaf, {count['spine']} spine, {count['core']} core switches")
-        plan = (f" (planned for {p.nodes} nodes: {n * p.leaves} leaf, {n * p.spines} spine, {n * p.cores} core "
-                "switches)" if p.planned else "")
-        typer.echo(f"{spec.name}{role}: {p.topology}, {p.tiers} tier(s), {present}{plan}")
-    for ctx in contexts.values():
-        for w in ctx.summary.warnings:
-            typer.echo(printable(f"{inventory}: warning: fabric {ctx.fabric.inventory_name}: {w}"), err=True)
-    typer.echo(printable(f"{inventory}: valid"))
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        for line in result.size_lines():
+            typer.echo(line)
+        for w in result.warnings:
+            typer.echo(printable(f"{inventory}: warning: fabric {w.fabric}: {w.text}"), err=True)
+        typer.echo(printable(f"{inventory}: valid"))
+    if strict and result.warnings:
+        if fmt == "text":
+            typer.echo(f"fabgen: {len(result.warnings)} warning(s) and --strict", err=True)
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -37,6 +37,10 @@ class Problem:
     message: str
     file: str = ""
 
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "column": self.column, "path": self.path,
+                "message": self.message}
+
     def format(self) -> str:
         """One line, whatever the file name or the inventory's text holds: characters that are not
         printable (newlines, controls, bidi overrides) are written as escapes, so no crafted

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from fabgen.addressing import allocate
-from fabgen.inventory.loader import load
+from fabgen.inventory.loader import Loaded, load
 from fabgen.inventory.validate import Validated, validate
 from fabgen.output import MANIFEST, manifest
 from fabgen.platforms import CLUSTER, Context, registry
@@ -211,10 +211,10 @@ def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None
     return _back(loaded, validated, timings, progress, checked, beside)
 
 
-def _front(inventory: str | Path, progress: Callable[[str], None] | None) -> tuple[Any, Validated, dict[str, float]]:
+def _front(inventory: "str | Path | Loaded", progress: Callable[[str], None] | None) -> tuple[Any, Validated, dict[str, float]]:
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
-        loaded = load(inventory)
+        loaded = inventory if isinstance(inventory, Loaded) else load(inventory)
     with _timed(timings, "validate", progress):
         validated = validate(loaded, defer_growth=True)  # its growth checks run beside the build
     return loaded, validated, timings
@@ -330,7 +330,7 @@ def render_to(inventory: str | Path, out: str | Path, force: bool = False,
     staging = Staging(Path(out), force)  # refuses a foreign OUT before doing the work
     with no_cycle_collection():
         loaded, validated, timings = _front(inventory, progress)
-        _inputs_outside(Path(out), Path(inventory), validated)
+        _inputs_outside(Path(out), Path(loaded.file), validated)
         with staging.writing():
             staging.begin()  # after validation: bad input makes nothing, not even OUT's parents
             p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(staging.write))

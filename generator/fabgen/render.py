@@ -24,6 +24,14 @@ def templates_dir() -> Path:
     return Path(fabgen.__file__).resolve().parents[2] / "templates"
 
 
+def playbooks_dir() -> Path:
+    """The deploy playbooks: inside the wheel fabgen/ansible; in a source checkout <repo>/ansible."""
+    packaged = Path(fabgen.__file__).resolve().parent / "ansible"
+    if packaged.is_dir():
+        return packaged
+    return Path(fabgen.__file__).resolve().parents[2] / "ansible"
+
+
 def _fail(message: str) -> None:
     raise jinja2.TemplateRuntimeError(message)
 

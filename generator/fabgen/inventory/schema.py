@@ -337,7 +337,15 @@ class CustomPort(Strict):
 class CustomNodeModel(Strict):
     """A node model declared inline, for hardware the catalog does not have."""
 
-    gpus: int = Field(ge=0, le=1024, description="GPUs per node")
+    @model_validator(mode="before")
+    @classmethod
+    def _no_gpus_without_nics(cls, value: Any) -> Any:
+        """A model with no compute NICs (a storage server, a management host) has no GPUs to count."""
+        if isinstance(value, dict) and "gpus" not in value and not value.get("nics"):
+            return {**value, "gpus": 0}
+        return value
+
+    gpus: int = Field(ge=0, le=1024, description="GPUs per node (default 0 for a model without compute NICs)")
     nics: list[CustomNic] = Field(default_factory=list, max_length=64,
                                   description="compute NICs in rail order (none: a node on no compute fabric)")
     ports: list[CustomPort] = Field(default_factory=list, max_length=16, description="storage, in-band and BMC "

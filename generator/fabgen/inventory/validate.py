@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
+from fabgen.inventory.defaults import with_default_pools
 from fabgen.inventory.loader import Loaded, PathT, format_path
 from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, PRINTABLE_PATTERN, NAME_PATTERN,
                                      NAME_RULE, NCCL_VERSION_PATTERN, SKU_PATTERN, TEXT_PATTERN, USER_PATTERN,
@@ -532,7 +533,7 @@ def _schema(loaded: Loaded) -> Inventory:
         raise InventoryError([Problem(line, col, "version", f"unsupported format version {data['version']!r}; "
                                       "this fabgen reads version 1", loaded.file)])
     try:
-        return Inventory.model_validate(data)
+        return with_default_pools(Inventory.model_validate(data))
     except ValidationError as exc:
         raise InventoryError(schema_problems(loaded, exc)) from None
 

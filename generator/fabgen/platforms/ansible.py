@@ -212,6 +212,18 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     yield "ansible/inventory.yml", _yaml(head, inventory)
     for name, gv in data["group_vars"].items():
         yield f"ansible/group_vars/{name}.yml", _yaml(head, gv)
+    yield from playbooks()
+
+
+def playbooks() -> Iterable[tuple[str, bytes]]:
+    """The deploy playbooks fabgen ships, beside the inventory they read, so that a render folder
+    deploys with the playbooks of the fabgen that wrote it: `ansible-playbook -i
+    OUT/ansible/inventory.yml OUT/ansible/deploy-eos.yml`; and the collections they need."""
+    from fabgen.render import playbooks_dir
+
+    root = playbooks_dir()
+    for path in sorted([*root.glob("*.yml"), *root.glob("tasks/*.yml")]):
+        yield f"ansible/{path.relative_to(root).as_posix()}", path.read_bytes()
 
 
 TARGET = Target("ansible", lambda ctx: True, structure, render, shard, scope=CLUSTER,

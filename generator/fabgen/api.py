@@ -1,0 +1,167 @@
+"""fabgen's Python API: what the command line runs, for programs, notebooks and CI scripts.
+
+    import fabgen
+    result = fabgen.validate("cluster.yaml")          # or a mapping: fabgen.validate({...})
+    for w in result.warnings: print(w.fabric, w.path, w.line, w.message)
+    rendered = fabgen.render("cluster.yaml", "out/")   # the files written, with their digests
+
+Both raise `fabgen.InventoryError` for bad input: its `problems` are every located problem
+(file, line, column, inventory key, message), as the command line prints them. `render` raises
+`fabgen.OutputError` where OUT cannot be written safely (docs/reference/api.md). An inventory
+given as a mapping is read as if it were a file named `<mapping>` in the working directory
+(side files such as a `guid_map` are found from there).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Union
+
+import yaml
+
+from fabgen.errors import InventoryError, OutputError
+from fabgen.inventory.loader import Loaded, load, load_text
+
+Source = Union[str, Path, Mapping[str, Any]]
+__all__ = ["validate", "render", "Validation", "Rendered", "FabricSize", "Warning", "InventoryError", "OutputError"]
+
+_LOCATED = re.compile(r"^(?P<path>[A-Za-z_][\w\[\].-]*) \(line (?P<line>\d+), column (?P<col>\d+)\): (?P<msg>.*)$",
+                      re.S)
+
+
+@dataclass(frozen=True)
+class Warning:  # noqa: A001 (a field of results, never raised)
+    """One warning of one fabric; `path`, `line` and `column` locate it in the inventory where it
+    concerns a key (empty and 0 where it concerns the fabric as built)."""
+
+    fabric: str
+    message: str
+    path: str = ""
+    line: int = 0
+    column: int = 0
+
+    @classmethod
+    def parse(cls, fabric: str, text: str) -> "Warning":
+        m = _LOCATED.match(text)
+        if not m:
+            return cls(fabric, text)
+        return cls(fabric, m["msg"], m["path"], int(m["line"]), int(m["col"]))
+
+    @property
+    def text(self) -> str:
+        """As the command line prints it."""
+        return f"{self.path} (line {self.line}, column {self.column}): {self.message}" if self.path else self.message
+
+
+@dataclass(frozen=True)
+class FabricSize:
+    """One inventory fabric as validated: its planes summed (the nodes are the same on each)."""
+
+    name: str
+    role: str
+    kind: str
+    topology: str
+    tiers: int
+    planes: int
+    nodes: int
+    endpoints: int
+    speed_gbps: int
+    switches: dict[str, int]  # leaf, spine, core (role oob: access)
+    planned_nodes: int  # the plan's nodes (the nodes present when nothing more is planned)
+    planned_switches: dict[str, int] = field(default_factory=dict)
+    switch_management_ports: int = 0  # role oob: the managed switches' management ports
+
+
+@dataclass(frozen=True)
+class Validation:
+    inventory: str
+    fabrics: list[FabricSize]
+    warnings: list[Warning]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"valid": True, "inventory": self.inventory, "fabrics": [asdict(f) for f in self.fabrics],
+                "warnings": [asdict(w) for w in self.warnings]}
+
+    def size_lines(self) -> list[str]:
+        """One line per fabric, as `fabgen validate` prints them."""
+        out = []
+        for f in self.fabrics:
+            if f.role == "oob":
+                out.append(f"{f.name} (oob): {f.switches['access']} access switches at {f.speed_gbps}G for "
+                           f"{f.endpoints} BMC ports and {f.switch_management_ports} switch management ports")
+                continue
+            role = f" ({f.role})" if f.role != "compute" else ""
+            each = f" ({f.planes} planes, each {f.endpoints // f.planes} at {f.speed_gbps}G)" if f.planes > 1 else ""
+            s = f.switches
+            line = (f"{f.name}{role}: {f.topology}, {f.tiers} tier(s), {f.nodes} nodes, {f.endpoints} endpoints at "
+                    f"{f.speed_gbps}G{each}: {s['leaf']} leaf, {s['spine']} spine, {s['core']} core switches")
+            if f.planned_switches:
+                p = f.planned_switches
+                line += (f" (planned for {f.planned_nodes} nodes: {p['leaf']} leaf, {p['spine']} spine, {p['core']} "
+                         "core switches)")
+            out.append(line)
+        return out
+
+
+@dataclass(frozen=True)
+class Rendered(Validation):
+    out: Path = Path()
+    files: dict[str, tuple[str, int]] = field(default_factory=dict)  # path in OUT -> (sha256, bytes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**super().as_dict(), "out": str(self.out), "files": {k: list(v) for k, v in self.files.items()}}
+
+
+def load_source(inventory: Source) -> Loaded:
+    """A path, or a mapping read as YAML text would be (positions refer to its YAML dump)."""
+    if isinstance(inventory, Mapping):
+        return load_text(yaml.safe_dump(dict(inventory), sort_keys=False), "<mapping>")
+    return load(inventory)
+
+
+def validate(inventory: Source) -> Validation:
+    """Validate, build, check and allocate (no files): every warning a render would print."""
+    from fabgen.inventory.validate import validate as run_validate
+    from fabgen.pipeline import build
+
+    loaded = load_source(inventory)
+    v = run_validate(loaded)
+    _, contexts = build(v)
+    return Validation(loaded.file, _sizes(v, contexts), _warnings(contexts))
+
+
+def render(inventory: Source, out: str | Path, force: bool = False) -> Rendered:
+    """Render every file into OUT (replaced atomically; `force` as `fabgen render --force`)."""
+    from fabgen.pipeline import render_to
+
+    result = render_to(load_source(inventory), out, force)
+    loaded = result.validated.loaded
+    return Rendered(loaded.file, _sizes(result.validated, result.contexts), _warnings(result.contexts), Path(out),
+                    {k: tuple(v) for k, v in result.files.items()})
+
+
+def _warnings(contexts: dict[str, Any]) -> list[Warning]:
+    """Each warning once: the planes of a fabric warn alike."""
+    seen = dict.fromkeys((ctx.fabric.inventory_name, w) for ctx in contexts.values() for w in ctx.summary.warnings)
+    return [Warning.parse(fabric, text) for fabric, text in seen]
+
+
+def _sizes(v: Any, contexts: dict[str, Any]) -> list[FabricSize]:
+    from fabgen.topology.build import plane_names
+
+    out = []
+    for spec in v.inventory.fabrics:
+        p, n = v.plans[spec.name], spec.planes
+        if spec.role == "oob":
+            out.append(FabricSize(spec.name, "oob", spec.kind, "access", 1, 1, p.present_nodes, p.present_nodes * p.rails,
+                                  p.speed, {"access": p.present_units}, p.nodes,
+                                  switch_management_ports=len(v.managed[spec.name].switches)))
+            continue
+        built = [contexts[name].summary for name in plane_names(spec)]
+        count = {r: sum(s.switches[r] for s in built) for r in ("leaf", "spine", "core")}
+        planned = {"leaf": n * p.leaves, "spine": n * p.spines, "core": n * p.cores} if p.planned else {}
+        out.append(FabricSize(spec.name, spec.role, spec.kind, p.topology, p.tiers, n, p.present_nodes,
+                              n * p.present_nodes * p.rails, p.speed, count, p.nodes, planned))
+    return out
