@@ -167,7 +167,7 @@ def test_topology_net_written_in_python_equals_its_template(case: str) -> None:
     """topology.net is written by f-strings for speed; the template says the same bytes."""
     from fabgen.pipeline import prepare
     from fabgen.platforms import infiniband
-    from fabgen.render import render as render_template
+    from fabgen.templating import render as render_template
 
     for ctx in prepare(INVENTORIES / f"{case}.yaml").contexts.values():
         data = infiniband.structure(ctx)

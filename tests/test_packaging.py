@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import shutil
 import subprocess
 import venv
@@ -37,6 +38,17 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert cmp.returncode == 0, cmp.stderr
     assert "built-in estimates" in cmp.stdout and "$490,000" in cmp.stdout
-    where = subprocess.run([str(py), "-c", "import fabgen.render as r; print(r.templates_dir())"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
-    assert where.startswith(str(env_dir)), where
+    where = subprocess.run([str(py), "-c", "import fabgen.templating as r; print(r.templates_dir(), r.playbooks_dir())"],
+                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
+    assert all(w.startswith(str(env_dir)) for w in where), where
+    # the deploy playbooks are package data, written beside the inventory they read, and run from there
+    version = subprocess.run([str(env_dir / "bin" / "fabgen"), "--version"], capture_output=True, text=True)
+    assert version.stdout.startswith("fabgen ") and version.returncode == 0
+    playbook = shutil.which("ansible-playbook", path=str(Path(sys.executable).parent))
+    for book in ("deploy-eos.yml", "deploy-nvue.yml", "deploy-sonic.yml", "deploy-sm.yml", "deploy-hosts.yml",
+                 "stage.yml", "requirements.yml", "tasks/guard.yml"):
+        assert (out / "ansible" / book).read_bytes() == (ROOT / "ansible" / book).read_bytes(), book
+        if book.endswith(".yml") and book not in ("requirements.yml", "tasks/guard.yml"):
+            check = subprocess.run([playbook, "-i", "ansible/inventory.yml", "--syntax-check", f"ansible/{book}"],
+                                   cwd=out, capture_output=True, text=True, timeout=300)
+            assert check.returncode == 0, check.stdout[-1500:] + check.stderr[-1500:]

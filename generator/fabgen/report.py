@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from fabgen.render import render
+from fabgen.templating import render
 from fabgen.topology.analysis import Summary
 
 

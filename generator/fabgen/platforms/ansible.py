@@ -219,7 +219,7 @@ def playbooks() -> Iterable[tuple[str, bytes]]:
     """The deploy playbooks fabgen ships, beside the inventory they read, so that a render folder
     deploys with the playbooks of the fabgen that wrote it: `ansible-playbook -i
     OUT/ansible/inventory.yml OUT/ansible/deploy-eos.yml`; and the collections they need."""
-    from fabgen.render import playbooks_dir
+    from fabgen.templating import playbooks_dir
 
     root = playbooks_dir()
     for path in sorted([*root.glob("*.yml"), *root.glob("tasks/*.yml")]):

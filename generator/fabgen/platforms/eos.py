@@ -25,7 +25,7 @@ from typing import Any, Iterable
 from fabgen.platforms import Context, Target, every_other
 from fabgen.intent.qos import qos_intent
 from fabgen.intent.switches import switch_configs
-from fabgen.render import render as render_template
+from fabgen.templating import render as render_template
 
 DSCP_PER_LINE = 8
 QOS_PROFILE = "ROCE_LOSSLESS"

@@ -39,7 +39,7 @@ from fabgen.addressing import network_of
 from fabgen.platforms import CLUSTER, Context, Target
 from fabgen.intent.addresses import eth_netdev
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
-from fabgen.render import render as render_template
+from fabgen.templating import render as render_template
 
 # Variables current NCCL reads (NVIDIA/nccl docs/userguide/source/env.rst, v2.30); a test keeps
 # every rendered variable inside this set.

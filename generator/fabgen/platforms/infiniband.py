@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from fabgen.intent.infiniband import CONF_DIR, DEVICE_ID, nccl_settings, options, resolved  # noqa: F401  (read here)
 from fabgen.platforms import Context, Target
-from fabgen.render import render as render_template
+from fabgen.templating import render as render_template
 
 if TYPE_CHECKING:
     from fabgen.inventory.schema import InfinibandOptions
