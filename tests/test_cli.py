@@ -25,6 +25,25 @@ def test_schema_is_json_schema_of_the_inventory() -> None:
     assert schema["title"] == "Inventory"
     assert set(schema["required"]) == {"version", "cluster", "node_groups", "fabrics"}
     assert schema["additionalProperties"] is False
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema" and schema["$id"].endswith(".json")
+
+
+def test_the_json_schema_accepts_every_example_and_refuses_a_broken_one() -> None:
+    """What an editor does with it (docs/reference/editors.md): a JSON Schema validator of the
+    dialect the schema names checks the examples as written, and refuses an unknown key."""
+    import jsonschema
+    import yaml
+
+    schema = json.loads(runner.invoke(app, ["schema"]).stdout)
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    check = validator(schema)
+    for path in sorted(INVENTORIES.glob("*.yaml")):
+        errors = [e.message for e in check.iter_errors(yaml.safe_load(path.read_text()))]
+        assert not errors, (path.name, errors[:3])
+    broken = yaml.safe_load((INVENTORIES / "roce-2node.yaml").read_text())
+    broken["fabrics"][0]["tier"] = 2
+    assert any("tier" in e.message for e in check.iter_errors(broken))
 
 
 def test_design_example_validates_as_written() -> None:

@@ -424,5 +424,19 @@ class Inventory(Strict):
                                           description="Kubernetes topology labels and Kueue objects")
 
 
+SCHEMA_ID = "https://fabgen.dev/schema/inventory-v1.json"  # an identifier, not fetched by anything
+
+
 def json_schema() -> dict:
-    return Inventory.model_json_schema()
+    """The inventory's JSON Schema (draft 2020-12, as pydantic writes it), with `$schema` and
+    `$id` so that editors and validators know its dialect and can refer to it (docs/reference/
+    editors.md: the YAML language server reads it from a `# yaml-language-server: $schema=` line)."""
+    schema = Inventory.model_json_schema()
+    fabric = schema["$defs"]["Fabric"]
+    # `topology` goes without saying on an out-of-band network (_oob_topology): required otherwise
+    fabric["required"] = [k for k in fabric["required"] if k != "topology"]
+    fabric["if"] = {"properties": {"role": {"const": "oob"}}, "required": ["role"]}
+    fabric["else"] = {"required": ["topology"]}
+    # `management: 10.0.0.0/24` is the prefix alone (_management_mapping)
+    fabric["properties"]["management"]["anyOf"].append({"type": "string", "description": "the prefix alone"})
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **schema}
