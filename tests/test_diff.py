@@ -11,7 +11,8 @@ from pathlib import Path
 
 
 from conftest import INVENTORIES
-from fabgen.cli import main
+from fabgen.cli import app, main
+from typer.testing import CliRunner
 from fabgen.pipeline import render_to
 
 
@@ -439,3 +440,49 @@ def test_a_whole_cluster_review_names_each_change_by_its_network(tmp_path: Path,
     assert not any(d.startswith("internalnet") for d in devices.split())  # only the oob's switches named after it
     for absent in ("Devices added", "Links re-cabled", "Sizes changed"):
         assert absent not in out
+
+
+def _git(repo: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
+                   capture_output=True, timeout=60)
+
+
+def test_diff_against_a_git_revision_reads_its_side_files(tmp_path: Path) -> None:
+    """`fabgen diff --base REF inventory.yaml` in a pull request: the inventory names a guid_map
+    beside it, and REF's copy of both is compared with the working tree's. A GUID changed in the
+    map shows in the review; nothing is added to the repository; a bad or option-like revision is
+    one line, exit 2."""
+    from fabgen.pipeline import run
+
+    repo = tmp_path / "repo"
+    (repo / "site").mkdir(parents=True)
+    text = (INVENTORIES / "ib-3tier.yaml").read_text().replace("      qos: true\n",
+                                                               "      qos: true\n      guid_map: guids.csv\n")
+    names = run(INVENTORIES / "ib-3tier.yaml").files["ib/infiniband/node-name-map"].decode()
+    rows = ["device,port,guid"]
+    for line in names.splitlines():
+        if line.startswith("0x"):
+            guid, name = line.split(None, 1)
+            device, _, port = name.strip('"').partition(" ")
+            rows.append(f"{device},{port or '0'},0x0002c9{guid[-10:]}")
+    (repo / "site" / "guids.csv").write_text("\n".join(rows) + "\n")
+    (repo / "site" / "ib.yaml").write_text(text)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "base")
+    refs_before = sorted(p.name for p in (repo / ".git").rglob("*") if p.is_file() and "objects" not in p.parts)
+    changed = rows[1].rsplit(",", 1)[0] + ",0x0002c9ffffffffff"  # one device's GUID, as after a swap
+    (repo / "site" / "guids.csv").write_text("\n".join([rows[0], changed, *rows[2:]]) + "\n")
+    res = CliRunner().invoke(app, ["diff", "--base", "main", str(repo / "site" / "ib.yaml")])
+    assert res.exit_code == 0, res.output
+    assert "ib.yaml@main" in res.output and "0x0002c9ffffffffff" in res.output.lower(), res.output[-2000:]
+    same = CliRunner().invoke(app, ["diff", "--base", "HEAD", str(repo / "site" / "ib.yaml"), "--exit-code"])
+    assert same.exit_code == 1  # the map differs from HEAD's
+    assert sorted(p.name for p in (repo / ".git").rglob("*") if p.is_file() and "objects" not in p.parts) == \
+        refs_before
+    for ref, words in (("nope", "no such revision"), ("--output=x", "not a git revision name"),
+                       ("main..HEAD", "not a git revision name")):
+        bad = CliRunner().invoke(app, ["diff", "--base", ref, str(repo / "site" / "ib.yaml")])
+        assert bad.exit_code == 2 and words in bad.output and "Traceback" not in bad.output, (ref, bad.output)

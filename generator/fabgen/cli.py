@@ -173,8 +173,11 @@ def validate(inventory: Path = typer.Argument(..., help="inventory YAML file"),
 
 @app.command()
 def diff(
-    old: Path = typer.Argument(..., help="inventory YAML or rendered directory (before)"),
-    new: Path = typer.Argument(..., help="inventory YAML or rendered directory (after)"),
+    old: Path = typer.Argument(..., help="inventory YAML or rendered directory (before); with --base, the "
+                               "inventory (after)"),
+    new: Optional[Path] = typer.Argument(None, help="inventory YAML or rendered directory (after)"),
+    base: Optional[str] = typer.Option(None, "--base", help="compare the inventory with itself at this git "
+                                       "revision (e.g. origin/main), side files included"),
     format: str = typer.Option("text", "--format", help="text or markdown (for a pull-request comment)"),
     exit_code: bool = typer.Option(False, "--exit-code", help="exit 1 when anything differs, 0 when nothing does"),
     no_files: bool = typer.Option(False, "--no-files", help="the review summary only, without per-file diffs"),
@@ -182,7 +185,28 @@ def diff(
     output: Optional[Path] = typer.Option(None, "--output", help="also write the whole review, never truncated, "
                                        "to this file"),
 ) -> None:
-    """Review summary (devices, links, addresses, ASNs, intent) then per-file diffs of two renders."""
+    """Review summary (devices, links, addresses, ASNs, intent) then per-file diffs of two renders.
+    `fabgen diff --base origin/main inventory.yaml` reviews the inventory against its own past."""
+    from fabgen import gitbase
+
+    if (base is None) == (new is None):
+        typer.echo("fabgen: give OLD and NEW, or --base REF and one inventory", err=True)
+        raise typer.Exit(2)
+    if base is None:
+        return _diff(old, new, format, exit_code, no_files, stat, output)  # type: ignore[arg-type]
+    if not old.is_file():
+        typer.echo(printable(f"fabgen: {old}: --base needs an inventory file"), err=True)
+        raise typer.Exit(2)
+    try:
+        with gitbase.inventory_at(base, old) as before:
+            _diff(before, old, format, exit_code, no_files, stat, output, (f"{old}@{base}", str(old)))
+    except gitbase.BaseError as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2)
+
+
+def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, stat: bool, output: Optional[Path],
+          shown_names: Optional[tuple[str, str]] = None) -> None:
     from fabgen import diff as differ
 
     if format not in ("text", "markdown"):
@@ -201,7 +225,7 @@ def diff(
             differ.check_sides(list(zip((old, new), sides)))
             review = _compared(differ, sides, (old, new))
             progress("folding the review")
-            names, opts = (str(old), str(new)), {"files": not no_files, "stat": stat}
+            names, opts = shown_names or (str(old), str(new)), {"files": not no_files, "stat": stat}
             if format == "markdown":
                 shown = differ.format_markdown(review, *names, **opts)
                 whole = differ.format_markdown(review, *names, **opts, limit=None) if output else shown
