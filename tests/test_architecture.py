@@ -1,6 +1,7 @@
 """The layering of docs/architecture.md, read from the imports: intent modules are below the
-platform modules (they import nothing from fabgen.platforms), and no platform module imports
-another platform module for a decision (only the package itself, for Target and Context)."""
+platform modules (they import nothing from fabgen.platforms), no platform module imports
+another (they read Target from fabgen.targets and Context from fabgen.context), no two modules
+import each other, and the inventory layer reads plans and names but never the builder."""
 
 from __future__ import annotations
 
@@ -22,6 +23,48 @@ def imports(path: Path) -> set[str]:
         elif isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("fabgen"))
     return out
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        name = ".".join(p.relative_to(PKG.parent).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = p
+    return out
+
+
+def mutual(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Pairs of modules that import each other (at any depth of the file: deferred imports count)."""
+    return sorted({tuple(sorted((a, b))) for a in graph for b in graph[a] if b != a and a in graph.get(b, ())})
+
+
+def test_no_two_modules_import_each_other() -> None:
+    """diff and diffsides share their patterns through renderpaths; the registry and the targets
+    (report and every platform module) share Target through fabgen.targets."""
+    mods = modules()
+    graph = {m: {i for i in imports(p) if i in mods} for m, p in mods.items()}
+    assert not mutual(graph)
+
+
+def test_the_cycle_check_notices_one() -> None:
+    assert mutual({"a": {"b"}, "b": {"a", "c"}, "c": set()}) == [("a", "b")]
+
+
+BUILDER = ("fabgen.topology.build", "fabgen.topology.growth", "fabgen.topology.oob", "fabgen.topology.check",
+           "fabgen.topology.whole", "fabgen.topology.analysis", "fabgen.pipeline", "fabgen.platforms",
+           "fabgen.intent")
+
+
+def test_the_inventory_layer_reads_plans_and_names_never_the_builder() -> None:
+    """Validation sizes plans (topology/sizing.py), names switches and planes (topology/layout.py)
+    and lays out the out-of-band network (topology/oob_layout.py): arithmetic on the inventory.
+    Building graphs, the growth check (which compares two plans' cabling) and everything after
+    are later stages: inventory/ imports none of them, nor networkx."""
+    for path in sorted((PKG / "inventory").glob("*.py")):
+        found = imports(path)
+        bad = sorted(m for m in found if any(m == b or m.startswith(b + ".") for b in BUILDER))
+        assert not bad, f"inventory/{path.name} imports {bad}"
+        assert "import networkx" not in path.read_text(), path.name
 
 
 def test_intent_is_below_the_platforms() -> None:

@@ -356,7 +356,7 @@ def test_an_inventory_review_says_what_the_review_of_the_renders_says(tmp_path: 
 def _changes(review: str) -> dict[str, tuple[str, ...]]:
     """Every file a review's sections name, with the lines its diff adds and removes, the owner's
     name and addresses abstracted (a section shows the first owner's diff for all)."""
-    from fabgen.diff import _ADDRESS
+    from fabgen.renderpaths import ADDRESS as _ADDRESS
     from fabgen.hostlist import expand
 
     out: dict[str, tuple[str, ...]] = {}

@@ -113,7 +113,7 @@ def test_booleans_and_keys_in_opensm_conf() -> None:
 def test_every_rate_validation_accepts_has_a_rate_code(tmp_path) -> None:
     """No link rate passes validation and then crashes the render: the two tables agree, and an
     800G (XDR) fabric with an 800G partition renders."""
-    from fabgen.inventory.validate import IB_RATES
+    from fabgen.inventory.check_infiniband import IB_RATES
     from fabgen.platforms.infiniband import RATE_CODE, SPEED_TEXT
     from fabgen.pipeline import render_to
 

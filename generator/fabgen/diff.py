@@ -35,14 +35,10 @@ from typing import Any, Callable, Iterator
 from fabgen import manifest as manifests
 from fabgen.errors import printable
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS
+from fabgen.renderpaths import ADDRESS, DEVICE_FILE, GROUP_FILE
 
 
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*|netbox/.*)$")
-DEVICE_FILE = [
-    re.compile(r"^[^/]+/switches/(?P<d>[^/]+?)(\.cfg|\.nvue\.yaml|\.nvue\.sh|/config_db\.json)$"),
-    re.compile(r"^hosts/(?P<d>[^/]+)/"),
-]
-GROUP_FILE = re.compile(r"^host-groups/(?P<g>[^/]+)/")
 HOST_VARS = re.compile(r"^ansible/(host_vars/(?P<g>[^/]+)\.yml|configs/(?P<c>[^/]+)\.json)$")
 LIST_LIMIT = 50
 
@@ -725,7 +721,6 @@ def _range(start: int, stop: int) -> str:
     return f"{beginning},{length}"
 
 
-_ADDRESS = re.compile(r"\b\d{1,3}(\.\d{1,3}){3}(/\d{1,2})?\b|\b[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}(/\d{1,3})?\b", re.I)
 _HUNK = re.compile(r"^@@ .* @@", re.M)
 
 
@@ -753,7 +748,7 @@ def _shape(path: str, owner: str, body: str) -> tuple[str, str]:
     kind = _kind(path)
     lines = [line for line in body.splitlines() if not line.startswith(("--- ", "+++ "))]
     change = _HUNK.sub("@@", "\n".join(lines)).replace(owner, "<device>")
-    return kind, _ADDRESS.sub("<address>", change)
+    return kind, ADDRESS.sub("<address>", change)
 
 
 @dataclass

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from fabgen import parallel
-from fabgen.diff import _ADDRESS, DEVICE_FILE
+from fabgen.renderpaths import ADDRESS, DEVICE_FILE
 
 Progress = Callable[[str], None]
 GROUPED = ("eos", "sonic", "nvue")  # targets whose data["switches"] holds one item per switch
@@ -451,7 +451,7 @@ def _changes(key: Key, old: tuple[Any, dict[str, Any]], new: tuple[Any, dict[str
     for name in sorted(new[1]):
         a, b = old[1][name], new[1][name]
         records = sorted({r for p in sorted(b, key=repr) for r in _records(a[p], b[p], ids, p)})
-        change = _ADDRESS.sub("<address>", repr(records).replace(name, "<device>"))
+        change = ADDRESS.sub("<address>", repr(records).replace(name, "<device>"))
         out[name] = (shared_delta, change, _profile(items[name], ids) if name in share else None)
     return out
 

@@ -23,6 +23,7 @@ from fabgen.platforms import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
 from fabgen.parallel import Aside, render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
+from fabgen.topology.growth import growth_warnings
 from fabgen.topology.check import check
 from fabgen.topology.whole import check_cluster
 from fabgen.topology.model import Fabric
@@ -118,7 +119,7 @@ def _built(validated: Validated, timings: dict[str, float], progress: Callable[[
     fabrics: dict[str, Fabric] = {}
     growth = None
     if validated.pending:
-        growth = Aside(validated.growth_warnings,
+        growth = Aside(lambda: growth_warnings(validated),
                        sum(p.leaves + p.spines + p.cores + p.nodes for p in validated.plans.values()))
     try:
         with _timed(timings, "build", progress):
@@ -216,7 +217,7 @@ def _front(inventory: "str | Path | Loaded", progress: Callable[[str], None] | N
     with _timed(timings, "load", progress):
         loaded = inventory if isinstance(inventory, Loaded) else load(inventory)
     with _timed(timings, "validate", progress):
-        validated = validate(loaded, defer_growth=True)  # its growth checks run beside the build
+        validated = validate(loaded)  # its growth checks run beside the build
     return loaded, validated, timings
 
 

@@ -79,7 +79,7 @@ def render_files(data: dict[str, Any]) -> list[tuple[str, bytes]]:
 
 
 def _target():
-    from fabgen.platforms import CLUSTER, Target
+    from fabgen.targets import CLUSTER, Target
 
     return Target("report", lambda ctx: True, structure, render_files, scope=CLUSTER, reads=("fabric",), apart=True)
 

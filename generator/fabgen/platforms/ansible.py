@@ -32,7 +32,8 @@ import orjson
 
 from fabgen import yamlout
 
-from fabgen.platforms import CLUSTER, Context, Target
+from fabgen.context import Context
+from fabgen.targets import CLUSTER, Target
 
 
 def group(name: str) -> str:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from fabgen.platforms import Context, Target, every_other
+from fabgen.context import Context
+from fabgen.targets import Target, every_other
 from fabgen.intent.qos import qos_intent
 from fabgen.intent.switches import switch_configs
 from fabgen.templating import render as render_template

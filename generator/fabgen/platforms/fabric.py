@@ -23,7 +23,8 @@ from typing import Any, Iterable
 from fabgen import cabling_formats, csvout
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
 from fabgen.intent.infiniband import DEVICE_ID
-from fabgen.platforms import Context, Target
+from fabgen.context import Context
+from fabgen.targets import Target
 from fabgen.templating import render as render_template
 from fabgen.topology.analysis import cables
 from fabgen.topology.model import TIERS, Fabric

@@ -36,7 +36,8 @@ from netaddr import IPNetwork
 
 from fabgen import yamlout
 from fabgen.addressing import network_of
-from fabgen.platforms import CLUSTER, Context, Target
+from fabgen.context import Context
+from fabgen.targets import CLUSTER, Target
 from fabgen.intent.addresses import eth_netdev
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.templating import render as render_template

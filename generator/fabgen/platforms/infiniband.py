@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterable
 
 from fabgen.intent.infiniband import CONF_DIR, DEVICE_ID, nccl_settings, options, resolved  # noqa: F401  (read here)
-from fabgen.platforms import Context, Target
+from fabgen.context import Context
+from fabgen.targets import Target
 from fabgen.templating import render as render_template
 
 if TYPE_CHECKING:

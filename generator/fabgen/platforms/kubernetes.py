@@ -27,7 +27,8 @@ from typing import Any, Iterable
 
 from fabgen import csvout, yamlout
 from fabgen.intent.placement import node_groups, racks
-from fabgen.platforms import CLUSTER, Context, Target
+from fabgen.context import Context
+from fabgen.targets import CLUSTER, Target
 
 TIER_PREFIX = "fabric.topograph.run/tier-"
 LEGACY = ("network.topology.nvidia.com/leaf", "network.topology.nvidia.com/spine",

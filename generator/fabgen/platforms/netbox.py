@@ -23,7 +23,8 @@ import re
 from typing import Any, Iterable
 
 from fabgen import csvout
-from fabgen.platforms import CLUSTER, Context, Target
+from fabgen.context import Context
+from fabgen.targets import CLUSTER, Target
 
 COLUMNS = {
     "01-manufacturers.csv": ["name", "slug"],

@@ -39,7 +39,8 @@ from fabgen import yamlout
 
 from fabgen.addressing import _ip
 from fabgen.inventory.management import gateway_of
-from fabgen.platforms import Context, Target, every_other
+from fabgen.context import Context
+from fabgen.targets import Target, every_other
 from fabgen.intent import secret_ref
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent

@@ -22,7 +22,8 @@ from typing import Any, Iterable
 from fabgen import yamlout
 
 from fabgen.hostlist import compress
-from fabgen.platforms import CLUSTER, Context, Target
+from fabgen.context import Context
+from fabgen.targets import CLUSTER, Target
 from fabgen.intent.placement import node_groups, racks
 
 

@@ -41,7 +41,8 @@ import re
 from typing import Any, Callable, Iterable
 
 from fabgen.memo import Memo
-from fabgen.platforms import Context, Target, every_other
+from fabgen.context import Context
+from fabgen.targets import Target, every_other
 from fabgen.inventory.ethernet import leaf_subnet_prefix
 from fabgen.inventory.platform import version_of
 from fabgen.intent.qos import options, qos_intent

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from fabgen.inventory.schema import Fabric as FabricSpec
-from fabgen.topology.build import switch_names, uplinks
+from fabgen.topology.layout import switch_names, uplinks
 from fabgen.topology.model import Switch
-from fabgen.topology.sizing import Plan, SizingError, units_for
+from fabgen.topology.sizing import Plan, SizingError, plan as size_plan, units_for
 
 
 @dataclass(frozen=True)
@@ -121,3 +121,15 @@ def _message(g: Growth) -> str:
     upper = "spine and core tiers" if max(g.tiers) == 3 else "spine tier"
     return (f"growing this fabric by one {g.step} (to {g.nodes:,} nodes) would {text}: set planned_nodes to "
             f"the size it will reach to build its {upper} for that now (docs/growth.md)")
+
+
+def growth_warnings(validated: Any) -> list[list[str]]:
+    """The growth checks validate left (`Validated.pending`), each one's located warnings in
+    order: the stage after validation, run by the pipeline beside the build and filed with
+    `Validated.settle`."""
+    out = []
+    for p in validated.pending:
+        def size(n: int, rules: dict = p.rules) -> Plan:
+            return size_plan(nodes=n, **rules)
+        out.append([p.located + m for m in check_growth(p.spec, p.plan, size)])
+    return out

@@ -1,0 +1,313 @@
+"""Checks of one fabric: its name, role and hardware, the node groups it attaches, its planes and
+NVLink racks, and its size (the sizing plan, topology/sizing.py)."""
+
+from __future__ import annotations
+
+import re
+
+from fabgen.inventory.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
+from fabgen.inventory.check_nodes import group_model
+from fabgen.inventory.messages import did_you_mean
+from fabgen.inventory.schema import DEVICE_PATTERN
+from fabgen.inventory.state import Checks, MAX_ENDPOINTS, MAX_FABRIC_NAME, Member, PendingGrowth, RESERVED_FOLDERS
+from fabgen.topology.layout import PLANE_SUFFIX
+from fabgen.topology.sizing import SizingError, parse_ratio, plan
+
+
+def check_fabric(c: Checks, i: int, f) -> None:
+    """One fabric: its identity and hardware, the node groups it attaches, then its size."""
+    ok = check_fabric_name(c, i, f)
+    ok = check_fabric_role(c, i, f) and ok
+    ok = check_fabric_hardware(c, i, f) and ok
+    fmembers, fstorage, attached_ok = attach_node_groups(c, i, f)
+    ok = ok and attached_ok
+    if ok and fstorage and not fmembers:
+        c.report(("fabrics", i, "node_groups"), "every node group of this fabric has role storage; a fabric needs "
+                 "at least one compute node group")
+        return
+    model = c.switch_models.get(f.switch_model)
+    if ok and model is not None and fmembers:
+        _size_fabric(c, i, f, model, fmembers, fstorage)
+    if ok and f.kind != "infiniband":
+        _warn_placeholders(c, i, f)
+
+
+def _warn_placeholders(c: Checks, i: int, f) -> None:
+    """An Ethernet fabric's node ports without a known netdev (no published table, no rdma_links):
+    their netplans can only name them after their RDMA devices, which no host has."""
+    for j, g in enumerate(c.inv.node_groups):
+        nm = c.group_models.get(g.name)
+        if g.name not in f.node_groups or nm is None:
+            continue
+        if f.role == "compute" and not nm.can_split(f.planes):
+            continue  # the model cannot split so: reported where the planes are checked
+        ports = [n for ns in nm.plane_nics(f.planes) for n in ns] if f.role == "compute" else nm.role_ports(f.role)
+        unknown = [n.rdma for n in ports if not n.netdev_known]
+        if unknown:
+            where = ("node_groups", j, "rdma_links") if g.rdma_links else ("node_groups", j)
+            fix = ("its rdma_links file lists no netdev for them (the ports ran InfiniBand, without IPoIB, when it "
+                   "was saved?): save it again with them in Ethernet mode" if g.rdma_links else
+                   "give node_groups[].rdma_links (the output of `rdma link show` on one node of the group)")
+            c.warner(f.name)(where, f"node group '{g.name}' ({nm.key}): no known netdev for {len(unknown)} "
+                             f"{f.role} port(s) ({', '.join(unknown[:4])}{', ...' if len(unknown) > 4 else ''}): the "
+                             "netplans name them after their RDMA devices, which no host has as interfaces, and "
+                             f"the host deploy playbook refuses them; {fix}")
+
+
+def check_fabric_name(c: Checks, i: int, f) -> bool:
+    """Fabric names prefix switch names and name OUT's folders: unique ignoring case, short, not reserved."""
+    path, ok = ("fabrics", i, "name"), True
+    earlier = [x.name for x in c.inv.fabrics[:i]]
+    if f.name.lower() in {n.lower() for n in earlier}:
+        c.report(path, f"fabric '{f.name}' is declared twice" if f.name in earlier else
+                 f"fabric '{f.name}' differs from another fabric's name only in case")
+        ok = False
+    if f.name.lower() in RESERVED_FOLDERS:
+        c.report(path, f"'{f.name}' is a folder fabgen writes at the top of OUT "
+                 f"({', '.join(sorted(RESERVED_FOLDERS))}): name the fabric otherwise")
+        ok = False
+    if len(f.name) > MAX_FABRIC_NAME:
+        c.report(path, f"fabric names are at most {MAX_FABRIC_NAME} characters: they prefix "
+                 "every switch name, which must stay a valid hostname")
+        ok = False
+    return ok
+
+
+def check_fabric_role(c: Checks, i: int, f) -> bool:
+    """What a role allows: planes and NCCL are the compute fabric's; in-band management and BMCs are
+    Ethernet networks (storage may be InfiniBand, as in NVIDIA's InfiniBand storage fabrics); the
+    out-of-band keys are the out-of-band network's (elsewhere nothing would read them)."""
+    ok = True
+    if f.role != "oob":
+        for key in ("manages", "oob_vlan"):
+            if key in f.model_fields_set:
+                c.report(("fabrics", i, key), f"{key} applies to the out-of-band network (role oob); this {f.role} "
+                         "fabric has no access ports: remove it", key=True)
+                ok = False
+    if f.role != "compute" and f.planes > 1:
+        c.report(("fabrics", i, "planes"), f"planes split compute NICs; the {f.role} fabric has one plane")
+        ok = False
+    if f.role == "inband" and f.kind in ("infiniband", "ethernet"):
+        c.report(("fabrics", i, "kind"), "an inband fabric is roce or spectrum-x (kind ethernet is the "
+                 "out-of-band access layer; InfiniBand carries compute and storage)")
+        ok = False
+    if (f.role == "oob") != (f.kind == "ethernet"):
+        c.report(("fabrics", i, "kind"), "the out-of-band network is kind ethernet with role oob (access switches, "
+                 "one management VLAN); " + ("write kind: ethernet" if f.role == "oob" else "write role: oob"))
+        ok = False
+    return ok
+
+
+def check_fabric_hardware(c: Checks, i: int, f) -> bool:
+    """The platform fits the kind, the switch model is known, built for the kind and runs the platform."""
+    path, ok = ("fabrics", i), True
+    platforms = PLATFORMS_BY_KIND[f.kind]
+    if f.platform not in platforms:
+        everything = [p for ps in PLATFORMS_BY_KIND.values() for p in ps]
+        owner = next((k for k, ps in PLATFORMS_BY_KIND.items() if f.platform in ps), None)
+        hint = f" ('{f.platform}' is a {owner} platform)" if owner else did_you_mean(f.platform, everything)
+        c.report((*path, "platform"), f"'{f.platform}' is not a platform for kind {f.kind}: choose "
+                 f"{' or '.join(platforms)}{hint}")
+        ok = False
+    model = c.switch_models.get(f.switch_model)
+    if model is None and f.switch_model in c.inv.switch_models:
+        ok = False  # declared, and already reported where it is declared
+    elif model is None:
+        c.report((*path, "switch_model"), f"unknown model '{f.switch_model}'"
+                 f"{did_you_mean(f.switch_model, list(c.switch_models))}; known: "
+                 f"{', '.join(sorted(c.switch_models))}, or declare it under switch_models")
+        ok = False
+    elif f.kind not in model.kinds:
+        fits = sorted(k for k, m in c.switch_models.items() if f.kind in m.kinds)
+        c.report((*path, "switch_model"), f"{f.switch_model} is built for {' and '.join(model.kinds)}, not for "
+                 f"kind {f.kind} (use {', '.join(fits)})")
+        ok = False
+    elif f.platform in platforms and f.platform not in model.platforms:
+        c.report((*path, "switch_model"), f"{f.switch_model} does not run {f.platform} "
+                 f"(it runs {', '.join(model.platforms)})")
+        ok = False
+    if f.scalable_unit is not None and f.topology != "rail-optimized" and f.role != "oob":
+        c.report((*path, "scalable_unit"), "scalable_unit applies to rail-optimized fabrics only")
+        ok = False
+    return ok
+
+
+def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member], bool]:
+    """A fabric's node groups: known, listed once, on one fabric only; split into compute and storage."""
+    fmembers: list[Member] = []
+    fstorage: list[Member] = []
+    seen: set[str] = set()
+    ok = True
+    for j, gname in enumerate(f.node_groups):
+        gpath = ("fabrics", i, "node_groups", j)
+        if gname not in c.groups:
+            c.report(gpath, f"unknown node group '{gname}'{did_you_mean(gname, list(c.groups))}")
+            ok = False
+            continue
+        if gname in seen:
+            c.report(gpath, f"node group '{gname}' is listed twice")
+            ok = False
+            continue
+        seen.add(gname)
+        if (gname, f.role) in c.attached:
+            c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname, f.role]}' "
+                     f"for role {f.role}; a node group is on one fabric per role")
+            ok = False
+            continue
+        c.attached[gname, f.role] = f.name
+        nm = group_model(c, gname)
+        if nm is None or gname not in c.hostnames:
+            ok = False
+            continue
+        if not nm.role_ports(f.role):
+            have = sorted({p.role for p in nm.ports} | ({"compute"} if nm.nics else set()))
+            c.report(gpath, f"node group '{gname}' ({nm.key}) has no {f.role} ports for this {f.role} fabric (it has "
+                     f"{', '.join(have) or 'none'}){'' if nm.custom else '; declare a node_models entry for others'}")
+            ok = False
+            continue
+        view = nm.for_role(f.role)
+        (fstorage if c.groups[gname].role == "storage" else fmembers).extend(
+            (h, gname, view) for h in c.hostnames[gname])
+    return fmembers, fstorage, ok
+
+
+def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member], fstorage: list[Member]) -> None:
+    """The numbers: one link speed, one NIC count per node, ports at that speed, then the sizing plan."""
+    path = ("fabrics", i)
+    models = {m.key: m for _, _, m in fmembers}
+    speeds = sorted({nic.speed for m in [*models.values(), *(m for _, _, m in fstorage)] for nic in m.nics})
+    rails = sorted({len(m.nics) for m in models.values()})
+    if len(speeds) > 1:
+        c.report((*path, "node_groups"), f"the attached nodes mix NIC speeds "
+                 f"({', '.join(f'{s}G' for s in speeds)}); one fabric runs one link speed")
+        return
+    if len(rails) > 1 and f.topology == "rail-optimized":
+        what = "compute NICs" if f.role == "compute" else f"{f.role} ports"
+        c.report((*path, "node_groups"), f"rail-optimized fabrics need the same number of {what} on every "
+                 f"node; these have {', '.join(map(str, rails))}")
+        return
+    if len(rails) > 1:
+        c.report((*path, "node_groups"), f"nodes with different NIC counts ({', '.join(map(str, rails))}) "
+                 "cannot share one fabric's leaf layout")
+        return
+    speed = speeds[0]
+    if f.planes > 1:
+        if not _planes_fit(c, i, f, models, fstorage, speed):
+            return
+        speed //= f.planes
+    if model.mode_for(speed) is None:
+        split = f" split across {f.planes} planes" if f.planes > 1 else ""
+        c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs"
+                 f"{split} (it runs {', '.join(f'{s}G' for s in model.speeds())})")
+        return
+    # NVLink racks shape the compute fabric's units (jobs are placed by them); a storage or in-band
+    # fabric attaches trays like any node
+    domain = _nvlink_domain(c, i, f, models) if f.role == "compute" else 1
+    if domain is None:
+        return
+    rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
+                 ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
+                 model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
+                 storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1))
+    try:
+        sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
+    except SizingError as exc:
+        c.report((*path, exc.field), exc.message)
+        return
+    endpoints = (sized.endpoints + sized.storage) * f.planes
+    if endpoints > MAX_ENDPOINTS:  # before anything of that size is built
+        c.report((*path, "planned_nodes" if f.planned_nodes else "node_groups"),
+                 f"{endpoints:,} switch ports for nodes ({'planned ' if f.planned_nodes else ''}nodes x ports x "
+                 f"planes) is more than the {MAX_ENDPOINTS:,} one fabric may have (131,072 GPUs on four planes); "
+                 "check planned_nodes, or split the cluster into fabrics")
+        return
+    c.plans[f.name] = sized
+    c.members[f.name] = fmembers
+    c.storage[f.name] = fstorage
+    if f.planned_nodes is None:  # a plan is the final size: growing past it is an error, not a warning
+        now = c.plans[f.name]
+
+        c.pending.append(PendingGrowth(f.name, len(c.warnings.get(f.name, [])), f, now, rules,
+                                       c.located(path, "")))
+
+
+def _planes_fit(c: Checks, i: int, f, models: dict[str, NodeModel], fstorage: list[Member], speed: int) -> bool:
+    """A multi-plane fabric: Ethernet, NICs that split (the model names the ports), a speed that
+    divides, no storage nodes (their NICs are not split), and room for the plane suffix."""
+    path = ("fabrics", i)
+    if f.kind == "infiniband":
+        c.report((*path, "planes"), "planes split Ethernet NICs (roce, spectrum-x); an InfiniBand fabric has "
+                 "one plane")
+        return False
+    ok = True
+    for key, m in models.items():
+        if not m.splits:
+            c.report((*path, "node_groups"), f"{key} does not say how its NICs split across planes: declare a "
+                     "node_models entry with plane_rdma (the RDMA name pattern of the split ports, e.g. mlx5_{k})")
+            ok = False
+            continue
+        if f.planes not in m.plane_counts:
+            c.report((*path, "planes"), f"{key}'s NICs split into {' or '.join(map(str, m.plane_counts))} planes, "
+                     f"not {f.planes}")
+            ok = False
+            continue
+        names = [n.rdma for ports in m.plane_nics(f.planes) for n in ports]
+        where = ("node_models", key, "plane_rdma") if m.custom else (*path, "planes")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        invalid = [n for n in names if not re.fullmatch(DEVICE_PATTERN, n)]
+        if repeated or invalid:
+            c.report(where, f"{key}'s plane_rdma '{m.plane_rdma}' gives "
+                     + (f"the same port name to several ports ({', '.join(repeated[:3])}): use {{k}}, or {{rail}} "
+                        "and {plane}" if repeated else f"names that are not device names ({invalid[0]})"))
+            ok = False
+            continue
+        taken = {p.rdma: p.role for p in m.ports if p.role != "oob"}
+        shared = [n for n in names if n in taken]
+        if shared:  # one port on two fabrics: cabled twice, addressed twice, NCCL on a storage port
+            c.report(where, f"{key}'s ports on {f.planes} planes (plane_rdma '{m.plane_rdma}': {names[0]} to "
+                     f"{names[-1]}) take the names of its {' and '.join(sorted(set(taken[n] for n in shared)))} "
+                     f"ports ({', '.join(shared[:4])}): a port is one cable and one address; give plane_rdma and "
+                     "ports names apart")
+            ok = False
+    if speed % f.planes or speed // f.planes < 100:
+        c.report((*path, "planes"), f"{speed}G NICs do not split into {f.planes} ports of at least 100G")
+        ok = False
+    if fstorage:
+        c.report((*path, "node_groups"), "storage nodes on a multi-plane fabric: their NICs are not split across "
+                 "planes; attach them to a fabric of their own")
+        ok = False
+    longest = len(f.name) + len(PLANE_SUFFIX.format(p=f.planes))
+    if longest > 40:
+        c.report((*path, "name"), f"with {f.planes} planes the fabric's names end in "
+                 f"'{PLANE_SUFFIX.format(p=f.planes)}': '{f.name}' leaves {longest} characters, more than 40")
+        ok = False
+    return ok
+
+
+def _nvlink_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | None:
+    """Nodes per NVLink domain of a fabric's compute nodes (1: each node its own). NVL72 racks come
+    whole: a group of trays is whole racks, so racks start at the same place in every unit and
+    no unit or Slurm block splits one. None: reported."""
+    domains = sorted({m.nvlink_domain for m in models.values()})
+    if len(domains) > 1 and f.topology == "rail-optimized":
+        c.report(("fabrics", i, "node_groups"), f"the attached nodes mix NVLink domain sizes "
+                 f"({', '.join(map(str, domains))} nodes): a rail-optimized unit holds whole domains of one size")
+        return None
+    ok = True
+    for j, g in enumerate(c.inv.node_groups):
+        d = c.node_models[g.model].nvlink_domain if g.model in c.node_models else 1
+        if d > 1 and g.name in f.node_groups and g.count % d:
+            whole = g.count // d
+            c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {d}: {g.count} is {whole} "
+                     f"rack{'' if whole == 1 else 's'} and {g.count % d} more; use {whole * d or d} or {(whole + 1) * d}")
+            ok = False
+    d = domains[-1] if domains else 1
+    if ok and d > 1 and f.planned_nodes is not None and f.planned_nodes % d:
+        whole = f.planned_nodes // d
+        c.report(("fabrics", i, "planned_nodes"), f"the nodes come in NVLink racks of {d}: {f.planned_nodes} is "
+                 f"{whole} rack{'' if whole == 1 else 's'} and {f.planned_nodes % d} more; plan whole racks: "
+                 f"{whole * d or d} or {(whole + 1) * d}")
+        ok = False
+    if not ok:
+        return None
+    return d

@@ -1,0 +1,150 @@
+"""Checks of node groups: names, models, hostnames that never collide, netdev names from
+`rdma_links`, and nodes attached to no fabric."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabgen.inventory.catalog import NodeModel
+from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
+from fabgen.inventory.schema import NAME_RULE
+from fabgen.inventory.state import Checks, NAME_RE
+from fabgen.topology.oob_layout import SWITCH_GROUP
+
+
+def _hostnames(group, report) -> list[str] | None:
+    pattern = group.hostname_pattern
+    why = pattern_problem(pattern, ("n",))
+    if why is None:
+        names, why = format_all(pattern, ({"n": n} for n in range(1, group.count + 1)), MAX_FIELD_WIDTH)
+    if why is not None:
+        report("hostname", f"bad hostname pattern {pattern!r}: {why}; e.g. 'dgx{{n:03d}}'")
+        return None
+    first, last = names[0], names[-1]
+    if group.count > 1 and first == last:
+        report("hostname", f"pattern {pattern!r} gives every node the same name; include {{n}}")
+        return None
+    bad = next((h for h in (first, last) if not NAME_RE.match(h)), None)
+    if bad is None:
+        bad = next((h for h in names if not NAME_RE.match(h)), None)
+    if bad is not None:
+        report("hostname", f"pattern {pattern!r} gives {bad!r}, not a valid hostname: {NAME_RULE}")
+        return None
+    return names
+
+
+def check_node_groups(c: Checks) -> None:
+    """Node groups: unique names (also ignoring case), known models, hostnames that never collide."""
+    for i, g in enumerate(c.inv.node_groups):
+        path = ("node_groups", i)
+        if g.name in c.groups:
+            c.report((*path, "name"), f"node group '{g.name}' is declared twice")
+            continue
+        twin = next((n for n in c.groups if n.lower() == g.name.lower()), None)
+        if twin is not None:
+            c.report((*path, "name"), f"node group '{g.name}' differs from '{twin}' only in case: file names on "
+                     "case-insensitive file systems would collide")
+            continue
+        if g.name == SWITCH_GROUP:
+            c.report((*path, "name"), f"'{SWITCH_GROUP}' is the group fabgen gives the switches' management ports "
+                     "on the out-of-band network: name the node group otherwise")
+        c.groups[g.name] = g
+        if g.model not in c.node_models and g.model not in c.inv.node_models:  # declared: reported there
+            c.report((*path, "model"), f"unknown node model '{g.model}'{did_you_mean(g.model, list(c.node_models))}; "
+                     f"known: {', '.join(sorted(c.node_models))}, or declare it under node_models")
+        names = _hostnames(g, lambda k, m, p=path: c.report((*p, k), m))
+        if names is not None:
+            c.hostnames[g.name] = names
+            _claim_hostnames(c, i, g.name, names)
+
+
+def hostname_clash(c: Checks, name: str) -> tuple[str, int, str] | None:
+    """('case', group index, that hostname) when `name` is a node's hostname but for case,
+    ('same', group index, that group) when it is one exactly, None when it is free."""
+    if name.lower() in c.owners_ci and name not in c.owners:
+        j, other = c.owners_ci[name.lower()]
+        return "case", j, other
+    if name in c.owners:
+        j, group = c.owners[name]
+        return "same", j, group
+    return None
+
+
+def _claim_hostnames(c: Checks, i: int, group: str, names: list[str]) -> None:
+    """Each hostname belongs to one node; the first clash of a group is reported."""
+    for h in names:
+        clash = hostname_clash(c, h)
+        if clash:
+            how, j, other = clash
+            c.report(("node_groups", i, "hostname"),
+                     f"hostname '{h}' differs from '{other}' only in case; DNS, Slurm and case-insensitive file "
+                     "systems see one name" if how == "case" else
+                     f"hostname '{h}' is also a node of group '{other}' (node_groups[{j}])")
+            return
+        c.owners[h] = (i, group)
+        c.owners_ci[h.lower()] = (i, h)
+
+
+def check_unattached(c: Checks) -> None:
+    """Node groups that would render nothing, and host keys no file of theirs reads: warnings."""
+    attached = {g for f in c.inv.fabrics for g in f.node_groups}
+    first = c.inv.fabrics[0].name if c.inv.fabrics else ""
+    for j, g in enumerate(c.inv.node_groups):
+        if g.name not in attached:
+            c.warner(first)(("node_groups", j), f"node group '{g.name}' is on no fabric: none of its files are "
+                            "rendered; list it in a fabric's node_groups or remove it")
+        elif g.role == "storage":
+            for key in ("nccl_version", "bootstrap_interface"):
+                if key in g.model_fields_set:
+                    c.warner(first)(("node_groups", j, key), f"{key} sets NCCL for compute nodes; storage nodes "
+                                    "(role storage) get no nccl.env, so it is not rendered")
+
+
+NETDEV_RULE = "a Linux interface name is at most 15 characters, and lo is the loopback"
+
+
+def netdev_ok(name: str) -> bool:
+    return len(name) <= 15 and name not in ("lo", "all", "default") and "/" not in name
+
+
+def group_model(c: Checks, gname: str) -> NodeModel | None:
+    """A node group's model as its nodes are: role ports numbered after its compute fabric's plane
+    ports (NodeModel.for_planes), netdevs from its rdma_links file. None: reported elsewhere."""
+    if gname in c.group_models:
+        return c.group_models[gname]
+    i, g = next((i, g) for i, g in enumerate(c.inv.node_groups) if g.name == gname)
+    nm = c.node_models.get(g.model)
+    if nm is not None:
+        planes = next((f.planes for f in c.inv.fabrics if f.role == "compute" and gname in f.node_groups), 1)
+        nm = nm.for_planes(planes)
+        if g.rdma_links is not None:
+            nm = _with_rdma_links(c, i, g, nm, planes)
+    c.group_models[gname] = nm
+    return nm
+
+
+def _with_rdma_links(c: Checks, i: int, g, nm: NodeModel, planes: int) -> NodeModel | None:
+    """nm with the netdevs of the group's rdma_links file: every device a port of the group uses
+    must be in it (the file comes from one of its nodes)."""
+    from fabgen.inventory.rdmalinks import read_rdma_links
+
+    path = Path(c.loaded.file).parent / g.rdma_links
+    shown = g.rdma_links if Path(g.rdma_links).is_absolute() else str(path)
+    found, problems = read_rdma_links(path, shown)
+    if problems:
+        c.problems.extend(problems)
+        return None
+    ports = [n for ns in (nm.plane_nics(planes) if planes > 1 and nm.can_split(planes) else (nm.nics,)) for n in ns]
+    ports += [n for n in nm.ports if n.role != "oob"]
+    bad = sorted({netdev for netdev in found.values() if netdev and not netdev_ok(netdev)})
+    if bad:
+        c.report(("node_groups", i, "rdma_links"), f"{shown} gives {bad[0]!r} as a netdev: {NETDEV_RULE}")
+        return None
+    missing = [n.rdma for n in ports if n.rdma not in found]
+    if missing:
+        c.report(("node_groups", i, "rdma_links"), f"{shown} lists no {', '.join(missing[:6])}"
+                 f"{' and more' if len(missing) > 6 else ''} ({nm.key}'s port names{' on ' + str(planes) + ' planes' if planes > 1 else ''}); "
+                 f"it lists {', '.join(sorted(found)[:12])}: take it from a node of this group, or declare a "
+                 "node_models entry that names the ports as the node does")
+        return None
+    return nm.with_netdevs({dev: netdev for dev, netdev in found.items() if netdev})

@@ -1,0 +1,131 @@
+"""The hardware of an inventory: catalog switch and node models, and those declared inline
+(`switch_models`, `node_models`, custom SONiC SKUs), resolved and checked."""
+
+from __future__ import annotations
+
+from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
+from fabgen.inventory.check_nodes import NETDEV_RULE, netdev_ok
+from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
+from fabgen.inventory.schema import Inventory
+from fabgen.inventory.state import PORT_RE
+
+
+def resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict[str, NodeModel]]:
+    switches = dict(SWITCHES)
+    nodes = dict(NODES)
+    for key, m in inv.switch_models.items():
+        if key in SWITCHES:
+            report(("switch_models", key), f"'{key}' is a catalog model; give the custom model another name",
+                   key=True)
+            continue
+        for j, platform in enumerate(m.platforms):
+            allowed = [p for k in m.kinds for p in PLATFORMS_BY_KIND[k]]
+            if platform not in allowed:
+                report(("switch_models", key, "platforms", j),
+                       f"'{platform}' is not a platform of {', '.join(m.kinds)} "
+                       f"(choose from {', '.join(allowed)}){did_you_mean(platform, allowed)}")
+        fields = ("n", "i", "c", "j", "j0", "lane", "l", "pair", "sub2")
+        why = pattern_problem(m.port_name, fields)
+        if why is None:
+            names, why = format_all(m.port_name, ({"n": i + 1, "i": i, "c": i // m.ports_per_cage + 1,
+                                                   "j": i % m.ports_per_cage + 1, "j0": i % m.ports_per_cage,
+                                                   "lane": i, "l": 1, "pair": 1, "sub2": 1} for i in range(m.ports)),
+                                    MAX_FIELD_WIDTH)
+        if why is None:
+            bad = next((n for n in names if not PORT_RE.fullmatch(n)), None)
+            if bad is not None:
+                why = (f"gives {bad!r}; port names are letters, digits and '/', '_', '.', ':', '-' (they reach "
+                       "switch configs and shell scripts)")
+        if why is not None:
+            report(("switch_models", key, "port_name"), f"bad port name pattern: {why}; use fields like "
+                   "{n} (1-based) or {i} (0-based)")
+            continue
+        if len(set(names)) != len(names):
+            report(("switch_models", key, "port_name"), "the pattern gives the same name to several ports; "
+                   "include {n} or {i}")
+            continue
+        cages = -(-m.ports // m.ports_per_cage)
+        sku = _custom_sonic(key, m, cages, report)
+        if "sonic" in m.platforms and sku is None:
+            continue
+        switches[key] = SwitchModel(key, m.vendor, m.part or key, f"custom switch {key}", tuple(m.kinds),
+                                    tuple(m.platforms), cages, "cage", m.ports_per_cage,
+                                    (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True, sku)
+    for key, n in inv.node_models.items():
+        if key in NODES:
+            report(("node_models", key), f"'{key}' is a catalog model; give the custom model another name",
+                   key=True)
+            continue
+        rdmas = [nic.rdma for nic in n.nics] + [p.rdma for p in n.ports]
+        dup = sorted({r for r in rdmas if rdmas.count(r) > 1})
+        if dup:
+            in_ports = any(p.rdma == dup[0] for p in n.ports)
+            report(("node_models", key, "ports" if in_ports else "nics"), f"RDMA device names repeat: {', '.join(dup)}")
+            continue
+        if not n.nics and not n.ports:
+            where = "nics" if "nics" in n.model_fields_set else "ports" if "ports" in n.model_fields_set else None
+            report(("node_models", key, where) if where else ("node_models", key),
+                   "a node model needs compute NICs (nics) or other ports (ports): it has none", key=where is None)
+            continue
+        bad = n.plane_rdma and pattern_problem(n.plane_rdma, ("k", "rail", "plane"))
+        if bad:
+            report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
+            continue
+        bad = [(k, j, x.netdev) for k in ("nics", "ports") for j, x in enumerate(getattr(n, k))
+               if x.netdev is not None and not netdev_ok(x.netdev)]
+        if bad:
+            k, j, name = bad[0]
+            report(("node_models", key, k, j, "netdev"), f"{name!r} cannot be a port's interface: {NETDEV_RULE}")
+            continue
+        nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed,
+                         netdev_known=x.netdev is not None) for x in n.nics)
+        ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma,
+                          x.cage or ("RJ45" if x.role == "oob" else x.rdma), x.speed, x.role,
+                          netdev_known=x.netdev is not None or x.role == "oob") for x in n.ports)
+        nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
+                               n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
+                               tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
+                                      n.transceiver) for r in ("storage", "inband", "oob")))
+    return switches, nodes
+
+
+NEEDED_PROFILES = ("ingress_lossy_profile", "egress_lossy_profile", "egress_lossless_profile")
+
+
+def _custom_sonic(key: str, m, cages: int, report):
+    """The SonicSku of a custom model that runs SONiC: its identity and buffer tables are the
+    user's (from the SKU's files), lanes count from 0 in port order, aliases are the names."""
+    from fabgen.inventory.sonic_skus import DYNAMIC_BUFFER_ASICS, SonicSku
+
+    if "sonic" not in m.platforms:
+        if m.sonic is not None:
+            report(("switch_models", key, "sonic"), "the sonic block applies to models that run platform sonic",
+                   key=True)
+        return None
+    if m.sonic is None:
+        report(("switch_models", key), "a SONiC switch model names its SKU: add sonic: {hwsku, platform, asic, "
+               "buffer_pools, buffer_profiles} from the SKU's files in sonic-buildimage (port_config.ini, "
+               "buffers_defaults_t1.j2)")
+        return None
+    sk = m.sonic
+    missing = [p for p in NEEDED_PROFILES if p not in sk.buffer_profiles]
+    pools = set(sk.buffer_pools)
+    bad = sorted({row.get("pool", "") for row in sk.buffer_profiles.values()} - pools)
+    if missing or bad:
+        report(("switch_models", key, "sonic", "buffer_profiles"), "buffer profiles must define "
+               f"{', '.join(missing) or ''}{' and ' if missing and bad else ''}"
+               f"{'use pools that buffer_pools defines (not ' + ', '.join(bad) + ')' if bad else ''}")
+        return None
+    dynamic = sk.asic in DYNAMIC_BUFFER_ASICS
+    return SonicSku(hwsku=sk.hwsku, platform=sk.platform, asic=sk.asic,
+                    buffer_model="dynamic" if dynamic else "traditional",
+                    first_lanes=tuple(c * m.ports_per_cage for c in range(cages)), alias="",
+                    extra_ports=(), buffer_pools=dict(sk.buffer_pools), buffer_profiles=dict(sk.buffer_profiles),
+                    lossy_queue_profile="egress_lossy_profile",
+                    cable_lengths={"node-leaf": "5m", "leaf-spine": "40m", "spine-core": "300m", **sk.cable_lengths},
+                    default_cable="5m",
+                    dynamic_tables={"DEFAULT_LOSSLESS_BUFFER_PARAMETER": {"AZURE": {"default_dynamic_th": "0"}},
+                                    "LOSSLESS_TRAFFIC_PATTERN": {"AZURE": {"mtu": "1024",
+                                                                           "small_packet_percentage": "50"}}}
+                    if dynamic else {},
+                    sources=("the inventory's switch_models." + key + ".sonic",))

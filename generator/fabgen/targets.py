@@ -1,0 +1,43 @@
+"""What a target is (`Target`, its scopes, the sharding helper): the names the pipeline, the
+platform modules and the report all read, kept apart from the registry (platforms/__init__.py)
+so that no module and the registry import each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from fabgen.context import Context
+
+FABRIC, CLUSTER = "fabric", "cluster"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One kind of output. Per fabric (scope "fabric"): `applies(ctx)` says whether it has
+    files for that fabric and `structure(ctx)` decides them. Cluster-wide (scope "cluster"):
+    `structure(contexts, structured)` sees every fabric and the structured configs of the
+    per-fabric targets (Ansible lists their files; the report their bills of materials)."""
+
+    name: str
+    applies: Callable[[Context], bool]
+    structure: Callable[..., Any]
+    render: Callable[[Any], Iterable[tuple[str, bytes]]]  # (path relative to OUT, content)
+    # shard(data, part, parts): the part of data whose files `render` then writes, so that
+    # large renders can run on two cores (fabgen.parallel); None: rendered in one piece.
+    shard: Callable[[Any, int, int], Any] | None = None
+    scope: str = FABRIC
+    # cluster-wide targets: the targets whose structured configs `structure` reads (it is given
+    # only those, so a missing name shows as a wrong output at once)
+    reads: tuple[str, ...] = ()
+    # made apart: structured and rendered in a process of its own while the switch configs are
+    # structured (fabgen.pipeline); only targets that read nothing but others made apart, and
+    # that no target made in the main process reads (tests/test_architecture.py checks both)
+    apart: bool = False
+
+
+def every_other(key: str) -> Callable[[Any, int, int], Any]:
+    """Shard a target's data by taking every parts-th item of data[key]."""
+    def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
+        return {**data, key: data[key][part::parts]}
+    return shard
