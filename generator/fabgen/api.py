@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
 import yaml
 
@@ -109,6 +109,10 @@ class Validation:
 class Rendered(Validation):
     out: Path = Path()
     files: dict[str, tuple[str, int]] = field(default_factory=dict)  # path in OUT -> (sha256, bytes)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per pipeline stage
+    # the render's own objects, freed with this result: the command line leaves without freeing
+    # them (a second at 64k GPUs), a program frees them when it drops the result
+    result: Any = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {**super().as_dict(), "out": str(self.out), "files": {k: list(v) for k, v in self.files.items()}}
@@ -132,14 +136,16 @@ def validate(inventory: Source) -> Validation:
     return Validation(loaded.file, _sizes(v, contexts), _warnings(contexts))
 
 
-def render(inventory: Source, out: str | Path, force: bool = False) -> Rendered:
-    """Render every file into OUT (replaced atomically; `force` as `fabgen render --force`)."""
+def render(inventory: Source, out: str | Path, force: bool = False,
+           progress: Callable[[str], None] | None = None) -> Rendered:
+    """Render every file into OUT (replaced atomically; `force` as `fabgen render --force`);
+    `progress(stage)` is called as each stage starts."""
     from fabgen.pipeline import render_to
 
-    result = render_to(load_source(inventory), out, force)
+    result = render_to(load_source(inventory), out, force, progress)
     loaded = result.validated.loaded
     return Rendered(loaded.file, _sizes(result.validated, result.contexts), _warnings(result.contexts), Path(out),
-                    {k: tuple(v) for k, v in result.files.items()})
+                    {k: tuple(v) for k, v in result.files.items()}, dict(result.timings), result)
 
 
 def _warnings(contexts: dict[str, Any]) -> list[Warning]:

@@ -83,7 +83,7 @@ def render(
     timings: bool = typer.Option(False, "--timings", help="print the time each pipeline stage took"),
 ) -> None:
     """Render every file of every fabric in INVENTORY into OUT."""
-    from fabgen.pipeline import render_to
+    from fabgen.api import render as api_render
     from fabgen.topology.check import TopologyError
 
     import signal
@@ -99,7 +99,7 @@ def render(
         gc.disable()
     try:
         with _Progress() as progress:
-            result = render_to(inventory, out, force=force, progress=progress)
+            result = api_render(inventory, out, force=force, progress=progress)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; nothing written", err=True)
         raise typer.Exit(130)
@@ -111,20 +111,14 @@ def render(
     except TopologyError as exc:
         typer.echo(f"fabgen: internal error, please report it with the inventory: {exc}", err=True)
         raise typer.Exit(1)
-    for fabric, w in _warnings(result.contexts):
-        typer.echo(printable(f"{inventory}: warning: fabric {fabric}: {w}"), err=True)
+    for w in result.warnings:
+        typer.echo(printable(f"{inventory}: warning: fabric {w.fabric}: {w.text}"), err=True)
     typer.echo(printable(f"fabgen: wrote {len(result.files)} files to {out}"))
     if timings:
         for stage, seconds in result.timings.items():
             typer.echo(f"  {stage:<10} {seconds * 1000:9.1f} ms")
     if _COMMAND_LINE[0]:
         leave(0)
-
-
-def _warnings(contexts: dict) -> list[tuple[str, str]]:
-    """(inventory fabric, warning) once each: the planes of a fabric warn alike."""
-    return list(dict.fromkeys((ctx.fabric.inventory_name, w) for ctx in contexts.values()
-                              for w in ctx.summary.warnings))
 
 
 _COMMAND_LINE = [False]  # main() runs as the program (not called by a test or another program)
