@@ -35,8 +35,18 @@ def _id(p: Path) -> str:
 
 
 def cables(fabric: Path) -> set[frozenset[tuple[str, str]]]:
+    """Every cable of cabling.csv; on Ethernet a node's end as its netdev, which addresses.csv gives
+    for the switch port at the other end (what the node's LLDP agent reports; RDMA names on
+    InfiniBand, which has no addresses.csv)."""
+    node_end: dict[tuple[str, str], tuple[str, str]] = {}
+    if (fabric / "addresses.csv").exists():
+        with open(fabric / "addresses.csv", newline="") as fh:
+            for r in csv.DictReader(fh):
+                if r["role"] == "node" and r["peer_device"]:
+                    node_end[(r["peer_device"], r["peer_interface"])] = (r["device"], r["interface"])
     with open(fabric / "cabling.csv", newline="") as fh:
-        return {frozenset({(r["a_device"], r["a_port"]), (r["z_device"], r["z_port"])}) for r in csv.DictReader(fh)}
+        return {frozenset({node_end.get((r["z_device"], r["z_port"]), (r["a_device"], r["a_port"])),
+                           (r["z_device"], r["z_port"])}) for r in csv.DictReader(fh)}
 
 
 def test_every_fabric_has_its_validator_files() -> None:

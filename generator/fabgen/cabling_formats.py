@@ -1,5 +1,8 @@
 """The cabling plan in the forms the cabling validators people already run read (docs/verify.md).
 
+Node ports are named by their netdev on Ethernet (what lldpd reports; RDMA names stand in where
+the model publishes none and no rdma_links file gives them), by RDMA device on InfiniBand.
+
 * `validate/ptm-topology.dot`: Cumulus PTM's /etc/ptm.d/topology.dot, an undirected DOT graph with
   one `"device":"port" -- "device":"port"` edge per cable (Cumulus Linux user guide, "Prescriptive
   Topology Manager - PTM"; NVIDIA Air and UFM's cable validation read the same shape).
@@ -25,14 +28,23 @@ from typing import Any, Iterable
 _IBNL_NAME = re.compile(r"[A-Za-z][-\[\]\\*/A-Za-z0-9_.:%@~]+")
 
 
-def render(name: str, cabling: list[list[str]], ibdm: dict[str, Any] | None) -> Iterable[tuple[str, bytes]]:
-    yield f"{name}/validate/ptm-topology.dot", _ptm(name, cabling).encode()
-    yield f"{name}/validate/layer1_topology.json", _batfish(cabling).encode()
+def render(name: str, cabling: list[list[str]], ibdm: dict[str, Any] | None,
+           netdevs: dict[str, str] | None = None) -> Iterable[tuple[str, bytes]]:
+    """`netdevs` (`node/rdma` -> netdev): node ports as LLDP names them, in the PTM and Batfish files."""
+    named = _by_netdev(cabling, netdevs or {})
+    yield f"{name}/validate/ptm-topology.dot", _ptm(name, named).encode()
+    yield f"{name}/validate/layer1_topology.json", _batfish(named).encode()
     if ibdm is not None:
         topo, ibnl = _ibdm(cabling, ibdm)
         yield f"{name}/validate/ibdm.topo", topo.encode()
         for system, text in sorted(ibnl.items()):
             yield f"{name}/validate/ibnl/{system}.ibnl", text.encode()
+
+
+def _by_netdev(cabling: list[list[str]], netdevs: dict[str, str]) -> list[list[str]]:
+    if not netdevs:
+        return cabling
+    return [[a, netdevs.get(f"{a}/{ap}", ap), *rest] for a, ap, *rest in cabling]
 
 
 def _ptm(name: str, cabling: list[list[str]]) -> str:

@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from typing import Any, Iterable
 
 from fabgen import cabling_formats, csvout
-from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows
+from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows, eth_netdev
 from fabgen.intent.infiniband import DEVICE_ID
 from fabgen.context import Context
 from fabgen.targets import Target
@@ -205,7 +205,24 @@ def structure(ctx: Context) -> dict[str, Any]:
     cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
     addresses = address_rows(ctx) if f.spec.kind != "infiniband" else None
     return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "dot": _dot(ctx), "addresses": addresses,
-            "ibdm": _ibdm(f, cabling)}
+            "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
+
+
+def _netdevs(f: Fabric) -> dict[str, str]:
+    """`node/rdma device` -> the port's netdev in Ethernet mode, as addresses.csv and the netplans
+    name it: what the node's LLDP agent reports as its port, so the validators' files (PTM,
+    Batfish) name node ports as the built fabric shows them. InfiniBand ports keep their RDMA
+    device (ibnetdiscover reports GUIDs and port numbers)."""
+    if f.spec.kind == "infiniband":
+        return {}
+    by_model: dict[int, dict[str, str]] = {}
+    out = {}
+    for h in f.hosts:
+        if id(h.model) not in by_model:
+            by_model[id(h.model)] = {n.rdma: eth_netdev(n.netdev) for n in h.model.nics
+                                     if n.netdev and eth_netdev(n.netdev) != n.rdma}
+        out.update({f"{h.name}/{rdma}": name for rdma, name in by_model[id(h.model)].items()})
+    return out
 
 
 def _ibdm(f: Fabric, cabling: list[list[str]]) -> dict[str, Any] | None:
@@ -233,7 +250,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         yield f"{name}/addresses.csv", csvout.dumps(ADDRESS_COLUMNS, data["addresses"])
     cols = ["category", "part", "description", "quantity", "notes"]
     yield f"{name}/bom.csv", csvout.dumps(cols, ([r[c] for c in cols] for r in data["bom"]))
-    yield from cabling_formats.render(name, data["cabling"], data["ibdm"])
+    yield from cabling_formats.render(name, data["cabling"], data["ibdm"], data["netdevs"])
     dot = render_template("fabric/topology.dot.j2", **data["dot"]).encode()
     yield f"{name}/topology.dot", dot
     svg = _svg(dot)
