@@ -52,3 +52,18 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
             check = subprocess.run([playbook, "-i", "ansible/inventory.yml", "--syntax-check", f"ansible/{book}"],
                                    cwd=out, capture_output=True, text=True, timeout=300)
             assert check.returncode == 0, check.stdout[-1500:] + check.stderr[-1500:]
+
+
+def test_the_sdist_holds_the_docs_the_playbooks_and_no_goldens(tmp_path: Path) -> None:
+    """The source distribution (hatchling, the build backend) carries what a user reads and runs:
+    the package, templates, playbooks, examples and docs; not the goldens or the tests."""
+    import tarfile
+
+    hatchling = shutil.which("hatchling", path=str(Path(sys.executable).parent))
+    assert hatchling, "hatchling is a test dependency"
+    subprocess.run([hatchling, "build", "-t", "sdist", "-d", str(tmp_path)], cwd=ROOT, check=True, capture_output=True,
+                   timeout=300)
+    (sdist,) = tmp_path.glob("fabgen-*.tar.gz")
+    tops = {name.split("/")[1] for name in tarfile.open(sdist).getnames() if name.count("/") >= 1}
+    assert {"generator", "templates", "ansible", "inventories", "docs", "README.md", "pyproject.toml"} <= tops
+    assert not tops & {"golden", "tests", "benchmarks"}
