@@ -110,9 +110,12 @@ def _message(g: Growth) -> str:
     changes = []
     if g.tiers[0] != g.tiers[1]:
         changes.append(f"take it from {g.tiers[0]} to {g.tiers[1]} tiers")
+    new = [f"{g.after[what]:,} {what}" for what in g.after if what not in g.before]
+    if new and changes:  # a tier that did not exist: its size, not a change from zero
+        changes[-1] += " with " + " and ".join(new)
     for what in g.after:
-        if g.before.get(what, 0) != g.after[what]:
-            changes.append(f"change the {what} from {g.before.get(what, 0):,} to {g.after[what]:,}")
+        if what in g.before and g.before[what] != g.after[what]:
+            changes.append(f"change the {what} from {g.before[what]:,} to {g.after[what]:,}")
     if g.moved:
         changes.append(f"move {g.moved:,} of its {g.cables:,} cables")
     if g.renamed:
