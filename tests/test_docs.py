@@ -90,7 +90,7 @@ def _commands(page: Path) -> list[str]:
     return out
 
 
-GUIDE = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+GUIDE = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))] if _commands(p)]
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -104,8 +104,6 @@ def test_every_command_shown_runs(page: Path, tmp_path: Path, monkeypatch: pytes
     inventories (and test data), in a git repository whose origin/main is that copy; a generic
     `inventory.yaml` is the Spectrum-X example. `> file` writes the output there."""
     commands = _commands(page)
-    if not commands:
-        pytest.skip(f"{page.name} shows no fabgen command")
     shutil.copytree(ROOT / "inventories", tmp_path / "inventories")
     shutil.copytree(ROOT / "tests" / "data", tmp_path / "tests" / "data")
     shutil.copy(ROOT / "inventories" / "spectrumx-1su.yaml", tmp_path / "inventory.yaml")

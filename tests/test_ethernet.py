@@ -133,7 +133,7 @@ def yang_check(paths: list[Path]) -> None:
             raise RuntimeError("CI must have yanglint (libyang-tools): `make test` installs it")
         pytest.skip("SONiC YANG check skipped: it runs the SONiC YANG models and their checker kept beside the "
                     "repository (../shared/reference/sonic-yang, ../shared/tools), which a plain clone lacks; the "
-                    "models are not published as an installable package (README, Tests)")
+                    "models are not published as an installable package (docs/internals/development.md)")
     run = subprocess.run([sys.executable, str(YANG_CHECK), *map(str, paths)], capture_output=True, text=True,
                          timeout=1200)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
