@@ -170,3 +170,15 @@ def test_every_imported_package_is_declared() -> None:
                 imported.add(node.module.split(".")[0])
     stdlib = set(sys.stdlib_module_names) | {"fabgen", "__future__"}
     assert imported - stdlib <= modules, sorted(imported - stdlib - modules)
+
+
+def test_validate_and_the_report_count_a_storage_fabric_alike(tmp_path: Path) -> None:
+    """A storage fabric's nodes are the compute nodes' storage ports and the storage servers:
+    `fabgen validate` counts them as report.json does; the out-of-band network is an access
+    layer, not a fat tree."""
+    v = fabgen.validate(INVENTORIES / "b300-cluster.yaml")
+    fabgen.render(INVENTORIES / "b300-cluster.yaml", tmp_path / "out")
+    report = json.loads((tmp_path / "out" / "report.json").read_text())["fabrics"]
+    storage = next(f for f in v.fabrics if f.name == "storage")
+    assert (storage.nodes, storage.endpoints) == (report["storage"]["nodes"], report["storage"]["endpoints"]) == (68, 136)
+    assert report["oob"]["topology"] == "access" and "fat-tree" not in (tmp_path / "out" / "report.md").read_text()

@@ -168,6 +168,8 @@ def _sizes(v: Any, contexts: dict[str, Any]) -> list[FabricSize]:
         built = [contexts[name].summary for name in plane_names(spec)]
         count = {r: sum(s.switches[r] for s in built) for r in ("leaf", "spine", "core")}
         planned = {"leaf": n * p.leaves, "spine": n * p.spines, "core": n * p.cores} if p.planned else {}
-        out.append(FabricSize(spec.name, spec.role, spec.kind, p.topology, p.tiers, n, p.present_nodes,
-                              n * p.present_nodes * p.rails, p.speed, count, p.nodes, planned))
+        # the storage servers count too, as report.md counts them
+        out.append(FabricSize(spec.name, spec.role, spec.kind, p.topology, p.tiers, n,
+                              p.present_nodes + len(v.storage.get(spec.name, ())),
+                              n * p.present_nodes * p.rails + p.storage, p.speed, count, p.nodes, planned))
     return out
