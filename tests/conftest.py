@@ -26,3 +26,11 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 def example_cases() -> list[str]:
     return sorted(p.stem for p in INVENTORIES.glob("*.yaml"))
+
+
+def git(cwd: Path, *args: str) -> None:
+    """git in a repository a test made, with an identity of its own (CI has none configured)."""
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                   capture_output=True, timeout=60)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 
-from conftest import INVENTORIES
+from conftest import INVENTORIES, git
 from fabgen.cli import app, main
 from typer.testing import CliRunner
 from fabgen.pipeline import render_to
@@ -442,13 +442,6 @@ def test_a_whole_cluster_review_names_each_change_by_its_network(tmp_path: Path,
         assert absent not in out
 
 
-def _git(repo: Path, *args: str) -> None:
-    import subprocess
-
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True,
-                   capture_output=True, timeout=60)
-
-
 def test_diff_against_a_git_revision_reads_its_side_files(tmp_path: Path) -> None:
     """`fabgen diff --base REF inventory.yaml` in a pull request: the inventory names a guid_map
     beside it, and REF's copy of both is compared with the working tree's. A GUID changed in the
@@ -469,9 +462,9 @@ def test_diff_against_a_git_revision_reads_its_side_files(tmp_path: Path) -> Non
             rows.append(f"{device},{port or '0'},0x0002c9{guid[-10:]}")
     (repo / "site" / "guids.csv").write_text("\n".join(rows) + "\n")
     (repo / "site" / "ib.yaml").write_text(text)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-q", "-m", "base")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
     refs_before = sorted(p.name for p in (repo / ".git").rglob("*") if p.is_file() and "objects" not in p.parts)
     changed = rows[1].rsplit(",", 1)[0] + ",0x0002c9ffffffffff"  # one device's GUID, as after a swap
     (repo / "site" / "guids.csv").write_text("\n".join([rows[0], changed, *rows[2:]]) + "\n")

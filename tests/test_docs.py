@@ -7,13 +7,12 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import ROOT
+from conftest import ROOT, git
 from fabgen.cli import app
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -93,11 +92,6 @@ def _commands(page: Path) -> list[str]:
 GUIDE = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))] if _commands(p)]
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
-                   capture_output=True, timeout=60)
-
-
 @pytest.mark.parametrize("page", GUIDE, ids=lambda p: p.name)
 def test_every_command_shown_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each `fabgen ...` line of a ```sh block, run as written from a copy of the repository's
@@ -107,10 +101,10 @@ def test_every_command_shown_runs(page: Path, tmp_path: Path, monkeypatch: pytes
     shutil.copytree(ROOT / "inventories", tmp_path / "inventories")
     shutil.copytree(ROOT / "tests" / "data", tmp_path / "tests" / "data")
     shutil.copy(ROOT / "inventories" / "spectrumx-1su.yaml", tmp_path / "inventory.yaml")
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "base")
-    _git(tmp_path, "update-ref", "refs/remotes/origin/main", "HEAD")
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "base")
+    git(tmp_path, "update-ref", "refs/remotes/origin/main", "HEAD")
     monkeypatch.chdir(tmp_path)
     for line in commands:
         words = shlex.split(line)[1:]

@@ -24,6 +24,17 @@ UNNUMBERED = {"nvue"}  # switch links run BGP unnumbered there: no addresses (do
 _IB_NETDEV = re.compile(r"^ibp(\d+)s(\d+)(?:f(\d+))?$")
 
 
+def host_netdevs(f: Any) -> dict[str, dict[str, str]]:
+    """node -> {RDMA device: its port's name in Ethernet mode} for the nodes of fabric `f`: what
+    addresses.csv, the netplans and the node's LLDP agent call the port. The names follow the node
+    model, so they are derived once per model."""
+    by_model: dict[int, dict[str, str]] = {}
+    for h in f.hosts:
+        if id(h.model) not in by_model:
+            by_model[id(h.model)] = {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
+    return {h.name: by_model[id(h.model)] for h in f.hosts}
+
+
 def eth_netdev(netdev: str) -> str:
     """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode), ibp170s0f1 -> enp170s0f1np1: systemd's
     name for a ConnectX port, the port number after `np` (DGX H100 User Guide, Table 5); other
@@ -59,11 +70,7 @@ def address_rows(ctx: Context) -> list[list[Any]]:
     platform = f.spec.platform
     role = {s.name: s.role for s in f.switches}
     asn = alloc.asns
-    by_model: dict[int, dict[str, str]] = {}  # the names follow the node model: derive them once per model
-    for h in f.hosts:
-        if id(h.model) not in by_model:
-            by_model[id(h.model)] = {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
-    netdev = {h.name: by_model[id(h.model)] for h in f.hosts}
+    netdev = host_netdevs(f)
     rows: list[list[Any]] = [[s.name, s.role, asn[s.name], LOOPBACK[platform], f"{alloc.loopbacks[s.name]}/32", "", ""]
                              for s in f.switches]
     svi_done: set[str] = set()

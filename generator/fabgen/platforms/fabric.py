@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from typing import Any, Iterable
 
 from fabgen import cabling_formats, csvout
-from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows, eth_netdev
+from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows, host_netdevs
 from fabgen.intent.infiniband import DEVICE_ID
 from fabgen.context import Context
 from fabgen.targets import Target
@@ -209,20 +209,14 @@ def structure(ctx: Context) -> dict[str, Any]:
 
 
 def _netdevs(f: Fabric) -> dict[str, str]:
-    """`node/rdma device` -> the port's netdev in Ethernet mode, as addresses.csv and the netplans
-    name it: what the node's LLDP agent reports as its port, so the validators' files (PTM,
-    Batfish) name node ports as the built fabric shows them. InfiniBand ports keep their RDMA
-    device (ibnetdiscover reports GUIDs and port numbers)."""
+    """`node/rdma device` -> the port's Ethernet-mode netdev where it differs (intent/addresses.py
+    `host_netdevs`, as addresses.csv names it): the PTM and Batfish files name node ports as the
+    node's LLDP agent reports them. InfiniBand ports keep their RDMA device (ibnetdiscover reports
+    GUIDs and port numbers)."""
     if f.spec.kind == "infiniband":
         return {}
-    by_model: dict[int, dict[str, str]] = {}
-    out = {}
-    for h in f.hosts:
-        if id(h.model) not in by_model:
-            by_model[id(h.model)] = {n.rdma: eth_netdev(n.netdev) for n in h.model.nics
-                                     if n.netdev and eth_netdev(n.netdev) != n.rdma}
-        out.update({f"{h.name}/{rdma}": name for rdma, name in by_model[id(h.model)].items()})
-    return out
+    return {f"{host}/{rdma}": name for host, names in host_netdevs(f).items() for rdma, name in names.items()
+            if name != rdma}
 
 
 def _ibdm(f: Fabric, cabling: list[list[str]]) -> dict[str, Any] | None:

@@ -240,9 +240,7 @@ def _size(
     compute_leaves = units * leaves_per_unit
     one_switch = (tiers == "auto" and topology == "fat-tree" and compute_leaves == 1
                   and endpoints + storage <= down)
-    # at least two storage leaves for storage nodes with two or more ports: a node's ports alternate
-    # between them, so it stays reachable when one leaf is down
-    storage_leaves = 0 if one_switch or not storage else max(math.ceil(storage / down), min(2, storage_spread))
+    storage_leaves = 0 if one_switch else _storage_leaves(storage, down, storage_spread)
     leaves = compute_leaves + storage_leaves
 
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
@@ -305,6 +303,12 @@ def _size(
     return Plan(**common, tiers=3, **best[1])
 
 
+def _storage_leaves(storage: int, down: int, spread: int) -> int:
+    """Leaves for `storage` storage NICs, at least two for storage nodes with two or more ports: a
+    node's ports alternate between them, so it stays reachable when one leaf is down."""
+    return max(math.ceil(storage / down), min(2, spread)) if storage else 0
+
+
 def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
                  tiers: str | int, model: str, storage: int, domain: int, storage_spread: int) -> Plan:
     """A scalable unit larger than one leaf per rail, as NVIDIA builds the GB200 SuperPOD
@@ -333,7 +337,7 @@ def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, 
     up = down * q // p
     g = su // down
     units = math.ceil(nodes / su)
-    storage_leaves = 0 if not storage else max(math.ceil(storage / down), min(2, storage_spread))
+    storage_leaves = _storage_leaves(storage, down, storage_spread)
     leaves = units * rails * g + storage_leaves
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=nodes * rails,
                   ratio=ratio, unit_nodes=su, units=units, leaves_per_unit=rails * g, down=down, up=up,
