@@ -64,8 +64,8 @@ def test_changing_an_ecn_threshold(tmp_path: Path, capsys) -> None:
     new = variant(tmp_path, "roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300")
     code, out, _ = fabgen("diff", str(INVENTORIES / "roce-3tier.yaml"), str(new), "--exit-code", capsys=capsys)
     assert code == 1
-    assert section(out, "Fabric intent changed") == ["eth: qos.ecn.min_bytes: 200000 -> 300000",
-                                                     "eth: qos.ecn.min_kbytes: 200 -> 300"]
+    # one inventory edit, one line, under the inventory's own key (not its bytes twin as well)
+    assert section(out, "Fabric intent changed") == ["eth: ethernet.qos.ecn.min_threshold_kbytes: 200 -> 300"]
     assert section(out, "Devices changed") == ["eth-core[0001-0008] (8)", "eth-pod01-spine[01-08] (8)",
                                                "eth-su001-leaf[1-8] (8)"]
     assert "Devices changed (24):" in out
@@ -88,7 +88,7 @@ def test_adding_a_partition(tmp_path: Path, capsys) -> None:
                           capsys=capsys)
     assert code == 0  # differences alone do not fail without --exit-code
     assert "### Fabric intent changed (3)" in out
-    assert '`ib: subnet_manager.partitions.tenant-b.pkey: null -> "0x0a02"`' in out
+    assert '`ib: infiniband.partitions.tenant-b.pkey: null -> "0x0a02"`' in out
     assert "<code>ib/infiniband/partitions.conf</code>" in out and "+tenant-b=0x0a02, ipoib" in out
     assert "Devices changed" not in out
 
@@ -169,7 +169,7 @@ def test_a_fabric_wide_qos_change_fits_one_comment(tmp_path: Path, capsys) -> No
     new.write_text(big.read_text().replace("min_threshold_kbytes: 150", "min_threshold_kbytes: 300"))
     code, out, _ = fabgen("diff", str(big), str(new), "--format", "markdown", capsys=capsys)
     assert code == 0 and len(out) < 65_536
-    assert "`fabric: qos.ecn.min_kbytes: 150 -> 300`" in out
+    assert "`fabric: ethernet.qos.ecn.min_threshold_kbytes: 150 -> 300`" in out
     assert out.count("<details>") == 1 and "the same change on 36: fabric-leaf[001-026],fabric-spine[01-10]" in out
     assert "&lt;device&gt;" in out  # GitHub would swallow a bare <device> as a tag
     assert "Truncated" not in out
@@ -347,7 +347,7 @@ def test_an_inventory_review_says_what_the_review_of_the_renders_says(tmp_path: 
     for args in (["--stat"], ["--no-files"]):
         inv, dirs = both(*args)
         assert inv == _without_manifest(dirs), (args, inv[:3000], dirs[:3000])
-    inv, dirs = both()
+    inv, dirs = both("--max-lines", "0")
     head = inv.split("\n== ", 1)[0]
     assert head == _without_manifest(dirs.split("\n== ", 1)[0])
     assert _changes(inv) == {p: c for p, c in _changes(dirs).items() if p != "manifest.json"}
@@ -432,8 +432,8 @@ def test_a_whole_cluster_review_names_each_change_by_its_network(tmp_path: Path,
     code, out, _ = fabgen("diff", str(INVENTORIES / "superpod-cluster.yaml"), str(new), "--exit-code", capsys=capsys)
     assert code == 1
     intent = section(out, "Fabric intent changed")
-    assert "storagenet (storage): qos.roce_dscp: 24 -> 22" in intent
-    assert "ipminet (oob): oob.vlan: 10 -> 20" in intent
+    assert "storagenet (storage): ethernet.qos.roce_dscp: 24 -> 22" in intent
+    assert "ipminet (oob): oob_vlan: 10 -> 20" in intent
     assert not any(line.startswith(("compute:", "internalnet")) for line in intent)
     devices = " ".join(section(out, "Devices changed"))
     assert "storagenet" in devices and "ipminet-compute-access" in devices
@@ -479,3 +479,87 @@ def test_diff_against_a_git_revision_reads_its_side_files(tmp_path: Path) -> Non
                        ("main..HEAD", "not a git revision name")):
         bad = CliRunner().invoke(app, ["diff", "--base", ref, str(repo / "site" / "ib.yaml")])
         assert bad.exit_code == 2 and words in bad.output and "Traceback" not in bad.output, (ref, bad.output)
+
+
+def test_a_platform_change_is_named_first(tmp_path: Path, capsys) -> None:
+    """Arista EOS to Spectrum-X: the first line is the verdict naming the design change, and the
+    first section lists kind, platform, switch model, topology and tiers before any size or device."""
+    text = (INVENTORIES / "roce-2node.yaml").read_text()
+    new = tmp_path / "sx.yaml"
+    new.write_text(text.replace("kind: roce", "kind: spectrum-x").replace("platform: eos", "platform: nvue")
+                   .replace("switch_model: arista-7060x5", "switch_model: sn5600")
+                   .replace("topology: fat-tree", "topology: rail-optimized"))
+    code, out, _ = fabgen("diff", str(INVENTORIES / "roce-2node.yaml"), str(new), "--no-files", capsys=capsys)
+    assert code == 0
+    first = out.splitlines()[0]
+    assert first.endswith(": changes the design of roce (kind, platform, switch_model, topology, tiers); "
+                          "re-cables 16 links"), first
+    assert out.split("\n\n")[1].splitlines()[0] == "Fabric design changed (5):"
+    assert section(out, "Fabric design changed") == [
+        "roce: kind: roce -> spectrum-x", "roce: platform: eos -> nvue", "roce: switch_model: arista-7060x5 -> sn5600",
+        "roce: topology: fat-tree -> rail-optimized", "roce: tiers: 1 -> 2"]
+    assert "tiers" not in "\n".join(section(out, "Sizes changed"))  # said once, as design
+
+
+def test_splitting_into_planes_is_one_design_change(tmp_path: Path, capsys) -> None:
+    """Two planes instead of one renames the fabric's planes (sx -> sx-plane1, sx-plane2) but the
+    review names the inventory fabric once, with its plane count."""
+    new = variant(tmp_path, "b300-spectrumx-2plane", "one", "planes: 2", "planes: 1")
+    code, out, _ = fabgen("diff", str(new), str(INVENTORIES / "b300-spectrumx-2plane.yaml"), "--no-files",
+                          capsys=capsys)
+    assert code == 0
+    assert "sx: planes: 1 -> 2" in section(out, "Fabric design changed")
+    assert "changes the design of sx (planes" in out.splitlines()[0]
+
+
+def test_unplanned_growth_has_a_verdict_and_says_how_to_avoid_it(tmp_path: Path, capsys) -> None:
+    new = variant(tmp_path, "superpod-4su", "five", "count: 127", "count: 159")
+    _, out, _ = fabgen("diff", str(INVENTORIES / "superpod-4su.yaml"), str(new), "--no-files", capsys=capsys)
+    first = out.splitlines()[0]
+    recabled = len(section(out, "Links re-cabled")) - 1  # the list is cut at 50 with a count line
+    m = re.search(r": re-cables ([\d,]+) links.*: set planned_nodes on compute to grow without it$", first)
+    assert m, first
+    assert int(m.group(1).replace(",", "")) > recabled
+    assert f"Links re-cabled ({m.group(1).replace(',', '')})" in out
+
+
+def test_planned_growth_verdict_says_nothing_existing_changes(tmp_path: Path, capsys) -> None:
+    text = (INVENTORIES / "superpod-4su.yaml").read_text()
+    assert "planned_nodes" not in text
+    planned = text.replace("    topology: rail-optimized", "    topology: rail-optimized\n    planned_nodes: 160", 1)
+    assert planned != text
+    (tmp_path / "a.yaml").write_text(planned)
+    (tmp_path / "b.yaml").write_text(planned.replace("count: 127", "count: 159"))
+    _, out, _ = fabgen("diff", str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml"), "--no-files", capsys=capsys)
+    assert re.search(r": adds [\d,]+ devices and [\d,]+ links and alters nothing that exists$", out.splitlines()[0])
+
+
+def test_a_long_text_review_prints_its_summary_and_counts_what_it_left_out(tmp_path: Path, capsys) -> None:
+    """Over --max-lines the terminal gets the verdict, the summary and the per-kind counts; the file
+    diffs go to --output whole, and the terminal says where they went."""
+    new = variant(tmp_path, "superpod-4su", "five", "count: 127", "count: 159")
+    old = str(INVENTORIES / "superpod-4su.yaml")
+    _, whole, _ = fabgen("diff", old, str(new), "--max-lines", "0", capsys=capsys)
+    _, cut, _ = fabgen("diff", old, str(new), "--max-lines", "300", capsys=capsys)
+    assert len(whole.splitlines()) > 1000 and len(cut.splitlines()) < 300
+    m = re.search(r"^File diffs not shown: ([\d,]+) lines in ([\d,]+) sections, more than --max-lines 300 "
+                  r"\(--output FILE writes them, --max-lines 0 prints them\)$", cut, re.M)
+    assert m and int(m.group(2).replace(",", "")) == whole.count("\n== ")
+    assert cut.split("\nFiles changed:")[0] == whole.split("\nFiles changed:")[0]
+    _, shown, _ = fabgen("diff", old, str(new), "--max-lines", "300", "--output", str(tmp_path / "r.txt"),
+                         capsys=capsys)
+    assert f"(written to {tmp_path / 'r.txt'})" in shown
+    assert (tmp_path / "r.txt").read_text() == whole
+
+
+def test_a_review_in_a_pipe_shows_its_progress_on_stderr(tmp_path: Path, capsys, monkeypatch) -> None:
+    """In a pipe the stages of a review that takes a while are lines on stderr (here from the
+    start; by default from 2 s on, so a quick review or a bad input's message stays one line)."""
+    from fabgen import cli
+
+    monkeypatch.setattr(cli._Progress, "PLAIN_AFTER", 0.0)
+    new = variant(tmp_path, "roce-2node", "more", "count: 2", "count: 3")
+    _, _, err = fabgen("diff", str(INVENTORIES / "roce-2node.yaml"), str(new), capsys=capsys)
+    stages = [line for line in err.splitlines() if line.startswith("fabgen: ")]
+    assert any(line.endswith("s  comparing") for line in stages), err
+    assert all(re.match(r"^fabgen: +\d+\.\d s  \S", line) for line in stages), err

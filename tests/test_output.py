@@ -356,3 +356,22 @@ def test_write_errors_are_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device; nothing written" in err[0] and "Traceback" not in err[0]
     assert not (tmp_path / "out").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_report_warnings_do_not_move_with_the_inventorys_lines(tmp_path: Path) -> None:
+    """report.md and report.json key their warnings by inventory path: an edit that moves the
+    lines (a comment at the top) changes neither, while the command line still gives line and column."""
+    from fabgen.api import validate
+
+    text = (INVENTORIES / "b300-cluster.yaml").read_text()
+    moved = tmp_path / "moved.yaml"
+    moved.write_text("# a comment that moves every line\n\n" + text)
+    (tmp_path / "b300-cluster-rdma-links.txt").write_bytes((INVENTORIES / "b300-cluster-rdma-links.txt").read_bytes())
+    render_to(INVENTORIES / "b300-cluster.yaml", tmp_path / "a")
+    render_to(moved, tmp_path / "b")
+    for name in ("report.md", "report.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    report = (tmp_path / "a" / "report.md").read_text()
+    assert "- fabrics[" in report and "(line " not in report
+    lines = {w.line for w in validate(INVENTORIES / "b300-cluster.yaml").warnings if w.path}
+    assert lines and {w.line for w in validate(moved).warnings if w.path} == {n + 2 for n in lines}

@@ -21,14 +21,12 @@ from typing import Any, Callable, Mapping, Union
 
 import yaml
 
-from fabgen.errors import InventoryError, OutputError
+from fabgen.errors import LOCATED, InventoryError, OutputError
 from fabgen.inventory.loader import Loaded, load, load_text
 
 Source = Union[str, Path, Mapping[str, Any]]
 __all__ = ["validate", "render", "Validation", "Rendered", "FabricSize", "Warning", "InventoryError", "OutputError"]
 
-_LOCATED = re.compile(r"^(?P<path>[A-Za-z_][\w\[\].-]*) \(line (?P<line>\d+), column (?P<col>\d+)\): (?P<msg>.*)$",
-                      re.S)
 
 
 @dataclass(frozen=True)
@@ -44,7 +42,7 @@ class Warning:  # noqa: A001 (a field of results, never raised)
 
     @classmethod
     def parse(cls, fabric: str, text: str) -> "Warning":
-        m = _LOCATED.match(text)
+        m = LOCATED.match(text)
         if not m:
             return cls(fabric, text)
         return cls(fabric, m["msg"], m["path"], int(m["line"]), int(m["col"]))

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -51,10 +52,17 @@ def _fail_inventory(exc: InventoryError, what: str = "the inventory") -> None:
 
 
 class _Progress:
-    """A one-line stage display on a terminal; silent in CI and pipes."""
+    """A one-line stage display on a terminal; silent in CI and pipes, unless `plain`: then each
+    stage from PLAIN_AFTER seconds on is a line on stderr with the seconds since the start (a long
+    review in a pipe or a CI log shows it is moving; a quick one, or a bad input's one-line
+    message, stays as it is)."""
 
-    def __init__(self) -> None:
+    PLAIN_AFTER = 2.0
+
+    def __init__(self, plain: bool = False) -> None:
         self.status = None
+        self.plain = plain and not sys.stderr.isatty()
+        self.start = time.monotonic()
         if sys.stderr.isatty():
             from rich.console import Console
 
@@ -72,6 +80,8 @@ class _Progress:
     def __call__(self, stage: str) -> None:
         if self.status:
             self.status.update(f"fabgen: {stage}")
+        elif self.plain and time.monotonic() - self.start >= self.PLAIN_AFTER:
+            typer.echo(printable(f"fabgen: {time.monotonic() - self.start:6.1f} s  {stage}"), err=True)
 
 
 @app.command()
@@ -178,6 +188,8 @@ def diff(
     stat: bool = typer.Option(False, "--stat", help="the summary and changed files per kind, without diffs"),
     output: Optional[Path] = typer.Option(None, "--output", help="also write the whole review, never truncated, "
                                        "to this file"),
+    max_lines: int = typer.Option(5_000, "--max-lines", min=0, help="text: a review longer than this prints its "
+                                  "summary and leaves the file diffs to --output (0: no limit)"),
 ) -> None:
     """Review summary (devices, links, addresses, ASNs, intent) then per-file diffs of two renders.
     `fabgen diff --base origin/main inventory.yaml` reviews the inventory against its own past."""
@@ -187,20 +199,20 @@ def diff(
         typer.echo("fabgen: give OLD and NEW, or --base REF and one inventory", err=True)
         raise typer.Exit(2)
     if base is None:
-        return _diff(old, new, format, exit_code, no_files, stat, output)  # type: ignore[arg-type]
+        return _diff(old, new, format, exit_code, no_files, stat, output, max_lines)  # type: ignore[arg-type]
     if not old.is_file():
         typer.echo(printable(f"fabgen: {old}: --base needs an inventory file"), err=True)
         raise typer.Exit(2)
     try:
         with gitbase.inventory_at(base, old) as before:
-            _diff(before, old, format, exit_code, no_files, stat, output, (f"{old}@{base}", str(old)))
+            _diff(before, old, format, exit_code, no_files, stat, output, max_lines, (f"{old}@{base}", str(old)))
     except gitbase.BaseError as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
         raise typer.Exit(2)
 
 
 def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, stat: bool, output: Optional[Path],
-          shown_names: Optional[tuple[str, str]] = None) -> None:
+          max_lines: int = 0, shown_names: Optional[tuple[str, str]] = None) -> None:
     from fabgen import diff as differ
 
     if format not in ("text", "markdown"):
@@ -213,7 +225,7 @@ def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, st
     if output is not None:
         _check_review_output(output, (old, new))
     try:
-        with _Progress() as progress:
+        with _Progress(plain=True) as progress:
             sides = list(differ.load_sides(old, new, progress))
             progress("comparing")
             differ.check_sides(list(zip((old, new), sides)))
@@ -224,7 +236,9 @@ def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, st
                 shown = differ.format_markdown(review, *names, **opts)
                 whole = differ.format_markdown(review, *names, **opts, limit=None) if output else shown
             else:
-                shown = whole = differ.format_text(review, *names, **opts)
+                whole = differ.format_text(review, *names, **opts)
+                shown = differ.format_text(review, *names, **opts, limit=max_lines or None,
+                                           whole_to=str(output) if output else None)
     except InventoryError as exc:
         _fail_inventory(exc)
     except differ.NotARender as exc:

@@ -313,7 +313,33 @@ def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: d}
 
 
-COUNTED = ("nodes", "gpus", "endpoints", "tiers", "pods", "scalable_units", "nvlink_racks", "links")
+COUNTED = ("nodes", "gpus", "endpoints", "pods", "scalable_units", "nvlink_racks", "links")
+# What a fabric is, named first in a review (report.json's keys; planes from network_plane)
+DESIGN = ("kind", "platform", "platform_version", "switch_model", "planes", "topology", "tiers", "link_speed_gbps")
+# report.json's intent keys -> the inventory key a reviewer edits (prefix rewrites, first match);
+# keys derived from others (bytes of a KB figure, the ToS of a DSCP, the DSCP map) are not listed,
+# so one inventory edit is one line of the review
+INTENT_KEYS = (
+    ("qos.ecn.min_kbytes", "ethernet.qos.ecn.min_threshold_kbytes"),
+    ("qos.ecn.max_kbytes", "ethernet.qos.ecn.max_threshold_kbytes"),
+    ("qos.watchdog.", "ethernet.qos.pfc_watchdog."), ("qos.mtu", "ethernet.mtu"), ("qos.host_mtu", "ethernet.host_mtu"),
+    ("qos.", "ethernet.qos."), ("addressing.pools.", "ethernet.pools."), ("addressing.", "ethernet."),
+    ("asn.", "ethernet.asn."), ("bgp_password_env", "ethernet.bgp_password.env"),
+    ("subnet_manager.engine", "infiniband.routing_engine (resolved)"), ("subnet_manager.", "infiniband."),
+    ("oob.vlan", "oob_vlan"), ("oob.prefix", "management.prefix"), ("oob.gateway", "management.gateway"),
+)
+DERIVED = re.compile(r"^(qos\.ecn\.(min|max)_bytes|qos\.host_tos|qos\.dscp_to_tc\..*|qos\.no_drop|"
+                     r"subnet_manager\.upstream_engine|oob\.managed_switches)$")
+
+
+def _inventory_key(key: str) -> str | None:
+    """The inventory key an intent key of report.json comes from; None for a derived one."""
+    if DERIVED.match(key):
+        return None
+    for old, new in INTENT_KEYS:
+        if key == old or old.endswith(".") and key.startswith(old):
+            return new + key[len(old):]
+    return key
 
 
 def _counts(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
@@ -330,12 +356,31 @@ def _counts(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
 
 
 def _intent(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
-    """fabric -> flattened intent from report.json (given only when it differs between the sides)."""
+    """fabric -> flattened intent from report.json under the inventory's own keys (given only when
+    it differs between the sides)."""
     if "report.json" not in files:
         return {}
     rep = json.loads(files["report.json"])
     keep = ("qos", "addressing", "asn", "subnet_manager", "bgp_password_env", "oob")
-    return {name: _flat({k: f[k] for k in keep if k in f}) for name, f in rep.get("fabrics", {}).items()}
+    out = {}
+    for name, f in rep.get("fabrics", {}).items():
+        flat = _flat({k: f[k] for k in keep if k in f})
+        out[name] = {k: v for key, v in flat.items() if (k := _inventory_key(key)) is not None}
+    return out
+
+
+def _design(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """Inventory fabric -> what it is (DESIGN), from report.json: a multi-plane fabric's planes
+    are one fabric of `planes` planes, so splitting a fabric into planes reads as one change."""
+    if "report.json" not in files:
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    for name, f in json.loads(files["report.json"]).get("fabrics", {}).items():
+        plane = f.get("network_plane") or {}
+        fabric = plane.get("fabric", name) if isinstance(plane, dict) else name
+        out.setdefault(str(fabric), {**{k: f.get(k) for k in DESIGN if k in f},
+                                     "planes": plane.get("of", 1) if isinstance(plane, dict) else 1})
+    return out
 
 
 @dataclass
@@ -350,6 +395,8 @@ class Review:
     asns: list[tuple[str, Any, Any]] = field(default_factory=list)
     addresses: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
     intent: list[tuple[str, str, Any, Any]] = field(default_factory=list)
+    design: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # fabric, DESIGN key, before, after
+    grows_unplanned: list[str] = field(default_factory=list)  # fabrics that grew beyond their plan
     counts: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # fabric, what, before, after
     files: list[tuple[str, bytes | None, bytes | None]] = field(default_factory=list)
     folds: list[Fold] | None = field(default=None, repr=False)  # fold()'s result, once
@@ -423,6 +470,13 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
             if n_old[fab][what] != n_new[fab].get(what):
                 rv.counts.append((fab, what, n_old[fab][what], n_new[fab].get(what)))
 
+    d_old, d_new = _design(old_changed), _design(new_changed)
+    for fab in sorted(set(d_old) & set(d_new)):
+        for key in DESIGN:
+            if d_old[fab].get(key) != d_new[fab].get(key):
+                rv.design.append((fab, key, d_old[fab].get(key), d_new[fab].get(key)))
+    rv.grows_unplanned = _unplanned_growth(old_changed, new_changed)
+
     t_old, t_new = _intent(old_changed), _intent(new_changed)
     for fab in sorted(set(t_old) & set(t_new)):
         for key in sorted(set(t_old[fab]) | set(t_new[fab])):
@@ -432,6 +486,22 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     _label_roles(rv, {**_roles(old), **_roles(new)})
     rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
     return rv
+
+
+def _unplanned_growth(old: dict[str, bytes], new: dict[str, bytes]) -> list[str]:
+    """Fabrics whose nodes grew past what the old side planned for (report.json's `planned`):
+    their growth may re-cable and re-address, which `planned_nodes` avoids."""
+    if "report.json" not in old or "report.json" not in new:
+        return []
+    a, b = (json.loads(x["report.json"]).get("fabrics", {}) for x in (old, new))
+    out = []
+    for name in sorted(set(a) & set(b)):
+        planned = a[name].get("planned") or {}
+        had = planned.get("nodes") if isinstance(planned, dict) else None
+        now = b[name].get("nodes")
+        if _number(had) and _number(now) and now > had:
+            out.append(name)
+    return out
 
 
 def _roles(files: dict[str, bytes]) -> dict[str, str]:
@@ -447,7 +517,7 @@ def _label_roles(rv: Review, roles: dict[str, str]) -> None:
     label = {f: f"{f} ({r})" for f, r in roles.items() if r != "compute"}
     if not label:
         return
-    for name in ("recabled", "links_added", "links_removed", "counts", "intent"):
+    for name in ("recabled", "links_added", "links_removed", "counts", "intent", "design"):
         setattr(rv, name, [(label.get(t[0], t[0]), *t[1:]) for t in getattr(rv, name)])
 
 
@@ -561,6 +631,9 @@ def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:
 def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     """(heading, bullet lines) for every non-empty part of the review."""
     parts: list[tuple[str, list[str]]] = []
+    if rv.design:
+        parts.append((f"Fabric design changed ({len(rv.design)})",
+                      [f"{fab}: {k}: {_shown(a)} -> {_shown(b)}" for fab, k, a, b in rv.design]))
     if rv.counts:
         parts.append((f"Sizes changed ({len(rv.counts)})",
                       [f"{fab}: {what}: {a} -> {b}" for fab, what, a, b in rv.counts]))
@@ -593,6 +666,42 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
         parts.append((f"Fabric intent changed ({len(rv.intent)})",
                       [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))
     return parts
+
+
+def _shown(value: Any) -> str:
+    return "(default)" if value is None else str(value)
+
+
+def verdict(rv: Review) -> str:
+    """The review in one line, the first a reviewer reads: what kind of change this is, with counts."""
+    if not rv.differs:
+        return "no differences"
+    out = []
+    if rv.design:
+        fabrics = list(dict.fromkeys(fab for fab, *_ in rv.design))
+        keys = list(dict.fromkeys(k for _, k, *_ in rv.design))
+        out.append(f"changes the design of {', '.join(fabrics)} ({', '.join(keys)})")
+    readdressed = sum(1 for _, a, b in ((w, a, b) for w, a, b in rv.addresses) if a is not None and b is not None)
+    moved = len(rv.recabled) + len(rv.links_removed)
+    if moved or readdressed or rv.asns:
+        bits = [f"re-cables {len(rv.recabled):,} links" if rv.recabled else "",
+                f"removes {len(rv.links_removed):,} links" if rv.links_removed else "",
+                f"re-addresses {readdressed:,} ports" if readdressed else "",
+                f"changes {len(rv.asns):,} ASNs" if rv.asns else ""]
+        text = " and ".join(b for b in bits if b)
+        if rv.grows_unplanned and not rv.design:
+            text += f": set planned_nodes on {', '.join(rv.grows_unplanned)} to grow without it"
+        out.append(text)
+    elif rv.added or rv.extended:
+        out.append(f"adds {len(rv.added):,} devices and {len(rv.links_added):,} links and alters nothing that exists"
+                   + (f" except {len(rv.changed):,} devices' configs" if rv.changed else ""))
+    elif rv.removed:
+        out.append(f"removes {len(rv.removed):,} devices")
+    if rv.intent and not out:
+        out.append(f"changes {len(rv.intent)} intent setting(s) on {len(rv.changed):,} devices")
+    if not out:
+        out.append(f"changes {len(rv.changed):,} devices' files, no link, address or ASN")
+    return "; ".join(out)
 
 
 def _file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
@@ -800,9 +909,8 @@ def _fold(rv: Review) -> list[Fold]:
 def _fold_heading(f: Fold) -> str:
     if len(f.paths) == 1:
         return f.paths[0]
-    from fabgen.hostlist import compress
-
-    return f"{f.kind}: the same change on {len(f.owners)}: {compress(sorted(f.owners, key=_natural))}"
+    owners = ",".join(_compact(sorted(f.owners, key=_natural), counts=False))
+    return f"{f.kind}: the same change on {len(f.owners)}: {owners}"
 
 
 def _stat_lines(rv: Review) -> list[str]:
@@ -839,22 +947,35 @@ def _line_counts(a: bytes | None, b: bytes | None) -> tuple[int, int]:
     return plus, minus
 
 
-def format_text(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False) -> str:
+TEXT_LIMIT = 5_000  # lines a text review prints before it keeps the file diffs for --output
+
+
+def format_text(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False,
+                limit: int | None = None, whole_to: str | None = None) -> str:
+    """The review: its verdict first, the summary, then the folded file diffs; where those would
+    take the review past `limit` lines they are left out and counted (`whole_to`: the file the
+    whole review was written to)."""
     notes = "".join(f"WARNING: {n}\n" for n in rv.notes) + ("\n" if rv.notes else "")
     if not rv.differs:
         return f"{notes}no differences between {old_name} and {new_name}\n"
-    out = [notes + f"fabgen diff {old_name} {new_name}", ""]
+    # files edited since fabgen wrote them come before the verdict: the verdict reads them as fabgen's
+    out = [notes + f"fabgen diff {old_name} {new_name}: {verdict(rv)}", ""]
     for heading, lines in _summary_lines(rv):
         out.append(f"{heading}:")
         out += [f"  {line}" for line in lines]
         out.append("")
     out.append(f"Files changed: {len(rv.files)}")
-    if stat:
+    sections = [f"\n== {_fold_heading(f)}\n{f.body}" for f in fold(rv)] if files and not stat else []
+    body = sum(sec.count("\n") for sec in sections)
+    cut = bool(sections and limit and len(out) + body > limit)
+    if stat or cut:
         out += [f"  {line}" for line in _stat_lines(rv)]
-    text = "\n".join(out) + "\n"
-    if files and not stat:
-        text += "".join(f"\n== {_fold_heading(f)}\n{f.body}" for f in fold(rv))
-    return text
+    if cut:
+        where = f"written to {whole_to}" if whole_to else "--output FILE writes them, --max-lines 0 prints them"
+        out += ["", f"File diffs not shown: {body:,} lines in {len(sections):,} sections, more than "
+                    f"--max-lines {limit:,} ({where})"]
+        sections = []
+    return "\n".join(out) + "\n" + "".join(sections)
 
 
 MARKDOWN_LIMIT = 65_536  # characters in one GitHub comment
@@ -867,7 +988,8 @@ def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True
     notes = "".join(f"> **Warning:** {n}\n" for n in rv.notes) + ("\n" if rv.notes else "")
     if not rv.differs:
         return f"{notes}**fabgen diff**: no differences between `{old_name}` and `{new_name}`.\n"
-    out = [f"## fabgen diff: `{old_name}` → `{new_name}`", "", *([notes] if notes else [])]
+    out = [f"## fabgen diff: `{old_name}` → `{new_name}`", "", f"**Verdict:** {verdict(rv)}", "",
+           *([notes] if notes else [])]
     for heading, lines in _summary_lines(rv):
         out.append(f"### {heading}")
         out += [f"- `{line}`" if not line.startswith("...") else f"- {line}" for line in lines]

@@ -60,3 +60,16 @@ class InventoryError(Exception):
 
 class OutputError(Exception):
     """The output directory cannot be used (a file, or a directory fabgen did not create)."""
+
+
+# A located warning's text, as the inventory checks write it (inventory/state.Checks.located)
+LOCATED = re.compile(r"^(?P<path>[A-Za-z_][\w\[\].-]*) \(line (?P<line>\d+), column (?P<col>\d+)\): (?P<msg>.*)$", re.S)
+
+
+def keyed(text: str) -> str:
+    """A located warning keyed by its inventory path only ("fabrics[0].management: ..."): report.md
+    and report.json carry it so, and an edit elsewhere in the inventory (moving its lines) does not
+    change them; the command line keeps the line and column."""
+    m = LOCATED.match(text)
+    return f"{m['path']}: {m['msg']}" if m else text
+

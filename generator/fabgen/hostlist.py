@@ -50,17 +50,23 @@ def compress(names: list[str]) -> str:
 
 
 def expand(expr: str) -> list[str]:
-    """The inverse, for tests and for reading Slurm files back."""
+    """The inverse, for tests and for reading Slurm files back; a name may carry several ranges
+    ('f-su[01-02]-leaf[1-2]': every combination, as Slurm reads it)."""
     out: list[str] = []
-    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", expr):
-        m = re.match(r"^(.*)\[(.*)\]$", part)
-        if not m:
-            out.append(part)
-            continue
-        prefix, body = m.groups()
-        for item in body.split(","):
-            lo, _, hi = item.partition("-")
-            width = len(lo)
-            for n in range(int(lo), int(hi or lo) + 1):
-                out.append(f"{prefix}{n:0{width}d}")
+    for part in re.findall(r"(?:[^,\[]+|\[[^\]]*\])+", expr):
+        names = [""]
+        for text, body in re.findall(r"([^\[]*)(?:\[([^\]]*)\])?", part):
+            names = [n + text for n in names]
+            if body:
+                names = [n + f"{k:0{width}d}" for n in names for k, width in _numbers(body)]
+        out += [n for n in names if n]
+    return out
+
+
+def _numbers(body: str) -> list[tuple[int, int]]:
+    """A bracket's numbers with their width: '01-03,07' -> (1, 2), (2, 2), (3, 2), (7, 2)."""
+    out = []
+    for item in body.split(","):
+        lo, _, hi = item.partition("-")
+        out += [(n, len(lo)) for n in range(int(lo), int(hi or lo) + 1)]
     return out

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+from fabgen.errors import keyed
 from fabgen.templating import render
 from fabgen.topology.analysis import Summary
 
@@ -27,7 +28,7 @@ def intent(ctx: Any) -> dict[str, Any]:
         r = resolved(ctx)
         parts = [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "node_groups": p.node_groups, "membership": p.membership}
                  for p in options(ctx).partitions]
-        return {"subnet_manager": {**r, "partitions": parts}}
+        return {"subnet_manager": {**r, "partitions": parts}, "platform_version": f.spec.platform_version}
     from fabgen.intent.qos import options as eth_options, qos_intent
 
     q = qos_intent(ctx)
@@ -36,7 +37,7 @@ def intent(ctx: Any) -> dict[str, Any]:
     qos["dscp_to_tc"] = {str(d): tc for d, tc in enumerate(q["dscp_to_tc"]) if tc}
     bgp = eth.host_routing == "bgp"  # BGP to the host: its ASN block and the mode (else left out)
     asn = {k: v for k, v in eth.asn.model_dump().items() if bgp or k != "host"}
-    return {"qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
+    return {"platform_version": f.spec.platform_version, "qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
                                        **({"host_routing": "bgp"} if bgp else {})},
             "asn": asn,
             # the variable's name, never its value (fabgen does not read it)
@@ -65,7 +66,7 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             "switches": d["switches"], "links": d["links"], "oversubscription": d["oversubscription"],
             "bisection_bandwidth_gbps": d["bisection_gbps"],
             "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},
-            "warnings": d["warnings"],
+            "warnings": [keyed(w) for w in d["warnings"]],
             **({"network_plane": d["network_plane"]} if d["network_plane"] else {}),
             **(intents or {}).get(name, {}),
         }
