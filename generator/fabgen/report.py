@@ -70,11 +70,27 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             **({"network_plane": d["network_plane"]} if d["network_plane"] else {}),
             **(intents or {}).get(name, {}),
         }
-    return {"cluster": cluster, "fabrics": fabrics, "bom": bom}
+    return {"cluster": cluster, "fabrics": fabrics, "bom": bom, "bom_total": bom_total(bom)}
+
+
+def bom_total(bom: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The cluster's bill of materials: every fabric's rows summed by category and part (a plane,
+    a storage and an in-band fabric may buy the same switch or optic), with the fabrics each is for."""
+    total: dict[tuple[str, str], dict[str, Any]] = {}
+    order = {"switch": 0, "nic": 1, "cable": 2, "transceiver": 3, "included": 4}
+    for name, rows in bom.items():
+        for r in rows:
+            row = total.setdefault((r["category"], r["part"]), {"category": r["category"], "part": r["part"],
+                                                                "quantity": 0, "fabrics": []})
+            row["quantity"] += r["quantity"]
+            if name not in row["fabrics"]:
+                row["fabrics"].append(name)
+    return sorted(total.values(), key=lambda r: (order.get(r["category"], 9), r["part"]))
 
 
 def render_files(data: dict[str, Any]) -> list[tuple[str, bytes]]:
-    js = json.dumps({"cluster": data["cluster"], "fabrics": data["fabrics"]}, indent=2, sort_keys=True) + "\n"
+    js = json.dumps({"cluster": data["cluster"], "fabrics": data["fabrics"], "bom_total": data["bom_total"]},
+                    indent=2, sort_keys=True) + "\n"
     md = render("report/report.md.j2", **data)
     return [("report.json", js.encode()), ("report.md", md.encode())]
 

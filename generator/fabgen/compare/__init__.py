@@ -68,7 +68,7 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
 def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: float, prices: PriceList,
             months: int, message_bytes: float, eff: dict[str, float]) -> dict[str, Any]:
     s = o.summary
-    by: dict[str, dict[str, int]] = {"cable": {}, "transceiver": {}, "nic": {}}
+    by: dict[str, dict[str, int]] = {"cable": {}, "transceiver": {}, "nic": {}, "included": {}}
     for r in o.bom:  # a part may have a row per tier or per node model: summed
         if r["category"] in by:
             by[r["category"]][r["part"]] = by[r["category"]].get(r["part"], 0) + r["quantity"]
@@ -80,6 +80,7 @@ def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: flo
         "switch_part": o.model.part, "current": o.current, "tiers": s.tiers,
         "switches": {**s.switches, "total": sum(s.switches.values())},
         "links": s.links, "cables": by["cable"], "transceivers": by["transceiver"], "nics": by["nic"],
+        "nics_included": by["included"],  # ship inside the nodes: the same on every option, never priced
         "switch_ports": {"used": s.ports_used, "total": s.ports_total},
         "bisection_bandwidth_gbps": s.bisection_gbps, "oversubscription": s.oversubscription,
         "switch_hops": estimate.hops(o.plan),

@@ -27,6 +27,8 @@ FORMULAS = {
 def cost(bom: list[dict[str, Any]], kind: str, gpus: int, prices: PriceList, months: int) -> dict[str, Any]:
     lines, missing, total = [], [], 0.0
     for row in bom:
+        if row["category"] == "included":  # ships inside the nodes: the same for every option, never bought
+            continue
         entry = prices.lookup(row["part"], kind)
         unit = None if entry is None else entry.price
         amount = None if unit is None else unit * row["quantity"]

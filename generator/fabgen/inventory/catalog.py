@@ -199,6 +199,16 @@ class NodeModel:
     # 4 x 200G on B300 only (NVIDIA Network Operator, "Software Multiplane": numberOfPlanes 2 or 4,
     # "Quad-Plane (B300 only)")
     plane_counts: tuple[int, ...] = (2, 4)
+    # The form of the node's cages per role (inventory/media.py picks the transceiver by it):
+    # osfp-twin-flat (DGX H100/B200: two NICs behind a twin-port flat-top OSFP), osfp (one 400G
+    # NIC per flat-top OSFP), osfp-800 (ConnectX-8), qsfp112 (BlueField-3 and ConnectX-7 cards),
+    # rj45 (the BMC). A role without one (custom models): the model's own transceiver text.
+    forms: tuple[tuple[str, str], ...] = ()
+    # The NICs ship inside the system (a DGX, an NVL72 tray): the BOM shows them as included
+    nics_included: bool = False
+
+    def form(self, role: str) -> str:
+        return dict(self.forms).get(role, "custom")
 
     @property
     def splits(self) -> bool:
@@ -423,6 +433,10 @@ def _parts(card: str) -> tuple[tuple[str, str, str], ...]:
     return (("storage", card, "400G QSFP112 transceiver"), ("inband", card, "QSFP112 transceiver"), _BMC_PART)
 
 
+def _forms(compute: str) -> tuple[tuple[str, str], ...]:
+    return (("compute", compute), ("storage", "qsfp112"), ("inband", "qsfp112"), ("oob", "rj45"))
+
+
 NODES: dict[str, NodeModel] = {
     m.key: m
     for m in (
@@ -430,6 +444,7 @@ NODES: dict[str, NodeModel] = {
             "dgx-h100", "NVIDIA", "DGX H100", "DGX H100, 8 x H100, 8 x ConnectX-7 NDR 400G on 4 twin-port OSFP",
             8, "ConnectX-7 (single-port, network module)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
             _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("ConnectX-7 dual-port QSFP112 (slot 1, slot 2)"),
+            forms=_forms("osfp-twin-flat"), nics_included=True,
         ),
         # DGX B200 keeps the DGX H100 compute layout: 8 single-port ConnectX-7 behind four
         # twin-port OSFP cages, storage on BlueField-3. Its rail order and device names follow
@@ -438,6 +453,7 @@ NODES: dict[str, NodeModel] = {
             "dgx-b200", "NVIDIA", "DGX B200", "DGX B200, 8 x B200, 8 x ConnectX-7 400G on 4 twin-port OSFP",
             8, "ConnectX-7 (single-port)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
             _dgx_nics(), ports=_B200_PORTS, role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
+            forms=_forms("osfp-twin-flat"), nics_included=True,
         ),
         # DGX B300: eight ConnectX-8 SuperNICs at 800G (XDR InfiniBand, or 2 x 400G Ethernet) behind
         # eight OSFP cages, one NIC each (DGX B300 User Guide, "Network Ports"; RA-11339-001). The
@@ -453,6 +469,7 @@ NODES: dict[str, NodeModel] = {
                   for i in range(8)),
             plane_rdma="mlx5_{k}", ports=_B300_PORTS, ports_follow_planes=True,
             role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
+            forms=_forms("osfp-800"), nics_included=True,
         ),
         # GB200 / GB300 NVL72 compute trays: 4 GPUs and 4 compute NICs per tray, 18 trays per rack,
         # the rack one NVLink domain (NVIDIA NVL72 Enterprise RA, "System Hardware & Components";
@@ -466,6 +483,7 @@ NODES: dict[str, NodeModel] = {
             "GB200 NVL72 compute tray, 4 x B200, 4 x ConnectX-7 400G (18 per rack, one NVLink domain)",
             4, "ConnectX-7 (single-port OSFP)", "400G NDR OSFP transceiver (single-port, flat top)",
             _tray_nics(400), nvlink_domain=18, ports=_TRAY_PORTS, role_parts=_parts("BlueField-3 B3240 (2 per tray)"),
+            forms=_forms("osfp"), nics_included=True,
         ),
         NodeModel(
             "gb300-nvl72", "NVIDIA", "GB300 NVL72 compute tray",
@@ -473,6 +491,7 @@ NODES: dict[str, NodeModel] = {
             4, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
             _tray_nics(800), nvlink_domain=18, ports=_TRAY_PORTS, role_parts=_parts("BlueField-3 B3240 (2 per tray)"),
             plane_names=_GB300_PLANE_NAMES, plane_moves=_GB300_PLANE_MOVES, plane_counts=(2,),
+            forms=_forms("osfp-800"), nics_included=True,
         ),
     )
 }

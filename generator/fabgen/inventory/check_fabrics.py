@@ -221,6 +221,8 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
                  f"planes) is more than the {MAX_ENDPOINTS:,} one fabric may have (131,072 GPUs on four planes); "
                  "check planned_nodes, or split the cluster into fabrics")
         return
+    if not _cabling_fits(c, i, f, model, sized, fmembers, fstorage):
+        return
     c.plans[f.name] = sized
     c.members[f.name] = fmembers
     c.storage[f.name] = fstorage
@@ -311,3 +313,23 @@ def _nvlink_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | 
     if not ok:
         return None
     return d
+
+
+def _cabling_fits(c: Checks, i: int, f, model: SwitchModel, sized, fmembers: list[Member],
+                  fstorage: list[Member]) -> bool:
+    """Every tier the fabric has takes a medium that reaches (inventory/media.py): else a located
+    error at the tier's `media` or `length_m`."""
+    from fabgen.inventory import media
+
+    forms = sorted({m.form(f.role) for _, _, m in fmembers} | {m.form("storage") for _, _, m in fstorage})
+    ok = True
+    for tier in media.TIERS[:sized.tiers]:
+        want = getattr(f.cabling, media.TIER_KEYS[tier])
+        for form in forms if tier == "node-leaf" else [""]:
+            why = media.tier_medium(f, model, sized.speed, tier, form)
+            if isinstance(why, str):
+                key = "media" if want.media is not None and want.length_m is None or "not offered" in why else "length_m"
+                c.report(("fabrics", i, "cabling", media.TIER_KEYS[tier], key), why)
+                ok = False
+                break
+    return ok

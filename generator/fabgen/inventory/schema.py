@@ -259,6 +259,25 @@ def _oob_topology(value: Any) -> Any:
     return value
 
 
+class TierCabling(Strict):
+    """How one tier of a fabric is cabled: its length, its medium, or both (docs/hardware.md,
+    "Cables and optics")."""
+
+    length_m: int | None = Field(default=None, ge=1, le=10_000, description="the longest run of the tier in metres, "
+                                 "patch panels included (default: node_leaf 30, leaf_spine 50, spine_core 100)")
+    media: Literal["dac", "acc", "aoc", "mmf", "smf", "fr4", "utp"] | None = Field(
+        default=None, description="dac, acc (active or linear active copper), aoc, mmf (multimode), smf (single-mode), "
+        "fr4 (single-mode duplex LC), utp (RJ45); default: the cheapest the switch offers that reaches length_m")
+
+
+class Cabling(Strict):
+    """The physical layer per tier: the BOM's cables and transceivers follow it."""
+
+    node_leaf: TierCabling = Field(default_factory=TierCabling, description="nodes to leaves")
+    leaf_spine: TierCabling = Field(default_factory=TierCabling, description="leaves to spines")
+    spine_core: TierCabling = Field(default_factory=TierCabling, description="spines to cores")
+
+
 class Fabric(Strict):
     """One fabric: a kind, a platform, a topology and the node groups attached to it."""
 
@@ -311,6 +330,8 @@ class Fabric(Strict):
     platform_version: str | None = Field(
         default=None, description="release of the switch OS the configs are written for (nvue: 5.13 to 5.18, "
         "default 5.14)")
+    cabling: Cabling = Field(default_factory=Cabling, description="length or medium per tier: cabling.csv's media "
+                             "and the BOM's cables and transceivers")
 
 
 class CustomNic(Strict):

@@ -24,6 +24,7 @@ from fabgen import cabling_formats, csvout
 from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows, host_netdevs
 from fabgen.intent.infiniband import DEVICE_ID
 from fabgen.context import Context
+from fabgen.inventory import media
 from fabgen.targets import Target
 from fabgen.templating import render as render_template
 from fabgen.topology.analysis import cables
@@ -33,43 +34,20 @@ DOT_DETAIL_LIMIT = 24
 MGMT_PORTS = "switch management ports"  # the out-of-band network's box for the managed switches' ports
 UNIT_DETAIL_LIMIT = 16
 PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores", "node": "nodes"}
-MEDIA_TEXT = {"mmf": "multimode fiber MPO-12/APC", "smf": "single-mode fiber MPO-12/APC", "dac": "copper DAC",
-              "utp": "Cat6 RJ45 patch cable"}
 
 
 def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
-    """bom.csv's rows; `fabgen compare` prices the same rows, so render and compare never count apart."""
+    """bom.csv's rows; `fabgen compare` prices the same rows, so render and compare never count apart.
+    Cables and transceivers follow each link's medium (cabling.csv's `media`, inventory/media.py);
+    NICs that ship inside the node model are rows of category `included`, not bought; a row with
+    nothing to buy (an RJ45 port's transceiver) is not written."""
     model = f.switch_model
     roles = Counter(s.role for s in f.switches)
-    rows: list[dict[str, Any]] = []
-    rows.append({"category": "switch", "part": model.part, "description": model.description,
-                 "quantity": len(f.switches),
-                 "notes": " + ".join(f"{roles[r]} {r}" for r in ("leaf", "spine", "core") if roles[r])})
-    nic_counts: Counter[tuple[str, str, str]] = Counter()
-    node_cages: Counter[str] = Counter()
-    node_models: dict[str, Any] = {}
-    for h in f.hosts if f.plane == 0 else ():  # a node's NICs and optics once, with the first plane
-        if h.role == "switch":  # a managed switch's management port (out-of-band network): nothing to buy
-            continue
-        nic_counts[(h.model.nic_model, h.model.key, h.role)] += len(h.model.nics)
-        node_cages[h.model.key] += h.model.cage_count
-        node_models[h.model.key] = h.model
-    for (nic_model, node_key, role), n in sorted(nic_counts.items()):
-        if f.spec.role == "compute":
-            what, notes = f"{role} NIC in {node_key}", f"{f.plan.speed * f.planes}G"
-        else:  # a card may carry ports of several roles (storage and in-band): count its ports here
-            per = len(node_models[node_key].nics)
-            what, notes = f"{f.spec.role} port of {node_key}", f"{f.plan.speed}G, ports ({per} per node)"
-        rows.append({"category": "nic", "part": nic_model, "description": what, "quantity": n, "notes": notes})
-    if f.planes > 1:
-        rows += _plane_cables(f)
-    else:
-        links = Counter((lk.tier, lk.media) for lk in f.links)
-        for tier in TIERS:
-            for media in sorted({m for (t, m) in links if t == tier}):
-                rows.append({"category": "cable", "part": MEDIA_TEXT.get(media, media),
-                             "description": f"{tier} link", "quantity": links[(tier, media)],
-                             "notes": f"{f.plan.speed}G"})
+    rows: list[dict[str, Any]] = [
+        {"category": "switch", "part": model.part, "description": model.description, "quantity": len(f.switches),
+         "notes": " + ".join(f"{roles[r]} {r}" for r in ("leaf", "spine", "core") if roles[r])}]
+    rows += _nic_rows(f)
+    rows += _plane_cables(f) if f.planes > 1 else _cable_rows(f)
     if f.spec.role == "oob" and model.uplinks:  # each access switch's bonded uplinks to the site
         n = 2 * len(f.switches)
         rows.append({"category": "cable", "part": "uplink cable (site's choice: DAC or fiber)",
@@ -77,28 +55,112 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
                      "notes": f"{model.uplink_speed}G, 2 per access switch"})
         rows.append({"category": "transceiver", "part": f"{model.uplink_speed}G QSFP28 transceiver",
                      "description": "access uplink", "quantity": n, "notes": "2 per access switch"})
-    cages = 0
-    cage = model.cages_by_port(f.plan.speed)
-    for s in f.switches:
-        cages += len({cage[p] for p in f.ports.get(s.name, {})})
-    rows.append({"category": "transceiver", "part": model.transceiver, "description": "switch side",
-                 "quantity": cages, "notes": f"one per used {model.cage_type} cage"})
-    for key in sorted(node_cages):
-        rows.append({"category": "transceiver", "part": node_models[key].transceiver,
-                     "description": f"node side ({key})", "quantity": node_cages[key],
-                     "notes": "one per used node cage"})
+    rows += _transceiver_rows(f)
+    return [r for r in rows if r["quantity"] and r["part"]]
+
+
+def _nic_rows(f: Fabric) -> list[dict[str, Any]]:
+    """A node's NICs once, with the first plane; those that ship in the node model as `included`."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    node_models: dict[str, Any] = {}
+    for h in f.hosts if f.plane == 0 else ():
+        if h.role == "switch":  # a managed switch's management port (out-of-band network): nothing to buy
+            continue
+        counts[(h.model.nic_model, h.model.key, h.role)] += len(h.model.nics)
+        node_models[h.model.key] = h.model
+    rows = []
+    for (nic_model, node_key, role), n in sorted(counts.items()):
+        m = node_models[node_key]
+        if f.spec.role == "compute":
+            what, notes = f"{role} NIC in {node_key}", f"{f.plan.speed * f.planes}G"
+        else:  # a card may carry ports of several roles (storage and in-band): count its ports here
+            what, notes = f"{f.spec.role} port of {node_key}", f"{f.plan.speed}G, ports ({len(m.nics)} per node)"
+        if m.nics_included:
+            rows.append({"category": "included", "part": nic_model, "description": what, "quantity": n,
+                         "notes": f"{notes}; ships in the {m.part}: not ordered"})
+        else:
+            rows.append({"category": "nic", "part": nic_model, "description": what, "quantity": n, "notes": notes})
+    return rows
+
+
+def _medium(f: Fabric, key: str, tier: str) -> media.Medium:
+    fam = media.family(f.switch_model.key, f.plan.speed, f.switch_model.custom)
+    if fam == "custom":
+        return media.Medium(key, 0, 0, f.switch_model.transceiver, f"{media.TEXT.get(key, key)} cable (custom switch "
+                            "model)")
+    return next(m for m in media.FAMILIES[fam] if m.key == key)
+
+
+def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
+    """Cables per tier and medium: a fibre or a single-port assembly per link; a twin-port copper
+    assembly per used cage of the lower switch (to nodes: a splitter per used leaf cage)."""
+    cage = f.switch_model.cages_by_port(f.plan.speed)
+    count: Counter[tuple[str, str, str]] = Counter()
+    seen: set[tuple[str, int]] = set()
+    for lk in f.links:
+        m = _medium(f, lk.media, lk.tier) if lk.media != "utp" else None
+        if m is None:
+            count[(lk.tier, "utp", media.FAMILIES["rj45"][0].cable)] += 1
+            continue
+        part = m.nic_cable if lk.tier == "node-leaf" and m.nic_cable else m.cable
+        if m.per_cage:
+            end, port = (lk.z, lk.z_port) if lk.tier == "node-leaf" else (lk.a, lk.a_port)
+            if (end, cage[port]) in seen:
+                continue
+            seen.add((end, cage[port]))
+        count[(lk.tier, lk.media, part)] += 1
+    rows = []
+    for tier in TIERS:
+        for (t, key, part), n in sorted(count.items()):
+            if t == tier:
+                rows.append({"category": "cable", "part": part, "description": f"{tier} ({media.TEXT[key]})",
+                             "quantity": n, "notes": f"{f.plan.speed}G"})
+    return rows
+
+
+def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
+    """Switch side: one per used cage, of the medium its ports run (the longest-reaching where a
+    cage's ports mix media); node side: one per used node cage, of its form and medium."""
+    cage = f.switch_model.cages_by_port(f.plan.speed)
+    by_cage: dict[tuple[str, int], media.Medium] = {}
+    node_cages: dict[tuple[str, str], media.Medium] = {}
+    hosts = {h.name: h for h in f.hosts}
+    for lk in f.links:
+        if lk.media == "utp":
+            continue
+        m = _medium(f, lk.media, lk.tier)
+        ends = [(lk.z, lk.z_port)] + ([] if lk.tier == "node-leaf" else [(lk.a, lk.a_port)])
+        for dev, port in ends:
+            key = (dev, cage[port])
+            if key not in by_cage or media.reach(m, lk.tier) > media.reach(by_cage[key], lk.tier):
+                by_cage[key] = m
+        if lk.tier == "node-leaf" and f.plane == 0:
+            h = hosts[lk.a]
+            nic = next(n for n in h.model.nics if n.rdma == lk.a_port)
+            node_cages.setdefault((lk.a, nic.cage), m)
+    switch_side = Counter(m.switch_part for m in by_cage.values())
+    rows = [{"category": "transceiver", "part": part, "description": "switch side", "quantity": n,
+             "notes": f"one per used {f.switch_model.cage_type} cage"} for part, n in sorted(switch_side.items())]
+    node_side: Counter[tuple[str, str]] = Counter()
+    for (host, _), m in node_cages.items():
+        model = hosts[host].model
+        node_side[(model.key, media.node_part(m, model.form(hosts[host].role if f.spec.role == "compute"
+                                                             else f.spec.role), model.transceiver))] += 1
+    rows += [{"category": "transceiver", "part": part, "description": f"node side ({key})", "quantity": n,
+              "notes": "one per used node cage"} for (key, part), n in sorted(node_side.items())]
     return rows
 
 
 def _plane_cables(f: Fabric) -> list[dict[str, Any]]:
     """BOM cable rows of one plane: cables, not links (see `cables`)."""
     counts, per = cables(f), f.planes
-    media = MEDIA_TEXT.get(f.links[0].media, f.links[0].media) if f.links else ""
+    media_of = {lk.tier: lk.media for lk in f.links}
     notes = {"node-leaf": f"{f.plan.speed * per}G from the NIC, one {f.plan.speed}G leg per plane "
              f"({per} links)", "leaf-spine": "one per used leaf uplink cage, carrying its ports (a breakout "
              "where they go to several spines)", "spine-core": "one per used spine uplink cage, carrying its ports"}
-    return [{"category": "cable", "part": media, "description": f"{tier} cable", "quantity": n, "notes": notes[tier]}
-            for tier, n in counts.items() if n]
+    return [{"category": "cable", "part": _medium(f, media_of.get(tier, "smf"), tier).cable,
+             "description": f"{tier} cable ({media.TEXT[media_of.get(tier, 'smf')]})", "quantity": n,
+             "notes": notes[tier]} for tier, n in counts.items() if n]
 
 
 def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:

@@ -14,13 +14,13 @@ from dataclasses import replace
 
 import networkx as nx
 
+from fabgen.inventory import media
 from fabgen.inventory.catalog import NodeModel, SwitchModel
 from fabgen.inventory.schema import Fabric as FabricSpec
 from fabgen.topology.model import Fabric, Host, Link, Switch
 from fabgen.topology.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
 from fabgen.topology.sizing import Plan
 
-MEDIA = {"node-leaf": "mmf", "leaf-spine": "mmf", "spine-core": "mmf"}
 
 
 def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
@@ -55,6 +55,15 @@ class Builder:
         self.g = nx.MultiGraph(name=spec.name)
         self.links: list[Link] = []
         self.ports: dict[str, dict[str, int]] = {}
+        self._media: dict[tuple[str, str], str] = {}
+
+    def medium(self, tier: str, form: str = "") -> str:
+        """The tier's medium key (validation refused a tier no medium fits: `mmf` never shows)."""
+        key = (tier, form)
+        if key not in self._media:
+            m = media.tier_medium(self.spec, self.model, self.plan.speed, tier, form)
+            self._media[key] = m.key if isinstance(m, media.Medium) else "mmf"
+        return self._media[key]
 
     def add_switch(self, s: Switch) -> None:
         self.g.add_node(s.name, kind="switch", role=s.role, model=self.model.key, unit=s.unit, rail=s.rail,
@@ -76,7 +85,7 @@ class Builder:
         if a_port_index is not None:
             a_port = self.names[a_port_index]
         idx = len(self.links)
-        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, media or MEDIA[tier], ordinal)
+        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, media or self.medium(tier), ordinal)
         self.links.append(lk)
         for dev, port in ((a, a_port), (z, z_port)):
             used = self.ports.setdefault(dev, {})
@@ -120,7 +129,8 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
             else:
                 leaf, port = divmod(g * plan.rails + r, plan.down)
                 leaf = leaves[leaf]
-            b.link("node-leaf", hostname, nic.rdma, leaf.name, port, g * plan.rails + r)
+            b.link("node-leaf", hostname, nic.rdma, leaf.name, port, g * plan.rails + r,
+                   media=b.medium("node-leaf", node_model.form(spec.role)))
 
     # Storage NICs: striped over the storage leaves (NIC p of the flattened list to leaf
     # p mod L), or on the ports after the compute NICs of a one-switch fabric.
@@ -134,7 +144,8 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         b.add_host(hostname, group, node_model, rails=False, role="storage")
         for nic in node_model.nics:
             leaf_i, port = p % spread, first + p // spread
-            b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p)
+            b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p,
+                   media=b.medium("node-leaf", node_model.form("storage")))
             p += 1
 
     for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
