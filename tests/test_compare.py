@@ -60,18 +60,83 @@ def test_published_eight_node_comparison_is_reproduced() -> None:
 
 
 def test_missing_prices_are_listed_never_guessed() -> None:
+    """An option whose switch is unpriced has no total, no per-GPU figures and no rank; the
+    priced options are ranked by cost per GPU-hour."""
     prices, name = read(PUBLISHED_PRICES)
-    opts = _options(compare(EIGHT, prices, name))
-    qm9790 = opts[("infiniband", "ufm", "qm9790")]["cost"]
-    assert not qm9790["complete"] and qm9790["missing"] == ["MQM9790-NS2F"]
-    line = next(x for x in qm9790["lines"] if x["part"] == "MQM9790-NS2F")
+    opts = _options(compare(EIGHT_BOUGHT, prices, name))
+    qm9790 = opts[("infiniband", "ufm", "qm9790")]
+    c = qm9790["cost"]
+    assert not c["complete"] and c["missing"] == ["MQM9790-NS2F"] and not c["switches_priced"]
+    line = next(x for x in c["lines"] if x["part"] == "MQM9790-NS2F")
     assert line["unit_price"] is None and line["amount"] is None
-    # the total holds only what is priced: the NICs, cables and optics, not a guessed switch
-    priced = opts[("infiniband", "ufm", "qm9700")]["cost"]["total"] - 65_000
-    assert qm9790["total"] == pytest.approx(priced)
-    result = _cli(EIGHT, "--prices", PUBLISHED_PRICES)
+    assert not c["priced"] and c["total"] is None and c["per_gpu"] is None and c["per_gpu_hour"] is None
+    assert qm9790["rank"] is None
+    # what is priced is kept as a subtotal: the NICs, cables and optics, never a guessed switch
+    assert c["priced_subtotal"] == pytest.approx(opts[("infiniband", "ufm", "qm9700")]["cost"]["total"] - 65_000)
+    priced = sorted((o for o in opts.values() if o["cost"]["priced"]), key=lambda o: o["cost"]["per_gpu_hour"])
+    assert [o["rank"] for o in priced] == list(range(1, len(priced) + 1)) and len(priced) >= 3
+    result = _cli(EIGHT_BOUGHT, "--prices", PUBLISHED_PRICES)
     assert result.exit_code == 0, result.output
-    assert "unpriced:" in result.output and "MQM9790-NS2F" in result.output and "≥ $" in result.output
+    assert "not priced: MQM9790-NS2F" in result.output
+    assert "Not priced (no total, rank or chart point): infiniband / ufm / qm9790: switches unpriced" in result.output
+
+
+def test_an_option_mostly_unpriced_is_not_totalled_even_with_its_switch_priced(tmp_path: Path) -> None:
+    """The switch priced but its optics and fibres not (more than 10% of the BOM): no total."""
+    prices = tmp_path / "p.yaml"
+    prices.write_text("currency: USD\nprices:\n  - {part: MQM9700-NS2F, price: 1}\n")
+    data = compare(EIGHT_BOUGHT, read(prices)[0], "p")
+    o = _options(data)[("infiniband", "ufm", "qm9700")]
+    assert o["cost"]["switches_priced"] and not o["cost"]["priced"] and o["cost"]["total"] is None
+    assert 0 < o["cost"]["priced_share"] < 0.9 and o["rank"] is None
+
+
+def test_the_prices_template_lists_every_part_and_a_filled_one_prices_every_option(tmp_path: Path) -> None:
+    tpl = tmp_path / "tpl.yaml"
+    result = _cli(INVENTORIES / "superpod-cluster.yaml", "--prices-template", tpl, "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    needed = {line["part"] for f in data["fabrics"].values() for o in f["options"] for line in o["cost"]["lines"]}
+    listed = yaml.safe_load(tpl.read_text())["prices"]
+    assert {e["part"] for e in listed} == needed and all(e["price"] is None for e in listed)
+    prices, _ = read(tpl)  # as written: a valid price list that prices nothing
+    assert all(not o["cost"]["priced"] for o in compare(INVENTORIES / "superpod-cluster.yaml", prices, "t")
+               ["fabrics"]["compute"]["options"])
+    filled = tpl.read_text().replace("price: null", "price: 10")
+    tpl.write_text(filled)
+    done = compare(INVENTORIES / "superpod-cluster.yaml", read(tpl)[0], "t")
+    for f in done["fabrics"].values():
+        assert all(o["cost"]["complete"] and o["cost"]["priced"] and o["rank"] for o in f["options"])
+
+
+def test_labels_are_distinct_and_only_the_compute_fabric_gets_an_allreduce_estimate(tmp_path: Path) -> None:
+    inv = tmp_path / "b300.yaml"
+    inv.write_text(UNSEEN_B300)
+    data = compare(inv, *read(None))
+    labels = [o["label"] for o in data["fabrics"]["f"]["options"]]
+    assert len(labels) == len(set(labels)) and any(" / 2 planes" in x for x in labels)
+    cluster = compare(INVENTORIES / "superpod-cluster.yaml", *read(None))
+    for name, f in cluster["fabrics"].items():
+        estimated = [o["estimate"]["allreduce_seconds"] is not None for o in f["options"]]
+        assert all(estimated) if f["role"] == "compute" else not any(estimated), name
+    from fabgen.compare.output import to_text
+    text = to_text(cluster)
+    storage = text[text.index("storagenet:"):]
+    assert "all-reduce" not in storage.split("Prices:")[0]
+
+
+def test_a_wide_table_is_shown_a_few_options_at_a_time_in_a_narrow_terminal() -> None:
+    from fabgen.compare.output import to_text
+
+    data = compare(INVENTORIES / "superpod-cluster.yaml", *read(None))
+    wide = to_text(data)
+    narrow = to_text(data, columns=100)
+    assert max(map(len, wide.splitlines())) > 200
+    table_lines = [line for line in narrow.split("Prices:")[0].splitlines() if " nodes, " not in line]
+    assert max(map(len, table_lines)) <= 100
+    for f in data["fabrics"].values():
+        for o in f["options"]:
+            assert o["label"].split(" / ")[0] in narrow
 
 
 def test_a_kind_specific_price_wins_over_the_general_one() -> None:
@@ -146,7 +211,8 @@ def test_every_option_counts_what_render_writes_for_that_choice(tmp_path: Path) 
         assert len(cabling) == sum(o["links"].values())
         # the cost is the price list applied to exactly these rows
         priced = sum(line["amount"] for line in o["cost"]["lines"] if line["amount"] is not None)
-        assert o["cost"]["total"] == pytest.approx(priced)
+        assert o["cost"]["priced_subtotal"] == pytest.approx(priced)
+        assert o["cost"]["total"] in (None, o["cost"]["priced_subtotal"])
         assert sum(line["quantity"] for line in o["cost"]["lines"]) == sum(int(r["quantity"]) for r in bom
                                                                           if r["category"] != "included")
 
@@ -238,7 +304,7 @@ def test_trays_get_their_plane_counts_and_the_superpod_unit(tmp_path: Path) -> N
     assert {k: report["switches"][k] for k in ("leaf", "spine", "core")} == \
         {k: v for k, v in unit["switches"].items() if k != "total"}
     text = CliRunner().invoke(app, ["compare", str(inv)]).output
-    assert "144 nodes, 2 leaves per rail" in text and "SU of 8 racks" not in text  # every choice fits
+    assert "144 nodes, 2 leaves per rail" in text and "Not an option" not in text  # every choice fits
 
 
 def test_estimates_follow_the_stated_formula(tmp_path: Path) -> None:
@@ -389,7 +455,7 @@ def test_json_keys_are_pinned(update_golden: bool, tmp_path: Path) -> None:
 
 
 def test_markdown_is_golden(update_golden: bool) -> None:
-    result = _cli(EIGHT, "--format", "markdown", "--prices", PUBLISHED_PRICES.relative_to(ROOT))
+    result = _cli(EIGHT_BOUGHT.relative_to(ROOT), "--format", "markdown", "--prices", PUBLISHED_PRICES.relative_to(ROOT))
     assert result.exit_code == 0, result.output
     _golden("compare-8node.md", result.output, update_golden)
     assert result.output.count("| ") > 20 and "| capital cost (estimate) | $489,960 |" in result.output

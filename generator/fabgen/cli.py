@@ -361,6 +361,8 @@ def compare(
                                          "(link, infiniband, roce, spectrum-x); repeatable"),
     chart: Optional[Path] = typer.Option(None, "--chart", help="also draw cost per GPU-hour against bus "
                                          "bandwidth to this .svg or .png file"),
+    prices_template: Optional[Path] = typer.Option(None, "--prices-template", help="also write a price list of "
+                                                   "every part the options need, prices empty, to fill in"),
 ) -> None:
     """Size every fabric of INVENTORY as each kind, platform and switch model that can carry it; print
     switches, links, optics, cost per GPU-hour and a bandwidth estimate side by side. Writes nothing
@@ -378,6 +380,9 @@ def compare(
         raise typer.Exit(2)
     if chart is not None:
         _check_review_output(chart, tuple(p for p in (inventory, prices) if p is not None), "--chart")
+    if prices_template is not None:
+        _check_review_output(prices_template, tuple(p for p in (inventory, prices, chart) if p is not None),
+                             "--prices-template")
     message_bytes = _size_option(allreduce)
     assumed = _efficiency_option(efficiency)
     try:
@@ -399,7 +404,16 @@ def compare(
         except OSError as exc:
             typer.echo(printable(f"fabgen: --chart {chart}: cannot write it ({exc.strerror or exc})"), err=True)
             raise typer.Exit(2)
-    text = {"json": output.to_json, "markdown": output.to_markdown, "table": output.to_text}[fmt](data)
+    if prices_template is not None:
+        from fabgen.compare.prices import template
+
+        _write_review(prices_template, template(data, price_list.currency))
+    if fmt == "table":
+        import shutil
+
+        text = output.to_text(data, columns=shutil.get_terminal_size((0, 0)).columns if sys.stdout.isatty() else 0)
+    else:
+        text = {"json": output.to_json, "markdown": output.to_markdown}[fmt](data)
     typer.echo(printable_lines(text), nl=False)
 
 

@@ -43,12 +43,16 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
             "link_speed_gbps": plan.speed * spec.planes, "nics_per_node": plan.rails, "topology": spec.topology,
             "tiers_requested": spec.tiers, "oversubscription_requested": float(spec.oversubscription),
             "planned_nodes": spec.planned_nodes,
-            "options": [_option(o, need, gpus_per_node, prices, months, message_bytes, eff) for o in sized],
+            "options": [_option(o, need, gpus_per_node, prices, months, message_bytes, eff, spec.role)
+                        for o in sized],
+            "role": spec.role,
             "not_options": [{"kind": o.choice.kind, "platform": o.choice.platform,
                              "switch_model": o.choice.switch_model, "planes": o.choice.planes,
                              "racks_per_unit": o.choice.racks_per_unit, "reason": o.reason}
                             for o in mine if isinstance(o, NotAnOption)],
         }
+    for f in fabrics.values():
+        costing.rank(f["options"])
     return {
         "format": FORMAT_VERSION, "cluster": validated.inventory.cluster,
         "currency": prices.currency, "price_list": price_list_name, "prices_are_estimates": prices.estimate,
@@ -66,13 +70,18 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
 
 
 def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: float, prices: PriceList,
-            months: int, message_bytes: float, eff: dict[str, float]) -> dict[str, Any]:
+            months: int, message_bytes: float, eff: dict[str, float], role: str = "compute") -> dict[str, Any]:
     s = o.summary
     by: dict[str, dict[str, int]] = {"cable": {}, "transceiver": {}, "nic": {}, "included": {}}
     for r in o.bom:  # a part may have a row per tier or per node model: summed
         if r["category"] in by:
             by[r["category"]][r["part"]] = by[r["category"]].get(r["part"], 0) + r["quantity"]
+    estimated = estimate.performance(o, round(gpus_per_node), o.plan.rails * o.choice.planes, message_bytes, eff)
+    if role != "compute":  # NCCL runs on the compute fabric only: no all-reduce estimate for the others
+        estimated = {**estimated, "busbw_per_gpu_gbs": None, "busbw_per_node_gbs": None, "allreduce_seconds": None,
+                     "allreduce_seconds_sharp": None}
     return {
+        "label": o.choice.label,
         "kind": o.choice.kind, "platform": o.choice.platform, "switch_model": o.choice.switch_model,
         "planes": o.choice.planes, "link_speed_gbps": o.plan.speed,
         "scalable_unit": o.plan.unit_nodes if o.plan.topology == "rail-optimized" else 0,
@@ -87,6 +96,5 @@ def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: flo
         "needs": need[o.choice.kind]["all"], "needs_only_this": need[o.choice.kind]["only_this"],
         "cost": costing.cost(o.bom, o.choice.kind, s.gpus, prices, months),
         # every plane port carries traffic: a node's ports are its NICs times the planes
-        "estimate": estimate.performance(o, round(gpus_per_node), o.plan.rails * o.choice.planes, message_bytes,
-                                         eff),
+        "estimate": estimated,
     }

@@ -38,7 +38,7 @@ def draw(data: dict[str, Any], path: Path) -> None:
         placed: list[tuple[float, float]] = []
         for o in f["options"]:
             x, y = o["estimate"]["busbw_per_gpu_gbs"], o["cost"]["per_gpu_hour"]
-            if x is None or y is None:
+            if x is None or y is None:  # not priced (or no estimate): no point, named under the panel
                 continue
             # labels of points close together are stacked below each other instead of overprinting
             near = sum(1 for px, py in placed if abs(px - x) < 0.1 * xmax and abs(py - y) < 0.08 * ymax)
@@ -46,13 +46,17 @@ def draw(data: dict[str, Any], path: Path) -> None:
             complete = o["cost"]["complete"]
             ax.scatter([x], [y], marker=MARKERS[o["kind"]], s=70, color=COLORS[o["kind"]],
                        facecolors=COLORS[o["kind"]] if complete else "none", zorder=3)
-            label = f"{o['kind']} / {o['platform']}\n{o['switch_model']}"
+            label = o["label"].replace(f"{o['platform']} / ", f"{o['platform']}\n", 1)
             label += "" if complete else " (≥, unpriced parts)"
             ax.annotate(label, (x, y), textcoords="offset points", xytext=(8, 4 - 24 * near), fontsize=8,
                         arrowprops={"arrowstyle": "-", "alpha": 0.4} if near else None)
         ax.set_title(f"{data['cluster']} / {name}: {f['gpus']:,} GPUs, {f['link_speed_gbps']}G "
                      f"(estimates, {data['amortization_months']}-month amortization)", fontsize=10)
-        ax.set_xlabel("estimated all-reduce bus bandwidth per GPU (GB/s)")
+        undrawn = [o["label"] + (" (not priced)" if not o["cost"]["priced"] else " (no estimate)")
+                   for o in f["options"] if o["cost"]["per_gpu_hour"] is None or o["estimate"]["busbw_per_gpu_gbs"] is None]
+        ax.set_xlabel("estimated all-reduce bus bandwidth per GPU (GB/s)"
+                      + "".join(f"\nnot drawn: {u}" for u in undrawn[:8])
+                      + (f"\n... and {len(undrawn) - 8} more" if len(undrawn) > 8 else ""), fontsize=8)
         ax.set_ylabel(f"fabric capital cost per GPU-hour ({cur})")
         ax.grid(True, alpha=0.3)
         ax.set_ylim(bottom=0, top=ymax * 1.2)  # room for the highest point's label under the title

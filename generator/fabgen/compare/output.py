@@ -50,14 +50,25 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
 
     def total(o: dict[str, Any]) -> str:
         c = o["cost"]
+        if not c["priced"]:
+            return f"not priced: {', '.join(c['missing'])}"
         text = _money(c["total"], cur)
-        return text if c["complete"] else f"{text} + unpriced: {', '.join(c['missing'])}"
+        return text if c["complete"] else f"≥ {text} (unpriced: {', '.join(c['missing'])})"
 
     def partial(o: dict[str, Any], text: str) -> str:
+        if not o["cost"]["priced"]:
+            return "-"
         return text if o["cost"]["complete"] else f"≥ {text}"
 
+    compute = fabric.get("role", "compute") == "compute"
+    estimates = [
+        row("bus bandwidth per GPU (estimate)", lambda o: _gbs(o["estimate"]["busbw_per_gpu_gbs"])),
+        row(f"all-reduce of {size} (estimate)", lambda o: _seconds(o["estimate"]["allreduce_seconds"])),
+        row(f"all-reduce of {size} with SHARP (estimate)",
+            lambda o: _seconds(o["estimate"]["allreduce_seconds_sharp"]) if o["kind"] == "infiniband" else "-"),
+    ] if compute else []
     return [
-        ["", *(f"{o['kind']} / {o['platform']}" for o in opts)],
+        ["", *(o["label"] for o in opts)],
         row("switch model", lambda o: o["switch_model"] + (" (inventory)" if o["current"] else "")),
         row("network planes", lambda o: f"{o['planes']} x {o['link_speed_gbps']}G ports per NIC"
             if o["planes"] > 1 else f"1 ({o['link_speed_gbps']}G)"),
@@ -78,15 +89,14 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
         row("switch hops between units", lambda o: str(o["switch_hops"])),
         row("latency class", lambda o: o["estimate"]["latency_class"].split("; ", 1)[1]),
         row("needs that the others do not", lambda o: "; ".join(o["needs_only_this"]) or "nothing"),
+        row("share of the BOM priced", lambda o: f"{o['cost']['priced_share']:.0%}"),
         row(f"capital cost ({'estimate' if data['prices_are_estimates'] else 'quoted'})", total),
+        row("rank by cost per GPU-hour", lambda o: str(o["rank"]) if o["rank"] else "-"),
         row("per GPU", lambda o: partial(o, _money(o["cost"]["per_gpu"], cur))),
         row(f"per GPU-month ({data['amortization_months']} months)",
             lambda o: partial(o, _money(o["cost"]["per_gpu_month"], cur, 2))),
         row("per GPU-hour", lambda o: partial(o, _money(o["cost"]["per_gpu_hour"], cur, 3))),
-        row("bus bandwidth per GPU (estimate)", lambda o: _gbs(o["estimate"]["busbw_per_gpu_gbs"])),
-        row(f"all-reduce of {size} (estimate)", lambda o: _seconds(o["estimate"]["allreduce_seconds"])),
-        row(f"all-reduce of {size} with SHARP (estimate)",
-            lambda o: _seconds(o["estimate"]["allreduce_seconds_sharp"]) if o["kind"] == "infiniband" else "-"),
+        *estimates,
     ]
 
 
@@ -104,6 +114,9 @@ def _notes(data: dict[str, Any], fabric: dict[str, Any]) -> list[str]:
                ", ".join(f"{k} {eff[k]:g}" for k in ("infiniband", "spectrum-x", "roce")) +
                " (where traffic crosses a spine layer)")
     out += [f"Source: {v}" for v in data["assumptions"]["sources"].values()]
+    out += [f"Not priced (no total, rank or chart point): {o['label']}: switches "
+            f"{'priced' if o['cost']['switches_priced'] else 'unpriced'}, {o['cost']['priced_share']:.0%} of the "
+            f"BOM priced" for o in fabric["options"] if not o["cost"]["priced"]]
     out += [f"Not an option: {n['kind']} / {n['platform']} / {n['switch_model']}"
             f"{' / ' + str(n['planes']) + ' planes' if n['planes'] > 1 else ''}"
             f"{' / SU of ' + str(n['racks_per_unit']) + ' racks' if n['racks_per_unit'] else ''}: {n['reason']}"
@@ -135,8 +148,10 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def to_text(data: dict[str, Any], width: int = 28) -> str:
-    """Rows side by side; a long cell wraps inside its column."""
+def to_text(data: dict[str, Any], width: int = 28, columns: int = 0) -> str:
+    """Rows side by side; a long cell wraps inside its column; where the options do not fit in
+    `columns` characters (the terminal's width; 0: no limit) they are shown a few at a time, each
+    group a table of its own with the labels repeated."""
     import textwrap
 
     out = [f"Fabric comparison: {data['cluster']}", ""]
@@ -145,16 +160,28 @@ def to_text(data: dict[str, Any], width: int = 28) -> str:
         table = rows(data, f)
         label_w = max(len(r[0]) for r in table)
         col_w = max(12, min(width, max(len(c) for r in table for c in r[1:])))
-        for r in table:
-            cells = [textwrap.wrap(c, col_w) or [""] for c in r[1:]]
-            for k in range(max(len(c) for c in cells)):
-                label = r[0] if k == 0 else ""
-                line = f"{label:<{label_w}}  " + "  ".join(f"{(c[k] if k < len(c) else ''):<{col_w}}" for c in cells)
-                out.append(line.rstrip())
-            if r is table[0]:
-                out.append("-" * (label_w + 2 + (col_w + 2) * len(cells)))
-        out.append("")
+        per = len(table[0]) - 1
+        if columns:
+            per = max(1, min(per, (columns - label_w - 2) // (col_w + 2)))
+        for start in range(1, len(table[0]), per):
+            part = [[r[0], *r[start:start + per]] for r in table]
+            out += _table_text(part, label_w, col_w) + [""]
         out += textwrap.wrap("; ".join(_notes(data, f)[:1]), 100)
         out += [f"  {n}" for n in _notes(data, f)[1:]]
         out.append("")
     return "\n".join(out)
+
+
+def _table_text(table: list[list[str]], label_w: int, col_w: int) -> list[str]:
+    import textwrap
+
+    out = []
+    for r in table:
+        cells = [textwrap.wrap(c, col_w) or [""] for c in r[1:]]
+        for k in range(max(len(c) for c in cells)):
+            label = r[0] if k == 0 else ""
+            line = f"{label:<{label_w}}  " + "  ".join(f"{(c[k] if k < len(c) else ''):<{col_w}}" for c in cells)
+            out.append(line.rstrip())
+        if r is table[0]:
+            out.append("-" * (label_w + 2 + (col_w + 2) * len(cells)))
+    return out

@@ -51,7 +51,8 @@ class Price(_Strict):
     part: _text(200) = Field(min_length=1, description="the bom.csv `part` text, exactly")  # type: ignore[valid-type]
     kind: Literal["infiniband", "roce", "spectrum-x"] | None = Field(
         default=None, description="only for options of this kind (wins over an entry without a kind)")
-    price: float = Field(ge=0, le=1e9, allow_inf_nan=False, description="per unit, in the list's currency")
+    price: float | None = Field(ge=0, le=1e9, allow_inf_nan=False, description="per unit, in the list's currency "
+                                "(empty: not priced yet, as --prices-template writes it)")
     source: _text(500) = Field(default="", description="where the figure comes from")  # type: ignore[valid-type]
 
 
@@ -95,3 +96,28 @@ def read(path: str | Path | None) -> tuple[PriceList, str]:
     if problems:
         raise InventoryError(problems[:100])
     return prices, "built-in estimates" if path is None else str(path)
+
+
+def template(data: dict, currency: str = "USD") -> str:
+    """A price list with every part the comparison's options need and no prices: fill it in and
+    give it to --prices. Parts are listed once per kind where the kind changes the price of the
+    same part (NICs, cables), else once."""
+    import yaml
+
+    kinds: dict[str, set[str]] = {}
+    category: dict[str, str] = {}
+    for fabric in data["fabrics"].values():
+        for o in fabric["options"]:
+            for line in o["cost"]["lines"]:
+                kinds.setdefault(line["part"], set()).add(o["kind"])
+                category[line["part"]] = line["category"]
+    order = {"switch": 0, "nic": 1, "cable": 2, "transceiver": 3}
+    entries = []
+    for part in sorted(kinds, key=lambda p: (order.get(category[p], 9), p)):
+        per_kind = category[part] in ("nic", "cable") and len(kinds[part]) > 1
+        for kind in sorted(kinds[part]) if per_kind else [None]:
+            entries.append({"part": part, **({"kind": kind} if kind else {}), "price": None, "source": ""})
+    head = ("# Every part the options of `fabgen compare` need, without prices: fill in `price` (per unit)\n"
+            "# and `source`, then run fabgen compare --prices THIS_FILE. An empty price stays unpriced.\n")
+    return head + yaml.safe_dump({"currency": currency, "estimate": True, "note": "", "prices": entries},
+                                 sort_keys=False, allow_unicode=True, width=120)
