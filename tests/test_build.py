@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
+import os
+
 import pytest
 
 from conftest import INVENTORIES
@@ -222,3 +224,25 @@ def test_network_of_matches_netaddr() -> None:
     for last in (0, 1, 2, 3, 7, 63, 64, 127, 128, 129, 200, 254, 255):  # the last-octet path, every length
         for plen in range(24, 33):
             assert network_of(f"10.9.4.{last}", plen) == str(IPNetwork(f"10.9.4.{last}/{plen}").cidr)
+
+
+def test_storage_server_leaves_are_named_like_the_fabrics_other_leaves(tmp_path) -> None:
+    """No 'storage-storage-leaf001' beside 'storage-su01-leaf1': on a storage fabric the servers'
+    leaves are '<fabric>-servers-leaf<n>', on a compute fabric '<fabric>-storage-leaf<n>', numbered
+    at the width of a unit's leaves (fat-tree: of the fabric's leaves)."""
+    import json
+    import re
+
+    from fabgen.pipeline import render_to
+
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "b300-cluster.yaml", out)
+    names = {s.removesuffix(".nvue.yaml") for s in os.listdir(out / "storage" / "switches") if s.endswith(".yaml")}
+    assert {"storage-servers-leaf1", "storage-servers-leaf2", "storage-su01-leaf1"} <= names
+    assert not any("storage-storage" in n or re.search(r"leaf0\d", n) for n in names), sorted(names)
+    report = json.loads((out / "report.json").read_text())
+    assert report["fabrics"]["storage"]["role"] == "storage"
+    out2 = tmp_path / "ib"
+    render_to(INVENTORIES / "ib-storage.yaml", out2)
+    cabling = (out2 / "ib" / "cabling.csv").read_text()
+    assert "ib-storage-leaf1," in cabling and "ib-su01-leaf1," in cabling and "ib-storage-leaf01" not in cabling

@@ -51,10 +51,13 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     else:
         for i in range(plan.present_compute_leaves):
             out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
+    # The storage servers' leaves, numbered like the fabric's other leaves (a unit's leaf1, or leaf001
+    # of a fat-tree); on a storage fabric they are its servers' leaves (not storage-storage-leaf)
+    width = w.pod if plan.rail_groups else w.rail if plan.topology == "rail-optimized" else w.leaf
+    word = "servers" if spec.role == "storage" else "storage"
     for j in range(plan.storage_leaves):
         i = plan.compute_leaves + j
-        width = w.pod if plan.rail_groups else w.leaf
-        out.append(Switch(f"{f}-storage-leaf{j + 1:0{width}d}", "leaf", i + 1, pod=_pod(plan, i)))
+        out.append(Switch(f"{f}-{word}-leaf{j + 1:0{width}d}", "leaf", i + 1, pod=_pod(plan, i)))
     if plan.rail_groups and plan.tiers == 3:  # every planned group's spines, named after its unit and rail
         for p in range(1, plan.pods + 1):
             u, r = divmod(p - 1, plan.rails)

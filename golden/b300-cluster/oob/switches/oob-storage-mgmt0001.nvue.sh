@@ -22,10 +22,10 @@ nv set interface swp7 type swp
 nv set interface swp8 link state down
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 10
-nv set interface swp9 description OOB_storage-storage-leaf001_eth0
+nv set interface swp9 description OOB_storage-servers-leaf1_eth0
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 10
-nv set interface swp10 description OOB_storage-storage-leaf002_eth0
+nv set interface swp10 description OOB_storage-servers-leaf2_eth0
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 10
 nv set interface swp11 description OOB_storage-spine01_eth0

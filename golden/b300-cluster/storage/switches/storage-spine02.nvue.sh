@@ -297,67 +297,67 @@ nv set interface swp32s0 link state down
 nv set interface swp32s0 type swp
 nv set interface swp32s1 link state down
 nv set interface swp32s1 type swp
-nv set interface swp33s0 description P2P_storage-storage-leaf001_swp37s0
+nv set interface swp33s0 description P2P_storage-servers-leaf1_swp37s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
 nv set interface swp33s0 router adaptive-routing enable on
-nv set interface swp33s1 description P2P_storage-storage-leaf001_swp37s1
+nv set interface swp33s1 description P2P_storage-servers-leaf1_swp37s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
 nv set interface swp33s1 router adaptive-routing enable on
-nv set interface swp34s0 description P2P_storage-storage-leaf001_swp38s0
+nv set interface swp34s0 description P2P_storage-servers-leaf1_swp38s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
 nv set interface swp34s0 router adaptive-routing enable on
-nv set interface swp34s1 description P2P_storage-storage-leaf001_swp38s1
+nv set interface swp34s1 description P2P_storage-servers-leaf1_swp38s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
 nv set interface swp34s1 router adaptive-routing enable on
-nv set interface swp35s0 description P2P_storage-storage-leaf001_swp39s0
+nv set interface swp35s0 description P2P_storage-servers-leaf1_swp39s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
 nv set interface swp35s0 router adaptive-routing enable on
-nv set interface swp35s1 description P2P_storage-storage-leaf001_swp39s1
+nv set interface swp35s1 description P2P_storage-servers-leaf1_swp39s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
 nv set interface swp35s1 router adaptive-routing enable on
-nv set interface swp36s0 description P2P_storage-storage-leaf001_swp40s0
+nv set interface swp36s0 description P2P_storage-servers-leaf1_swp40s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
 nv set interface swp36s0 router adaptive-routing enable on
-nv set interface swp36s1 description P2P_storage-storage-leaf001_swp40s1
+nv set interface swp36s1 description P2P_storage-servers-leaf1_swp40s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
 nv set interface swp36s1 router adaptive-routing enable on
-nv set interface swp37s0 description P2P_storage-storage-leaf002_swp37s0
+nv set interface swp37s0 description P2P_storage-servers-leaf2_swp37s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
 nv set interface swp37s0 router adaptive-routing enable on
-nv set interface swp37s1 description P2P_storage-storage-leaf002_swp37s1
+nv set interface swp37s1 description P2P_storage-servers-leaf2_swp37s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
 nv set interface swp37s1 router adaptive-routing enable on
-nv set interface swp38s0 description P2P_storage-storage-leaf002_swp38s0
+nv set interface swp38s0 description P2P_storage-servers-leaf2_swp38s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
 nv set interface swp38s0 router adaptive-routing enable on
-nv set interface swp38s1 description P2P_storage-storage-leaf002_swp38s1
+nv set interface swp38s1 description P2P_storage-servers-leaf2_swp38s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
 nv set interface swp38s1 router adaptive-routing enable on
-nv set interface swp39s0 description P2P_storage-storage-leaf002_swp39s0
+nv set interface swp39s0 description P2P_storage-servers-leaf2_swp39s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
 nv set interface swp39s0 router adaptive-routing enable on
-nv set interface swp39s1 description P2P_storage-storage-leaf002_swp39s1
+nv set interface swp39s1 description P2P_storage-servers-leaf2_swp39s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
 nv set interface swp39s1 router adaptive-routing enable on
-nv set interface swp40s0 description P2P_storage-storage-leaf002_swp40s0
+nv set interface swp40s0 description P2P_storage-servers-leaf2_swp40s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
 nv set interface swp40s0 router adaptive-routing enable on
-nv set interface swp40s1 description P2P_storage-storage-leaf002_swp40s1
+nv set interface swp40s1 description P2P_storage-servers-leaf2_swp40s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
 nv set interface swp40s1 router adaptive-routing enable on

@@ -16,10 +16,10 @@ nv set interface swp4 bridge domain br_default access 10
 nv set interface swp4 description OOB_storagenet-su02-leaf2_Management1
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_storagenet-storage-leaf01_Management1
+nv set interface swp5 description OOB_storagenet-servers-leaf1_Management1
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_storagenet-storage-leaf02_Management1
+nv set interface swp6 description OOB_storagenet-servers-leaf2_Management1
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 10
 nv set interface swp7 description OOB_storagenet-spine01_Management1
