@@ -47,7 +47,7 @@ FORM_FIELDS = {
 INTERFACE_TYPES = {"infiniband-hdr", "infiniband-ndr", "infiniband-xdr", "400gbase-x-osfp", "800gbase-x-osfp",
                    "400gbase-x-qsfp112", "400gbase-x-qsfpdd", "800gbase-x-qsfpdd", "200gbase-x-qsfp56",
                    "100gbase-x-qsfp28", "other"}
-CABLE_TYPES = {"mmf", "smf", "dac-passive"}
+CABLE_TYPES = {"mmf-om4", "smf-os2", "dac-passive", "dac-active", "aoc", "cat6"}
 STATUSES = {"planned"}  # DeviceStatusChoices, SiteStatusChoices and LinkStatusChoices all have it
 
 

@@ -43,7 +43,10 @@ ETH_TYPES = {("osfp", 400): "400gbase-x-osfp", ("osfp", 800): "800gbase-x-osfp",
              ("qsfp112", 400): "400gbase-x-qsfp112", ("qsfpdd", 400): "400gbase-x-qsfpdd",
              ("qsfpdd", 800): "800gbase-x-qsfpdd", ("qsfp56", 200): "200gbase-x-qsfp56",
              ("qsfp28", 100): "100gbase-x-qsfp28", ("rj45", 1): "1000base-t"}
-CABLE_TYPES = {"mmf": "mmf", "smf": "smf", "dac": "dac-passive"}
+# cabling.csv's media -> NetBox's CableTypeChoices (dcim/choices.py): the fibres fabgen's BOM names are
+# OM4 multimode and OS2 single-mode (inventory/media.py)
+CABLE_TYPES = {"mmf": "mmf-om4", "smf": "smf-os2", "fr4": "smf-os2", "dac": "dac-passive", "acc": "dac-active",
+               "aoc": "aoc", "utp": "cat6"}
 
 
 def slug(text: str) -> str:
