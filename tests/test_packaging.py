@@ -33,7 +33,8 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
     expected = (ROOT / "golden" / "superpod-4su" / "compute" / "topology.dot").read_bytes()
     assert (out / "compute" / "topology.dot").read_bytes() == expected
     # the built-in price list is package data: compare works from the installed copy
-    cmp = subprocess.run([str(env_dir / "bin" / "fabgen"), "compare", str(INVENTORIES / "compare-8node.yaml")],
+    bought = ROOT / "tests" / "data" / "compare-8node-bought-nics.yaml"  # the published build: NICs bought
+    cmp = subprocess.run([str(env_dir / "bin" / "fabgen"), "compare", str(bought)],
                          capture_output=True, text=True, cwd=tmp_path,
                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert cmp.returncode == 0, cmp.stderr
