@@ -20,7 +20,11 @@ KINDS = {
     # 800G as 4 x 200G, SN5600 as 256 x 200G)
     "ib-xdr": ("infiniband", "ufm", "rail-optimized", "q3400", "dgx-b300"),
     "sx-4plane": ("spectrum-x", "nvue", "rail-optimized", "sn5600", "dgx-b300"),
+    # the emulation's whole-fabric case: EOS rail-optimized pinned to three tiers, so a few hundred
+    # GPUs make a few hundred routers (benchmarks/emulate.py)
+    "eos-rail3": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
 }
+TIERS = {"eos-rail3": 3}
 PLANES = {"sx-4plane": 4}
 # four planes at 128k GPUs need a million host /31s and as many switch-link ones
 POOLS = {"sx-4plane": """    ethernet:
@@ -56,4 +60,4 @@ fabrics:
     switch_model: {switch}
     node_groups: [gpu]
     planes: {PLANES.get(name, 1)}
-{management}{POOLS.get(name, "")}"""
+{f"    tiers: {TIERS[name]}" + chr(10) if name in TIERS else ""}{management}{POOLS.get(name, "")}"""

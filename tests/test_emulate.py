@@ -305,10 +305,11 @@ def test_the_command_line_budget_is_the_measured_one() -> None:
     import inspect
 
     from fabgen import cli
-    from fabgen.emulate.run import MAX_ROUTERS
+    from fabgen.emulate.run import MAX_HOSTS, MAX_ROUTERS
 
-    option = inspect.signature(cli.emulate).parameters["max_routers"].default
-    assert option.default == MAX_ROUTERS
+    params = inspect.signature(cli.emulate).parameters
+    assert params["max_routers"].default.default == MAX_ROUTERS
+    assert params["max_nodes"].default.default == MAX_HOSTS
 
 
 def test_planes_are_sampled_one_by_one() -> None:
@@ -459,3 +460,54 @@ def test_sigterm_mid_run_leaves_nothing(renders: dict[str, Path], clean) -> None
             proc.kill()
             proc.wait()
     assert proc.returncode in (130, 2), err
+
+
+def test_show_commands_go_to_the_daemon_over_its_vty_socket(tmp_path: Path) -> None:
+    """The state is read as vtysh reads it, without a vtysh process per question: a session in
+    enable mode, the command and a NUL, the answer up to three NULs and the return code (FRR's
+    vtysh.c); a failing command or a silent daemon is a LabError within the bound, never a hang."""
+    import socket
+    import threading
+
+    from fabgen.emulate.lab import LabError, _daemon_of, vty_query
+
+    assert [_daemon_of(c) for c in ("show bgp ipv4 unicast summary json", "show ip bgp summary",
+                                    "show bfd peers json", "show ip route", "show ip route json")] == \
+        ["bgpd", "bgpd", "bfdd", "zebra", "zebra"]
+    path = tmp_path / "bgpd.vty"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(4)
+    heard: list[list[str]] = []
+
+    def serve() -> None:
+        for answers in ((b"", b'{"as": 65001}\n'), (b"", b"% Unknown command\n"), None):
+            conn, _ = server.accept()
+            with conn:
+                if answers is None:  # a daemon that never answers
+                    conn.recv(100)
+                    time.sleep(1.5)
+                    continue
+                lines, buf = [], b""
+                for k, text in enumerate(answers):
+                    while b"\0" not in buf:
+                        buf += conn.recv(100)
+                    line, _, buf = buf.partition(b"\0")
+                    lines.append(line.decode())
+                    code = 0 if k == 0 or b"Unknown" not in text else 2
+                    for part in (text[:5], text[5:] + b"\0\0\0" + bytes([code])):  # the answer in pieces
+                        conn.sendall(part)
+                heard.append(lines)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    assert vty_query(path, "show bgp ipv4 unicast summary json") == '{"as": 65001}\n'
+    with pytest.raises(LabError, match="failed .code 2.*Unknown command"):
+        vty_query(path, "show nonsense")
+    start = time.monotonic()
+    with pytest.raises(LabError, match="no answer"):
+        vty_query(path, "show bgp summary", timeout=0.5)
+    assert time.monotonic() - start < 1.4
+    t.join(timeout=5)
+    server.close()
+    assert heard == [["enable", "show bgp ipv4 unicast summary json"], ["enable", "show nonsense"]]

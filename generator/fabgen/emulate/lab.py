@@ -65,20 +65,22 @@ def vty_query(path: Path, command: str, timeout: float = 20) -> str:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(str(path))
-            sock.sendall(command.encode() + b"\0")
-            buf = bytearray()
-            while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
-                sock.settimeout(max(0.05, deadline - time.monotonic()))
-                chunk = sock.recv(1 << 20)
-                if not chunk:
-                    raise LabError(f"{path}: closed before answering {command!r}")
-                buf += chunk
+            for line in ("enable", command):  # vtysh's sessions run in enable mode: some show commands are there
+                sock.sendall(line.encode() + b"\0")
+                buf = bytearray()
+                while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
+                    sock.settimeout(max(0.05, deadline - time.monotonic()))
+                    chunk = sock.recv(1 << 20)
+                    if not chunk:
+                        raise LabError(f"{path}: closed before answering {line!r}")
+                    buf += chunk
+                if buf[-1] != 0:
+                    raise LabError(f"{path}: {line!r} failed (code {buf[-1]}): "
+                                   f"{bytes(buf[:-4]).decode(errors='replace')[:300]}")
     except socket.timeout:
         raise LabError(f"{path}: no answer to {command!r} within {timeout:g} s") from None
     except OSError as exc:
         raise LabError(f"{path}: {exc.strerror or exc}") from None
-    if buf[-1] != 0:
-        raise LabError(f"{path}: {command!r} failed (code {buf[-1]}): {bytes(buf[:-4]).decode(errors='replace')[:300]}")
     return bytes(buf[:-4]).decode(errors="replace")
 
 

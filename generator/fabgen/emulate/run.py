@@ -33,13 +33,17 @@ from fabgen.emulate.model import Host, HostPort, Router, TranslateError
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
                "sonic": ("/config_db.json", sonic.translate)}
 EMULATED_KINDS = ("roce", "spectrum-x")
-# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): 80
-# routers with 128 nodes converge in 256 s; 144 routers with 6,144 links did not within 13 min
-# (daemons started one per 10 s once the first hundred were up), nor 320 within 25 min.
-MAX_ROUTERS = 100
+# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
+# sample of 320 routers and 128 nodes (3,072 links) converges and passes in 207 s, since the state
+# is read over the daemons' sockets, BFD runs at the lab's 2 s timers and the switch ports come up
+# together once every daemon runs (with a vtysh process per question, 300 ms BFD and routers
+# started one by one, 144 routers had not settled in 13 minutes). Whole fabrics of 256 and 320
+# routers with 384 and 512 nodes (3,000-4,000 prefixes on every router) did not settle: FRR's
+# bgpd holds 45-70 MB each there and the 24 GiB machine ran out of memory.
+MAX_ROUTERS = 320
 # Nodes (one namespace each, no daemon unless they route) emulated at once; beyond either bound a
-# sample is emulated (sample.py). 512 did not finish on two cores (a namespace route query
-# went unanswered for 30 s); 128 is measured: benchmarks/results-emulate.md.
+# sample is emulated (sample.py). 128 is measured beside 320 routers; 384 and 512 (with their
+# prefixes on every router) were not.
 MAX_HOSTS = 128
 
 
@@ -213,7 +217,8 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
         b.ns[d] = la.namespace(k)
     la.neighbours(sum(len(f.cables) for f in fabs))
     progress(f"cabling {sum(len(f.cables) for f in fabs)} links")
-    ends_up: list[tuple[str, str, str]] = []
+    ends_up: list[tuple[str, str, str, str]] = []
+    hosts_all = {h for f in fabs for h in f.hosts}
     for f in fabs:
         host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
                    for r in f.addresses if r["role"] == "node"}
@@ -233,13 +238,17 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
                 else:
                     raise BadInput(f"{c['fabric']}/cabling.csv: {dev} is neither a switch nor a node of the fabric")
                 b.ifname[(dev, port)] = name
-                ends.append((b.ns[dev], name, port))
-            (na, ia, pa), (nz, iz, pz) = ends
+                ends.append((b.ns[dev], name, port, dev))
+            (na, ia, pa, da), (nz, iz, pz, dz) = ends
             b.ip(na, f"link add {ia} type veth peer name {iz} netns {nz}")
-            ends_up += [(na, ia, pa), (nz, iz, pz)]
+            ends_up += [(na, ia, pa, da), (nz, iz, pz, dz)]
     b.flush()
-    for ns, ifn, alias in ends_up:
-        b.ip(ns, f"link set {ifn} alias {_alias(alias)} up")
+    switch_ends = []
+    for ns, ifn, alias, dev in ends_up:
+        held = dev not in hosts_all  # a switch port: up once every daemon runs (release)
+        b.ip(ns, f"link set {ifn} alias {_alias(alias)}" + ("" if held else " up"))
+        if held:
+            switch_ends.append((ns, ifn))
     progress("addresses and routes")
     for f in fabs:
         for name, r in f.routers.items():
@@ -258,7 +267,19 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
                 conf = d / "frr.conf"
                 conf.write_text(h.frr)  # unmodified
                 _daemons(la, b, h.name, d, conf, bfd=" bfd" in h.frr)
+    release(b, switch_ends, progress)
     return b
+
+
+def release(b: Built, ends: list[tuple[str, str]], progress: Callable[[str], None]) -> None:
+    """The switches' ports, cabled down, brought up at once when every daemon runs: started one by
+    one with their links up, each new router's sessions re-ran the best-path work of all that were
+    up, and at a few hundred routers the last daemons could not start within their bound. Node
+    ports are up from the start (their routes need a live port); their far ends are down until now."""
+    progress(f"bringing {len(ends)} switch ports up")
+    for ns, ifn in ends:
+        b.ip(ns, f"link set {ifn} up")
+    b.flush()
 
 
 def _alias(text: str) -> str:
@@ -382,7 +403,7 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
 
 def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float = 300,
             quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
-            save_state: Path | None = None, max_routers: int = MAX_ROUTERS) -> Result:
+            save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
     from fabgen import diff
@@ -399,7 +420,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         raise BadInput(f"{render}: no report.json: not a render")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
     _fail_targets(fabs, fails or [])  # a --fail naming nothing of the render: said before any sampling
-    fabs, sampled = _sampled(fabs, max_routers, MAX_HOSTS)
+    fabs, sampled = _sampled(fabs, max_routers, max_hosts)
     down = _fail_targets(fabs, fails or [])  # within the sample (a port sampled out is said so)
     notes = ["the management plane (management ports, VRF, services) is not emulated",
              "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not", *sampled]
