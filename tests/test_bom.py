@@ -143,3 +143,73 @@ def test_the_cluster_bom_totals_every_fabric_and_has_no_empty_lines(tmp_path: Pa
     assert shared["fabrics"] == ["compute", "internalnet"]  # the same optic bought for two fabrics, summed
     # the storage fabric's Arista leaves reach a ConnectX-7 only over DR4 (8 x 50G SR8 does not interoperate)
     assert _media(out, "storagenet")["node-leaf"] == {"smf"}
+
+
+def test_a_fibre_per_link_on_every_plane(tmp_path: Path) -> None:
+    """Straight fibres carry one port each: a two-plane fabric buys as many per link as one plane does."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "b300-spectrumx-2plane.yaml", out)
+    report = json.loads((out / "report.json").read_text())["fabrics"]
+    for plane in ("sx-plane1", "sx-plane2"):
+        cables = {r["description"].split(" (")[0]: int(r["quantity"])
+                  for r in _bom(out / plane / "bom.csv") if r["category"] == "cable"}
+        assert cables == {t: n for t, n in report[plane]["links"].items() if n}, plane
+
+
+def test_a_custom_switch_keeps_the_nodes_own_optics(tmp_path: Path) -> None:
+    text = """version: 1
+cluster: c
+switch_models:
+  edge64: {kinds: [roce], platforms: [eos], ports: 64, ports_per_cage: 2, speed: 400, port_name: "Ethernet{n}",
+           transceiver: "edge optic"}
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 2}
+fabrics:
+  - {name: f, kind: roce, platform: eos, topology: fat-tree, switch_model: edge64, node_groups: [gpu]}
+"""
+    out = _render(tmp_path, text)
+    bom = _bom(out / "f" / "bom.csv")
+    node = [r for r in bom if r["description"] == "node side (dgx-h100)"]
+    from fabgen.inventory.catalog import NODES
+
+    # a custom switch names no node parts: each node's own transceiver, one per used cage (4 per DGX H100)
+    assert [(r["part"], int(r["quantity"])) for r in node] == [(NODES["dgx-h100"].transceiver, 8)]
+    assert ("edge optic", "switch side") in {(r["part"], r["description"]) for r in bom}
+
+
+def test_copper_between_switches_only_where_a_cage_goes_to_one_switch(tmp_path: Path, capsys) -> None:
+    """A twin-port DAC joins one cage to one cage: with one link from each leaf to each spine it
+    cannot be cabled, and validation says so at the tier's key."""
+    text = """version: 1
+cluster: c
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 200}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: ufm
+    topology: fat-tree
+    switch_model: qm9700
+    node_groups: [gpu]
+    cabling:
+      leaf_spine: {media: dac}
+"""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", str(inv)])
+    assert exc.value.code == 2
+    assert "fabrics[0].cabling.leaf_spine.media: passive copper (DAC) joins a cage to one cage" in capsys.readouterr().err
+
+
+def test_the_out_of_band_network_is_rj45_within_100_m(tmp_path: Path, capsys) -> None:
+    text = (INVENTORIES / "superpod-cluster.yaml").read_text()
+    anchor = "    oob_vlan: 10"
+    if anchor not in text:
+        anchor = "    role: oob"
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(text.replace(anchor, anchor + "\n    cabling: {node_leaf: {length_m: 150}}", 1))
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", str(inv)])
+    assert exc.value.code == 2
+    assert ".cabling.node_leaf.length_m: an out-of-band network's access ports are RJ45" in capsys.readouterr().err

@@ -563,3 +563,22 @@ def test_the_inventorys_own_choice_counts_what_its_golden_render_holds(case: str
         bom = [r for p in planes for r in csv.DictReader(io.StringIO((GOLDEN / case / p / "bom.csv").read_text()))]
         bought = [r for r in bom if r["category"] != "included"]  # NICs that ship in the nodes: never priced
         assert sum(int(r["quantity"]) for r in bought) == sum(line["quantity"] for line in o["cost"]["lines"])
+
+
+def test_options_without_gpus_rank_by_total(tmp_path: Path) -> None:
+    """A fabric of nodes without GPUs has no per-GPU figure: its priced options rank by total."""
+    from fabgen.compare.cost import rank
+
+    opts = [{"cost": {"priced": True, "per_gpu_hour": None, "total": t}} for t in (300.0, 100.0, 200.0)]
+    opts.append({"cost": {"priced": False, "per_gpu_hour": None, "total": None}})
+    rank(opts)
+    assert [o["rank"] for o in opts] == [3, 1, 2, None]
+
+
+def test_the_built_in_list_prices_the_roce_options_of_a_400g_fat_tree() -> None:
+    """[A]'s per-link figures cover multimode and DR4 RoCE links: the bundled 400G fat-tree's EOS and
+    SONiC-on-SN5600 options are priced and ranked; the 7060X6 (no figure for it) is not."""
+    data = compare(INVENTORIES / "fattree-2to1.yaml", *read(None))
+    by = {o["switch_model"]: o for o in data["fabrics"]["fabric"]["options"]}
+    assert by["arista-7060x5"]["rank"] and by["sn5600-sonic"]["rank"] and by["qm9700"]["rank"]
+    assert by["arista-7060x6-64pe-b"]["rank"] is None and "DCS-7060X6-64PE-B" in by["arista-7060x6-64pe-b"]["cost"]["missing"]

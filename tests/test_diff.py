@@ -563,3 +563,15 @@ def test_a_review_in_a_pipe_shows_its_progress_on_stderr(tmp_path: Path, capsys,
     stages = [line for line in err.splitlines() if line.startswith("fabgen: ")]
     assert any(line.endswith("s  comparing") for line in stages), err
     assert all(re.match(r"^fabgen: +\d+\.\d s  \S", line) for line in stages), err
+
+
+def test_a_render_older_than_a_design_key_shows_no_change_of_it() -> None:
+    """An older render's report.json lacks platform_version: that is not a design change."""
+    from fabgen.diff import compare as review
+
+    old = {"report.json": json.dumps({"fabrics": {"f": {"kind": "roce", "tiers": 2}}}).encode()}
+    new = {"report.json": json.dumps({"fabrics": {"f": {"kind": "roce", "tiers": 2,
+                                                       "platform_version": "4.33"}}}).encode()}
+    assert review(old, new).design == []
+    newer = {"report.json": json.dumps({"fabrics": {"f": {"kind": "roce", "tiers": 3}}}).encode()}
+    assert review(old, newer).design == [("f", "tiers", 2, 3)]

@@ -302,13 +302,13 @@ def _check_review_output(path: Path, sides: tuple[Path, ...], option: str = "--o
         raise typer.Exit(2)
 
 
-def _write_review(path: Path, text: str) -> None:
+def _write_review(path: Path, text: str, option: str = "--output") -> None:
     """--output: the whole review in a file the user named (replaced if it is a plain file;
     _check_review_output refused anything else before the review began)."""
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        typer.echo(printable(f"fabgen: --output {path}: cannot write it ({exc.strerror or exc})"), err=True)
+        typer.echo(printable(f"fabgen: {option} {path}: cannot write it ({exc.strerror or exc})"), err=True)
         raise typer.Exit(2)
 
 
@@ -407,7 +407,7 @@ def compare(
     if prices_template is not None:
         from fabgen.compare.prices import template
 
-        _write_review(prices_template, template(data, price_list.currency))
+        _write_review(prices_template, template(data, price_list.currency), "--prices-template")
     if fmt == "table":
         import shutil
 

@@ -472,8 +472,8 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
 
     d_old, d_new = _design(old_changed), _design(new_changed)
     for fab in sorted(set(d_old) & set(d_new)):
-        for key in DESIGN:
-            if d_old[fab].get(key) != d_new[fab].get(key):
+        for key in DESIGN:  # a key an older render's report.json lacks is not a change
+            if key in d_old[fab] and key in d_new[fab] and d_old[fab][key] != d_new[fab][key]:
                 rv.design.append((fab, key, d_old[fab].get(key), d_new[fab].get(key)))
     rv.grows_unplanned = _unplanned_growth(old_changed, new_changed)
 
@@ -697,8 +697,12 @@ def verdict(rv: Review) -> str:
                    + (f" except {len(rv.changed):,} devices' configs" if rv.changed else ""))
     elif rv.removed:
         out.append(f"removes {len(rv.removed):,} devices")
+    if rv.removed and (moved or readdressed or rv.asns):
+        out.append(f"removes {len(rv.removed):,} devices")
     if rv.intent and not out:
         out.append(f"changes {len(rv.intent)} intent setting(s) on {len(rv.changed):,} devices")
+    if not out and rv.links_added:
+        out.append(f"adds {len(rv.links_added):,} links between existing devices")
     if not out:
         out.append(f"changes {len(rv.changed):,} devices' files, no link, address or ASN")
     return "; ".join(out)

@@ -66,6 +66,8 @@ def cost(bom: list[dict[str, Any]], kind: str, gpus: int, prices: PriceList, mon
 def rank(options: list[dict[str, Any]]) -> None:
     """Each priced option's place by cost per GPU-hour (1 = cheapest; ties share a place); an
     option that is not priced has no place (None)."""
-    hours = sorted({o["cost"]["per_gpu_hour"] for o in options if o["cost"]["priced"]})
+    key = "per_gpu_hour" if any(o["cost"]["per_gpu_hour"] is not None for o in options) else "total"  # no GPUs
+    values = sorted({o["cost"][key] for o in options if o["cost"]["priced"] and o["cost"][key] is not None})
     for o in options:
-        o["rank"] = hours.index(o["cost"]["per_gpu_hour"]) + 1 if o["cost"]["priced"] else None
+        v = o["cost"][key]
+        o["rank"] = values.index(v) + 1 if o["cost"]["priced"] and v is not None else None

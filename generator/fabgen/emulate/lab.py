@@ -69,6 +69,8 @@ def vty_query(path: Path, command: str, timeout: float = 20) -> str:
                 sock.sendall(line.encode() + b"\0")
                 buf = bytearray()
                 while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
+                    if time.monotonic() > deadline:  # an answer that keeps coming is cut at the bound too
+                        raise socket.timeout
                     sock.settimeout(max(0.05, deadline - time.monotonic()))
                     chunk = sock.recv(1 << 20)
                     if not chunk:

@@ -327,8 +327,14 @@ def _cabling_fits(c: Checks, i: int, f, model: SwitchModel, sized, fmembers: lis
         want = getattr(f.cabling, media.TIER_KEYS[tier])
         for form in forms if tier == "node-leaf" else [""]:
             why = media.tier_medium(f, model, sized.speed, tier, form)
+            width = {"leaf-spine": sized.leaf_spine_width, "spine-core": sized.spine_core_width}.get(tier, 0)
+            per = (model.mode_for(sized.speed) or model.native).per_cage
+            if isinstance(why, media.Medium) and why.per_cage and tier != "node-leaf" and width % per:
+                why = (f"{media.TEXT[why.key]} joins a cage to one cage ({per} ports), but each switch here has "
+                       f"{width} link(s) to each switch above it: use fibre (mmf, smf)")
             if isinstance(why, str):
-                key = "media" if want.media is not None and want.length_m is None or "not offered" in why else "length_m"
+                key = "media" if want.media is not None and want.length_m is None or "not offered" in why \
+                    or "joins a cage" in why and want.media is not None else "length_m"
                 c.report(("fabrics", i, "cabling", media.TIER_KEYS[tier], key), why)
                 ok = False
                 break

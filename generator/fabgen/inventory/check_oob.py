@@ -33,6 +33,16 @@ def check_oob(c: Checks, i: int, f) -> None:
         c.report(path, "an out-of-band network needs management: the management VLAN's prefix and gateway (the "
                  "access switches' and the BMCs' addresses)")
         ok = False
+    cab = f.cabling
+    if cab.leaf_spine.model_fields_set or cab.spine_core.model_fields_set:
+        c.report((*path, "cabling", "leaf_spine" if cab.leaf_spine.model_fields_set else "spine_core"),
+                 "an out-of-band network has one tier (node_leaf): RJ45 copper to its access switches")
+        ok = False
+    if cab.node_leaf.media not in (None, "utp") or (cab.node_leaf.length_m or 0) > 100:
+        bad = "media" if cab.node_leaf.media not in (None, "utp") else "length_m"
+        c.report((*path, "cabling", "node_leaf", bad), "an out-of-band network's access ports are RJ45 copper "
+                 "(utp), 1000BASE-T reaches 100 m (IEEE 802.3ab): place the access switches closer")
+        ok = False
     model = c.switch_models.get(f.switch_model)
     if model is not None and len(model.uplinks) < 2:
         c.report((*path, "switch_model"), f"{f.switch_model} names no uplink ports: an access switch bonds two "

@@ -27,7 +27,6 @@ from fabgen.context import Context
 from fabgen.inventory import media
 from fabgen.targets import Target
 from fabgen.templating import render as render_template
-from fabgen.topology.analysis import cables
 from fabgen.topology.model import TIERS, Fabric
 
 DOT_DETAIL_LIMIT = 24
@@ -47,7 +46,7 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
         {"category": "switch", "part": model.part, "description": model.description, "quantity": len(f.switches),
          "notes": " + ".join(f"{roles[r]} {r}" for r in ("leaf", "spine", "core") if roles[r])}]
     rows += _nic_rows(f)
-    rows += _plane_cables(f) if f.planes > 1 else _cable_rows(f)
+    rows += _cable_rows(f)
     if f.spec.role == "oob" and model.uplinks:  # each access switch's bonded uplinks to the site
         n = 2 * len(f.switches)
         rows.append({"category": "cable", "part": "uplink cable (site's choice: DAC or fiber)",
@@ -96,7 +95,7 @@ def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
     assembly per used cage of the lower switch (to nodes: a splitter per used leaf cage)."""
     cage = f.switch_model.cages_by_port(f.plan.speed)
     count: Counter[tuple[str, str, str]] = Counter()
-    seen: set[tuple[str, int]] = set()
+    seen: set[tuple[str, str, int]] = set()  # (tier, switch, cage) holding a copper assembly
     for lk in f.links:
         m = _medium(f, lk.media, lk.tier) if lk.media != "utp" else None
         if m is None:
@@ -105,9 +104,9 @@ def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
         part = m.nic_cable if lk.tier == "node-leaf" and m.nic_cable else m.cable
         if m.per_cage:
             end, port = (lk.z, lk.z_port) if lk.tier == "node-leaf" else (lk.a, lk.a_port)
-            if (end, cage[port]) in seen:
+            if (lk.tier, end, cage[port]) in seen:
                 continue
-            seen.add((end, cage[port]))
+            seen.add((lk.tier, end, cage[port]))
         count[(lk.tier, lk.media, part)] += 1
     rows = []
     for tier in TIERS:
@@ -142,25 +141,14 @@ def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
     rows = [{"category": "transceiver", "part": part, "description": "switch side", "quantity": n,
              "notes": f"one per used {f.switch_model.cage_type} cage"} for part, n in sorted(switch_side.items())]
     node_side: Counter[tuple[str, str]] = Counter()
+    custom = f.switch_model.custom  # a custom switch's medium names no node parts: the node model's own
     for (host, _), m in node_cages.items():
         model = hosts[host].model
-        node_side[(model.key, media.node_part(m, model.form(hosts[host].role if f.spec.role == "compute"
-                                                             else f.spec.role), model.transceiver))] += 1
+        form = "custom" if custom else model.form(hosts[host].role if f.spec.role == "compute" else f.spec.role)
+        node_side[(model.key, media.node_part(m, form, model.transceiver))] += 1
     rows += [{"category": "transceiver", "part": part, "description": f"node side ({key})", "quantity": n,
               "notes": "one per used node cage"} for (key, part), n in sorted(node_side.items())]
     return rows
-
-
-def _plane_cables(f: Fabric) -> list[dict[str, Any]]:
-    """BOM cable rows of one plane: cables, not links (see `cables`)."""
-    counts, per = cables(f), f.planes
-    media_of = {lk.tier: lk.media for lk in f.links}
-    notes = {"node-leaf": f"{f.plan.speed * per}G from the NIC, one {f.plan.speed}G leg per plane "
-             f"({per} links)", "leaf-spine": "one per used leaf uplink cage, carrying its ports (a breakout "
-             "where they go to several spines)", "spine-core": "one per used spine uplink cage, carrying its ports"}
-    return [{"category": "cable", "part": _medium(f, media_of.get(tier, "smf"), tier).cable,
-             "description": f"{tier} cable ({media.TEXT[media_of.get(tier, 'smf')]})", "quantity": n,
-             "notes": notes[tier]} for tier, n in counts.items() if n]
 
 
 def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
