@@ -493,7 +493,7 @@ def test_a_platform_change_is_named_first(tmp_path: Path, capsys) -> None:
     assert code == 0
     first = out.splitlines()[0]
     assert first.endswith(": changes the design of roce (kind, platform, switch_model, topology, tiers); "
-                          "re-cables 16 links"), first
+                          "re-cables 16 links; removes 1 device"), first
     assert out.split("\n\n")[1].splitlines()[0] == "Fabric design changed (5):"
     assert section(out, "Fabric design changed") == [
         "roce: kind: roce -> spectrum-x", "roce: platform: eos -> nvue", "roce: switch_model: arista-7060x5 -> sn5600",

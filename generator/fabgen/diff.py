@@ -696,9 +696,9 @@ def verdict(rv: Review) -> str:
         out.append(f"adds {len(rv.added):,} devices and {len(rv.links_added):,} links and alters nothing that exists"
                    + (f" except {len(rv.changed):,} devices' configs" if rv.changed else ""))
     elif rv.removed:
-        out.append(f"removes {len(rv.removed):,} devices")
+        out.append(f"removes {len(rv.removed):,} device{'s' if len(rv.removed) != 1 else ''}")
     if rv.removed and (moved or readdressed or rv.asns):
-        out.append(f"removes {len(rv.removed):,} devices")
+        out.append(f"removes {len(rv.removed):,} device{'s' if len(rv.removed) != 1 else ''}")
     if rv.intent and not out:
         out.append(f"changes {len(rv.intent)} intent setting(s) on {len(rv.changed):,} devices")
     if not out and rv.links_added:
