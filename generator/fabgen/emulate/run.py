@@ -35,9 +35,10 @@ TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.trans
 EMULATED_KINDS = ("roce", "spectrum-x")
 # Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
 # sample of 320 routers and 128 nodes (3,072 links) converges and passes in 207 s, since the state
-# is read over the daemons' sockets, BFD runs at the lab's 2 s timers and the switch ports come up
-# together once every daemon runs (with a vtysh process per question, 300 ms BFD and routers
-# started one by one, 144 routers had not settled in 13 minutes). Whole fabrics of 256 and 320
+# is read over the daemons' sockets and BFD runs at the lab's 2 s timers (with a vtysh process per
+# question and 300 ms BFD, 144 routers had not settled in 13 minutes). Bringing every switch port
+# up at once after all daemons started was tried and reverted: BFD sessions between a spine and a
+# leaf stayed down in one of three CI runs. Whole fabrics of 256 and 320
 # routers with 384 and 512 nodes (3,000-4,000 prefixes on every router) did not settle: FRR's
 # bgpd holds 45-70 MB each there and the 24 GiB machine ran out of memory.
 MAX_ROUTERS = 320
@@ -218,7 +219,6 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
     la.neighbours(sum(len(f.cables) for f in fabs))
     progress(f"cabling {sum(len(f.cables) for f in fabs)} links")
     ends_up: list[tuple[str, str, str, str]] = []
-    hosts_all = {h for f in fabs for h in f.hosts}
     for f in fabs:
         host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
                    for r in f.addresses if r["role"] == "node"}
@@ -243,12 +243,8 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
             b.ip(na, f"link add {ia} type veth peer name {iz} netns {nz}")
             ends_up += [(na, ia, pa, da), (nz, iz, pz, dz)]
     b.flush()
-    switch_ends = []
     for ns, ifn, alias, dev in ends_up:
-        held = dev not in hosts_all  # a switch port: up once every daemon runs (release)
-        b.ip(ns, f"link set {ifn} alias {_alias(alias)}" + ("" if held else " up"))
-        if held:
-            switch_ends.append((ns, ifn))
+        b.ip(ns, f"link set {ifn} alias {_alias(alias)} up")
     progress("addresses and routes")
     for f in fabs:
         for name, r in f.routers.items():
@@ -267,19 +263,7 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
                 conf = d / "frr.conf"
                 conf.write_text(h.frr)  # unmodified
                 _daemons(la, b, h.name, d, conf, bfd=" bfd" in h.frr)
-    release(b, switch_ends, progress)
     return b
-
-
-def release(b: Built, ends: list[tuple[str, str]], progress: Callable[[str], None]) -> None:
-    """The switches' ports, cabled down, brought up at once when every daemon runs: started one by
-    one with their links up, each new router's sessions re-ran the best-path work of all that were
-    up, and at a few hundred routers the last daemons could not start within their bound. Node
-    ports are up from the start (their routes need a live port); their far ends are down until now."""
-    progress(f"bringing {len(ends)} switch ports up")
-    for ns, ifn in ends:
-        b.ip(ns, f"link set {ifn} up")
-    b.flush()
 
 
 def _alias(text: str) -> str:
