@@ -57,7 +57,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=CASES)
     ap.add_argument("--json")
-    ap.add_argument("--max-routers", type=int, default=320)
+    ap.add_argument("--max-routers", type=int, default=100)
     ap.add_argument("--max-nodes", type=int, default=128)
     args = ap.parse_args()
     rows = []

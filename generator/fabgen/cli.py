@@ -431,7 +431,7 @@ def emulate(
                                               "converged (<device>.bgp.json, .routes.json, .bfd.json) into this new "
                                               "directory: what fabgen verify --frr reads"),
     # the default is emulate.run.MAX_ROUTERS (not imported here: the CLI loads emulation lazily)
-    max_routers: int = typer.Option(320, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
+    max_routers: int = typer.Option(100, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
                                     "(switches and routing nodes) emulate a sample chosen from the plan: the top tier "
                                     "whole, then whole pods or leaves in order"),
     # the default is emulate.run.MAX_HOSTS

@@ -33,15 +33,11 @@ from fabgen.emulate.model import Host, HostPort, Router, TranslateError
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
                "sonic": ("/config_db.json", sonic.translate)}
 EMULATED_KINDS = ("roce", "spectrum-x")
-# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
-# sample of 320 routers and 128 nodes (3,072 links) converges and passes in 207 s, since the state
-# is read over the daemons' sockets and BFD runs at the lab's 2 s timers (with a vtysh process per
-# question and 300 ms BFD, 144 routers had not settled in 13 minutes). Bringing every switch port
-# up at once after all daemons started was tried and reverted: BFD sessions between a spine and a
-# leaf stayed down in one of three CI runs. Whole fabrics of 256 and 320
-# routers with 384 and 512 nodes (3,000-4,000 prefixes on every router) did not settle: FRR's
-# bgpd holds 45-70 MB each there and the 24 GiB machine ran out of memory.
-MAX_ROUTERS = 320
+# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): 80
+# routers with 128 nodes converge in 256 s. With BFD at lab timers of 2 s a sample of 320 routers
+# passed in 207 s, but those timers left BFD sessions down in some CI runs and were reverted; at
+# FRR's 300 ms BFD, bfdd took most of the two cores beyond a hundred routers.
+MAX_ROUTERS = 100
 # Nodes (one namespace each, no daemon unless they route) emulated at once; beyond either bound a
 # sample is emulated (sample.py). 128 is measured beside 320 routers; 384 and 512 (with their
 # prefixes on every router) were not.
