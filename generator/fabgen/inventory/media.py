@@ -188,11 +188,17 @@ def tier_medium(spec: Any, model: Any, speed: int, tier: str, form: str = "") ->
     """The medium of one tier of an inventory fabric (to nodes of `form` on node-leaf), or why none
     fits. A custom switch model carries its own transceiver on whatever medium the inventory names."""
     want = getattr(spec.cabling, TIER_KEYS[tier])
-    fam = family(model.key, speed, model.custom)
-    if fam == "custom":
-        key = want.media or "mmf"
-        return Medium(key, 10_000, 10_000, model.transceiver, f"{TEXT[key]} cable (custom switch model)")
-    return choose(fam, tier, form, want.length_m, want.media)
+    if model.custom:
+        return by_key(model, speed, want.media or "mmf")
+    return choose(family(model.key, speed, False), tier, form, want.length_m, want.media)
+
+
+def by_key(model: Any, speed: int, key: str) -> Medium:
+    """The medium `key` of a switch model at `speed` (the one cabling.csv names); a custom model's
+    is its own transceiver on that medium, its reach unchecked."""
+    if model.custom:
+        return Medium(key, 10_000, 10_000, model.transceiver, f"{TEXT.get(key, key)} cable (custom switch model)")
+    return next(m for m in FAMILIES[family(model.key, speed, False)] if m.key == key)
 
 
 def node_part(m: Medium, form: str, own: str) -> str:

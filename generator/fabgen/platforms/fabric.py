@@ -82,14 +82,6 @@ def _nic_rows(f: Fabric) -> list[dict[str, Any]]:
     return rows
 
 
-def _medium(f: Fabric, key: str, tier: str) -> media.Medium:
-    fam = media.family(f.switch_model.key, f.plan.speed, f.switch_model.custom)
-    if fam == "custom":
-        return media.Medium(key, 0, 0, f.switch_model.transceiver, f"{media.TEXT.get(key, key)} cable (custom switch "
-                            "model)")
-    return next(m for m in media.FAMILIES[fam] if m.key == key)
-
-
 def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
     """Cables per tier and medium: a fibre or a single-port assembly per link; a twin-port copper
     assembly per used cage of the lower switch (to nodes: a splitter per used leaf cage)."""
@@ -97,7 +89,7 @@ def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
     count: Counter[tuple[str, str, str]] = Counter()
     seen: set[tuple[str, str, int]] = set()  # (tier, switch, cage) holding a copper assembly
     for lk in f.links:
-        m = _medium(f, lk.media, lk.tier) if lk.media != "utp" else None
+        m = media.by_key(f.switch_model, f.plan.speed, lk.media) if lk.media != "utp" else None
         if m is None:
             count[(lk.tier, "utp", media.FAMILIES["rj45"][0].cable)] += 1
             continue
@@ -127,7 +119,7 @@ def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
     for lk in f.links:
         if lk.media == "utp":
             continue
-        m = _medium(f, lk.media, lk.tier)
+        m = media.by_key(f.switch_model, f.plan.speed, lk.media)
         ends = [(lk.z, lk.z_port)] + ([] if lk.tier == "node-leaf" else [(lk.a, lk.a_port)])
         for dev, port in ends:
             key = (dev, cage[port])
