@@ -37,19 +37,21 @@ def source(case: str, work: Path) -> Path:
     return path
 
 
-def one(case: str, work: Path, max_routers: int, max_nodes: int = 128) -> dict:
+def one(case: str, work: Path, max_routers: int, max_nodes: int = 128, max_sessions: int = 4096) -> dict:
     out = work / case.replace(":", "-")
     subprocess.run([sys.executable, "-m", "fabgen", "render", str(source(case, work)), "-o", str(out)], check=True,
                    capture_output=True)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "fabgen", "emulate", str(out), "--format", "json", "--max-routers",
-                           str(max_routers), "--max-nodes", str(max_nodes), "--timeout", "1200"],
+                           str(max_routers), "--max-nodes", str(max_nodes), "--max-sessions", str(max_sessions),
+                           "--timeout", "1200"],
                           capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         return {"case": case, "error": proc.stderr.strip()[-300:]}
     r = json.loads(proc.stdout)
-    return {"case": case, "max_routers": max_routers, "max_nodes": max_nodes, "seconds": round(seconds, 1), "routers": r["routers"], "hosts": r["hosts"],
+    return {"case": case, "max_routers": max_routers, "max_nodes": max_nodes, "max_sessions": max_sessions,
+            "seconds": round(seconds, 1), "routers": r["routers"], "hosts": r["hosts"],
             "links": r["links"], "ok": r["ok"], "notes": r["notes"]}
 
 
@@ -59,11 +61,12 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--max-routers", type=int, default=100)
     ap.add_argument("--max-nodes", type=int, default=128)
+    ap.add_argument("--max-sessions", type=int, default=4096)
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for case in args.cases:
-            row = one(case, Path(tmp), args.max_routers, args.max_nodes)
+            row = one(case, Path(tmp), args.max_routers, args.max_nodes, args.max_sessions)
             rows.append(row)
             print(json.dumps(row), flush=True)
     if args.json:

@@ -83,13 +83,19 @@ def test_a_line_or_key_the_translator_does_not_know_is_an_error(platform: str, e
 @pytest.mark.parametrize("platform", sorted(CONFIGS))
 def test_frr_parses_every_config_the_emulation_writes(platform: str, tmp_path: Path) -> None:
     """`vtysh --dryrun` (FRR's own parser, no daemon) accepts the frr.conf written for a switch of
-    every platform, and refuses one with a broken line."""
+    every platform, with FRR's BFD timers and with the large lab's BFD profile, and refuses one
+    with a broken line."""
     for path in _goldens(platform)[:3]:
         r = CONFIGS[platform][1](path.stem, path.read_text(), str(path))
-        conf = tmp_path / f"{path.stem}.conf"
-        conf.write_text(frr_conf(r, {p: f"p{k}" for k, p in enumerate(r.unnumbered, 1)}))
-        done = subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, (path, done.stdout[-2000:], done.stderr[-2000:])
+        bfd = any(g.bfd for g in r.groups.values()) or any(n.bfd for n in r.neighbors)
+        for slow in (False, True):
+            conf = tmp_path / f"{path.stem}.conf"
+            text = frr_conf(r, {p: f"p{k}" for k, p in enumerate(r.unnumbered, 1)}, slow_bfd=slow)
+            assert ("bfd profile lab" in text) == (slow and bfd) and ("interval 2000" in text) == (slow and bfd)
+            assert (" timers bgp 10 30" in text) == slow
+            conf.write_text(text)
+            done = subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, (path, done.stdout[-2000:], done.stderr[-2000:])
     conf.write_text(conf.read_text().replace(" bgp router-id", " bgp router-idd", 1))
     done = subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
@@ -260,6 +266,30 @@ def test_unseen_shapes_converge(shape: str, tmp_path: Path, clean) -> None:
     assert "PASS" in res.stdout
 
 
+@needs_lab
+@pytest.mark.integration
+def test_a_large_lab_runs_bfd_at_lab_timers_and_releases_its_ports(tmp_path: Path, clean,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a lab beyond BFD_DEFAULT_UP_TO routers does, on a small fabric (the threshold set to 0):
+    the switch ports start down and come up together once every daemon runs, BFD runs through the
+    `lab` profile at 2 s, and every check still passes; each BFD peer's FRR state shows the timers."""
+    from fabgen.emulate import run
+
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(UNSEEN.format(model="dgx-h100", count=8, kind="roce", platform="sonic", topology="rail-optimized",
+                                 switch="sn5600-sonic", extra="tiers: 3\n    scalable_unit: 4"))
+    render_to(inv, tmp_path / "out")
+    monkeypatch.setattr(run, "BFD_DEFAULT_UP_TO", 0)
+    stages: list[str] = []
+    result = run.emulate(tmp_path / "out", save_state=tmp_path / "state", progress=stages.append)
+    assert result.ok, [f.as_dict() for f in result.findings][:10]
+    assert any(s.startswith("bringing ") and s.endswith(" switch ports up") for s in stages), stages
+    assert any("BFD at 2000 ms x 10, BGP keepalive and hold at 10 and 30 s" in n for n in result.notes), result.notes
+    peers = [p for f in sorted((tmp_path / "state").glob("*.bfd.json")) for p in json.loads(f.read_text())]
+    assert peers and all(p["status"] == "up" for p in peers)
+    assert {(p["receive-interval"], p["transmit-interval"], p["detect-multiplier"]) for p in peers} == {(2000, 2000, 10)}
+
+
 # Sampling: a fabric beyond the router budget ------------------------------------------------------
 
 PODS = UNSEEN.format(model="dgx-h100", count=16, kind="roce", platform="sonic", topology="rail-optimized",
@@ -289,15 +319,28 @@ def test_the_sample_is_chosen_from_the_plan(tmp_path: Path) -> None:
     hosts_of: dict[str, set[str]] = {}
     for c in fab.cables:
         hosts_of.setdefault(c["z_device"], set()).add(c["a_device"])
-    kept = sample.choose(fab.plan, hosts_of, 24, 512)
+    kept, nodes = sample.choose(fab.plan, hosts_of, 24, 512, 10**6)
     first_spine = sorted(d for d, r in roles.items() if r == "spine")[0]
     pod1 = sorted({c["a_device"] for c in fab.cables if c["z_device"] == first_spine} & set(leaves))
     assert len(pod1) == 16
     assert len(kept) == 24 and set(pod1) <= kept  # 1 core + pod 1 (1 spine, 16 leaves) + pod 2's spine + 5 leaves
     assert {d for d in kept if roles[d] != "leaf"} == {d for d, r in roles.items() if r != "leaf"}
     assert sorted(set(leaves) - set(pod1))[:5] == sorted(kept - set(pod1) - {d for d in kept if roles[d] != "leaf"})
-    assert sample.choose(fab.plan, hosts_of, 2, 512) == set()  # the core and a spine, but no leaf: nothing
-    assert len(sample.choose(fab.plan, hosts_of, 400, 6)) < 35  # the node budget bounds it too
+    assert nodes == set().union(*(hosts_of[leaf] for leaf in kept & set(leaves)))  # every kept leaf's nodes
+    assert sample.choose(fab.plan, hosts_of, 2, 512, 10**6) == (set(), set())  # the core and a spine, no leaf: nothing
+    # the node budget bounds the nodes, not the switches: every switch, the leaves' nodes in order
+    # (a unit's four nodes on each of its rail leaves, then the next unit's) until six
+    switches, six = sample.choose(fab.plan, hosts_of, 400, 6, 10**6)
+    assert len(hosts_of[leaves[0]]) == 4 and hosts_of[leaves[0]] == hosts_of[leaves[1]]
+    following = sorted(hosts_of[next(leaf for leaf in leaves if hosts_of[leaf] != hosts_of[leaves[0]])])
+    assert switches == set(roles) and six == hosts_of[leaves[0]] | set(following[:2]), sorted(six)
+    # the session budget bounds the switches: no more BGP sessions among them than it allows, and the
+    # next leaf in order would have passed it
+    few, _ = sample.choose(fab.plan, hosts_of, 400, 512, 78)
+    among = [s for s in fab.plan.sessions if s[0] in few and s[2] in few]
+    nxt = sorted(set(leaves) - few)[0]
+    more = [s for s in fab.plan.sessions if {s[0], s[2]} <= few | {nxt}]
+    assert few & set(leaves) and len(among) <= 78 < len(more), (len(among), len(more))
 
 
 def test_the_command_line_budget_is_the_measured_one() -> None:
@@ -305,11 +348,12 @@ def test_the_command_line_budget_is_the_measured_one() -> None:
     import inspect
 
     from fabgen import cli
-    from fabgen.emulate.run import MAX_HOSTS, MAX_ROUTERS
+    from fabgen.emulate.run import MAX_HOSTS, MAX_ROUTERS, MAX_SESSIONS
 
     params = inspect.signature(cli.emulate).parameters
     assert params["max_routers"].default.default == MAX_ROUTERS
     assert params["max_nodes"].default.default == MAX_HOSTS
+    assert params["max_sessions"].default.default == MAX_SESSIONS
 
 
 def test_planes_are_sampled_one_by_one() -> None:

@@ -431,12 +431,15 @@ def emulate(
                                               "converged (<device>.bgp.json, .routes.json, .bfd.json) into this new "
                                               "directory: what fabgen verify --frr reads"),
     # the default is emulate.run.MAX_ROUTERS (not imported here: the CLI loads emulation lazily)
-    max_routers: int = typer.Option(100, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
+    max_routers: int = typer.Option(320, "--max-routers", min=4, max=4000, help="beyond this many FRR instances "
                                     "(switches and routing nodes) emulate a sample chosen from the plan: the top tier "
                                     "whole, then whole pods or leaves in order"),
     # the default is emulate.run.MAX_HOSTS
     max_nodes: int = typer.Option(128, "--max-nodes", min=1, max=8192, help="beyond this many nodes (a namespace "
                                   "each) emulate a sample, as for --max-routers"),
+    # the default is emulate.run.MAX_SESSIONS
+    max_sessions: int = typer.Option(4096, "--max-sessions", min=1, max=100000, help="beyond this many BGP sessions "
+                                     "(FRR holds about 0.7 MB per peer) emulate a sample, as for --max-routers"),
 ) -> None:
     """Bring the Ethernet fabrics of RENDER_DIR up in network namespaces with FRR, from the rendered
     files, and check sessions, routes, ECMP widths and host reachability against the plan. Needs
@@ -450,7 +453,7 @@ def emulate(
     try:
         with _Progress() as progress:
             result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state,
-                                 max_routers=max_routers, max_hosts=max_nodes)
+                                 max_routers=max_routers, max_hosts=max_nodes, max_sessions=max_sessions)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; every namespace and process of the run removed", err=True)
         raise typer.Exit(130)

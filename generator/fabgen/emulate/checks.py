@@ -129,10 +129,25 @@ def sessions(s: State, expected: dict[str, int], asn: dict[str, int], peer_asn: 
     return out
 
 
-def bfd(la: Lab, dirs: dict[str, Any], with_bfd: set[str], gone: dict[str, set[str]] | None = None) -> list[Finding]:
-    """Every BFD peer up, but those on ports taken down on purpose (`gone`: device -> interfaces)."""
+def bfd(la: Lab, dirs: dict[str, Any], with_bfd: set[str], gone: dict[str, set[str]] | None = None,
+        wait: float = 60.0) -> list[Finding]:
+    """Every BFD peer up, but those on ports taken down on purpose (`gone`: device -> interfaces).
+    BGP settles first; a BFD session comes up some packets later (at a large lab's 2 s, several
+    seconds later), so the peers are read again while some are not up and their states still move,
+    for at most STALLED seconds without change or `wait` in all."""
+    start, last, since = time.monotonic(), None, time.monotonic()
+    while True:
+        out, sig = _bfd_once(la, dirs, with_bfd, gone or {})
+        now = time.monotonic()
+        if sig != last:
+            last, since = sig, now
+        if not out or now - since >= STALLED or now - start >= wait:
+            return out
+        time.sleep(1.0)
+
+
+def _bfd_once(la: Lab, dirs: dict[str, Any], with_bfd: set[str], gone: dict[str, set[str]]) -> tuple[list[Finding], tuple]:
     out = []
-    gone = gone or {}
     tables = _side_by_side(lambda dev: _json(la, dirs[dev], "show bfd peers json") or [], sorted(with_bfd))
     for dev in sorted(with_bfd):
         peers = tables[dev]
@@ -142,7 +157,9 @@ def bfd(la: Lab, dirs: dict[str, Any], with_bfd: set[str], gone: dict[str, set[s
             out.append(Finding(dev, "bfd", "BFD is configured and no BFD peer exists"))
         elif down:
             out.append(Finding(dev, "bfd", f"{len(down)} BFD peer(s) not up: {', '.join(map(str, down[:6]))}"))
-    return out
+    sig = tuple(sorted((dev, str(p.get("interface") or p.get("peer")), str(p.get("status")))
+                       for dev in tables for p in tables[dev]))
+    return out, sig
 
 
 def _side_by_side(fn: Any, devices: list[str]) -> dict[str, Any]:

@@ -26,22 +26,29 @@ import yaml
 
 from fabgen.emulate import eos, nvue, sonic
 from fabgen.emulate.expect import Plan, network
-from fabgen.emulate.frr import frr_conf
+from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
 from fabgen.emulate.lab import Lab, LabError, lab as open_lab
 from fabgen.emulate.model import Host, HostPort, Router, TranslateError
 
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
                "sonic": ("/config_db.json", sonic.translate)}
 EMULATED_KINDS = ("roce", "spectrum-x")
-# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): 80
-# routers with 128 nodes converge in 256 s. With BFD at lab timers of 2 s a sample of 320 routers
-# passed in 207 s, but those timers left BFD sessions down in some CI runs and were reverted; at
-# FRR's 300 ms BFD, bfdd took most of the two cores beyond a hundred routers.
-MAX_ROUTERS = 100
+# Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
+# sample of 320 routers, 128 nodes and 2,048 sessions passes in 211 s, converged in 11 s, with the
+# large lab's BFD timers and ports brought up together (BFD_DEFAULT_UP_TO); 80 routers at FRR's
+# 300 ms BFD took 256 s.
+MAX_ROUTERS = 320
+# Up to this many routers BFD runs at FRR's default timers and the ports are up from the start;
+# beyond, BFD at frr.LAB_BFD_MS (frr.py) and the switch ports come up together (release).
+BFD_DEFAULT_UP_TO = 100
 # Nodes (one namespace each, no daemon unless they route) emulated at once; beyond either bound a
 # sample is emulated (sample.py). 128 is measured beside 320 routers; 384 and 512 (with their
 # prefixes on every router) were not.
 MAX_HOSTS = 128
+# BGP sessions emulated at once: FRR 8.4's bgpd holds about 0.7 MB per configured peer (measured:
+# 13 MB idle, 58 MB with 64 peers and none up), so the sessions, not the prefixes, bound the
+# lab's memory; a whole fabric of 320 routers and 8,192 sessions filled 22 of 24 GiB.
+MAX_SESSIONS = 4096
 
 
 class BadInput(Exception):
@@ -193,6 +200,7 @@ class Built:
     dirs: dict[str, Path] = field(default_factory=dict)  # device -> FRR run dir (vty sockets)
     batch: dict[str, list[str]] = field(default_factory=dict)  # namespace -> `ip -batch` lines to run
     done: set[tuple[str, str]] = field(default_factory=set)  # (namespace, loopback address) already added
+    slow_bfd: bool = False  # BFD at frr.LAB_BFD_MS: more than BFD_DEFAULT_UP_TO routers
 
     def ip(self, ns: str, line: str) -> None:
         self.batch.setdefault(ns, []).append(line)
@@ -208,13 +216,16 @@ class Built:
 
 
 def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built:
-    b = Built()
+    from fabgen.emulate.sample import routers_of
+
+    b = Built(slow_bfd=sum(routers_of(f) for f in fabs) > BFD_DEFAULT_UP_TO)
     devices = [d for f in fabs for d in (*f.routers, *f.hosts)]
     for k, d in enumerate(dict.fromkeys(devices)):
         b.ns[d] = la.namespace(k)
     la.neighbours(sum(len(f.cables) for f in fabs))
     progress(f"cabling {sum(len(f.cables) for f in fabs)} links")
     ends_up: list[tuple[str, str, str, str]] = []
+    hosts_all = {h for f in fabs for h in f.hosts}
     for f in fabs:
         host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
                    for r in f.addresses if r["role"] == "node"}
@@ -239,8 +250,12 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
             b.ip(na, f"link add {ia} type veth peer name {iz} netns {nz}")
             ends_up += [(na, ia, pa, da), (nz, iz, pz, dz)]
     b.flush()
+    held: list[tuple[str, str]] = []  # a large lab's switch ports: up once every daemon runs (release)
     for ns, ifn, alias, dev in ends_up:
-        b.ip(ns, f"link set {ifn} alias {_alias(alias)} up")
+        hold = b.slow_bfd and dev not in hosts_all
+        b.ip(ns, f"link set {ifn} alias {_alias(alias)}" + ("" if hold else " up"))
+        if hold:
+            held.append((ns, ifn))
     progress("addresses and routes")
     for f in fabs:
         for name, r in f.routers.items():
@@ -251,7 +266,7 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
     progress("FRR daemons")
     for f in fabs:
         for name, r in f.routers.items():
-            _router_frr(la, b, name, r)
+            _router_frr(la, b, name, r, b.slow_bfd)
         for h in f.hosts.values():
             # one BGP speaker per node, started by the fabric it routes in (not there when a sample left it out)
             if h.frr and h.name in f.plan.asn and h.name not in b.dirs:
@@ -259,7 +274,21 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
                 conf = d / "frr.conf"
                 conf.write_text(h.frr)  # unmodified
                 _daemons(la, b, h.name, d, conf, bfd=" bfd" in h.frr)
+    release(b, held, progress)
     return b
+
+
+def release(b: Built, ends: list[tuple[str, str]], progress: Callable[[str], None]) -> None:
+    """A large lab's switch ports, cabled down, brought up at once when every daemon runs: started
+    one by one with their links up, each new router's sessions re-ran the best-path work of all
+    that were up, and beyond a few hundred routers the last daemons started ever more slowly
+    (benchmarks/results-emulate.md). Node ports are up from the start (their routes need a live
+    port); their far ends are down until now. Small labs (every test's) start with ports up."""
+    if ends:
+        progress(f"bringing {len(ends)} switch ports up")
+    for ns, ifn in ends:
+        b.ip(ns, f"link set {ifn} up")
+    b.flush()
 
 
 def _alias(text: str) -> str:
@@ -287,13 +316,13 @@ def _router_ip(b: Built, name: str, r: Router) -> None:
             b.ip(ns, f"link set {ifn} master {vlan}")
 
 
-def _router_frr(la: Lab, b: Built, name: str, r: Router) -> None:
+def _router_frr(la: Lab, b: Built, name: str, r: Router, slow_bfd: bool) -> None:
     missing = [p for p in r.unnumbered if (name, p) not in b.ifname]
     if missing:
         raise BadInput(f"{name}: BGP unnumbered on {', '.join(missing[:3])}, which no cable of the plan uses")
     d = la.frr_dir(b.ns[name])
     conf = d / "frr.conf"
-    conf.write_text(frr_conf(r, {p: b.ifname[(name, p)] for p in r.unnumbered}))
+    conf.write_text(frr_conf(r, {p: b.ifname[(name, p)] for p in r.unnumbered}, slow_bfd))
     _daemons(la, b, name, d, conf, bfd=any(g.bfd for g in r.groups.values()) or any(n.bfd for n in r.neighbors))
 
 
@@ -383,7 +412,8 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
 
 def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float = 300,
             quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
-            save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS) -> Result:
+            save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS,
+            max_sessions: int = MAX_SESSIONS) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
     from fabgen import diff
@@ -400,7 +430,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         raise BadInput(f"{render}: no report.json: not a render")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
     _fail_targets(fabs, fails or [])  # a --fail naming nothing of the render: said before any sampling
-    fabs, sampled = _sampled(fabs, max_routers, max_hosts)
+    fabs, sampled = _sampled(fabs, max_routers, max_hosts, max_sessions)
     down = _fail_targets(fabs, fails or [])  # within the sample (a port sampled out is said so)
     notes = ["the management plane (management ports, VRF, services) is not emulated",
              "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not", *sampled]
@@ -408,6 +438,10 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     with open_lab() as la:
         progress(f"namespaces for {sum(len(f.routers) + len(f.hosts) for f in fabs)} devices")
         b = build(la, fabs, progress)
+        if b.slow_bfd:
+            notes.append(f"BFD at {LAB_BFD_MS} ms x {LAB_BFD_MULTIPLIER}, BGP keepalive and hold at "
+                         f"{LAB_BGP_TIMERS[0]} and {LAB_BGP_TIMERS[1]} s (a lab beyond {BFD_DEFAULT_UP_TO} routers; "
+                         "FRR's 300 ms and datacenter timers below)")
         plan = _merged([f.plan for f in fabs])
         expected = _expected_sessions(plan)
         state, took = checks.settle(la, b.dirs, expected, quiet, timeout, progress)
@@ -464,43 +498,50 @@ def _renamed(doc: Any, back: dict[str, str]) -> Any:
     return back.get(doc, doc) if isinstance(doc, str) else doc
 
 
-def _sampled(fabs: list[Fabric], budget: int, host_budget: int) -> tuple[list[Fabric], list[str]]:
-    """The fabrics whole while they fit in `budget` routers and `host_budget` nodes, the first that
-    does not as a sample (sample.py), the rest left out; notes saying what was left out."""
+def _sampled(fabs: list[Fabric], budget: int, host_budget: int,
+             session_budget: int = 1 << 30) -> tuple[list[Fabric], list[str]]:
+    """The fabrics whole while they fit in `budget` routers, `host_budget` nodes and
+    `session_budget` BGP sessions, the first that does not as a sample (sample.py), the rest left
+    out; notes saying what was left out."""
     from fabgen.emulate import sample
 
-    def size(group: list[Fabric]) -> tuple[int, int]:  # a node on several fabrics is one namespace, one speaker
+    def size(group: list[Fabric]) -> tuple[int, int, int]:  # a node on several fabrics: one namespace, one speaker
         speakers = {h.name for f in group for h in f.hosts.values() if h.frr and h.name in f.plan.asn}
         return sum(len(f.routers) for f in group) + len(speakers), \
-            len({h for f in group for h in f.hosts})
+            len({h for f in group for h in f.hosts}), sum(len(f.plan.sessions) for f in group)
 
-    if size(fabs)[0] <= budget and size(fabs)[1] <= host_budget:
+    def fits(group: list[Fabric]) -> bool:
+        return all(x <= b for x, b in zip(size(group), (budget, host_budget, session_budget)))
+
+    if fits(fabs):
         return fabs, []
     kept: list[Fabric] = []
     notes: list[str] = []
-    routers, hosts = 0, 0
+    routers, hosts, sessions = 0, 0, 0
     for f in fabs:
-        if size(kept + [f])[0] <= budget and size(kept + [f])[1] <= host_budget:
+        if fits(kept + [f]):
             kept.append(f)
-            routers, hosts = size(kept)
+            routers, hosts, sessions = size(kept)
             continue
         hosts_of: dict[str, set[str]] = {}
         for c in f.cables:
             for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
                 if far in f.hosts:
                     hosts_of.setdefault(dev, set()).add(far)
-        keep = sample.choose(f.plan, hosts_of, budget - routers, host_budget - hosts)  # shared nodes counted twice
+        keep, nodes = sample.choose(f.plan, hosts_of, budget - routers, host_budget - hosts,  # shared nodes twice
+                                    session_budget - sessions)
         if not any(f.plan.roles.get(d) == "leaf" for d in keep):
             notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - routers} routers "
                          f"left of {budget}; emulate it with --fabric")
             continue
-        switches, nodes = sample.restrict(f, keep, _plan)
+        switches, left = sample.restrict(f, keep, nodes, _plan)
         kept.append(f)
         notes.append(f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
-                     f"{len(f.hosts)} of {len(f.hosts) + nodes} nodes (plane by plane, the top tier whole, then "
-                     f"whole pods or leaves in order; sessions to what is left out are not configured, widths are the "
-                     f"sample's); "
-                     f"beyond {budget} routers and {host_budget} nodes a sample is emulated")
+                     f"{len(f.hosts)} of {len(f.hosts) + left} nodes (plane by plane, the top tier whole, then "
+                     f"whole pods or leaves in order, their nodes in order while they fit; sessions to what is left "
+                     f"out are not configured, widths are the sample's); "
+                     f"beyond {budget} routers, {host_budget} nodes or {session_budget} BGP sessions a sample is "
+                     "emulated")
         break  # the budget is spent
     if not kept:
         raise BadInput(f"more than {budget} routers even for one fabric's top tier; emulate one fabric or plane "

@@ -3,8 +3,11 @@
 Plane by plane (each connected part of the switch graph), the top tier is kept whole (every core
 of a three-tier fabric, every spine of a two-tier one), then whole units are added in name order
 while they fit: a pod (its spines and its leaves) in three tiers, a leaf in two (its uplinks all
-go to the kept spines). The sample is the plan
-restricted to the kept switches and the nodes cabled to them: cables, addresses and sessions to
+go to the kept spines). Each kept leaf brings its nodes in order while the node budget holds;
+past it, leaves are still added, with fewer nodes or none (a leaf without nodes announces its
+loopback; its uplinks, sessions and BFD are emulated all the same), so a fabric whose switches fit
+the router budget is emulated with every switch. The sample is the plan
+restricted to the kept switches and the kept nodes cabled to them: cables, addresses and sessions to
 anything else are left out of the emulation, and of the kept switches' BGP and BFD neighbours,
 so every check holds exactly inside the sample: a kept leaf reaches another kept leaf over every
 path the whole fabric gives it (every spine of its pod, every core), and the expected widths are
@@ -25,40 +28,89 @@ def routers_of(fab) -> int:
     return len(fab.routers) + sum(1 for h in fab.hosts.values() if h.frr and h.name in fab.plan.asn)
 
 
-def choose(plan: Plan, hosts_of: dict[str, set[str]], budget: int, host_budget: int) -> set[str]:
-    """The switches to keep. Each connected part of the switch graph (a plane) in name order: its
-    top tier, then its units in order, each whole while `budget` switches (plus the routing nodes
-    they bring) and `host_budget` nodes hold, the first that does not fit as many of its leaves as
-    fit; then nothing more. `hosts_of`: leaf -> its nodes."""
+def choose(plan: Plan, hosts_of: dict[str, set[str]], budget: int, host_budget: int,
+           session_budget: int) -> tuple[set[str], set[str]]:
+    """The switches and the nodes to keep. Each connected part of the switch graph (a plane) in name
+    order: its top tier, then its units in order, each whole while `budget` routers (switches and
+    the routing nodes kept) and `session_budget` BGP sessions among them hold, the first that does
+    not fit as many of its leaves as fit; then nothing more. Each leaf kept brings its nodes
+    (`hosts_of`: leaf -> its nodes) in name order while `host_budget` nodes and the other budgets
+    hold: past the node budget, leaves are still kept, with the nodes that fit or none (their
+    loopbacks and the sessions above them are emulated)."""
     switches = {d for d, r in plan.roles.items() if r in ("leaf", "spine", "core")}
     up: dict[str, set[str]] = {d: set() for d in switches}
     for a, _, z, _ in plan.sessions:
         if a in switches and z in switches:
             up[a].add(z)
             up[z].add(a)
-    kept: set[str] = set()
-    nodes: set[str] = set()
+    t = _Tally(plan, budget, host_budget, session_budget)
     for part in _parts(up):
         top, units = _units(part, plan.roles, up)
-        devs = kept | top
-        if _cost(devs, nodes, plan)[0] > budget:
+        mark = t.copy()  # what was kept before this part: kept again if none of its leaves fits
+        if not t.add(top):
             break
         grown = False
         for spines, members in units:
             for leaf in members:  # a unit whole if it fits; else as many of its leaves as fit, with its spines
-                more, hosts = devs | set(spines) | {leaf}, nodes | hosts_of.get(leaf, set())
-                n_routers, n_hosts = _cost(more, hosts, plan)
-                if n_routers > budget or n_hosts > host_budget:
-                    return kept if not grown else devs
-                devs, nodes, grown = more, hosts, True
+                if not t.add(set(spines) | {leaf}):
+                    return (t.devs, t.nodes) if grown else (mark.devs, mark.nodes)
+                grown = True
+                for h in sorted(hosts_of.get(leaf, ())):
+                    if not t.add_node(h):
+                        break
         if not grown:
-            break
-        kept = devs
-    return kept
+            return mark.devs, mark.nodes
+    return t.devs, t.nodes
 
 
-def _cost(devs: set[str], hosts: set[str], plan: Plan) -> tuple[int, int]:
-    return len(devs) + sum(1 for h in hosts if h in plan.asn), len(hosts)
+class _Tally:
+    """What is kept and what it costs: routers (switches and routing nodes), nodes, and BGP
+    sessions among the kept speakers (FRR 8.4's bgpd holds about 0.7 MB per configured peer,
+    measured: the sessions bound the lab's memory, benchmarks/results-emulate.md)."""
+
+    def __init__(self, plan: Plan, budget: int, host_budget: int, session_budget: int) -> None:
+        self.plan, self.budgets = plan, (budget, host_budget, session_budget)
+        self.peers: dict[str, list[str]] = {}
+        for a, _, z, _ in plan.sessions:
+            self.peers.setdefault(a, []).append(z)
+            self.peers.setdefault(z, []).append(a)
+        self.devs: set[str] = set()
+        self.nodes: set[str] = set()
+        self.speakers: set[str] = set()  # the kept switches and routing nodes
+        self.sessions = 0
+
+    def copy(self) -> "_Tally":
+        other = object.__new__(_Tally)
+        other.plan, other.budgets, other.peers = self.plan, self.budgets, self.peers
+        other.devs, other.nodes, other.speakers = set(self.devs), set(self.nodes), set(self.speakers)
+        other.sessions = self.sessions
+        return other
+
+    def _join(self, new: set[str], nodes: int) -> bool:
+        """Count `new` speakers in (with `nodes` nodes kept) if every budget holds."""
+        speakers = self.speakers | new
+        added = sum(1 for x in new for y in self.peers.get(x, ()) if y in speakers and (y not in new or x < y))
+        if len(speakers) > self.budgets[0] or nodes > self.budgets[1] or self.sessions + added > self.budgets[2]:
+            return False
+        self.speakers, self.sessions = speakers, self.sessions + added
+        return True
+
+    def add(self, devs: set[str]) -> bool:
+        """Keep these switches if every budget holds."""
+        new = devs - self.devs
+        if not self._join(new, len(self.nodes)):
+            return False
+        self.devs |= new
+        return True
+
+    def add_node(self, h: str) -> bool:
+        """Keep this node if every budget holds (a routing node counts as a router, its sessions too)."""
+        if h in self.nodes:
+            return True
+        if not self._join({h} if h in self.plan.asn else set(), len(self.nodes) + 1):
+            return False
+        self.nodes.add(h)
+        return True
 
 
 def _parts(up: dict[str, set[str]]) -> list[set[str]]:
@@ -93,11 +145,11 @@ def _units(part: set[str], roles: dict[str, str], up: dict[str, set[str]]) -> tu
     return top, ([([], [leaf]) for leaf in leaves] if top_role == "spine" else [])
 
 
-def restrict(fab, kept: set[str], plan_of: Callable[[object], Plan]) -> tuple[int, int]:
-    """Cut the fabric down to the kept switches and their nodes; returns the switches and nodes left
-    out. `plan_of` recomputes the plan (run._plan) from what is left."""
+def restrict(fab, kept: set[str], nodes: set[str], plan_of: Callable[[object], Plan]) -> tuple[int, int]:
+    """Cut the fabric down to the kept switches and the kept nodes cabled to them; returns the
+    switches and nodes left out. `plan_of` recomputes the plan (run._plan) from what is left."""
     hosts = {c[end] for c in fab.cables for end, other in (("a_device", "z_device"), ("z_device", "a_device"))
-             if c[end] in fab.hosts and c[other] in kept}
+             if c[end] in nodes and c[other] in kept}
     keep = kept | hosts
     dropped = (len(fab.routers) - len(kept & set(fab.routers)), len(fab.hosts) - len(hosts))
     fab.cables = [c for c in fab.cables if c["a_device"] in keep and c["z_device"] in keep]
