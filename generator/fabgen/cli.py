@@ -425,8 +425,8 @@ def emulate(
     fail: list[str] = typer.Option([], "--fail", help="after convergence take DEVICE:PORT (or a whole DEVICE) "
                                    "down and check again; repeatable"),
     fmt: str = typer.Option("text", "--format", help="text or json"),
-    timeout: float = typer.Option(300, "--timeout", min=10, max=3600, help="seconds the whole run may take to "
-                                  "settle, per phase"),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=10, max=3600, help="seconds the run may take "
+                                            "to settle, per phase (default 300, 1200 beyond 100 routers)"),
     save_state: Optional[Path] = typer.Option(None, "--save-state", help="write each switch's FRR state once "
                                               "converged (<device>.bgp.json, .routes.json, .bfd.json) into this new "
                                               "directory: what fabgen verify --frr reads"),

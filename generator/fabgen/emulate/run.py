@@ -49,6 +49,9 @@ MAX_HOSTS = 128
 # 13 MB idle, 58 MB with 64 peers and none up), so the sessions, not the prefixes, bound the
 # lab's memory; a whole fabric of 320 routers and 8,192 sessions filled 22 of 24 GiB.
 MAX_SESSIONS = 4096
+# Seconds to settle, per phase, unless --timeout says: a whole three-tier fabric of 160 routers and
+# 4,096 sessions converged in 846 s on two cores (benchmarks/results-emulate.md).
+SMALL_LAB_TIMEOUT, LARGE_LAB_TIMEOUT = 300.0, 1200.0
 
 
 class BadInput(Exception):
@@ -410,7 +413,7 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
     return out
 
 
-def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float = 300,
+def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float | None = None,
             quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
             save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS,
             max_sessions: int = MAX_SESSIONS) -> Result:
@@ -438,6 +441,8 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     with open_lab() as la:
         progress(f"namespaces for {sum(len(f.routers) + len(f.hosts) for f in fabs)} devices")
         b = build(la, fabs, progress)
+        if timeout is None:
+            timeout = LARGE_LAB_TIMEOUT if b.slow_bfd else SMALL_LAB_TIMEOUT
         if b.slow_bfd:
             notes.append(f"BFD at {LAB_BFD_MS} ms x {LAB_BFD_MULTIPLIER}, BGP keepalive and hold at "
                          f"{LAB_BGP_TIMERS[0]} and {LAB_BGP_TIMERS[1]} s (a lab beyond {BFD_DEFAULT_UP_TO} routers; "
