@@ -2,7 +2,7 @@
 
     sudo python benchmarks/emulate.py                        # the examples below
     sudo python benchmarks/emulate.py --cases roce-3tier --json results-emulate.json
-    sudo python benchmarks/emulate.py --cases sonic-rail:8192 --max-routers 100   # a sample
+    sudo python benchmarks/emulate.py --cases eos-fattree:16384   # a sample (320 routers)
 
 A case is a bundled example inventory, or KIND:GPUS for a synthetic one (benchmarks/inventories.py),
 where a fabric beyond the budget is emulated as a sample (docs/emulate.md, "Scale"). Each case is
@@ -59,7 +59,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=CASES)
     ap.add_argument("--json")
-    ap.add_argument("--max-routers", type=int, default=100)
+    ap.add_argument("--max-routers", type=int, default=320)
     ap.add_argument("--max-nodes", type=int, default=128)
     ap.add_argument("--max-sessions", type=int, default=4096)
     args = ap.parse_args()

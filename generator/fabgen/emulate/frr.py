@@ -9,7 +9,7 @@ kept in the interface's alias. Decisions:
   one neighbouring AS, so full ECMP must come without it (the emulation would show it otherwise).
 * BFD on a peer group where the config asks (the switch's own timers are left out; bfdd runs
   beside bgpd): FRR's default 300 ms in a lab of up to run.BFD_DEFAULT_UP_TO routers, beyond it
-  2 s x 3 through a bfdd profile (`bfd` / `profile lab`, `neighbor G bfd profile lab`: FRR's
+  2 s through a bfdd profile (`bfd` / `profile lab`, `neighbor G bfd profile lab`: FRR's
   documented form, https://docs.frrouting.org/en/latest/bfd.html#bfd-peer-and-profile-configuration).
   At 300 ms bfdd took most of the two cores beyond a hundred routers; the hidden per-peer form
   (`neighbor X bfd 3 2000 2000`) left BFD between one spine and one leaf down in some runs of a

@@ -219,9 +219,7 @@ class Built:
 
 
 def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built:
-    from fabgen.emulate.sample import routers_of
-
-    b = Built(slow_bfd=sum(routers_of(f) for f in fabs) > BFD_DEFAULT_UP_TO)
+    b = Built(slow_bfd=_speakers(fabs) > BFD_DEFAULT_UP_TO)
     devices = [d for f in fabs for d in (*f.routers, *f.hosts)]
     for k, d in enumerate(dict.fromkeys(devices)):
         b.ns[d] = la.namespace(k)
@@ -292,6 +290,13 @@ def release(b: Built, ends: list[tuple[str, str]], progress: Callable[[str], Non
     for ns, ifn in ends:
         b.ip(ns, f"link set {ifn} up")
     b.flush()
+
+
+def _speakers(fabs: list[Fabric]) -> int:
+    """FRR instances of the lab: every switch, and every node that runs BGP once (a node on several
+    fabrics is one namespace, one speaker)."""
+    nodes = {h.name for f in fabs for h in f.hosts.values() if h.frr and h.name in f.plan.asn}
+    return sum(len(f.routers) for f in fabs) + len(nodes)
 
 
 def _alias(text: str) -> str:
@@ -511,9 +516,7 @@ def _sampled(fabs: list[Fabric], budget: int, host_budget: int,
     from fabgen.emulate import sample
 
     def size(group: list[Fabric]) -> tuple[int, int, int]:  # a node on several fabrics: one namespace, one speaker
-        speakers = {h.name for f in group for h in f.hosts.values() if h.frr and h.name in f.plan.asn}
-        return sum(len(f.routers) for f in group) + len(speakers), \
-            len({h for f in group for h in f.hosts}), sum(len(f.plan.sessions) for f in group)
+        return _speakers(group), len({h for f in group for h in f.hosts}), sum(len(f.plan.sessions) for f in group)
 
     def fits(group: list[Fabric]) -> bool:
         return all(x <= b for x, b in zip(size(group), (budget, host_budget, session_budget)))

@@ -3,10 +3,11 @@
 Plane by plane (each connected part of the switch graph), the top tier is kept whole (every core
 of a three-tier fabric, every spine of a two-tier one), then whole units are added in name order
 while they fit: a pod (its spines and its leaves) in three tiers, a leaf in two (its uplinks all
-go to the kept spines). Each kept leaf brings its nodes in order while the node budget holds;
-past it, leaves are still added, with fewer nodes or none (a leaf without nodes announces its
-loopback; its uplinks, sessions and BFD are emulated all the same), so a fabric whose switches fit
-the router budget is emulated with every switch. The sample is the plan
+go to the kept spines), while the router and session budgets hold. The switches come first; then
+the kept leaves' nodes in order while the node budget (and, for nodes that run BGP, the router
+and session budgets) hold: a leaf past it is emulated without nodes (it announces its loopback;
+its uplinks, sessions and BFD are emulated all the same), so a fabric whose switches fit is
+emulated with every switch. The sample is the plan
 restricted to the kept switches and the kept nodes cabled to them: cables, addresses and sessions to
 anything else are left out of the emulation, and of the kept switches' BGP and BFD neighbours,
 so every check holds exactly inside the sample: a kept leaf reaches another kept leaf over every
@@ -31,12 +32,12 @@ def routers_of(fab) -> int:
 def choose(plan: Plan, hosts_of: dict[str, set[str]], budget: int, host_budget: int,
            session_budget: int) -> tuple[set[str], set[str]]:
     """The switches and the nodes to keep. Each connected part of the switch graph (a plane) in name
-    order: its top tier, then its units in order, each whole while `budget` routers (switches and
-    the routing nodes kept) and `session_budget` BGP sessions among them hold, the first that does
-    not fit as many of its leaves as fit; then nothing more. Each leaf kept brings its nodes
-    (`hosts_of`: leaf -> its nodes) in name order while `host_budget` nodes and the other budgets
-    hold: past the node budget, leaves are still kept, with the nodes that fit or none (their
-    loopbacks and the sessions above them are emulated)."""
+    order: its top tier, then its units in order, each whole while `budget` routers and
+    `session_budget` BGP sessions among them hold, the first that does not fit as many of its
+    leaves as fit; then nothing more. Then the kept leaves' nodes (`hosts_of`: leaf -> its nodes),
+    leaf by leaf in the order kept and by name, while `host_budget` nodes and the other budgets hold
+    (a routing node is one router more, with its sessions): the switches come first, so a fabric
+    whose switches fit is emulated with every switch, and with as many nodes as fit."""
     switches = {d for d, r in plan.roles.items() if r in ("leaf", "spine", "core")}
     up: dict[str, set[str]] = {d: set() for d in switches}
     for a, _, z, _ in plan.sessions:
@@ -44,23 +45,35 @@ def choose(plan: Plan, hosts_of: dict[str, set[str]], budget: int, host_budget: 
             up[a].add(z)
             up[z].add(a)
     t = _Tally(plan, budget, host_budget, session_budget)
-    for part in _parts(up):
-        top, units = _units(part, plan.roles, up)
-        mark = t.copy()  # what was kept before this part: kept again if none of its leaves fits
+    order = _switches(t, _parts(up), plan.roles, up)
+    for leaf in order:
+        for h in sorted(hosts_of.get(leaf, ())):
+            if not t.add_node(h):
+                break
+    return t.devs, t.nodes
+
+
+def _switches(t: "_Tally", parts: list[set[str]], roles: dict[str, str], up: dict[str, set[str]]) -> list[str]:
+    """Keep switches in `t` plane by plane as choose() says; returns the kept leaves in order."""
+    order: list[str] = []
+    for part in parts:
+        top, units = _units(part, roles, up)
+        mark = (set(t.devs), set(t.speakers), t.sessions)  # kept again if none of its leaves fits
         if not t.add(top):
             break
         grown = False
         for spines, members in units:
             for leaf in members:  # a unit whole if it fits; else as many of its leaves as fit, with its spines
                 if not t.add(set(spines) | {leaf}):
-                    return (t.devs, t.nodes) if grown else (mark.devs, mark.nodes)
+                    if not grown:
+                        t.devs, t.speakers, t.sessions = mark
+                    return order
                 grown = True
-                for h in sorted(hosts_of.get(leaf, ())):
-                    if not t.add_node(h):
-                        break
+                order.append(leaf)
         if not grown:
-            return mark.devs, mark.nodes
-    return t.devs, t.nodes
+            t.devs, t.speakers, t.sessions = mark
+            return order
+    return order
 
 
 class _Tally:
@@ -78,13 +91,6 @@ class _Tally:
         self.nodes: set[str] = set()
         self.speakers: set[str] = set()  # the kept switches and routing nodes
         self.sessions = 0
-
-    def copy(self) -> "_Tally":
-        other = object.__new__(_Tally)
-        other.plan, other.budgets, other.peers = self.plan, self.budgets, self.peers
-        other.devs, other.nodes, other.speakers = set(self.devs), set(self.nodes), set(self.speakers)
-        other.sessions = self.sessions
-        return other
 
     def _join(self, new: set[str], nodes: int) -> bool:
         """Count `new` speakers in (with `nodes` nodes kept) if every budget holds."""
