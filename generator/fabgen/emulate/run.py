@@ -34,7 +34,7 @@ TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.trans
                "sonic": ("/config_db.json", sonic.translate)}
 EMULATED_KINDS = ("roce", "spectrum-x")
 # Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
-# sample of 320 routers, 128 nodes and 2,048 sessions passes in 211 s, converged in 11 s, with the
+# sample of 320 routers, 128 nodes and 2,048 sessions passes in 246 s, converged in 9 s, with the
 # large lab's BFD timers and ports brought up together (BFD_DEFAULT_UP_TO); 80 routers at FRR's
 # 300 ms BFD took 256 s.
 MAX_ROUTERS = 320
