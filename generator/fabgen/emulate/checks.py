@@ -248,6 +248,22 @@ def kernel_routes(text: str) -> dict[str, int]:
     return out
 
 
+def again(read: Callable[[], list[Finding]], stall: float = 6.0, wait: float = 60.0) -> list[Finding]:
+    """read() until it finds nothing, or its findings stay the same for `stall` seconds, or `wait`
+    in all: BGP settles in bgpd first, and zebra and the kernel may hold a path fewer for a moment
+    after (seen once in CI: two leaves at 3 of 4 paths right after BGP had settled)."""
+    start, last, since = time.monotonic(), None, time.monotonic()
+    while True:
+        out = read()
+        now = time.monotonic()
+        sig = tuple((f.device, f.check, f.message) for f in out)
+        if sig != last:
+            last, since = sig, now
+        if not out or now - since >= stall or now - start >= wait:
+            return out
+        time.sleep(1.0)
+
+
 def fib(ns: dict[str, str], widths: dict[str, dict[str, int]], prefixes: dict[str, str],
         switches: list[str]) -> list[Finding]:
     """The same widths in the kernel's forwarding table of each switch's namespace."""

@@ -610,8 +610,8 @@ def _check_all(la: Lab, b: Built, fabs: list[Fabric], plan: Plan, state: Any, ex
     widths = plan.widths(down)
     prefixes = plan.prefixes()
     switches = sorted(plan.roles)
-    out += checks.rib(la, b.dirs, widths, prefixes, switches)
-    out += checks.fib(b.ns, widths, prefixes, switches)
+    out += checks.again(lambda: checks.rib(la, b.dirs, widths, prefixes, switches))
+    out += checks.again(lambda: checks.fib(b.ns, widths, prefixes, switches))
     hosts = {name: h for f in fabs for name, h in f.hosts.items()}
     alive = {name: h for name, h in hosts.items() if not any(d == name for d, _ in down)}
     out += checks.reach(b.ns, [p for p in checks.pairs(alive) if _port_up(alive, p, down)])
