@@ -60,6 +60,45 @@ class Allocation:
     management: dict[str, str] = field(default_factory=dict)  # device -> management address
     node_loopbacks: dict[str, str] = field(default_factory=dict)  # host_routing bgp: node -> service address
     node_asns: dict[str, int] = field(default_factory=dict)  # host_routing bgp: node -> its ASN
+    tenants: "Tenants | None" = None  # role northsouth: the bonds' and leaves' addresses, the segments
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """A northsouth fabric's overlay addresses (docs/northsouth.md): the hosts pool's lower half is
+    the storage subnet, the upper half the in-band subnet, each stretched over every leaf by EVPN.
+    In each: the anycast gateway first, then one address per planned leaf (its own SVI address),
+    then one per planned node place (its bond); storage servers after the planned nodes. Every
+    value is a place in the plan, so growth only adds."""
+
+    prefix: int  # of both subnets
+    subnets: tuple[str, str]  # storage, in-band (CIDR)
+    gateways: tuple[str, str]
+    leaves: dict[str, tuple[str, str]]  # leaf -> its SVI addresses
+    nodes: dict[str, tuple[str, str]]  # node -> its bond's addresses
+    segments: dict[str, int]  # node -> Ethernet segment local id (its place + 1), the same on both leaves
+
+
+def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
+    net = IPNetwork(pool)
+    prefix = net.prefixlen + 1
+    half = 1 << (32 - prefix)
+    bases = (net.first, net.first + half)
+    plan = fabric.plan
+    members = sum(1 for h in fabric.hosts if h.role == "compute")
+
+    def pair(offset: int) -> tuple[str, str]:
+        return _ip(bases[0] + offset), _ip(bases[1] + offset)
+
+    leaves = {s.name: pair(2 + s.index - 1) for s in fabric.by_role("leaf")}
+    nodes: dict[str, tuple[str, str]] = {}
+    segments: dict[str, int] = {}
+    for h in fabric.hosts:
+        place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
+        nodes[h.name] = pair(2 + plan.leaves + place)
+        segments[h.name] = place + 1
+    return Tenants(prefix, (f"{_ip(bases[0])}/{prefix}", f"{_ip(bases[1])}/{prefix}"), pair(1), leaves, nodes,
+                   segments)
 
 
 def _ip(value: int) -> str:
@@ -99,7 +138,10 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     host_off, link_off = fabric.link_offsets()
     p2p += 2 * link_off
     hosts_p2p = hosts + 2 * host_off
+    northsouth = fabric.spec.role == "northsouth"
     for idx, lk in enumerate(fabric.links):
+        if northsouth and lk.tier == "node-leaf":
+            continue  # bond members: the bond's addresses are the tenants'
         if lk.tier != "node-leaf":
             link_ips[idx] = (_ip(p2p + 2 * lk.ordinal + 1), _ip(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
@@ -125,8 +167,9 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
             node_loopbacks[h.name] = _ip(lo + switches + 1 + place)
             node_asns[h.name] = eth.asn.host + place
+    tenants = allocate_tenants(fabric, eth.pools.hosts) if northsouth else None
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
-                      node_loopbacks=node_loopbacks, node_asns=node_asns)
+                      node_loopbacks=node_loopbacks, node_asns=node_asns, tenants=tenants)
 
 
 def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:

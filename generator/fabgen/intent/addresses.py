@@ -75,7 +75,10 @@ def address_rows(ctx: Context) -> list[list[Any]]:
                              for s in f.switches]
     svi_done: set[str] = set()
     svi = SVI[platform].format(vlan=HOST_VLAN)
+    t = alloc.tenants
     for idx, lk in enumerate(f.links):
+        if t is not None and lk.tier == "node-leaf":
+            continue  # bond legs carry no address: the tenants' rows below
         a_ip, z_ip, plen = alloc.link_ips[idx]
         if lk.tier == "node-leaf":
             nic = netdev[lk.a][lk.a_port]
@@ -89,4 +92,28 @@ def address_rows(ctx: Context) -> list[list[Any]]:
         if platform not in UNNUMBERED:
             rows.append([lk.a, role[lk.a], asn[lk.a], lk.a_port, f"{a_ip}/{plen}", lk.z, lk.z_port])
             rows.append([lk.z, role[lk.z], asn[lk.z], lk.z_port, f"{z_ip}/{plen}", lk.a, lk.a_port])
+    if t is not None:
+        rows += tenant_rows(ctx)
+    return rows
+
+
+def tenant_rows(ctx: Context) -> list[list[Any]]:
+    """A northsouth fabric's overlay addresses: each tenant's anycast gateway, each leaf's own SVI
+    address (NVUE's VRR needs one), then each node's bond VLANs, in node order."""
+    from fabgen.intent.northsouth import host_vlan_interface, tenants
+
+    f, alloc = ctx.fabric, ctx.allocation
+    t = alloc.tenants
+    assert t is not None
+    svi = SVI[f.spec.platform]
+    rows: list[list[Any]] = []
+    for k, ten in enumerate(tenants(ctx)):
+        rows.append([f"{ten['role']}-gateway", "anycast", "", svi.format(vlan=ten["vlan"]),
+                     f"{ten['gateway']}/{t.prefix}", "", ""])
+        if f.spec.platform == "nvue":
+            rows += [[s.name, "leaf", alloc.asns[s.name], svi.format(vlan=ten["vlan"]), f"{ips[k]}/{t.prefix}",
+                      "", ""] for s in f.by_role("leaf") for ips in [t.leaves[s.name]]]
+    for h in f.hosts:
+        rows += [[h.name, "node", "", host_vlan_interface(ten["vlan"]), f"{t.nodes[h.name][k]}/{t.prefix}",
+                  "", ""] for k, ten in enumerate(tenants(ctx))]
     return rows

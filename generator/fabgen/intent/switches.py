@@ -16,6 +16,9 @@ Decisions:
   never below the uplink count and growing into the plan never changes it.
   Each switch announces its loopback and its host-facing subnets; the per-peer route
   limit is twice the planned fabric's prefix count (at least 12,000).
+* a northsouth fabric (intent/northsouth.py): host ports are legs of the nodes' bonds, each
+  an EVPN Ethernet segment; every switch carries EVPN on its underlay sessions, every leaf is a
+  VTEP with the storage and in-band tenants (`evpn`); the tenant subnets stay in their VRFs.
 * BGP to the host (storage and in-band fabrics, `host_routing: bgp`): a leaf peers with each
   node port on its /31, in peer group HOSTS, with the node's own ASN; the node announces its
   service address (platforms/hosts.py writes its side).
@@ -29,6 +32,7 @@ from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
 from fabgen.intent.management import plane as management_plane
+from fabgen.intent.northsouth import GATEWAY_MAC, VXLAN_PORT, segment, tenants
 from fabgen.intent.qos import options
 from fabgen.topology.sizing import Plan
 
@@ -71,6 +75,10 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
     mgmt = management_plane(f)
     speed = f.plan.speed
     names = f.switch_model.port_names(speed)
+    numbers = f.switch_model.port_numbers(speed)
+    ns = alloc.tenants
+    overlay = tenants(ctx) if ns is not None else None
+    order = {s.name: k for k, s in enumerate(f.switches)}
     out = []
     for s in f.switches:
         used = f.ports.get(s.name, {})
@@ -85,10 +93,18 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                 interfaces.append({"name": port, "kind": "unused"})
                 continue
             lk = f.links[idx]
-            a_ip, z_ip, plen = alloc.link_ips[idx]
+            a_ip, z_ip, plen = alloc.link_ips.get(idx, ("", "", 0))
             mine_a = lk.a == s.name
             peer, peer_port = (lk.z, lk.z_port) if mine_a else (lk.a, lk.a_port)
             ip, peer_ip = (a_ip, z_ip) if mine_a else (z_ip, a_ip)
+            if lk.tier == "node-leaf" and ns is not None:  # a leg of the node's bond (EVPN multihoming)
+                host_ports += 1
+                n = numbers[port]
+                interfaces.append({"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
+                                   "description": f"HOST_{peer}_{peer_port}",
+                                   "bond": {"name": f"bond{n}", "channel": n,
+                                            "segment": segment(ns.segments[peer])}})
+                continue
             if lk.tier == "node-leaf":
                 host_ports += 1
                 iface = {"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
@@ -118,11 +134,20 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
             gateway = alloc.link_ips[next(i for i in used.values() if f.links[i].tier == "node-leaf")][1]
             svi = {"vlan": HOST_VLAN, "ip": gateway, "prefix": int(plen), "subnet": subnet}
             networks.append(subnet)
+        evpn = None
+        if overlay is not None:  # every switch carries EVPN; every leaf is a VTEP with both tenants
+            peers = sorted({n["peer"] for n in neighbors if n["peer_group"] != HOSTS_GROUP}, key=order.__getitem__)
+            evpn = {"vtep": alloc.loopbacks[s.name] if s.role == "leaf" else None, "gateway_mac": GATEWAY_MAC,
+                    "udp_port": VXLAN_PORT, "relay": s.role != "leaf",
+                    # loopback-to-loopback sessions for platforms that keep EVPN off the underlay's
+                    "overlay": [{"ip": alloc.loopbacks[p], "asn": alloc.asns[p], "peer": p} for p in peers],
+                    "tenants": [{**t, "svi_ip": ns.leaves[s.name][k]} for k, t in enumerate(overlay)]
+                    if s.role == "leaf" else []}
         groups = sorted({n["peer_group"] for n in neighbors})
         out.append({
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)), "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
-            "interfaces": interfaces, "svi": svi,
+            "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),
             "bgp": {"asn": alloc.asns[s.name], "router_id": alloc.loopbacks[s.name],
                     "password_env": eth.bgp_password.env if eth.bgp_password else None,
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,

@@ -208,7 +208,15 @@ class NodeModel:
     nics_included: bool = False
 
     def form(self, role: str) -> str:
-        return dict(self.forms).get(role, "custom")
+        return dict(self.forms).get(self.port_role(role), "custom")
+
+    def port_role(self, role: str) -> str:
+        """The role of the ports a fabric of `role` attaches: a converged north-south fabric bonds
+        the node's storage ports (the faster pair of an NVL72 tray's BlueField-3s), or its in-band
+        ports where it has no storage ports (a head node) (docs/northsouth.md)."""
+        if role != "northsouth":
+            return role
+        return "storage" if any(p.role == "storage" for p in self.ports) else "inband"
 
     @property
     def splits(self) -> bool:
@@ -222,6 +230,7 @@ class NodeModel:
         """The node's ports of one role, in attachment order."""
         if role == "compute":
             return self.nics
+        role = self.port_role(role)
         return tuple(p for p in self.ports if p.role == role)
 
     def for_role(self, role: str) -> "NodeModel":
@@ -229,6 +238,7 @@ class NodeModel:
         NICs, so a storage or in-band fabric is built, sized and addressed like a compute one."""
         if role == "compute":
             return self
+        role = self.port_role(role)
         nic_model, transceiver = next(((n, t) for r, n, t in self.role_parts if r == role),
                                       (f"{role} port", "transceiver"))
         return replace(self, nics=self.role_ports(role), nic_model=nic_model, transceiver=transceiver)

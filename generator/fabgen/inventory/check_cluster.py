@@ -22,7 +22,7 @@ def check_addressing(c: Checks) -> None:
                      "out-of-band network: its addresses come from management.prefix", key=True)
         elif f.kind not in ("infiniband", "ethernet"):
             check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
-                           c.warner(f.name), f.planes)
+                           c.warner(f.name), f.planes, f.role)
     _check_host_routing(c)
     managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
     for i, g in enumerate(c.inv.node_groups):

@@ -87,6 +87,12 @@ def check_fabric_role(c: Checks, i: int, f) -> bool:
     if f.role != "compute" and f.planes > 1:
         c.report(("fabrics", i, "planes"), f"planes split compute NICs; the {f.role} fabric has one plane")
         ok = False
+    if f.role == "northsouth":
+        ok = check_northsouth(c, i, f) and ok
+    elif f.ethernet is not None and "northsouth" in f.ethernet.model_fields_set:
+        c.report(("fabrics", i, "ethernet", "northsouth"), f"northsouth applies to role northsouth; this {f.role} "
+                 "fabric has no tenants: remove it", key=True)
+        ok = False
     if f.role == "inband" and f.kind in ("infiniband", "ethernet"):
         c.report(("fabrics", i, "kind"), "an inband fabric is roce or spectrum-x (kind ethernet is the "
                  "out-of-band access layer; InfiniBand carries compute and storage)")
@@ -95,6 +101,64 @@ def check_fabric_role(c: Checks, i: int, f) -> bool:
         c.report(("fabrics", i, "kind"), "the out-of-band network is kind ethernet with role oob (access switches, "
                  "one management VLAN); " + ("write kind: ethernet" if f.role == "oob" else "write role: oob"))
         ok = False
+    return ok
+
+
+# Community SONiC has no EVPN multihoming in any release through 202511: its HLD was merged in
+# November 2024 (sonic-net/SONiC pull 1702), the YANG model (sonic-evpn.yang) reached master in
+# June 2026 (sonic-buildimage pull 27543) and no release branch through 202605 carries it whole.
+SONIC_NO_EVPN_MH = ("community SONiC has no EVPN multihoming in a release (sonic-net/SONiC's EVPN-MH design, "
+                    "pull request 1702, reached master only in 2026; releases 202305 to 202511 have none): "
+                    "use platform eos (EVPN all-active multihoming) or kind spectrum-x (NVUE), or give the "
+                    "fabric role storage and inband separately (routed ports, docs/cluster.md)")
+
+
+def check_northsouth(c: Checks, i: int, f) -> bool:
+    """The converged north-south fabric (docs/northsouth.md): Ethernet with EVPN multihoming (EOS,
+    NVUE; not community SONiC), a leaf pair per unit (rail-optimized, two ports per node: checked
+    when the node groups attach), one plane, no BGP to the host (the bond is the redundancy)."""
+    ok = True
+    if f.kind not in ("roce", "spectrum-x"):
+        c.report(("fabrics", i, "kind"), "a northsouth fabric is roce (platform eos) or spectrum-x: EVPN "
+                 "multihoming over a VXLAN underlay of Ethernet switches")
+        ok = False
+    elif f.platform == "sonic":
+        c.report(("fabrics", i, "platform"), SONIC_NO_EVPN_MH)
+        ok = False
+    if f.topology != "rail-optimized":
+        c.report(("fabrics", i, "topology"), "a northsouth fabric is rail-optimized: a node's two bonded ports "
+                 "go to the two leaves of its unit's leaf pair (a fat-tree puts both on one leaf)")
+        ok = False
+    eth = f.ethernet
+    if eth is not None:
+        ok = _check_tenants(c, i, eth.northsouth) and ok
+    if eth is not None and "host_routing" in eth.model_fields_set and eth.host_routing != "static":
+        c.report(("fabrics", i, "ethernet", "host_routing"), "a northsouth fabric's hosts are bonded to a leaf "
+                 "pair (EVPN multihoming): no BGP to the host", key=True)
+        ok = False
+    if eth is not None and "host_addressing" in eth.model_fields_set:
+        c.report(("fabrics", i, "ethernet", "host_addressing"), "a northsouth fabric addresses each node's bond "
+                 "on the storage and in-band subnets (the hosts pool's two halves): remove host_addressing",
+                 key=True)
+        ok = False
+    return ok
+
+
+def _check_tenants(c: Checks, i: int, ns) -> bool:
+    """Storage and in-band apart: their own VLAN, VNIs and VRF (one would carry the other's traffic)."""
+    path, ok = ("fabrics", i, "ethernet", "northsouth", "inband"), True
+    a, b = ns.storage, ns.inband
+    vnis = {a.vni, a.l3vni}
+    for key, clash in (("vlan", b.vlan == a.vlan), ("vrf", b.vrf.lower() == a.vrf.lower()),
+                       ("vni", b.vni in vnis), ("l3vni", b.l3vni in vnis)):
+        if clash:
+            c.report((*path, key), f"the in-band {key} is also storage's: each role has its own VLAN, VNIs and VRF")
+            ok = False
+    for role, t in (("storage", a), ("inband", b)):
+        if t.vni == t.l3vni:
+            c.report(("fabrics", i, "ethernet", "northsouth", role, "l3vni"), "the layer-3 VNI is also the VLAN's "
+                     "layer-2 VNI: give the VRF a VNI of its own")
+            ok = False
     return ok
 
 
@@ -149,12 +213,16 @@ def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member]
             ok = False
             continue
         seen.add(gname)
-        if (gname, f.role) in c.attached:
-            c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname, f.role]}' "
-                     f"for role {f.role}; a node group is on one fabric per role")
+        claims = ("storage", "inband") if f.role == "northsouth" else (f.role,)  # converged: both roles
+        taken = next((r for r in claims if (gname, r) in c.attached), None)
+        if taken is not None:
+            c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname, taken]}' "
+                     f"for role {taken}; a node group is on one fabric per role (northsouth carries storage "
+                     "and inband)")
             ok = False
             continue
-        c.attached[gname, f.role] = f.name
+        for r in claims:
+            c.attached[gname, r] = f.name
         nm = group_model(c, gname)
         if nm is None or gname not in c.hostnames:
             ok = False
@@ -163,6 +231,11 @@ def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member]
             have = sorted({p.role for p in nm.ports} | ({"compute"} if nm.nics else set()))
             c.report(gpath, f"node group '{gname}' ({nm.key}) has no {f.role} ports for this {f.role} fabric (it has "
                      f"{', '.join(have) or 'none'}){'' if nm.custom else '; declare a node_models entry for others'}")
+            ok = False
+            continue
+        if f.role == "northsouth" and len(nm.role_ports(f.role)) != 2:
+            c.report(gpath, f"node group '{gname}' ({nm.key}) has {len(nm.role_ports(f.role))} "
+                     f"{nm.port_role(f.role)} ports; a northsouth fabric bonds two, one to each leaf of a pair")
             ok = False
             continue
         view = nm.for_role(f.role)

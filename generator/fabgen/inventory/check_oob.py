@@ -96,7 +96,7 @@ def _as_managed(rows: list[tuple[str, str, int]]) -> list:
     return [Managed(name, platform, place) for name, platform, place in rows]
 
 
-ROLE_ORDER = ("compute", "storage", "inband")  # where a node's BMC is placed: its first fabric in this order
+ROLE_ORDER = ("compute", "storage", "northsouth", "inband")  # where a node's BMC is placed: its first fabric in this order
 
 
 def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Member], layout, per_switch: int,

@@ -13,6 +13,8 @@ the top, in the sixteenth block (docs/cluster.md, "Default address pools"):
 | storage | 1st-4th | 10.128.0.0/12 + 16 x k | 10.{247-k}.0.0/16 |
 | inband | 1st-3rd | 10.192.0.0/12 + 16 x k | 10.{243-k}.0.0/16 |
 
+A northsouth fabric (storage and in-band converged) takes a storage fabric's place.
+
 The first compute fabric's are the schema's defaults, as before. A fabric beyond those counts
 keeps the schema's and is told to give its own where it overlaps.
 """
@@ -44,10 +46,11 @@ def with_default_pools(inv: Inventory) -> Inventory:
         if f.kind not in ETHERNET_KINDS:
             fabrics.append(f)
             continue
-        k = seen[f.role] = seen.get(f.role, -1) + 1
+        role = "storage" if f.role == "northsouth" else f.role  # a converged fabric takes a storage place
+        k = seen[role] = seen.get(role, -1) + 1
         eth = f.ethernet or EthernetOptions()
         pools = eth.pools
-        fill = {name: value for name, value in (default_pools(f.role, k) or {}).items()
+        fill = {name: value for name, value in (default_pools(role, k) or {}).items()
                 if name not in pools.model_fields_set}
         if not fill or all(getattr(pools, n) == v for n, v in fill.items()):
             fabrics.append(f)

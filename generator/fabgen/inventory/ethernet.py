@@ -54,14 +54,24 @@ def asn_ranges(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, t
             for tier, n in counts.items() if n}
 
 
-def needs(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[int, str]]:
+def northsouth_places(plan: Plan) -> int:
+    """Addresses one half of a northsouth fabric's hosts pool (storage, or in-band) holds: the
+    network, the anycast gateway, one per planned leaf (its own SVI address), one per planned node
+    and storage port (a bond each), the broadcast (docs/northsouth.md)."""
+    return 3 + plan.leaves + plan.nodes + plan.storage
+
+
+def needs(eth: EthernetOptions, plan: Plan, planes: int = 1, role: str = "compute") -> dict[str, tuple[int, str]]:
     """Addresses each pool must hold, with what they are for (every network plane draws on the
     fabric's pools, plane after plane)."""
     switches = planes * (plan.leaves + plan.spines + plan.cores)
     links = planes * ((plan.leaves * plan.up if plan.tiers >= 2 else 0)
                       + (plan.spines * plan.spine_up if plan.tiers == 3 else 0))
     nics = planes * (plan.endpoints + plan.storage)
-    if eth.host_addressing == "p2p":
+    if role == "northsouth":
+        half = northsouth_places(plan)
+        hosts = (2 * half, f"two halves, storage and in-band, of {half} addresses each: gateway, leaves, bonds")
+    elif eth.host_addressing == "p2p":
         hosts = (2 * nics, f"a /31 for each of {nics} NICs")
     else:
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
@@ -125,7 +135,7 @@ def _overlap(net: IPNetwork, taken: list[tuple[IPNetwork, str]]) -> tuple[IPNetw
 
 
 def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
-                   taken: list[tuple[IPNetwork, str]], warn: Report, planes: int = 1) -> None:
+                   taken: list[tuple[IPNetwork, str]], warn: Report, planes: int = 1, role: str = "compute") -> None:
     """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
     path = ("fabrics", i, "ethernet")
     if kind != "spectrum-x":
@@ -183,7 +193,7 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
                "not sit in the paused no-drop class")
     if plan is None:
         return
-    for name, (count, what) in needs(eth, plan, planes).items():
+    for name, (count, what) in needs(eth, plan, planes, role).items():
         net = nets.get(name)
         if net is not None and net.size < count:
             shortest = 32 - max(0, (count - 1).bit_length())

@@ -21,7 +21,7 @@ Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN)]
 DEVICE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 DeviceName = Annotated[str, StringConstraints(pattern=DEVICE_PATTERN)]
 Kind = Literal["infiniband", "roce", "spectrum-x", "ethernet"]
-Role = Literal["compute", "storage", "inband", "oob"]  # what a fabric carries (docs/cluster.md)
+Role = Literal["compute", "storage", "inband", "oob", "northsouth"]  # what a fabric carries (docs/cluster.md)
 # Free text: printable only. No C0/C1 controls, no bidi overrides or isolates (text that reads
 # differently than it is stored), no zero-width characters, no line or paragraph separators,
 # no spaces but U+0020 (a no-break or ideographic space looks like one and is not), no soft hyphen.
@@ -184,6 +184,26 @@ def _no_literal_secret(value: Any) -> Any:
     return value
 
 
+VRF_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,14}$"  # a Linux interface name (a VRF is a device on Cumulus)
+
+
+class Tenant(Strict):
+    """One role's overlay on the converged north-south fabric: a VLAN on every host bond, its
+    layer-2 VNI, and the VRF (with its layer-3 VNI) its anycast gateway routes in."""
+
+    vlan: int = Field(ge=2, le=4094, description="VLAN of the role's subnet (tagged on the host bond)")
+    vni: int = Field(ge=1, le=16_777_214, description="layer-2 VNI of that VLAN")
+    vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(description="the role's VRF")
+    l3vni: int = Field(ge=1, le=16_777_214, description="layer-3 VNI of the VRF (symmetric routing)")
+
+
+class NorthSouth(Strict):
+    """Role northsouth (docs/northsouth.md): storage and in-band as two tenants of one EVPN fabric."""
+
+    storage: Tenant = Field(default_factory=lambda: Tenant(vlan=20, vni=10020, vrf="STORAGE", l3vni=4020))
+    inband: Tenant = Field(default_factory=lambda: Tenant(vlan=30, vni=10030, vrf="INBAND", l3vni=4030))
+
+
 class EthernetOptions(Strict):
     """QoS, addressing and BGP intent of a RoCE or Spectrum-X fabric; every key has a default."""
 
@@ -204,6 +224,8 @@ class EthernetOptions(Strict):
         "address and routing table) or bgp (each node also holds a service address, a /32 from the loopbacks pool, "
         "announced by eBGP over every port to its leaves: one address that survives a port or leaf failure)")
     bfd: bool = Field(default=True, description="BFD on every BGP peer group")
+    northsouth: NorthSouth = Field(default_factory=NorthSouth, description="role northsouth: the storage and "
+                                   "in-band VLANs, VNIs and VRFs (the hosts pool is cut in two: storage, in-band)")
     adaptive_routing: bool | None = Field(
         default=None, description="Spectrum-X only: adaptive routing on every switch-to-switch port (default on)")
     bgp_password: Annotated[EnvRef | None, BeforeValidator(_no_literal_secret)] = Field(
@@ -295,8 +317,10 @@ class Fabric(Strict):
         "(role oob: not needed, one tier of access switches)")
     switch_model: str = Field(description="switch model: a catalog key or a switch_models entry")
     role: Role = Field(default="compute", description="what the fabric carries: compute (NCCL over the rails), "
-                       "storage, inband (in-band management) or oob (BMCs); it attaches its node groups' ports "
-                       "of that role, and a node group is on at most one fabric per role")
+                       "storage, inband (in-band management), oob (BMCs) or northsouth (storage and in-band on one "
+                       "EVPN fabric, each node's pair of storage ports bonded to a leaf pair: docs/northsouth.md); "
+                       "it attaches its node groups' ports of that role, and a node group is on at most one fabric "
+                       "per role")
     node_groups: list[str] = Field(min_length=1, description="every port of the fabric's role of these groups "
                                    "attaches")
     manages: list[str] | None = Field(

@@ -29,6 +29,8 @@ from fabgen.intent.switches import switch_configs
 from fabgen.templating import render as render_template
 
 DSCP_PER_LINE = 8
+OVERLAY_GROUP = "EVPN-OVERLAY-PEERS"  # AVD's name for the loopback-to-loopback EVPN sessions
+OVERLAY_MULTIHOP = 3  # AVD's default evpn_ebgp_multihop
 QOS_PROFILE = "ROCE_LOSSLESS"
 ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
 # fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
@@ -65,7 +67,11 @@ def structure(ctx: Context) -> dict[str, Any]:
     # eBGP routes preferred over iBGP and local ones (20 200 200 is what AVD's l3ls designs
     # set explicitly; EOS's own default differs and AVD 6.4 renders no distance unless asked);
     # a leaf without host VLANs is routed on every port and runs no spanning tree
-    eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES}
+    # a northsouth fabric (intent/northsouth.py) runs EVPN on loopback-to-loopback eBGP sessions in
+    # their own peer group, as AVD's l3ls-evpn designs do (the spines pass routes on with
+    # next-hop-unchanged); EVPN all-active multihoming, no MLAG peer link (docs/northsouth.md)
+    eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES,
+           "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP}
     return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos,
             "switches": switch_configs(ctx)}
 

@@ -39,6 +39,7 @@ from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.targets import CLUSTER, Target
 from fabgen.intent.addresses import eth_netdev
+from fabgen.intent.northsouth import HOST_BOND, host_vlan_interface, tenants
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.templating import render as render_template
 
@@ -206,30 +207,82 @@ def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list
     return ethernets
 
 
+BOND_PARAMETERS = {  # 802.3ad towards an EVPN-multihomed leaf pair (docs/northsouth.md)
+    "mode": "802.3ad", "lacp-rate": "fast", "mii-monitor-interval": 100, "transmit-hash-policy": "layer3+4"}
+
+
+def _bonded(ctx: Context, host, mtu: int, ethernets: dict[str, Any], extra: dict[str, Any],
+            placeholders: list[str]) -> None:
+    """A northsouth fabric's part of a node's netplan: its two ports bonded (802.3ad, towards the
+    leaf pair's one Ethernet segment), a VLAN per tenant on the bond with the node's address in
+    that tenant's subnet; the storage subnet on-link only, the default route via the in-band
+    anycast gateway (main table: the node's one default)."""
+    t = ctx.allocation.tenants
+    assert t is not None
+    members = []
+    for nic in host.model.nics:
+        name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
+        if not nic.netdev_known:
+            placeholders.append(name)
+        ethernets[name] = {"mtu": mtu}
+        members.append(name)
+    extra.setdefault("bonds", {})[HOST_BOND] = {"interfaces": members, "mtu": mtu,
+                                               "parameters": dict(BOND_PARAMETERS)}
+    vlans = extra.setdefault("vlans", {})
+    for k, ten in enumerate(tenants(ctx)):
+        routes = [{"to": "default", "via": ten["gateway"]}] if ten["default_route"] else []
+        vlans[host_vlan_interface(ten["vlan"])] = {"id": ten["vlan"], "link": HOST_BOND, "mtu": mtu,
+                                                   "addresses": [f"{t.nodes[host.name][k]}/{t.prefix}"],
+                                                   "routes": routes}
+
+
 def _netplan_text(plan: dict[str, Any]) -> str:
     """The netplan document in the block style yamlout writes, by f-strings: a 32k-GPU cluster
     has 4,096 of them, and only addresses, names and numbers vary (tests load them back)."""
     q = yamlout.scalar
     net = plan["network"]
-    out = ["network:", f"  version: {net['version']}", f"  renderer: {net['renderer']}", "  ethernets:"]
-    for name, e in net["ethernets"].items():
+    out = ["network:", f"  version: {net['version']}", f"  renderer: {net['renderer']}"]
+    for section in ("ethernets", "bonds", "vlans"):
+        if section in net:
+            out.append(f"  {section}:")
+            _entries(out, net[section])
+    return "\n".join(out) + "\n"
+
+
+def _entries(out: list[str], entries: dict[str, Any]) -> None:
+    """One netplan section's interfaces: a bond's members and parameters, a VLAN's id and link,
+    then MTU, addresses, routes and policy (a bond member has only its MTU)."""
+    q = yamlout.scalar
+    for name, e in entries.items():
         out.append(f"    {q(name)}:")
+        if "interfaces" in e:
+            out.append("      interfaces:")
+            out += [f"      - {q(m)}" for m in e["interfaces"]]
+        for key in ("id", "link"):
+            if key in e:
+                out.append(f"      {key}: {q(e[key])}")
         if "mtu" in e:
             out.append(f"      mtu: {e['mtu']}")
+        if "parameters" in e:
+            out.append("      parameters:")
+            out += [f"        {k}: {q(v)}" for k, v in e["parameters"].items()]
+        if "addresses" not in e:  # a bond member
+            continue
         out.append("      addresses:")
         out += [f"      - {q(a)}" for a in e["addresses"]]
         if "routes" not in e:  # lo: the node's service address (BGP to the host)
             continue
-        out.append("      routes:")
+        if e["routes"]:
+            out.append("      routes:")
         for r in e["routes"]:
             first = True
             for k, v in r.items():
                 out.append(f"      {'- ' if first else '  '}{k}: {q(v)}")
                 first = False
-        out.append("      routing-policy:")
-        for r in e["routing-policy"]:
+        if e.get("routing-policy"):
+            out.append("      routing-policy:")
+        for r in e.get("routing-policy", []):
             out += [f"      - from: {q(r['from'])}", f"        table: {r['table']}"]
-    return "\n".join(out) + "\n"
 
 
 def _plane_ports(ctx: Context, k: int) -> list[tuple[Context, Any, int, int]]:
@@ -275,8 +328,11 @@ def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[tuple[str, s
     for k, h in enumerate(f.hosts):
         if f.spec.role == "compute" and h.role != "compute":
             continue  # storage servers on a compute fabric: their own systems configure them
-        group, fabrics, ethernets, placeholders = nodes.setdefault(h.name, (h.group, [], {}, []))
+        group, fabrics, ethernets, placeholders, extra = nodes.setdefault(h.name, (h.group, [], {}, [], {}))
         fabrics.append((f.inventory_name, f.spec.role))
+        if alloc.tenants is not None:
+            _bonded(ctx, h, eth.host_mtu, ethernets, extra, placeholders)
+            continue
         ethernets.update(_netplan(ctx, h, pool, eth.host_mtu, k, placeholders))
         if h.name in alloc.node_asns:
             address = alloc.node_loopbacks[h.name]
@@ -316,7 +372,7 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
     BMC is addressed by the BMC itself, not by the host)."""
     groups: list[dict[str, Any]] = []
     setups: list[dict[str, Any]] = []
-    nodes: dict[str, tuple[str, list[tuple[str, str]], dict[str, Any], list[str]]] = {}
+    nodes: dict[str, tuple[str, list[tuple[str, str]], dict[str, Any], list[str], dict[str, Any]]] = {}
     bgp: dict[str, dict[str, Any]] = {}
     for ctx in contexts:
         f = ctx.fabric
@@ -328,8 +384,8 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
         if f.spec.kind != "infiniband" and f.spec.role != "oob":
             _fabric_netplans(ctx, nodes, bgp)
     cluster = contexts[0].cluster if contexts else ""
-    items = [(name, group, fabrics, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths}},
-              bgp.get(name), unknown) for name, (group, fabrics, eths, unknown) in nodes.items()]
+    items = [(name, group, fabrics, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths, **extra}},
+              bgp.get(name), unknown) for name, (group, fabrics, eths, unknown, extra) in nodes.items()]
     return {"cluster": cluster, "groups": groups, "setups": setups, "nodes": items}
 
 

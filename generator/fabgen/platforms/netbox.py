@@ -74,6 +74,9 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     types: dict[str, tuple[str, str, str]] = {}  # model -> (manufacturer, part, description)
     roles: set[str] = set()
     devices: dict[str, list[Any]] = {}
+    # a northsouth fabric's bonds (NetBox LAGs) add a `lag` column: only where a fabric has them,
+    # so every other cluster's files keep their columns
+    lagged = any(c.allocation.tenants is not None for c in contexts)
     for ctx in contexts:
         f = ctx.fabric
         sw = f.switch_model
@@ -103,11 +106,16 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
         kbps = str(speed * 1_000_000)
         cables, ports = rows["07-cables.csv"], rows["06-interfaces.csv"]
         tiers = {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}
+        lags = _lags(ctx) if ctx.allocation.tenants is not None else {}
+        if lags:
+            ports += [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
+                      for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
         for lk in f.links:  # every port is cabled once, so each link adds its two interfaces
             a_type = port_type[lk.a][lk.a_port] if lk.a in port_type else switch_type
             tier = tiers[lk.tier]
-            ports.append((lk.a, lk.a_port, a_type, kbps, "true", tier))
-            ports.append((lk.z, lk.z_port, switch_type, kbps, "true", tier))
+            a_lag, z_lag = lags.get((lk.a, lk.a_port), ("", ""))[1], lags.get((lk.z, lk.z_port), ("", ""))[1]
+            ports.append((lk.a, lk.a_port, a_type, kbps, "true", tier, *((a_lag,) if lagged else ())))
+            ports.append((lk.z, lk.z_port, switch_type, kbps, "true", tier, *((z_lag,) if lagged else ())))
             cables.append((lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port,
                            CABLE_TYPES.get(lk.media, ""), "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}"))
     vendors = sorted({v for v, _, _ in types.values()})
@@ -116,7 +124,31 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     rows["03-device-types.csv"] = [[v, part, slug(part), part] for part, (v, _, _) in sorted(types.items())]
     rows["04-sites.csv"] = [[cluster, slug(cluster), "planned"]] if contexts else []
     rows["05-devices.csv"] = list(devices.values())
-    return {"rows": rows}
+    return {"rows": rows, "lag": lagged}
+
+
+def _lags(ctx: Context) -> dict[tuple[str, str], tuple[str, str]]:
+    """(device, port) -> (device, LAG) of a northsouth fabric: each node's two ports in its bond,
+    each leaf port in the bond of its own that carries the node's Ethernet segment (NVUE `bond<n>`,
+    EOS `Port-Channel<n>`, intent/switches.py)."""
+    from fabgen.intent.northsouth import HOST_BOND
+
+    f = ctx.fabric
+    numbers = f.switch_model.port_numbers(f.plan.speed)
+    prefix = "Port-Channel" if f.spec.platform == "eos" else "bond"
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for lk in f.links:
+        if lk.tier == "node-leaf":
+            out[lk.a, lk.a_port] = (lk.a, HOST_BOND)
+            out[lk.z, lk.z_port] = (lk.z, f"{prefix}{numbers[lk.z_port]}")
+    return out
+
+
+def _lag_order(f):
+    """LAGs in device order (the fabric's hosts, then its switches), then by number."""
+    place = {h.name: k for k, h in enumerate(f.hosts)}
+    place.update({s.name: len(place) + k for k, s in enumerate(f.switches)})
+    return lambda d: (place[d[0]], len(d[1]), d[1])
 
 
 CABLES = "07-cables.csv"
@@ -126,13 +158,15 @@ def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
     """The cables file in part 1, everything else in part 0 (the two big files apart; one part:
     all of them)."""
     names = [n for n in COLUMNS if part == (1 % parts if n == CABLES else 0)]
-    return {"rows": {n: data["rows"][n] for n in names}}
+    return {"rows": {n: data["rows"][n] for n in names}, "lag": data.get("lag", False)}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, columns in COLUMNS.items():
         if not data["rows"].get(name):
             continue
+        if name == "06-interfaces.csv" and data.get("lag"):
+            columns = [*columns, "lag"]
         yield f"netbox/{name}", csvout.dumps(columns, data["rows"][name])
 
 

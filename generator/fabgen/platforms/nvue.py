@@ -62,6 +62,12 @@ class Dialect:
         self.new = nvue_state_dialect(version)
         self.ip = "ipv4" if self.new else "ip"
 
+    def word(self, value: bool = True) -> str:
+        """A bare on/off value in the release's spelling (`arp-nd-suppress on` / `enabled`)."""
+        if self.new:
+            return "enabled" if value else "disabled"
+        return "on" if value else "off"
+
     def on(self, value: bool = True) -> dict[str, str]:
         if self.new:
             return {"state": "enabled" if value else "disabled"}
@@ -124,6 +130,12 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
             neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
             if ar_ports:
                 node["router"] = {"adaptive-routing": d.on()}
+            if sw.get("evpn") and sw["role"] == "leaf":  # EVPN-MH uplink tracking: no segment without uplinks
+                node["evpn"] = {"multihoming": {"uplink": d.word()}}
+        elif "bond" in i:
+            if watchdog:
+                node["qos"] = {"pfc-watchdog": {"state": "enable"}}
+            iface[i["bond"]["name"]] = _bond(i, sw, d)
         else:
             if watchdog:
                 node["qos"] = {"pfc-watchdog": {"state": "enable"}}
@@ -142,6 +154,8 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
                                        "vlan": svi["vlan"]}
         bridge = {"domain": {"br_default": {"vlan": {str(svi["vlan"]): {}}}}}
     tree["interface"] = iface
+    if sw.get("evpn"):
+        bridge = _evpn(tree, iface, sw, d)
     if bridge:
         tree["bridge"] = bridge
     roce = qos["roce_priority"]
@@ -156,11 +170,14 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
     bgp = sw["bgp"]
     tree["router"] = {"adaptive-routing": d.on(ar),
                       "bgp": {"autonomous-system": bgp["asn"], **d.on(), "router-id": bgp["router_id"]}}
+    if tree.pop("router_vrr", False):
+        tree["router"]["vrr"] = d.on()
     if bgp["bfd"] and d.new:
         tree["router"]["bfd"] = {"profile": {BFD_PROFILE: dict(BFD_TIMERS)}, "state": "enabled"}
     bfd = ({"profile": BFD_PROFILE} if d.new else {"enable": "on"}) if bgp["bfd"] else None
+    evpn_af = {"address-family": {"l2vpn-evpn": d.on()}} if sw.get("evpn") else {}
     groups = {g: {"remote-as": "external", **({"bfd": bfd} if bfd else {}),
-                  **({"password": bgp["password"]} if bgp["password"] else {})}
+                  **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
     vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
         "multipaths": {"ebgp": bgp["ecmp"]},
@@ -168,8 +185,52 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
     if groups:
         vrf_bgp["peer-group"] = groups
         vrf_bgp["neighbor"] = neighbors
+    if sw.get("evpn"):
+        vrf_bgp["address-family"]["l2vpn-evpn"] = d.on()
     tree["vrf"] = {"default": {"router": {"bgp": vrf_bgp}}}
+    for t in sw["evpn"]["tenants"] if sw.get("evpn") else []:  # the tenants' VRFs: L3VNI, subnets into EVPN
+        tree["vrf"][t["vrf"]] = {"evpn": {**d.on(), "vni": {str(t["l3vni"]): {}}}, "router": {"bgp": {
+            **d.on(), "address-family": {"ipv4-unicast": {
+                **d.on(), "redistribute": {"connected": d.on()}, "route-export": {"to-evpn": d.on()}}}}}}
     return tree
+
+
+def _bond(i: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any]:
+    """The leaf's leg of a node's bond: an LACP bond of the one port, both tenants' VLANs tagged,
+    an EVPN Ethernet segment of the fabric's system MAC and the node's local id (intent/northsouth.py)."""
+    seg = i["bond"]["segment"]
+    vlans = {str(t["vlan"]): {} for t in sw["evpn"]["tenants"]}
+    return {"bond": {"lacp-rate": "fast", "member": {i["name"]: {}}, "mode": "lacp"},
+            "bridge": {"domain": {"br_default": {"vlan": vlans}}},
+            "description": i["description"],
+            "evpn": {"multihoming": {"segment": {**d.on(), "local-id": seg["local_id"], "mac-address": seg["sys_mac"]}}},
+            "link": {"mtu": sw["mtu"]}, "type": "bond"}
+
+
+def _evpn(tree: dict[str, Any], iface: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any] | None:
+    """EVPN on, multihoming on; on a leaf also the VTEP (VXLAN from the loopback, head-end
+    replication, ARP suppression), each tenant's VLAN with its VNI and its SVI in the tenant's VRF
+    with the anycast gateway (VRR). Returns the bridge (a leaf's tenant VLANs), or None."""
+    e = sw["evpn"]
+    tree["evpn"] = {**d.on(), "multihoming": d.on()}
+    if e["vtep"] is None:
+        return None
+    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), "port": e["udp_port"],
+                             "source": {"address": e["vtep"]}}}
+    tree["router_vrr"] = True
+    vlans: dict[str, Any] = {}
+    for t in e["tenants"]:
+        vlans[str(t["vlan"])] = {"vni": {str(t["vni"]): {}}}
+        vrr = {**d.on(), "address": {f"{t['gateway']}/{t['prefix']}": {}}, "mac-address": e["gateway_mac"]}
+        svi: dict[str, Any] = {"address": {f"{t['svi_ip']}/{t['prefix']}": {}}, "vrr": vrr}
+        node: dict[str, Any] = {"description": f"{t['role'].upper()}_ANYCAST_GATEWAY", d.ip: svi, "type": "svi",
+                                "vlan": t["vlan"]}
+        if d.new:
+            node["vrf"] = t["vrf"]
+        else:
+            svi["vrf"] = t["vrf"]
+        iface[f"vlan{t['vlan']}"] = node
+    return {"domain": {"br_default": {"vlan": vlans}}}
 
 
 def _group(role: str) -> str:

@@ -131,6 +131,14 @@ def _claims(f: Any, ctx: Any) -> Iterable[tuple[str, str, str, tuple]]:
         yield ip, name, "management", ("management", "prefix")
     for name, ip in alloc.node_loopbacks.items():
         yield ip, name, "service address (lo)", (*pools, "loopbacks")
+    t = alloc.tenants
+    if t is not None:  # northsouth: the anycast gateways, each leaf's SVIs, each node's bond
+        roles = ("storage", "inband")
+        for r, ip in zip(roles, t.gateways):
+            yield ip, f"the {r} anycast gateway of {f.inventory_name}", "", (*pools, "hosts")
+        for owner, ips in (*t.leaves.items(), *t.nodes.items()):
+            for r, ip in zip(roles, ips):
+                yield ip, owner, f"{r} ({'SVI' if owner in t.leaves else 'bond'})", (*pools, "hosts")
     m = f.spec.management
     if m is not None and f.plane == 0:
         from fabgen.addressing import _ip

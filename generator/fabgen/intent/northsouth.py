@@ -1,0 +1,62 @@
+"""The converged north-south fabric's overlay (role northsouth, docs/northsouth.md), decided once
+for the switch targets (EOS, NVUE), the hosts' netplans, NetBox and addresses.csv.
+
+Decisions:
+* every node's two ports of the fabric are one LACP bond on the node (`HOST_BOND`), one port on each
+  leaf of its unit's leaf pair; on each leaf the port is a bond of its own (`bond<n>` on NVUE,
+  `Port-Channel<n>` on EOS, n the leaf port's number), both legs one EVPN Ethernet segment, so the
+  node sees one LACP partner (EVPN multihoming, all-active, no peer link);
+* the segment: a fabric-wide system MAC (`ES_SYS_MAC`, locally administered) and a local id, the
+  node's place + 1; NVUE derives the type-3 ESI from them (03:MAC:id), EOS is given the same six
+  bytes as its identifier, ES-import route target and LACP system id, so both leaves of a pair agree
+  on any platform;
+* storage and in-band are two tenants: each a VLAN tagged on the bond, its layer-2 VNI, a VRF with
+  its layer-3 VNI (symmetric routing), and a distributed anycast gateway (the same address and MAC,
+  `GATEWAY_MAC`, on every leaf; NVUE also gives each leaf an address of its own on the SVI, as VRR
+  needs); the host's default route goes to the in-band gateway only;
+* VXLAN sourced at the loopback, head-end replication (EVPN type-3 routes, no multicast underlay),
+  ARP suppression; EVPN runs on the underlay's eBGP sessions (the spines pass it on unchanged).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fabgen.context import Context
+from fabgen.intent.qos import options
+
+HOST_BOND = "bond0"  # the node's bond of its two ports of the fabric
+ES_SYS_MAC = "02:fa:bc:00:00:00"  # the Ethernet segments' system MAC (locally administered unicast)
+GATEWAY_MAC = "00:00:5e:00:01:01"  # the anycast gateway's MAC on every leaf (RFC 5798's first VRRP MAC)
+VXLAN_PORT = 4789  # IANA's VXLAN port (RFC 7348)
+ROLES = ("storage", "inband")
+
+
+def tenants(ctx: Context) -> list[dict[str, Any]]:
+    """Storage, then in-band: VLAN, VNIs, VRF, subnet, anycast gateway, and whether it carries the
+    node's default route (in-band only)."""
+    ns = options(ctx).northsouth
+    t = ctx.allocation.tenants
+    assert t is not None
+    out = []
+    for k, role in enumerate(ROLES):
+        spec = getattr(ns, role)
+        out.append({"role": role, "vlan": spec.vlan, "vni": spec.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
+                    "subnet": t.subnets[k], "gateway": t.gateways[k], "prefix": t.prefix,
+                    "default_route": role == "inband"})
+    return out
+
+
+def segment(local_id: int) -> dict[str, Any]:
+    """One Ethernet segment, as each platform spells it: NVUE's system MAC and local id, and the
+    six bytes EOS takes as the ESI's value, its ES-import route target and its LACP system id."""
+    mac = ES_SYS_MAC.split(":")[:3] + [f"{(local_id >> s) & 0xFF:02x}" for s in (16, 8, 0)]
+    short = "".join(mac)
+    return {"local_id": local_id, "sys_mac": ES_SYS_MAC,
+            "identifier": "0000:0000:" + ":".join(short[i:i + 4] for i in range(0, 12, 4)),
+            "route_target": ":".join(mac), "lacp_system_id": ".".join(short[i:i + 4] for i in range(0, 12, 4))}
+
+
+def host_vlan_interface(vlan: int) -> str:
+    """The node's interface of one tenant: a VLAN on its bond."""
+    return f"{HOST_BOND}.{vlan}"
