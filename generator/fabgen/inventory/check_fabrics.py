@@ -216,9 +216,9 @@ def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member]
         claims = ("storage", "inband") if f.role == "northsouth" else (f.role,)  # converged: both roles
         taken = next((r for r in claims if (gname, r) in c.attached), None)
         if taken is not None:
+            both = " (northsouth carries storage and inband)" if taken in ("storage", "inband") else ""
             c.report(gpath, f"node group '{gname}' is already attached to fabric '{c.attached[gname, taken]}' "
-                     f"for role {taken}; a node group is on one fabric per role (northsouth carries storage "
-                     "and inband)")
+                     f"for role {taken}; a node group is on one fabric per role{both}")
             ok = False
             continue
         for r in claims:
