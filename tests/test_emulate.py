@@ -9,6 +9,7 @@ setting of a run is gone after it, also after SIGTERM."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -39,10 +40,24 @@ CONFIGS = {"eos": ("*.cfg", eos.translate), "nvue": ("*.nvue.yaml", nvue.transla
            "sonic": ("*/config_db.json", sonic.translate)}
 
 
-def _goldens(platform: str) -> list[Path]:
+def _role(path: Path) -> str:
+    """The role of the fabric a golden switch config belongs to (its case's report.json)."""
+    case, fabric = path.relative_to(GOLDEN).parts[:2]
+    return _roles(case).get(fabric, "compute")
+
+
+@functools.lru_cache(maxsize=None)
+def _roles(case: str) -> dict[str, str]:
+    report = json.loads((GOLDEN / case / "report.json").read_text())["fabrics"]
+    return {name: f.get("role", "compute") for name, f in report.items()}
+
+
+def _goldens(platform: str, role: str | None = None) -> list[Path]:
+    """Golden switch configs of the routed fabrics (role northsouth: EVPN's own translator)."""
     pattern, _ = CONFIGS[platform]
     return sorted(p for p in GOLDEN.glob(f"*/*/switches/{pattern}") if "oob" not in p.parts[-3]
-                  and not re.search(r"-(access|mgmt)\d{4}", p.name))
+                  and not re.search(r"-(access|mgmt)\d{4}", p.name)
+                  and ((_role(p) == role) if role else _role(p) != "northsouth"))
 
 
 @pytest.mark.parametrize("platform", sorted(CONFIGS))
@@ -556,3 +571,53 @@ def test_show_commands_go_to_the_daemon_over_its_vty_socket(tmp_path: Path) -> N
     t.join(timeout=5)
     server.close()
     assert heard == [["enable", "show bgp ipv4 unicast summary json"], ["enable", "show nonsense"]]
+
+
+NORTHSOUTH = """\
+version: 1
+cluster: ns-lab
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 4, hostname: "gpu{n}"}
+  - {name: nas, model: nas, role: storage, count: 2, hostname: "nas{n}"}
+node_models:
+  nas:
+    gpus: 0
+    ports:
+      - {role: storage, rdma: mlx5_0, netdev: enp1s0f0np0, speed: 400}
+      - {role: storage, rdma: mlx5_1, netdev: enp1s0f1np1, speed: 400}
+fabrics:
+  - name: ns
+    role: northsouth
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [gpu, nas]
+    scalable_unit: 2
+    planned_nodes: 4
+"""
+
+
+@needs_lab
+@pytest.mark.integration
+def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, clean) -> None:
+    """EVPN multihoming in FRR from the rendered NVUE files: each DGX and NAS bonded to its leaf
+    pair (one LACP partner), every segment shared by the pair, every node reaching the NAS's
+    storage addresses and the in-band gateway, and again with one leaf of every pair down. A leaf
+    whose bond carries another segment id than its pair's is caught."""
+    inv = tmp_path / "ns.yaml"
+    inv.write_text(NORTHSOUTH)
+    assert fabgen("render", inv, "-o", tmp_path / "out").returncode == 0
+    res = emulate(tmp_path / "out", "--format", "json")
+    _passed(res)
+    result = json.loads(res.stdout)
+    assert result["ok"] and result["fabrics"] == ["ns"] and result["hosts"] == 6
+    assert any("down (every port)" in n for n in result["notes"]), result["notes"]
+    leaf = tmp_path / "out" / "ns" / "switches" / "ns-su01-leaf2.nvue.yaml"
+    text = leaf.read_text()
+    assert "local-id: 1\n" in text
+    leaf.write_text(text.replace("local-id: 1\n", "local-id: 77\n", 1))
+    bad = emulate(tmp_path / "out", "--format", "json")
+    assert bad.returncode == 1, (bad.stdout[-2000:], bad.stderr[-2000:])
+    found = json.loads(bad.stdout)
+    assert "ns-su01-leaf2" in found["failed"] and any(f["check"] == "segment" for f in found["findings"])

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import INVENTORIES, IN_CI
@@ -63,9 +63,13 @@ def invariants(out: Path) -> None:
             node_rows.setdefault(r["device"], {})[r["interface"]] = r["address"]
     for h in sorted((out / "hosts").iterdir()) if (out / "hosts").exists() else []:
         text = (h / "netplan.yaml").read_text()  # 3. every node address in its netplan, on the named interface
-        eths = yaml.safe_load(text)["network"]["ethernets"]
+        net = yaml.safe_load(text)["network"]
+        eths = net["ethernets"]
+        named = {**eths, **net.get("vlans", {})}  # a northsouth bond's tenants are VLANs on it
         for iface, address in node_rows.get(h.name, {}).items():
-            assert address in eths.get(iface, {}).get("addresses", []), (h.name, iface, address)
+            assert address in named.get(iface, {}).get("addresses", []), (h.name, iface, address)
+        for bond in net.get("bonds", {}).values():  # 3b. a bond's members are the node's own ports, in no other bond
+            assert all(m in eths and "addresses" not in eths[m] for m in bond["interfaces"]), (h.name, bond)
         named_after_rdma = [n for n in eths if re.fullmatch(r"mlx5_\d+", n)]
         if named_after_rdma:  # 4. RDMA names as interfaces only where the file says they are placeholders
             head = text.split("network:")[0]
@@ -146,7 +150,8 @@ STORE = {"gpus": 0, "ports": [{"role": "storage", "rdma": "mlx5_0", "netdev": "e
 
 
 def cluster(compute: str, nodes: int, planned: int | None, storage: str | None, inband: str | None, oob: bool,
-            servers: int, storage_platform_override: str | None = None) -> dict:
+            servers: int, storage_platform_override: str | None = None, northsouth: str | None = None) -> dict:
+    """A whole cluster; `northsouth` (eos or sx): one converged fabric instead of storage and in-band."""
     kind, platform, switch, model, planes = COMPUTE[compute]
     doc: dict = {"version": 1, "cluster": "w",
                  "node_groups": [{"name": "gpu", "model": model, "count": nodes, "hostname": "gpu{n:03d}",
@@ -179,11 +184,23 @@ def cluster(compute: str, nodes: int, planned: int | None, storage: str | None, 
         if platform == "eos":
             r["management"]["users"] = [{"name": "ops", "password_hash": {"env": "H"}}]
         doc["fabrics"].append(r)
-    if servers and storage:
+    if northsouth:
+        kind, platform, switch = ROLE_FABRIC[northsouth]
+        r = {"name": "nsnet", "role": "northsouth", "kind": kind, "platform": platform, "topology": "rail-optimized",
+             "switch_model": switch, "node_groups": ["gpu"] + (["store"] if servers else []), "scalable_unit": 4,
+             "management": {"prefix": "192.168.13.0/24", "gateway": "192.168.13.1"},
+             "ethernet": {"pools": {"loopbacks": "10.253.0.0/24", "links": "10.243.0.0/22", "hosts": "100.103.0.0/16"},
+                          "asn": {"leaf": 4200050000, "spine": 4200005000, "core": 4200005500}}}
+        if planned:
+            r["planned_nodes"] = planned
+        if platform == "eos":
+            r["management"]["users"] = [{"name": "ops", "password_hash": {"env": "H"}}]
+        doc["fabrics"].append(r)
+    if servers and (storage or northsouth):
         doc["node_groups"].append({"name": "store", "model": "store", "role": "storage", "count": servers,
                                    "hostname": "store{n:02d}"})
     if oob:
-        groups = ["gpu"] + (["store"] if servers and storage else [])
+        groups = ["gpu"] + (["store"] if servers and (storage or northsouth) else [])
         doc["fabrics"].append({"name": "oob", "role": "oob", "kind": "ethernet", "platform": "nvue",
                                "switch_model": "sn2201", "node_groups": groups, "scalable_unit": 16,
                                "management": {"prefix": "192.168.0.0/22", "gateway": "192.168.0.1"}})
@@ -198,8 +215,9 @@ def clusters(draw):
     storage = draw(st.sampled_from([None, "eos", "sonic", "sx"]))
     inband = draw(st.sampled_from([None, "eos", "sx"]))
     oob = draw(st.booleans())
-    servers = draw(st.sampled_from([0, 2])) if storage else 0
-    return compute, nodes, planned, storage, inband, oob, servers
+    northsouth = draw(st.sampled_from([None, None, "eos", "sx"])) if storage is None and inband is None else None
+    servers = draw(st.sampled_from([0, 2])) if storage or northsouth else 0
+    return compute, nodes, planned, storage, inband, oob, servers, northsouth
 
 
 RENDERED: list = []
@@ -226,13 +244,15 @@ def _oob_cables(out: Path) -> set[tuple[str, str, str, str]]:
 @settings(max_examples=25, deadline=None, phases=(Phase.explicit, Phase.reuse, Phase.generate),
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=clusters())
+@example(case=("ib", 4, 32, None, None, True, 2, "sx"))  # a converged north-south fabric, each engine once
+@example(case=("sx-custom", 8, 64, None, None, False, 2, "eos"))
 def test_whole_clusters_keep_the_invariants_and_oob_cables_never_move(case, tmp_path_factory) -> None:
     """Random whole clusters: the invariants hold in the rendered files; growing the compute fabric
     inside its plan and changing the storage fabric's platform move no existing out-of-band cable
     (a changed fabric's own switches may be renamed, their management cables only)."""
-    compute, nodes, planned, storage, inband, oob, servers = case
+    compute, nodes, planned, storage, inband, oob, servers, northsouth = case
     tmp = tmp_path_factory.mktemp("whole")
-    doc = cluster(compute, nodes, planned, storage, inband, oob, servers)
+    doc = cluster(compute, nodes, planned, storage, inband, oob, servers, northsouth=northsouth)
     try:
         out = _render(doc, tmp, "base")
     except InventoryError as exc:  # a drawn cluster that cannot be built is refused with located problems
@@ -244,7 +264,8 @@ def test_whole_clusters_keep_the_invariants_and_oob_cables_never_move(case, tmp_
     before = _oob_cables(out)
     bmc = {c for c in before if not c[1] in ("Management1", "eth0", "mgmt0")}
     if planned and nodes * 2 <= planned:
-        grown = _render(cluster(compute, nodes * 2, planned, storage, inband, oob, servers), tmp, "grown")
+        grown = _render(cluster(compute, nodes * 2, planned, storage, inband, oob, servers, northsouth=northsouth),
+                        tmp, "grown")
         invariants(grown)
         assert before <= _oob_cables(grown), sorted(before - _oob_cables(grown))[:3]
     if storage and oob:
@@ -263,7 +284,8 @@ def test_most_drawn_clusters_render() -> None:
         assert len(RENDERED) >= len(REFUSED), REFUSED[:3]
 
 
-@pytest.mark.parametrize("case", ["b300-cluster", "gb300-cluster", "superpod-cluster", "b300-spectrumx-2plane"])
+@pytest.mark.parametrize("case", ["b300-cluster", "gb300-cluster", "superpod-cluster", "b300-spectrumx-2plane",
+                                  "gb300-northsouth"])
 def test_the_examples_keep_the_invariants(case: str, tmp_path: Path) -> None:
     render_to(INVENTORIES / f"{case}.yaml", tmp_path / "out")
     invariants(tmp_path / "out")

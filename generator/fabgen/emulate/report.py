@@ -9,10 +9,16 @@ def text(r: Any) -> str:
     head = (f"fabgen emulate: {', '.join(r.fabrics)}: {r.routers} routers, {r.hosts} hosts, {r.links} links, "
             f"{r.seconds:.0f} s")
     out = [head, ""]
-    if r.ok:
+    routed = [f for f in r.fabrics if f not in r.evpn]
+    if r.ok and routed:
         out.append("PASS: every BGP session and BFD peer up, every switch at the plan's ASN, every prefix at the "
                    "planned ECMP width in FRR's RIB and the kernel's FIB, every host port reaching the next host "
                    "of its rail")
+    if r.ok and r.evpn:
+        out.append(f"PASS ({', '.join(r.evpn)}): every BGP session (underlay and EVPN) up, every Ethernet segment "
+                   "held by both leaves of its pair, every VNI up, every node's bond one LACP aggregate across its "
+                   "pair, every node reaching the others' storage and in-band addresses and its gateway; again "
+                   "with one leaf of each pair down")
     else:
         out.append(f"FAIL: {len(r.findings)} finding(s) on {len(r.failed)} device(s): {', '.join(r.failed[:20])}"
                    + (" ..." if len(r.failed) > 20 else ""))

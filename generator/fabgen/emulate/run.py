@@ -88,24 +88,33 @@ def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
     skipped = []
     for name, f in report.items():
         base = name.rsplit("-plane", 1)[0] if "-plane" in name else name
-        # EVPN multihoming (role northsouth) needs VXLAN, bonds and FRR's EVPN in the lab: not yet
+        # EVPN multihoming (role northsouth) has a lab of its own (evpn.py, northsouth_of)
         if f.get("kind") not in EMULATED_KINDS or f.get("role") in ("oob", "northsouth"):
             skipped.append(name)
             continue
         routing = (f.get("addressing") or {}).get("host_routing", "static")
         groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing)).planes.append(name)
+    evpn = northsouth_of(files, wanted)
     if wanted is not None:
         chosen = [g for g in groups.values() if wanted == g.name or wanted in g.planes]
+        if not chosen and evpn:
+            return []
         if not chosen:
             names = sorted(groups) + sorted(p for g in groups.values() for p in g.planes if p != g.name)
             raise BadInput(f"--fabric {wanted}: no Ethernet fabric of the render is called so (it has "
-                           f"{', '.join(names) or 'none'}; InfiniBand, out-of-band and northsouth (EVPN multihoming) "
-                           "networks are not emulated)")
+                           f"{', '.join(names) or 'none'}; InfiniBand and out-of-band networks are not emulated)")
         return chosen
-    if not groups:
-        raise BadInput("the render has no RoCE or Spectrum-X fabric to emulate (InfiniBand, out-of-band and "
-                       "northsouth (EVPN multihoming) networks are not emulated)")
+    if not groups and not evpn:
+        raise BadInput("the render has no RoCE or Spectrum-X fabric to emulate (InfiniBand and out-of-band "
+                       "networks are not emulated)")
     return list(groups.values())
+
+
+def northsouth_of(files: dict[str, bytes], wanted: str | None) -> list[str]:
+    """The render's northsouth fabrics (EVPN multihoming, emulated by evpn.py); with `wanted`,
+    only that one."""
+    report = json.loads(files["report.json"])["fabrics"]
+    return [name for name, f in report.items() if f.get("role") == "northsouth" and wanted in (None, name)]
 
 
 def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
@@ -390,6 +399,7 @@ class Result:
     left_out: list[str]
     notes: list[str] = field(default_factory=list)
     suspects: list[tuple[str, str]] = field(default_factory=list)  # (device, why), most likely at fault first
+    evpn: list[str] = field(default_factory=list)  # the northsouth fabrics among `fabrics` (evpn.py)
 
     @property
     def ok(self) -> bool:
@@ -399,7 +409,7 @@ class Result:
         return {"fabrics": self.fabrics, "routers": self.routers, "hosts": self.hosts, "links": self.links,
                 "seconds": round(self.seconds, 1), "ok": self.ok, "failed": self.failed,
                 "findings": [f.as_dict() for f in self.findings], "left_out": self.left_out, "notes": self.notes,
-                "suspects": [{"device": d, "why": w} for d, w in self.suspects]}
+                "suspects": [{"device": d, "why": w} for d, w in self.suspects], "evpn": self.evpn}
 
 
 def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
@@ -439,6 +449,12 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     if "report.json" not in files:
         raise BadInput(f"{render}: no report.json: not a render")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
+    evpn_fabs = northsouth_of(files, fabric)
+    if not fabs:  # northsouth fabrics only: their own lab (evpn.py)
+        if fails:
+            raise BadInput("--fail applies to routed fabrics; a northsouth fabric's emulation takes one leaf of "
+                           "each pair down by itself")
+        return _emulate_evpn(files, evpn_fabs, start, progress)
     _fail_targets(fabs, fails or [])  # a --fail naming nothing of the render: said before any sampling
     fabs, sampled = _sampled(fabs, max_routers, max_hosts, max_sessions)
     down = _fail_targets(fabs, fails or [])  # within the sample (a port sampled out is said so)
@@ -475,9 +491,40 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     culprits = suspects(findings, plan.prefixes())
     failed = sorted({f.device for f in findings} | {d for d, _ in culprits})  # a suspect failed too
     hosts = len({h for f in fabs for h in f.hosts})
-    return Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
-                  time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))), notes,
-                  culprits)
+    result = Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
+                    time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))),
+                    notes, culprits)
+    if evpn_fabs:
+        more = _emulate_evpn(files, evpn_fabs, start, progress)
+        result.fabrics += more.fabrics
+        result.routers, result.hosts, result.links = (result.routers + more.routers, result.hosts + more.hosts,
+                                                      result.links + more.links)
+        result.findings += more.findings
+        result.failed = sorted(set(result.failed) | set(more.failed))
+        result.notes += more.notes
+        result.evpn = more.evpn
+        result.seconds = time.monotonic() - start
+    return result
+
+
+def _emulate_evpn(files: dict[str, bytes], names: list[str], start: float, progress: Callable[[str], None]) -> Result:
+    """Each northsouth fabric in a lab of its own (evpn.py): EVPN multihoming, then a leaf of each pair down."""
+    from fabgen.emulate import evpn
+
+    findings: list[Any] = []
+    notes: list[str] = []
+    routers = hosts = links = 0
+    for name in names:
+        with open_lab() as la:
+            try:
+                found, said, r, h, n = evpn.run_fabric(la, files, name, _table, progress)
+            except TranslateError as exc:
+                raise BadInput(str(exc)) from None
+        findings += found
+        notes += said
+        routers, hosts, links = routers + r, hosts + h, links + n
+    return Result(list(names), routers, hosts, links, time.monotonic() - start, findings,
+                  sorted({f.device for f in findings}), [], notes, evpn=list(names))
 
 
 STATE_COMMANDS = {"bgp": "show bgp ipv4 unicast summary json", "routes": "show ip route json",

@@ -1,0 +1,513 @@
+"""A northsouth fabric's EVPN multihoming in the lab (docs/northsouth.md, docs/emulate.md).
+
+Read from the rendered files only: each switch's NVUE startup.yaml (`translate`), cabling.csv,
+addresses.csv and every kept node's netplan. Built as Cumulus Linux builds it in the kernel: on
+each leaf a VLAN-aware bridge, a VXLAN device per VNI (layer 2 and layer 3) sourced at the
+loopback, an 802.3ad bond per Ethernet segment whose LACP system is the segment's system MAC,
+each tenant's SVI in its VRF with the anycast gateway on a macvlan (VRR); on each node its bond
+and VLANs from its netplan. FRR runs the underlay and EVPN as the NVUE file says, with the
+segments (`evpn mh es-id`, `es-sys-mac`) and uplink tracking.
+
+Checked: every BGP session up (the underlay's sessions carry EVPN), every leaf holding each
+segment of its nodes with the other leaf of its pair as a peer (FRR's `show evpn es`), every
+VNI up, every node's bond aggregating both legs with one partner (LACP), and every kept node
+reaching the storage servers' storage addresses and the in-band gateway; then with one leaf of
+each kept pair down, again.
+
+Lab settings, not the switches': `evpn mh startup-delay` 1 s instead of 180 (the segments come
+up as soon as the uplinks do), BFD not run (the underlay's BFD is emulated for routed fabrics).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from fabgen.emulate.checks import Finding
+from fabgen.emulate.model import TranslateError
+
+LAB_STARTUP_DELAY = 1  # s: FRR's `evpn mh startup-delay` in the lab (Cumulus's default is 180)
+L3VNI_VLAN = 3900  # the bridge VLANs that carry the layer-3 VNIs (3900 + k), local to each leaf
+KEEP_PER_PAIR = 2  # nodes kept per leaf pair in the lab
+REACH_WAIT = 30.0  # s: how long a node may take to reach a storage server (ARP, EVPN routes)
+LACP_WAIT = 15.0  # s: fast LACP settles in 3 s
+
+
+@dataclass
+class Tenant:
+    vlan: int
+    vni: int = 0
+    vrf: str = ""
+    svi: str = ""  # the leaf's own address (CIDR)
+    gateway: str = ""  # the anycast gateway (CIDR)
+    mac: str = ""
+
+
+@dataclass
+class Switch:
+    """One Spectrum-X switch of a northsouth fabric as its NVUE file describes it."""
+
+    name: str
+    asn: int = 0
+    router_id: str = ""
+    loopback: str = ""
+    vtep: str = ""  # VXLAN source address (leaves)
+    groups: dict[str, bool] = field(default_factory=dict)  # peer group -> carries l2vpn-evpn
+    unnumbered: dict[str, str] = field(default_factory=dict)  # port -> peer group
+    networks: list[str] = field(default_factory=list)
+    multipath: int = 1
+    segments: dict[str, tuple[str, int, str, list[int]]] = field(default_factory=dict)  # bond -> (member, id, mac, vlans)
+    uplinks: list[str] = field(default_factory=list)
+    tenants: dict[int, Tenant] = field(default_factory=dict)  # VLAN -> tenant
+    l3vnis: dict[str, int] = field(default_factory=dict)  # VRF -> layer-3 VNI
+    vxlan_port: int = 4789
+
+
+def _addr(node: dict[str, Any]) -> dict[str, Any]:
+    """The address block of an interface in either dialect (`ip` before 5.15, `ipv4` after)."""
+    return node.get("ipv4") or node.get("ip") or {}
+
+
+def translate(name: str, text: str, where: str) -> Switch:
+    """The switch's routing and EVPN from its startup.yaml; TranslateError where a key EVPN needs
+    is missing or malformed."""
+    try:
+        doc = yaml.safe_load(text)
+        tree = next(item["set"] for item in doc if isinstance(item, dict) and "set" in item)
+    except (yaml.YAMLError, TypeError, StopIteration, KeyError) as exc:
+        raise TranslateError(f"{where}: not an NVUE startup.yaml with a '- set:' tree ({exc})") from None
+    sw = Switch(name)
+    try:
+        bgp = tree["router"]["bgp"]
+        sw.asn, sw.router_id = int(bgp["autonomous-system"]), str(bgp["router-id"])
+        vbgp = tree["vrf"]["default"]["router"]["bgp"]
+        for group, g in vbgp.get("peer-group", {}).items():
+            sw.groups[group] = "l2vpn-evpn" in g.get("address-family", {})
+        for port, n in vbgp.get("neighbor", {}).items():
+            if n.get("type") == "unnumbered":
+                sw.unnumbered[port] = n["peer-group"]
+        af = vbgp["address-family"]["ipv4-unicast"]
+        sw.networks = list(af.get("network", {}))
+        sw.multipath = int(af.get("multipaths", {}).get("ebgp", 1))
+        if "l2vpn-evpn" not in vbgp["address-family"]:
+            raise TranslateError(f"{where}: BGP does not carry l2vpn-evpn: not an EVPN switch")
+        for port, node in tree["interface"].items():
+            _interface(sw, str(port), node)
+        sw.vtep = str(tree.get("nve", {}).get("vxlan", {}).get("source", {}).get("address", ""))
+        sw.vxlan_port = int(tree.get("nve", {}).get("vxlan", {}).get("port", 4789))
+        for vlan, v in tree.get("bridge", {}).get("domain", {}).get("br_default", {}).get("vlan", {}).items():
+            if "vni" in v:
+                sw.tenants.setdefault(int(vlan), Tenant(int(vlan))).vni = int(next(iter(v["vni"])))
+        for vrf, v in tree["vrf"].items():
+            if vrf != "default" and "evpn" in v:
+                sw.l3vnis[str(vrf)] = int(next(iter(v["evpn"]["vni"])))
+    except (KeyError, TypeError, ValueError, StopIteration) as exc:
+        raise TranslateError(f"{where}: the EVPN translator cannot read {exc!r}") from None
+    for vlan, t in sw.tenants.items():
+        if sw.vtep and not (t.vni and t.vrf and t.gateway and t.vrf in sw.l3vnis):
+            raise TranslateError(f"{where}: VLAN {vlan} lacks its VNI, SVI, anycast gateway or its VRF's VNI")
+    return sw
+
+
+def _interface(sw: Switch, port: str, node: dict[str, Any]) -> None:
+    if port == "lo":
+        sw.loopback = next(iter(_addr(node)["address"]))
+    elif node.get("type") == "bond" and "evpn" in node:
+        seg = node["evpn"]["multihoming"]["segment"]
+        (member,) = node["bond"]["member"]
+        vlans = sorted(int(v) for v in node["bridge"]["domain"]["br_default"]["vlan"])
+        sw.segments[port] = (str(member), int(seg["local-id"]), str(seg["mac-address"]), vlans)
+    elif node.get("type") == "svi":
+        a = _addr(node)
+        t = sw.tenants.setdefault(int(node["vlan"]), Tenant(int(node["vlan"])))
+        t.vrf = str(node.get("vrf") or a.get("vrf", ""))
+        t.svi = next(iter(a["address"]))
+        t.gateway = next(iter(a["vrr"]["address"]))
+        t.mac = str(a["vrr"]["mac-address"])
+    elif "multihoming" in node.get("evpn", {}) and "uplink" in node["evpn"]["multihoming"]:
+        sw.uplinks.append(port)
+
+
+def frr_conf(sw: Switch, bfd_ignored: bool = True) -> str:
+    """frr.conf of one switch: the segments and uplinks (zebra's, before `router bgp`), the VRFs'
+    layer-3 VNIs, the underlay with EVPN on its peer groups, each tenant VRF announcing its subnets
+    into EVPN (symmetric routing)."""
+    out = [f"! {sw.name} (nvue): emulated by fabgen (EVPN multihoming) from its rendered config",
+           "frr defaults datacenter", f"hostname {sw.name}", "log stdout warnings", "ip forwarding"]
+    if sw.vtep:
+        out.append(f"evpn mh startup-delay {LAB_STARTUP_DELAY}")
+    out.append("!")
+    for vrf, vni in sorted(sw.l3vnis.items()):
+        out += [f"vrf {vrf}", f" vni {vni}", "exit-vrf", "!"]
+    for bond, (_, es_id, mac, _) in sorted(sw.segments.items()):
+        out += [f"interface {bond}", f" evpn mh es-id {es_id}", f" evpn mh es-sys-mac {mac}", "exit", "!"]
+    for port in sw.uplinks:
+        out += [f"interface {port}", " evpn mh uplink", "exit", "!"]
+    out += [f"router bgp {sw.asn}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy"]
+    for group in sorted(sw.groups):
+        out += [f" neighbor {group} peer-group", f" neighbor {group} remote-as external"]
+    for port, group in sw.unnumbered.items():
+        out.append(f" neighbor {port} interface peer-group {group}")
+    out.append(" address-family ipv4 unicast")
+    out += [f"  network {n}" for n in sw.networks]
+    out += [f"  maximum-paths {sw.multipath}", " exit-address-family", " address-family l2vpn evpn"]
+    out += [f"  neighbor {g} activate" for g, evpn in sorted(sw.groups.items()) if evpn]
+    if sw.vtep:
+        out.append("  advertise-all-vni")
+    out += [" exit-address-family", "exit", "!"]
+    for vrf in sorted(sw.l3vnis):
+        out += [f"router bgp {sw.asn} vrf {vrf}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy",
+                " address-family ipv4 unicast", "  redistribute connected", " exit-address-family",
+                " address-family l2vpn evpn", "  advertise ipv4 unicast", " exit-address-family", "exit", "!"]
+    return "\n".join(out) + "\n"
+
+
+# The lab ------------------------------------------------------------------------------------------
+
+@dataclass
+class Node:
+    """A kept node as its netplan says: the bond's members and parameters, its VLANs."""
+
+    name: str
+    members: list[str] = field(default_factory=list)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    mtu: int = 0
+    vlans: dict[str, tuple[int, list[str], list[dict]]] = field(default_factory=dict)  # name -> (id, CIDRs, routes)
+
+
+def read_node(files: dict[str, bytes], name: str) -> Node:
+    path = f"hosts/{name}/netplan.yaml"
+    if path not in files:
+        raise TranslateError(f"{path}: the node's netplan is not in the render")
+    net = yaml.safe_load(files[path])["network"]
+    try:
+        bond = net["bonds"]["bond0"]
+        node = Node(name, list(bond["interfaces"]), dict(bond.get("parameters", {})), int(bond.get("mtu", 0)))
+        for vname, v in net["vlans"].items():
+            node.vlans[vname] = (int(v["id"]), list(v["addresses"]), list(v.get("routes", [])))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise TranslateError(f"{path}: no bond0 with its VLANs ({exc!r})") from None
+    return node
+
+
+BOND_OPTIONS = {"mode": "mode", "lacp-rate": "lacp_rate", "mii-monitor-interval": "miimon",
+                "transmit-hash-policy": "xmit_hash_policy"}
+
+
+def _bond_line(name: str, params: dict[str, Any], system: str = "") -> str:
+    opts = " ".join(f"{BOND_OPTIONS[k]} {v}" for k, v in params.items() if k in BOND_OPTIONS)
+    return f"link add {name} type bond {opts}" + (f" ad_actor_system {system}" if system else "")
+
+
+def leaf_commands(sw: Switch, mtu: int = 9000) -> tuple[list[str], list[str]]:
+    """(`ip -batch` lines, `bridge -batch` lines) that build a leaf's data plane as Cumulus does."""
+    vtep = sw.vtep
+    ip = ["link add br_default type bridge vlan_filtering 1 vlan_default_pvid 0", "link set br_default up"]
+    br: list[str] = []
+    vlans_of_vrf = {}
+    for k, (vrf, vni) in enumerate(sorted(sw.l3vnis.items())):
+        table = 1000 + k
+        vid = L3VNI_VLAN + k
+        vlans_of_vrf[vrf] = vid
+        ip += [f"link add {vrf} type vrf table {table}", f"link set {vrf} up",
+               f"link add vni{vni} type vxlan id {vni} local {vtep} dstport {sw.vxlan_port} nolearning",
+               f"link set vni{vni} master br_default", f"link set vni{vni} up",
+               f"link add link br_default name vlan{vid} type vlan id {vid}", f"link set vlan{vid} master {vrf}",
+               f"link set vlan{vid} up"]
+        br += [f"vlan add dev br_default vid {vid} self", f"vlan add dev vni{vni} vid {vid} pvid untagged",
+               f"link set dev vni{vni} learning off neigh_suppress on"]
+    for vlan, t in sorted(sw.tenants.items()):
+        ip += [f"link add vni{t.vni} type vxlan id {t.vni} local {vtep} dstport {sw.vxlan_port} nolearning",
+               f"link set vni{t.vni} master br_default", f"link set vni{t.vni} up",
+               f"link add link br_default name vlan{vlan} type vlan id {vlan}", f"link set vlan{vlan} master {t.vrf}",
+               f"addr add {t.svi} dev vlan{vlan}", f"link set vlan{vlan} up",
+               f"link add link vlan{vlan} name vlan{vlan}-v0 address {t.mac} type macvlan mode private",
+               f"link set vlan{vlan}-v0 master {t.vrf}", f"addr add {t.gateway} dev vlan{vlan}-v0",
+               f"link set vlan{vlan}-v0 up"]
+        br += [f"vlan add dev br_default vid {vlan} self", f"vlan add dev vni{t.vni} vid {vlan} pvid untagged",
+               f"link set dev vni{t.vni} learning off neigh_suppress on"]
+    for bond, (member, _, mac, vlans) in sorted(sw.segments.items()):
+        ip += [_bond_line(bond, {"mode": "802.3ad", "lacp-rate": "fast", "mii-monitor-interval": 100}, mac),
+               f"link set {member} down", f"link set {member} master {bond}", f"link set {bond} mtu {mtu}",
+               f"link set {bond} master br_default", f"link set {member} up", f"link set {bond} up"]
+        br += [f"vlan add dev {bond} vid {v}" for v in vlans]
+    return ip, br
+
+
+def node_commands(n: Node) -> list[str]:
+    out = [_bond_line("bond0", n.parameters)]
+    for m in n.members:
+        out += [f"link set {m} down", f"link set {m} master bond0"]
+    if n.mtu:
+        out.append(f"link set bond0 mtu {min(n.mtu, 9000)}")
+    out += [f"link set {m} up" for m in n.members] + ["link set bond0 up"]
+    for vname, (vid, cidrs, routes) in n.vlans.items():
+        out.append(f"link add link bond0 name {vname} type vlan id {vid}")
+        out += [f"addr add {c} dev {vname}" for c in cidrs] + [f"link set {vname} up"]
+        out += [f"route add {r['to']} via {r['via']}" for r in routes if "via" in r]
+    return out
+
+
+# The checks ---------------------------------------------------------------------------------------
+
+def bond_state(text: str) -> tuple[int, dict[str, tuple[str, str]]]:
+    """From /proc/net/bonding/bond0: the active aggregator and each member's (aggregator, partner
+    system MAC)."""
+    active = re.search(r"Active Aggregator Info:\s*\n\s*Aggregator ID: (\d+)", text)
+    members: dict[str, tuple[str, str]] = {}
+    for block in text.split("Slave Interface: ")[1:]:
+        name = block.split("\n", 1)[0].strip()
+        agg = re.search(r"Aggregator ID: (\d+)", block)
+        partner = re.search(r"details partner lacp pdu:.*?system mac address: (\S+)", block, re.S)
+        members[name] = (agg.group(1) if agg else "", partner.group(1) if partner else "")
+    return int(active.group(1)) if active else 0, members
+
+
+def segments_found(es_json: Any, sw: Switch, pair_vtep: str) -> list[str]:
+    """Problems with a leaf's segments in FRR's `show evpn es json`: each local segment known,
+    with the pair's other leaf among its VTEPs."""
+    problems = []
+    by_id: dict[str, Any] = {}
+    for es in es_json if isinstance(es_json, list) else []:
+        by_id[str(es.get("esi", "")).lower()] = es
+    for bond, (_, es_id, mac, _) in sorted(sw.segments.items()):
+        esi = "03:" + mac.lower() + ":" + ":".join(f"{(es_id >> s) & 0xFF:02x}" for s in (16, 8, 0))
+        es = by_id.get(esi)
+        if es is None:
+            problems.append(f"{bond}: segment {esi} not in FRR")
+            continue
+        vteps = {str(v.get("vtep")) for v in es.get("vteps", [])}
+        if pair_vtep and pair_vtep not in vteps:
+            problems.append(f"{bond}: segment {esi} without the pair's other leaf {pair_vtep} (VTEPs: "
+                            f"{', '.join(sorted(vteps)) or 'none'})")
+    return problems
+
+
+def wait_for(check: Callable[[], list[str]], wait: float) -> list[str]:
+    """`check` until it finds nothing or `wait` seconds pass; its last findings."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = check()
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(1.0)
+
+
+def ping(ns: str, source: str, target: str) -> bool:
+    from fabgen.emulate.lab import run
+
+    done = run("ip", "netns", "exec", ns, "ping", "-c", "1", "-W", "1", "-I", source, target, check=False, timeout=10)
+    return done.returncode == 0
+
+
+def host_of(cidr: str) -> str:
+    return cidr.split("/")[0]
+
+
+
+# The run ------------------------------------------------------------------------------------------
+
+@dataclass
+class Plan:
+    """What the lab holds of one northsouth fabric: its switches, the kept nodes and their legs."""
+
+    fabric: str
+    switches: dict[str, Switch]
+    nodes: dict[str, Node]
+    legs: dict[str, list[tuple[str, str, str]]]  # node -> [(its port, leaf, leaf port)] in cabling order
+    cables: list[tuple[str, str, str, str]]  # (device, port, device, port) among kept devices
+    left_out: int = 0  # nodes not kept
+
+
+def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes], str], list[dict[str, str]]],
+         per_pair: int = KEEP_PER_PAIR) -> Plan:
+    """The fabric from its render: every switch, `per_pair` nodes of each leaf pair (in cabling order)."""
+    rows = table(files, f"{fabric}/cabling.csv")
+    roles = {r["device"]: r["role"] for r in table(files, f"{fabric}/addresses.csv")}
+    switches = {}
+    for dev in sorted(d for d, role in roles.items() if role in ("leaf", "spine", "core")):
+        path = f"{fabric}/switches/{dev}.nvue.yaml"
+        if path not in files:
+            raise TranslateError(f"{path}: the switch's NVUE file is not in the render (the EVPN emulation reads "
+                                 "Cumulus NVUE files; an EOS northsouth fabric is not emulated yet)")
+        switches[dev] = translate(dev, files[path].decode(), path)
+    legs: dict[str, list[tuple[str, str, str]]] = {}
+    for r in rows:
+        if r["tier"] == "node-leaf":
+            legs.setdefault(r["a_device"], []).append((r["a_port"], r["z_device"], r["z_port"]))
+    kept: dict[frozenset, list[str]] = {}
+    for node, ls in legs.items():
+        pair = kept.setdefault(frozenset(leaf for _, leaf, _ in ls), [])
+        if len(pair) < per_pair:
+            pair.append(node)
+    keep = [n for ns in kept.values() for n in ns]
+    nodes = {n: read_node(files, n) for n in keep}
+    cables: list[tuple[str, str, str, str]] = []
+    for n in keep:
+        if len(legs[n]) != len(nodes[n].members):
+            raise TranslateError(f"hosts/{n}/netplan.yaml: bond0 has {len(nodes[n].members)} members, the node "
+                                 f"{len(legs[n])} cables")
+        for member, (_, leaf, port) in zip(nodes[n].members, legs[n]):
+            cables.append((n, member, leaf, port))
+    cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows if r["tier"] != "node-leaf"]
+    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
+
+
+def _lab_switch(sw: Switch, cabled: set[str]) -> Switch:
+    """The switch as the lab builds it: only the segments whose node was kept, only cabled ports."""
+    from dataclasses import replace
+
+    return replace(sw, segments={b: s for b, s in sw.segments.items() if s[0] in cabled},
+                   unnumbered={p: g for p, g in sw.unnumbered.items() if p in cabled},
+                   uplinks=[p for p in sw.uplinks if p in cabled])
+
+
+def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[str, Switch]:
+    """Namespaces, cables, data planes and FRR for the plan; the switches as built."""
+    from fabgen.emulate.lab import run
+    from fabgen.emulate.run import _daemons
+
+    devices = [*plan.switches, *plan.nodes]
+    for k, d in enumerate(devices):
+        b.ns[d] = la.namespace(k)
+    la.neighbours(len(plan.cables))
+    progress(f"cabling {len(plan.cables)} links")
+    cabled: dict[str, set[str]] = {}
+    for a, pa, z, pz in plan.cables:
+        b.ip(b.ns[a], f"link add {pa} type veth peer name {pz} netns {b.ns[z]}")
+        cabled.setdefault(a, set()).add(pa)
+        cabled.setdefault(z, set()).add(pz)
+    b.flush()
+    built = {name: _lab_switch(sw, cabled.get(name, set())) for name, sw in plan.switches.items()}
+    bridge: dict[str, list[str]] = {}
+    for name, sw in built.items():
+        ns = b.ns[name]
+        b.ip(ns, f"addr add {sw.loopback} dev lo")
+        for port in sorted(cabled.get(name, set())):
+            b.ip(ns, f"link set {port} up")
+        if sw.vtep:
+            lines, bridge[ns] = leaf_commands(sw)
+            for line in lines:
+                b.ip(ns, line)
+    for name, node in plan.nodes.items():
+        for line in node_commands(node):
+            b.ip(b.ns[name], line)
+    progress("bridges, VXLAN, bonds and VLANs")
+    b.flush()
+    for ns, lines in bridge.items():
+        run("bridge", "-n", ns, "-batch", "-", inp="\n".join(lines) + "\n", timeout=120)
+    progress("FRR daemons")
+    for name, sw in built.items():
+        d = la.frr_dir(b.ns[name])
+        conf = d / "frr.conf"
+        conf.write_text(frr_conf(sw))
+        _daemons(la, b, name, d, conf, bfd=False)
+    return built
+
+
+def check(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
+          progress: Callable[[str], None]) -> list[Finding]:
+    """Segments, VNIs, LACP and reachability, with the leaves in `down` taken down."""
+    from fabgen.emulate.checks import _json
+    from fabgen.emulate.lab import run
+
+    out: list[Finding] = []
+    pair_of: dict[str, str] = {}
+    for legs in plan.legs.values():
+        leaves = [leaf for _, leaf, _ in legs]
+        for leaf in leaves:
+            pair_of.update({leaf: other for other in leaves if other != leaf})
+    for name, sw in built.items():
+        if not sw.vtep or name in down:
+            continue
+        other = pair_of.get(name)
+        want_pair = built[other].vtep if other and other not in down else ""
+        problems = wait_for(lambda: segments_found(_json(la, b.dirs[name], "show evpn es json"), sw, want_pair),
+                            REACH_WAIT)
+        out += [Finding(name, "segment", p) for p in problems]
+        vnis = _json(la, b.dirs[name], "show evpn vni json") or {}
+        want = {t.vni for t in sw.tenants.values()} | set(sw.l3vnis.values())
+        missing = sorted(want - {int(k) for k in vnis})
+        if missing:
+            out.append(Finding(name, "vni", f"VNIs not up in FRR: {', '.join(map(str, missing))}"))
+    progress("LACP on every node")
+    for name, node in plan.nodes.items():
+        alive = [m for m, (_, leaf, _) in zip(node.members, plan.legs[name]) if leaf not in down]
+
+        def lacp() -> list[str]:
+            text = run("ip", "netns", "exec", b.ns[name], "cat", "/proc/net/bonding/bond0", check=False).stdout
+            active, members = bond_state(text)
+            bad = [m for m in alive if members.get(m, ("", ""))[0] != str(active)]
+            macs = {members[m][1] for m in alive if m in members}
+            return ([f"bond0 member {m} not in the active aggregator {active}" for m in bad]
+                    + ([f"bond0 sees {len(macs)} LACP partners ({', '.join(sorted(macs))}): the leaf pair must be "
+                        "one" ] if len(macs) > 1 else []))
+        out += [Finding(name, "lacp", p) for p in wait_for(lacp, LACP_WAIT)]
+    progress("reachability between nodes (storage and in-band)")
+    targets = _targets(plan)
+    for name, node in plan.nodes.items():
+        def reach() -> list[str]:
+            miss = []
+            for vname, target in targets:
+                if target.startswith(f"{name}:"):
+                    continue
+                addr = target.split(":", 1)[1]
+                if not ping(b.ns[name], vname, addr):
+                    miss.append(f"{vname} cannot reach {target.replace(':', ' ')}")
+            return miss
+        out += [Finding(name, "reach", p) for p in wait_for(reach, REACH_WAIT)]
+    return out
+
+
+def _targets(plan: Plan) -> list[tuple[str, str]]:
+    """(own VLAN interface, 'node:address') every node must reach: every other kept node's address
+    on each tenant, and the in-band gateway (the VLAN whose route is the default)."""
+    out = []
+    for name, node in plan.nodes.items():
+        for vname, (_, cidrs, routes) in node.vlans.items():
+            out += [(vname, f"{name}:{host_of(c)}") for c in cidrs]
+            out += [(vname, f"gateway:{r['via']}") for r in routes if "via" in r]
+    return sorted(set(out))
+
+
+def run_fabric(la: Any, files: dict[str, bytes], fabric: str, table: Callable, progress: Callable[[str], None]
+               ) -> tuple[list[Finding], list[str], int, int, int]:
+    """One northsouth fabric in the lab, then with one leaf of each pair down: (findings, notes,
+    switches, nodes, links)."""
+    from fabgen.emulate.run import Built
+
+    plan = read(files, fabric, table)
+    b = Built()
+    built = build(la, b, plan, progress)
+    expected = {name: len(sw.unnumbered) for name, sw in built.items()}
+    from fabgen.emulate.checks import settle
+
+    state, took = settle(la, b.dirs, expected, 3.0, 300.0, progress)
+    out = []
+    for name, want in sorted(expected.items()):
+        peers = state.summary.get(name, {}).get("peers", {})
+        up = sum(1 for v in peers.values() if v.get("state") == "Established")
+        if up < want:
+            out.append(Finding(name, "sessions", f"{up} of {want} BGP sessions (underlay and EVPN) established"))
+    notes = [f"{fabric}: EVPN multihoming emulated with {len(plan.nodes)} of {len(plan.nodes) + plan.left_out} "
+             f"nodes ({KEEP_PER_PAIR} per leaf pair), converged in {took:.1f} s",
+             f"{fabric}: lab settings: evpn mh startup-delay {LAB_STARTUP_DELAY} s (the switches' default is 180), "
+             "no BFD"]
+    out += check(la, b, plan, built, set(), progress)
+    if not out:
+        down = {sorted(leaf for _, leaf, _ in legs)[0] for legs in plan.legs.values()}
+        progress(f"taking {len(down)} leaves down, one of each pair")
+        for a, pa, z, pz in plan.cables:
+            for dev, port in ((a, pa), (z, pz)):
+                if dev in down:
+                    b.ip(b.ns[dev], f"link set {port} down")
+        b.flush()
+        notes.append(f"{fabric}: then with {', '.join(sorted(down))} down (every port): each node on the other leaf "
+                     "of its pair")
+        out += check(la, b, plan, built, down, progress)
+    return out, notes, len(built), len(plan.nodes), len(plan.cables)
