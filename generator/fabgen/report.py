@@ -37,8 +37,16 @@ def intent(ctx: Any) -> dict[str, Any]:
     qos["dscp_to_tc"] = {str(d): tc for d, tc in enumerate(q["dscp_to_tc"]) if tc}
     bgp = eth.host_routing == "bgp"  # BGP to the host: its ASN block and the mode (else left out)
     asn = {k: v for k, v in eth.asn.model_dump().items() if bgp or k != "host"}
+    overlay = None
+    if ctx.allocation.tenants is not None:  # northsouth: the tenants and the segments a reviewer checks
+        from fabgen.intent.northsouth import ES_SYS_MAC, tenants
+
+        overlay = {"tenants": [{k: t[k] for k in ("role", "vlan", "vni", "vrf", "l3vni", "subnet", "gateway")}
+                               for t in tenants(ctx)],
+                   "segments": len(ctx.allocation.tenants.segments), "es_sys_mac": ES_SYS_MAC}
     return {"platform_version": f.spec.platform_version, "qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
                                        **({"host_routing": "bgp"} if bgp else {})},
+            **({"northsouth": overlay} if overlay else {}),
             "asn": asn,
             # the variable's name, never its value (fabgen does not read it)
             "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
