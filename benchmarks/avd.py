@@ -98,6 +98,8 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
                         uplink_ethernet_structured_config={"uc_tx_queues": ecn_count},
                         uplink_switch_ethernet_structured_config={"uc_tx_queues": ecn_count})
         hosts = [i for i in sw["interfaces"] if i["kind"] == "host"]
+        if hosts and "bond" in hosts[0]:
+            hosts = []  # a northsouth leaf's bonds: AVD's connected endpoints (_evpn_inputs)
         if hosts:
             if "ip" not in hosts[0]:
                 raise SystemExit("the AVD comparison covers routed (p2p) host ports only")
@@ -140,6 +142,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
                                       **({"domain": m["domain"]} if m["domain"] else {})}
         if m["syslog"]:
             common["logging_settings"] = {"hosts": [{"name": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["syslog"]]}
+    evpn = any(sw.get("evpn") for sw in switches)
     for t, members in nodes.items():
         if members:
             defaults: dict[str, Any] = {"loopback_ipv4_pool": loopback_pool, "loopback_ipv4_offset": offsets[t],
@@ -147,7 +150,49 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
             if t == "l3leaf":
                 defaults["vtep"] = False
             common[t] = {"defaults": defaults, "nodes": members}
+    if evpn:
+        _evpn_inputs(common, switches, QOS_PROFILE, port_config)
     return common, types
+
+
+def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile: str,
+                 port_config: dict[str, Any]) -> None:
+    """A northsouth fabric (docs/northsouth.md) in AVD's l3ls-evpn terms: eBGP overlay between
+    loopbacks, the leaves VTEPs sourced at Loopback0 with fabgen's anycast gateway MAC, one tenant
+    whose VRFs are fabgen's (vrf_id = the layer-3 VNI, so RD and route targets come out alike),
+    its SVIs the anycast gateways, every node a server whose adapter is a port-channel on both leaves
+    of its pair with fabgen's ESI (short_esi) and channel id."""
+    leaf = next(sw for sw in switches if sw.get("evpn") and sw["evpn"]["vtep"])
+    ev = leaf["evpn"]
+    common["overlay_routing_protocol"] = "ebgp"
+    common["l3leaf"]["defaults"].update(vtep=True, vtep_loopback="Loopback0", spanning_tree_mode="mstp",
+                                        virtual_router_mac_address=ev["gateway_mac"])
+    common["bgp_peer_groups"]["evpn_overlay_peers"] = {"bfd": leaf["bgp"]["bfd"]}
+    base = ev["tenants"][0]["vni"] - ev["tenants"][0]["vlan"]
+    common["tenants"] = [{"name": "NORTHSOUTH", "mac_vrf_vni_base": base, "vrfs": [
+        {"name": t["vrf"], "vrf_id": t["l3vni"],
+         "svis": [{"id": t["vlan"], "name": t["vrf"], "enabled": True, "mtu": leaf["mtu"],
+                   "ip_address_virtual": f"{t['gateway']}/{t['prefix']}"}]}
+        for t in ev["tenants"]]}]
+    vlans = ",".join(str(t["vlan"]) for t in ev["tenants"])
+    legs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for sw in switches:
+        for i in sw["interfaces"]:
+            if "bond" in i:
+                legs.setdefault(i["peer"], []).append((sw["name"], i))
+    servers = []
+    for node, ends in legs.items():
+        bond = ends[0][1]["bond"]
+        short = bond["segment"]["identifier"].removeprefix("0000:0000:")
+        servers.append({"name": node, "adapters": [{
+            "switches": [s for s, _ in ends], "switch_ports": [i["name"] for _, i in ends],
+            "endpoint_ports": [i["peer_port"] for _, i in ends], "descriptions": [i["description"] for _, i in ends],
+            "mode": "trunk", "vlans": vlans, "qos_profile": profile, "structured_config": port_config,
+            "spanning_tree_portfast": "edge", "spanning_tree_bpduguard": "enabled",
+            "ethernet_segment": {"short_esi": short},
+            "port_channel": {"mode": "active", "channel_id": bond["channel"], "description": bond["description"],
+                             "structured_config": {"mtu": leaf["mtu"]}}}]})
+    common["servers"] = servers
 
 
 def _uplink_pools(switches: list[dict[str, Any]]) -> dict[str, str]:
@@ -238,6 +283,7 @@ def run_avd(ctx: Any, switches: list[dict[str, Any]], out: Path, workers: int) -
 
 NEIGHBOR = re.compile(r"^   neighbor (\d+\.\d+\.\d+\.\d+) remote-as", re.MULTILINE)
 ROUTED = re.compile(r"^interface (Ethernet\S+)\n(?:   .*\n)*?   ip address", re.MULTILINE)
+ESI = re.compile(r"^      identifier (\S+)$", re.MULTILINE)
 
 
 def parity(switches: list[dict[str, Any]], configs: dict[str, str]) -> list[str]:
@@ -249,12 +295,16 @@ def parity(switches: list[dict[str, Any]], configs: dict[str, str]) -> list[str]
         if text is None:
             problems.append(f"{sw['name']}: no AVD config")
             continue
-        ours = sorted(i["name"] for i in sw["interfaces"] if i["kind"] in ("fabric", "host"))
+        ours = sorted(i["name"] for i in sw["interfaces"] if i["kind"] in ("fabric", "host") and "bond" not in i)
         theirs = sorted(ROUTED.findall(text))
         if ours != theirs:
             problems.append(f"{sw['name']}: routed ports differ ({len(ours)} vs {len(theirs)})")
-        if len(NEIGHBOR.findall(text)) != len(sw["bgp"]["neighbors"]):
+        overlay = len(sw["evpn"]["overlay"]) if sw.get("evpn") else 0  # the EVPN sessions between loopbacks
+        if len(NEIGHBOR.findall(text)) != len(sw["bgp"]["neighbors"]) + overlay:
             problems.append(f"{sw['name']}: BGP neighbors differ")
+        esis = sorted(i["bond"]["segment"]["identifier"] for i in sw["interfaces"] if "bond" in i)
+        if esis != sorted(ESI.findall(text)):  # northsouth: the same Ethernet segments on the same leaves
+            problems.append(f"{sw['name']}: Ethernet segments differ ({len(esis)} vs {len(ESI.findall(text))})")
         if "service-profile" not in text or f"router bgp {sw['bgp']['asn']}\n" not in text:
             problems.append(f"{sw['name']}: QoS profile or ASN missing")
     return problems
@@ -269,6 +319,8 @@ ACCEPTED = {
         (r"^transceiver qsfp default-mode ", "", "AVD platform default for QSFP cages; the 7060X5 has OSFP"),
         (r"^router bgp ", r"^   redistribute connected", "AVD announces connected routes; fabgen announces the "
          "loopback and host subnets with network statements (README, eBGP underlay)"),
+        (r"^ip prefix-list PL-LOOPBACKS-EVPN-OVERLAY$", "", "AVD's filter of those connected routes (EVPN designs)"),
+        (r"^route-map RM-CONN-2-BGP permit 10$", "", "the same: fabgen's network statements need no route map"),
     ),
     "fabgen": (
         (r"^router bgp ", r"^      network ", "the network statements above"),

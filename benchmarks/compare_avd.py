@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
 from run import run_case  # noqa: E402
 
-KINDS = ("eos-fattree", "eos-rail")
+KINDS = ("eos-fattree", "eos-rail", "eos-northsouth")
 
 
 def run_avd_case(name: str, gpus: int, workers: int, work: Path) -> dict:

@@ -23,7 +23,11 @@ KINDS = {
     # the emulation's whole-fabric case: EOS rail-optimized pinned to three tiers, so a few hundred
     # GPUs make a few hundred routers (benchmarks/emulate.py)
     "eos-rail3": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
+    # the converged north-south fabric (docs/northsouth.md): each DGX's two storage ports bonded to
+    # a leaf pair, EVPN all-active multihoming; beside AVD (benchmarks/avd.py), its EVPN design
+    "eos-northsouth": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
 }
+ROLES = {"eos-northsouth": "northsouth"}
 TIERS = {"eos-rail3": 3}
 PLANES = {"sx-4plane": 4}
 # four planes at 128k GPUs need a million host /31s and as many switch-link ones
@@ -60,4 +64,4 @@ fabrics:
     switch_model: {switch}
     node_groups: [gpu]
     planes: {PLANES.get(name, 1)}
-{f"    tiers: {TIERS[name]}" + chr(10) if name in TIERS else ""}{management}{POOLS.get(name, "")}"""
+{f"    role: {ROLES[name]}" + chr(10) if name in ROLES else ""}{f"    tiers: {TIERS[name]}" + chr(10) if name in TIERS else ""}{management}{POOLS.get(name, "")}"""

@@ -31,8 +31,15 @@ if IN_CI and not HAVE_ANTA:
 needs_anta = pytest.mark.skipif(not HAVE_ANTA, reason="needs PyPI anta")
 
 EOS_CASES = sorted({p.parts[len(GOLDEN.parts)] for p in GOLDEN.glob("*/*/switches/*.cfg")})
-FRR_CASES = sorted({p.parts[len(GOLDEN.parts)] for p in GOLDEN.glob("*/*/switches/*.nvue.yaml")} |
-                   {p.parts[len(GOLDEN.parts)] for p in GOLDEN.glob("*/*/switches/*/config_db.json")})
+def _routed(case: str, fabric: str) -> bool:
+    """A fabric whose FRR state verify holds to the plan (not a northsouth one: EVPN, not compared yet)."""
+    return json.loads((GOLDEN / case / "report.json").read_text())["fabrics"][fabric].get("role") not in (
+        "northsouth", "oob")
+
+
+FRR_CASES = sorted({p.parts[len(GOLDEN.parts)] for p in [*GOLDEN.glob("*/*/switches/*.nvue.yaml"),
+                                                         *GOLDEN.glob("*/*/switches/*/config_db.json")]
+                    if _routed(*p.parts[len(GOLDEN.parts):len(GOLDEN.parts) + 2])})
 
 
 def fabgen(*args: object) -> subprocess.CompletedProcess:
@@ -225,3 +232,11 @@ def test_frr_evidence_that_is_not_frr_json_is_exit_2(tmp_path: Path) -> None:
         res = fabgen("verify", render, "--frr", d)
         assert res.returncode == 2 and name in res.stderr and "Traceback" not in res.stderr, (name, res.stderr)
     assert fabgen("verify", GOLDEN / "roce-3tier", "--frr", tmp_path).returncode == 2  # EOS: no FRR switch
+
+
+def test_a_northsouth_render_says_its_state_is_not_compared(tmp_path: Path) -> None:
+    """verify --frr on a render whose Ethernet fabric is northsouth: exit 2 saying why, not a
+    misleading 'no Cumulus switch'."""
+    (tmp_path / "frr").mkdir()
+    res = fabgen("verify", GOLDEN / "gb300-northsouth", "--frr", tmp_path / "frr")
+    assert res.returncode == 2 and "northsouth (EVPN multihoming)" in res.stderr, res.stderr

@@ -51,7 +51,9 @@ def invariants(out: Path) -> None:
             assert end not in ends, f"{end} cabled on {ends[end]} and on {r['fabric']}"
             ends[end] = r["fabric"]
     owner: dict[str, tuple[str, str]] = {}
-    for r in rows:  # 2. every address on one device's one interface
+    for r in rows:  # 2. every address on one device's one interface (a bond member has none)
+        if not r["address"]:
+            continue
         ip = r["address"].split("/")[0]
         assert owner.setdefault(ip, (r["device"], r["interface"])) == (r["device"], r["interface"]), (ip, r)
     inventory = yaml.safe_load((out / "ansible" / "inventory.yml").read_text())
@@ -67,6 +69,9 @@ def invariants(out: Path) -> None:
         eths = net["ethernets"]
         named = {**eths, **net.get("vlans", {})}  # a northsouth bond's tenants are VLANs on it
         for iface, address in node_rows.get(h.name, {}).items():
+            if not address:  # a bond member: in the netplan, in its bond
+                assert any(iface in b["interfaces"] for b in net.get("bonds", {}).values()), (h.name, iface)
+                continue
             assert address in named.get(iface, {}).get("addresses", []), (h.name, iface, address)
         for bond in net.get("bonds", {}).values():  # 3b. a bond's members are the node's own ports, in no other bond
             assert all(m in eths and "addresses" not in eths[m] for m in bond["interfaces"]), (h.name, bond)

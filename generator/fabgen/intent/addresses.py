@@ -99,7 +99,8 @@ def address_rows(ctx: Context) -> list[list[Any]]:
 
 def tenant_rows(ctx: Context) -> list[list[Any]]:
     """A northsouth fabric's overlay addresses: each tenant's anycast gateway, each leaf's own SVI
-    address (NVUE's VRR needs one), then each node's bond VLANs, in node order."""
+    address (NVUE's VRR needs one), then per node its bond's members (no address; the leaf port
+    each is cabled to, as for every node port) and its bond's VLANs, in node order."""
     from fabgen.intent.northsouth import host_vlan_interface, tenants
 
     f, alloc = ctx.fabric, ctx.allocation
@@ -113,7 +114,13 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
         if f.spec.platform == "nvue":
             rows += [[s.name, "leaf", alloc.asns[s.name], svi.format(vlan=ten["vlan"]), f"{ips[k]}/{t.prefix}",
                       "", ""] for s in f.by_role("leaf") for ips in [t.leaves[s.name]]]
+    netdev = host_netdevs(f)
+    members: dict[str, list[list[Any]]] = {}
+    for lk in f.links:  # each bond member: no address of its own, its far end (what LLDP checks)
+        if lk.tier == "node-leaf":
+            members.setdefault(lk.a, []).append([lk.a, "node", "", netdev[lk.a][lk.a_port], "", lk.z, lk.z_port])
     for h in f.hosts:
+        rows += members.get(h.name, [])
         rows += [[h.name, "node", "", host_vlan_interface(ten["vlan"]), f"{t.nodes[h.name][k]}/{t.prefix}",
                   "", ""] for k, ten in enumerate(tenants(ctx))]
     return rows

@@ -32,7 +32,7 @@ from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
 from fabgen.intent.management import plane as management_plane
-from fabgen.intent.northsouth import GATEWAY_MAC, VXLAN_PORT, segment, tenants
+from fabgen.intent.northsouth import GATEWAY_MAC, HOST_BOND, VXLAN_PORT, segment, tenants
 from fabgen.intent.qos import options
 from fabgen.topology.sizing import Plan
 
@@ -102,7 +102,7 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                 n = numbers[port]
                 interfaces.append({"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
                                    "description": f"HOST_{peer}_{peer_port}",
-                                   "bond": {"name": f"bond{n}", "channel": n,
+                                   "bond": {"name": f"bond{n}", "channel": n, "description": f"HOST_{peer}_{HOST_BOND}",
                                             "segment": segment(ns.segments[peer])}})
                 continue
             if lk.tier == "node-leaf":

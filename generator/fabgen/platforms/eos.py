@@ -31,6 +31,8 @@ from fabgen.templating import render as render_template
 DSCP_PER_LINE = 8
 OVERLAY_GROUP = "EVPN-OVERLAY-PEERS"  # AVD's name for the loopback-to-loopback EVPN sessions
 OVERLAY_MULTIHOP = 3  # AVD's default evpn_ebgp_multihop
+# BFD of the multihop overlay sessions, as AVD 6.4 writes it (EOS's own defaults, made explicit)
+OVERLAY_BFD = {"interval": 300, "min_rx": 300, "multiplier": 3}
 QOS_PROFILE = "ROCE_LOSSLESS"
 ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
 # fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
@@ -71,7 +73,7 @@ def structure(ctx: Context) -> dict[str, Any]:
     # their own peer group, as AVD's l3ls-evpn designs do (the spines pass routes on with
     # next-hop-unchanged); EVPN all-active multihoming, no MLAG peer link (docs/northsouth.md)
     eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES,
-           "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP}
+           "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP, "overlay_bfd": OVERLAY_BFD}
     return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos,
             "switches": switch_configs(ctx)}
 

@@ -202,7 +202,7 @@ def _bond(i: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any]:
     vlans = {str(t["vlan"]): {} for t in sw["evpn"]["tenants"]}
     return {"bond": {"lacp-rate": "fast", "member": {i["name"]: {}}, "mode": "lacp"},
             "bridge": {"domain": {"br_default": {"vlan": vlans}}},
-            "description": i["description"],
+            "description": i["bond"]["description"],
             "evpn": {"multihoming": {"segment": {**d.on(), "local-id": seg["local_id"], "mac-address": seg["sys_mac"]}}},
             "link": {"mtu": sw["mtu"]}, "type": "bond"}
 
@@ -223,7 +223,7 @@ def _evpn(tree: dict[str, Any], iface: dict[str, Any], sw: dict[str, Any], d: Di
         vlans[str(t["vlan"])] = {"vni": {str(t["vni"]): {}}}
         vrr = {**d.on(), "address": {f"{t['gateway']}/{t['prefix']}": {}}, "mac-address": e["gateway_mac"]}
         svi: dict[str, Any] = {"address": {f"{t['svi_ip']}/{t['prefix']}": {}}, "vrr": vrr}
-        node: dict[str, Any] = {"description": f"{t['role'].upper()}_ANYCAST_GATEWAY", d.ip: svi, "type": "svi",
+        node: dict[str, Any] = {"description": t["vrf"], d.ip: svi, "type": "svi",
                                 "vlan": t["vlan"]}
         if d.new:
             node["vrf"] = t["vrf"]

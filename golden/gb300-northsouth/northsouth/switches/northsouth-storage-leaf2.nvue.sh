@@ -142,7 +142,7 @@ nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
-nv set interface bond1 description HOST_stor01_mlx5_1
+nv set interface bond1 description HOST_stor01_bond0
 nv set interface bond1 evpn multihoming segment enable on
 nv set interface bond1 evpn multihoming segment local-id 145
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -157,7 +157,7 @@ nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
-nv set interface bond2 description HOST_stor02_mlx5_1
+nv set interface bond2 description HOST_stor02_bond0
 nv set interface bond2 evpn multihoming segment enable on
 nv set interface bond2 evpn multihoming segment local-id 146
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -172,7 +172,7 @@ nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
-nv set interface bond3 description HOST_stor03_mlx5_1
+nv set interface bond3 description HOST_stor03_bond0
 nv set interface bond3 evpn multihoming segment enable on
 nv set interface bond3 evpn multihoming segment local-id 147
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -187,7 +187,7 @@ nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
-nv set interface bond4 description HOST_stor04_mlx5_1
+nv set interface bond4 description HOST_stor04_bond0
 nv set interface bond4 evpn multihoming segment enable on
 nv set interface bond4 evpn multihoming segment local-id 148
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -553,7 +553,7 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set interface vlan20 description STORAGE_ANYCAST_GATEWAY
+nv set interface vlan20 description STORAGE
 nv set interface vlan20 ip address 10.160.0.11/17
 nv set interface vlan20 ip vrr enable on
 nv set interface vlan20 ip vrr address 10.160.0.1/17
@@ -561,7 +561,7 @@ nv set interface vlan20 ip vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan20 ip vrf STORAGE
 nv set interface vlan20 type svi
 nv set interface vlan20 vlan 20
-nv set interface vlan30 description INBAND_ANYCAST_GATEWAY
+nv set interface vlan30 description INBAND
 nv set interface vlan30 ip address 10.160.128.11/17
 nv set interface vlan30 ip vrr enable on
 nv set interface vlan30 ip vrr address 10.160.128.1/17

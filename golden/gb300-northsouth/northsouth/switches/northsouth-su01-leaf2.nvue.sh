@@ -142,7 +142,7 @@ nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
-nv set interface bond1 description HOST_gb001_mlx5_6
+nv set interface bond1 description HOST_gb001_bond0
 nv set interface bond1 evpn multihoming segment enable on
 nv set interface bond1 evpn multihoming segment local-id 1
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -157,7 +157,7 @@ nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
-nv set interface bond2 description HOST_gb002_mlx5_6
+nv set interface bond2 description HOST_gb002_bond0
 nv set interface bond2 evpn multihoming segment enable on
 nv set interface bond2 evpn multihoming segment local-id 2
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -172,7 +172,7 @@ nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
-nv set interface bond3 description HOST_gb003_mlx5_6
+nv set interface bond3 description HOST_gb003_bond0
 nv set interface bond3 evpn multihoming segment enable on
 nv set interface bond3 evpn multihoming segment local-id 3
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -187,7 +187,7 @@ nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
-nv set interface bond4 description HOST_gb004_mlx5_6
+nv set interface bond4 description HOST_gb004_bond0
 nv set interface bond4 evpn multihoming segment enable on
 nv set interface bond4 evpn multihoming segment local-id 4
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -202,7 +202,7 @@ nv set interface bond5 bond member swp3s0
 nv set interface bond5 bond mode lacp
 nv set interface bond5 bridge domain br_default vlan 20
 nv set interface bond5 bridge domain br_default vlan 30
-nv set interface bond5 description HOST_gb005_mlx5_6
+nv set interface bond5 description HOST_gb005_bond0
 nv set interface bond5 evpn multihoming segment enable on
 nv set interface bond5 evpn multihoming segment local-id 5
 nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -217,7 +217,7 @@ nv set interface bond6 bond member swp3s1
 nv set interface bond6 bond mode lacp
 nv set interface bond6 bridge domain br_default vlan 20
 nv set interface bond6 bridge domain br_default vlan 30
-nv set interface bond6 description HOST_gb006_mlx5_6
+nv set interface bond6 description HOST_gb006_bond0
 nv set interface bond6 evpn multihoming segment enable on
 nv set interface bond6 evpn multihoming segment local-id 6
 nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -232,7 +232,7 @@ nv set interface bond7 bond member swp4s0
 nv set interface bond7 bond mode lacp
 nv set interface bond7 bridge domain br_default vlan 20
 nv set interface bond7 bridge domain br_default vlan 30
-nv set interface bond7 description HOST_gb007_mlx5_6
+nv set interface bond7 description HOST_gb007_bond0
 nv set interface bond7 evpn multihoming segment enable on
 nv set interface bond7 evpn multihoming segment local-id 7
 nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -247,7 +247,7 @@ nv set interface bond8 bond member swp4s1
 nv set interface bond8 bond mode lacp
 nv set interface bond8 bridge domain br_default vlan 20
 nv set interface bond8 bridge domain br_default vlan 30
-nv set interface bond8 description HOST_gb008_mlx5_6
+nv set interface bond8 description HOST_gb008_bond0
 nv set interface bond8 evpn multihoming segment enable on
 nv set interface bond8 evpn multihoming segment local-id 8
 nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -262,7 +262,7 @@ nv set interface bond9 bond member swp5s0
 nv set interface bond9 bond mode lacp
 nv set interface bond9 bridge domain br_default vlan 20
 nv set interface bond9 bridge domain br_default vlan 30
-nv set interface bond9 description HOST_gb009_mlx5_6
+nv set interface bond9 description HOST_gb009_bond0
 nv set interface bond9 evpn multihoming segment enable on
 nv set interface bond9 evpn multihoming segment local-id 9
 nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -277,7 +277,7 @@ nv set interface bond10 bond member swp5s1
 nv set interface bond10 bond mode lacp
 nv set interface bond10 bridge domain br_default vlan 20
 nv set interface bond10 bridge domain br_default vlan 30
-nv set interface bond10 description HOST_gb010_mlx5_6
+nv set interface bond10 description HOST_gb010_bond0
 nv set interface bond10 evpn multihoming segment enable on
 nv set interface bond10 evpn multihoming segment local-id 10
 nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -292,7 +292,7 @@ nv set interface bond11 bond member swp6s0
 nv set interface bond11 bond mode lacp
 nv set interface bond11 bridge domain br_default vlan 20
 nv set interface bond11 bridge domain br_default vlan 30
-nv set interface bond11 description HOST_gb011_mlx5_6
+nv set interface bond11 description HOST_gb011_bond0
 nv set interface bond11 evpn multihoming segment enable on
 nv set interface bond11 evpn multihoming segment local-id 11
 nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -307,7 +307,7 @@ nv set interface bond12 bond member swp6s1
 nv set interface bond12 bond mode lacp
 nv set interface bond12 bridge domain br_default vlan 20
 nv set interface bond12 bridge domain br_default vlan 30
-nv set interface bond12 description HOST_gb012_mlx5_6
+nv set interface bond12 description HOST_gb012_bond0
 nv set interface bond12 evpn multihoming segment enable on
 nv set interface bond12 evpn multihoming segment local-id 12
 nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -322,7 +322,7 @@ nv set interface bond13 bond member swp7s0
 nv set interface bond13 bond mode lacp
 nv set interface bond13 bridge domain br_default vlan 20
 nv set interface bond13 bridge domain br_default vlan 30
-nv set interface bond13 description HOST_gb013_mlx5_6
+nv set interface bond13 description HOST_gb013_bond0
 nv set interface bond13 evpn multihoming segment enable on
 nv set interface bond13 evpn multihoming segment local-id 13
 nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -337,7 +337,7 @@ nv set interface bond14 bond member swp7s1
 nv set interface bond14 bond mode lacp
 nv set interface bond14 bridge domain br_default vlan 20
 nv set interface bond14 bridge domain br_default vlan 30
-nv set interface bond14 description HOST_gb014_mlx5_6
+nv set interface bond14 description HOST_gb014_bond0
 nv set interface bond14 evpn multihoming segment enable on
 nv set interface bond14 evpn multihoming segment local-id 14
 nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -352,7 +352,7 @@ nv set interface bond15 bond member swp8s0
 nv set interface bond15 bond mode lacp
 nv set interface bond15 bridge domain br_default vlan 20
 nv set interface bond15 bridge domain br_default vlan 30
-nv set interface bond15 description HOST_gb015_mlx5_6
+nv set interface bond15 description HOST_gb015_bond0
 nv set interface bond15 evpn multihoming segment enable on
 nv set interface bond15 evpn multihoming segment local-id 15
 nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -367,7 +367,7 @@ nv set interface bond16 bond member swp8s1
 nv set interface bond16 bond mode lacp
 nv set interface bond16 bridge domain br_default vlan 20
 nv set interface bond16 bridge domain br_default vlan 30
-nv set interface bond16 description HOST_gb016_mlx5_6
+nv set interface bond16 description HOST_gb016_bond0
 nv set interface bond16 evpn multihoming segment enable on
 nv set interface bond16 evpn multihoming segment local-id 16
 nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -382,7 +382,7 @@ nv set interface bond17 bond member swp9s0
 nv set interface bond17 bond mode lacp
 nv set interface bond17 bridge domain br_default vlan 20
 nv set interface bond17 bridge domain br_default vlan 30
-nv set interface bond17 description HOST_gb017_mlx5_6
+nv set interface bond17 description HOST_gb017_bond0
 nv set interface bond17 evpn multihoming segment enable on
 nv set interface bond17 evpn multihoming segment local-id 17
 nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -397,7 +397,7 @@ nv set interface bond18 bond member swp9s1
 nv set interface bond18 bond mode lacp
 nv set interface bond18 bridge domain br_default vlan 20
 nv set interface bond18 bridge domain br_default vlan 30
-nv set interface bond18 description HOST_gb018_mlx5_6
+nv set interface bond18 description HOST_gb018_bond0
 nv set interface bond18 evpn multihoming segment enable on
 nv set interface bond18 evpn multihoming segment local-id 18
 nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -412,7 +412,7 @@ nv set interface bond19 bond member swp10s0
 nv set interface bond19 bond mode lacp
 nv set interface bond19 bridge domain br_default vlan 20
 nv set interface bond19 bridge domain br_default vlan 30
-nv set interface bond19 description HOST_gb019_mlx5_6
+nv set interface bond19 description HOST_gb019_bond0
 nv set interface bond19 evpn multihoming segment enable on
 nv set interface bond19 evpn multihoming segment local-id 19
 nv set interface bond19 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -427,7 +427,7 @@ nv set interface bond20 bond member swp10s1
 nv set interface bond20 bond mode lacp
 nv set interface bond20 bridge domain br_default vlan 20
 nv set interface bond20 bridge domain br_default vlan 30
-nv set interface bond20 description HOST_gb020_mlx5_6
+nv set interface bond20 description HOST_gb020_bond0
 nv set interface bond20 evpn multihoming segment enable on
 nv set interface bond20 evpn multihoming segment local-id 20
 nv set interface bond20 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -442,7 +442,7 @@ nv set interface bond21 bond member swp11s0
 nv set interface bond21 bond mode lacp
 nv set interface bond21 bridge domain br_default vlan 20
 nv set interface bond21 bridge domain br_default vlan 30
-nv set interface bond21 description HOST_gb021_mlx5_6
+nv set interface bond21 description HOST_gb021_bond0
 nv set interface bond21 evpn multihoming segment enable on
 nv set interface bond21 evpn multihoming segment local-id 21
 nv set interface bond21 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -457,7 +457,7 @@ nv set interface bond22 bond member swp11s1
 nv set interface bond22 bond mode lacp
 nv set interface bond22 bridge domain br_default vlan 20
 nv set interface bond22 bridge domain br_default vlan 30
-nv set interface bond22 description HOST_gb022_mlx5_6
+nv set interface bond22 description HOST_gb022_bond0
 nv set interface bond22 evpn multihoming segment enable on
 nv set interface bond22 evpn multihoming segment local-id 22
 nv set interface bond22 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -472,7 +472,7 @@ nv set interface bond23 bond member swp12s0
 nv set interface bond23 bond mode lacp
 nv set interface bond23 bridge domain br_default vlan 20
 nv set interface bond23 bridge domain br_default vlan 30
-nv set interface bond23 description HOST_gb023_mlx5_6
+nv set interface bond23 description HOST_gb023_bond0
 nv set interface bond23 evpn multihoming segment enable on
 nv set interface bond23 evpn multihoming segment local-id 23
 nv set interface bond23 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -487,7 +487,7 @@ nv set interface bond24 bond member swp12s1
 nv set interface bond24 bond mode lacp
 nv set interface bond24 bridge domain br_default vlan 20
 nv set interface bond24 bridge domain br_default vlan 30
-nv set interface bond24 description HOST_gb024_mlx5_6
+nv set interface bond24 description HOST_gb024_bond0
 nv set interface bond24 evpn multihoming segment enable on
 nv set interface bond24 evpn multihoming segment local-id 24
 nv set interface bond24 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -502,7 +502,7 @@ nv set interface bond25 bond member swp13s0
 nv set interface bond25 bond mode lacp
 nv set interface bond25 bridge domain br_default vlan 20
 nv set interface bond25 bridge domain br_default vlan 30
-nv set interface bond25 description HOST_gb025_mlx5_6
+nv set interface bond25 description HOST_gb025_bond0
 nv set interface bond25 evpn multihoming segment enable on
 nv set interface bond25 evpn multihoming segment local-id 25
 nv set interface bond25 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -517,7 +517,7 @@ nv set interface bond26 bond member swp13s1
 nv set interface bond26 bond mode lacp
 nv set interface bond26 bridge domain br_default vlan 20
 nv set interface bond26 bridge domain br_default vlan 30
-nv set interface bond26 description HOST_gb026_mlx5_6
+nv set interface bond26 description HOST_gb026_bond0
 nv set interface bond26 evpn multihoming segment enable on
 nv set interface bond26 evpn multihoming segment local-id 26
 nv set interface bond26 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -532,7 +532,7 @@ nv set interface bond27 bond member swp14s0
 nv set interface bond27 bond mode lacp
 nv set interface bond27 bridge domain br_default vlan 20
 nv set interface bond27 bridge domain br_default vlan 30
-nv set interface bond27 description HOST_gb027_mlx5_6
+nv set interface bond27 description HOST_gb027_bond0
 nv set interface bond27 evpn multihoming segment enable on
 nv set interface bond27 evpn multihoming segment local-id 27
 nv set interface bond27 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -547,7 +547,7 @@ nv set interface bond28 bond member swp14s1
 nv set interface bond28 bond mode lacp
 nv set interface bond28 bridge domain br_default vlan 20
 nv set interface bond28 bridge domain br_default vlan 30
-nv set interface bond28 description HOST_gb028_mlx5_6
+nv set interface bond28 description HOST_gb028_bond0
 nv set interface bond28 evpn multihoming segment enable on
 nv set interface bond28 evpn multihoming segment local-id 28
 nv set interface bond28 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -562,7 +562,7 @@ nv set interface bond29 bond member swp15s0
 nv set interface bond29 bond mode lacp
 nv set interface bond29 bridge domain br_default vlan 20
 nv set interface bond29 bridge domain br_default vlan 30
-nv set interface bond29 description HOST_gb029_mlx5_6
+nv set interface bond29 description HOST_gb029_bond0
 nv set interface bond29 evpn multihoming segment enable on
 nv set interface bond29 evpn multihoming segment local-id 29
 nv set interface bond29 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -577,7 +577,7 @@ nv set interface bond30 bond member swp15s1
 nv set interface bond30 bond mode lacp
 nv set interface bond30 bridge domain br_default vlan 20
 nv set interface bond30 bridge domain br_default vlan 30
-nv set interface bond30 description HOST_gb030_mlx5_6
+nv set interface bond30 description HOST_gb030_bond0
 nv set interface bond30 evpn multihoming segment enable on
 nv set interface bond30 evpn multihoming segment local-id 30
 nv set interface bond30 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -592,7 +592,7 @@ nv set interface bond31 bond member swp16s0
 nv set interface bond31 bond mode lacp
 nv set interface bond31 bridge domain br_default vlan 20
 nv set interface bond31 bridge domain br_default vlan 30
-nv set interface bond31 description HOST_gb031_mlx5_6
+nv set interface bond31 description HOST_gb031_bond0
 nv set interface bond31 evpn multihoming segment enable on
 nv set interface bond31 evpn multihoming segment local-id 31
 nv set interface bond31 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -607,7 +607,7 @@ nv set interface bond32 bond member swp16s1
 nv set interface bond32 bond mode lacp
 nv set interface bond32 bridge domain br_default vlan 20
 nv set interface bond32 bridge domain br_default vlan 30
-nv set interface bond32 description HOST_gb032_mlx5_6
+nv set interface bond32 description HOST_gb032_bond0
 nv set interface bond32 evpn multihoming segment enable on
 nv set interface bond32 evpn multihoming segment local-id 32
 nv set interface bond32 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -622,7 +622,7 @@ nv set interface bond33 bond member swp17s0
 nv set interface bond33 bond mode lacp
 nv set interface bond33 bridge domain br_default vlan 20
 nv set interface bond33 bridge domain br_default vlan 30
-nv set interface bond33 description HOST_gb033_mlx5_6
+nv set interface bond33 description HOST_gb033_bond0
 nv set interface bond33 evpn multihoming segment enable on
 nv set interface bond33 evpn multihoming segment local-id 33
 nv set interface bond33 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -637,7 +637,7 @@ nv set interface bond34 bond member swp17s1
 nv set interface bond34 bond mode lacp
 nv set interface bond34 bridge domain br_default vlan 20
 nv set interface bond34 bridge domain br_default vlan 30
-nv set interface bond34 description HOST_gb034_mlx5_6
+nv set interface bond34 description HOST_gb034_bond0
 nv set interface bond34 evpn multihoming segment enable on
 nv set interface bond34 evpn multihoming segment local-id 34
 nv set interface bond34 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -652,7 +652,7 @@ nv set interface bond35 bond member swp18s0
 nv set interface bond35 bond mode lacp
 nv set interface bond35 bridge domain br_default vlan 20
 nv set interface bond35 bridge domain br_default vlan 30
-nv set interface bond35 description HOST_gb035_mlx5_6
+nv set interface bond35 description HOST_gb035_bond0
 nv set interface bond35 evpn multihoming segment enable on
 nv set interface bond35 evpn multihoming segment local-id 35
 nv set interface bond35 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -667,7 +667,7 @@ nv set interface bond36 bond member swp18s1
 nv set interface bond36 bond mode lacp
 nv set interface bond36 bridge domain br_default vlan 20
 nv set interface bond36 bridge domain br_default vlan 30
-nv set interface bond36 description HOST_gb036_mlx5_6
+nv set interface bond36 description HOST_gb036_bond0
 nv set interface bond36 evpn multihoming segment enable on
 nv set interface bond36 evpn multihoming segment local-id 36
 nv set interface bond36 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -969,7 +969,7 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set interface vlan20 description STORAGE_ANYCAST_GATEWAY
+nv set interface vlan20 description STORAGE
 nv set interface vlan20 ip address 10.160.0.3/17
 nv set interface vlan20 ip vrr enable on
 nv set interface vlan20 ip vrr address 10.160.0.1/17
@@ -977,7 +977,7 @@ nv set interface vlan20 ip vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan20 ip vrf STORAGE
 nv set interface vlan20 type svi
 nv set interface vlan20 vlan 20
-nv set interface vlan30 description INBAND_ANYCAST_GATEWAY
+nv set interface vlan30 description INBAND
 nv set interface vlan30 ip address 10.160.128.3/17
 nv set interface vlan30 ip vrr enable on
 nv set interface vlan30 ip vrr address 10.160.128.1/17

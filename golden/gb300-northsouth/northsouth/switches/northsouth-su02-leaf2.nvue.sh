@@ -142,7 +142,7 @@ nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
-nv set interface bond1 description HOST_gb037_mlx5_6
+nv set interface bond1 description HOST_gb037_bond0
 nv set interface bond1 evpn multihoming segment enable on
 nv set interface bond1 evpn multihoming segment local-id 37
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -157,7 +157,7 @@ nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
-nv set interface bond2 description HOST_gb038_mlx5_6
+nv set interface bond2 description HOST_gb038_bond0
 nv set interface bond2 evpn multihoming segment enable on
 nv set interface bond2 evpn multihoming segment local-id 38
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -172,7 +172,7 @@ nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
-nv set interface bond3 description HOST_gb039_mlx5_6
+nv set interface bond3 description HOST_gb039_bond0
 nv set interface bond3 evpn multihoming segment enable on
 nv set interface bond3 evpn multihoming segment local-id 39
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -187,7 +187,7 @@ nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
-nv set interface bond4 description HOST_gb040_mlx5_6
+nv set interface bond4 description HOST_gb040_bond0
 nv set interface bond4 evpn multihoming segment enable on
 nv set interface bond4 evpn multihoming segment local-id 40
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -202,7 +202,7 @@ nv set interface bond5 bond member swp3s0
 nv set interface bond5 bond mode lacp
 nv set interface bond5 bridge domain br_default vlan 20
 nv set interface bond5 bridge domain br_default vlan 30
-nv set interface bond5 description HOST_gb041_mlx5_6
+nv set interface bond5 description HOST_gb041_bond0
 nv set interface bond5 evpn multihoming segment enable on
 nv set interface bond5 evpn multihoming segment local-id 41
 nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -217,7 +217,7 @@ nv set interface bond6 bond member swp3s1
 nv set interface bond6 bond mode lacp
 nv set interface bond6 bridge domain br_default vlan 20
 nv set interface bond6 bridge domain br_default vlan 30
-nv set interface bond6 description HOST_gb042_mlx5_6
+nv set interface bond6 description HOST_gb042_bond0
 nv set interface bond6 evpn multihoming segment enable on
 nv set interface bond6 evpn multihoming segment local-id 42
 nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -232,7 +232,7 @@ nv set interface bond7 bond member swp4s0
 nv set interface bond7 bond mode lacp
 nv set interface bond7 bridge domain br_default vlan 20
 nv set interface bond7 bridge domain br_default vlan 30
-nv set interface bond7 description HOST_gb043_mlx5_6
+nv set interface bond7 description HOST_gb043_bond0
 nv set interface bond7 evpn multihoming segment enable on
 nv set interface bond7 evpn multihoming segment local-id 43
 nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -247,7 +247,7 @@ nv set interface bond8 bond member swp4s1
 nv set interface bond8 bond mode lacp
 nv set interface bond8 bridge domain br_default vlan 20
 nv set interface bond8 bridge domain br_default vlan 30
-nv set interface bond8 description HOST_gb044_mlx5_6
+nv set interface bond8 description HOST_gb044_bond0
 nv set interface bond8 evpn multihoming segment enable on
 nv set interface bond8 evpn multihoming segment local-id 44
 nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -262,7 +262,7 @@ nv set interface bond9 bond member swp5s0
 nv set interface bond9 bond mode lacp
 nv set interface bond9 bridge domain br_default vlan 20
 nv set interface bond9 bridge domain br_default vlan 30
-nv set interface bond9 description HOST_gb045_mlx5_6
+nv set interface bond9 description HOST_gb045_bond0
 nv set interface bond9 evpn multihoming segment enable on
 nv set interface bond9 evpn multihoming segment local-id 45
 nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -277,7 +277,7 @@ nv set interface bond10 bond member swp5s1
 nv set interface bond10 bond mode lacp
 nv set interface bond10 bridge domain br_default vlan 20
 nv set interface bond10 bridge domain br_default vlan 30
-nv set interface bond10 description HOST_gb046_mlx5_6
+nv set interface bond10 description HOST_gb046_bond0
 nv set interface bond10 evpn multihoming segment enable on
 nv set interface bond10 evpn multihoming segment local-id 46
 nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -292,7 +292,7 @@ nv set interface bond11 bond member swp6s0
 nv set interface bond11 bond mode lacp
 nv set interface bond11 bridge domain br_default vlan 20
 nv set interface bond11 bridge domain br_default vlan 30
-nv set interface bond11 description HOST_gb047_mlx5_6
+nv set interface bond11 description HOST_gb047_bond0
 nv set interface bond11 evpn multihoming segment enable on
 nv set interface bond11 evpn multihoming segment local-id 47
 nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -307,7 +307,7 @@ nv set interface bond12 bond member swp6s1
 nv set interface bond12 bond mode lacp
 nv set interface bond12 bridge domain br_default vlan 20
 nv set interface bond12 bridge domain br_default vlan 30
-nv set interface bond12 description HOST_gb048_mlx5_6
+nv set interface bond12 description HOST_gb048_bond0
 nv set interface bond12 evpn multihoming segment enable on
 nv set interface bond12 evpn multihoming segment local-id 48
 nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -322,7 +322,7 @@ nv set interface bond13 bond member swp7s0
 nv set interface bond13 bond mode lacp
 nv set interface bond13 bridge domain br_default vlan 20
 nv set interface bond13 bridge domain br_default vlan 30
-nv set interface bond13 description HOST_gb049_mlx5_6
+nv set interface bond13 description HOST_gb049_bond0
 nv set interface bond13 evpn multihoming segment enable on
 nv set interface bond13 evpn multihoming segment local-id 49
 nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -337,7 +337,7 @@ nv set interface bond14 bond member swp7s1
 nv set interface bond14 bond mode lacp
 nv set interface bond14 bridge domain br_default vlan 20
 nv set interface bond14 bridge domain br_default vlan 30
-nv set interface bond14 description HOST_gb050_mlx5_6
+nv set interface bond14 description HOST_gb050_bond0
 nv set interface bond14 evpn multihoming segment enable on
 nv set interface bond14 evpn multihoming segment local-id 50
 nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -352,7 +352,7 @@ nv set interface bond15 bond member swp8s0
 nv set interface bond15 bond mode lacp
 nv set interface bond15 bridge domain br_default vlan 20
 nv set interface bond15 bridge domain br_default vlan 30
-nv set interface bond15 description HOST_gb051_mlx5_6
+nv set interface bond15 description HOST_gb051_bond0
 nv set interface bond15 evpn multihoming segment enable on
 nv set interface bond15 evpn multihoming segment local-id 51
 nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -367,7 +367,7 @@ nv set interface bond16 bond member swp8s1
 nv set interface bond16 bond mode lacp
 nv set interface bond16 bridge domain br_default vlan 20
 nv set interface bond16 bridge domain br_default vlan 30
-nv set interface bond16 description HOST_gb052_mlx5_6
+nv set interface bond16 description HOST_gb052_bond0
 nv set interface bond16 evpn multihoming segment enable on
 nv set interface bond16 evpn multihoming segment local-id 52
 nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -382,7 +382,7 @@ nv set interface bond17 bond member swp9s0
 nv set interface bond17 bond mode lacp
 nv set interface bond17 bridge domain br_default vlan 20
 nv set interface bond17 bridge domain br_default vlan 30
-nv set interface bond17 description HOST_gb053_mlx5_6
+nv set interface bond17 description HOST_gb053_bond0
 nv set interface bond17 evpn multihoming segment enable on
 nv set interface bond17 evpn multihoming segment local-id 53
 nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -397,7 +397,7 @@ nv set interface bond18 bond member swp9s1
 nv set interface bond18 bond mode lacp
 nv set interface bond18 bridge domain br_default vlan 20
 nv set interface bond18 bridge domain br_default vlan 30
-nv set interface bond18 description HOST_gb054_mlx5_6
+nv set interface bond18 description HOST_gb054_bond0
 nv set interface bond18 evpn multihoming segment enable on
 nv set interface bond18 evpn multihoming segment local-id 54
 nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -412,7 +412,7 @@ nv set interface bond19 bond member swp10s0
 nv set interface bond19 bond mode lacp
 nv set interface bond19 bridge domain br_default vlan 20
 nv set interface bond19 bridge domain br_default vlan 30
-nv set interface bond19 description HOST_gb055_mlx5_6
+nv set interface bond19 description HOST_gb055_bond0
 nv set interface bond19 evpn multihoming segment enable on
 nv set interface bond19 evpn multihoming segment local-id 55
 nv set interface bond19 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -427,7 +427,7 @@ nv set interface bond20 bond member swp10s1
 nv set interface bond20 bond mode lacp
 nv set interface bond20 bridge domain br_default vlan 20
 nv set interface bond20 bridge domain br_default vlan 30
-nv set interface bond20 description HOST_gb056_mlx5_6
+nv set interface bond20 description HOST_gb056_bond0
 nv set interface bond20 evpn multihoming segment enable on
 nv set interface bond20 evpn multihoming segment local-id 56
 nv set interface bond20 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -442,7 +442,7 @@ nv set interface bond21 bond member swp11s0
 nv set interface bond21 bond mode lacp
 nv set interface bond21 bridge domain br_default vlan 20
 nv set interface bond21 bridge domain br_default vlan 30
-nv set interface bond21 description HOST_gb057_mlx5_6
+nv set interface bond21 description HOST_gb057_bond0
 nv set interface bond21 evpn multihoming segment enable on
 nv set interface bond21 evpn multihoming segment local-id 57
 nv set interface bond21 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -457,7 +457,7 @@ nv set interface bond22 bond member swp11s1
 nv set interface bond22 bond mode lacp
 nv set interface bond22 bridge domain br_default vlan 20
 nv set interface bond22 bridge domain br_default vlan 30
-nv set interface bond22 description HOST_gb058_mlx5_6
+nv set interface bond22 description HOST_gb058_bond0
 nv set interface bond22 evpn multihoming segment enable on
 nv set interface bond22 evpn multihoming segment local-id 58
 nv set interface bond22 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -472,7 +472,7 @@ nv set interface bond23 bond member swp12s0
 nv set interface bond23 bond mode lacp
 nv set interface bond23 bridge domain br_default vlan 20
 nv set interface bond23 bridge domain br_default vlan 30
-nv set interface bond23 description HOST_gb059_mlx5_6
+nv set interface bond23 description HOST_gb059_bond0
 nv set interface bond23 evpn multihoming segment enable on
 nv set interface bond23 evpn multihoming segment local-id 59
 nv set interface bond23 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -487,7 +487,7 @@ nv set interface bond24 bond member swp12s1
 nv set interface bond24 bond mode lacp
 nv set interface bond24 bridge domain br_default vlan 20
 nv set interface bond24 bridge domain br_default vlan 30
-nv set interface bond24 description HOST_gb060_mlx5_6
+nv set interface bond24 description HOST_gb060_bond0
 nv set interface bond24 evpn multihoming segment enable on
 nv set interface bond24 evpn multihoming segment local-id 60
 nv set interface bond24 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -502,7 +502,7 @@ nv set interface bond25 bond member swp13s0
 nv set interface bond25 bond mode lacp
 nv set interface bond25 bridge domain br_default vlan 20
 nv set interface bond25 bridge domain br_default vlan 30
-nv set interface bond25 description HOST_gb061_mlx5_6
+nv set interface bond25 description HOST_gb061_bond0
 nv set interface bond25 evpn multihoming segment enable on
 nv set interface bond25 evpn multihoming segment local-id 61
 nv set interface bond25 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -517,7 +517,7 @@ nv set interface bond26 bond member swp13s1
 nv set interface bond26 bond mode lacp
 nv set interface bond26 bridge domain br_default vlan 20
 nv set interface bond26 bridge domain br_default vlan 30
-nv set interface bond26 description HOST_gb062_mlx5_6
+nv set interface bond26 description HOST_gb062_bond0
 nv set interface bond26 evpn multihoming segment enable on
 nv set interface bond26 evpn multihoming segment local-id 62
 nv set interface bond26 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -532,7 +532,7 @@ nv set interface bond27 bond member swp14s0
 nv set interface bond27 bond mode lacp
 nv set interface bond27 bridge domain br_default vlan 20
 nv set interface bond27 bridge domain br_default vlan 30
-nv set interface bond27 description HOST_gb063_mlx5_6
+nv set interface bond27 description HOST_gb063_bond0
 nv set interface bond27 evpn multihoming segment enable on
 nv set interface bond27 evpn multihoming segment local-id 63
 nv set interface bond27 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -547,7 +547,7 @@ nv set interface bond28 bond member swp14s1
 nv set interface bond28 bond mode lacp
 nv set interface bond28 bridge domain br_default vlan 20
 nv set interface bond28 bridge domain br_default vlan 30
-nv set interface bond28 description HOST_gb064_mlx5_6
+nv set interface bond28 description HOST_gb064_bond0
 nv set interface bond28 evpn multihoming segment enable on
 nv set interface bond28 evpn multihoming segment local-id 64
 nv set interface bond28 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -562,7 +562,7 @@ nv set interface bond29 bond member swp15s0
 nv set interface bond29 bond mode lacp
 nv set interface bond29 bridge domain br_default vlan 20
 nv set interface bond29 bridge domain br_default vlan 30
-nv set interface bond29 description HOST_gb065_mlx5_6
+nv set interface bond29 description HOST_gb065_bond0
 nv set interface bond29 evpn multihoming segment enable on
 nv set interface bond29 evpn multihoming segment local-id 65
 nv set interface bond29 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -577,7 +577,7 @@ nv set interface bond30 bond member swp15s1
 nv set interface bond30 bond mode lacp
 nv set interface bond30 bridge domain br_default vlan 20
 nv set interface bond30 bridge domain br_default vlan 30
-nv set interface bond30 description HOST_gb066_mlx5_6
+nv set interface bond30 description HOST_gb066_bond0
 nv set interface bond30 evpn multihoming segment enable on
 nv set interface bond30 evpn multihoming segment local-id 66
 nv set interface bond30 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -592,7 +592,7 @@ nv set interface bond31 bond member swp16s0
 nv set interface bond31 bond mode lacp
 nv set interface bond31 bridge domain br_default vlan 20
 nv set interface bond31 bridge domain br_default vlan 30
-nv set interface bond31 description HOST_gb067_mlx5_6
+nv set interface bond31 description HOST_gb067_bond0
 nv set interface bond31 evpn multihoming segment enable on
 nv set interface bond31 evpn multihoming segment local-id 67
 nv set interface bond31 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -607,7 +607,7 @@ nv set interface bond32 bond member swp16s1
 nv set interface bond32 bond mode lacp
 nv set interface bond32 bridge domain br_default vlan 20
 nv set interface bond32 bridge domain br_default vlan 30
-nv set interface bond32 description HOST_gb068_mlx5_6
+nv set interface bond32 description HOST_gb068_bond0
 nv set interface bond32 evpn multihoming segment enable on
 nv set interface bond32 evpn multihoming segment local-id 68
 nv set interface bond32 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -622,7 +622,7 @@ nv set interface bond33 bond member swp17s0
 nv set interface bond33 bond mode lacp
 nv set interface bond33 bridge domain br_default vlan 20
 nv set interface bond33 bridge domain br_default vlan 30
-nv set interface bond33 description HOST_gb069_mlx5_6
+nv set interface bond33 description HOST_gb069_bond0
 nv set interface bond33 evpn multihoming segment enable on
 nv set interface bond33 evpn multihoming segment local-id 69
 nv set interface bond33 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -637,7 +637,7 @@ nv set interface bond34 bond member swp17s1
 nv set interface bond34 bond mode lacp
 nv set interface bond34 bridge domain br_default vlan 20
 nv set interface bond34 bridge domain br_default vlan 30
-nv set interface bond34 description HOST_gb070_mlx5_6
+nv set interface bond34 description HOST_gb070_bond0
 nv set interface bond34 evpn multihoming segment enable on
 nv set interface bond34 evpn multihoming segment local-id 70
 nv set interface bond34 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -652,7 +652,7 @@ nv set interface bond35 bond member swp18s0
 nv set interface bond35 bond mode lacp
 nv set interface bond35 bridge domain br_default vlan 20
 nv set interface bond35 bridge domain br_default vlan 30
-nv set interface bond35 description HOST_gb071_mlx5_6
+nv set interface bond35 description HOST_gb071_bond0
 nv set interface bond35 evpn multihoming segment enable on
 nv set interface bond35 evpn multihoming segment local-id 71
 nv set interface bond35 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -667,7 +667,7 @@ nv set interface bond36 bond member swp18s1
 nv set interface bond36 bond mode lacp
 nv set interface bond36 bridge domain br_default vlan 20
 nv set interface bond36 bridge domain br_default vlan 30
-nv set interface bond36 description HOST_gb072_mlx5_6
+nv set interface bond36 description HOST_gb072_bond0
 nv set interface bond36 evpn multihoming segment enable on
 nv set interface bond36 evpn multihoming segment local-id 72
 nv set interface bond36 evpn multihoming segment mac-address 02:fa:bc:00:00:00
@@ -969,7 +969,7 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set interface vlan20 description STORAGE_ANYCAST_GATEWAY
+nv set interface vlan20 description STORAGE
 nv set interface vlan20 ip address 10.160.0.5/17
 nv set interface vlan20 ip vrr enable on
 nv set interface vlan20 ip vrr address 10.160.0.1/17
@@ -977,7 +977,7 @@ nv set interface vlan20 ip vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan20 ip vrf STORAGE
 nv set interface vlan20 type svi
 nv set interface vlan20 vlan 20
-nv set interface vlan30 description INBAND_ANYCAST_GATEWAY
+nv set interface vlan30 description INBAND
 nv set interface vlan30 ip address 10.160.128.5/17
 nv set interface vlan30 ip vrr enable on
 nv set interface vlan30 ip vrr address 10.160.128.1/17
