@@ -256,3 +256,30 @@ def test_an_unseen_eos_cluster_dual_homes_every_node_and_only_grows(tmp_path: Pa
         assert old < new, name
     for node in ("gpu001", "gpu020", "head1"):
         assert (small / "hosts" / node / "netplan.yaml").read_text() == (big / "hosts" / node / "netplan.yaml").read_text()
+
+
+def test_growing_the_nvue_example_by_a_rack_only_adds(tmp_path: Path) -> None:
+    """Two more NVL72 racks (36 trays) on the example's plan: every existing switch file's lines
+    stay, every cable and address stays, each tray keeps its segment and its netplan."""
+    small = EXAMPLE.read_text().replace("    count: 72                          # whole racks of 18",
+                                        "    count: 36", 1)
+    assert small != EXAMPLE.read_text()
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "ns.yaml").write_text(small)
+    (tmp_path / "s" / "gb300-cluster-rdma-links.txt").write_bytes(
+        EXAMPLE.with_name("gb300-cluster-rdma-links.txt").read_bytes())
+    render_to(tmp_path / "s" / "ns.yaml", tmp_path / "small")
+    render_to(EXAMPLE, tmp_path / "big")
+    sw_small, sw_big = tmp_path / "small" / "northsouth" / "switches", tmp_path / "big" / "northsouth" / "switches"
+    for f in sorted(sw_small.glob("*.nvue.sh")):
+        new = set((sw_big / f.name).read_text().splitlines())
+        gone = [line for line in f.read_text().splitlines() if line not in new and "link state down" not in line]
+        assert gone == [], (f.name, gone[:5])
+    for name in ("cabling.csv", "addresses.csv"):
+        old = {tuple(r.values()) for r in _rows(tmp_path / "small" / "northsouth" / name)}
+        new = {tuple(r.values()) for r in _rows(tmp_path / "big" / "northsouth" / name)}
+        assert old < new, name
+    assert _nvue_segments(sw_small).items() <= _nvue_segments(sw_big).items()
+    for node in ("gb001", "gb036", "stor01"):
+        assert (tmp_path / "small" / "hosts" / node / "netplan.yaml").read_text() == \
+            (tmp_path / "big" / "hosts" / node / "netplan.yaml").read_text()
