@@ -327,7 +327,7 @@ def test_unseen_shapes_converge(shape: str, tmp_path: Path, clean) -> None:
     render_to(inv, tmp_path / "out")
     res = emulate(tmp_path / "out")
     _passed(res)
-    assert "PASS" in res.stdout
+    assert "PASS" in res.stdout and "FAIL" not in res.stdout
 
 
 @needs_lab

@@ -283,3 +283,35 @@ def test_growing_the_nvue_example_by_a_rack_only_adds(tmp_path: Path) -> None:
     for node in ("gb001", "gb036", "stor01"):
         assert (tmp_path / "small" / "hosts" / node / "netplan.yaml").read_text() == \
             (tmp_path / "big" / "hosts" / node / "netplan.yaml").read_text()
+
+
+def test_storage_servers_come_in_leaf_pairs_and_adding_them_moves_no_node(tmp_path: Path) -> None:
+    """40 storage servers need three leaves' ports: a northsouth fabric builds four, so every
+    server's two legs are one pair's, on the same port of both leaves (one Port-Channel number on
+    EOS); going from 4 to 40 servers changes no node's or leaf's address, no segment, no netplan."""
+    def render(servers: int) -> Path:
+        d = tmp_path / str(servers)
+        d.mkdir()
+        (d / "ns.yaml").write_text(EXAMPLE.read_text().replace("    count: 4\n", f"    count: {servers}\n", 1))
+        (d / "gb300-cluster-rdma-links.txt").write_bytes(EXAMPLE.with_name("gb300-cluster-rdma-links.txt").read_bytes())
+        render_to(d / "ns.yaml", d / "out")
+        return d / "out"
+
+    few, many = render(4), render(40)
+    pairs = _pairs(_rows(many / "northsouth" / "cabling.csv"))
+    storage_leaves = {leaf for n, legs in pairs.items() if n.startswith("stor") for leaf, _ in legs}
+    assert len(storage_leaves) == 4
+    for n in (f"stor{k:02d}" for k in range(1, 41)):
+        (a, pa), (b, pb) = pairs[n]
+        assert pa == pb and a[:-1] == b[:-1] and {a[-1], b[-1]} in ({"1", "2"}, {"3", "4"}), (n, pairs[n])
+    # nodes, gateways and leaves keep theirs (the spines' loopbacks follow the leaves in fabgen's
+    # numbering, and storage leaves have no plan: they move, as on every storage fabric)
+    kept = ("node", "anycast", "leaf")
+    rows_few = {(r["device"], r["interface"]): r["address"] for r in _rows(few / "northsouth" / "addresses.csv")
+                if r["role"] in kept}
+    rows_many = {(r["device"], r["interface"]): r["address"] for r in _rows(many / "northsouth" / "addresses.csv")
+                 if r["role"] in kept}
+    assert all(rows_many[k] == v for k, v in rows_few.items()), [k for k, v in rows_few.items() if rows_many[k] != v][:4]
+    assert _nvue_segments(few / "northsouth" / "switches").items() <= \
+        _nvue_segments(many / "northsouth" / "switches").items()
+    assert (few / "hosts" / "gb001" / "netplan.yaml").read_text() == (many / "hosts" / "gb001" / "netplan.yaml").read_text()

@@ -67,9 +67,10 @@ class Allocation:
 class Tenants:
     """A northsouth fabric's overlay addresses (docs/northsouth.md): the hosts pool's lower half is
     the storage subnet, the upper half the in-band subnet, each stretched over every leaf by EVPN.
-    In each: the anycast gateway first, then one address per planned leaf (its own SVI address),
-    then one per planned node place (its bond); storage servers after the planned nodes. Every
-    value is a place in the plan, so growth only adds."""
+    In each: the anycast gateway first, then one address per planned node place (its bond),
+    storage servers after the planned nodes; the leaves' own SVI addresses from the top down (the
+    last before the broadcast is leaf 1's). Every value is a place in the plan or counts from its
+    own end, so adding nodes, storage servers or their leaves only adds."""
 
     prefix: int  # of both subnets
     subnets: tuple[str, str]  # storage, in-band (CIDR)
@@ -90,12 +91,12 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
     def pair(offset: int) -> tuple[str, str]:
         return _ip(bases[0] + offset), _ip(bases[1] + offset)
 
-    leaves = {s.name: pair(2 + s.index - 1) for s in fabric.by_role("leaf")}
+    leaves = {s.name: pair(half - 2 - (s.index - 1)) for s in fabric.by_role("leaf")}
     nodes: dict[str, tuple[str, str]] = {}
     segments: dict[str, int] = {}
     for h in fabric.hosts:
         place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
-        nodes[h.name] = pair(2 + plan.leaves + place)
+        nodes[h.name] = pair(2 + place)
         segments[h.name] = place + 1
     return Tenants(prefix, (f"{_ip(bases[0])}/{prefix}", f"{_ip(bases[1])}/{prefix}"), pair(1), leaves, nodes,
                    segments)

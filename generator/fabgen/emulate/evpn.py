@@ -133,7 +133,7 @@ def _interface(sw: Switch, port: str, node: dict[str, Any]) -> None:
         sw.uplinks.append(port)
 
 
-def frr_conf(sw: Switch, bfd_ignored: bool = True) -> str:
+def frr_conf(sw: Switch) -> str:
     """frr.conf of one switch: the segments and uplinks (zebra's, before `router bgp`), the VRFs'
     layer-3 VNIs, the underlay with EVPN on its peer groups, each tenant VRF announcing its subnets
     into EVPN (symmetric routing)."""
@@ -307,7 +307,6 @@ def ping(ns: str, source: str, target: str) -> bool:
 
 def host_of(cidr: str) -> str:
     return cidr.split("/")[0]
-
 
 
 # The run ------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def text(r: Any) -> str:
                    "held by both leaves of its pair, every VNI up, every node's bond one LACP aggregate across its "
                    "pair, every node reaching the others' storage and in-band addresses and its gateway; again "
                    "with one leaf of each pair down")
-    else:
+    if not r.ok:
         out.append(f"FAIL: {len(r.findings)} finding(s) on {len(r.failed)} device(s): {', '.join(r.failed[:20])}"
                    + (" ..." if len(r.failed) > 20 else ""))
         out.append("")

@@ -131,7 +131,7 @@ def check_northsouth(c: Checks, i: int, f) -> bool:
         ok = False
     eth = f.ethernet
     if eth is not None:
-        ok = _check_tenants(c, i, eth.northsouth) and ok
+        ok = _check_tenants(c, i, eth.northsouth, f) and ok
     if eth is not None and "host_routing" in eth.model_fields_set and eth.host_routing != "static":
         c.report(("fabrics", i, "ethernet", "host_routing"), "a northsouth fabric's hosts are bonded to a leaf "
                  "pair (EVPN multihoming): no BGP to the host", key=True)
@@ -144,10 +144,33 @@ def check_northsouth(c: Checks, i: int, f) -> bool:
     return ok
 
 
-def _check_tenants(c: Checks, i: int, ns) -> bool:
-    """Storage and in-band apart: their own VLAN, VNIs and VRF (one would carry the other's traffic)."""
+# Cumulus Linux keeps VLANs 3725-3999 for itself (ifupdown2 refuses a bridge VLAN there: "reserved
+# vlan range 3725-3999"; CumulusNetworks/ifupdown2's tests)
+NVUE_RESERVED_VLANS = (3725, 3999)
+EOS_MAX_VNI = 65535  # EOS: `rd <router-id>:<vni>` (type 1) and `route-target both <vni>:<vni>` take 16 bits
+
+
+def _check_tenants(c: Checks, i: int, ns, f) -> bool:
+    """Storage and in-band apart: their own VLAN, VNIs and VRF (one would carry the other's traffic);
+    no tenant in the default or the management VRF; VLANs and VNIs the platform can take."""
     path, ok = ("fabrics", i, "ethernet", "northsouth", "inband"), True
     a, b = ns.storage, ns.inband
+    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
+    for role, t in (("storage", a), ("inband", b)):
+        where = ("fabrics", i, "ethernet", "northsouth", role)
+        if t.vrf.lower() in ("default", "mgmt", mgmt):
+            c.report((*where, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the "
+                     "management VRF): give the tenant a VRF of its own")
+            ok = False
+        lo, hi = NVUE_RESERVED_VLANS
+        if f.platform == "nvue" and lo <= t.vlan <= hi:
+            c.report((*where, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
+            ok = False
+        for key in ("vni", "l3vni"):
+            if f.platform == "eos" and getattr(t, key) > EOS_MAX_VNI:
+                c.report((*where, key), f"{getattr(t, key)} is above {EOS_MAX_VNI}: EOS's route distinguisher "
+                         "(router-id:VNI) and route target (VNI:VNI) take 16 bits there")
+                ok = False
     vnis = {a.vni, a.l3vni}
     for key, clash in (("vlan", b.vlan == a.vlan), ("vrf", b.vrf.lower() == a.vrf.lower()),
                        ("vni", b.vni in vnis), ("l3vni", b.l3vni in vnis)):
@@ -281,7 +304,8 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
     rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
                  ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
                  model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
-                 storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1))
+                 storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1),
+                 storage_pairs=f.role == "northsouth")
     try:
         sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
     except SizingError as exc:

@@ -188,8 +188,7 @@ VRF_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,14}$"  # a Linux interface name (a VRF 
 
 
 class Tenant(Strict):
-    """One role's overlay on the converged north-south fabric: a VLAN on every host bond, its
-    layer-2 VNI, and the VRF (with its layer-3 VNI) its anycast gateway routes in."""
+    """One role's overlay on the north-south fabric: VLAN, layer-2 VNI, VRF and its layer-3 VNI."""
 
     vlan: int = Field(ge=2, le=4094, description="VLAN of the role's subnet (tagged on the host bond)")
     vni: int = Field(ge=1, le=16_777_214, description="layer-2 VNI of that VLAN")
@@ -197,11 +196,19 @@ class Tenant(Strict):
     l3vni: int = Field(ge=1, le=16_777_214, description="layer-3 VNI of the VRF (symmetric routing)")
 
 
+TENANT_DEFAULTS = {"storage": {"vlan": 20, "vni": 10020, "vrf": "STORAGE", "l3vni": 4020},
+                   "inband": {"vlan": 30, "vni": 10030, "vrf": "INBAND", "l3vni": 4030}}
+
+
 class NorthSouth(Strict):
     """Role northsouth (docs/northsouth.md): storage and in-band as two tenants of one EVPN fabric."""
 
-    storage: Tenant = Field(default_factory=lambda: Tenant(vlan=20, vni=10020, vrf="STORAGE", l3vni=4020))
-    inband: Tenant = Field(default_factory=lambda: Tenant(vlan=30, vni=10030, vrf="INBAND", l3vni=4030))
+    storage: Tenant = Field(default_factory=lambda: Tenant(**TENANT_DEFAULTS["storage"]),
+                            description="storage's VLAN, VNI, VRF and layer-3 VNI (default 20, 10020, STORAGE, 4020; "
+                            "given, all four)")
+    inband: Tenant = Field(default_factory=lambda: Tenant(**TENANT_DEFAULTS["inband"]),
+                           description="in-band's VLAN, VNI, VRF and layer-3 VNI (default 30, 10030, INBAND, 4030; "
+                           "given, all four)")
 
 
 class EthernetOptions(Strict):

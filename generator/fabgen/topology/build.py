@@ -137,13 +137,20 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     first = plan.endpoints if plan.storage_leaves == 0 else 0
     spread = max(1, plan.storage_leaves)
     stor_leaves = leaves[plan.present_compute_leaves:] or leaves[:1]
+    # A northsouth fabric fills its storage leaf pairs one after the other (server j on pair
+    # j // down, the same port of both leaves), so a new server at most adds a pair.
+    pairs = spec.role == "northsouth" and plan.storage_leaves > 0
     p = 0
     for s_i, (hostname, group, node_model) in enumerate(storage):
         leaf_i, port = p % spread, first + p // spread
+        if pairs:
+            port = s_i % plan.down
         hosts.append(Host(hostname, group, node_model, len(members) + s_i + 1, 0, port, role="storage"))
         b.add_host(hostname, group, node_model, rails=False, role="storage")
-        for nic in node_model.nics:
+        for k, nic in enumerate(node_model.nics):
             leaf_i, port = p % spread, first + p // spread
+            if pairs:
+                leaf_i, port = 2 * (s_i // plan.down) + k, s_i % plan.down
             b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p,
                    media=b.medium("node-leaf", node_model.form("storage")))
             p += 1

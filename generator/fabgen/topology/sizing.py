@@ -185,7 +185,7 @@ def units_for(p: Plan, nodes: int) -> int:
 def _size(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
-    storage: int = 0, domain: int = 1, storage_spread: int = 1,
+    storage: int = 0, domain: int = 1, storage_spread: int = 1, storage_pairs: bool = False,
 ) -> Plan:
     k = radix
     endpoints = nodes * rails
@@ -217,7 +217,7 @@ def _size(
             if su + su * q // p > k:
                 return _rail_groups(su=su, topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails,
                                     ratio=ratio, tiers=tiers, model=model, storage=storage, domain=domain,
-                                    storage_spread=storage_spread)
+                                    storage_spread=storage_spread, storage_pairs=storage_pairs)
         down, up = su, su * q // p
         unit_nodes, leaves_per_unit = su, rails
         units = math.ceil(nodes / su)
@@ -240,7 +240,7 @@ def _size(
     compute_leaves = units * leaves_per_unit
     one_switch = (tiers == "auto" and topology == "fat-tree" and compute_leaves == 1
                   and endpoints + storage <= down)
-    storage_leaves = 0 if one_switch else _storage_leaves(storage, down, storage_spread)
+    storage_leaves = 0 if one_switch else _storage_leaves(storage, down, storage_spread, storage_pairs)
     leaves = compute_leaves + storage_leaves
 
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
@@ -303,14 +303,20 @@ def _size(
     return Plan(**common, tiers=3, **best[1])
 
 
-def _storage_leaves(storage: int, down: int, spread: int) -> int:
+def _storage_leaves(storage: int, down: int, spread: int, pairs: bool = False) -> int:
     """Leaves for `storage` storage NICs, at least two for storage nodes with two or more ports: a
-    node's ports alternate between them, so it stays reachable when one leaf is down."""
-    return max(math.ceil(storage / down), min(2, spread)) if storage else 0
+    node's ports alternate between them, so it stays reachable when one leaf is down. `pairs` (a
+    northsouth fabric, two ports a node): an even number, so each node's two ports land on one leaf
+    pair, on the same port of both (the NICs are striped over the leaves in order)."""
+    if not storage:
+        return 0
+    n = max(math.ceil(storage / down), min(2, spread))
+    return n + n % 2 if pairs else n
 
 
 def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
-                 tiers: str | int, model: str, storage: int, domain: int, storage_spread: int) -> Plan:
+                 tiers: str | int, model: str, storage: int, domain: int, storage_spread: int,
+                 storage_pairs: bool = False) -> Plan:
     """A scalable unit larger than one leaf per rail, as NVIDIA builds the GB200 SuperPOD
     (RA-11338-001, "Compute Fabric": an SU of 8 racks; beyond one SU each SU holds 4 spine-leaf
     groups, one per rail, each of 8 leaves, one per rack, and 6 spines, attached to 6 core groups,
@@ -337,7 +343,7 @@ def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, 
     up = down * q // p
     g = su // down
     units = math.ceil(nodes / su)
-    storage_leaves = _storage_leaves(storage, down, storage_spread)
+    storage_leaves = _storage_leaves(storage, down, storage_spread, storage_pairs)
     leaves = units * rails * g + storage_leaves
     common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=nodes * rails,
                   ratio=ratio, unit_nodes=su, units=units, leaves_per_unit=rails * g, down=down, up=up,

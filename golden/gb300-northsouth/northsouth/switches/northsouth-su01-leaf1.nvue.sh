@@ -970,7 +970,7 @@ nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
 nv set interface vlan20 description STORAGE
-nv set interface vlan20 ip address 10.160.0.2/17
+nv set interface vlan20 ip address 10.160.127.254/17
 nv set interface vlan20 ip vrr enable on
 nv set interface vlan20 ip vrr address 10.160.0.1/17
 nv set interface vlan20 ip vrr mac-address 00:00:5e:00:01:01
@@ -978,7 +978,7 @@ nv set interface vlan20 ip vrf STORAGE
 nv set interface vlan20 type svi
 nv set interface vlan20 vlan 20
 nv set interface vlan30 description INBAND
-nv set interface vlan30 ip address 10.160.128.2/17
+nv set interface vlan30 ip address 10.160.255.254/17
 nv set interface vlan30 ip vrr enable on
 nv set interface vlan30 ip vrr address 10.160.128.1/17
 nv set interface vlan30 ip vrr mac-address 00:00:5e:00:01:01
