@@ -270,7 +270,10 @@ def bond_state(text: str) -> tuple[int, dict[str, tuple[str, str]]]:
 
 def segments_found(es_json: Any, sw: Switch, pair_vtep: str) -> list[str]:
     """Problems with a leaf's segments in FRR's `show evpn es json`: each local segment known,
-    with the pair's other leaf among its VTEPs."""
+    with the pair's other leaf among its VTEPs. The answer is a list of {"esi": "03:mac:id" in
+    lower-case colon-separated bytes, "flags", "accessPort", "vteps": [{"vtep": address}]}, as
+    zebra_evpn_es_show_entry (FRR's zebra/zebra_evpn_mh.c) writes it; a segment on a bond only
+    (zebra_evpn_is_if_es_capable)."""
     problems = []
     by_id: dict[str, Any] = {}
     for es in es_json if isinstance(es_json, list) else []:
