@@ -372,7 +372,7 @@ def _lab_switch(sw: Switch, cabled: set[str]) -> Switch:
 def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[str, Switch]:
     """Namespaces, cables, data planes and FRR for the plan; the switches as built."""
     from fabgen.emulate.lab import run
-    from fabgen.emulate.run import _daemons
+    from fabgen.emulate.lab import daemons
 
     devices = [*plan.switches, *plan.nodes]
     for k, d in enumerate(devices):
@@ -408,7 +408,7 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
         d = la.frr_dir(b.ns[name])
         conf = d / "frr.conf"
         conf.write_text(frr_conf(sw))
-        _daemons(la, b, name, d, conf, bfd=False)
+        daemons(la, b, name, d, conf, bfd=False)
     return built
 
 
@@ -509,7 +509,7 @@ def run_fabric(la: Any, files: dict[str, bytes], fabric: str, table: Callable, p
     """One northsouth fabric in the lab, then with one leaf of each pair down: (findings, notes,
     switches, nodes, links). LabError where the kernel lacks what the lab needs."""
     from fabgen.emulate.lab import LabError
-    from fabgen.emulate.run import Built
+    from fabgen.emulate.lab import Built
 
     plan = read(files, fabric, table)
     missing = missing_kernel_features(la)

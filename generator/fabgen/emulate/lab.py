@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -255,6 +256,43 @@ def _alive(pid: int) -> bool:
             return fh.read().split(") ", 1)[1][0] != "Z"
     except OSError:
         return False
+
+
+@dataclass
+class Built:
+    """What a lab holds of the devices: namespaces, interface names, FRR run directories, and the
+    `ip` commands queued per namespace (run by `flush`, one process each)."""
+
+    ns: dict[str, str] = field(default_factory=dict)  # device -> namespace
+    ifname: dict[tuple[str, str], str] = field(default_factory=dict)  # (device, vendor port) -> Linux name
+    dirs: dict[str, Path] = field(default_factory=dict)  # device -> FRR run dir (vty sockets)
+    batch: dict[str, list[str]] = field(default_factory=dict)  # namespace -> `ip -batch` lines to run
+    done: set[tuple[str, str]] = field(default_factory=set)  # (namespace, loopback address) already added
+    slow_bfd: bool = False  # BFD at frr.LAB_BFD_MS: more than BFD_DEFAULT_UP_TO routers
+
+    def ip(self, ns: str, line: str) -> None:
+        self.batch.setdefault(ns, []).append(line)
+
+    def flush(self) -> None:
+        """Run every namespace's queued `ip` commands, one process per namespace (`ip -batch`)."""
+        for ns, lines in self.batch.items():
+            if lines:
+                run("ip", "-n", ns, "-batch", "-", inp="\n".join(lines) + "\n", timeout=120)
+        self.batch.clear()
+
+
+def daemons(la: Lab, b: Built, name: str, d: Path, conf: Path, bfd: bool) -> None:
+    """zebra, bfdd where BFD runs, bgpd for one device, as FRR's user; its run directory into `b.dirs`."""
+    frr = pwd.getpwnam("frr")
+    os.chown(conf, frr.pw_uid, frr.pw_gid)
+    ns = b.ns[name]
+    zsock = str(d / "zserv.api")
+    common = ["--vty_socket", str(d), "-f", str(conf)]
+    la.daemon(ns, "zebra", [*common, "-z", zsock])
+    if bfd:
+        la.daemon(ns, "bfdd", [*common, "-z", zsock, "--bfdctl", str(d / "bfdd.sock")])
+    la.daemon(ns, "bgpd", [*common, "-z", zsock, "-p", "179"])
+    b.dirs[name] = d
 
 
 @contextmanager

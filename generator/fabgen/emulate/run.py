@@ -27,7 +27,7 @@ import yaml
 from fabgen.emulate import eos, nvue, sonic
 from fabgen.emulate.expect import Plan, network
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
-from fabgen.emulate.lab import Lab, LabError, lab as open_lab
+from fabgen.emulate.lab import Built, Lab, LabError, daemons as _daemons, lab as open_lab
 from fabgen.emulate.model import Host, HostPort, Router, TranslateError
 
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
@@ -207,26 +207,6 @@ def _host_asn(frr: str) -> int | None:
 
 # Building --------------------------------------------------------------------------------------------
 
-@dataclass
-class Built:
-    ns: dict[str, str] = field(default_factory=dict)  # device -> namespace
-    ifname: dict[tuple[str, str], str] = field(default_factory=dict)  # (device, vendor port) -> Linux name
-    dirs: dict[str, Path] = field(default_factory=dict)  # device -> FRR run dir (vty sockets)
-    batch: dict[str, list[str]] = field(default_factory=dict)  # namespace -> `ip -batch` lines to run
-    done: set[tuple[str, str]] = field(default_factory=set)  # (namespace, loopback address) already added
-    slow_bfd: bool = False  # BFD at frr.LAB_BFD_MS: more than BFD_DEFAULT_UP_TO routers
-
-    def ip(self, ns: str, line: str) -> None:
-        self.batch.setdefault(ns, []).append(line)
-
-    def flush(self) -> None:
-        """Run every namespace's queued `ip` commands, one process per namespace (`ip -batch`)."""
-        from fabgen.emulate.lab import run
-
-        for ns, lines in self.batch.items():
-            if lines:
-                run("ip", "-n", ns, "-batch", "-", inp="\n".join(lines) + "\n", timeout=120)
-        self.batch.clear()
 
 
 def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built:
@@ -369,20 +349,6 @@ def _host_ip(b: Built, h: Host) -> None:
             b.ip(ns, f"rule add from {rule['from']} table {rule['table']}")
 
 
-def _daemons(la: Lab, b: Built, name: str, d: Path, conf: Path, bfd: bool) -> None:
-    import os
-    import pwd
-
-    frr = pwd.getpwnam("frr")
-    os.chown(conf, frr.pw_uid, frr.pw_gid)
-    ns = b.ns[name]
-    zsock = str(d / "zserv.api")
-    common = ["--vty_socket", str(d), "-f", str(conf)]
-    la.daemon(ns, "zebra", [*common, "-z", zsock])
-    if bfd:
-        la.daemon(ns, "bfdd", [*common, "-z", zsock, "--bfdctl", str(d / "bfdd.sock")])
-    la.daemon(ns, "bgpd", [*common, "-z", zsock, "-p", "179"])
-    b.dirs[name] = d
 
 
 # The run ------------------------------------------------------------------------------------------
