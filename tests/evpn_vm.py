@@ -1,0 +1,135 @@
+"""`fabgen emulate` of a northsouth fabric inside a small virtual machine, for machines whose own
+kernel lacks what the EVPN lab needs (bonding, 802.1Q, VRF, a VLAN-filtering bridge: the test
+machines' kernel is built without them).
+
+The VM runs Debian's stock kernel (package linux-image-amd64) under QEMU (qemu-system-x86, TCG:
+no KVM needed) with this machine's root filesystem shared read-only over 9p: the same fabgen,
+Python, FRR and iproute2 as the host, and the render to emulate (any path but /run). A tiny
+initramfs (busybox-static and the kernel's 9p modules) mounts it and hands over to a guest script
+that loads the modules the lab needs, gives the lab a tmpfs (/run), runs `fabgen emulate --format
+json` and prints its verdict between markers on the serial console; the VM powers off. Nothing
+is created on the host but the VM's work folder; the QEMU process ends with the VM or at the
+timeout (subprocess.run kills it).
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+QEMU = shutil.which("qemu-system-x86_64")
+BUSYBOX = "/bin/busybox"
+BOOT_MODULES = ("virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
+                "9pnet", "9pnet_virtio", "netfs", "fscache", "9p")
+LAB_MODULES = ("bonding", "8021q", "vrf", "macvlan", "vxlan", "veth", "bridge")
+BEGIN, END = "FABGEN-VM-BEGIN", "FABGEN-VM-END"
+
+
+def kernel() -> tuple[str, str] | None:
+    """(vmlinuz path, version) of an installed stock kernel whose modules are on disk, newest first."""
+    for path in sorted(glob.glob("/boot/vmlinuz-*"), reverse=True):
+        version = path.removeprefix("/boot/vmlinuz-")
+        if os.path.isdir(f"/lib/modules/{version}") and os.access(path, os.R_OK):
+            return path, version
+    return None
+
+
+def missing() -> list[str]:
+    """The Debian packages running the VM needs that this machine lacks (busybox-static: the
+    initramfs's shell must be statically linked)."""
+    out = [pkg for pkg in ("qemu-system-x86", "linux-image-amd64", "busybox-static")
+           if subprocess.run(["dpkg", "-s", pkg], capture_output=True).returncode != 0]
+    if kernel() is None and "linux-image-amd64" not in out:
+        out.append("linux-image-amd64")
+    return out
+
+
+def _module(version: str, name: str) -> bytes:
+    path = subprocess.run(["modinfo", "-k", version, "-n", name], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    data = Path(path).read_bytes()
+    if path.endswith(".xz"):
+        import lzma
+        return lzma.decompress(data)
+    if path.endswith(".zst"):
+        return subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
+    return data
+
+
+def _cpio(files: dict[str, tuple[bytes, int]]) -> bytes:
+    """A newc cpio archive of `files` (path -> (content, mode)), directories implied."""
+    out = io.BytesIO()
+    dirs = sorted({str(Path(p).parent) for p in files if str(Path(p).parent) != "."}
+                  | {str(q) for p in files for q in Path(p).parents if str(q) != "."})
+    entries = [(d, b"", stat.S_IFDIR | 0o755) for d in dirs] + [(p, c, stat.S_IFREG | m) for p, (c, m) in
+                                                                sorted(files.items())]
+    entries.append(("TRAILER!!!", b"", 0))
+    for ino, (name, data, mode) in enumerate(entries, 1):
+        raw = name.encode() + b"\0"
+        head = "070701" + "".join(f"{v:08x}" for v in (ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(raw), 0))
+        out.write(head.encode() + raw)
+        out.write(b"\0" * (-(110 + len(raw)) % 4))
+        out.write(data)
+        out.write(b"\0" * (-len(data) % 4))
+    return out.getvalue()
+
+
+INIT = """#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /dev /newroot
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t devtmpfs dev /dev
+for m in {modules}; do /bin/busybox insmod /lib/modules/$m.ko 2>/dev/null; done
+/bin/busybox mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /newroot || /bin/busybox poweroff -f
+/bin/busybox umount /proc /dev
+exec /bin/busybox switch_root /newroot {guest}
+"""
+
+GUEST = """#!/bin/sh
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmpfs /run
+mkdir -p /run/netns /run/lab
+for m in {modules}; do modprobe $m; done
+ip link set lo up
+cd {cwd}
+TMPDIR=/run/lab HOME=/run/lab PYTHONDONTWRITEBYTECODE=1 {python} -m fabgen emulate {render} --format json \\
+    > /run/lab/out.json 2> /run/lab/err.txt
+echo "{begin} $?"
+cat /run/lab/out.json
+echo "{end}"
+tail -c 3000 /run/lab/err.txt
+echo o > /proc/sysrq-trigger
+sleep 30
+"""
+
+
+def emulate(render: Path, work: Path, timeout: float = 1200) -> tuple[int, str, str]:
+    """(fabgen's exit code, its stdout, the console) of `fabgen emulate RENDER --format json` in the VM.
+    `work` (a folder the test owns, outside /run) holds the initramfs and the guest script."""
+    path, version = kernel()  # type: ignore[misc]
+    work.mkdir(parents=True, exist_ok=True)
+    guest = work / "guest.sh"
+    guest.write_text(GUEST.format(modules=" ".join(LAB_MODULES), cwd=os.getcwd(), python=sys.executable,
+                                  render=render.resolve(), begin=BEGIN, end=END))
+    guest.chmod(0o755)
+    files = {"init": (INIT.format(modules=" ".join(BOOT_MODULES), guest=guest).encode(), 0o755),
+             "bin/busybox": (Path(BUSYBOX).read_bytes(), 0o755)}  # type: ignore[arg-type]
+    files.update({f"lib/modules/{m}.ko": (_module(version, m), 0o644) for m in BOOT_MODULES})
+    initrd = work / "initrd.gz"
+    initrd.write_bytes(gzip.compress(_cpio(files)))
+    done = subprocess.run(
+        [QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-m", "4096", "-smp", "2", "-kernel", path,  # type: ignore[list-item]
+         "-initrd", str(initrd), "-append", "console=ttyS0 quiet panic=-1", "-nographic", "-no-reboot",
+         "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"],
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    console = done.stdout + done.stderr
+    if BEGIN not in console or END not in console:
+        raise RuntimeError(f"the VM printed no verdict:\n{console[-4000:]}")
+    body = console.split(BEGIN, 1)[1].split(END, 1)[0]
+    code, _, out = body.partition("\n")
+    return int(code.strip() or -1), out, console
