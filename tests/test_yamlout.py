@@ -51,6 +51,28 @@ def test_dump_paths_is_dump_and_the_paths_in_one_walk(tree) -> None:
     assert paths == list(_paths(tree))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(keys, trees, min_size=1, max_size=4), st.dictionaries(keys, trees, max_size=3),
+       st.lists(keys, min_size=1, max_size=4, unique=True))
+def test_a_shared_sub_tree_is_written_as_its_copies(tree, sub, names) -> None:
+    """NVUE's port sub-trees are shared by every port (yamlout.Shared, walked once per indent):
+    a tree holding one Shared sub-tree under several keys and at two depths dumps exactly as the
+    same tree with a copy in each place, lines and paths, and JSON sees a plain dict."""
+    import copy
+
+    from fabgen.yamlout import Shared, dump_paths
+
+    shared = Shared(sub)
+    tree = dict(tree)
+    for name in names:
+        tree[name] = shared
+        tree[f"{name}-deep"] = {"ports": {name: shared, "other": {"x": shared}}}
+    plain = copy.deepcopy({k: json.loads(json.dumps(v)) for k, v in tree.items()})
+    assert dump_paths(tree, "    ") == dump_paths(plain, "    ")
+    assert dump_paths(tree, "") == dump_paths(plain, "")  # walked again at another indent
+    assert json.loads(json.dumps(tree)) == plain
+
+
 def test_dump_paths_refuses_a_list() -> None:
     import pytest
 

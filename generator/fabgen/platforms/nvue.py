@@ -44,7 +44,7 @@ from fabgen.targets import Target, every_other
 from fabgen.intent import secret_ref
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent
-from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, switch_configs
+from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, options, switch_configs
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = "eth0"
@@ -108,8 +108,21 @@ def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], 
         tree["service"] = service
 
 
+class _Parts:
+    """The port sub-trees that are the same on every switch of a fabric, made once and shared by
+    every port's tree (yamlout.Shared: written once per switch, not once per port)."""
+
+    def __init__(self, mtu: int, breakout: str | None, d: Dialect):
+        self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
+        self.cage = yamlout.Shared({"link": {"breakout": {breakout: {}}}, "type": "swp"}) if breakout else None
+        self.link = yamlout.Shared({"mtu": mtu})
+        self.watchdog = yamlout.Shared({"pfc-watchdog": {"state": "enable"}})
+        self.ar = yamlout.Shared({"adaptive-routing": d.on()})
+        self.uplink = yamlout.Shared({"multihoming": {"uplink": d.word()}})
+
+
 def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, breakout: str | None,
-          cages: int, d: Dialect) -> dict[str, Any]:
+          cages: int, d: Dialect, parts: _Parts) -> dict[str, Any]:
     """ar: adaptive routing on globally; ar_ports: also on every switch-to-switch port."""
     lossless = qos["mode"] == "lossless"
     watchdog = lossless and qos["watchdog"]["enabled"]
@@ -119,26 +132,26 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
         _management(tree, iface, sw["management"], d)
     if breakout:
         for c in range(1, cages + 1):
-            iface[f"swp{c}"] = {"link": {"breakout": {breakout: {}}}, "type": "swp"}
+            iface[f"swp{c}"] = parts.cage
     neighbors: dict[str, Any] = {}
     for i in sw["interfaces"]:
         if i["kind"] == "unused":
-            iface[i["name"]] = {"link": {"state": {"down": {}}}, "type": "swp"}
+            iface[i["name"]] = parts.unused
             continue
-        node: dict[str, Any] = {"description": i["description"], "link": {"mtu": sw["mtu"]}, "type": "swp"}
+        node: dict[str, Any] = {"description": i["description"], "link": parts.link, "type": "swp"}
         if i["kind"] == "fabric":
             neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
             if ar_ports:
-                node["router"] = {"adaptive-routing": d.on()}
+                node["router"] = parts.ar
             if sw.get("evpn") and sw["role"] == "leaf":  # EVPN-MH uplink tracking: no segment without uplinks
-                node["evpn"] = {"multihoming": {"uplink": d.word()}}
+                node["evpn"] = parts.uplink
         elif "bond" in i:
             if watchdog:
-                node["qos"] = {"pfc-watchdog": {"state": "enable"}}
+                node["qos"] = parts.watchdog
             iface[i["bond"]["name"]] = _bond(i, sw, d)
         else:
             if watchdog:
-                node["qos"] = {"pfc-watchdog": {"state": "enable"}}
+                node["qos"] = parts.watchdog
             if "ip" in i:
                 node[d.ip] = {"address": {f"{i['ip']}/{i['prefix']}": {}}}
             else:
@@ -246,8 +259,9 @@ def structure(ctx: Context) -> dict[str, Any]:
     version = version_of(f.spec) or ""
     dialect = Dialect(version)
     switches = []
+    parts = _Parts(options(ctx).mtu, breakout, dialect)  # every switch's `mtu` (intent/switches.py)
     for sw in switch_configs(ctx):
-        tree = _tree(sw, qos, ar, ar_ports, breakout, f.switch_model.cages, dialect)
+        tree = _tree(sw, qos, ar, ar_ports, breakout, f.switch_model.cages, dialect, parts)
         envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
         if sw["management"]:
             envs += [u["password_env"] for u in sw["management"]["users"]]
