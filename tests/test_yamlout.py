@@ -99,3 +99,18 @@ def test_addresses_take_the_general_rule() -> None:
                  and not yamlout._NUMBERLIKE.match(text))  # the general rule
         assert shortcut == (text if plain else json.dumps(text)), text
         assert yaml.safe_load(f"k: {shortcut}")["k"] == text
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.text(max_size=12), st.text(alphabet="0123456789.:/_-+eExob yYnNtrufalsTRUFALSnul~=", max_size=10),
+                 scalars.filter(lambda v: isinstance(v, str))))
+def test_one_match_is_the_three_rules(text) -> None:
+    """_string decides plain or quoted with one pattern built from the three that state the
+    rule (plain characters, not a YAML 1.1 special word, not number-like): the same verdict."""
+    from fabgen import yamlout
+
+    rule = bool(yamlout._PLAIN.fullmatch(text) and not yamlout._SPECIAL.fullmatch(text)
+                and not yamlout._NUMBERLIKE.match(text))
+    written = yamlout._string(text)
+    assert (written == text) == rule, text
+    assert rule or written.startswith('"')

@@ -17,11 +17,17 @@ from typing import Any
 
 from fabgen.memo import Memo
 
-_PLAIN = re.compile(r"^[A-Za-z0-9_/.][A-Za-z0-9_/.@+=-]*(?:[ ][A-Za-z0-9_/.@+=-]+)*$")
-_SPECIAL = re.compile(
-    r"^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
-    r"|null|Null|NULL|~|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN|-\.inf|-\.Inf|-\.INF|=)$")
-_NUMBERLIKE = re.compile(r"[-+]?(?:[0-9][0-9_:.,]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|0[xXoObB]")
+_PLAIN_TEXT = r"[A-Za-z0-9_/.][A-Za-z0-9_/.@+=-]*(?:[ ][A-Za-z0-9_/.@+=-]+)*"
+_SPECIAL_TEXT = (r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
+                 r"|null|Null|NULL|~|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN|-\.inf|-\.Inf|-\.INF|=)")
+_NUMBERLIKE_TEXT = r"[-+]?(?:[0-9][0-9_:.,]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|0[xXoObB]"
+# The rule: a string is written plain when it is _PLAIN, not _SPECIAL and not _NUMBERLIKE ...
+_PLAIN = re.compile(f"^{_PLAIN_TEXT}$")
+_SPECIAL = re.compile(f"^{_SPECIAL_TEXT}$")
+_NUMBERLIKE = re.compile(_NUMBERLIKE_TEXT)
+# ... in one match (three were most of the time of a string seen once, as every address and
+# port description is): the same patterns, the two exclusions as lookaheads
+_PLAIN_SCALAR = re.compile(f"(?!{_SPECIAL_TEXT}\\Z)(?!{_NUMBERLIKE_TEXT}){_PLAIN_TEXT}\\Z")
 
 
 _ASCII = re.compile(r"^[\x00-\x7e]*$")
@@ -66,11 +72,10 @@ _ADDRESS = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}(/[0-9]{1,2})?\Z")
 
 
 def _string(text: str) -> str:
-    address = _ADDRESS.match(text)
-    if address is not None:
-        return text if address.group(1) else f'"{text}"'
-    if _PLAIN.fullmatch(text) and not _SPECIAL.fullmatch(text) and not _NUMBERLIKE.match(text):
+    if _PLAIN_SCALAR.match(text):
         return text
+    if _ADDRESS.match(text):  # a bare address (with a prefix it is plain): JSON's quotes, sooner
+        return f'"{text}"'
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES) if not _ASCII.fullmatch(text) else \
         json.dumps(text).replace("\x7f", "\\u007f")
 
