@@ -73,6 +73,41 @@ def test_a_shared_sub_tree_is_written_as_its_copies(tree, sub, names) -> None:
     assert json.loads(json.dumps(tree)) == plain
 
 
+def _make(template, *values):
+    """A tree from `template`, its keys and string leaves "$n" standing for values[n] (a Shape's make)."""
+    def sub(x):
+        return values[int(x[1:])] if isinstance(x, str) and x[:1] == "$" and x[1:].isdigit() else x
+    return {sub(k): (_make(v, *values) if isinstance(v, dict) else sub(v)) for k, v in template.items()}
+
+
+slot_keys = st.one_of(keys, st.sampled_from(["$0", "$1", "$2"]))
+templates = st.recursive(st.one_of(scalars, st.sampled_from(["$0", "$1", "$2"])),
+                         lambda inner: st.dictionaries(slot_keys, inner, max_size=4), max_leaves=20)
+slot_values = st.one_of(st.integers(-5, 10**6), st.text(max_size=8).map(lambda t: "\u00a7" + t),
+                        st.sampled_from(["\u00a710.0.0.1/31", "\u00a7{}", "\u00a7a{0}b", "\u00a7 x"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(slot_keys, templates, min_size=1, max_size=4),
+       st.lists(slot_values, min_size=3, max_size=3, unique_by=str), st.sampled_from(["", "    "]),
+       st.sampled_from(["", "nv set "]))
+def test_a_filled_shape_is_written_as_its_tree(template, values, indent, lead) -> None:
+    """NVUE's host and fabric ports are yamlout.Filled sub-trees of a Shape, written by formatting
+    text compiled once from the shape's make(Slot(0), ...): the same lines and paths as walking
+    the same tree built plain, whatever the values (quoted, braces, numbers, keys or leaves)."""
+    from functools import partial
+
+    from fabgen.yamlout import Shape, dump_paths
+
+    shape = Shape(partial(_make, template), 3)
+    for v in (values, list(reversed(values))):  # the second instance formats the compiled text
+        filled = {"port": shape.fill(*v), "other": {"deep": shape.fill(*v)}}
+        plain = {"port": _make(template, *v), "other": {"deep": _make(template, *v)}}
+        got, want = dump_paths(filled, indent, lead), dump_paths(plain, indent, lead)
+        assert ["\n".join(x) for x in got] == ["\n".join(x) for x in want]
+        assert json.loads(json.dumps(filled)) == json.loads(json.dumps(plain))
+
+
 def test_dump_paths_refuses_a_list() -> None:
     import pytest
 

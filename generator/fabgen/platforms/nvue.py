@@ -33,6 +33,7 @@ Decisions:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterable
 
 from fabgen import yamlout
@@ -108,22 +109,43 @@ def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], 
         tree["service"] = service
 
 
-class _Parts:
-    """The port sub-trees that are the same on every switch of a fabric, made once and shared by
-    every port's tree (yamlout.Shared: written once per switch, not once per port)."""
+def _port(extra: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, **extra}
 
-    def __init__(self, mtu: int, breakout: str | None, d: Dialect):
+
+def _routed(extra: dict[str, Any], ip: str, description: str, address: str) -> dict[str, Any]:
+    return {"description": description, **extra, ip: {"address": {address: {}}}}
+
+
+def _access(extra: dict[str, Any], description: str, vlan: int) -> dict[str, Any]:
+    return {"description": description, **extra, "bridge": {"domain": {"br_default": {"access": vlan}}}}
+
+
+class _Parts:
+    """The port sub-trees of a fabric's switches: those that are the same on every port, made once
+    and shared (yamlout.Shared: written once per switch), and the shapes of the used ports, which
+    differ only in their description and address (yamlout.Shape: text compiled once per fabric)."""
+
+    def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool):
         self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
         self.cage = yamlout.Shared({"link": {"breakout": {breakout: {}}}, "type": "swp"}) if breakout else None
-        self.link = yamlout.Shared({"mtu": mtu})
-        self.watchdog = yamlout.Shared({"pfc-watchdog": {"state": "enable"}})
-        self.ar = yamlout.Shared({"adaptive-routing": d.on()})
-        self.uplink = yamlout.Shared({"multihoming": {"uplink": d.word()}})
+        link = yamlout.Shared({"mtu": mtu})
+        host = {"link": link, "type": "swp",
+                **({"qos": yamlout.Shared({"pfc-watchdog": {"state": "enable"}})} if watchdog else {})}
+        fabric = {"link": link, "type": "swp", **({"router": yamlout.Shared({"adaptive-routing": d.on()})}
+                                                  if ar_ports else {})}
+        # EVPN-MH uplink tracking on a leaf's fabric ports: no segment without uplinks
+        uplink = {**fabric, "evpn": yamlout.Shared({"multihoming": {"uplink": d.word()}})}
+        self.fabric = yamlout.Shape(partial(_port, fabric), 1)
+        self.uplink = yamlout.Shape(partial(_port, uplink), 1)
+        self.bonded = yamlout.Shape(partial(_port, host), 1)
+        self.routed = yamlout.Shape(partial(_routed, host, d.ip), 2)
+        self.access = yamlout.Shape(partial(_access, host), 2)
 
 
-def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, breakout: str | None,
-          cages: int, d: Dialect, parts: _Parts) -> dict[str, Any]:
-    """ar: adaptive routing on globally; ar_ports: also on every switch-to-switch port."""
+def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
+          parts: _Parts) -> dict[str, Any]:
+    """ar: adaptive routing on globally (on every switch-to-switch port: `parts`)."""
     lossless = qos["mode"] == "lossless"
     watchdog = lossless and qos["watchdog"]["enabled"]
     iface: dict[str, Any] = {"lo": {d.ip: {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
@@ -134,28 +156,22 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, ar_ports: bool, bre
         for c in range(1, cages + 1):
             iface[f"swp{c}"] = parts.cage
     neighbors: dict[str, Any] = {}
+    uplinks = parts.uplink if sw.get("evpn") and sw["role"] == "leaf" else parts.fabric
     for i in sw["interfaces"]:
-        if i["kind"] == "unused":
+        kind = i["kind"]
+        if kind == "unused":
             iface[i["name"]] = parts.unused
             continue
-        node: dict[str, Any] = {"description": i["description"], "link": parts.link, "type": "swp"}
-        if i["kind"] == "fabric":
+        if kind == "fabric":
             neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
-            if ar_ports:
-                node["router"] = parts.ar
-            if sw.get("evpn") and sw["role"] == "leaf":  # EVPN-MH uplink tracking: no segment without uplinks
-                node["evpn"] = parts.uplink
+            node = uplinks.fill(i["description"])
         elif "bond" in i:
-            if watchdog:
-                node["qos"] = parts.watchdog
             iface[i["bond"]["name"]] = _bond(i, sw, d)
+            node = parts.bonded.fill(i["description"])
+        elif "ip" in i:
+            node = parts.routed.fill(i["description"], f"{i['ip']}/{i['prefix']}")
         else:
-            if watchdog:
-                node["qos"] = parts.watchdog
-            if "ip" in i:
-                node[d.ip] = {"address": {f"{i['ip']}/{i['prefix']}": {}}}
-            else:
-                node["bridge"] = {"domain": {"br_default": {"access": i["vlan"]}}}
+            node = parts.access.fill(i["description"], i["vlan"])
         iface[i["name"]] = node
     for n in sw["bgp"]["neighbors"]:  # BGP to the host: numbered sessions over the host ports' /31s
         if n["peer_group"] == HOSTS_GROUP:
@@ -259,9 +275,11 @@ def structure(ctx: Context) -> dict[str, Any]:
     version = version_of(f.spec) or ""
     dialect = Dialect(version)
     switches = []
-    parts = _Parts(options(ctx).mtu, breakout, dialect)  # every switch's `mtu` (intent/switches.py)
+    watchdog = qos["mode"] == "lossless" and qos["watchdog"]["enabled"]
+    # every switch's `mtu` (intent/switches.py)
+    parts = _Parts(options(ctx).mtu, breakout, dialect, watchdog, ar_ports)
     for sw in switch_configs(ctx):
-        tree = _tree(sw, qos, ar, ar_ports, breakout, f.switch_model.cages, dialect, parts)
+        tree = _tree(sw, qos, ar, breakout, f.switch_model.cages, dialect, parts)
         envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
         if sw["management"]:
             envs += [u["password_env"] for u in sw["management"]["users"]]
@@ -275,7 +293,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, tree, envs in data["switches"]:
         head = f"# {name}: NVUE startup.yaml, fabric {data['fabric']} ({data['cluster']}); generated by fabgen\n"
         # dump([{"header": ...}, {"set": tree}]), the tree's lines and its nv set lines in one walk
-        tree_lines, cmds = yamlout.dump_paths(tree, "    ")
+        tree_lines, cmds = yamlout.dump_paths(tree, "    ", "nv set ")
         body = yamlout.dump([{"header": data["header"]}]) + "- set:\n" + "\n".join(tree_lines) + "\n"
         yield f"{data['fabric']}/switches/{name}.nvue.yaml", (head + body).encode()
         lines = ["#!/usr/bin/env bash",
@@ -288,7 +306,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
             cmds = [c.replace(ref, f'"${{{env}}}"') for c in cmds]
         if envs:
             lines.append("")
-        lines += [f"nv set {cmd}" for cmd in cmds]
+        lines += cmds  # `nv set <path>` lines, several to an entry (yamlout.dump_paths)
         # applied with a rollback timer: unless `nv config apply --confirm-yes` follows within
         # ten minutes (after checking the switch is still reachable), the switch rolls back
         lines += ["", "nv config apply --confirm 600s --assume-yes", ""]
