@@ -62,7 +62,7 @@ def test_a_shared_sub_tree_is_written_as_its_copies(tree, sub, names) -> None:
 
     from fabgen.yamlout import Shared, dump_paths
 
-    shared = Shared(sub)
+    shared = Shared({**sub, "nested": Shared(sub)})  # a Shared inside one, as NVUE's unused ports have
     tree = dict(tree)
     for name in names:
         tree[name] = shared
@@ -83,29 +83,45 @@ def _make(template, *values):
 slot_keys = st.one_of(keys, st.sampled_from(["$0", "$1", "$2"]))
 templates = st.recursive(st.one_of(scalars, st.sampled_from(["$0", "$1", "$2"])),
                          lambda inner: st.dictionaries(slot_keys, inner, max_size=4), max_leaves=20)
+# values never equal to a fixed key of the templates (Shape's rule): marked with a section sign,
+# or plain words and scalars no key strategy draws
 slot_values = st.one_of(st.integers(-5, 10**6), st.text(max_size=8).map(lambda t: "\u00a7" + t),
-                        st.sampled_from(["\u00a710.0.0.1/31", "\u00a7{}", "\u00a7a{0}b", "\u00a7 x"]))
+                        st.sampled_from(["\u00a710.0.0.1/31", "\u00a7{}", "\u00a7a{0}b", "\u00a7 x", "10.0.0.9/31",
+                                         "HOST_gpu1_eth0", "swp9s1", None, True, False, 0, ""]))
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(slot_keys, templates, min_size=1, max_size=4),
-       st.lists(slot_values, min_size=3, max_size=3, unique_by=str), st.sampled_from(["", "    "]),
+       st.lists(slot_values, min_size=3, max_size=3, unique=True),  # unique as keys: 1 == True
+       st.sampled_from(["", "    "]),
        st.sampled_from(["", "nv set "]))
 def test_a_filled_shape_is_written_as_its_tree(template, values, indent, lead) -> None:
     """NVUE's host and fabric ports are yamlout.Filled sub-trees of a Shape, written by formatting
     text compiled once from the shape's make(Slot(0), ...): the same lines and paths as walking
     the same tree built plain, whatever the values (quoted, braces, numbers, keys or leaves)."""
+    import pickle
     from functools import partial
 
-    from fabgen.yamlout import Shape, dump_paths
+    import pytest
 
-    shape = Shape(partial(_make, template), 3)
+    from fabgen.yamlout import Shape, Shared, dump_paths
+
+    common = Shared({"mtu": 9216, "state": Shared({"down": {}})})
+    shape = Shape(partial(_make, {**template, "link": common}), 3)
     for v in (values, list(reversed(values))):  # the second instance formats the compiled text
+        with pytest.raises(TypeError):  # its paths would need the Filled's own prefix
+            Shared({"in-shared": {"deep": shape.fill(*v)}})
         filled = {"port": shape.fill(*v), "other": {"deep": shape.fill(*v)}}
-        plain = {"port": _make(template, *v), "other": {"deep": _make(template, *v)}}
+        link = {"mtu": 9216, "state": {"down": {}}}
+        plain = {"port": {**_make(template, *v), "link": link}, "other": {"deep": {**_make(template, *v), "link": link}}}
         got, want = dump_paths(filled, indent, lead), dump_paths(plain, indent, lead)
         assert ["\n".join(x) for x in got] == ["\n".join(x) for x in want]
         assert json.loads(json.dumps(filled)) == json.loads(json.dumps(plain))
+        # a pickle (fabgen diff's digests) is the same whether or not the text was compiled
+        assert pickle.loads(pickle.dumps(filled)) == filled
+        fresh = Shape(partial(_make, {**template, "link": Shared(common)}), 3)
+        assert shape.compiled and not fresh.compiled
+        assert pickle.dumps(fresh.fill(*v)) == pickle.dumps(shape.fill(*v))
 
 
 def test_dump_paths_refuses_a_list() -> None:

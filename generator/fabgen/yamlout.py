@@ -21,7 +21,8 @@ _PLAIN_TEXT = r"[A-Za-z0-9_/.][A-Za-z0-9_/.@+=-]*(?:[ ][A-Za-z0-9_/.@+=-]+)*"
 _SPECIAL_TEXT = (r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
                  r"|null|Null|NULL|~|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN|-\.inf|-\.Inf|-\.INF|=)")
 _NUMBERLIKE_TEXT = r"[-+]?(?:[0-9][0-9_:.,]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|0[xXoObB]"
-# The rule: a string is written plain when it is _PLAIN, not _SPECIAL and not _NUMBERLIKE ...
+# The rule: a string is written plain when it is _PLAIN, not _SPECIAL and not _NUMBERLIKE (these
+# three state it; tests/test_yamlout.py holds _PLAIN_SCALAR to them) ...
 _PLAIN = re.compile(f"^{_PLAIN_TEXT}$")
 _SPECIAL = re.compile(f"^{_SPECIAL_TEXT}$")
 _NUMBERLIKE = re.compile(_NUMBERLIKE_TEXT)
@@ -137,14 +138,26 @@ def dump_paths(mapping: dict[str, Any], indent: str, lead: str = "") -> tuple[li
 class Shared(dict):
     """A sub-tree that one render's trees share by reference (every unused port's, every
     fabric port's `link`): `dump_paths` walks it once per indent and copies its lines, and
-    its paths under each new prefix. Read-only once built (it is written where it is shared);
-    JSON and the other writers see a plain dict."""
+    its paths under each new prefix. Never changed once built: a change would show in every
+    tree that shares it, and not in text already walked. JSON and the other writers see a
+    plain dict; a pickle (fabgen diff's digests) carries no walked text. It holds no Filled
+    sub-tree (refused): each path of one is written with its own prefix, which a Shared's
+    paths, walked without one, cannot give."""
 
     __slots__ = ("walked",)
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        if _holds_filled(self):
+            raise TypeError("a Shared sub-tree cannot hold a Filled one")
         self.walked: dict[str, tuple[list[str], list[str]]] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Shared, (dict(self),)
+
+
+def _holds_filled(tree: dict[Any, Any]) -> bool:
+    return any(isinstance(v, Filled) or (isinstance(v, dict) and _holds_filled(v)) for v in tree.values())
 
 
 class Slot:
@@ -161,8 +174,10 @@ class Shape:
     and address): `make(*values)` builds one; `dump_paths` writes a `Filled` one by formatting
     text compiled once per indent from make(Slot(0), Slot(1), ...), the same lines and paths a
     walk of it would give, for a third of the time (the walk was half of an NVUE render).
-    `make` must be picklable (a module's function or a partial of one) and use each value only as
-    a key or a scalar."""
+    `make` must be picklable (a module's function or a partial of one) and build the same shape
+    whatever the values: each value placed as it is, as a key or a scalar leaf (a str, int, bool
+    or None), never tested; no two keys of one mapping equal for any values (a value equal to a
+    fixed key, or two values keying one mapping, would be one key in the tree, two in the text)."""
 
     __slots__ = ("make", "arity", "compiled")
 
@@ -170,6 +185,9 @@ class Shape:
         self.make = make
         self.arity = arity
         self.compiled: dict[str, tuple[str, str]] = {}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Shape, (self.make, self.arity)  # without the compiled text
 
     def fill(self, *values: Any) -> "Filled":
         return Filled(self, values, self.make(*values))
@@ -187,14 +205,18 @@ class Shape:
 
 
 class Filled(dict):
-    """One sub-tree of a Shape: a plain dict to every reader, written from the Shape's text."""
+    """One sub-tree of a Shape: a plain dict to every reader, written from the Shape's text (so
+    never changed once built: the YAML would not show a change that JSON would)."""
 
-    __slots__ = ("shape", "values")
+    __slots__ = ("shape", "filled_with")
 
-    def __init__(self, shape: Shape, values: tuple[Any, ...], tree: dict[str, Any]):
+    def __init__(self, shape: Shape, filled_with: tuple[Any, ...], tree: dict[str, Any]):
         super().__init__(tree)
         self.shape = shape
-        self.values = values
+        self.filled_with = filled_with
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Filled, (self.shape, self.filled_with, dict(self))
 
 
 def _brace(text: str) -> str:
@@ -239,7 +261,7 @@ def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], p
             paths.append(f"{here} {v}")
         elif t is Filled and v:
             body, tails = v.shape.text(indent + "  ")
-            values = v.values
+            values = v.filled_with
             lines.append(f"{indent}{key}:\n" + body.format(*[cache[x] if x.__class__ is str else scalar(x)
                                                              for x in values]))
             paths.append(tails.format(here + " ", *values))

@@ -109,6 +109,11 @@ def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], 
         tree["service"] = service
 
 
+def _watchdog(qos: dict[str, Any]) -> bool:
+    """The PFC watchdog runs only in lossless mode (lossy mode has no PFC)."""
+    return qos["mode"] == "lossless" and qos["watchdog"]["enabled"]
+
+
 def _port(extra: dict[str, Any], description: str) -> dict[str, Any]:
     return {"description": description, **extra}
 
@@ -124,7 +129,8 @@ def _access(extra: dict[str, Any], description: str, vlan: int) -> dict[str, Any
 class _Parts:
     """The port sub-trees of a fabric's switches: those that are the same on every port, made once
     and shared (yamlout.Shared: written once per switch), and the shapes of the used ports, which
-    differ only in their description and address (yamlout.Shape: text compiled once per fabric)."""
+    differ only in their description and address or VLAN (yamlout.Shape: text compiled once per
+    fabric). watchdog: the PFC watchdog on host ports; ar_ports: adaptive routing on fabric ports."""
 
     def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool):
         self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
@@ -145,9 +151,9 @@ class _Parts:
 
 def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
           parts: _Parts) -> dict[str, Any]:
-    """ar: adaptive routing on globally (on every switch-to-switch port: `parts`)."""
-    lossless = qos["mode"] == "lossless"
-    watchdog = lossless and qos["watchdog"]["enabled"]
+    """ar: adaptive routing on globally (on the switch-to-switch ports where the fabric's speed
+    allows it: `parts`, from qos.adaptive_routing)."""
+    watchdog = _watchdog(qos)
     iface: dict[str, Any] = {"lo": {d.ip: {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
     tree: dict[str, Any] = {"system": {"hostname": sw["name"]}}
     if sw["management"]:
@@ -275,9 +281,8 @@ def structure(ctx: Context) -> dict[str, Any]:
     version = version_of(f.spec) or ""
     dialect = Dialect(version)
     switches = []
-    watchdog = qos["mode"] == "lossless" and qos["watchdog"]["enabled"]
     # every switch's `mtu` (intent/switches.py)
-    parts = _Parts(options(ctx).mtu, breakout, dialect, watchdog, ar_ports)
+    parts = _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports)
     for sw in switch_configs(ctx):
         tree = _tree(sw, qos, ar, breakout, f.switch_model.cages, dialect, parts)
         envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
