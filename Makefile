@@ -5,7 +5,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real tools the integration tests feed our output to.
 APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck slurmctld slurm-client netplan.io frr \
-                iputils-ping lldpd ibutils
+                iputils-ping lldpd ibutils qemu-system-x86 linux-image-amd64 busybox-static
+# (qemu, a stock kernel and busybox-static: the EVPN lab runs in a VM where the machine's own
+# kernel lacks bonding, 802.1Q or VRF; tests/evpn_vm.py)
 
 # Not part of the two commands: the scale benchmark, and fabgen beside Arista AVD (pyavd) on
 # the same inventories, in a virtualenv of its own so pyavd's pins never touch the test one.

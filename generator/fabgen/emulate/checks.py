@@ -20,7 +20,7 @@ STALLED = 20.0  # seconds without any change before a fabric with sessions down 
 @dataclass
 class Finding:
     device: str
-    check: str  # sessions | asn | bfd | rib | fib | reach
+    check: str  # sessions | asn | bfd | rib | fib | reach; EVPN: segment | vni | lacp | gateway
     message: str
     about: list[str] = field(default_factory=list)  # the peers down (sessions), the prefixes short (rib)
 

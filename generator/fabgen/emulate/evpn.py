@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from functools import partial
 from typing import Any, Callable
 
 import yaml
@@ -204,6 +204,14 @@ def _bond_line(name: str, params: dict[str, Any], system: str = "") -> str:
     return f"link add {name} type bond {opts}" + (f" ad_actor_system {system}" if system else "")
 
 
+# A leaf's ARP as Cumulus Linux sets it (its FRR sysctl defaults): answer only for addresses on
+# the interface the request came in on, and ask from the outgoing interface's own address. Without
+# them every leaf's SVI (vlan30) also answered for the anycast gateway on the macvlan, with the
+# SVI's own MAC, and over VXLAN: a node's gateway became one remote leaf, lost when it failed.
+LEAF_SYSCTLS = ("net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.default.arp_ignore=1",
+                "net.ipv4.conf.all.arp_announce=2", "net.ipv4.conf.default.arp_announce=2")
+
+
 def leaf_commands(sw: Switch, mtu: int = 9000) -> tuple[list[str], list[str]]:
     """(`ip -batch` lines, `bridge -batch` lines) that build a leaf's data plane as Cumulus does."""
     vtep = sw.vtep
@@ -311,6 +319,29 @@ def ping(ns: str, source: str, target: str) -> bool:
     return done.returncode == 0
 
 
+def neighbour_mac(text: str) -> str:
+    """The link-layer address of `ip neigh show ADDRESS dev DEV`'s answer ('' if unresolved)."""
+    found = re.search(r"\blladdr ([0-9a-fA-F:]{17})\b", text)
+    return found.group(1).lower() if found else ""
+
+
+def gateway_problems(ns: str, targets: list[tuple[str, str]], macs: dict[str, str]) -> list[str]:
+    """A node's gateways each resolved (after the pings) to the anycast gateway's MAC: any other
+    MAC is one leaf's own, and the node loses its gateway when that leaf fails."""
+    from fabgen.emulate.lab import run
+
+    out = []
+    for vname, target in targets:
+        kind, _, addr = target.partition(":")
+        if kind != "gateway" or addr not in macs:
+            continue
+        mac = neighbour_mac(run("ip", "-n", ns, "neigh", "show", addr, "dev", vname, check=False).stdout)
+        if mac != macs[addr]:
+            out.append(f"{vname} resolves gateway {addr} to {mac or 'nothing'}, not the anycast gateway's "
+                       f"{macs[addr]}")
+    return out
+
+
 def host_of(cidr: str) -> str:
     return cidr.split("/")[0]
 
@@ -396,6 +427,8 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
         for port in sorted(cabled.get(name, set())):
             b.ip(ns, f"link set {port} up")
         if sw.vtep:
+            for key in LEAF_SYSCTLS:  # this namespace's own settings: they go with it
+                run("ip", "netns", "exec", ns, "sysctl", "-qw", key)
             lines, bridge[ns] = leaf_commands(sw)
             for line in lines:
                 b.ip(ns, line)
@@ -418,15 +451,32 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
 def check(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
           progress: Callable[[str], None]) -> list[Finding]:
     """Segments, VNIs, LACP and reachability, with the leaves in `down` taken down."""
-    from fabgen.emulate.checks import _json
-    from fabgen.emulate.lab import run
+    out = _leaf_findings(la, b, plan, built, down)
+    progress("LACP on every node")
+    for name, node in plan.nodes.items():
+        alive = [m for m, (_, leaf, _) in zip(node.members, plan.legs[name]) if leaf not in down]
+        out += [Finding(name, "lacp", p) for p in wait_for(partial(lacp_problems, b.ns[name], alive), LACP_WAIT)]
+    progress("reachability between nodes (storage and in-band)")
+    targets = _targets(plan)
+    gateway_macs = {host_of(t.gateway): t.mac.lower() for sw in built.values() for t in sw.tenants.values()}
+    for name in plan.nodes:
+        mine = [(vname, target) for vname, target in targets if not target.startswith(f"{name}:")]
+        found = wait_for(partial(reach_problems, b.ns[name], mine), REACH_WAIT)
+        out += [Finding(name, "reach", p) for p in found]
+        out += [Finding(name, "gateway", p) for p in gateway_problems(b.ns[name], mine, gateway_macs)]
+    return out
 
-    out: list[Finding] = []
+
+def _leaf_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str]) -> list[Finding]:
+    """Each leaf that is up: its segments in FRR, each with the pair's other leaf (if that is
+    up), and every VNI."""
+    from fabgen.emulate.checks import _json
+
     pair_of: dict[str, str] = {}
     for legs in plan.legs.values():
         leaves = [leaf for _, leaf, _ in legs]
-        for leaf in leaves:
-            pair_of.update({leaf: other for other in leaves if other != leaf})
+        pair_of.update({leaf: other for leaf in leaves for other in leaves if other != leaf})
+    out: list[Finding] = []
     for name, sw in built.items():
         if not sw.vtep or name in down:
             continue
@@ -440,33 +490,25 @@ def check(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
         missing = sorted(want - {int(k) for k in vnis})
         if missing:
             out.append(Finding(name, "vni", f"VNIs not up in FRR: {', '.join(map(str, missing))}"))
-    progress("LACP on every node")
-    for name, node in plan.nodes.items():
-        alive = [m for m, (_, leaf, _) in zip(node.members, plan.legs[name]) if leaf not in down]
-
-        def lacp() -> list[str]:
-            text = run("ip", "netns", "exec", b.ns[name], "cat", "/proc/net/bonding/bond0", check=False).stdout
-            active, members = bond_state(text)
-            bad = [m for m in alive if members.get(m, ("", ""))[0] != str(active)]
-            macs = {members[m][1] for m in alive if m in members}
-            return ([f"bond0 member {m} not in the active aggregator {active}" for m in bad]
-                    + ([f"bond0 sees {len(macs)} LACP partners ({', '.join(sorted(macs))}): the leaf pair must be "
-                        "one" ] if len(macs) > 1 else []))
-        out += [Finding(name, "lacp", p) for p in wait_for(lacp, LACP_WAIT)]
-    progress("reachability between nodes (storage and in-band)")
-    targets = _targets(plan)
-    for name, node in plan.nodes.items():
-        def reach() -> list[str]:
-            miss = []
-            for vname, target in targets:
-                if target.startswith(f"{name}:"):
-                    continue
-                addr = target.split(":", 1)[1]
-                if not ping(b.ns[name], vname, addr):
-                    miss.append(f"{vname} cannot reach {target.replace(':', ' ')}")
-            return miss
-        out += [Finding(name, "reach", p) for p in wait_for(reach, REACH_WAIT)]
     return out
+
+
+def lacp_problems(ns: str, alive: list[str]) -> list[str]:
+    """A node's bond: every member that is up in the active aggregator, one LACP partner."""
+    from fabgen.emulate.lab import run
+
+    active, members = bond_state(run("ip", "netns", "exec", ns, "cat", "/proc/net/bonding/bond0", check=False).stdout)
+    bad = [m for m in alive if members.get(m, ("", ""))[0] != str(active)]
+    macs = {members[m][1] for m in alive if m in members}
+    return ([f"bond0 member {m} not in the active aggregator {active}" for m in bad]
+            + ([f"bond0 sees {len(macs)} LACP partners ({', '.join(sorted(macs))}): the leaf pair must be one"]
+               if len(macs) > 1 else []))
+
+
+def reach_problems(ns: str, targets: list[tuple[str, str]]) -> list[str]:
+    """The targets a node's VLAN interfaces cannot ping."""
+    return [f"{vname} cannot reach {target.replace(':', ' ')}" for vname, target in targets
+            if not ping(ns, vname, target.split(":", 1)[1])]
 
 
 def _targets(plan: Plan) -> list[tuple[str, str]]:
@@ -547,5 +589,6 @@ def run_fabric(la: Any, files: dict[str, bytes], fabric: str, table: Callable, p
         b.flush()
         notes.append(f"{fabric}: then with {', '.join(sorted(down))} down (every port): each node on the other leaf "
                      "of its pair")
-        out += check(la, b, plan, built, down, progress)
+        out += [Finding(f.device, f.check, f"{f.message} (one leaf of each pair down)", f.about)
+                for f in check(la, b, plan, built, down, progress)]
     return out, notes, len(built), len(plan.nodes), len(plan.cables)
