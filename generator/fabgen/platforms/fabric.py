@@ -25,6 +25,7 @@ from fabgen.intent.addresses import COLUMNS as ADDRESS_COLUMNS, address_rows, ho
 from fabgen.intent.infiniband import DEVICE_ID
 from fabgen.context import Context
 from fabgen.inventory import media
+from fabgen.memo import Memo
 from fabgen.targets import Target
 from fabgen.templating import render as render_template
 from fabgen.topology.model import TIERS, Fabric
@@ -82,14 +83,21 @@ def _nic_rows(f: Fabric) -> list[dict[str, Any]]:
     return rows
 
 
+def _media(f: Fabric) -> Memo:
+    """Each medium key's Medium at the fabric's switch model and speed, looked up once (a lookup
+    per link was a tenth of a four-plane fabric's structure step)."""
+    return Memo(lambda key: media.by_key(f.switch_model, f.plan.speed, key))
+
+
 def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
     """Cables per tier and medium: a fibre or a single-port assembly per link; a twin-port copper
     assembly per used cage of the lower switch (to nodes: a splitter per used leaf cage)."""
     cage = f.switch_model.cages_by_port(f.plan.speed)
     count: Counter[tuple[str, str, str]] = Counter()
     seen: set[tuple[str, str, int]] = set()  # (tier, switch, cage) holding a copper assembly
+    medium = _media(f)
     for lk in f.links:
-        m = media.by_key(f.switch_model, f.plan.speed, lk.media) if lk.media != "utp" else None
+        m = medium[lk.media] if lk.media != "utp" else None
         if m is None:
             count[(lk.tier, "utp", media.FAMILIES["rj45"][0].cable)] += 1
             continue
@@ -116,19 +124,23 @@ def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
     by_cage: dict[tuple[str, int], media.Medium] = {}
     node_cages: dict[tuple[str, str], media.Medium] = {}
     hosts = {h.name: h for h in f.hosts}
+    medium = _media(f)
+    nic_cage: dict[tuple[str, str], int] = {}  # (node model, RDMA name) -> the NIC's cage
     for lk in f.links:
         if lk.media == "utp":
             continue
-        m = media.by_key(f.switch_model, f.plan.speed, lk.media)
+        m = medium[lk.media]
         ends = [(lk.z, lk.z_port)] + ([] if lk.tier == "node-leaf" else [(lk.a, lk.a_port)])
         for dev, port in ends:
             key = (dev, cage[port])
             if key not in by_cage or media.reach(m, lk.tier) > media.reach(by_cage[key], lk.tier):
                 by_cage[key] = m
         if lk.tier == "node-leaf" and f.plane == 0:
-            h = hosts[lk.a]
-            nic = next(n for n in h.model.nics if n.rdma == lk.a_port)
-            node_cages.setdefault((lk.a, nic.cage), m)
+            model = hosts[lk.a].model
+            at = nic_cage.get((model.key, lk.a_port))
+            if at is None:
+                at = nic_cage[(model.key, lk.a_port)] = next(n for n in model.nics if n.rdma == lk.a_port).cage
+            node_cages.setdefault((lk.a, at), m)
     switch_side = Counter(m.switch_part for m in by_cage.values())
     rows = [{"category": "transceiver", "part": part, "description": "switch side", "quantity": n,
              "notes": f"one per used {f.switch_model.cage_type} cage"} for part, n in sorted(switch_side.items())]
