@@ -55,11 +55,7 @@ def resident(pid):
     except OSError:
         return 0
 
-def tree():
-    # the render's processes together (it forks a render child and the work beside and apart):
-    # resident set sizes summed, an upper bound, since they share the parent's pages copy-on-write
-    # (proportional set sizes would count those once, but reading them walks every page table
-    # and slowed the render it measures by a fifth)
+def children():
     kids = []
     for tid in os.listdir("/proc/self/task"):
         try:
@@ -67,9 +63,28 @@ def tree():
                 kids += f.read().split()
         except OSError:
             pass
-    return resident("self") + sum(resident(k) for k in kids)
+    return kids
+
+def tree():
+    # the render's processes together (it forks a render child and the work beside and apart):
+    # resident set sizes summed, an upper bound, since they share the parent's pages copy-on-write
+    # (proportional set sizes count those once, `pss`, but reading them walks every page table:
+    # sampled every 5 ms it slowed the render it measures by a fifth, so only with --pss)
+    return resident("self") + sum(resident(k) for k in children())
+
+def proportional(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        return 0
+
+def pss():
+    return proportional("self") + sum(proportional(k) for k in children())
 
 tree_peak = [0]
+pss_peak = [0]
+PSS_EVERY = int(os.environ.get("BENCH_PSS_EVERY", "0"))  # samples (5 ms each) between PSS readings
 
 def sample():
     n = 0
@@ -78,6 +93,8 @@ def sample():
         peaks[s] = max(peaks.get(s, 0), rss())
         if n % 10 == 0:
             tree_peak[0] = max(tree_peak[0], tree())
+        if PSS_EVERY and n % PSS_EVERY == 0:
+            pss_peak[0] = max(pss_peak[0], pss())
         n += 1
         time.sleep(0.005)
 
@@ -100,6 +117,7 @@ plans = [f.plan for f in result.fabrics.values()]  # one per network plane
 files = result.files
 switch_files = sum(1 for p in files if "/switches/" in p)
 print(json.dumps({"timings": result.timings, "total": total, "peaks": peaks, "tree_peak": tree_peak[0],
+                  **({"pss_peak": pss_peak[0]} if PSS_EVERY else {}),
                   "files": len(files),
                   "switches": sum(p.leaves + p.spines + p.cores for p in plans), "nodes": plans[0].nodes,
                   "tiers": plans[0].tiers, "switch_files": switch_files}))
@@ -138,13 +156,16 @@ def best_of(runs: list[dict]) -> dict:
         row[key] = min(r[key] for r in runs)
     row["peaks"] = {s: max(r["peaks"].get(s, 0) for r in runs) for s in runs[0]["peaks"]}
     row["tree_peak"] = max(r.get("tree_peak", 0) for r in runs)
+    if any("pss_peak" in r for r in runs):
+        row["pss_peak"] = max(r.get("pss_peak", 0) for r in runs)
     row["runs"] = len(runs)
     return row
 
 
 def table(rows: list[dict]) -> str:
+    pss = any("pss_peak" in r for r in rows)
     head = ["kind", "GPUs", "switches", "files"] + [s for s in STAGES] + ["total s", "proc s", "peak MiB", "all MiB",
-                                                                      "ms/switch"]
+                                                                      "ms/switch"] + (["all PSS MiB"] if pss else [])
     lines = [" | ".join(head), " | ".join("---" for _ in head)]
     for r in rows:
         if "error" in r:
@@ -157,6 +178,8 @@ def table(rows: list[dict]) -> str:
         cells += [f"{t.get(s, 0):.2f}" for s in STAGES]
         cells += [f"{r['total']:.2f}", f"{r['process_wall']:.2f}", f"{peak:.0f}",
                   f"{r.get('tree_peak', 0) / 2**20:.0f}", f"{per_switch:.2f}"]
+        if pss:
+            cells.append(f"{r.get('pss_peak', 0) / 2**20:.0f}")
         lines.append(" | ".join(cells))
     return "\n".join(lines)
 
@@ -168,9 +191,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="also write the results as JSON")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each case N times; report each stage's fastest time and the largest peak memory")
+    ap.add_argument("--pss", type=float, default=0, metavar="SECONDS",
+                    help="also sample the proportional set sizes of the render's processes summed (pages they "
+                         "share counted once: what they take together) every SECONDS (it walks page tables: "
+                         "sampled often it slows the render)")
     ap.add_argument("--out-root", help="where the output is written (default: the system temporary directory); "
                     "a tmpfs such as /dev/shm measures fabgen without the disk")
     args = ap.parse_args()
+    if args.pss:
+        os.environ["BENCH_PSS_EVERY"] = str(max(1, round(args.pss / 0.005)))  # the child samples every 5 ms
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabgen-bench-", dir=args.out_root) as work:
         for name in args.kinds:
