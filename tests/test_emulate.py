@@ -736,15 +736,11 @@ def _verdict(stdout: str, said: str) -> str:
 
 def _kernel_missing() -> list[str]:
     """The kernel options of evpn.KERNEL_NEEDS this machine lacks, tried in a namespace of the test's own."""
-    from fabgen.emulate.evpn import KERNEL_NEEDS
+    from fabgen.emulate.evpn import missing_in
 
     ns = f"fabgen-probe-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
     try:
-        subprocess.run(["ip", "-n", ns, "link", "add", "p0", "type", "veth", "peer", "name", "p1"], check=True,
-                       timeout=30)
-        return [option for k, (option, args) in enumerate(KERNEL_NEEDS)
-                if subprocess.run(["ip", "-n", ns, "link", "add", f"p{k + 2}", *args.format(veth="p0").split()],
-                                  capture_output=True, timeout=30).returncode != 0]
+        return missing_in(ns)
     finally:
         subprocess.run(["ip", "netns", "del", ns], timeout=30)

@@ -537,9 +537,14 @@ KERNEL_NEEDS = (
 def missing_kernel_features(la: Any) -> list[str]:
     """The kernel options the lab needs that this kernel lacks, tried in a namespace of the lab's
     own (removed with the lab)."""
+    return missing_in(la.namespace(9999))
+
+
+def missing_in(ns: str) -> list[str]:
+    """The options of KERNEL_NEEDS the kernel lacks, tried by creating each probe device in the
+    namespace `ns` (the caller's, which it removes)."""
     from fabgen.emulate.lab import run
 
-    ns = la.namespace(9999)
     run("ip", "-n", ns, "link", "add", "probe0", "type", "veth", "peer", "name", "probe1")
     missing = []
     for k, (option, args) in enumerate(KERNEL_NEEDS):
