@@ -4,15 +4,15 @@ Read from the rendered files only: each switch's NVUE startup.yaml (`translate`)
 addresses.csv and every kept node's netplan. Built as Cumulus Linux builds it in the kernel: on
 each leaf a VLAN-aware bridge, a VXLAN device per VNI (layer 2 and layer 3) sourced at the
 loopback, an 802.3ad bond per Ethernet segment whose LACP system is the segment's system MAC,
-each tenant's SVI in its VRF with the anycast gateway on a macvlan (VRR); on each node its bond
-and VLANs from its netplan. FRR runs the underlay and EVPN as the NVUE file says, with the
+each tenant's SVI in its VRF with the anycast gateway on a macvlan (VRR), and Cumulus's ARP
+settings (LEAF_SYSCTLS); on each node its bond and VLANs from its netplan. FRR runs the underlay and EVPN as the NVUE file says, with the
 segments (`evpn mh es-id`, `es-sys-mac`) and uplink tracking.
 
 Checked: every BGP session up (the underlay's sessions carry EVPN), every leaf holding each
 segment of its nodes with the other leaf of its pair as a peer (FRR's `show evpn es`), every
 VNI up, every node's bond aggregating both legs with one partner (LACP), and every kept node
-reaching the storage servers' storage addresses and the in-band gateway; then with one leaf of
-each kept pair down, again.
+reaching the storage servers' storage addresses and the in-band gateway, which it resolved to
+the anycast gateway's MAC (not one leaf's own); then with one leaf of each kept pair down, again.
 
 Lab settings, not the switches': `evpn mh startup-delay` 1 s instead of 180 (the segments come
 up as soon as the uplinks do), BFD not run (the underlay's BFD is emulated for routed fabrics).
