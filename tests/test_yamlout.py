@@ -80,6 +80,16 @@ def _make(template, *values):
     return {sub(k): (_make(v, *values) if isinstance(v, dict) else sub(v)) for k, v in template.items()}
 
 
+def _has_nul(tree) -> bool:
+    return any("\x00" in str(k) or (_has_nul(v) if isinstance(v, dict) else "\x00" in str(v))
+               for k, v in tree.items())
+
+
+def _made_up(template, *values):
+    """A make that builds a string of its first value instead of placing it (refused)."""
+    return {**_make(template, *values), "made": f"{values[0]}/31"}
+
+
 slot_keys = st.one_of(keys, st.sampled_from(["$0", "$1", "$2"]))
 templates = st.recursive(st.one_of(scalars, st.sampled_from(["$0", "$1", "$2"])),
                          lambda inner: st.dictionaries(slot_keys, inner, max_size=4), max_leaves=20)
@@ -97,15 +107,20 @@ slot_values = st.one_of(st.integers(-5, 10**6), st.text(max_size=8).map(lambda t
        st.sampled_from(["", "nv set "]))
 def test_a_filled_shape_is_written_as_its_tree(template, values, indent, lead) -> None:
     """NVUE's host and fabric ports are yamlout.Filled sub-trees of a Shape, written by formatting
-    text compiled once from the shape's make(Slot(0), ...): the same lines and paths as walking
-    the same tree built plain, whatever the values (quoted, braces, numbers, keys or leaves)."""
+    text compiled once by walking the shape's make with marks for its values: the same lines and
+    paths as walking the same tree built plain, whatever the values (quoted, braces, numbers, keys
+    or leaves). A make that does not place a value as it is is refused."""
     import pickle
     from functools import partial
 
     import pytest
+    from hypothesis import assume
 
     from fabgen.yamlout import Shape, Shared, dump_paths
 
+    assume(not _has_nul(template))  # a Shape's own text holds no NUL (its marks are NULs)
+    with pytest.raises(ValueError):  # a value not placed as it is
+        Shape(partial(_made_up, template), 3).text(indent)
     common = Shared({"mtu": 9216, "state": Shared({"down": {}})})
     shape = Shape(partial(_make, {**template, "link": common}), 3)
     for v in (values, list(reversed(values))):  # the second instance formats the compiled text

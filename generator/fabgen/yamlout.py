@@ -160,20 +160,12 @@ def _holds_filled(tree: dict[Any, Any]) -> bool:
     return any(isinstance(v, Filled) or (isinstance(v, dict) and _holds_filled(v)) for v in tree.values())
 
 
-class Slot:
-    """The place of a Shape's n-th value in the text compiled from it."""
-
-    __slots__ = ("n",)
-
-    def __init__(self, n: int):
-        self.n = n
-
-
 class Shape:
     """Sub-trees that differ only in a few scalars (every host port of a switch: its description
     and address): `make(*values)` builds one; `dump_paths` writes a `Filled` one by formatting
-    text compiled once per indent from make(Slot(0), Slot(1), ...), the same lines and paths a
-    walk of it would give, for a third of the time (the walk was half of an NVUE render).
+    text compiled once per indent by walking make(*marks), a mark in place of each value, and
+    turning the marks into str.format fields: the same lines and paths a walk of it gives, by
+    construction, for a third of the time (the walk was half of an NVUE render).
     `make` must be picklable (a module's function or a partial of one) and build the same shape
     whatever the values: each value placed as it is, as a key or a scalar leaf (a str, int, bool
     or None), never tested; no two keys of one mapping equal for any values (a value equal to a
@@ -197,10 +189,17 @@ class Shape:
         path's prefix then the values as words."""
         done = self.compiled.get(indent)
         if done is None:
+            marks = [f"{_MARK}{n}{_MARK}" for n in range(self.arity)]
             lines: list[str] = []
             paths: list[str] = []
-            _compile(self.make(*(Slot(n) for n in range(self.arity))), indent, "{0}", lines, paths)
-            done = self.compiled[indent] = ("\n".join(lines), "\n".join(paths))
+            _walk(self.make(*marks), indent, _MARK, lines, paths)
+            body, tails = _brace("\n".join(lines)), _brace("\n".join(paths)).replace(_MARK, "{0}", 1)
+            tails = tails.replace(f"\n{_MARK}", "\n{0}")
+            for n, mark in enumerate(marks):  # a key or a leaf: quoted in the lines, bare in the paths
+                body, tails = body.replace(_string(mark), f"{{{n}}}"), tails.replace(mark, f"{{{n + 1}}}")
+            if _MARK in tails or _string(_MARK)[1:-1] in body:
+                raise ValueError("a Shape's make must place each value as it is, as a key or a leaf")
+            done = self.compiled[indent] = (body, tails)
         return done
 
 
@@ -219,33 +218,11 @@ class Filled(dict):
         return Filled, (self.shape, self.filled_with, dict(self))
 
 
+_MARK = "\x00"  # marks a Shape's values while its text is compiled; no config text holds a NUL
+
+
 def _brace(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
-
-
-def _compile(mapping: dict[Any, Any], indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
-    """_walk's lines and paths of a Shape's prototype, each Slot a str.format field."""
-    for k, v in mapping.items():
-        if k.__class__ is Slot:
-            key, word = f"{{{k.n}}}", f"{{{k.n + 1}}}"
-        else:
-            key, word = _brace(scalar(k)), _brace(f"{k}")
-        here = prefix + word
-        if v.__class__ is Slot:
-            lines.append(f"{indent}{key}: {{{v.n}}}")
-            paths.append(f"{here} {{{v.n + 1}}}")
-        elif isinstance(v, dict):
-            if v:
-                lines.append(f"{indent}{key}:")
-                _compile(v, indent + "  ", here + " ", lines, paths)
-            else:
-                lines.append(f"{indent}{key}: {{{{}}}}")
-                paths.append(here)
-        elif isinstance(v, list):
-            raise TypeError(f"dump_paths takes mappings and scalars; {here} is a list")
-        else:
-            lines.append(f"{indent}{key}: {_brace(scalar(v))}")
-            paths.append(f"{here} {_brace(f'{v}')}")
 
 
 def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
