@@ -341,6 +341,32 @@ def test_two_ports_with_one_netdev_are_refused_by_the_whole_cluster_check(tmp_pa
     assert "(and alike on 3 more nodes of the group)" in text
 
 
+@pytest.mark.parametrize("writer_fails", [False, True])
+def test_the_whole_cluster_check_run_aside_is_what_a_user_sees(writer_fails: bool, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a large cluster the check runs in a forked process beside structure and render
+    (pipeline.build): its finding is still the error, nothing is written, also when a writer
+    fails first on the data the check refuses (here a writer made to fail)."""
+    from fabgen import parallel, pipeline
+    from fabgen.platforms import registry
+
+    monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)  # every check and render forks, as at 1,500 devices
+    if writer_fails:
+        def broken(data):
+            raise KeyError("a writer broken by two ports named alike")
+        targets = {name: replace(t, render=broken) if name == "hosts" else t for name, t in registry().items()}
+        monkeypatch.setattr(pipeline, "registry", lambda: targets)
+    doc = cluster("sx-custom", 4, None, "eos", "sx", False, 0)
+    doc["node_models"]["box"] = {**BOX, "ports": [{**p, "netdev": "ens2f0np0"} if p["rdma"] == "mlx5_20" else p
+                                                  for p in BOX["ports"]]}
+    with pytest.raises(InventoryError) as exc:
+        _render(doc, tmp_path, "x")
+    assert "would name two ports ens2f0np0" in str(exc.value)
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(InventoryError):  # run: the in-memory render, alike
+        run(tmp_path / "x.yaml")
+
+
 def test_an_address_configured_twice_is_refused_naming_both_claimants(tmp_path: Path) -> None:
     """A planted duplicate (no valid inventory makes one: prefixes and pools never overlap, which
     validate checks): the check finds it from the allocation and names both devices."""

@@ -139,6 +139,37 @@ def test_a_filled_shape_is_written_as_its_tree(template, values, indent, lead) -
         assert pickle.dumps(fresh.fill(*v)) == pickle.dumps(shape.fill(*v))
 
 
+fixed_keys = keys.filter(lambda k: k[:1] != "$")  # no key stands for a value here
+leaf_templates = st.recursive(st.one_of(scalars, st.sampled_from(["$0", "$1", "$2"])),
+                              lambda inner: st.dictionaries(fixed_keys, inner, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(fixed_keys, leaf_templates, min_size=1, max_size=4),
+       st.lists(st.one_of(st.text(max_size=8), st.sampled_from(["a{0}b", "{}", "\"q\"", "caf\u00e9", ""])),
+                min_size=3, max_size=3))
+def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None:
+    """SONiC's port and BGP neighbor rows are Filled: their JSON is the Shape's JSON text compiled
+    once (make with marks) and filled with each value's JSON string, the same as encoding the
+    tree itself (keys sorted), whatever the strings (quotes, braces, non-ASCII). A value made
+    a key, or not placed as it is, is refused."""
+    from functools import partial
+
+    import pytest
+    from hypothesis import assume
+
+    from fabgen.platforms.sonic import _ENC, _row
+    from fabgen.yamlout import Shape
+
+    assume(not _has_nul(template))
+    filled = Shape(partial(_make, template), 3).fill(*values)
+    assert _row(filled) == _ENC(dict(filled)) == json.dumps(filled, sort_keys=True)
+    with pytest.raises(ValueError):  # a value as a key would sort as its mark
+        Shape(partial(_make, {"$0": "x", **template}), 3).json_text(_ENC)
+    with pytest.raises(ValueError):  # a value not placed as it is
+        Shape(partial(_made_up, template), 3).json_text(_ENC)
+
+
 def test_dump_paths_refuses_a_list() -> None:
     import pytest
 

@@ -57,6 +57,11 @@ class InventoryError(Exception):
         self.problems = sorted(set(problems))
         super().__init__("\n".join(p.format() for p in self.problems))
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled with its problems (a check run in a forked process raises it in the parent);
+        Exception's own pickle would hand the message text to __init__ as the problems."""
+        return InventoryError, (self.problems,)
+
 
 class OutputError(Exception):
     """The output directory cannot be used (a file, or a directory fabgen did not create)."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from fabgen.addressing import allocate
+from fabgen.errors import InventoryError
 from fabgen.inventory.loader import Loaded, load
 from fabgen.inventory.validate import Validated, validate
 from fabgen.output import MANIFEST, manifest
@@ -24,7 +25,7 @@ from fabgen.topology.analysis import summarize
 from fabgen.parallel import Aside, render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.growth import growth_warnings
-from fabgen.topology.check import check
+from fabgen.topology.check import TopologyError, check
 from fabgen.topology.whole import check_cluster
 from fabgen.topology.model import Fabric
 from fabgen.topology.oob import build_oob
@@ -107,9 +108,24 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
         if spec.planes > 1:
             names = plane_names(spec)
             contexts[names[0]] = replace(contexts[names[0]], planes=tuple(contexts[n] for n in names))
-    with _timed(timings, "check", progress):
-        check_cluster(validated, fabrics, contexts)  # one port, one cable, one address across every fabric
+    with _timed(timings, "check", progress):  # one port, one cable, one address across every fabric
+        if aside is None:
+            check_cluster(validated, fabrics, contexts)
+        else:  # joined first: its finding is the one a user saw when it ran here, before the others
+            aside.insert(0, Aside(lambda: check_cluster(validated, fabrics, contexts), _devices(fabrics)))
     return fabrics, contexts
+
+
+def _check_failure(aside: list[Aside]) -> BaseException | None:
+    """What a check running aside found, if any: the work failed first, maybe because of it
+    (two fabrics cabling one port can break a writer), and the finding is what the user must
+    see, not the writer's error."""
+    for a in aside:
+        try:
+            a.join()
+        except Exception as exc:  # noqa: BLE001 - returned to be raised by the caller
+            return exc
+    return None
 
 
 def _built(validated: Validated, timings: dict[str, float], progress: Callable[[str], None] | None
@@ -196,6 +212,10 @@ class Prepared:
         for a in [*self.aside, *([self.apart] if self.apart else [])]:
             a.cancel()
 
+    def check_failure(self) -> BaseException | None:
+        """What a check aside found (the work failed first): `_check_failure`."""
+        return _check_failure(self.aside)
+
 
 # make(targets, contexts): structure and render the targets made apart, in their own process
 Apart = Callable[[dict[str, Any], dict[str, Context]], list[tuple[str, Any]]]
@@ -237,6 +257,13 @@ def _back(loaded: Any, validated: Validated, timings: dict[str, float], progress
             here = {n: t for n, t in targets.items() if not t.apart}
             made.append(Aside(lambda: apart(away, contexts), _devices(fabrics)))
         structured = _structure(here, contexts, timings, progress)
+    except Exception as exc:
+        found = _check_failure(aside)
+        for a in aside + made:
+            a.cancel()
+        if found is not None:
+            raise found from exc
+        raise
     except BaseException:
         for a in aside + made:
             a.cancel()
@@ -285,6 +312,13 @@ def _jobs(p: Prepared, structured: list[tuple[str, object]] | None = None) -> li
 def _released(p: Prepared) -> Iterator[None]:
     try:
         yield
+    except (InventoryError, TopologyError):
+        raise  # a finding (a check's own, raised by `checked`): the others wait for no one
+    except Exception as exc:
+        found = p.check_failure()
+        if found is not None:
+            raise found from exc
+        raise
     finally:
         p.release()
 
@@ -297,13 +331,11 @@ def _devices(fabrics: dict[str, Fabric]) -> int:
 def _run(inventory: str | Path, progress: Callable[[str], None] | None) -> Result:
     loaded, validated, timings = _front(inventory, progress)
     p = _back(loaded, validated, timings, progress, beside=True, apart=_make_apart(None))
-    try:
+    with _released(p):
         with _timed(p.timings, "render", progress):
             files = _merged(render_all(_jobs(p), _devices(p.fabrics)), p.made_apart())
         with _timed(p.timings, "check", None):
             p.checked()
-    finally:
-        p.release()
     files[MANIFEST] = manifest(files, p.loaded.sha256)
     return Result(p.validated, p.fabrics, p.contexts, files, p.timings, p)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Callable
 
 from fabgen.memo import Memo
 
@@ -176,13 +176,15 @@ class Shape:
     def __init__(self, make: Any, arity: int):
         self.make = make
         self.arity = arity
-        self.compiled: dict[str, tuple[str, str]] = {}
+        self.compiled: dict[str, Any] = {}  # by indent: (lines, paths); by _JSON: the JSON text
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Shape, (self.make, self.arity)  # without the compiled text
 
     def fill(self, *values: Any) -> "Filled":
-        return Filled(self, values, self.make(*values))
+        filled = Filled(self.make(*values))  # dict's own constructor: no Python frame per port
+        filled.shape, filled.filled_with = self, values
+        return filled
 
     def text(self, indent: str) -> tuple[str, str]:
         """(lines, paths) as str.format templates: lines take the values' YAML text, paths the
@@ -203,19 +205,45 @@ class Shape:
         return done
 
 
+    def json_text(self, encode: Callable[[Any], str]) -> str:
+        """The JSON text of make(*values), written by `encode` (keys sorted), as a str.format
+        template taking the values' JSON text: a config_db row (fabgen.platforms.sonic) filled
+        in, not encoded, for each port. Here each value must be a leaf: a key would be sorted
+        as its mark, not as itself."""
+        done = self.compiled.get(_JSON)
+        if done is None:
+            marks = [f"{_MARK}{n}{_MARK}" for n in range(self.arity)]
+            done = _brace(encode(self.make(*marks)))
+            for n, mark in enumerate(marks):
+                if f"{encode(mark)}: " in done:
+                    raise ValueError("a Shape written as JSON must place each value as a leaf")
+                done = done.replace(encode(mark), f"{{{n}}}")
+            if encode(_MARK)[1:-1] in done:
+                raise ValueError("a Shape's make must place each value as it is, as a key or a leaf")
+            self.compiled[_JSON] = done
+        return done
+
+
+_JSON = "json"  # the key of a Shape's JSON text among its compiled texts (the others: indents)
+
+
 class Filled(dict):
     """One sub-tree of a Shape: a plain dict to every reader, written from the Shape's text (so
     never changed once built: the YAML would not show a change that JSON would)."""
 
     __slots__ = ("shape", "filled_with")
-
-    def __init__(self, shape: Shape, filled_with: tuple[Any, ...], tree: dict[str, Any]):
-        super().__init__(tree)
-        self.shape = shape
-        self.filled_with = filled_with
+    shape: Shape
+    filled_with: tuple[Any, ...]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return Filled, (self.shape, self.filled_with, dict(self))
+        return _filled, (self.shape, self.filled_with, dict(self))
+
+
+def _filled(shape: Shape, filled_with: tuple[Any, ...], tree: dict[str, Any]) -> Filled:
+    """A Filled from its pickle (Shape.fill, without calling make)."""
+    filled = Filled(tree)
+    filled.shape, filled.filled_with = shape, filled_with
+    return filled
 
 
 _MARK = "\x00"  # marks a Shape's values while its text is compiled; no config text holds a NUL
