@@ -158,16 +158,16 @@ def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None
     import pytest
     from hypothesis import assume
 
-    from fabgen.platforms.sonic import _ENC, _row
+    from fabgen.platforms.sonic import _ENC, _STR, _row
     from fabgen.yamlout import Shape
 
     assume(not _has_nul(template))
     filled = Shape(partial(_make, template), 3).fill(*values)
     assert _row(filled) == _ENC(dict(filled)) == json.dumps(filled, sort_keys=True)
     with pytest.raises(ValueError):  # a value as a key would sort as its mark
-        Shape(partial(_make, {"$0": "x", **template}), 3).json_text(_ENC)
+        Shape(partial(_make, {"$0": "x", **template}), 3).json_text(_ENC, _STR)
     with pytest.raises(ValueError):  # a value not placed as it is
-        Shape(partial(_made_up, template), 3).json_text(_ENC)
+        Shape(partial(_made_up, template), 3).json_text(_ENC, _STR)
 
 
 def test_dump_paths_refuses_a_list() -> None:

@@ -205,20 +205,20 @@ class Shape:
         return done
 
 
-    def json_text(self, encode: Callable[[Any], str]) -> str:
-        """The JSON text of make(*values), written by `encode` (keys sorted), as a str.format
-        template taking the values' JSON text: a config_db row (fabgen.platforms.sonic) filled
-        in, not encoded, for each port. Here each value must be a leaf: a key would be sorted
-        as its mark, not as itself."""
+    def json_text(self, encode: Callable[[Any], str], quote: Callable[[str], str]) -> str:
+        """The JSON text `encode` writes of make(*values) (keys sorted), as a str.format template
+        taking each value's JSON string (`quote`, as `encode` writes a string): a SONiC PORT table
+        or BGP neighbor row (fabgen.platforms.sonic) filled in, not encoded, for each switch.
+        Here each value must be a leaf: a key would be sorted as its mark, not as itself."""
         done = self.compiled.get(_JSON)
         if done is None:
             marks = [f"{_MARK}{n}{_MARK}" for n in range(self.arity)]
             done = _brace(encode(self.make(*marks)))
             for n, mark in enumerate(marks):
-                if f"{encode(mark)}: " in done:
+                if f"{quote(mark)}: " in done:
                     raise ValueError("a Shape written as JSON must place each value as a leaf")
-                done = done.replace(encode(mark), f"{{{n}}}")
-            if encode(_MARK)[1:-1] in done:
+                done = done.replace(quote(mark), f"{{{n}}}")
+            if quote(_MARK)[1:-1] in done:
                 raise ValueError("a Shape's make must place each value as it is, as a key or a leaf")
             self.compiled[_JSON] = done
         return done

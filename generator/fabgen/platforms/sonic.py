@@ -136,7 +136,7 @@ def shared_tables(qos: dict[str, Any], sku: Any, policy: dict[str, Any], admin_u
         "admin_up": {"admin_status": admin_up},
         "group_af": {"admin_status": admin_up, "route_map_in": [POLICY], "route_map_out": [POLICY]},
         "default_pfcwd": "enable" if wd["enabled"] else "disable",
-        "row_shapes": {},  # a port's row by (port, speed, MTU, used): `config_db`
+        "port_shapes": {},  # the PORT table by (port names, which are used, speed, MTU): `_port_shape`
         "neighbor_shapes": {},  # a BGP neighbor's row by peer group
         # The per-port QoS tables by the tuple of used ports they cover: almost every switch
         # of a fabric uses the same ports, so they share these tables (`_port_tables`).
@@ -203,26 +203,21 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], ports: list[dict[str, 
         **shared["tables"],
         **_port_tables(tuple(i["name"] for i in sw["interfaces"] if i["kind"] != "unused"), shared),
     }
-    port, interface, cables = db["PORT"], db["INTERFACE"], db["CABLE_LENGTH"]["AZURE"]
+    interface, cables = db["INTERFACE"], db["CABLE_LENGTH"]["AZURE"]
     speed, mtu = s(sw["speed"] * 1000), s(sw["mtu"])
     role = sw["role"]
-    shapes = shared["row_shapes"]
-    for i, iface in enumerate(sw["interfaces"]):
+    interfaces = sw["interfaces"]
+    for iface in interfaces:
         name = iface["name"]
         used = iface["kind"] != "unused"
-        key = (i, speed, mtu, used)
-        shape = shapes.get(key)
-        if shape is None:
-            shape = shapes[key] = Shape(partial(_port_row, ports[i], speed, mtu, "up" if used else "down"), 1)
-        port[name] = shape.fill(iface.get("description", "UNUSED"))
         cables[name] = _cable(sku, role, iface)
         if used and "ip" in iface:
             interface[name] = empty
             interface[f"{name}|{iface['ip']}/{iface['prefix']}"] = empty
-    for name, lanes, alias, index, mbps in sku.extra_ports:  # the SKU's other ports (SFP): admin down
-        port[name] = {"lanes": lanes, "alias": alias, "index": s(index), "speed": s(mbps), "mtu": mtu,
-                      "admin_status": "down", "description": "UNUSED"}
+    for name, *_ in sku.extra_ports:
         cables[name] = sku.default_cable
+    db["PORT"] = _port_shape(shared, interfaces, ports, speed, mtu, sku).fill(
+        *[i.get("description", "UNUSED") for i in interfaces])
     svi = sw["svi"]
     if svi:
         vlan = f"Vlan{svi['vlan']}"
@@ -251,12 +246,33 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], ports: list[dict[str, 
     return {table: rows for table, rows in db.items() if rows}
 
 
-# A port's row and a BGP neighbor's differ from switch to switch only in a few strings (its
-# description; the peer's AS, address and name): yamlout.Shape rows, their JSON text compiled
-# once per shape and filled in (`_table`), not encoded for each of 330,000 ports at 64k GPUs.
+# A switch's PORT table and a BGP neighbor's row differ from switch to switch only in a few
+# strings (the ports' descriptions; the peer's AS, address and name): yamlout.Filled, their JSON
+# text compiled once per shape and filled in (`_table`), not encoded for each of the 330,000
+# ports and 260,000 neighbors of a 64k-GPU fabric.
 
-def _port_row(port: dict[str, str], speed: str, mtu: str, admin: str, description: str) -> dict[str, str]:
-    return {**port, "speed": speed, "mtu": mtu, "fec": "rs", "admin_status": admin, "description": description}
+def _port_shape(shared: dict[str, Any], interfaces: list[dict[str, Any]], ports: list[dict[str, str]], speed: str,
+                mtu: str, sku: Any) -> Shape:
+    """The PORT table's shape for these ports (names, which are used), speed and MTU."""
+    names = tuple(i["name"] for i in interfaces)
+    used = tuple(i["kind"] != "unused" for i in interfaces)
+    key = (names, used, speed, mtu)
+    shape = shared["port_shapes"].get(key)
+    if shape is None:
+        rows = tuple((name, {**ports[k], "speed": speed, "mtu": mtu, "fec": "rs", "admin_status": "up" if u else "down"})
+                     for k, (name, u) in enumerate(zip(names, used)))
+        extra = tuple((name, {"lanes": lanes, "alias": alias, "index": str(index), "speed": str(mbps), "mtu": mtu,
+                              "admin_status": "down", "description": "UNUSED"})  # the SKU's other ports (SFP)
+                      for name, lanes, alias, index, mbps in sku.extra_ports)
+        shape = shared["port_shapes"][key] = Shape(partial(_port_rows, rows, extra), len(names))
+    return shape
+
+
+def _port_rows(rows: tuple[tuple[str, dict[str, str]], ...], extra: tuple[tuple[str, dict[str, str]], ...],
+               *descriptions: str) -> dict[str, dict[str, str]]:
+    table = {name: {**row, "description": d} for (name, row), d in zip(rows, descriptions)}
+    table.update((name, dict(row)) for name, row in extra)
+    return table
 
 
 def _neighbor_row(group: str, admin: str, asn: str, local_addr: str, name: str) -> dict[str, str]:
@@ -321,57 +337,52 @@ def shared_rows(shared: dict[str, Any]) -> dict[int, str]:
     return {id(r): _ENC(r) for r in rows}
 
 
-# "Ethernet8", "Ethernet8|3": the same keys on every switch, quoted once
-_key = Memo(lambda k: f'"{k}"' if _SAFE_KEY.fullmatch(k) else _ENC(k)).__getitem__
 _STRING_ROWS = Memo(_ENC)  # a row that is a string (CABLE_LENGTH's "5m"), encoded once
-
-
 _STR = json.encoder.encode_basestring_ascii  # what _ENC writes for a string
 
 
 def _row(row: Any) -> str:
-    if row.__class__ is Filled:
-        return row.shape.json_text(_ENC).format(*map(_STR, row.filled_with))  # strings only: _STR refuses others
+    if row.__class__ is Filled:  # strings only: _STR refuses others
+        return row.shape.json_text(_ENC, _STR).format(*map(_STR, row.filled_with))
     return _STRING_ROWS[row] if row.__class__ is str else _ENC(row)
 
 
-def _table(table: str, rows: dict[str, Any], memo: dict[int, str], lines: dict[tuple[str, int], str]) -> str:
+def _table(table: str, rows: dict[str, Any], memo: dict[int, str]) -> str:
+    if rows.__class__ is Filled:  # PORT: the shape's text, compiled by this function, filled in
+        text = rows.shape.json_text(lambda plain: _table(table, plain, {}), _STR)
+        return text.format(*map(_STR, rows.filled_with))
+    keys = sorted(rows)
+    # every key of a table quoted as it is when all are plain ("Ethernet8|3", "default|10.0.0.1"):
+    # one match for the table (the pattern is one character class) instead of one a key
+    plain = _SAFE_KEY.fullmatch("".join(keys)) is not None
     out = []
-    for k in sorted(rows):
+    for k in keys:
         row = rows[k]
-        rid = id(row)
-        text = memo.get(rid)
+        text = memo.get(id(row))
         if text is None:
-            out.append(f"        {_key(k)}: {_row(row)}")
-            continue
-        line = lines.get((k, rid))
-        if line is None:
-            line = lines[(k, rid)] = f"        {_key(k)}: {text}"
-        out.append(line)
+            text = _row(row)
+        out.append(f'        "{k}": {text}' if plain else f"        {_ENC(k)}: {text}")
     return f'    "{table}": {{\n' + ",\n".join(out) + "\n    }"
 
 
 def dumps(db: dict[str, Any], memo: dict[int, str] | None = None,
-          lines: dict[tuple[str, int], str] | None = None,
           tables_memo: tuple[set[int], dict[int, str]] | None = None) -> str:
     """config_db.json: tables and keys sorted and indented, each row on one line. json's C
     encoder writes the rows (with indent= it would fall back to pure Python); rows shared by
-    every port and switch are encoded once (`memo`, from `shared_rows`), and the line of a
-    shared row under a given key (`Ethernet8|3` in QUEUE, on every switch) is formatted once
-    (`lines`, kept by the caller across switches); the text of a table several switches share
-    (`tables_memo`: their ids, and the texts written so far) is formatted once."""
+    every port and switch are encoded once (`memo`, from `shared_rows`); the text of a table
+    several switches share (`tables_memo`: their ids, and the texts written so far) is
+    formatted once; a Filled table or row is its shape's text filled in."""
     memo = memo or {}
-    lines = {} if lines is None else lines
     shared_ids, texts = tables_memo or (set(), {})
     tables = []
     for table in sorted(db):
         rows = db[table]
         if id(rows) not in shared_ids:
-            tables.append(_table(table, rows, memo, lines))
+            tables.append(_table(table, rows, memo))
             continue
         text = texts.get(id(rows))
         if text is None:
-            text = texts[id(rows)] = _table(table, rows, memo, lines)
+            text = texts[id(rows)] = _table(table, rows, memo)
         tables.append(text)
     return "{\n" + ",\n".join(tables) + "\n}\n"
 
@@ -411,10 +422,9 @@ def structure(ctx: Context) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     memo = shared_rows(data["shared"])
-    lines: dict[tuple[str, int], str] = {}
     tables_memo: tuple[set[int], dict[int, str]] = (shared_tables_ids(data["shared"]), {})
     for name, db, _ in data["switches"]:
-        yield f"{data['fabric']}/switches/{name}/config_db.json", dumps(db, memo, lines, tables_memo).encode()
+        yield f"{data['fabric']}/switches/{name}/config_db.json", dumps(db, memo, tables_memo).encode()
 
 
 TARGET = Target("sonic", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "sonic",
