@@ -8,6 +8,13 @@ A case is a bundled example inventory, or KIND:GPUS for a synthetic one (benchma
 where a fabric beyond the budget is emulated as a sample (docs/emulate.md, "Scale"). Each case is
 rendered, then emulated in a fresh `fabgen emulate --format json` process: wall seconds, routers,
 hosts, links, and the verdict.
+
+    python benchmarks/emulate.py --sampling eos-rail:4096 eos-rail:16384 eos-rail:65536
+
+`--sampling` times, without root and without starting a lab, the part of a run that reads the
+whole fabric: the render read back, every fabric read, and the sample chosen within the default
+budgets (what happens before the first namespace; the lab itself is bounded by the budgets, so
+this part is what grows with the fabric). Each case in a fresh process; seconds and peak MiB.
 """
 
 from __future__ import annotations
@@ -55,6 +62,33 @@ def one(case: str, work: Path, max_routers: int, max_nodes: int = 128, max_sessi
             "links": r["links"], "ok": r["ok"], "notes": r["notes"]}
 
 
+_SAMPLING = """
+import resource, sys, time
+from pathlib import Path
+from fabgen import diff
+from fabgen.emulate.run import MAX_HOSTS, MAX_ROUTERS, MAX_SESSIONS, _sampled, fabrics_of, read_fabric
+start = time.perf_counter()
+files = diff.read_render(Path(sys.argv[1]), lambda s: None)
+fabs = [read_fabric(files, f) for f in fabrics_of(files, None)]
+cables = sum(len(f.cables) for f in fabs)
+fabs, notes = _sampled(fabs, MAX_ROUTERS, MAX_HOSTS, MAX_SESSIONS)
+print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, cables,
+      sum(len(f.routers) for f in fabs))
+"""
+
+
+def sampling(case: str, work: Path) -> dict:
+    """Seconds and peak MiB of reading a render and choosing the sample (no lab)."""
+    out = work / case.replace(":", "-")
+    subprocess.run([sys.executable, "-m", "fabgen", "render", str(source(case, work)), "-o", str(out)], check=True,
+                   capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", _SAMPLING, str(out)], check=True, capture_output=True, text=True)
+    seconds, mib, cables, routers = proc.stdout.split()
+    subprocess.run(["rm", "-rf", str(out)], check=True)
+    return {"case": case, "cables": int(cables), "sampled_routers": int(routers), "seconds": round(float(seconds), 2),
+            "peak_mib": int(mib), "us_per_cable": round(float(seconds) / int(cables) * 1e6, 1)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", nargs="*", default=CASES)
@@ -62,10 +96,15 @@ def main() -> None:
     ap.add_argument("--max-routers", type=int, default=320)
     ap.add_argument("--max-nodes", type=int, default=128)
     ap.add_argument("--max-sessions", type=int, default=4096)
+    ap.add_argument("--sampling", nargs="*", metavar="KIND:GPUS", help="time reading the render and choosing the "
+                    "sample only, for these cases (no lab, no root)")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for case in args.cases:
+        for case in args.sampling or []:
+            rows.append(sampling(case, Path(tmp)))
+            print(json.dumps(rows[-1]), flush=True)
+        for case in [] if args.sampling else args.cases:
             row = one(case, Path(tmp), args.max_routers, args.max_nodes, args.max_sessions)
             rows.append(row)
             print(json.dumps(row), flush=True)

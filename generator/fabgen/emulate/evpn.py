@@ -29,7 +29,7 @@ from typing import Any, Callable
 import yaml
 
 from fabgen.emulate.checks import Finding
-from fabgen.emulate.model import TranslateError
+from fabgen.emulate.model import TranslateError, load_yaml
 
 LAB_STARTUP_DELAY = 1  # s: FRR's `evpn mh startup-delay` in the lab (Cumulus's default is 180)
 L3VNI_VLAN = 3900  # the bridge VLANs that carry the layer-3 VNIs (3900 + k), local to each leaf
@@ -77,7 +77,7 @@ def translate(name: str, text: str, where: str) -> Switch:
     """The switch's routing and EVPN from its startup.yaml; TranslateError where a key EVPN needs
     is missing or malformed."""
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
         tree = next(item["set"] for item in doc if isinstance(item, dict) and "set" in item)
     except (yaml.YAMLError, TypeError, StopIteration, KeyError) as exc:
         raise TranslateError(f"{where}: not an NVUE startup.yaml with a '- set:' tree ({exc})") from None
@@ -184,7 +184,7 @@ def read_node(files: dict[str, bytes], name: str) -> Node:
     path = f"hosts/{name}/netplan.yaml"
     if path not in files:
         raise TranslateError(f"{path}: the node's netplan is not in the render")
-    net = yaml.safe_load(files[path])["network"]
+    net = load_yaml(files[path])["network"]
     try:
         bond = net["bonds"]["bond0"]
         node = Node(name, list(bond["interfaces"]), dict(bond.get("parameters", {})), int(bond.get("mtu", 0)))

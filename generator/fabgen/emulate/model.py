@@ -8,6 +8,17 @@ comes from the inventory or the structured config: only from the files a render 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str | bytes) -> Any:
+    """yaml.safe_load with libyaml's parser where PyYAML has it: the emulation reads every node's
+    netplan of the fabric, and the pure-Python parser took 10 of 13 s of that at 4,096 GPUs."""
+    return yaml.load(text, Loader=_LOADER)
 
 
 class TranslateError(Exception):

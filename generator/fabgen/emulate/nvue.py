@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from fabgen.emulate.model import Neighbor, Router, TranslateError
+from fabgen.emulate.model import Neighbor, Router, TranslateError, load_yaml
 
 _IFACE = r"(?P<port>[A-Za-z0-9_.-]+)"
 _IPV = r"(?:ip|ipv4)"
@@ -45,7 +45,7 @@ def _leaves(tree: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...]
 
 def translate(name: str, text: str, where: str) -> Router:
     try:
-        doc = yaml.safe_load(text)
+        doc = load_yaml(text)
         tree = next(item["set"] for item in doc if isinstance(item, dict) and "set" in item)
     except (yaml.YAMLError, TypeError, StopIteration, KeyError) as exc:
         raise TranslateError(f"{where}: not an NVUE startup.yaml with a '- set:' tree ({exc})") from None

@@ -22,13 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import yaml
-
 from fabgen.emulate import eos, nvue, sonic
 from fabgen.emulate.expect import Plan, network
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
 from fabgen.emulate.lab import Built, Lab, LabError, daemons as _daemons, lab as open_lab
-from fabgen.emulate.model import Host, HostPort, Router, TranslateError
+from fabgen.emulate.model import Host, HostPort, Router, TranslateError, load_yaml
 
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
                "sonic": ("/config_db.json", sonic.translate)}
@@ -150,7 +148,7 @@ def _read_host(files: dict[str, bytes], host: Host) -> None:
     path = f"hosts/{host.name}/netplan.yaml"
     if path not in files:
         raise BadInput(f"{path}: the node's netplan is not in the render")
-    doc = yaml.safe_load(files[path])
+    doc = load_yaml(files[path])
     eths = doc["network"]["ethernets"]
     for name, port in host.ports.items():
         e = eths.get(name)
