@@ -7,8 +7,8 @@ For each size the fabric is rendered, then the evidence a built fabric would giv
 every switch and node's LLDP neighbours in lldpctl JSON (a switch names its ports, a node its
 netdevs), from the plan's cabling.csv and addresses.csv, with the first two cables (one node's
 ports on two leaves) crossed, so the run finds a miswire and its repair as a real one would.
-`fabgen verify OUT --lldp EVIDENCE --format json` is then timed in a fresh process, as an operator runs it (median of `--repeat`
-runs), with its peak memory. The claim (issue "four planes at the largest scale"): the time and
+`fabgen verify OUT --lldp EVIDENCE --format json` is then timed in a fresh process, as an
+operator runs it (median of `--repeat` runs), with its peak memory. The claim (issue "four planes at the largest scale"): the time and
 memory per cable stay flat as the fabric grows, i.e. verify is linear in the fabric.
 
 InfiniBand (`--ibnetdiscover`) is not measured here: its evidence comes from ibsim in the tests,
