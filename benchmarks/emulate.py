@@ -110,7 +110,7 @@ def main() -> None:
         for case in args.sampling or []:
             rows.append(sampling(case, Path(tmp)))
             print(json.dumps(rows[-1]), flush=True)
-        for case in [] if args.sampling else args.cases:
+        for case in [] if args.sampling is not None else args.cases:
             row = one(case, Path(tmp), args.max_routers, args.max_nodes, args.max_sessions)
             rows.append(row)
             print(json.dumps(row), flush=True)

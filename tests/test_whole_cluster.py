@@ -351,8 +351,11 @@ def test_the_whole_cluster_check_run_aside_is_what_a_user_sees(writer_fails: boo
     from fabgen.platforms import registry
 
     monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)  # every check and render forks, as at 1,500 devices
+    monkeypatch.setenv("FABGEN_WORKERS", "2")  # also on a one-core machine
+    ran = tmp_path / "writer-ran"
     if writer_fails:
         def broken(data):
+            ran.touch()  # seen from a forked process too
             raise KeyError("a writer broken by two ports named alike")
         targets = {name: replace(t, render=broken) if name == "hosts" else t for name, t in registry().items()}
         monkeypatch.setattr(pipeline, "registry", lambda: targets)
@@ -363,6 +366,7 @@ def test_the_whole_cluster_check_run_aside_is_what_a_user_sees(writer_fails: boo
         _render(doc, tmp_path, "x")
     assert "would name two ports ens2f0np0" in str(exc.value)
     assert not (tmp_path / "x").exists()
+    assert ran.exists() == writer_fails  # the check ran aside: the work went on until it failed
     with pytest.raises(InventoryError):  # run: the in-memory render, alike
         run(tmp_path / "x.yaml")
 

@@ -60,7 +60,7 @@ class InventoryError(Exception):
     def __reduce__(self) -> tuple[object, ...]:
         """Pickled with its problems (a check run in a forked process raises it in the parent);
         Exception's own pickle would hand the message text to __init__ as the problems."""
-        return InventoryError, (self.problems,)
+        return type(self), (self.problems,)
 
 
 class OutputError(Exception):

@@ -119,12 +119,15 @@ def build(validated: Validated, timings: dict[str, float] | None = None,
 def _check_failure(aside: list[Aside]) -> BaseException | None:
     """What a check running aside found, if any: the work failed first, maybe because of it
     (two fabrics cabling one port can break a writer), and the finding is what the user must
-    see, not the writer's error."""
+    see, not the writer's error. Only a finding: a check that died or failed otherwise leaves
+    the work's own error to be seen."""
     for a in aside:
         try:
             a.join()
-        except Exception as exc:  # noqa: BLE001 - returned to be raised by the caller
+        except (InventoryError, TopologyError) as exc:
             return exc
+        except Exception:  # noqa: BLE001 - not a finding: the work's error stands
+            continue
     return None
 
 
@@ -197,9 +200,11 @@ class Prepared:
     timings: dict[str, float]
     aside: list[Aside] = field(default_factory=list)  # the check, when it runs beside the work
     apart: Aside | None = None  # the targets made apart: their files, or what writing them returned
+    checking: bool = False  # `checked` runs: an error now is the checks' own
 
     def checked(self) -> None:
         """Wait for a check running aside and raise what it found (before anything leaves)."""
+        self.checking = True
         for a in self.aside:
             a.join()
 
@@ -258,9 +263,14 @@ def _back(loaded: Any, validated: Validated, timings: dict[str, float], progress
             made.append(Aside(lambda: apart(away, contexts), _devices(fabrics)))
         structured = _structure(here, contexts, timings, progress)
     except Exception as exc:
-        found = _check_failure(aside)
-        for a in aside + made:
-            a.cancel()
+        found = None
+        try:
+            for a in made:  # not needed any more: the checks get the cores
+                a.cancel()
+            found = _check_failure(aside)
+        finally:
+            for a in aside + made:
+                a.cancel()
         if found is not None:
             raise found from exc
         raise
@@ -312,9 +322,11 @@ def _jobs(p: Prepared, structured: list[tuple[str, object]] | None = None) -> li
 def _released(p: Prepared) -> Iterator[None]:
     try:
         yield
-    except (InventoryError, TopologyError):
-        raise  # a finding (a check's own, raised by `checked`): the others wait for no one
     except Exception as exc:
+        if p.checking:
+            raise  # the checks' own finding (from `checked`): the others wait for no one
+        if p.apart is not None:
+            p.apart.cancel()  # not needed any more: the checks get the cores
         found = p.check_failure()
         if found is not None:
             raise found from exc

@@ -205,12 +205,13 @@ class Shape:
         return done
 
 
-    def json_text(self, encode: Callable[[Any], str], quote: Callable[[str], str]) -> str:
+    def json_text(self, encode: Callable[[Any], str], quote: Callable[[str], str], name: str = "") -> str:
         """The JSON text `encode` writes of make(*values) (keys sorted), as a str.format template
         taking each value's JSON string (`quote`, as `encode` writes a string): a SONiC PORT table
         or BGP neighbor row (fabgen.platforms.sonic) filled in, not encoded, for each switch.
-        Here each value must be a leaf: a key would be sorted as its mark, not as itself."""
-        done = self.compiled.get(_JSON)
+        Here each value must be a leaf: a key would be sorted as its mark, not as itself. `name`
+        tells apart texts of one shape written by different encoders (a table's name)."""
+        done = self.compiled.get(_JSON + name)
         if done is None:
             marks = [f"{_MARK}{n}{_MARK}" for n in range(self.arity)]
             done = _brace(encode(self.make(*marks)))
@@ -220,11 +221,11 @@ class Shape:
                 done = done.replace(quote(mark), f"{{{n}}}")
             if quote(_MARK)[1:-1] in done:
                 raise ValueError("a Shape's make must place each value as it is, as a key or a leaf")
-            self.compiled[_JSON] = done
+            self.compiled[_JSON + name] = done
         return done
 
 
-_JSON = "json"  # the key of a Shape's JSON text among its compiled texts (the others: indents)
+_JSON = "json:"  # a Shape's JSON texts among its compiled texts, by name (the others: by indent)
 
 
 class Filled(dict):
@@ -236,14 +237,9 @@ class Filled(dict):
     filled_with: tuple[Any, ...]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return _filled, (self.shape, self.filled_with, dict(self))
-
-
-def _filled(shape: Shape, filled_with: tuple[Any, ...], tree: dict[str, Any]) -> Filled:
-    """A Filled from its pickle (Shape.fill, without calling make)."""
-    filled = Filled(tree)
-    filled.shape, filled.filled_with = shape, filled_with
-    return filled
+        """Pickled as the plain dict it is to every reader (fabgen diff digests and compares
+        structured configs in pickles; nothing renders from one): the shape stays behind."""
+        return dict, (dict(self),)
 
 
 _MARK = "\x00"  # marks a Shape's values while its text is compiled; no config text holds a NUL

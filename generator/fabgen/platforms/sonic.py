@@ -349,7 +349,7 @@ def _row(row: Any) -> str:
 
 def _table(table: str, rows: dict[str, Any], memo: dict[int, str]) -> str:
     if rows.__class__ is Filled:  # PORT: the shape's text, compiled by this function, filled in
-        text = rows.shape.json_text(lambda plain: _table(table, plain, {}), _STR)
+        text = rows.shape.json_text(lambda plain: _table(table, plain, {}), _STR, table)
         return text.format(*map(_STR, rows.filled_with))
     keys = sorted(rows)
     # every key of a table quoted as it is when all are plain ("Ethernet8|3", "default|10.0.0.1"):
@@ -416,8 +416,9 @@ def structure(ctx: Context) -> dict[str, Any]:
     version = version_of(ctx.fabric.spec) or FIRST_UP_DOWN_RELEASE
     shared = shared_tables(qos_intent(ctx), model.sonic, policy_tables(ctx), admin_up(version))
     ports = port_table(model, ctx.fabric.plan.speed)
-    return {"fabric": ctx.fabric.name, "shared": shared, "release": version,
-            "switches": [(sw["name"], config_db(sw, shared, ports, model.sonic), sw) for sw in switch_configs(ctx)]}
+    switches = [(sw["name"], config_db(sw, shared, ports, model.sonic), sw) for sw in switch_configs(ctx)]
+    del shared["port_shapes"], shared["neighbor_shapes"]  # config_db's caches: the rows hold their shapes
+    return {"fabric": ctx.fabric.name, "shared": shared, "release": version, "switches": switches}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
