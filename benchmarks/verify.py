@@ -18,9 +18,8 @@ and a synthetic ibnetdiscover dump would measure the reader of our own writer.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,23 +29,19 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "tests"))
+import lldp_lab  # noqa: E402  (the tests' reading of a plan's cabling and netdevs)
 from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
 
 FABGEN = [sys.executable, "-m", "fabgen"]
 
 
-def _rows(path: Path) -> list[dict[str, str]]:
-    return list(csv.DictReader(io.StringIO(path.read_text()))) if path.exists() else []
-
-
 def evidence(out: Path, fabric: str, into: Path) -> int:
     """Each device's lldpctl JSON as the planned cabling gives it, its first two cables (one node's
-    ports on two leaves) crossed at their far ends; the number of cables."""
-    cables = _rows(out / fabric / "cabling.csv")
-    by_far = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
-              for r in _rows(out / fabric / "addresses.csv") if r["role"] == "node"}
-    names = {(c["a_device"], c["a_port"]): by_far[(c["a_device"], c["z_device"], c["z_port"])]
-             for c in cables if (c["a_device"], c["z_device"], c["z_port"]) in by_far}
+    ports on two leaves) crossed at their far ends; the number of cables. The plan is read as the
+    lldpd lab of the tests reads it (tests/lldp_lab.py: cables, and each node port's netdev)."""
+    cables = lldp_lab.cables(out, fabric)
+    names = lldp_lab.netdevs(out, fabric)
     a, b = cables[0], cables[1]  # a miswire for the run to find
     a["z_device"], a["z_port"], b["z_device"], b["z_port"] = b["z_device"], b["z_port"], a["z_device"], a["z_port"]
     views: dict[str, list] = {}
@@ -67,7 +62,7 @@ def timed(args: list[str]) -> tuple[float, int, int]:
     """Wall seconds, peak RSS (MiB) and exit code of one fabgen process."""
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
-    _, status, usage = __import__("os").wait4(proc.pid, 0)
+    _, status, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - start, usage.ru_maxrss // 1024, (status >> 8) & 0xFF
 
 

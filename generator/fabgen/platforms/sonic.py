@@ -341,16 +341,21 @@ _STRING_ROWS = Memo(_ENC)  # a row that is a string (CABLE_LENGTH's "5m"), encod
 _STR = json.encoder.encode_basestring_ascii  # what _ENC writes for a string
 
 
+def _filled(filled: Filled, encode: Callable[[Any], str], name: str = "") -> str:
+    """A Filled row or table: its shape's JSON text (written by `encode`) with its values (strings
+    only: _STR refuses others)."""
+    return filled.shape.json_text(encode, _STR, name).format(*map(_STR, filled.filled_with))
+
+
 def _row(row: Any) -> str:
-    if row.__class__ is Filled:  # strings only: _STR refuses others
-        return row.shape.json_text(_ENC, _STR).format(*map(_STR, row.filled_with))
+    if row.__class__ is Filled:
+        return _filled(row, _ENC)
     return _STRING_ROWS[row] if row.__class__ is str else _ENC(row)
 
 
 def _table(table: str, rows: dict[str, Any], memo: dict[int, str]) -> str:
     if rows.__class__ is Filled:  # PORT: the shape's text, compiled by this function, filled in
-        text = rows.shape.json_text(lambda plain: _table(table, plain, {}), _STR, table)
-        return text.format(*map(_STR, rows.filled_with))
+        return _filled(rows, lambda plain: _table(table, plain, {}), table)
     keys = sorted(rows)
     # every key of a table quoted as it is when all are plain ("Ethernet8|3", "default|10.0.0.1"):
     # one match for the table (the pattern is one character class) instead of one a key
