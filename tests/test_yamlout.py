@@ -165,9 +165,9 @@ def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None
     filled = Shape(partial(_make, template), 3).fill(*values)
     assert _row(filled) == _ENC(dict(filled)) == json.dumps(filled, sort_keys=True)
     with pytest.raises(ValueError):  # a value as a key would sort as its mark
-        Shape(partial(_make, {"$0": "x", **template}), 3).json_text(_ENC, _STR)
+        Shape(partial(_make, {"$0": "x", **template}), 3).written(_ENC, _STR, "json")
     with pytest.raises(ValueError):  # a value not placed as it is
-        Shape(partial(_made_up, template), 3).json_text(_ENC, _STR)
+        Shape(partial(_made_up, template), 3).written(_ENC, _STR, "json")
 
 
 def test_dump_paths_refuses_a_list() -> None:
@@ -211,3 +211,64 @@ def test_one_match_is_the_three_rules(text) -> None:
     written = yamlout._string(text)
     assert (written == text) == rule, text
     assert rule or written.startswith('"')
+
+
+plain_words = st.text(alphabet="0123456789.:/_-+eExob yYnNtrufalsTRUFALSnul~=HOSTgpu\n", max_size=10)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(plain_words, st.text(max_size=6), st.sampled_from(
+    ["HOST_gpu00001_mlx5_0", "10.128.0.0/31", "10.0.0.1", "999.1.1.1", "1.2.3.4.5", "yes", "1.5", "", "a\nb",
+     "end\n", "\n", 7, None])),
+    max_size=24))
+def test_many_strings_at_once_are_each_its_own_text(values) -> None:
+    """A switch's port descriptions and addresses are checked plain in one match over them joined
+    (yamlout.texts): the verdict is each one's own, whatever the strings (newlines inside, empty,
+    special words, numbers, addresses, not strings at all); all plain, they are returned as they are."""
+    from fabgen import yamlout
+
+    got = yamlout.texts(values)
+    assert list(got) == [yamlout.scalar(v) for v in values]
+    many = ["HOST_gpu00001_mlx5_0", "10.128.0.0/31"] * 8
+    assert yamlout.texts(many) is many  # all plain: no text made
+    assert yamlout.texts([*many, "10.0.0.1"]) == [*many, '"10.0.0.1"']  # a bare address, quoted
+    for bad in ("yes", "1.5", "0x1f", "10.0.0.1", "", "a\nb", " lead", 3):
+        mixed = [*many, bad]
+        assert yamlout.texts(mixed) is not mixed and yamlout.texts(mixed)[-1] == yamlout.scalar(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(fixed_keys, leaf_templates, min_size=1, max_size=4),
+       st.lists(st.lists(slot_values.filter(lambda v: v != ""), min_size=3, max_size=3), min_size=12, max_size=12),
+       st.dictionaries(keys, trees, max_size=3), st.sampled_from(["", "    "]))
+def test_a_joined_mapping_is_written_as_its_parts_together(template, rows, head, indent) -> None:
+    """An NVUE switch's `interface` is yamlout.Joined: its loopback and management port (plain),
+    a run of ports (one Filled of the switch's shape, whose entries are the mapping's own) and
+    its SVIs, a switch's fabric BGP neighbors a Shared part: lines and paths are those of the
+    plain mapping with the same entries in the same order; JSON and pickles see that mapping.
+    Parts sharing a key are refused."""
+    import pickle
+
+    import pytest
+    from hypothesis import assume
+
+    from fabgen.yamlout import Joined, Shape, Shared, dump_paths
+
+    assume(not _has_nul(template) and not any(k.startswith("port") for k in head))
+
+    def run(*values):  # a run of four ports, each the template with its three values
+        return {f"port{n}": _make(template, *values[3 * n:3 * n + 3]) for n in range(4)}
+
+    shape = Shape(run, 12)
+    values = [v for row in rows[:4] for v in row]
+    shared = Shared({"peer": {"type": "unnumbered"}})
+    joined = Joined(head, shape.fill(*values), {}, shared)
+    plain = {**head, **run(*values), **shared}
+    assert dict(joined) == plain and list(joined) == list(plain)
+    tree, flat = {"interface": joined, "x": 1}, {"interface": plain, "x": 1}
+    got, want = dump_paths(tree, indent, "nv set "), dump_paths(flat, indent, "nv set ")
+    assert ["\n".join(x) for x in got] == ["\n".join(x) for x in want]
+    assert json.loads(json.dumps(tree)) == json.loads(json.dumps(flat))
+    assert pickle.loads(pickle.dumps(joined)) == plain and type(pickle.loads(pickle.dumps(joined))) is dict
+    with pytest.raises(ValueError, match="share a key"):
+        Joined({"port0": 1}, shape.fill(*values))

@@ -31,6 +31,19 @@ _NUMBERLIKE = re.compile(_NUMBERLIKE_TEXT)
 _PLAIN_SCALAR = re.compile(f"(?!{_SPECIAL_TEXT}\\Z)(?!{_NUMBERLIKE_TEXT}){_PLAIN_TEXT}\\Z")
 
 
+# ... and a whole list of strings at once, joined by newlines (which no plain string holds):
+# a switch's port descriptions and addresses, a thousand new strings, checked in one match
+_LINE_END = r"(?=\n|\Z)"
+_PLAIN_LINE = (f"(?!{_SPECIAL_TEXT}{_LINE_END})(?!{_NUMBERLIKE_TEXT.replace(chr(92) + 'Z', _LINE_END)})"
+               f"{_PLAIN_TEXT}{_LINE_END}")
+_PLAIN_LINES = re.compile(rf"{_PLAIN_LINE}(?:\n{_PLAIN_LINE})*\Z")
+# ... or plain or a bare IPv4 address (a netplan's gateways), which is quoted (_ADDRESS below)
+_BARE_ADDRESS = r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
+_PLAIN_OR_BARE = f"(?:{_PLAIN_LINE}|{_BARE_ADDRESS}{_LINE_END})"
+_PLAIN_OR_BARE_LINES = re.compile(rf"{_PLAIN_OR_BARE}(?:\n{_PLAIN_OR_BARE})*\Z")
+_BARE_LINE = re.compile(f"^{_BARE_ADDRESS}$", re.MULTILINE)
+
+
 _ASCII = re.compile(r"^[\x00-\x7e]*$")
 
 
@@ -82,6 +95,24 @@ def _string(text: str) -> str:
 
 
 _CACHE = Memo(_string)  # a string's YAML text
+
+
+def texts(values: tuple[Any, ...] | list[Any]) -> list[str] | tuple[Any, ...]:
+    """Each value's YAML text (`scalar`'s): many strings, all plain (or plain and bare addresses,
+    quoted), are told by one match over them joined, not one call each (nor a cache entry each:
+    a switch's descriptions and addresses are new strings)."""
+    if len(values) > 8:
+        try:
+            joined = "\n".join(values)
+        except TypeError:  # not all strings
+            joined = None
+        if joined is not None and joined.count("\n") == len(values) - 1:
+            if _PLAIN_LINES.match(joined):
+                return values
+            if _PLAIN_OR_BARE_LINES.match(joined):  # the bare addresses quoted, in one substitution
+                return _BARE_LINE.sub(r'"\g<0>"', joined).split("\n")
+    cache = _CACHE
+    return [cache[x] if x.__class__ is str else scalar(x) for x in values]
 
 
 def _emit(value: Any, indent: str, out: list[str]) -> None:
@@ -176,7 +207,7 @@ class Shape:
     def __init__(self, make: Any, arity: int):
         self.make = make
         self.arity = arity
-        self.compiled: dict[str, Any] = {}  # by indent: (lines, paths); by _JSON: the JSON text
+        self.compiled: dict[str, Any] = {}  # by indent: (lines, paths); by _WRITTEN + name: a writer's
 
     def __reduce__(self) -> tuple[Any, ...]:
         return Shape, (self.make, self.arity)  # without the compiled text
@@ -205,27 +236,28 @@ class Shape:
         return done
 
 
-    def json_text(self, encode: Callable[[Any], str], quote: Callable[[str], str], name: str = "") -> str:
-        """The JSON text `encode` writes of make(*values) (keys sorted), as a str.format template
-        taking each value's JSON string (`quote`, as `encode` writes a string): a SONiC PORT table
-        or BGP neighbor row (fabgen.platforms.sonic) filled in, not encoded, for each switch.
-        Here each value must be a leaf: a key would be sorted as its mark, not as itself. `name`
-        tells apart texts of one shape written by different encoders (a table's name)."""
-        done = self.compiled.get(_JSON + name)
+    def written(self, write: Callable[[Any], str], quote: Callable[[str], str], name: str) -> str:
+        """The text `write` makes of make(*values), as a str.format template taking each value's
+        text as `write` writes a string (`quote`): a SONiC PORT table or BGP neighbor row in JSON
+        (keys sorted; fabgen.platforms.sonic), a node's netplan ports (fabgen.platforms.hosts),
+        filled in, not written, for each switch or node. Here each value must be a leaf: a key
+        would be sorted as its mark, not as itself. `name` tells apart the texts of one shape
+        that different writers make (a table's name)."""
+        done = self.compiled.get(_WRITTEN + name)
         if done is None:
             marks = [f"{_MARK}{n}{_MARK}" for n in range(self.arity)]
-            done = _brace(encode(self.make(*marks)))
+            done = _brace(write(self.make(*marks)))
             for n, mark in enumerate(marks):
                 if f"{quote(mark)}: " in done:
-                    raise ValueError("a Shape written as JSON must place each value as a leaf")
+                    raise ValueError("a Shape written by a writer must place each value as a leaf")
                 done = done.replace(quote(mark), f"{{{n}}}")
             if quote(_MARK)[1:-1] in done:
                 raise ValueError("a Shape's make must place each value as it is, as a key or a leaf")
-            self.compiled[_JSON + name] = done
+            self.compiled[_WRITTEN + name] = done
         return done
 
 
-_JSON = "json:"  # a Shape's JSON texts among its compiled texts, by name (the others: by indent)
+_WRITTEN = "by:"  # a Shape's texts by other writers among its compiled texts, by name (the others: by indent)
 
 
 class Filled(dict):
@@ -240,6 +272,27 @@ class Filled(dict):
         """Pickled as the plain dict it is to every reader (fabgen diff digests and compares
         structured configs in pickles; nothing renders from one): the shape stays behind."""
         return dict, (dict(self),)
+
+
+class Joined(dict):
+    """A mapping written part by part, in order: each part a plain mapping, a Shared one or a
+    Filled one whose entries are this mapping's own (an NVUE switch's interfaces: its loopback
+    and management port, then the run of its switch ports, one Filled of the switch's shape,
+    written by one format). A plain dict to every reader, with the parts' entries in order."""
+
+    __slots__ = ("parts",)
+    parts: tuple[dict[Any, Any], ...]
+
+    def __init__(self, *parts: dict[Any, Any]):
+        super().__init__()
+        for part in parts:
+            self.update(part)
+        if len(self) != sum(map(len, parts)):
+            raise ValueError("the parts of a Joined mapping share a key")
+        self.parts = tuple(p for p in parts if p)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return dict, (dict(self),)  # as a Filled: the plain dict it is
 
 
 _MARK = "\x00"  # marks a Shape's values while its text is compiled; no config text holds a NUL
@@ -267,15 +320,11 @@ def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], p
                                                              for x in values]))
             paths.append(tails.format(here + " ", *values))
         elif t is Shared and v:
-            inner = indent + "  "
-            walked = v.walked.get(inner)
-            if walked is None:
-                walked = v.walked[inner] = ([], [])
-                _walk(v, inner, "", *walked)
             lines.append(f"{indent}{key}:")
-            lines.extend(walked[0])
-            here += " "
-            paths.extend([here + p for p in walked[1]])
+            _shared(v, indent + "  ", here + " ", lines, paths)
+        elif t is Joined and v:
+            lines.append(f"{indent}{key}:")
+            _parts(v.parts, indent + "  ", here + " ", lines, paths)
         elif isinstance(v, dict):
             if v:
                 lines.append(f"{indent}{key}:")
@@ -288,6 +337,31 @@ def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], p
         else:
             lines.append(f"{indent}{key}: {scalar(v)}")
             paths.append(f"{here} {v}")
+
+
+def _shared(tree: Shared, indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
+    """A Shared mapping's entries: walked once per indent, its lines copied, its paths prefixed."""
+    walked = tree.walked.get(indent)
+    if walked is None:
+        walked = tree.walked[indent] = ([], [])
+        _walk(tree, indent, "", *walked)
+    lines.extend(walked[0])
+    paths.extend([prefix + p for p in walked[1]])
+
+
+def _parts(parts: tuple[dict[Any, Any], ...], indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
+    """A Joined mapping's entries, part by part: a Filled part by its shape's text, formatted."""
+    for part in parts:
+        t = part.__class__
+        if t is Filled:
+            body, tails = part.shape.text(indent)
+            values = part.filled_with
+            lines.append(body.format(*texts(values)))
+            paths.append(tails.format(prefix, *values))
+        elif t is Shared:
+            _shared(part, indent, prefix, lines, paths)
+        else:
+            _walk(part, indent, prefix, lines, paths)
 
 
 def _inline(value: Any) -> str:

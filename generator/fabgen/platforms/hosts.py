@@ -30,6 +30,7 @@ Every value comes from a decision made once elsewhere: the InfiniBand half of NC
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Iterable
 
 from netaddr import IPNetwork
@@ -176,42 +177,55 @@ TABLES = {"compute": 100, "storage": 200, "inband": 300}  # a role's routing tab
 DEFAULT_METRIC = 100  # the in-band default route: the first port's, then each next port's 100 higher
 
 
-def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list[str]) -> dict[str, Any]:
+def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list[str],
+             shapes: dict[Any, yamlout.Shape]) -> yamlout.Filled:
     """One fabric's part of a node's netplan: each port's address, a routing table per port
     (the role's base + planes x rail + plane) with the fabric's host pool via the port's leaf and
     a rule from its address, so traffic leaves on the port it came in on. Only the in-band ports
     carry a default route (main table, one metric per port: the second takes over when the first
     loses its link); compute, storage never do. pool: the hosts pool (CIDR); mtu: the host MTU;
     k: the host's place in the fabric's hosts (the same on every plane); placeholders: collects the
-    interface names that are RDMA names standing in for an unknown netdev."""
-    ethernets: dict[str, Any] = {}
+    interface names that are RDMA names standing in for an unknown netdev. The ports are one
+    yamlout.Filled of the node's shape (`shapes`, by its ports' names and tables): every node of a
+    group has the same ports, only their addresses differ, so the text is compiled once."""
     planes = len(ctx.plane_contexts())
     role = ctx.fabric.spec.role
+    layout: list[tuple[str, int, int]] = []  # (name, table, default route's metric or 0) of each port
+    values: list[str] = []  # each port's address/length, subnet, gateway and address
     for pctx, nic, r, p in _plane_ports(ctx, k):
         idx = pctx.fabric.ports[host.name][nic.rdma]
         ip, gateway, plen = pctx.allocation.link_ips[idx]
-        table = TABLES[role] + planes * r + p
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         if not nic.netdev_known:
             placeholders.append(name)
-        routes = [{"to": network_of(ip, plen), "scope": "link", "table": table},
-                  {"to": pool, "via": gateway, "table": table}]
-        if role == "inband":
-            routes.append({"to": "default", "via": gateway, "metric": DEFAULT_METRIC * (r + 1)})
-        ethernets[name] = {
-            "mtu": mtu,
-            "addresses": [f"{ip}/{plen}"],
-            "routes": routes,
-            "routing-policy": [{"from": ip, "table": table}],
-        }
-    return ethernets
+        layout.append((name, TABLES[role] + planes * r + p, DEFAULT_METRIC * (r + 1) if role == "inband" else 0))
+        values += [f"{ip}/{plen}", network_of(ip, plen), gateway, ip]
+    key = (tuple(layout), mtu, pool)
+    shape = shapes.get(key)
+    if shape is None:
+        shape = shapes[key] = yamlout.Shape(partial(_ports, *key), len(values))
+    return shape.fill(*values)
+
+
+def _ports(layout: tuple[tuple[str, int, int], ...], mtu: int, pool: str, *values: str) -> dict[str, Any]:
+    """The make of a node's ports' Shape: each port's entry from its address/length, subnet,
+    gateway and address."""
+    out: dict[str, Any] = {}
+    for n, (name, table, metric) in enumerate(layout):
+        address, subnet, gateway, ip = values[4 * n:4 * n + 4]
+        routes = [{"to": subnet, "scope": "link", "table": table}, {"to": pool, "via": gateway, "table": table}]
+        if metric:
+            routes.append({"to": "default", "via": gateway, "metric": metric})
+        out[name] = {"mtu": mtu, "addresses": [address], "routes": routes,
+                     "routing-policy": [{"from": ip, "table": table}]}
+    return out
 
 
 BOND_PARAMETERS = {  # 802.3ad towards an EVPN-multihomed leaf pair (docs/northsouth.md)
     "mode": "802.3ad", "lacp-rate": "fast", "mii-monitor-interval": 100, "transmit-hash-policy": "layer3+4"}
 
 
-def _bonded(ctx: Context, host, mtu: int, ethernets: dict[str, Any], extra: dict[str, Any],
+def _bonded(ctx: Context, host, mtu: int, ethernets: list[dict[str, Any]], extra: dict[str, Any],
             placeholders: list[str]) -> None:
     """A northsouth fabric's part of a node's netplan: its two ports bonded (802.3ad, towards the
     leaf pair's one Ethernet segment), a VLAN per tenant on the bond with the node's address in
@@ -224,8 +238,8 @@ def _bonded(ctx: Context, host, mtu: int, ethernets: dict[str, Any], extra: dict
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         if not nic.netdev_known:
             placeholders.append(name)
-        ethernets[name] = {"mtu": mtu}
         members.append(name)
+    ethernets.append({name: {"mtu": mtu} for name in members})
     extra.setdefault("bonds", {})[HOST_BOND] = {"interfaces": members, "mtu": mtu,
                                                "parameters": dict(BOND_PARAMETERS)}
     vlans = extra.setdefault("vlans", {})
@@ -239,7 +253,6 @@ def _bonded(ctx: Context, host, mtu: int, ethernets: dict[str, Any], extra: dict
 def _netplan_text(plan: dict[str, Any]) -> str:
     """The netplan document in the block style yamlout writes, by f-strings: a 32k-GPU cluster
     has 4,096 of them, and only addresses, names and numbers vary (tests load them back)."""
-    q = yamlout.scalar
     net = plan["network"]
     out = ["network:", f"  version: {net['version']}", f"  renderer: {net['renderer']}"]
     for section in ("ethernets", "bonds", "vlans"):
@@ -251,7 +264,16 @@ def _netplan_text(plan: dict[str, Any]) -> str:
 
 def _entries(out: list[str], entries: dict[str, Any]) -> None:
     """One netplan section's interfaces: a bond's members and parameters, a VLAN's id and link,
-    then MTU, addresses, routes and policy (a bond member has only its MTU)."""
+    then MTU, addresses, routes and policy (a bond member has only its MTU). A Joined section
+    part by part, a Filled part (a fabric's ports) by its shape's text, compiled by this function."""
+    if entries.__class__ is yamlout.Joined:
+        for part in entries.parts:
+            if part.__class__ is yamlout.Filled:
+                text = part.shape.written(_entries_text, yamlout._string, "netplan")
+                out.append(text.format(*yamlout.texts(part.filled_with)))
+            else:
+                _entries(out, part)
+        return
     q = yamlout.scalar
     for name, e in entries.items():
         out.append(f"    {q(name)}:")
@@ -283,6 +305,12 @@ def _entries(out: list[str], entries: dict[str, Any]) -> None:
             out.append("      routing-policy:")
         for r in e.get("routing-policy", []):
             out += [f"      - from: {q(r['from'])}", f"        table: {r['table']}"]
+
+
+def _entries_text(entries: dict[str, Any]) -> str:
+    out: list[str] = []
+    _entries(out, entries)
+    return "\n".join(out)
 
 
 def _plane_ports(ctx: Context, k: int) -> list[tuple[Context, Any, int, int]]:
@@ -325,18 +353,19 @@ def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[tuple[str, s
     eth = options(ctx)
     pool = str(IPNetwork(eth.pools.hosts).cidr)
     alloc = ctx.allocation
+    shapes: dict[Any, yamlout.Shape] = {}  # the nodes' ports' shapes (_netplan)
     for k, h in enumerate(f.hosts):
         if f.spec.role == "compute" and h.role != "compute":
             continue  # storage servers on a compute fabric: their own systems configure them
-        group, fabrics, ethernets, placeholders, extra = nodes.setdefault(h.name, (h.group, [], {}, [], {}))
+        group, fabrics, ethernets, placeholders, extra = nodes.setdefault(h.name, (h.group, [], [], [], {}))
         fabrics.append((f.inventory_name, f.spec.role))
         if alloc.tenants is not None:
             _bonded(ctx, h, eth.host_mtu, ethernets, extra, placeholders)
             continue
-        ethernets.update(_netplan(ctx, h, pool, eth.host_mtu, k, placeholders))
+        ethernets.append(_netplan(ctx, h, pool, eth.host_mtu, k, placeholders, shapes))
         if h.name in alloc.node_asns:
             address = alloc.node_loopbacks[h.name]
-            ethernets["lo"] = {"addresses": [f"{address}/32"]}
+            ethernets.append({"lo": {"addresses": [f"{address}/32"]}})
             peers = []
             for nic in h.model.nics:
                 idx = f.ports[h.name][nic.rdma]
@@ -372,7 +401,7 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
     BMC is addressed by the BMC itself, not by the host)."""
     groups: list[dict[str, Any]] = []
     setups: list[dict[str, Any]] = []
-    nodes: dict[str, tuple[str, list[tuple[str, str]], dict[str, Any], list[str], dict[str, Any]]] = {}
+    nodes: dict[str, tuple[str, list[tuple[str, str]], list[dict[str, Any]], list[str], dict[str, Any]]] = {}
     bgp: dict[str, dict[str, Any]] = {}
     for ctx in contexts:
         f = ctx.fabric
@@ -384,9 +413,23 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
         if f.spec.kind != "infiniband" and f.spec.role != "oob":
             _fabric_netplans(ctx, nodes, bgp)
     cluster = contexts[0].cluster if contexts else ""
-    items = [(name, group, fabrics, {"network": {"version": 2, "renderer": "networkd", "ethernets": eths, **extra}},
+    items = [(name, group, fabrics, {"network": {"version": 2, "renderer": "networkd", "ethernets": _joined(eths),
+                                                 **extra}},
               bgp.get(name), unknown) for name, (group, fabrics, eths, unknown, extra) in nodes.items()]
     return {"cluster": cluster, "groups": groups, "setups": setups, "nodes": items}
+
+
+def _joined(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A node's ethernets, each fabric's part in the order of the fabrics: one mapping whose
+    parts are written in turn (yamlout.Joined); were a name in two parts, the later one's entry
+    (the whole-cluster check refuses one port on two fabrics before this runs)."""
+    try:
+        return yamlout.Joined(*parts)
+    except ValueError:
+        merged: dict[str, Any] = {}
+        for part in parts:
+            merged.update(part)
+        return merged
 
 
 def _head(name: str, group: str, fabrics: list[tuple[str, str]], cluster: str) -> str:

@@ -128,9 +128,10 @@ def _access(extra: dict[str, Any], description: str, vlan: int) -> dict[str, Any
 
 class _Parts:
     """The port sub-trees of a fabric's switches: those that are the same on every port, made once
-    and shared (yamlout.Shared: written once per switch), and the shapes of the used ports, which
-    differ only in their description and address or VLAN (yamlout.Shape: text compiled once per
-    fabric). watchdog: the PFC watchdog on host ports; ar_ports: adaptive routing on fabric ports."""
+    and shared (yamlout.Shared), and the runs of ports of each switch, which differ from switch to
+    switch of a role only in their descriptions and addresses or VLANs (yamlout.Shape: the text of
+    a run compiled once per fabric, written by one format per switch). watchdog: the PFC watchdog
+    on host ports; ar_ports: adaptive routing on fabric ports."""
 
     def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool):
         self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
@@ -142,11 +143,51 @@ class _Parts:
                                                   if ar_ports else {})}
         # EVPN-MH uplink tracking on a leaf's fabric ports: no segment without uplinks
         uplink = {**fabric, "evpn": yamlout.Shared({"multihoming": {"uplink": d.word()}})}
-        self.fabric = yamlout.Shape(partial(_port, fabric), 1)
-        self.uplink = yamlout.Shape(partial(_port, uplink), 1)
-        self.bonded = yamlout.Shape(partial(_port, host), 1)
-        self.routed = yamlout.Shape(partial(_routed, host, d.ip), 2)
-        self.access = yamlout.Shape(partial(_access, host), 2)
+        # a port's sub-tree by its kind, from its values (description; address or VLAN)
+        self.make = {"fabric": partial(_port, fabric), "uplink": partial(_port, uplink),
+                     "bonded": partial(_port, host), "routed": partial(_routed, host, d.ip),
+                     "access": partial(_access, host)}
+        self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
+        self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
+
+    def run(self, layout: list[tuple[str, str]], values: list[Any]) -> yamlout.Filled:
+        """A run of ports, (name, kind) each in order, as one Filled: the ports of every switch
+        of a role differ only in descriptions and addresses, so their text is compiled once."""
+        key = tuple(layout)
+        shape = self.runs.get(key)
+        if shape is None:
+            shape = self.runs[key] = yamlout.Shape(partial(_ports, self, key), len(values))
+        return shape.fill(*values)
+
+    def neighbors(self, fabric: list[tuple[str, str]]) -> yamlout.Shared:
+        """The unnumbered BGP sessions of a switch's fabric ports, (name, peer group) each: the same
+        on every switch of a role, so shared and written once."""
+        key = tuple(fabric)
+        peers = self.peers.get(key)
+        if peers is None:
+            peers = self.peers[key] = yamlout.Shared(
+                {name: {"peer-group": group, "type": "unnumbered"} for name, group in key})
+        return peers
+
+
+_WIDTH = {"unused": 0, "cage": 0, "fabric": 1, "uplink": 1, "bonded": 1, "routed": 2, "access": 2}
+
+
+def _ports(parts: _Parts, layout: tuple[tuple[str, str], ...], *values: Any) -> dict[str, Any]:
+    """The make of a run's Shape: each port's sub-tree from its kind and its values, in order."""
+    out: dict[str, Any] = {}
+    k = 0
+    make = parts.make
+    for name, kind in layout:
+        if kind == "unused":
+            out[name] = parts.unused
+        elif kind == "cage":
+            out[name] = parts.cage
+        else:
+            width = _WIDTH[kind]
+            out[name] = make[kind](*values[k:k + width])
+            k += width
+    return out
 
 
 def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
@@ -158,39 +199,46 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
     tree: dict[str, Any] = {"system": {"hostname": sw["name"]}}
     if sw["management"]:
         _management(tree, iface, sw["management"], d)
-    if breakout:
-        for c in range(1, cages + 1):
-            iface[f"swp{c}"] = parts.cage
-    neighbors: dict[str, Any] = {}
-    uplinks = parts.uplink if sw.get("evpn") and sw["role"] == "leaf" else parts.fabric
+    ifaces: list[dict[str, Any]] = [iface]  # the parts of `interface` (yamlout.Joined)
+    layout: list[tuple[str, str]] = [(f"swp{c}", "cage") for c in range(1, cages + 1)] if breakout else []
+    values: list[Any] = []  # the run's: each used port's description, then its address or VLAN
+    fabric: list[tuple[str, str]] = []  # (port, peer group) of the fabric ports
+    uplink = "uplink" if sw.get("evpn") and sw["role"] == "leaf" else "fabric"
     for i in sw["interfaces"]:
         kind = i["kind"]
         if kind == "unused":
-            iface[i["name"]] = parts.unused
+            layout.append((i["name"], "unused"))
             continue
+        values.append(i["description"])
         if kind == "fabric":
-            neighbors[i["name"]] = {"peer-group": _group(i["peer_role"]), "type": "unnumbered"}
-            node = uplinks.fill(i["description"])
-        elif "bond" in i:
-            iface[i["bond"]["name"]] = _bond(i, sw, d)
-            node = parts.bonded.fill(i["description"])
+            fabric.append((i["name"], _group(i["peer_role"])))
+            kind = uplink
+        elif "bond" in i:  # the bond before its member: the run so far, then the bond
+            ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]
+            layout, values = [], [i["description"]]
+            kind = "bonded"
         elif "ip" in i:
-            node = parts.routed.fill(i["description"], f"{i['ip']}/{i['prefix']}")
+            values.append(f"{i['ip']}/{i['prefix']}")
+            kind = "routed"
         else:
-            node = parts.access.fill(i["description"], i["vlan"])
-        iface[i["name"]] = node
-    for n in sw["bgp"]["neighbors"]:  # BGP to the host: numbered sessions over the host ports' /31s
-        if n["peer_group"] == HOSTS_GROUP:
-            neighbors[n["ip"]] = {"peer-group": HOSTS_GROUP, "remote-as": n["asn"], "type": "numbered"}
+            values.append(i["vlan"])
+            kind = "access"
+        layout.append((i["name"], kind))
+    ifaces.append(parts.run(layout, values))
+    hosts = {n["ip"]: {"peer-group": HOSTS_GROUP, "remote-as": n["asn"], "type": "numbered"}
+             for n in sw["bgp"]["neighbors"] if n["peer_group"] == HOSTS_GROUP}  # BGP to the host, over /31s
+    neighbors = yamlout.Joined(parts.neighbors(fabric), hosts)
+    tree["interface"] = iface  # its place among the tree's keys: the Joined interfaces replace it below
     svi = sw["svi"]
     bridge = None
+    tail: dict[str, Any] = {}  # the SVIs
     if svi:
-        iface[f"vlan{svi['vlan']}"] = {d.ip: {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
-                                       "vlan": svi["vlan"]}
+        tail[f"vlan{svi['vlan']}"] = {d.ip: {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
+                                      "vlan": svi["vlan"]}
         bridge = {"domain": {"br_default": {"vlan": {str(svi["vlan"]): {}}}}}
-    tree["interface"] = iface
     if sw.get("evpn"):
-        bridge = _evpn(tree, iface, sw, d)
+        bridge = _evpn(tree, tail, sw, d)
+    tree["interface"] = yamlout.Joined(*ifaces, tail)
     if bridge:
         tree["bridge"] = bridge
     roce = qos["roce_priority"]

@@ -344,7 +344,7 @@ _STR = json.encoder.encode_basestring_ascii  # what _ENC writes for a string
 def _filled(filled: Filled, encode: Callable[[Any], str], name: str = "") -> str:
     """A Filled row or table: its shape's JSON text (written by `encode`) with its values (strings
     only: _STR refuses others)."""
-    return filled.shape.json_text(encode, _STR, name).format(*map(_STR, filled.filled_with))
+    return filled.shape.written(encode, _STR, "json:" + name).format(*map(_STR, filled.filled_with))
 
 
 def _row(row: Any) -> str:
