@@ -281,7 +281,7 @@ class Joined(dict):
     written by one format). A plain dict to every reader, with the parts' entries in order."""
 
     __slots__ = ("parts",)
-    parts: tuple[dict[Any, Any], ...]
+    parts: tuple[Any, ...]  # a plain or Shared mapping, or a Filled one's (shape, values): its entries are here
 
     def __init__(self, *parts: dict[Any, Any]):
         super().__init__()
@@ -289,7 +289,7 @@ class Joined(dict):
             self.update(part)
         if len(self) != sum(map(len, parts)):
             raise ValueError("the parts of a Joined mapping share a key")
-        self.parts = tuple(p for p in parts if p)
+        self.parts = tuple((p.shape, p.filled_with) if p.__class__ is Filled else p for p in parts if p)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return dict, (dict(self),)  # as a Filled: the plain dict it is
@@ -349,13 +349,13 @@ def _shared(tree: Shared, indent: str, prefix: str, lines: list[str], paths: lis
     paths.extend([prefix + p for p in walked[1]])
 
 
-def _parts(parts: tuple[dict[Any, Any], ...], indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
+def _parts(parts: tuple[Any, ...], indent: str, prefix: str, lines: list[str], paths: list[str]) -> None:
     """A Joined mapping's entries, part by part: a Filled part by its shape's text, formatted."""
     for part in parts:
         t = part.__class__
-        if t is Filled:
-            body, tails = part.shape.text(indent)
-            values = part.filled_with
+        if t is tuple:  # a Filled part: (shape, values)
+            shape, values = part
+            body, tails = shape.text(indent)
             lines.append(body.format(*texts(values)))
             paths.append(tails.format(prefix, *values))
         elif t is Shared:

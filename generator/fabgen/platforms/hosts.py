@@ -268,9 +268,9 @@ def _entries(out: list[str], entries: dict[str, Any]) -> None:
     part by part, a Filled part (a fabric's ports) by its shape's text, compiled by this function."""
     if entries.__class__ is yamlout.Joined:
         for part in entries.parts:
-            if part.__class__ is yamlout.Filled:
-                text = part.shape.written(_entries_text, yamlout._string, "netplan")
-                out.append(text.format(*yamlout.texts(part.filled_with)))
+            if part.__class__ is tuple:  # a Filled part: (shape, values)
+                shape, values = part
+                out.append(shape.written(_entries_text, yamlout._string, "netplan").format(*yamlout.texts(values)))
             else:
                 _entries(out, part)
         return
