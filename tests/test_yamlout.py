@@ -232,6 +232,11 @@ def test_many_strings_at_once_are_each_its_own_text(values) -> None:
     many = ["HOST_gpu00001_mlx5_0", "10.128.0.0/31"] * 8
     assert yamlout.texts(many) is many  # all plain: no text made
     assert yamlout.texts([*many, "10.0.0.1"]) == [*many, '"10.0.0.1"']  # a bare address, quoted
+    # a long list failing at its end: each line matches one way, so the match fails in one pass
+    # (two ways a line were 2^40 here: the suite would not end)
+    for tail in ("10.0.0.1", "yes!", "1.5", ""):
+        long = ["HOST_gpu00001_mlx5_0", "a b c", "10.1.1.0/31"] * 40 + [tail]
+        assert yamlout.texts(long) == [yamlout.scalar(v) for v in long]
     for bad in ("yes", "1.5", "0x1f", "10.0.0.1", "", "a\nb", " lead", 3):
         mixed = [*many, bad]
         assert yamlout.texts(mixed) is not mixed and yamlout.texts(mixed)[-1] == yamlout.scalar(bad)

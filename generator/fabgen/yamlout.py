@@ -18,8 +18,9 @@ from typing import Any, Callable
 from fabgen.memo import Memo
 
 _PLAIN_TEXT = r"[A-Za-z0-9_/.][A-Za-z0-9_/.@+=-]*(?:[ ][A-Za-z0-9_/.@+=-]+)*"
-_SPECIAL_TEXT = (r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"
-                 r"|null|Null|NULL|~|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN|-\.inf|-\.Inf|-\.INF|=)")
+_SPECIAL_WORDS = frozenset(("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF "
+                            "null Null NULL ~ .inf .Inf .INF .nan .NaN .NAN -.inf -.Inf -.INF =").split())
+_SPECIAL_TEXT = "(?:" + "|".join(map(re.escape, sorted(_SPECIAL_WORDS))) + ")"
 _NUMBERLIKE_TEXT = r"[-+]?(?:[0-9][0-9_:.,]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\Z|0[xXoObB]"
 # The rule: a string is written plain when it is _PLAIN, not _SPECIAL and not _NUMBERLIKE (these
 # three state it; tests/test_yamlout.py holds _PLAIN_SCALAR to them) ...
@@ -32,16 +33,20 @@ _PLAIN_SCALAR = re.compile(f"(?!{_SPECIAL_TEXT}\\Z)(?!{_NUMBERLIKE_TEXT}){_PLAIN
 
 
 # ... and a whole list of strings at once, joined by newlines (which no plain string holds):
-# a switch's port descriptions and addresses, a thousand new strings, checked in one match
+# a switch's port descriptions and addresses, a thousand new strings, checked in one match.
+# The special words are looked up in a set (an alternation at every line was half the time);
+# the number-like test is atomic (a lookahead's capture, then matched again), so an address
+# does not backtrack. Each line matches one way only: a failing match backtracks linearly.
 _LINE_END = r"(?=\n|\Z)"
-_PLAIN_LINE = (f"(?!{_SPECIAL_TEXT}{_LINE_END})(?!{_NUMBERLIKE_TEXT.replace(chr(92) + 'Z', _LINE_END)})"
-               f"{_PLAIN_TEXT}{_LINE_END}")
-_PLAIN_LINES = re.compile(rf"{_PLAIN_LINE}(?:\n{_PLAIN_LINE})*\Z")
+_NUMBERLIKE_LINE = (rf"[-+]?(?:[0-9](?=([0-9_:.,]*))\1|\.(?=([0-9]+))\2)(?:[eE][-+]?[0-9]+)?{_LINE_END}"
+                    r"|0[xXoObB]")
+_PLAIN_LINE = f"(?!{_NUMBERLIKE_LINE}){_PLAIN_TEXT}"
+_NEXT_LINE = r"(?:\n(?=.)|\Z)"  # one newline between values, none at the end: no empty value
+_PLAIN_LINES = re.compile(rf"(?:{_PLAIN_LINE}{_NEXT_LINE})+\Z")
 # ... or plain or a bare IPv4 address (a netplan's gateways), which is quoted (_ADDRESS below)
 _BARE_ADDRESS = r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}"
-_PLAIN_OR_BARE = f"(?:{_PLAIN_LINE}|{_BARE_ADDRESS}{_LINE_END})"
-_PLAIN_OR_BARE_LINES = re.compile(rf"{_PLAIN_OR_BARE}(?:\n{_PLAIN_OR_BARE})*\Z")
-_BARE_LINE = re.compile(f"^{_BARE_ADDRESS}$", re.MULTILINE)
+_PLAIN_OR_BARE_LINES = re.compile(rf"(?:(?:{_PLAIN_LINE}|{_BARE_ADDRESS}){_NEXT_LINE})+\Z")
+_IS_BARE = re.compile(f"{_BARE_ADDRESS}\\Z").match
 
 
 _ASCII = re.compile(r"^[\x00-\x7e]*$")
@@ -106,11 +111,11 @@ def texts(values: tuple[Any, ...] | list[Any]) -> list[str] | tuple[Any, ...]:
             joined = "\n".join(values)
         except TypeError:  # not all strings
             joined = None
-        if joined is not None and joined.count("\n") == len(values) - 1:
+        if joined is not None and joined.count("\n") == len(values) - 1 and _SPECIAL_WORDS.isdisjoint(values):
             if _PLAIN_LINES.match(joined):
                 return values
-            if _PLAIN_OR_BARE_LINES.match(joined):  # the bare addresses quoted, in one substitution
-                return _BARE_LINE.sub(r'"\g<0>"', joined).split("\n")
+            if _PLAIN_OR_BARE_LINES.match(joined):  # the bare addresses quoted (a substitution: twice the time)
+                return [f'"{v}"' if _IS_BARE(v) else v for v in values]
     cache = _CACHE
     return [cache[x] if x.__class__ is str else scalar(x) for x in values]
 
