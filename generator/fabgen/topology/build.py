@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import networkx as nx
-
 from fabgen.inventory import media
 from fabgen.inventory.catalog import NodeModel, SwitchModel
 from fabgen.inventory.schema import Fabric as FabricSpec
-from fabgen.topology.model import Fabric, Host, Link, Switch
+from fabgen.topology.model import Fabric, GraphParts, Host, Link, Switch
 from fabgen.topology.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
 from fabgen.topology.sizing import Plan
 
@@ -52,7 +50,8 @@ class Builder:
     def __init__(self, spec: FabricSpec, plan: Plan, model: SwitchModel):
         self.spec, self.plan, self.model = spec, plan, model
         self.names = model.port_names(plan.speed)
-        self.g = nx.MultiGraph(name=spec.name)
+        self.parts = GraphParts(spec.name)  # the graph's nodes and edges, drawn only if read (model.py)
+        self._nodes, self._edges = self.parts.nodes.append, self.parts.edges.append
         self.links: list[Link] = []
         self.ports: dict[str, dict[str, int]] = {}
         self._media: dict[tuple[str, str], str] = {}
@@ -66,18 +65,18 @@ class Builder:
         return self._media[key]
 
     def add_switch(self, s: Switch) -> None:
-        self.g.add_node(s.name, kind="switch", role=s.role, model=self.model.key, unit=s.unit, rail=s.rail,
-                        pod=s.pod, plane=s.plane)
+        self._nodes((s.name, {"kind": "switch", "role": s.role, "model": self.model.key, "unit": s.unit,
+                              "rail": s.rail, "pod": s.pod, "plane": s.plane}))
         self.ports[s.name] = {}
 
     def add_host(self, hostname: str, group: str, model: NodeModel, rails: bool = True, **attrs) -> None:
         """A node and its NIC ports (rail r, or -1 where NICs are not rails) in the graph."""
-        self.g.add_node(hostname, kind="host", group=group, model=model.key, **attrs)
+        self._nodes((hostname, {"kind": "host", "group": group, "model": model.key, **attrs}))
         for r, nic in enumerate(model.nics):
             nic_id = f"{hostname}/{nic.rdma}"
-            self.g.add_node(nic_id, kind="nic", host=hostname, rail=r if rails else -1, rdma=nic.rdma,
-                            netdev=nic.netdev)
-            self.g.add_edge(hostname, nic_id, key="attach", tier="attach")
+            self._nodes((nic_id, {"kind": "nic", "host": hostname, "rail": r if rails else -1, "rdma": nic.rdma,
+                                  "netdev": nic.netdev}))
+            self._edges((hostname, nic_id, "attach", {"tier": "attach"}))
 
     def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int, ordinal: int,
              a_port_index: int | None = None, media: str | None = None) -> None:
@@ -92,7 +91,7 @@ class Builder:
             if port in used:  # a builder bug, never bad input
                 raise AssertionError(f"{dev} port {port} assigned twice")
             used[port] = idx
-        self.g.add_edge(a, z, key=idx, tier=tier, link=lk)
+        self._edges((a, z, idx, {"tier": tier, "link": lk}))
 
 
 def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
@@ -158,7 +157,7 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
         b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
 
-    return Fabric(spec, plan, model, b.g, switches, hosts, b.links, b.ports)
+    return Fabric(spec, plan, model, b.parts, switches, hosts, b.links, b.ports)
 
 
 def rack_name(group: str, model: NodeModel, k: int) -> str:

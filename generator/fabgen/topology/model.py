@@ -1,13 +1,17 @@
-"""The built fabric: a networkx graph plus ordered views of it for the later stages.
+"""The built fabric: its switches, hosts and links in order, and the networkx graph of them.
 
-The graph is the model (nodes: switches, hosts, NIC ports; edges: links). Later stages
-need deterministic order and fast per-device lookups, so the builder also keeps the
-same objects in lists sorted by natural keys; nothing downstream iterates a set.
+The builder keeps the objects in lists sorted by natural keys (later stages need a
+deterministic order and fast per-device lookups; nothing downstream iterates a set) and the
+graph's nodes (switches, hosts, NIC ports) and edges (links) as it made them, in order
+(`GraphParts`). The networkx graph (`Fabric.graph`) is drawn from those on first use: only
+the structural check reads it, and on a large fabric it runs in a process of its own, so the
+main process never spends the time (half of the build of a 131k-GPU fabric) or the memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import networkx as nx
@@ -58,11 +62,27 @@ class Host:
 
 
 @dataclass
+class GraphParts:
+    """A fabric's graph as the builder made it: nodes (name, attributes) and edges (a, z, key,
+    attributes), each in the order added; `draw` makes the networkx MultiGraph of them."""
+
+    name: str
+    nodes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    edges: list[tuple[str, str, Any, dict[str, Any]]] = field(default_factory=list)
+
+    def draw(self) -> nx.MultiGraph:
+        g = nx.MultiGraph(name=self.name)
+        g.add_nodes_from(self.nodes)
+        g.add_edges_from(self.edges)
+        return g
+
+
+@dataclass
 class Fabric:
     spec: FabricSpec
     plan: Plan
     switch_model: SwitchModel
-    graph: nx.MultiGraph
+    parts: GraphParts
     switches: list[Switch]
     hosts: list[Host]
     links: list[Link]
@@ -72,6 +92,11 @@ class Fabric:
     planes: int = 1
     parent: str = ""  # the inventory fabric's name (a plane's spec is named `<parent>-plane<p>`)
     oob: Any = None  # an out-of-band network's layout (topology/oob.py Layout): its blocks and places
+
+    @cached_property
+    def graph(self) -> nx.MultiGraph:
+        """The networkx graph of the fabric, drawn on first use (topology/check.py)."""
+        return self.parts.draw()
 
     @property
     def name(self) -> str:

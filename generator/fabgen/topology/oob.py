@@ -61,6 +61,6 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, layout: Layout) 
         base = layout.address_base(p.block) + p.place * blk.ports_per_place
         for r, nic in enumerate(p.model.nics):
             cable(p.host, nic, p.block, k * plan.down + slot * blk.ports_per_place + r, base + r)
-    f = Fabric(spec, plan, model, b_.g, switches, hosts, b_.links, b_.ports)
+    f = Fabric(spec, plan, model, b_.parts, switches, hosts, b_.links, b_.ports)
     f.oob = layout
     return f
