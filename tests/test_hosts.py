@@ -299,3 +299,30 @@ def test_bootstrap_on_loopback_is_warned(tmp_path: Path) -> None:
     result = render_to(tmp_path / "inv.yaml", tmp_path / "out")
     assert any("NCCL_SOCKET_IFNAME=lo is the loopback interface" in w and "bootstrap_interface (line" in w
                for w in result.contexts["roce"].summary.warnings)
+
+
+def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
+    """A node's ports of a fabric are one yamlout.Filled of the node's shape, its ethernets a
+    Joined of each fabric's part (platforms/hosts.py): the netplan text is what the plain mapping
+    with the same entries gives, written entry by entry, and YAML reads back those entries; a
+    name in two parts (which the whole-cluster check refuses first) keeps the later entry."""
+    from functools import partial
+
+    from fabgen import yamlout
+    from fabgen.platforms.hosts import _joined, _netplan_text, _ports
+
+    layout = (("enp1s0np0", 101, 0), ("enp2s0np0", 102, 200))
+    values = ["10.0.0.1/31", "10.0.0.0/31", "10.0.0.0", "10.0.0.1",
+              "10.0.0.3/31", "10.0.0.2/31", "10.0.0.2", "10.0.0.3"]
+    shape = yamlout.Shape(partial(_ports, layout, 9000, "10.0.0.0/16"), len(values))
+    parts = [shape.fill(*values), {"lo": {"addresses": ["10.255.0.1/32"]}}]
+    plain = {"network": {"version": 2, "renderer": "networkd", "ethernets": {**parts[0], **parts[1]}}}
+    joined = {"network": {**plain["network"], "ethernets": _joined(parts)}}
+    assert type(joined["network"]["ethernets"]) is yamlout.Joined
+    text = _netplan_text(joined)
+    assert text == _netplan_text(plain)
+    assert yaml.safe_load(text) == plain
+    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][2] == \
+        {"to": "default", "via": "10.0.0.2", "metric": 200}
+    twice = _joined([*parts, {"enp1s0np0": {"mtu": 1500}}])
+    assert type(twice) is dict and twice["enp1s0np0"] == {"mtu": 1500} and list(twice)[0] == "enp1s0np0"

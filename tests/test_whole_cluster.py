@@ -6,7 +6,6 @@ out-of-band network placed so that a change of one fabric never moves another's 
 from __future__ import annotations
 
 import csv
-import ipaddress
 import re
 import shutil
 import subprocess

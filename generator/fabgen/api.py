@@ -14,7 +14,6 @@ given as a mapping is read as if it were a file named `<mapping>` in the working
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union

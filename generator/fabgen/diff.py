@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import difflib
 import html
-import io
 import json
 import math
 import re

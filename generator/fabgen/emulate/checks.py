@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass, field

@@ -25,7 +25,7 @@ from typing import Any, Callable
 from fabgen.emulate import eos, nvue, sonic
 from fabgen.emulate.expect import Plan, network
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
-from fabgen.emulate.lab import Built, Lab, LabError, daemons as _daemons, lab as open_lab
+from fabgen.emulate.lab import Built, Lab, daemons as _daemons, lab as open_lab
 from fabgen.emulate.model import Host, HostPort, Router, TranslateError, load_yaml
 
 TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),

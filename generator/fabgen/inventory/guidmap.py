@@ -29,7 +29,6 @@ def read_guid_map(path: Path, shown: str, known: dict[tuple[str, str], str],
                   fabric: str = "") -> tuple[dict[tuple[str, str], int], list[Problem]]:
     """known: (device, port) -> description of every device port of the fabric; `fabric`: its
     name, which every switch name starts with (a row without it gets that hint)."""
-    problems: list[Problem] = []
     out: dict[tuple[str, str], int] = {}
     try:
         if not path.is_file():
