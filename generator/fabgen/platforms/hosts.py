@@ -178,7 +178,7 @@ DEFAULT_METRIC = 100  # the in-band default route: the first port's, then each n
 
 
 def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list[str],
-             shapes: dict[Any, yamlout.Shape]) -> yamlout.Filled:
+             shapes: dict[Any, Any]) -> yamlout.Filled:
     """One fabric's part of a node's netplan: each port's address, a routing table per port
     (the role's base + planes x rail + plane) with the fabric's host pool via the port's leaf and
     a rule from its address, so traffic leaves on the port it came in on. Only the in-band ports
@@ -186,25 +186,43 @@ def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list
     loses its link); compute, storage never do. pool: the hosts pool (CIDR); mtu: the host MTU;
     k: the host's place in the fabric's hosts (the same on every plane); placeholders: collects the
     interface names that are RDMA names standing in for an unknown netdev. The ports are one
-    yamlout.Filled of the node's shape (`shapes`, by its ports' names and tables): every node of a
-    group has the same ports, only their addresses differ, so the text is compiled once."""
+    yamlout.Filled of the node's shape (`shapes`: by its models, then by its ports' names and
+    tables): every node of a group has the same ports, only their addresses differ, so the text
+    is compiled once and the ports are laid out once."""
+    models = tuple(id(pctx.fabric.hosts[k].model) for pctx in ctx.plane_contexts())
+    kind = shapes.get(models)  # a node's ports and shape follow from its models (one a plane)
+    if kind is None:
+        kind = shapes[models] = _node_kind(ctx, k, pool, mtu, shapes)
+    shape, ports, unknown = kind
+    placeholders += unknown
+    name = host.name
+    values: list[str] = []  # each port's address/length, subnet, gateway and address
+    for ports_of, link_ips, rdma in ports:
+        ip, gateway, plen = link_ips[ports_of[name][rdma]]
+        values += [f"{ip}/{plen}", network_of(ip, plen), gateway, ip]
+    return shape.fill(*values)
+
+
+def _node_kind(ctx: Context, k: int, pool: str, mtu: int, shapes: dict[Any, Any]) -> tuple[yamlout.Shape, list, list[str]]:
+    """What the nodes with the k-th node's models share: the Shape of their ports (by names,
+    tables and metrics: one per layout), where each port's link is found (the plane's port map
+    and addresses, its RDMA name), and the placeholder interface names."""
     planes = len(ctx.plane_contexts())
     role = ctx.fabric.spec.role
     layout: list[tuple[str, int, int]] = []  # (name, table, default route's metric or 0) of each port
-    values: list[str] = []  # each port's address/length, subnet, gateway and address
+    ports: list[tuple[Any, Any, str]] = []
+    unknown: list[str] = []
     for pctx, nic, r, p in _plane_ports(ctx, k):
-        idx = pctx.fabric.ports[host.name][nic.rdma]
-        ip, gateway, plen = pctx.allocation.link_ips[idx]
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         if not nic.netdev_known:
-            placeholders.append(name)
+            unknown.append(name)
         layout.append((name, TABLES[role] + planes * r + p, DEFAULT_METRIC * (r + 1) if role == "inband" else 0))
-        values += [f"{ip}/{plen}", network_of(ip, plen), gateway, ip]
+        ports.append((pctx.fabric.ports, pctx.allocation.link_ips, nic.rdma))
     key = (tuple(layout), mtu, pool)
     shape = shapes.get(key)
     if shape is None:
-        shape = shapes[key] = yamlout.Shape(partial(_ports, *key), len(values))
-    return shape.fill(*values)
+        shape = shapes[key] = yamlout.Shape(partial(_ports, *key), 4 * len(layout))
+    return shape, ports, unknown
 
 
 def _ports(layout: tuple[tuple[str, int, int], ...], mtu: int, pool: str, *values: str) -> dict[str, Any]:
@@ -353,7 +371,7 @@ def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[tuple[str, s
     eth = options(ctx)
     pool = str(IPNetwork(eth.pools.hosts).cidr)
     alloc = ctx.allocation
-    shapes: dict[Any, yamlout.Shape] = {}  # the nodes' ports' shapes (_netplan)
+    shapes: dict[Any, Any] = {}  # the nodes' ports' shapes and layouts (_netplan)
     for k, h in enumerate(f.hosts):
         if f.spec.role == "compute" and h.role != "compute":
             continue  # storage servers on a compute fabric: their own systems configure them
