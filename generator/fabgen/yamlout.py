@@ -321,8 +321,7 @@ def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], p
         elif t is Filled and v:
             body, tails = v.shape.text(indent + "  ")
             values = v.filled_with
-            lines.append(f"{indent}{key}:\n" + body.format(*[cache[x] if x.__class__ is str else scalar(x)
-                                                             for x in values]))
+            lines.append(f"{indent}{key}:\n" + body.format(*texts(values)))
             paths.append(tails.format(here + " ", *values))
         elif t is Shared and v:
             lines.append(f"{indent}{key}:")

@@ -288,7 +288,7 @@ def _entries(out: list[str], entries: dict[str, Any]) -> None:
         for part in entries.parts:
             if part.__class__ is tuple:  # a Filled part: (shape, values)
                 shape, values = part
-                out.append(shape.written(_entries_text, yamlout._string, "netplan").format(*yamlout.texts(values)))
+                out.append(shape.written(_entries_text, yamlout.scalar, "netplan").format(*yamlout.texts(values)))
             else:
                 _entries(out, part)
         return

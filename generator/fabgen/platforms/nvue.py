@@ -143,10 +143,11 @@ class _Parts:
                                                   if ar_ports else {})}
         # EVPN-MH uplink tracking on a leaf's fabric ports: no segment without uplinks
         uplink = {**fabric, "evpn": yamlout.Shared({"multihoming": {"uplink": d.word()}})}
-        # a port's sub-tree by its kind, from its values (description; address or VLAN)
-        self.make = {"fabric": partial(_port, fabric), "uplink": partial(_port, uplink),
-                     "bonded": partial(_port, host), "routed": partial(_routed, host, d.ip),
-                     "access": partial(_access, host)}
+        # a used port's sub-tree by its kind, from its values (description; address or VLAN), and
+        # how many values it takes
+        self.make = {"fabric": (partial(_port, fabric), 1), "uplink": (partial(_port, uplink), 1),
+                     "bonded": (partial(_port, host), 1), "routed": (partial(_routed, host, d.ip), 2),
+                     "access": (partial(_access, host), 2)}
         self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
         self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
 
@@ -170,9 +171,6 @@ class _Parts:
         return peers
 
 
-_WIDTH = {"unused": 0, "cage": 0, "fabric": 1, "uplink": 1, "bonded": 1, "routed": 2, "access": 2}
-
-
 def _ports(parts: _Parts, layout: tuple[tuple[str, str], ...], *values: Any) -> dict[str, Any]:
     """The make of a run's Shape: each port's sub-tree from its kind and its values, in order."""
     out: dict[str, Any] = {}
@@ -184,8 +182,8 @@ def _ports(parts: _Parts, layout: tuple[tuple[str, str], ...], *values: Any) -> 
         elif kind == "cage":
             out[name] = parts.cage
         else:
-            width = _WIDTH[kind]
-            out[name] = make[kind](*values[k:k + width])
+            fn, width = make[kind]
+            out[name] = fn(*values[k:k + width])
             k += width
     return out
 
