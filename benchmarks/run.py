@@ -126,6 +126,17 @@ os._exit(0)  # as the command line leaves after a render: without freeing it obj
 """
 
 
+def _environment() -> dict[str, str] | None:
+    """The environment the command line renders in (fabgen.allocator: glibc's allocator
+    settings, set before the program starts), so the child measures what a user runs; a
+    release before that module renders with the environment as it is."""
+    try:
+        from fabgen.allocator import environment
+    except ImportError:
+        return None
+    return environment(os.environ)
+
+
 def run_case(name: str, gpus: int, work: Path) -> dict:
     """One case in a fresh interpreter, writing under `work`, which the caller removes only
     at the end of the whole run: ext4 is several times slower at creating files in the
@@ -136,7 +147,8 @@ def run_case(name: str, gpus: int, work: Path) -> dict:
     inv.write_text(inventory(name, gpus))
     os.sync()  # start from a quiet disk: the previous case's writeback must not be billed here
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(case / "out")], check=False, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(case / "out")], check=False, capture_output=True,
+                          text=True, env=_environment())
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"kind": name, "gpus": gpus, "error": proc.stderr.strip().splitlines()[-1]}

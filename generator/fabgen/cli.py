@@ -548,6 +548,10 @@ def version() -> None:
 
 def main(argv: Optional[list[str]] = None) -> None:
     _COMMAND_LINE[0] = argv is None
+    if argv is None:
+        from fabgen.allocator import restart
+
+        restart(sys.argv)  # once, before any work: glibc reads its settings only at the start
     app(args=argv)
 
 
