@@ -73,11 +73,33 @@ def test_check_catches_an_unbalanced_leaf() -> None:
     i = next(i for i, lk in enumerate(f.links) if lk.tier == "leaf-spine")
     lk = f.links[i]
     other = f.by_role("spine")[-1].name
-    f.graph.remove_edge(lk.a, lk.z, key=i)
-    f.graph.add_edge(lk.a, other, key=i, tier="leaf-spine",
-                     link=Link(lk.tier, lk.a, lk.a_port, other, "IB1/32/2", lk.speed, lk.media))
+    check(f)  # as built
+    e = next(e for e, (_a, _z, key, _data) in enumerate(f.parts.edges) if key == i)
+    f.parts.edges[e] = (lk.a, other, i, {"tier": "leaf-spine",
+                                         "link": Link(lk.tier, lk.a, lk.a_port, other, "IB1/32/2", lk.speed, lk.media)})
     with pytest.raises(TopologyError, match="unbalanced"):
         check(f)
+
+
+def test_check_catches_a_link_to_a_device_never_built() -> None:
+    fabrics, _ = built("superpod-4su")
+    f = fabrics["compute"]
+    e = next(e for e, (_a, _z, _key, data) in enumerate(f.parts.edges) if data["tier"] == "leaf-spine")
+    a, _z, key, data = f.parts.edges[e]
+    f.parts.edges[e] = (a, "compute-su9-spine9", key, data)
+    with pytest.raises(TopologyError, match="link to unknown device compute-su9-spine9"):
+        check(f)
+
+
+def test_the_drawn_graph_has_every_node_and_link() -> None:
+    fabrics, _ = built("superpod-4su")
+    f = fabrics["compute"]
+    g = f.graph  # networkx, for analysis from Python; the pipeline reads the parts
+    nics = sum(len(h.model.nics) for h in f.hosts)
+    assert g.number_of_edges() == len(f.links) + nics
+    assert g.number_of_nodes() == len(f.switches) + len(f.hosts) + nics
+    lk = f.links[0]
+    assert g.has_edge(lk.a, lk.z, key=0) and g.edges[lk.a, lk.z, 0]["link"] == lk
 
 
 def test_check_catches_a_dangling_nic() -> None:

@@ -3,16 +3,16 @@
 The builder keeps the objects in lists sorted by natural keys (later stages need a
 deterministic order and fast per-device lookups; nothing downstream iterates a set) and the
 graph's nodes (switches, hosts, NIC ports) and edges (links) as it made them, in order
-(`GraphParts`). The networkx graph (`Fabric.graph`) is drawn from those on first use: only
-the structural check reads it, and on a large fabric it runs in a process of its own, so the
-main process never spends the time (half of the build of a 131k-GPU fabric) or the memory.
+(`GraphParts`). The networkx graph (`Fabric.graph`) is drawn from those on first use, for
+analysis from Python; the pipeline never draws it (the structural check reads the parts:
+drawing the graph was half of the build of a 131k-GPU fabric, then most of the check's time).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 
@@ -24,9 +24,12 @@ TIERS = ("node-leaf", "leaf-spine", "spine-core")
 ROLES = ("leaf", "spine", "core")
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
-    """One cable. `a` is the lower-tier end (the NIC for node-leaf links)."""
+class Link(NamedTuple):
+    """One cable. `a` is the lower-tier end (the NIC for node-leaf links).
+
+    A named tuple, not a frozen dataclass: as immutable, made three times faster (0.21 against
+    0.65 us; a frozen dataclass sets each field through object.__setattr__), and the build of
+    131,072 GPUs of four planes makes 1.6 million of them."""
 
     tier: str
     a: str
@@ -95,7 +98,7 @@ class Fabric:
 
     @cached_property
     def graph(self) -> nx.MultiGraph:
-        """The networkx graph of the fabric, drawn on first use (topology/check.py)."""
+        """The networkx graph of the fabric, drawn on first use (for analysis; no stage reads it)."""
         return self.parts.draw()
 
     @property
