@@ -74,9 +74,7 @@ def test_check_catches_an_unbalanced_leaf() -> None:
     lk = f.links[i]
     other = f.by_role("spine")[-1].name
     check(f)  # as built
-    e = next(e for e, (_a, _z, key, _data) in enumerate(f.parts.edges) if key == i)
-    f.parts.edges[e] = (lk.a, other, i, {"tier": "leaf-spine",
-                                         "link": Link(lk.tier, lk.a, lk.a_port, other, "IB1/32/2", lk.speed, lk.media)})
+    f.links[i] = Link(lk.tier, lk.a, lk.a_port, other, "IB1/32/2", lk.speed, lk.media)
     with pytest.raises(TopologyError, match="unbalanced"):
         check(f)
 
@@ -84,9 +82,8 @@ def test_check_catches_an_unbalanced_leaf() -> None:
 def test_check_catches_a_link_to_a_device_never_built() -> None:
     fabrics, _ = built("superpod-4su")
     f = fabrics["compute"]
-    e = next(e for e, (_a, _z, _key, data) in enumerate(f.parts.edges) if data["tier"] == "leaf-spine")
-    a, _z, key, data = f.parts.edges[e]
-    f.parts.edges[e] = (a, "compute-su9-spine9", key, data)
+    i = next(i for i, lk in enumerate(f.links) if lk.tier == "leaf-spine")
+    f.links[i] = f.links[i]._replace(z="compute-su9-spine9")
     with pytest.raises(TopologyError, match="link to unknown device compute-su9-spine9"):
         check(f)
 
@@ -94,12 +91,18 @@ def test_check_catches_a_link_to_a_device_never_built() -> None:
 def test_the_drawn_graph_has_every_node_and_link() -> None:
     fabrics, _ = built("superpod-4su")
     f = fabrics["compute"]
-    g = f.graph  # networkx, for analysis from Python; the pipeline reads the parts
+    g = f.graph  # networkx, for analysis from Python; no stage draws it
     nics = sum(len(h.model.nics) for h in f.hosts)
     assert g.number_of_edges() == len(f.links) + nics
     assert g.number_of_nodes() == len(f.switches) + len(f.hosts) + nics
     lk = f.links[0]
     assert g.has_edge(lk.a, lk.z, key=0) and g.edges[lk.a, lk.z, 0]["link"] == lk
+    h = f.hosts[0]
+    assert g.nodes[f"{h.name}/{h.model.nics[0].rdma}"] == {"kind": "nic", "host": h.name, "rail": 0,
+                                                            "rdma": h.model.nics[0].rdma, "netdev": h.model.nics[0].netdev}
+    assert g.nodes[f.switches[0].name]["kind"] == "switch"
+    # every cable end is a switch or a node of the fabric, or a NIC port by its node
+    assert all(g.nodes[end]["kind"] in ("switch", "host") for lk in f.links for end in (lk.a, lk.z))
 
 
 def test_check_catches_a_dangling_nic() -> None:

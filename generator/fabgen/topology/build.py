@@ -15,7 +15,7 @@ from dataclasses import replace
 from fabgen.inventory import media
 from fabgen.inventory.catalog import NodeModel, SwitchModel
 from fabgen.inventory.schema import Fabric as FabricSpec
-from fabgen.topology.model import Fabric, GraphParts, Host, Link, Switch
+from fabgen.topology.model import Fabric, Host, Link, Switch
 from fabgen.topology.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
 from fabgen.topology.sizing import Plan
 
@@ -43,15 +43,13 @@ def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list
 
 
 class Builder:
-    """The graph, links and port map of one fabric as it is built: every builder (leaf-spine here,
+    """The links and port map of one fabric as it is built: every builder (leaf-spine here,
     the out-of-band access layer in topology/oob.py) cables through `link`, which refuses a port
     used twice."""
 
     def __init__(self, spec: FabricSpec, plan: Plan, model: SwitchModel):
         self.spec, self.plan, self.model = spec, plan, model
         self.names = model.port_names(plan.speed)
-        self.parts = GraphParts(spec.name)  # the graph's nodes and edges, drawn only if read (model.py)
-        self._nodes, self._edges = self.parts.nodes.append, self.parts.edges.append
         self.links: list[Link] = []
         self.ports: dict[str, dict[str, int]] = {}
         self._media: dict[tuple[str, str], str] = {}
@@ -65,18 +63,7 @@ class Builder:
         return self._media[key]
 
     def add_switch(self, s: Switch) -> None:
-        self._nodes((s.name, {"kind": "switch", "role": s.role, "model": self.model.key, "unit": s.unit,
-                              "rail": s.rail, "pod": s.pod, "plane": s.plane}))
-        self.ports[s.name] = {}
-
-    def add_host(self, hostname: str, group: str, model: NodeModel, rails: bool = True, **attrs) -> None:
-        """A node and its NIC ports (rail r, or -1 where NICs are not rails) in the graph."""
-        self._nodes((hostname, {"kind": "host", "group": group, "model": model.key, **attrs}))
-        for r, nic in enumerate(model.nics):
-            nic_id = f"{hostname}/{nic.rdma}"
-            self._nodes((nic_id, {"kind": "nic", "host": hostname, "rail": r if rails else -1, "rdma": nic.rdma,
-                                  "netdev": nic.netdev}))
-            self._edges((hostname, nic_id, "attach", {"tier": "attach"}))
+        self.ports[s.name] = {}  # every switch in the port map, cabled or not (topology/check.py)
 
     def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int, ordinal: int,
              a_port_index: int | None = None, media: str | None = None) -> None:
@@ -91,7 +78,6 @@ class Builder:
             if port in used:  # a builder bug, never bad input
                 raise AssertionError(f"{dev} port {port} assigned twice")
             used[port] = idx
-        self._edges((a, z, idx, {"tier": tier, "link": lk}))
 
 
 def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
@@ -116,7 +102,6 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         else:
             unit, slot = divmod(g * plan.rails, plan.down)
         hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot, rack=rack_name(group, node_model, k)))
-        b.add_host(hostname, group, node_model)
         for r, nic in enumerate(node_model.nics):
             if plan.rail_groups:  # the slot's leaf in the rail's group, its port on that leaf
                 j, port = divmod(slot, plan.down)
@@ -145,7 +130,6 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         if pairs:
             port = s_i % plan.down
         hosts.append(Host(hostname, group, node_model, len(members) + s_i + 1, 0, port, role="storage"))
-        b.add_host(hostname, group, node_model, rails=False, role="storage")
         for k, nic in enumerate(node_model.nics):
             leaf_i, port = p % spread, first + p // spread
             if pairs:
@@ -157,7 +141,7 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
         b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
 
-    return Fabric(spec, plan, model, b.parts, switches, hosts, b.links, b.ports)
+    return Fabric(spec, plan, model, switches, hosts, b.links, b.ports)
 
 
 def rack_name(group: str, model: NodeModel, k: int) -> str:

@@ -1,11 +1,12 @@
 """The built fabric: its switches, hosts and links in order, and the networkx graph of them.
 
 The builder keeps the objects in lists sorted by natural keys (later stages need a
-deterministic order and fast per-device lookups; nothing downstream iterates a set) and the
-graph's nodes (switches, hosts, NIC ports) and edges (links) as it made them, in order
-(`GraphParts`). The networkx graph (`Fabric.graph`) is drawn from those on first use, for
-analysis from Python; the pipeline never draws it (the structural check reads the parts:
-drawing the graph was half of the build of a 131k-GPU fabric, then most of the check's time).
+deterministic order and fast per-device lookups; nothing downstream iterates a set) and each
+device's ports (`Fabric.ports`). The networkx graph (`Fabric.graph`) is drawn from those on
+first use, for analysis from Python; no stage draws it, and the builder keeps no nodes or
+edges of its own: at 131,072 GPUs of four planes drawing the graph was half of the build and
+then most of the structural check's time, and the nodes and edges kept for it (a dict each)
+most of a gigabyte of the main process.
 """
 
 from __future__ import annotations
@@ -65,27 +66,10 @@ class Host:
 
 
 @dataclass
-class GraphParts:
-    """A fabric's graph as the builder made it: nodes (name, attributes) and edges (a, z, key,
-    attributes), each in the order added; `draw` makes the networkx MultiGraph of them."""
-
-    name: str
-    nodes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    edges: list[tuple[str, str, Any, dict[str, Any]]] = field(default_factory=list)
-
-    def draw(self) -> nx.MultiGraph:
-        g = nx.MultiGraph(name=self.name)
-        g.add_nodes_from(self.nodes)
-        g.add_edges_from(self.edges)
-        return g
-
-
-@dataclass
 class Fabric:
     spec: FabricSpec
     plan: Plan
     switch_model: SwitchModel
-    parts: GraphParts
     switches: list[Switch]
     hosts: list[Host]
     links: list[Link]
@@ -98,8 +82,22 @@ class Fabric:
 
     @cached_property
     def graph(self) -> nx.MultiGraph:
-        """The networkx graph of the fabric, drawn on first use (for analysis; no stage reads it)."""
-        return self.parts.draw()
+        """The networkx graph of the fabric, drawn on first use from its switches, nodes (with a
+        node per NIC port, attached to its node) and links (keyed by their index): for analysis
+        from Python; no stage reads it."""
+        g = nx.MultiGraph(name=self.name)
+        key = self.switch_model.key
+        g.add_nodes_from((s.name, {"kind": "switch", "role": s.role, "model": key, "unit": s.unit, "rail": s.rail,
+                                   "pod": s.pod, "plane": s.plane}) for s in self.switches)
+        for h in self.hosts:
+            g.add_node(h.name, kind="host", group=h.group, model=h.model.key, role=h.role)
+            for r, nic in enumerate(h.model.nics):
+                nic_id = f"{h.name}/{nic.rdma}"
+                g.add_node(nic_id, kind="nic", host=h.name, rail=-1 if h.role == "storage" else r, rdma=nic.rdma,
+                           netdev=nic.netdev)
+                g.add_edge(h.name, nic_id, key="attach", tier="attach")
+        g.add_edges_from((lk.a, lk.z, i, {"tier": lk.tier, "link": lk}) for i, lk in enumerate(self.links))
+        return g
 
     @property
     def name(self) -> str:

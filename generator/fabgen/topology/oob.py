@@ -51,16 +51,14 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, layout: Layout) 
         sm = mgmt_model(m.platform)
         k, slot = divmod(m.place, plan.down)
         hosts.append(Host(m.name, SWITCH_GROUP, sm, len(hosts) + 1, first[b] + k + 1, slot, role="switch"))
-        b_.add_host(m.name, SWITCH_GROUP, sm)
         cable(m.name, sm.nics[0], b, m.place, -1)  # no oob address: its own fabric's prefix gives one
     for p in layout.nodes:
         blk = layout.blocks[p.block]
         k, slot = divmod(p.place, blk.per_switch)
         hosts.append(Host(p.host, p.group, p.model, len(hosts) + 1, first[p.block] + k + 1, slot, role=p.role))
-        b_.add_host(p.host, p.group, p.model)
         base = layout.address_base(p.block) + p.place * blk.ports_per_place
         for r, nic in enumerate(p.model.nics):
             cable(p.host, nic, p.block, k * plan.down + slot * blk.ports_per_place + r, base + r)
-    f = Fabric(spec, plan, model, b_.parts, switches, hosts, b_.links, b_.ports)
+    f = Fabric(spec, plan, model, switches, hosts, b_.links, b_.ports)
     f.oob = layout
     return f
