@@ -26,7 +26,7 @@ Decisions:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from fabgen.addressing import network_of
 from fabgen.context import Context
@@ -69,8 +69,19 @@ def planned_prefixes(plan: Plan, host_addressing: str) -> int:
 
 def switch_configs(ctx: Context) -> list[dict[str, Any]]:
     """One structured config per switch, in switch order."""
+    return list(switch_intents(ctx))
+
+
+def switch_intents(ctx: Context) -> Iterator[dict[str, Any]]:
+    """Each switch's structured config in switch order, made as it is asked for: a target that
+    keeps only what it makes of each (NVUE's tree) never holds a plane's port dicts at once
+    (2,560 switches of 256 ports each at 131,072 GPUs of four planes)."""
     f, alloc = ctx.fabric, ctx.allocation
     eth = options(ctx)
+    # Every switch learns every other switch's announcements: size the per-peer route limit
+    # to the fabric (twice its prefixes), never below the usual 12,000, so growth to 65k host
+    # /31s does not tear sessions down.
+    limit = max(MIN_MAX_ROUTES, 2 * planned_prefixes(f.plan, eth.host_addressing))
     roles = {s.name: s.role for s in f.switches}
     mgmt = management_plane(f)
     speed = f.plan.speed
@@ -79,7 +90,6 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
     ns = alloc.tenants
     overlay = tenants(ctx) if ns is not None else None
     order = {s.name: k for k, s in enumerate(f.switches)}
-    out = []
     for s in f.switches:
         used = f.ports.get(s.name, {})
         interfaces: list[dict[str, Any]] = []
@@ -144,7 +154,7 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                     "tenants": [{**t, "svi_ip": ns.leaves[s.name][k]} for k, t in enumerate(overlay)]
                     if s.role == "leaf" else []}
         groups = sorted({n["peer_group"] for n in neighbors})
-        out.append({
+        yield {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)), "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),
@@ -153,12 +163,5 @@ def switch_configs(ctx: Context) -> list[dict[str, Any]]:
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
                     "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
                     "bfd": eth.bfd,
-                    "peer_groups": groups, "neighbors": neighbors, "networks": networks},
-        })
-    # Every switch learns every other switch's announcements: size the per-peer route limit
-    # to the fabric (twice its prefixes), never below the usual 12,000, so growth to 65k host
-    # /31s does not tear sessions down.
-    limit = max(MIN_MAX_ROUTES, 2 * planned_prefixes(f.plan, eth.host_addressing))
-    for sw in out:
-        sw["bgp"]["max_routes"] = limit
-    return out
+                    "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit},
+        }

@@ -45,7 +45,7 @@ from fabgen.targets import Target, every_other
 from fabgen.intent import secret_ref
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent
-from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, options, switch_configs
+from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, options, switch_intents
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = "eth0"
@@ -329,7 +329,7 @@ def structure(ctx: Context) -> dict[str, Any]:
     switches = []
     # every switch's `mtu` (intent/switches.py)
     parts = _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports)
-    for sw in switch_configs(ctx):
+    for sw in switch_intents(ctx):
         tree = _tree(sw, qos, ar, breakout, f.switch_model.cages, dialect, parts)
         envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
         if sw["management"]:
