@@ -34,6 +34,10 @@ class Target:
     # structured (fabgen.pipeline); only targets that read nothing but others made apart, and
     # that no target made in the main process reads (tests/test_architecture.py checks both)
     apart: bool = False
+    # made apart and read by a cluster-wide target made apart: the part of a structured config
+    # that target reads, kept once the config's files are written (the rest is freed then);
+    # None keeps it whole
+    kept: Callable[[Any], Any] | None = None
 
 
 def every_other(key: str) -> Callable[[Any, int, int], Any]:
