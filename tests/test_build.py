@@ -88,6 +88,16 @@ def test_check_catches_a_link_to_a_device_never_built() -> None:
         check(f)
 
 
+def test_check_catches_a_node_cabled_to_a_switch_never_built() -> None:
+    fabrics, _ = built("superpod-4su")
+    f = fabrics["compute"]
+    i = next(i for i, lk in enumerate(f.links) if lk.tier == "node-leaf")
+    node = f.links[i].a
+    f.links[i] = f.links[i]._replace(z="compute-su9-leaf9")  # neither end a switch of the fabric
+    with pytest.raises(TopologyError, match=f"{node}: link to unknown device compute-su9-leaf9"):
+        check(f)
+
+
 def test_the_drawn_graph_has_every_node_and_link() -> None:
     fabrics, _ = built("superpod-4su")
     f = fabrics["compute"]

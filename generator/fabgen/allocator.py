@@ -20,7 +20,8 @@ same hour): kernel time 19.0 -> 9.9 s, wall 29.6 -> 25.2 s, main process peak 3.
 
 glibc reads tunables only when a program starts, so the command line starts itself again
 once with them (:func:`restart`); a user's own ``GLIBC_TUNABLES``, even empty, is left as
-it is, and fabgen used as a library changes nothing.
+it is, and the Python API (``fabgen.render``) changes nothing. The processes fabgen starts
+(Graphviz, git) inherit the settings, which change only how fast they allocate.
 """
 
 from __future__ import annotations
@@ -36,18 +37,18 @@ TUNABLES = ":".join((
     "glibc.malloc.trim_threshold=1073741824",  # 1 GiB: freed heap kept for the next file
 ))
 _VARIABLE = "GLIBC_TUNABLES"
+_STARTED = "FABGEN_ALLOCATOR"  # set in the restarted program: it never starts a third time,
+# even where something between the two (a wrapper, a secure-execution loader) drops the tunables
 
 
 def environment(environ: Mapping[str, str]) -> Optional[dict[str, str]]:
-    """The environment to start fabgen in, or None when it is right as it is.
-
-    None off glibc (the tunables are glibc's) and when the user set GLIBC_TUNABLES, which
-    is also how the program, started again, knows not to start a third time."""
-    if _VARIABLE in environ or not sys.platform.startswith("linux"):
+    """The environment to start fabgen in, or None when it is right as it is: off glibc (the
+    tunables are glibc's), when the user set GLIBC_TUNABLES, and in the restarted program."""
+    if _VARIABLE in environ or _STARTED in environ or not sys.platform.startswith("linux"):
         return None
     if platform.libc_ver()[0] != "glibc":
         return None
-    return {**environ, _VARIABLE: TUNABLES}
+    return {**environ, _VARIABLE: TUNABLES, _STARTED: "1"}
 
 
 # The commands whose work grows with the fabric; the others do not pay for a second start
@@ -62,9 +63,18 @@ def restart(argv: list[str], execve=os.execve) -> None:
     not glibc) or the start failed: the command then runs with the allocator as it is,
     slower at scale, with the same output."""
     environ = environment(os.environ)
-    if environ is None or not argv[1:2] or argv[1] not in COMMANDS:
+    if environ is None or not argv[1:2] or argv[1] not in COMMANDS or not _restartable(argv):
         return
     try:
         execve(sys.executable, list(sys.orig_argv), environ)
-    except OSError:
+    except (OSError, ValueError, TypeError):
         return
+
+
+def _restartable(argv: list[str]) -> bool:
+    """Whether starting the interpreter's own command line again runs this command again: an
+    interpreter to start, a program not read from standard input (read already), and a
+    command line that ends with this command's arguments (not a program that calls
+    fabgen.cli.main with arguments of its own making)."""
+    orig, tail = list(getattr(sys, "orig_argv", ())), argv[1:]
+    return bool(sys.executable) and argv[0] != "-" and len(orig) > len(tail) and orig[-len(tail):] == tail

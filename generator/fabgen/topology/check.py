@@ -56,8 +56,6 @@ def check(fabric: Fabric) -> None:
     for s in fabric.switches:
         up, down = Counter(), 0
         for peer, tier in adjacent[s.name]:
-            if peer not in devices:
-                problems.append(f"{s.name}: link to unknown device {peer}")
             other = by_name.get(peer)
             if other is None:
                 down += 1
@@ -80,6 +78,11 @@ def check(fabric: Fabric) -> None:
                 problems.append(f"{s.name}: unbalanced core uplinks {dict(sorted(up.items()))}")
             if sum(up.values()) != plan.spine_down:
                 problems.append(f"{s.name}: {sum(up.values())} uplinks for {plan.spine_down} downlink ports")
+
+    for lk in fabric.links:  # every cable's two ends, a node's as well as a switch's, were built
+        for end, peer in ((lk.a, lk.z), (lk.z, lk.a)):
+            if peer not in devices:
+                problems.append(f"{end}: link to unknown device {peer}")
 
     for h in fabric.hosts:
         for nic in h.model.nics:
