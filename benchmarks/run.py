@@ -4,6 +4,8 @@
     python benchmarks/run.py --kinds eos-rail --sizes 4096 32768
     python benchmarks/run.py --json results.json
     python benchmarks/run.py --repeat 3            # each stage's best of three runs (for scaling)
+    python benchmarks/run.py --against v0.1.0 --kinds sx-4plane --sizes 131072 --repeat 3
+                                                   # this tree and a git ref, alternating; same output?
 
 Each case runs in a fresh interpreter (so peak memory is its own) and renders into a
 temporary directory, end to end: load, validate, build, check, allocate, structure,
@@ -12,13 +14,22 @@ render, write. Peak memory per stage is the main process's resident set size sam
 resident set sizes of the main process and the processes it forks (the render child, the
 check and the targets made apart), summed, sampled every 50 ms: an upper bound of what the
 render takes from the machine (pages they share copy-on-write count in each).
+
+`--against REF` checks REF out beside this tree (a git worktree, removed at the end) and
+renders every case with both, alternating which goes first, in one run: the machine's drift
+(20% and more within a day here) then falls on both alike. It prints a table for each and
+whether their output trees are identical (a digest over every file's path and bytes, taken
+after the timing), and exits 1 if any differs.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -126,35 +137,100 @@ os._exit(0)  # as the command line leaves after a render: without freeing it obj
 """
 
 
-def _environment() -> dict[str, str] | None:
-    """The environment the command line renders in (fabgen.allocator: glibc's allocator
-    settings, set before the program starts), so the child measures what a user runs; a
-    release before that module renders with the environment as it is."""
-    try:
-        from fabgen.allocator import environment
-    except ImportError:
+def _allocator(src: Path | None):
+    """The fabgen.allocator module of the tree that renders (None: the one this interpreter
+    imports), or None for a release before it."""
+    if src is None:
+        try:
+            from fabgen import allocator
+        except ImportError:
+            return None
+        return allocator
+    path = src / "generator" / "fabgen" / "allocator.py"
+    if not path.exists():
         return None
-    return environment(os.environ)
+    spec = importlib.util.spec_from_file_location("_against_allocator", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
 
 
-def run_case(name: str, gpus: int, work: Path) -> dict:
+def _environment(src: Path | None = None) -> dict[str, str]:
+    """The environment the command line of the tree `src` (default: the installed fabgen)
+    renders in (fabgen.allocator: glibc's allocator settings, set before the program
+    starts), so the child measures what a user runs; a release before that module renders
+    with the environment as it is."""
+    environ = dict(os.environ)
+    if src is not None:  # its fabgen before the installed one
+        environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(src / "generator"), environ.get("PYTHONPATH")) if p)
+    allocator = _allocator(src)
+    return (allocator.environment(environ) if allocator else None) or environ
+
+
+def tree_digest(root: Path) -> str:
+    """sha256 over every file's path (relative, sorted) and bytes."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        h.update(str(path.relative_to(root)).encode() + b"\0")
+        with open(path, "rb") as fh:
+            h.update(hashlib.file_digest(fh, "sha256").digest() if hasattr(hashlib, "file_digest")
+                     else hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
+def run_case(name: str, gpus: int, work: Path, src: Path | None = None, digest: bool = False) -> dict:
     """One case in a fresh interpreter, writing under `work`, which the caller removes only
     at the end of the whole run: ext4 is several times slower at creating files in the
     minutes after many were deleted (see the README), so deleting one case's output before
-    the next would bill the next case for it."""
+    the next would bill the next case for it. `src`: the tree whose fabgen renders (default
+    the installed one); `digest`: also the output tree's digest, after the timing."""
     case = Path(tempfile.mkdtemp(prefix=f"{name}-{gpus}-", dir=work))
     inv = case / "inv.yaml"
     inv.write_text(inventory(name, gpus))
     os.sync()  # start from a quiet disk: the previous case's writeback must not be billed here
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CHILD, str(inv), str(case / "out")], check=False, capture_output=True,
-                          text=True, env=_environment())
+                          text=True, env=_environment(src))
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         return {"kind": name, "gpus": gpus, "error": proc.stderr.strip().splitlines()[-1]}
     data = json.loads(proc.stdout.strip().splitlines()[-1])
     data.update(kind=name, gpus=gpus, process_wall=wall)
+    if digest and "error" not in data:
+        data["digest"] = tree_digest(case / "out")
     return data
+
+
+def against(ref: str, cases: list[tuple[str, int]], work: Path, repeat: int) -> tuple[list[dict], list[dict], list[str]]:
+    """Every case rendered by this tree and by `ref`, alternating which goes first: (this
+    tree's rows, ref's rows, the cases whose outputs differ)."""
+    checkout = Path(tempfile.mkdtemp(prefix="fabgen-against-")) / "tree"
+    repo = str(HERE.parent)
+    subprocess.run(["git", "-C", repo, "worktree", "add", "--detach", str(checkout), ref], check=True,
+                   capture_output=True)
+    try:
+        mine, theirs, differ = [], [], []
+        for name, gpus in cases:
+            runs: dict[str, list[dict]] = {"this": [], ref: []}
+            for k in range(repeat):
+                for tree in (("this", ref) if k % 2 == 0 else (ref, "this")):
+                    runs[tree].append(run_case(name, gpus, work, None if tree == "this" else checkout, digest=True))
+            mine.append(best_of(runs["this"]))
+            theirs.append(best_of(runs[ref]))
+            if not same_output(runs["this"] + runs[ref]):
+                differ.append(f"{name} {gpus}")
+            print(f"{name} {gpus}: {mine[-1].get('total', 0):.2f} s, {ref} {theirs[-1].get('total', 0):.2f} s",
+                  file=sys.stderr, flush=True)
+        return mine, theirs, differ
+    finally:
+        subprocess.run(["git", "-C", repo, "worktree", "remove", "--force", str(checkout)], check=False,
+                       capture_output=True)
+        shutil.rmtree(checkout.parent, ignore_errors=True)
+
+
+def same_output(runs: list[dict]) -> bool:
+    """Whether every run rendered and wrote the same tree."""
+    return all("error" not in r for r in runs) and len({r["digest"] for r in runs}) == 1
 
 
 def best_of(runs: list[dict]) -> dict:
@@ -209,9 +285,21 @@ def main() -> None:
                          "sampled often it slows the render)")
     ap.add_argument("--out-root", help="where the output is written (default: the system temporary directory); "
                     "a tmpfs such as /dev/shm measures fabgen without the disk")
+    ap.add_argument("--against", metavar="REF", help="also render every case with git ref REF, alternating, and "
+                    "compare the outputs (exit 1 if any differs)")
     args = ap.parse_args()
     if args.pss:
         os.environ["BENCH_PSS_EVERY"] = str(max(1, round(args.pss / 0.005)))  # the child samples every 5 ms
+    if args.against:
+        with tempfile.TemporaryDirectory(prefix="fabgen-bench-", dir=args.out_root) as work:
+            cases = [(name, gpus) for name in args.kinds for gpus in args.sizes]
+            mine, theirs, differ = against(args.against, cases, Path(work), args.repeat)
+        print(f"### This tree\n\n{table(mine)}\n\n### {args.against}\n\n{table(theirs)}\n")
+        print("Output: " + (f"differs for {', '.join(differ)}" if differ else "identical in every case"))
+        if args.json:
+            rows = [dict(r, tree="this") for r in mine] + [dict(r, tree=args.against) for r in theirs]
+            args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")
+        sys.exit(1 if differ else 0)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabgen-bench-", dir=args.out_root) as work:
         for name in args.kinds:
