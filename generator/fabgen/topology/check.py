@@ -24,11 +24,15 @@ class TopologyError(AssertionError):
     """A structural invariant does not hold: a bug in fabgen."""
 
 
-def _adjacent(fabric: Fabric) -> dict[str, list[tuple[str, str]]]:
-    """Each switch's links as (peer, tier), in the order the builder made them."""
+def _adjacent(fabric: Fabric, devices: set[str], problems: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Each switch's links as (peer, tier), in the order the builder made them; in the same
+    pass, every cable end that is not a device of the fabric (a node's as well as a switch's)."""
     adjacent: dict[str, list[tuple[str, str]]] = {s.name: [] for s in fabric.switches}
     get = adjacent.get
     for lk in fabric.links:
+        for end, peer in ((lk.a, lk.z), (lk.z, lk.a)):
+            if peer not in devices:
+                problems.append(f"{end}: link to unknown device {peer}")
         if (mine := get(lk.a)) is not None:
             mine.append((lk.z, lk.tier))
         if (mine := get(lk.z)) is not None and lk.z != lk.a:
@@ -40,7 +44,7 @@ def check(fabric: Fabric) -> None:
     problems: list[str] = []
     plan = fabric.plan
     devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
-    adjacent = _adjacent(fabric)
+    adjacent = _adjacent(fabric, devices, problems)
     radix = fabric.switch_model.radix(plan.speed)
     valid_ports = set(fabric.switch_model.port_names(plan.speed))
     by_name = {s.name: s for s in fabric.switches}
@@ -78,11 +82,6 @@ def check(fabric: Fabric) -> None:
                 problems.append(f"{s.name}: unbalanced core uplinks {dict(sorted(up.items()))}")
             if sum(up.values()) != plan.spine_down:
                 problems.append(f"{s.name}: {sum(up.values())} uplinks for {plan.spine_down} downlink ports")
-
-    for lk in fabric.links:  # every cable's two ends, a node's as well as a switch's, were built
-        for end, peer in ((lk.a, lk.z), (lk.z, lk.a)):
-            if peer not in devices:
-                problems.append(f"{end}: link to unknown device {peer}")
 
     for h in fabric.hosts:
         for nic in h.model.nics:
