@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import weakref
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -42,3 +43,30 @@ def test_plain_fields_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_a_field_with_a_comma_goes_through_the_csv_module() -> None:
     rows = [("MSN5600", "Spectrum-4 SN5600, 64 x 800GbE OSFP", 12)]
     assert csvout.dumps(["part", "description", "quantity"], rows).endswith(b'"Spectrum-4 SN5600, 64 x 800GbE OSFP",12\n')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda n: st.tuples(
+    st.lists(st.text(alphabet="abc_", min_size=1, max_size=4), min_size=n, max_size=n),
+    st.lists(st.lists(st.lists(FIELD, min_size=n, max_size=n), max_size=4), max_size=4))))
+def test_chunks_write_the_same_bytes_as_all_rows_at_once(case) -> None:
+    header, chunks = case
+    rows = [row for chunk in chunks for row in chunk]
+    assert csvout.dumps_chunks(header, chunks) == (reference(header, rows) if rows else None)
+
+
+def test_chunks_are_written_one_at_a_time() -> None:
+    """Each chunk is freed before the next is made (NetBox's files, a fabric at a time): the
+    file never holds every row at once."""
+    class Rows(list):  # a list that can be weakly referenced
+        pass
+
+    def chunks():
+        previous = None
+        for k in range(3):
+            assert previous is None or previous() is None, "an earlier chunk is still held"
+            rows = Rows([(f"dev{k}", "p1")])
+            previous = weakref.ref(rows)
+            yield rows
+            del rows
+    assert csvout.dumps_chunks(["device", "port"], chunks()) == b"device,port\ndev0,p1\ndev1,p1\ndev2,p1\n"

@@ -26,13 +26,45 @@ def _slow(header: Sequence[str], rows: list[Sequence[Any]]) -> bytes:
 
 def dumps(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
     rows = list(rows)
-    head = ",".join(header)
-    try:  # one join with the header and the last line end: the file's text is copied once, not three times
-        text = "\n".join((head, *map(",".join, rows), ""))
-    except TypeError:  # numbers among the fields
-        text = "\n".join((head, *(",".join(map(str, row)) for row in rows), ""))
-    commas = sum(map(len, rows)) - len(rows) + len(header) - 1
-    if '"' in text or "\r" in text or text.count("\n") != len(rows) + 1 or text.count(",") != commas \
-            or "" in header or any(len(row) == 1 and str(row[0]) == "" for row in rows):
+    text = _plain(rows) if _plain_header(header) else None
+    if text is None:
         return _slow(header, rows)  # a field that needs quoting, or a lone empty field (csv quotes it)
-    return text.encode()
+    # one join with the header: the file's text is copied once, not three times
+    return "".join((",".join(header), "\n", text)).encode() if text else (",".join(header) + "\n").encode()
+
+
+def dumps_chunks(header: Sequence[str], chunks: Iterable[list[Sequence[Any]]]) -> bytes | None:
+    """A file too large to hold as rows: its rows in chunks (NetBox: a fabric's at a time), each
+    written and freed before the next is made; the same bytes as `dumps` over all the rows. None
+    when there are no rows. `chunks` is iterated again (made again) if a field needs quoting."""
+    out = [(",".join(header) + "\n").encode()]
+    plain = _plain_header(header)
+    count = 0
+    for rows in chunks:
+        text = _plain(rows) if plain else None
+        if text is None:
+            return _slow(header, [row for rows in chunks for row in rows])
+        count += len(rows)
+        out.append(text.encode())
+        del rows, text
+    return b"".join(out) if count else None
+
+
+def _plain_header(header: Sequence[str]) -> bool:
+    """Whether the header is written as it is (no field of it needs quoting)."""
+    head = ",".join(header)
+    return not ('"' in head or "\r" in head or "\n" in head or head.count(",") != len(header) - 1 or "" in header)
+
+
+def _plain(rows: list[Sequence[Any]]) -> str | None:
+    """The rows' lines, each ending in a line end, joined directly; None if a field needs quoting
+    (a quote, an extra line break or comma shows it) or a row is one empty field (csv quotes it)."""
+    try:
+        text = "\n".join((*map(",".join, rows), ""))
+    except TypeError:  # numbers among the fields
+        text = "\n".join((*(",".join(map(str, row)) for row in rows), ""))
+    commas = sum(map(len, rows)) - len(rows)
+    if '"' in text or "\r" in text or text.count("\n") != len(rows) or text.count(",") != commas \
+            or any(len(row) == 1 and str(row[0]) == "" for row in rows):
+        return None
+    return text

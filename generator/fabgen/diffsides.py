@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterator
 
 from fabgen import parallel
 from fabgen.renderpaths import ADDRESS, DEVICE_FILE
+from fabgen.targets import made
 
 Progress = Callable[[str], None]
 GROUPED = ("eos", "sonic", "nvue")  # targets whose data["switches"] holds one item per switch
@@ -135,6 +136,8 @@ class LocalSide:
         from fabgen.pipeline import prepare
 
         self.prepared = prepare(self.path, self.progress, checked=False)  # pipeline.prepare says why
+        # the review compares every switch's structured config: made once here, kept for the review
+        self.prepared.structured[:] = [(t, made(d)) for t, d in self.prepared.structured]
         self.blobs = {(t, d["fabric"]): (t, d) for t, d in self.prepared.structured if t in GROUPED}
 
     def others(self) -> dict[tuple[str, int], bytes]:

@@ -76,21 +76,32 @@ def switch_intents(ctx: Context) -> Iterator[dict[str, Any]]:
     """Each switch's structured config in switch order, made as it is asked for: a target that
     keeps only what it makes of each (NVUE's tree) never holds a plane's port dicts at once
     (2,560 switches of 256 ports each at 131,072 GPUs of four planes)."""
-    f, alloc = ctx.fabric, ctx.allocation
-    eth = options(ctx)
-    # Every switch learns every other switch's announcements: size the per-peer route limit
-    # to the fabric (twice its prefixes), never below the usual 12,000, so growth to 65k host
-    # /31s does not tear sessions down.
-    limit = max(MIN_MAX_ROUTES, 2 * planned_prefixes(f.plan, eth.host_addressing))
-    roles = {s.name: s.role for s in f.switches}
-    mgmt = management_plane(f)
-    speed = f.plan.speed
-    names = f.switch_model.port_names(speed)
-    numbers = f.switch_model.port_numbers(speed)
-    ns = alloc.tenants
-    overlay = tenants(ctx) if ns is not None else None
-    order = {s.name: k for k, s in enumerate(f.switches)}
-    for s in f.switches:
+    return map(SwitchIntents(ctx), ctx.fabric.switches)
+
+
+class SwitchIntents:
+    """One switch's structured config per call, from what every switch of the fabric shares
+    (worked out once here): a render piece structures only the switches it writes."""
+
+    def __init__(self, ctx: Context):
+        f = ctx.fabric
+        self.f, self.alloc = f, ctx.allocation
+        self.eth = eth = options(ctx)
+        # Every switch learns every other switch's announcements: size the per-peer route limit
+        # to the fabric (twice its prefixes), never below the usual 12,000, so growth to 65k host
+        # /31s does not tear sessions down.
+        self.limit = max(MIN_MAX_ROUTES, 2 * planned_prefixes(f.plan, eth.host_addressing))
+        self.roles = {s.name: s.role for s in f.switches}
+        self.mgmt = management_plane(f)
+        self.names = f.switch_model.port_names(f.plan.speed)
+        self.numbers = f.switch_model.port_numbers(f.plan.speed)
+        self.ns = ctx.allocation.tenants
+        self.overlay = tenants(ctx) if self.ns is not None else None
+        self.order = {s.name: k for k, s in enumerate(f.switches)}
+
+    def __call__(self, s: Any) -> dict[str, Any]:
+        f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
+        speed, names, numbers, ns, overlay, order = f.plan.speed, self.names, self.numbers, self.ns, self.overlay, self.order
         used = f.ports.get(s.name, {})
         interfaces: list[dict[str, Any]] = []
         neighbors: list[dict[str, Any]] = []
@@ -154,7 +165,7 @@ def switch_intents(ctx: Context) -> Iterator[dict[str, Any]]:
                     "tenants": [{**t, "svi_ip": ns.leaves[s.name][k]} for k, t in enumerate(overlay)]
                     if s.role == "leaf" else []}
         groups = sorted({n["peer_group"] for n in neighbors})
-        yield {
+        return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)), "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),

@@ -28,11 +28,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-import orjson
-
 from fabgen import yamlout
 
 from fabgen.context import Context
+from fabgen.configfile import config_file
 from fabgen.targets import CLUSTER, Target
 
 
@@ -52,9 +51,11 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
             configs.update({name: ("sonic", sw, [f"{data['fabric']}/switches/{name}/config_db.json"])
                             for name, _, sw in data["switches"]})
         elif tname in ("nvue", "oob"):  # out-of-band access switches run NVUE too
-            configs.update({name: ("nvue", tree, [f"{data['fabric']}/switches/{name}.nvue.yaml",
-                                                  f"{data['fabric']}/switches/{name}.nvue.sh"])
-                            for name, tree, _ in data["switches"]})
+            # each tree is made by the render piece that writes the switch (targets.Deferred), which
+            # writes its configs/<device>.json too (`config_file`): here only the names
+            configs.update({s.name: ("nvue", None, [f"{data['fabric']}/switches/{s.name}.nvue.yaml",
+                                                    f"{data['fabric']}/switches/{s.name}.nvue.sh"])
+                            for s in data["switches"].devices})
     sm_files: dict[str, list[dict[str, str]]] = {}
     role_setups: dict[str, list[str]] = {}  # node group -> roles with a NIC setup script (storage, inband)
     for tname, data in structured:
@@ -82,8 +83,9 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 groups.setdefault(g, []).append(s.name)
             hosts[s.name] = {"fabgen_fabric": f.name, "fabgen_platform": platform, "fabgen_role": s.role,
                              "fabgen_files": [{"src": p} for p in files]}
-            if config:
+            if config or (config is None and files):  # None: the switch's target writes the file
                 hosts[s.name]["fabgen_config_file"] = f"ansible/configs/{s.name}.json"
+            if config:
                 configs_out[s.name] = {"fabgen_platform": platform, "fabgen_config": config}
         ib = f.spec.infiniband
         for k, sm in enumerate(ib.subnet_managers if ib else []):
@@ -166,23 +168,6 @@ def _json_yaml(head: str, data: dict[str, Any]) -> bytes:
     return (head + "{\n" + ",\n".join(lines) + "\n}\n").encode()
 
 
-_ORJSON = orjson.OPT_NON_STR_KEYS  # an int key (an NVUE traffic class) as a string, as json writes it
-
-
-def _config_json(data: dict[str, Any]) -> bytes:
-    """ansible/configs/<device>.json (read with from_json, never as YAML): one line per key and
-    per key of fabgen_config, like host_vars, written by orjson (compact separators)."""
-    lines = []
-    for key, value in data.items():
-        if key == "fabgen_config" and isinstance(value, dict) and value:
-            inner = b",\n".join(b"  " + orjson.dumps(k, option=_ORJSON) + b":" + orjson.dumps(v, option=_ORJSON)
-                                 for k, v in value.items())
-            lines.append(b" " + orjson.dumps(key) + b":{\n" + inner + b"\n }")
-        else:
-            lines.append(b" " + orjson.dumps(key) + b":" + orjson.dumps(value, option=_ORJSON))
-    return b"{\n" + b",\n".join(lines) + b"\n}\n"
-
-
 def _host_entry(name: str, management: dict[str, str]) -> dict[str, str] | None:
     address = management.get(name)
     return {"ansible_host": address} if address else None
@@ -200,7 +185,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, hv in data["hosts"].items():
         yield f"ansible/host_vars/{name}.yml", _json_yaml(head, hv)
     for name, config in data["configs"].items():
-        yield f"ansible/configs/{name}.json", _config_json(config)
+        yield config_file(name, config["fabgen_platform"], config["fabgen_config"])
     if not data.get("whole", True):
         return
     # ansible_host once per device, where it is first listed (its fabric group)

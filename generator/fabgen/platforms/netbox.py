@@ -20,11 +20,12 @@ renames one.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, Iterable
 
 from fabgen import csvout
 from fabgen.context import Context
-from fabgen.targets import CLUSTER, Target
+from fabgen.targets import CLUSTER, Deferred, Target
 
 COLUMNS = {
     "01-manufacturers.csv": ["name", "slug"],
@@ -36,6 +37,7 @@ COLUMNS = {
     "07-cables.csv": ["side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
                       "type", "status", "label"],
 }
+INTERFACES, CABLES = "06-interfaces.csv", "07-cables.csv"
 ROLE_COLORS = {"leaf": "2196f3", "spine": "3f51b5", "core": "673ab7", "gpu-node": "4caf50",
                "storage-node": "ff9800"}
 IB_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
@@ -94,39 +96,49 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack (description), for racking
             devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
                                         f"{f.inventory_name} node group {h.group}{rack}"])
-        # Port types follow the node model's cage or the switch model: worked out once per model,
-        # not per link (at 32k GPUs that is 200,000 ports).
-        kind, speed = f.spec.kind, f.plan.speed
-        switch_type = interface_type(kind, sw.cage_type, speed)
-        node_types: dict[int, dict[str, str]] = {}
-        for h in f.hosts:
-            if id(h.model) not in node_types:
-                node_types[id(h.model)] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
-        port_type = {h.name: node_types[id(h.model)] for h in f.hosts}
-        kbps = str(speed * 1_000_000)
-        cables, ports = rows["07-cables.csv"], rows["06-interfaces.csv"]
-        tiers = {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}
-        lags = _lags(ctx) if ctx.allocation.tenants is not None else {}
-        if lags:
-            ports += [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
-                      for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
-        _interfaces_and_cables(f.links, port_type, switch_type, kbps, tiers, lags if lagged else None, ports, cables)
     vendors = sorted({v for v, _, _ in types.values()})
     rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
     rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
     rows["03-device-types.csv"] = [[v, part, slug(part), part] for part, (v, _, _) in sorted(types.items())]
     rows["04-sites.csv"] = [[cluster, slug(cluster), "planned"]] if contexts else []
     rows["05-devices.csv"] = list(devices.values())
+    # the two large files a fabric at a time, as they are written (targets.Deferred, csvout.dumps_chunks):
+    # at 131,072 GPUs of four planes they are 4.8 million rows, 630 MB held at once
+    rows[INTERFACES] = Deferred(partial(_interfaces, lagged), contexts)  # type: ignore[assignment]
+    rows[CABLES] = Deferred(_cables, contexts)  # type: ignore[assignment]
     return {"rows": rows, "lag": lagged}
 
 
-def _interfaces_and_cables(links: list, port_type: dict[str, dict[str, str]], switch_type: str, kbps: str,
-                           tiers: dict[str, str], lags: dict[tuple[str, str], tuple[str, str]] | None,
-                           ports: list, cables: list) -> None:
-    """Each link's two interfaces (every port is cabled once) and its cable; with `lags` (a
-    cluster with bonds anywhere), each interface's LAG, "" for none. Without, no LAG lookup per
-    port (0.5 s of 1.6 million links at 131,072 GPUs of four planes)."""
+def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
+    """A fabric's interfaces: its LAGs, then each link's two ports (every port is cabled once); with
+    `lagged` (a cluster with bonds anywhere), each interface's LAG, "" for none."""
+    f = ctx.fabric
+    # Port types follow the node model's cage or the switch model: worked out once per model,
+    # not per link (at 32k GPUs that is 200,000 ports).
+    kind, speed = f.spec.kind, f.plan.speed
+    switch_type = interface_type(kind, f.switch_model.cage_type, speed)
+    node_types: dict[int, dict[str, str]] = {}
+    for h in f.hosts:
+        if id(h.model) not in node_types:
+            node_types[id(h.model)] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
+    port_type = {h.name: node_types[id(h.model)] for h in f.hosts}
+    lags = _lags(ctx) if ctx.allocation.tenants is not None else {}
+    ports = [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
+             for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
+    _link_ports(f.links, port_type, switch_type, str(speed * 1_000_000), _tiers(f), lags if lagged else None, ports)
+    return ports
+
+
+def _tiers(f) -> dict[str, str]:
+    return {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}
+
+
+def _link_ports(links: list, port_type: dict[str, dict[str, str]], switch_type: str, kbps: str,
+                tiers: dict[str, str], lags: dict[tuple[str, str], tuple[str, str]] | None, ports: list) -> None:
+    """Each link's two interfaces; with `lags`, each one's LAG. Without, no LAG lookup per port
+    (0.5 s of 1.6 million links at 131,072 GPUs of four planes)."""
     get = port_type.get
+    append = ports.append
     for lk in links:
         a, a_port, z, z_port = lk.a, lk.a_port, lk.z, lk.z_port
         node = get(a)
@@ -136,10 +148,14 @@ def _interfaces_and_cables(links: list, port_type: dict[str, dict[str, str]], sw
         if lags is not None:
             a_row += (lags.get((a, a_port), ("", ""))[1],)
             z_row += (lags.get((z, z_port), ("", ""))[1],)
-        ports.append(a_row)
-        ports.append(z_row)
-        cables.append((a, "dcim.interface", a_port, z, "dcim.interface", z_port, CABLE_TYPES.get(lk.media, ""),
-                       "planned", f"{a}:{a_port}--{z}:{z_port}"))
+        append(a_row)
+        append(z_row)
+
+
+def _cables(ctx: Context) -> list[tuple[str, ...]]:
+    """A fabric's cables, one per link."""
+    return [(lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port, CABLE_TYPES.get(lk.media, ""),
+             "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}") for lk in ctx.fabric.links]
 
 
 def _lags(ctx: Context) -> dict[tuple[str, str], tuple[str, str]]:
@@ -166,7 +182,6 @@ def _lag_order(f):
     return lambda d: (place[d[0]], len(d[1]), d[1])
 
 
-CABLES = "07-cables.csv"
 
 
 def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
@@ -178,11 +193,13 @@ def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, columns in COLUMNS.items():
-        if not data["rows"].get(name):
-            continue
-        if name == "06-interfaces.csv" and data.get("lag"):
+        rows = data["rows"].get(name)
+        if name == INTERFACES and data.get("lag"):
             columns = [*columns, "lag"]
-        yield f"netbox/{name}", csvout.dumps(columns, data["rows"][name])
+        # the two large files: a fabric's rows at a time (Deferred, or a list of them once made)
+        text = csvout.dumps_chunks(columns, rows if name in (INTERFACES, CABLES) else [rows])
+        if text is not None:  # a file with no rows is left out
+            yield f"netbox/{name}", text
 
 
 TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER, apart=True)

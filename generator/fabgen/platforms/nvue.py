@@ -41,11 +41,12 @@ from fabgen import yamlout
 from fabgen.addressing import _ip
 from fabgen.inventory.management import gateway_of
 from fabgen.context import Context
-from fabgen.targets import Target, every_other
+from fabgen.targets import Deferred, Target, every_other
 from fabgen.intent import secret_ref
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent
-from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, options, switch_intents
+from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents, options
+from fabgen.configfile import config_file
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = "eth0"
@@ -319,6 +320,8 @@ def _group(role: str) -> str:
 
 
 def structure(ctx: Context) -> dict[str, Any]:
+    """The fabric's shared data and its switches (`Deferred`): each switch's tree is made where it
+    is written, by the render piece that writes it."""
     f = ctx.fabric
     qos = qos_intent(ctx)
     ar, ar_ports = adaptive_routing(ctx)
@@ -326,18 +329,23 @@ def structure(ctx: Context) -> dict[str, Any]:
     breakout = BREAKOUT.get(f.plan.speed) if mode is not None and mode.per_cage > 1 else None
     version = version_of(f.spec) or ""
     dialect = Dialect(version)
-    switches = []
     # every switch's `mtu` (intent/switches.py)
     parts = _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports)
-    for sw in switch_intents(ctx):
-        tree = _tree(sw, qos, ar, breakout, f.switch_model.cages, dialect, parts)
-        envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
-        if sw["management"]:
-            envs += [u["password_env"] for u in sw["management"]["users"]]
-        switches.append((sw["name"], tree, envs))
+    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {version}.0"}
-    return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches, "header": header}
+    return {"fabric": f.name, "cluster": ctx.cluster, "switches": Deferred(make, f.switches), "header": header}
+
+
+def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
+            parts: _Parts, s: Any) -> tuple[str, dict[str, Any], list[str]]:
+    """One switch's item: its name, its NVUE tree and the environment variables its secrets come from."""
+    sw = intents(s)
+    tree = _tree(sw, qos, ar, breakout, cages, d, parts)
+    envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
+    if sw["management"]:
+        envs += [u["password_env"] for u in sw["management"]["users"]]
+    return sw["name"], tree, envs
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
@@ -362,6 +370,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         # ten minutes (after checking the switch is still reachable), the switch rolls back
         lines += ["", "nv config apply --confirm 600s --assume-yes", ""]
         yield f"{data['fabric']}/switches/{name}.nvue.sh", "\n".join(lines).encode()
+        # the tree for Ansible too, written here from the tree just made (ansible.py says why)
+        yield config_file(name, "nvue", tree)
 
 
 # Out-of-band access switches (role oob, kind ethernet; docs/cluster.md): SN2201 on Cumulus Linux,
@@ -414,11 +424,15 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     return tree, envs
 
 
+def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[str]]:
+    return (s.name, *_access_tree(ctx, s, d, vlan))
+
+
 def access_structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     version = version_of(f.spec) or ""
     d = Dialect(version)
-    switches = [(s.name, *_access_tree(ctx, s, d, f.spec.oob_vlan)) for s in f.switches]
+    switches = Deferred(partial(_access_switch, ctx, d, f.spec.oob_vlan), f.switches)
     header = {"model": f.switch_model.part.removeprefix("M").split("-")[0], "nvue-api-version": "nvue_v1",
               "rev-id": 1.0, "version": f"Cumulus Linux {version}.0"}
     return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches, "header": header}
