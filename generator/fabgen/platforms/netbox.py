@@ -194,6 +194,8 @@ def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     for name, columns in COLUMNS.items():
         rows = data["rows"].get(name)
+        if rows is None:  # another piece's file (`shard`)
+            continue
         if name == INTERFACES and data.get("lag"):
             columns = [*columns, "lag"]
         # the two large files: a fabric's rows at a time (Deferred, or a list of them once made)
@@ -202,4 +204,4 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
             yield f"netbox/{name}", text
 
 
-TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER, apart=True)
+TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER)
