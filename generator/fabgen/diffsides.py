@@ -39,6 +39,8 @@ import pickle
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import orjson
+
 from fabgen import parallel
 from fabgen.renderpaths import ADDRESS, DEVICE_FILE
 from fabgen.targets import made
@@ -545,8 +547,11 @@ def _profile(item: Any, ids: dict[int, tuple]) -> bytes:
     """The shape of a switch's config: its JSON with the digits left out (names,
     addresses, numbers), shared tables left out. Two switches with the same shape write a shared
     value in the same places (a profile applied to each host port, say), so they may share a
-    representative; computed in C (json, bytes.translate), since every switch of a blob is shaped when the
-    shared data changes."""
+    representative; computed in C (orjson, bytes.translate), since every switch of a blob is shaped
+    when the shared data changes (json's encoder took 2.9 of a 131k review's 30 s on each core;
+    orjson a quarter of that). Where orjson refuses a value (an int beyond 64 bits), json writes
+    it: that switch's shape differs from the others', so it is rendered on its own, never folded
+    wrongly."""
     def strip(x: Any) -> Any:
         if isinstance(x, dict):
             return {k: v for k, v in x.items() if id(v) not in ids}
@@ -554,5 +559,9 @@ def _profile(item: Any, ids: dict[int, tuple]) -> bytes:
     if _sonic(item):
         item = item[2]  # the config_db follows from the neutral config
     top = [strip(x) for x in item] if isinstance(item, (list, tuple)) else strip(item)
-    text = json.dumps(top, default=str).encode().translate(None, _DIGITS)
+    try:
+        blob = orjson.dumps(top, default=str, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        blob = json.dumps(top, default=str).encode()
+    text = blob.translate(None, _DIGITS)
     return hashlib.blake2b(text, digest_size=16).digest()
