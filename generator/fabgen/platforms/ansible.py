@@ -9,7 +9,8 @@ host_vars list the SM files with where they are installed). Every switch gets
 small host_vars: fabric, platform, role, the paths of its rendered files relative to the
 render directory (`fabgen_files`) and `fabgen_config_file`, the path of its structured
 config (`ansible/configs/<device>.json`: `fabgen_config`, the platform-neutral config its
-files were rendered from, the NVUE tree for Spectrum-X). The config stays out of host_vars
+files were rendered from, the NVUE tree for Spectrum-X; NVUE's are written by the NVUE target
+with the switch's files, from the tree it makes there: `fabgen.configfile`). The config stays out of host_vars
 because Ansible loads every host's variables to build its inventory: inlined, a 32k-GPU
 render took `ansible-inventory --list` 193 s and 3.2 GB. A play that needs the config reads
 it with `lookup('file', fabgen_out ~ '/' ~ fabgen_config_file) | from_json`. Both are
