@@ -180,7 +180,8 @@ def tree_digest(root: Path) -> str:
 
 def run_case(name: str, gpus: int, work: Path, src: Path | None = None, digest: bool = False) -> dict:
     """One case in a fresh interpreter, writing under `work`, which the caller removes only
-    at the end of the whole run: ext4 is several times slower at creating files in the
+    at the end of the whole run (with `digest`, the output is removed once digested: see
+    below): ext4 is several times slower at creating files in the
     minutes after many were deleted (see the README), so deleting one case's output before
     the next would bill the next case for it. `src`: the tree whose fabgen renders (default
     the installed one); `digest`: also the output tree's digest, after the timing."""

@@ -47,12 +47,15 @@ def test_a_field_with_a_comma_goes_through_the_csv_module() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 4).flatmap(lambda n: st.tuples(
-    st.lists(st.text(alphabet="abc_", min_size=1, max_size=4), min_size=n, max_size=n),
+    st.lists(st.one_of(st.text(alphabet="abc_", min_size=1, max_size=4), FIELD.filter(lambda f: isinstance(f, str))),
+             min_size=n, max_size=n),
     st.lists(st.lists(st.lists(FIELD, min_size=n, max_size=n), max_size=4), max_size=4))))
 def test_chunks_write_the_same_bytes_as_all_rows_at_once(case) -> None:
+    """Read once (a generator, as a file's chunks are made): a chunk that needs quoting does not
+    send the writer back to the chunks before it."""
     header, chunks = case
     rows = [row for chunk in chunks for row in chunk]
-    assert csvout.dumps_chunks(header, chunks) == (reference(header, rows) if rows else None)
+    assert csvout.dumps_chunks(header, (chunk for chunk in chunks)) == (reference(header, rows) if rows else None)
 
 
 def test_chunks_are_written_one_at_a_time() -> None:

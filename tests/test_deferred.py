@@ -64,7 +64,7 @@ def test_files_are_the_same_made_as_written_or_all_at_once() -> None:
         assert dict(render(kept)) == dict(render(data))
         seen += 1
     assert seen >= 2
-    # netbox is made apart in a render; here it is among the structured configs
+    # prepare structures every target here (a render makes some apart)
     assert any(t == "netbox" for t, _ in p.structured)
 
 

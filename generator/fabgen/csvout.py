@@ -35,19 +35,23 @@ def dumps(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
 
 def dumps_chunks(header: Sequence[str], chunks: Iterable[list[Sequence[Any]]]) -> bytes | None:
     """A file too large to hold as rows: its rows in chunks (NetBox: a fabric's at a time), each
-    written and freed before the next is made; the same bytes as `dumps` over all the rows. None
-    when there are no rows. `chunks` is iterated again (made again) if a field needs quoting."""
-    out = [(",".join(header) + "\n").encode()]
-    plain = _plain_header(header)
+    written and freed before the next is made; the same bytes as `dumps` over all the rows (a
+    chunk with a field that needs quoting is written by the csv module, the others joined: for
+    plain fields both write the same text). None when there are no rows. `chunks` is read once."""
+    out = [_slow(header, []) if not _plain_header(header) else (",".join(header) + "\n").encode()]
     count = 0
     for rows in chunks:
-        text = _plain(rows) if plain else None
-        if text is None:
-            return _slow(header, [row for rows in chunks for row in rows])
+        text = _plain(rows)
+        out.append(text.encode() if text is not None else _slow_rows(rows))
         count += len(rows)
-        out.append(text.encode())
         del rows, text
     return b"".join(out) if count else None
+
+
+def _slow_rows(rows: list[Sequence[Any]]) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    return buf.getvalue().encode()
 
 
 def _plain_header(header: Sequence[str]) -> bool:

@@ -299,7 +299,8 @@ def _make_apart(write: Callable[[str, bytes], Any] | None) -> Apart:
     """The work of the process that makes the targets apart: structure each, render it on that
     one process and write each file (`write`) or return it, one structured config at a time:
     only what a later target reads is kept (`Target.kept`), so the process never holds every
-    fabric's cabling and NetBox rows at once (at 131,072 GPUs of four planes it held 2.6 GB)."""
+    fabric's cabling at once (at 131,072 GPUs of four planes it held 2.6 GB, NetBox's rows
+    included, when NetBox was made here)."""
     def make(targets: dict[str, Any], contexts: dict[str, Context]) -> list[tuple[str, Any]]:
         read = {name for t in targets.values() for name in t.reads}
         ctx_list = list(contexts.values())

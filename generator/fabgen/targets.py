@@ -48,12 +48,13 @@ def every_other(key: str) -> Callable[[Any, int, int], Any]:
 
 
 class Deferred:
-    """A per-switch target's items, each made as it is iterated: `make(device)` for each device in
-    order. Its render (and each render piece, by slicing: `every_other`) structures only the
-    switches it writes and drops each tree once written, so no process holds every switch's
-    structured config (at 131,072 GPUs of four planes NVUE's trees were 1.3 GB in the main process,
-    copied page by page into the render child as both touched them). Iterating twice makes the
-    items twice: a reader that needs them all at once (`fabgen diff`) takes `list()` of it."""
+    """A target's items, each made as it is iterated: `make(device)` for each device in order (a
+    switch's NVUE tree; a fabric's NetBox rows, one fabric a device). Its render (and each render
+    piece, by slicing: `every_other`) makes only the items it writes and drops each once written,
+    so no process holds them all (at 131,072 GPUs of four planes NVUE's trees were 1.3 GB in the
+    main process, copied page by page into the render child as both touched them). Iterating
+    twice makes the items twice: a reader that needs them all at once (`fabgen diff`) takes
+    `made()` of the structured config."""
 
     __slots__ = ("make", "devices")
 

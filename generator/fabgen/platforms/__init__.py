@@ -2,7 +2,8 @@
 
 A target is data plus two functions (netlab and hier_config keep platforms the same way):
 `structure` turns the intent (fabgen/intent) into the target's own structured config and
-returns plain data; `render` only formats it. Per-fabric targets (switch configs, subnet
+returns plain data (or, for the per-device part of large outputs, a `targets.Deferred` that
+makes each device's item where it is written); `render` only formats it. Per-fabric targets (switch configs, subnet
 manager, hosts, cabling) and cluster-wide ones (Slurm, the report, Ansible) are the same
 kind of object in one registry, so the pipeline has no special cases. The registry refuses
 unknown names.
