@@ -74,15 +74,36 @@ def collect(la: Lab, rows: list[dict[str, str]], names: dict[tuple[str, str], st
         if all(len(seen[d]) >= expected[d] for d in socks) or time.monotonic() > deadline:
             break
         time.sleep(1)
+    short = {d: (len(seen[d]), expected[d]) for d in socks if len(seen[d]) < expected[d]}
+    assert not short, f"the lab: lldpd saw fewer neighbours than cabled within 60 s (seen, cabled): {short}"
     time.sleep(settle)  # a last round of frames: every port id as configured
     for d in socks:
-        doc = json.loads(run("lldpctl", "-u", str(socks[d]), "-f", "json").stdout or '{"lldp": {}}')
+        doc = _settled(socks[d], expected[d])
         vendor = dict(aliases.get(d, []))  # a switch names its local ports as the vendor does (no `/` in Linux)
         iface = doc.get("lldp", {}).get("interface", [])
         items = iface if isinstance(iface, list) else [{k: v} for k, v in iface.items()]
         renamed = [{vendor.get(k, k): v for k, v in item.items()} for item in items]
         doc["lldp"]["interface"] = renamed if len(renamed) != 1 else renamed[0]
         (evidence / f"{d}.json").write_text(json.dumps(doc, indent=2))
+
+
+def _settled(sock: Path, expected: int) -> dict:
+    """A device's lldpctl JSON once it lists every cabled neighbour (bounded: ten tries a second
+    apart). One read came back empty under load once, and the device's evidence then said no
+    port was cabled: that is the lab failing, not the plan."""
+    for _ in range(10):
+        done = subprocess.run(["lldpctl", "-u", str(sock), "-f", "json"], capture_output=True, text=True, timeout=20)
+        doc = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {"lldp": {}}
+        if len(_neighbours_of(doc)) >= expected:
+            return doc
+        time.sleep(1)
+    raise AssertionError(f"the lab: {sock.name} lists fewer than its {expected} cabled neighbours")
+
+
+def _neighbours_of(doc: dict) -> list:
+    lldp = doc.get("lldp", {})
+    iface = lldp.get("interface", []) if isinstance(lldp, dict) else []
+    return iface if isinstance(iface, list) else [iface]
 
 
 def _neighbours(sock: Path) -> list:
