@@ -89,15 +89,20 @@ def collect(la: Lab, rows: list[dict[str, str]], names: dict[tuple[str, str], st
 
 def _settled(sock: Path, expected: int) -> dict:
     """A device's lldpctl JSON once it lists every cabled neighbour (bounded: ten tries a second
-    apart). One read came back empty under load once, and the device's evidence then said no
-    port was cabled: that is the lab failing, not the plan."""
+    apart). A spine once showed no neighbour in CI, and its evidence then said no port was
+    cabled: that is the lab failing, not the plan."""
     for _ in range(10):
-        done = subprocess.run(["lldpctl", "-u", str(sock), "-f", "json"], capture_output=True, text=True, timeout=20)
-        doc = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {"lldp": {}}
+        doc = _read(sock)
         if len(_neighbours_of(doc)) >= expected:
             return doc
         time.sleep(1)
     raise AssertionError(f"the lab: {sock.name} lists fewer than its {expected} cabled neighbours")
+
+
+def _read(sock: Path) -> dict:
+    """What lldpctl shows (JSON); an empty document when it answers nothing."""
+    done = subprocess.run(["lldpctl", "-u", str(sock), "-f", "json"], capture_output=True, text=True, timeout=20)
+    return json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else {"lldp": {}}
 
 
 def _neighbours_of(doc: dict) -> list:
@@ -107,9 +112,4 @@ def _neighbours_of(doc: dict) -> list:
 
 
 def _neighbours(sock: Path) -> list:
-    done = subprocess.run(["lldpctl", "-u", str(sock), "-f", "json"], capture_output=True, text=True, timeout=20)
-    if done.returncode != 0 or not done.stdout.strip():
-        return []
-    doc = json.loads(done.stdout).get("lldp", {})
-    iface = doc.get("interface", []) if isinstance(doc, dict) else []
-    return iface if isinstance(iface, list) else [iface]
+    return _neighbours_of(_read(sock))

@@ -16,11 +16,10 @@ import io
 from typing import Any, Iterable, Sequence
 
 
-def _slow(header: Sequence[str], rows: list[Sequence[Any]]) -> bytes:
+def _csv(rows: list[Sequence[Any]]) -> bytes:
+    """Rows as the csv module writes them (quoting where a field needs it)."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
+    csv.writer(buf, lineterminator="\n").writerows(rows)
     return buf.getvalue().encode()
 
 
@@ -28,9 +27,9 @@ def dumps(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
     rows = list(rows)
     text = _plain(rows) if _plain_header(header) else None
     if text is None:
-        return _slow(header, rows)  # a field that needs quoting, or a lone empty field (csv quotes it)
+        return _csv([header, *rows])  # a field that needs quoting, or a lone empty field (csv quotes it)
     # one join with the header: the file's text is copied once, not three times
-    return "".join((",".join(header), "\n", text)).encode() if text else (",".join(header) + "\n").encode()
+    return "".join((",".join(header), "\n", text)).encode()
 
 
 def dumps_chunks(header: Sequence[str], chunks: Iterable[list[Sequence[Any]]]) -> bytes | None:
@@ -38,20 +37,14 @@ def dumps_chunks(header: Sequence[str], chunks: Iterable[list[Sequence[Any]]]) -
     written and freed before the next is made; the same bytes as `dumps` over all the rows (a
     chunk with a field that needs quoting is written by the csv module, the others joined: for
     plain fields both write the same text). None when there are no rows. `chunks` is read once."""
-    out = [_slow(header, []) if not _plain_header(header) else (",".join(header) + "\n").encode()]
+    out = [(",".join(header) + "\n").encode() if _plain_header(header) else _csv([header])]
     count = 0
     for rows in chunks:
         text = _plain(rows)
-        out.append(text.encode() if text is not None else _slow_rows(rows))
+        out.append(text.encode() if text is not None else _csv(rows))
         count += len(rows)
         del rows, text
     return b"".join(out) if count else None
-
-
-def _slow_rows(rows: list[Sequence[Any]]) -> bytes:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows(rows)
-    return buf.getvalue().encode()
 
 
 def _plain_header(header: Sequence[str]) -> bool:
