@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -197,11 +198,15 @@ def fabgen(*args: object, timeout: int = 300) -> subprocess.CompletedProcess:
                           timeout=timeout)
 
 
-def _machine() -> tuple[set[str], dict[str, str]]:
-    """The namespaces and neighbour-table settings of the machine, to compare before and after."""
+def _machine() -> tuple[set[str], dict[str, str], list[str], list[str]]:
+    """The namespaces, neighbour-table settings, namespace mounts and run directories of the
+    machine, to compare before and after."""
     ns = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n"))
     keys = [f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3)]
-    return ns, {k: subprocess.run(["sysctl", "-n", k], capture_output=True, text=True).stdout.strip() for k in keys}
+    mounts = sorted(line for line in Path("/proc/mounts").read_text().splitlines() if "fabgen-" in line)
+    dirs = sorted(p.name for p in Path(tempfile.gettempdir()).glob("fabgen-emulate-*"))
+    return ns, {k: subprocess.run(["sysctl", "-n", k], capture_output=True, text=True).stdout.strip() for k in keys}, \
+        mounts, dirs
 
 
 def _no_daemons_of_the_run() -> bool:
@@ -217,6 +222,8 @@ def clean():
     after = _machine()
     assert after[0] == before[0], f"namespaces left: {after[0] - before[0]}"
     assert after[1] == before[1], "a kernel setting was not restored"
+    assert after[2] == before[2], f"namespace mounts left: {set(after[2]) - set(before[2])}"
+    assert after[3] == before[3], f"run directories left: {set(after[3]) - set(before[3])}"
     assert _no_daemons_of_the_run(), "an FRR daemon of the run is still running"
 
 
@@ -462,6 +469,7 @@ def test_a_fabric_beyond_the_budget_is_sampled_and_still_checked(tmp_path: Path,
     text = db.read_text()
     assert f'"local_asn": "{asn}"' in text
     db.write_text(text.replace(f'"local_asn": "{asn}"', '"local_asn": "4200099999"'))
+    relist(tmp_path / "out", f"f/switches/{leaf}/config_db.json")
     bad = emulate(tmp_path / "out", "--max-routers", "24", "--format", "json")
     assert bad.returncode == 1, (bad.stdout[-2000:], bad.stderr[-2000:])
     assert leaf in json.loads(bad.stdout)["failed"]
@@ -496,7 +504,20 @@ def _broken(renders: dict[str, Path], tmp_path: Path, case: str, path: str, edit
     changed = edit(text)
     assert changed != text, "the test must break the file"
     target.write_text(changed)
+    relist(out, path)
     return out
+
+
+def relist(out: Path, rel: str) -> None:
+    """The manifest's entry for `rel` made to match the file as edited (the editor updates both):
+    these tests break the routing on purpose, not the render's integrity (test_hostile_emulate)."""
+    import hashlib
+
+    doc = json.loads((out / "manifest.json").read_text())
+    data = (out / rel).read_bytes()
+    entry = next(e for e in doc["files"] if e["path"] == rel)
+    entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    (out / "manifest.json").write_text(json.dumps(doc))
 
 
 @needs_lab
@@ -555,7 +576,10 @@ def test_a_user_who_is_not_root_is_told_so(monkeypatch: pytest.MonkeyPatch, tmp_
 
 @needs_lab
 @pytest.mark.integration
-def test_sigterm_mid_run_leaves_nothing(renders: dict[str, Path], clean) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_an_interrupted_run_leaves_nothing(renders: dict[str, Path], clean, sig: signal.Signals) -> None:
+    """Killed politely mid-run (a service manager's SIGTERM, Ctrl-C, a closed terminal): every
+    namespace, mount, daemon, kernel setting and run directory is gone (the `clean` fixture)."""
     proc = subprocess.Popen([sys.executable, "-m", "fabgen", "emulate", str(renders["roce-3tier"])],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -564,7 +588,8 @@ def test_sigterm_mid_run_leaves_nothing(renders: dict[str, Path], clean) -> None
                 ["ip", "netns", "list"], capture_output=True, text=True).stdout:
             time.sleep(0.2)
         time.sleep(3)  # well inside the run: namespaces and daemons exist
-        proc.send_signal(signal.SIGTERM)
+        assert proc.poll() is None, "the run ended before it was interrupted: nothing was tested"
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -689,6 +714,7 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     text = leaf.read_text()
     assert "local-id: 1\n" in text
     leaf.write_text(text.replace("local-id: 1\n", "local-id: 77\n", 1))
+    relist(tmp_path / "broken", "ns/switches/ns-su01-leaf2.nvue.yaml")
     code, stdout, said = run(tmp_path / "broken")
     assert code == 1, _verdict(stdout, said)
     found = json.loads(stdout)

@@ -440,6 +440,9 @@ def emulate(
     # the default is emulate.run.MAX_SESSIONS
     max_sessions: int = typer.Option(4096, "--max-sessions", min=1, max=100000, help="beyond this many BGP sessions "
                                      "(FRR holds about 0.7 MB per peer) emulate a sample, as for --max-routers"),
+    trust_edited: bool = typer.Option(False, "--trust-edited", help="emulate render files changed since fabgen wrote "
+                                      "them (or not written by it); they are still checked value by value, and the "
+                                      "report names them"),
 ) -> None:
     """Bring the Ethernet fabrics of RENDER_DIR up in network namespaces with FRR, from the rendered
     files, and check sessions, routes, ECMP widths and host reachability against the plan. Needs
@@ -453,7 +456,8 @@ def emulate(
     try:
         with _Progress() as progress:
             result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state,
-                                 max_routers=max_routers, max_hosts=max_nodes, max_sessions=max_sessions)
+                                 max_routers=max_routers, max_hosts=max_nodes, max_sessions=max_sessions,
+                                 trust_edited=trust_edited)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; every namespace and process of the run removed", err=True)
         raise typer.Exit(130)
@@ -488,6 +492,8 @@ def verify(
                                                 "as an ANTA test catalog to this file (BGP sessions, BFD peers, ECMP "
                                                 "widths, LLDP neighbours, port status, lossless QoS and MTU lines)"),
     fmt: str = typer.Option("text", "--format", help="text, markdown (a ticket) or json"),
+    trust_edited: bool = typer.Option(False, "--trust-edited", help="use render files changed since fabgen wrote "
+                                      "them (or not written by it) as the plan; the report names them"),
 ) -> None:
     """Hold the built fabric's cabling, from LLDP and ibnetdiscover, against RENDER_DIR's plan: each
     cable from both ends (miswired, not cabled, unplanned, several neighbours; not deployed and
@@ -502,9 +508,9 @@ def verify(
         if anta_catalog is not None:
             _check_review_output(anta_catalog, (render_dir, *ibnetdiscover, *lldp, *([frr] if frr else [])),
                                  "--anta-catalog")
-            catalog, switches, tests = anta_catalog_of(render_dir, fabric)
+            catalog, switches, tests = anta_catalog_of(render_dir, fabric, trust_edited)
         if ibnetdiscover or lldp or frr is not None or anta_catalog is None:
-            v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed, frr)
+            v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed, frr, trust_edited)
     except BadInput as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
         raise typer.Exit(2)

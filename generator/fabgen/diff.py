@@ -58,9 +58,13 @@ def _quiet(stage: str) -> None:
 
 class RenderFiles(dict):
     """A rendered directory's files (path -> bytes) as its manifest lists them, with what the
-    review must say first about them (`notes`: files edited or missing since fabgen wrote them)."""
+    review must say first about them (`notes`: files edited or missing since fabgen wrote them;
+    `edited`, `missing`, `unlisted`: their paths, which emulate and verify refuse)."""
 
     notes: list[str]
+    edited: list[str]
+    missing: list[str]
+    unlisted: list[str]
 
 
 # What a review of render folders holds in memory per side: a 32k-GPU render is a few hundred MB; larger
@@ -104,16 +108,37 @@ def read_render(path: Path, progress: Progress = _quiet) -> RenderFiles:
             files[e.path] = data
         files[manifests.MANIFEST] = tree.read(manifests.MANIFEST, manifests.MAX_MANIFEST_BYTES)
     files.notes = []
+    files.edited, files.missing = edited, missing
     if edited:
         files.notes.append(f"{shown}: {len(edited)} file(s) changed since fabgen wrote them (their digest no longer "
                            f"matches manifest.json; review them as edited by hand): {_names(edited)}")
     if missing:
         files.notes.append(f"{shown}: {len(missing)} file(s) that manifest.json lists are missing: {_names(missing)}")
     extra = _unlisted(path, set(files))
+    files.unlisted = [printable(x) for x in extra]
     if extra:
         files.notes.append(f"{shown}: {len(extra)} entr{'y' if len(extra) == 1 else 'ies'} that manifest.json does "
                            f"not list, left out of the review: {_names([printable(x) for x in extra])}")
     return files
+
+
+TRUST_OPTION = "--trust-edited"
+
+
+def trusted(path: Path, files: RenderFiles, trust: bool, command: str) -> list[str]:
+    """The render's files as emulate and verify may use them: a file that changed since fabgen
+    wrote it, went missing, or that the manifest does not list is refused (NotARender naming
+    them) unless the user typed TRUST_OPTION; then the notes that the report must carry."""
+    if not (files.edited or files.missing or files.unlisted):
+        return []
+    if not trust:
+        what = "; ".join(x for x in (
+            f"{len(files.edited)} changed since fabgen wrote them: {_names(files.edited)}" if files.edited else "",
+            f"{len(files.missing)} missing: {_names(files.missing)}" if files.missing else "",
+            f"{len(files.unlisted)} not written by fabgen: {_names(files.unlisted)}" if files.unlisted else "") if x)
+        raise NotARender(f"{printable(str(path))}/manifest.json: {what}. fabgen {command} reads only the files fabgen "
+                         f"wrote, as it wrote them; render again, or pass {TRUST_OPTION} to use the edited files")
+    return [f"{TRUST_OPTION}: {note}" for note in files.notes]
 
 
 def _unlisted(root: Path, listed: set[str]) -> list[str]:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import yaml
 
+from fabgen.emulate import inputs
 from fabgen.emulate.checks import Finding
 from fabgen.emulate.model import TranslateError, load_yaml
 
@@ -77,7 +78,7 @@ def translate(name: str, text: str, where: str) -> Switch:
     """The switch's routing and EVPN from its startup.yaml; TranslateError where a key EVPN needs
     is missing or malformed."""
     try:
-        doc = load_yaml(text)
+        doc = load_yaml(text, where)
         tree = next(item["set"] for item in doc if isinstance(item, dict) and "set" in item)
     except (yaml.YAMLError, TypeError, StopIteration, KeyError) as exc:
         raise TranslateError(f"{where}: not an NVUE startup.yaml with a '- set:' tree ({exc})") from None
@@ -184,8 +185,8 @@ def read_node(files: dict[str, bytes], name: str) -> Node:
     path = f"hosts/{name}/netplan.yaml"
     if path not in files:
         raise TranslateError(f"{path}: the node's netplan is not in the render")
-    net = load_yaml(files[path])["network"]
     try:
+        net = load_yaml(files[path], path)["network"]
         bond = net["bonds"]["bond0"]
         node = Node(name, list(bond["interfaces"]), dict(bond.get("parameters", {})), int(bond.get("mtu", 0)))
         for vname, v in net["vlans"].items():
@@ -371,7 +372,7 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
         if path not in files:
             raise TranslateError(f"{path}: the switch's NVUE file is not in the render (the EVPN emulation reads "
                                  "Cumulus NVUE files; an EOS northsouth fabric is not emulated yet)")
-        switches[dev] = translate(dev, files[path].decode(), path)
+        switches[dev] = _checked_switch(inputs.translated(translate, dev, files[path], path), path)
     legs: dict[str, list[tuple[str, str, str]]] = {}
     for r in rows:
         if r["tier"] == "node-leaf":
@@ -382,7 +383,7 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
         if len(pair) < per_pair:
             pair.append(node)
     keep = [n for ns in kept.values() for n in ns]
-    nodes = {n: read_node(files, n) for n in keep}
+    nodes = {n: _checked_node(read_node(files, n), f"hosts/{n}/netplan.yaml") for n in keep}
     cables: list[tuple[str, str, str, str]] = []
     for n in keep:
         if len(legs[n]) != len(nodes[n].members):
@@ -391,7 +392,78 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
         for member, (_, leaf, port) in zip(nodes[n].members, legs[n]):
             cables.append((n, member, leaf, port))
     cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows if r["tier"] != "node-leaf"]
+    for a, pa, z, pz in cables:  # the lab names each cable's veth ends after the ports
+        for dev, port in ((a, pa), (z, pz)):
+            inputs.name(port, inputs.IFNAME, f"{fabric}/cabling.csv", f"{dev}'s port")
     return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
+
+
+BOND_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,31}")  # 802.3ad, fast, layer3+4
+
+
+def _checked_switch(sw: Switch, where: str) -> Switch:
+    """Every value of a translated EVPN switch that reaches the lab's `ip`, `bridge` and FRR lines
+    held to what fabgen writes (inputs.py)."""
+    i = inputs
+    i.integer(sw.asn, 1, i.ASN_MAX, where, "its BGP ASN")
+    i.address(sw.router_id, where, "router-id")
+    i.cidr(sw.loopback, where, "loopback address")
+    if sw.vtep:
+        i.address(sw.vtep, where, "VXLAN source address")
+    i.integer(sw.vxlan_port, 1, 65535, where, "VXLAN port")
+    i.integer(sw.multipath, 1, 1024, where, "maximum paths")
+    i.name_all(sw.groups, i.WORD, where, "peer group")
+    for port, group in sw.unnumbered.items():
+        i.name(port, i.IFNAME, where, "BGP unnumbered port")
+        i.name(group, i.WORD, where, f"{port}'s peer group")
+    for n in sw.networks:
+        i.network(n, where, "announced network")
+    i.name_all(sw.uplinks, i.IFNAME, where, "uplink")
+    for bond, (member, es_id, mac, vlans) in sw.segments.items():
+        i.name(bond, i.IFNAME, where, "bond")
+        i.name(member, i.IFNAME, where, f"{bond}'s member")
+        i.integer(es_id, 1, 2**24, where, f"{bond}'s segment id")
+        i.name(mac, i.MAC, where, f"{bond}'s segment MAC")
+        for v in vlans:
+            i.integer(v, 1, 4094, where, f"{bond}'s VLAN")
+    for vrf, vni in sw.l3vnis.items():
+        i.name(vrf, i.IFNAME, where, "VRF")
+        i.integer(vni, 1, 16777214, where, f"VRF {vrf}'s VNI")
+    for vlan, t in sw.tenants.items():
+        i.integer(vlan, 1, L3VNI_VLAN - 1, where, "tenant VLAN")
+        if sw.vtep:
+            i.integer(t.vni, 1, 16777214, where, f"VLAN {vlan}'s VNI")
+            i.name(t.vrf, i.IFNAME, where, f"VLAN {vlan}'s VRF")
+            i.cidr(t.svi, where, f"VLAN {vlan}'s address")
+            i.cidr(t.gateway, where, f"VLAN {vlan}'s anycast gateway")
+            i.name(t.mac, i.MAC, where, f"VLAN {vlan}'s anycast MAC")
+    return sw
+
+
+def _checked_node(n: Node, where: str) -> Node:
+    """A kept node's bond and VLANs, each value its `ip` lines use held to what fabgen writes."""
+    i = inputs
+    i.name_all(n.members, i.IFNAME, f"{where}: network.bonds.bond0.interfaces", "member")
+    for key, value in n.parameters.items():
+        if key in BOND_OPTIONS:
+            if isinstance(value, int):
+                i.integer(value, 0, 100000, f"{where}: network.bonds.bond0.parameters", key)
+            else:
+                i.name(value, BOND_VALUE, f"{where}: network.bonds.bond0.parameters", key)
+    i.integer(n.mtu, 0, 65535, f"{where}: network.bonds.bond0.mtu", "MTU")
+    for vname, (vid, cidrs, routes) in n.vlans.items():
+        at = f"{where}: network.vlans.{vname}"
+        i.name(vname, i.IFNAME, where, "VLAN interface")
+        i.integer(vid, 1, 4094, at, "id")
+        for c in cidrs:
+            i.cidr(c, f"{at}.addresses")
+        for k, r in enumerate(routes):
+            if not isinstance(r, dict):
+                raise inputs.InputError(f"{at}.routes[{k}]: a route is `to` and `via`, as fabgen writes it")
+            i.network(r.get("to"), f"{at}.routes[{k}]", "to")
+            if "via" in r:
+                i.address(r["via"], f"{at}.routes[{k}]", "via")
+    return n
 
 
 def _lab_switch(sw: Switch, cabled: set[str]) -> Switch:
@@ -554,14 +626,14 @@ def missing_in(ns: str) -> list[str]:
     return missing
 
 
-def run_fabric(la: Any, files: dict[str, bytes], fabric: str, table: Callable, progress: Callable[[str], None]
-               ) -> tuple[list[Finding], list[str], int, int, int]:
-    """One northsouth fabric in the lab, then with one leaf of each pair down: (findings, notes,
-    switches, nodes, links). LabError where the kernel lacks what the lab needs."""
+def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[list[Finding], list[str], int, int, int]:
+    """One northsouth fabric (read and checked by `read` before any lab exists) in the lab, then
+    with one leaf of each pair down: (findings, notes, switches, nodes, links). LabError where the
+    kernel lacks what the lab needs."""
     from fabgen.emulate.lab import LabError
     from fabgen.emulate.lab import Built
 
-    plan = read(files, fabric, table)
+    fabric = plan.fabric
     missing = missing_kernel_features(la)
     if missing:
         raise LabError(f"fabric {fabric}: EVPN multihoming needs bonds, 802.1Q VLANs, VRFs, macvlans and a "

@@ -13,16 +13,43 @@ from typing import Any
 import yaml
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def load_yaml(text: str | bytes) -> Any:
-    """yaml.safe_load with libyaml's parser where PyYAML has it: the emulation reads every node's
-    netplan of the fabric, and the pure-Python parser took 10 of 13 s of that at 4,096 GPUs."""
-    return yaml.load(text, Loader=_LOADER)
+# fabgen's deepest YAML (an NVUE tree) nests about 12 levels; libyaml's composer recurses in C and
+# a document nested 100,000 deep ends the process (a segmentation fault), so depth is counted on
+# the event stream first. fabgen writes no anchors or aliases: an alias (a "billion laughs"
+# document expands through them) is refused the same way.
+MAX_YAML_DEPTH = 64
 
 
 class TranslateError(Exception):
     """A rendered file holds a line or key the translator does not know: one line, file:line."""
+
+
+def load_yaml(text: str | bytes, where: str = "YAML") -> Any:
+    """yaml.safe_load with libyaml's parser where PyYAML has it (the emulation reads every node's
+    netplan of the fabric, and the pure-Python parser took 10 of 13 s of that at 4,096 GPUs),
+    after its events are checked: nesting at most MAX_YAML_DEPTH, no alias. TranslateError
+    naming `where` and the line for anything else, never a parser's exception."""
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise TranslateError(f"{where}:{event.start_mark.line + 1}: nested more than {MAX_YAML_DEPTH} "
+                                         "levels deep, deeper than fabgen writes")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise TranslateError(f"{where}:{event.start_mark.line + 1}: a YAML anchor or alias, which fabgen never "
+                                     "writes")
+        return yaml.load(text, Loader=_LOADER)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise TranslateError(f"{where}{line}: not YAML as fabgen writes it "
+                             f"({getattr(exc, 'problem', None) or 'unreadable'})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise TranslateError(f"{where}: not UTF-8 YAML ({str(exc)[:100]})") from None
 
 
 @dataclass

@@ -45,7 +45,7 @@ def _leaves(tree: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...]
 
 def translate(name: str, text: str, where: str) -> Router:
     try:
-        doc = load_yaml(text)
+        doc = load_yaml(text, where)
         tree = next(item["set"] for item in doc if isinstance(item, dict) and "set" in item)
     except (yaml.YAMLError, TypeError, StopIteration, KeyError) as exc:
         raise TranslateError(f"{where}: not an NVUE startup.yaml with a '- set:' tree ({exc})") from None

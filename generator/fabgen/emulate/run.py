@@ -14,15 +14,13 @@ host loses its way.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fabgen.emulate import eos, nvue, sonic
+from fabgen.emulate import eos, inputs, nvue, sonic
 from fabgen.emulate.expect import Plan, network
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
 from fabgen.emulate.lab import Built, Lab, daemons as _daemons, lab as open_lab
@@ -73,15 +71,38 @@ class Fabric:
 
 
 def _table(files: dict[str, bytes], path: str) -> list[dict[str, str]]:
-    if path not in files:
-        raise BadInput(f"{path}: not in the render")
-    return list(csv.DictReader(io.StringIO(files[path].decode())))
+    """A cabling.csv or addresses.csv, every cell the lab uses checked (inputs.table)."""
+    try:
+        return inputs.table(files, path)
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _report(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+    """report.json's fabrics: a mapping of fabric name to its mapping, or BadInput."""
+    try:
+        fabrics = json.loads(files["report.json"])["fabrics"]
+    except (ValueError, RecursionError, KeyError, TypeError) as exc:
+        raise BadInput(f"report.json: not a fabgen report ({str(exc)[:100]})") from None
+    if not isinstance(fabrics, dict) or not all(isinstance(f, dict) for f in fabrics.values()):
+        raise BadInput("report.json: fabrics is not a mapping of fabrics, as fabgen writes it")
+    for name, f in fabrics.items():
+        try:
+            inputs.name(name, inputs.DEVICE, "report.json: fabrics", "fabric")
+            if not isinstance(f.get("addressing") or {}, dict):
+                raise inputs.InputError(f"report.json: fabrics.{name}.addressing is not a mapping")
+            for key in ("kind", "role", "platform"):
+                if f.get(key) is not None:
+                    inputs.name(f[key], inputs.WORD, f"report.json: fabrics.{name}.{key}", key)
+        except TranslateError as exc:
+            raise BadInput(str(exc)) from None
+    return fabrics
 
 
 def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
     """The Ethernet fabrics of the render (every plane of one inventory fabric together); with
     `wanted`, only that one (by its name or a plane's)."""
-    report = json.loads(files["report.json"])["fabrics"]
+    report = _report(files)
     groups: dict[str, Fabric] = {}
     skipped = []
     for name, f in report.items():
@@ -111,7 +132,7 @@ def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
 def northsouth_of(files: dict[str, bytes], wanted: str | None) -> list[str]:
     """The render's northsouth fabrics (EVPN multihoming, emulated by evpn.py); with `wanted`,
     only that one."""
-    report = json.loads(files["report.json"])["fabrics"]
+    report = _report(files)
     return [name for name, f in report.items() if f.get("role") == "northsouth" and wanted in (None, name)]
 
 
@@ -130,7 +151,7 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
             if path not in files:
                 raise BadInput(f"{path}: the switch's config is not in the render")
             try:
-                fab.routers[device] = translate(device, files[path].decode(), path)
+                fab.routers[device] = inputs.router(inputs.translated(translate, device, files[path], path), path)
             except TranslateError as exc:
                 raise BadInput(str(exc)) from None
             fab.left_out |= fab.routers[device].ignored
@@ -138,30 +159,34 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
         if r["role"] == "node":
             host = fab.hosts.setdefault(r["device"], Host(r["device"]))
             host.ports.setdefault(r["interface"], HostPort(r["interface"], []))
-    for name, host in fab.hosts.items():
-        _read_host(files, host)
+    try:
+        for name, host in fab.hosts.items():
+            inputs.host(_read_host(files, host), f"hosts/{name}/netplan.yaml")
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
     fab.plan = _plan(fab)
     return fab
 
 
-def _read_host(files: dict[str, bytes], host: Host) -> None:
+def _read_host(files: dict[str, bytes], host: Host) -> Host:
+    """A node's ports, loopbacks and frr.conf from its rendered files (checked by inputs.host)."""
     path = f"hosts/{host.name}/netplan.yaml"
     if path not in files:
         raise BadInput(f"{path}: the node's netplan is not in the render")
-    doc = load_yaml(files[path])
-    eths = doc["network"]["ethernets"]
+    eths = inputs.netplan_ethernets(load_yaml(files[path], path), path)
     for name, port in host.ports.items():
         e = eths.get(name)
         if e is None:
             raise BadInput(f"{path}: no interface {name}, which addresses.csv gives the node")
-        port.addresses = list(e.get("addresses", []))
-        port.routes = list(e.get("routes", []))
-        port.rules = list(e.get("routing-policy", []))
-        port.mtu = int(e.get("mtu", 0))
-    host.loopbacks = list(eths.get("lo", {}).get("addresses", []))
+        port.addresses = inputs.items(e, "addresses", f"{path}: network.ethernets.{name}")
+        port.routes = inputs.items(e, "routes", f"{path}: network.ethernets.{name}")
+        port.rules = inputs.items(e, "routing-policy", f"{path}: network.ethernets.{name}")
+        port.mtu = inputs.integer(e.get("mtu", 0), 0, 65535, f"{path}: network.ethernets.{name}.mtu", "MTU")
+    host.loopbacks = inputs.items(eths.get("lo", {}), "addresses", f"{path}: network.ethernets.lo")
     frr = f"hosts/{host.name}/frr.conf"
     if frr in files:
-        host.frr = files[frr].decode()
+        host.frr = inputs.text(files[frr], frr)
+    return host
 
 
 def _plan(fab: Fabric) -> Plan:
@@ -397,7 +422,7 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
 def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float | None = None,
             quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
             save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS,
-            max_sessions: int = MAX_SESSIONS) -> Result:
+            max_sessions: int = MAX_SESSIONS, trust_edited: bool = False) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
     from fabgen import diff
@@ -408,21 +433,24 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
     try:
         files = diff.read_render(render, progress)
+        edited = diff.trusted(render, files, trust_edited, "emulate")
     except diff.NotARender as exc:
         raise BadInput(str(exc)) from None
     if "report.json" not in files:
         raise BadInput(f"{render}: no report.json: not a render")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
-    evpn_fabs = northsouth_of(files, fabric)
+    evpn_plans = _evpn_plans(files, northsouth_of(files, fabric))  # all read and checked before any lab
     if not fabs:  # northsouth fabrics only: their own lab (evpn.py)
         if fails:
             raise BadInput("--fail applies to routed fabrics; a northsouth fabric's emulation takes one leaf of "
                            "each pair down by itself")
-        return _emulate_evpn(files, evpn_fabs, start, progress)
+        result = _emulate_evpn(evpn_plans, start, progress)
+        result.notes[:0] = edited
+        return result
     _fail_targets(fabs, fails or [])  # a --fail naming nothing of the render: said before any sampling
     fabs, sampled = _sampled(fabs, max_routers, max_hosts, max_sessions)
     down = _fail_targets(fabs, fails or [])  # within the sample (a port sampled out is said so)
-    notes = ["the management plane (management ports, VRF, services) is not emulated",
+    notes = [*edited, "the management plane (management ports, VRF, services) is not emulated",
              "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not", *sampled]
     findings: list[Any] = []
     with open_lab() as la:
@@ -458,8 +486,8 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     result = Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
                     time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))),
                     notes, culprits)
-    if evpn_fabs:
-        more = _emulate_evpn(files, evpn_fabs, start, progress)
+    if evpn_plans:
+        more = _emulate_evpn(evpn_plans, start, progress)
         result.fabrics += more.fabrics
         result.routers, result.hosts, result.links = (result.routers + more.routers, result.hosts + more.hosts,
                                                       result.links + more.links)
@@ -471,19 +499,27 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     return result
 
 
-def _emulate_evpn(files: dict[str, bytes], names: list[str], start: float, progress: Callable[[str], None]) -> Result:
+def _evpn_plans(files: dict[str, bytes], names: list[str]) -> list[Any]:
+    """Each northsouth fabric's lab plan, read and checked (evpn.read), or BadInput."""
+    from fabgen.emulate import evpn
+
+    try:
+        return [evpn.read(files, name, inputs.table) for name in names]
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _emulate_evpn(plans: list[Any], start: float, progress: Callable[[str], None]) -> Result:
     """Each northsouth fabric in a lab of its own (evpn.py): EVPN multihoming, then a leaf of each pair down."""
     from fabgen.emulate import evpn
 
     findings: list[Any] = []
     notes: list[str] = []
     routers = hosts = links = 0
-    for name in names:
+    names = [p.fabric for p in plans]
+    for plan in plans:
         with open_lab() as la:
-            try:
-                found, said, r, h, n = evpn.run_fabric(la, files, name, _table, progress)
-            except TranslateError as exc:
-                raise BadInput(str(exc)) from None
+            found, said, r, h, n = evpn.run_fabric(la, plan, progress)
         findings += found
         notes += said
         routers, hosts, links = routers + r, hosts + h, links + n

@@ -60,7 +60,7 @@ def gather(plan, ibnetdiscover: list[Path], lldp: list[Path]) -> tuple[list[evid
 
 
 def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: str | None = None,
-           speed: bool = False, frr: Path | None = None) -> cabling.Verdict:
+           speed: bool = False, frr: Path | None = None, trust_edited: bool = False) -> cabling.Verdict:
     """Cabling from LLDP/ibnetdiscover, and FRR's state from `frr` (a directory), against the plan."""
     if not ibnetdiscover and not lldp and frr is None:
         raise BadInput("give evidence: --ibnetdiscover FILE, --lldp FILE_OR_DIR and/or --frr DIR")
@@ -69,20 +69,24 @@ def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: st
             raise BadInput(f"{path}: no such file or directory")
     if frr is not None and (frr.is_symlink() or not frr.is_dir()):
         raise BadInput(f"--frr {frr}: give a directory of <device>.bgp.json, .routes.json and .bfd.json")
-    files = _render(render)
+    files, edited = _render(render, trust_edited)
     v = cabling.Verdict()
     if ibnetdiscover or lldp:
         v = _cabling(files, ibnetdiscover, lldp, fabric, speed)
     if frr is not None:
         _frr_state(files, frr, fabric, v)
+    v.notes[:0] = edited  # the plan came from files edited by hand: the report says so first
     return v
 
 
-def _render(render: Path) -> dict[str, bytes]:
+def _render(render: Path, trust_edited: bool = False) -> tuple[dict[str, bytes], list[str]]:
+    """The render's files, and the notes that say which of them were edited (refused unless
+    `trust_edited`: a plan edited by hand is no plan fabgen made)."""
     from fabgen import diff
 
     try:
-        return diff.read_render(render)
+        files = diff.read_render(render)
+        return files, diff.trusted(render, files, trust_edited, "verify")
     except diff.NotARender as exc:
         raise BadInput(str(exc)) from None
 
@@ -124,9 +128,9 @@ def _frr_state(files: dict[str, bytes], folder: Path, fabric: str | None, v: cab
     frr.compare(expects, got, v)
 
 
-def anta_catalog(render: Path, fabric: str | None = None) -> tuple[str, int, int]:
+def anta_catalog(render: Path, fabric: str | None = None, trust_edited: bool = False) -> tuple[str, int, int]:
     """The ANTA catalog of the render's EOS switches: its text, how many switches and tests."""
-    files = _render(render)
+    files, _ = _render(render, trust_edited)
     expects = [e for e in _expected(files, fabric) if e.platform == "eos"]
     if not expects:
         raise BadInput("--anta-catalog: the render has no Arista EOS switch (ANTA tests EOS)")

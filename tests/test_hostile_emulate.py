@@ -1,0 +1,278 @@
+"""Hostile render folders, fourth round: `fabgen emulate` runs as root, so every value it takes
+from a rendered file is held to what fabgen itself writes before any namespace exists
+(emulate/inputs.py), and files fabgen did not write as they are are refused unless the user
+says --trust-edited. Each case runs the real command line in a process of its own, bounded by
+a timeout, and checks what a user sees: exit 2, one line naming the file and where in it, no
+traceback, no namespace, lab directory or file created, nothing injected."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import INVENTORIES
+from fabgen.emulate import inputs
+from fabgen.emulate.model import TranslateError, load_yaml
+from fabgen.pipeline import render_to
+
+TIMEOUT = 60
+CANARY = Path(tempfile.gettempdir()) / "fabgen-hostile-canary"
+INJECT = f"touch {CANARY}"
+
+
+def fabgen(*args: object, timeout: int = TIMEOUT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "fabgen", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+
+
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("hostile-emulate")
+    out = {}
+    for case in ("roce-2node", "spectrumx-1su", "b300-cluster", "gb300-northsouth", "fattree-2to1", "superpod-cluster"):
+        out[case] = root / case
+        render_to(INVENTORIES / f"{case}.yaml", out[case])
+    return out
+
+
+def relist(out: Path, rel: str) -> None:
+    """The manifest's entry for `rel` made to match the file as edited: an editor who updates both."""
+    doc = json.loads((out / "manifest.json").read_text())
+    data = (out / rel).read_bytes()
+    entry = next(e for e in doc["files"] if e["path"] == rel)
+    entry.update(sha256=hashlib.sha256(data).hexdigest(), bytes=len(data))
+    (out / "manifest.json").write_text(json.dumps(doc))
+
+
+def tampered(renders: dict[str, Path], tmp_path: Path, case: str, rel: str, edit, listed: bool = True) -> Path:
+    out = tmp_path / case
+    shutil.copytree(renders[case], out)
+    text = (out / rel).read_text()
+    changed = edit(text)
+    assert changed != text, "the case must change the file"
+    (out / rel).write_text(changed)
+    if listed:
+        relist(out, rel)
+    return out
+
+
+def lab_traces() -> tuple[str, list[str]]:
+    """What an emulation leaves on the machine: its namespaces, its run directories."""
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout if shutil.which("ip") else ""
+    dirs = sorted(p.name for p in Path(tempfile.gettempdir()).glob("fabgen-emulate-*"))
+    return "\n".join(sorted(line for line in ns.splitlines() if line.startswith("fabgen-"))), dirs
+
+
+def refused(res: subprocess.CompletedProcess, *words: str) -> None:
+    assert res.returncode == 2, (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
+    assert "Traceback" not in res.stderr, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1, res.stderr  # one line: nothing the file holds forges another
+    for w in words:
+        assert w in res.stderr, (w, res.stderr)
+    assert not CANARY.exists()
+
+
+NETPLAN = "hosts/gpu01/netplan.yaml"
+LEAF_NVUE = "inband/switches/inband-su01-leaf1.nvue.yaml"
+EOS_LEAF = "roce/switches/roce-leaf01.cfg"
+SX_LEAF = "sx/switches/sx-su01-leaf1.nvue.yaml"
+NS_LEAF = "northsouth/switches/northsouth-storage-leaf1.nvue.yaml"
+
+# (case, file, edit, words of the one line)
+CASES = {
+    "netplan address with a newline into ip -batch": (
+        "roce-2node", NETPLAN, lambda t: t.replace("- 10.8.0.1/31", f'- "10.8.0.1/31\\nnetns exec x {INJECT}"', 1),
+        [NETPLAN, "network.ethernets.enp24s0np0.addresses", "not an address"]),
+    "netplan route via a command": (
+        "roce-2node", NETPLAN, lambda t: t.replace('via: "10.8.0.0"', f'via: "10.8.0.0 dev lo; {INJECT}"', 1),
+        [NETPLAN, "routes[1]", "via"]),
+    "netplan route table as text": (
+        "roce-2node", NETPLAN, lambda t: t.replace("table: 100", "table: 100 proto static\\nlink", 1),
+        [NETPLAN, "routes[0]", "table"]),
+    "netplan mtu as a word": (
+        "roce-2node", NETPLAN, lambda t: t.replace("mtu: 9000", "mtu: jumbo", 1), [NETPLAN, "mtu"]),
+    "netplan rule from a command": (
+        "roce-2node", NETPLAN, lambda t: t.replace('from: "10.8.0.1"', 'from: "10.8.0.1 table 1\\nrule flush"', 1),
+        [NETPLAN, "routing-policy[0]"]),
+    "netplan ethernets as a list": (
+        "roce-2node", NETPLAN, lambda t: t.replace("  ethernets:\n", "  ethernets:\n  - x\n  other:\n", 1),
+        [NETPLAN]),
+    "netplan nested 100,000 deep (libyaml ends the process)": (
+        "roce-2node", NETPLAN, lambda t: t + "deep: " + "[" * 100000 + "]" * 100000 + "\n",
+        [NETPLAN, "nest"]),
+    "netplan with an alias bomb": (
+        "roce-2node", NETPLAN, lambda t: t + "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a]\n",
+        [NETPLAN, "anchor or alias"]),
+    "NVUE access VLAN into an interface name": (
+        "b300-cluster", LEAF_NVUE, lambda t: t.replace("access: 100", f'access: "100 type dummy\\nnetns exec x {INJECT}"',
+                                                       1),
+        [LEAF_NVUE, "VLAN interface"]),
+    "NVUE router-id with a newline into frr.conf": (
+        "spectrumx-1su", SX_LEAF,
+        lambda t: t.replace('router-id: "10.255.0.1"', 'router-id: "10.255.0.1\\nlog file /etc/fabgen-pwned"', 1),
+        [SX_LEAF, "router-id"]),
+    "NVUE ASN as a word": (
+        "spectrumx-1su", SX_LEAF, lambda t: t.replace("autonomous-system: ", "autonomous-system: x", 1), [SX_LEAF]),
+    "EOS router-id with a command": (
+        "roce-2node", EOS_LEAF, lambda t: t.replace("   router-id ", "   router-id 1.2.3.4;", 1),
+        [EOS_LEAF, "router-id"]),
+    "cabling.csv device with a newline": (
+        "roce-2node", "roce/cabling.csv", lambda t: t.replace("\ngpu01,", '\n"gpu01\nx",', 1),
+        ["roce/cabling.csv:", "a_device"]),
+    "cabling.csv row with a missing cell": (
+        "roce-2node", "roce/cabling.csv", lambda t: t.rstrip("\n").rsplit(",", 1)[0] + "\n",
+        ["roce/cabling.csv:", "cells"]),
+    "addresses.csv node interface that is no netdev": (
+        "roce-2node", "roce/addresses.csv", lambda t: _replace_node_interface(t, "en0 up; reboot"),
+        ["roce/addresses.csv:", "interface"]),
+    "addresses.csv ASN as text": (
+        "roce-2node", "roce/addresses.csv", lambda t: t.replace(",leaf,", ",leaf,x", 1), ["roce/addresses.csv:2", "asn"]),
+    "addresses.csv columns renamed": (
+        "roce-2node", "roce/addresses.csv", lambda t: t.replace("peer_interface", "peer_port", 1),
+        ["roce/addresses.csv:1", "columns"]),
+    "report.json fabrics as a list": (
+        "roce-2node", "report.json", lambda t: json.dumps({**json.loads(t), "fabrics": [1]}), ["report.json"]),
+    "report.json fabric name with a newline": (
+        "roce-2node", "report.json",
+        lambda t: json.dumps({**json.loads(t), "fabrics": {"roce\nx": json.loads(t)["fabrics"]["roce"]}}),
+        ["report.json", "fabric"]),
+    "EVPN leaf VNI as a command": (
+        "gb300-northsouth", NS_LEAF, lambda t: _first_vni(t), [NS_LEAF]),
+}
+
+
+def _replace_node_interface(text: str, new: str) -> str:
+    lines = text.splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        cells = line.split(",")
+        if len(cells) == 7 and cells[1] == "node":
+            cells[3] = f'"{new}"'
+            lines[k] = ",".join(cells)
+            return "".join(lines)
+    raise AssertionError("no node row")
+
+
+def _first_vni(text: str) -> str:
+    import re
+
+    return re.sub(r'(vni:\n\s+)"(\d+)"', lambda m: m.group(1) + '"1 local 1.1.1.1; ' + INJECT + '"', text, count=1)
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_a_tampered_value_is_refused_before_any_namespace(renders: dict[str, Path], tmp_path: Path, case: str) -> None:
+    render, rel, edit, words = CASES[case]
+    before = lab_traces()
+    out = tampered(renders, tmp_path, render, rel, edit)
+    res = fabgen("emulate", out)
+    refused(res, *words)
+    assert lab_traces() == before
+    # --trust-edited uses an edited file, never an unchecked value
+    refused(fabgen("emulate", out, "--trust-edited"), *words)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace("log syslog informational", "log file /etc/fabgen-pwned"),
+    lambda t: t.replace("frr defaults datacenter", "frr defaults datacenter\nagentx"),
+    lambda t: t.replace(" bgp router-id ", " bgp router-id 999."),
+    lambda t: t.replace("router bgp ", "router bgp x"),
+])
+def test_host_frr_conf_runs_only_lines_fabgen_writes(renders: dict[str, Path], tmp_path: Path, edit) -> None:
+    """A routing node's frr.conf runs as written: any line fabgen does not write there (a log file
+    anywhere on the machine, a daemon option, a malformed address or ASN) is refused, naming the
+    file and its line."""
+    rel = "hosts/dgx001/frr.conf"
+    out = tampered(renders, tmp_path, "superpod-cluster", rel, edit)
+    refused(fabgen("emulate", out), rel + ":")
+
+
+def test_an_edited_file_is_refused_unless_trusted(renders: dict[str, Path], tmp_path: Path) -> None:
+    """An edit that keeps every value fabgen-shaped is still not the plan fabgen made: refused,
+    naming the file and the option; the edit and an unlisted file both counted."""
+    out = tampered(renders, tmp_path, "roce-2node", EOS_LEAF, lambda t: t.replace("router bgp 4200010000", "router bgp 4200010009"),
+                   listed=False)
+    (out / "roce" / "notes.txt").write_text("mine\n")
+    before = lab_traces()
+    res = fabgen("emulate", out)
+    refused(res, EOS_LEAF, "changed since fabgen wrote", "notes.txt", "--trust-edited")
+    assert lab_traces() == before
+    (out / "roce" / "notes.txt").unlink()
+    missing = tmp_path / "missing"
+    shutil.copytree(renders["roce-2node"], missing)
+    (missing / "roce" / "cabling.csv").unlink()
+    refused(fabgen("emulate", missing), "1 missing", "roce/cabling.csv")
+
+
+def test_verify_refuses_an_edited_plan_unless_trusted(renders: dict[str, Path], tmp_path: Path) -> None:
+    """docs/verify.md: an edited cabling.csv is not the plan. Refused (exit 2) unless --trust-edited,
+    and then the report names the edited file first."""
+    out = tampered(renders, tmp_path, "roce-2node", "roce/cabling.csv", lambda t: t.replace("Ethernet1/1", "Ethernet9/9"),
+                   listed=False)
+    lldp = tmp_path / "lldp"
+    lldp.mkdir()
+    (lldp / "roce-leaf01.json").write_text(json.dumps({"lldp": {"interface": []}}))
+    refused(fabgen("verify", out, "--lldp", lldp), "roce/cabling.csv", "--trust-edited")
+    res = fabgen("verify", out, "--lldp", lldp, "--trust-edited", "--format", "json")
+    assert res.returncode in (0, 1), res.stderr
+    notes = json.loads(res.stdout)["notes"]
+    assert "--trust-edited" in notes[0] and "roce/cabling.csv" in notes[0], notes
+
+
+# The checks themselves, fed what fabgen writes and what it never does ------------------------------
+
+def test_every_golden_emulated_fabric_passes_the_boundary(renders: dict[str, Path]) -> None:
+    """What fabgen writes is what the boundary admits: every bundled shape read whole (switches of
+    every platform, netplans, frr.conf, the EVPN fabric) with no refusal."""
+    from fabgen import diff
+    from fabgen.emulate import run
+
+    for case, out in renders.items():
+        files = diff.read_render(out)
+        fabs = [run.read_fabric(files, f) for f in run.fabrics_of(files, None)]
+        plans = run._evpn_plans(files, run.northsouth_of(files, None))
+        assert fabs or plans, case
+        assert all(f.routers and f.hosts for f in fabs), case
+
+
+@pytest.mark.parametrize("value,ok", [("10.0.0.1/31", True), ("fd00::1/64", True), ("10.0.0.1", False),
+                                      ("10.0.0.1/31\nx", False), ("10.0.0.1/33", False), (" 10.0.0.1/31", False),
+                                      (31, False), (None, False)])
+def test_cidr(value: object, ok: bool) -> None:
+    if ok:
+        assert inputs.cidr(value, "f") == value
+    else:
+        with pytest.raises(inputs.InputError, match="^f: "):
+            inputs.cidr(value, "f")
+
+
+@pytest.mark.parametrize("value,ok", [("swp1s0", True), ("Ethernet1/1", True), ("vlan100", True),
+                                      ("vlan100\nx", False), ("a b", False), ("-n", False), ("", False),
+                                      ("x" * 65, False), (5, False)])
+def test_port_names(value: object, ok: bool) -> None:
+    if ok:
+        assert inputs.name(value, inputs.PORT, "f", "port") == value
+    else:
+        with pytest.raises(inputs.InputError):
+            inputs.name(value, inputs.PORT, "f", "port")
+
+
+def test_integers_refuse_booleans_and_text() -> None:
+    assert inputs.integer("65101", 1, inputs.ASN_MAX, "f", "asn") == 65101
+    for bad in (True, "65101 ", "x", -1, 2**32, 1.5):
+        with pytest.raises(inputs.InputError):
+            inputs.integer(bad, 1, inputs.ASN_MAX, "f", "asn")
+
+
+def test_load_yaml_bounds_depth_and_refuses_aliases() -> None:
+    assert load_yaml("a: [1, {b: 2}]\n", "f") == {"a": [1, {"b": 2}]}
+    for bad, words in (("[" * 100000 + "]" * 100000, "nest"), ("a:\n" + "".join(" " * k + "- \n" for k in range(0, 400, 2)), "nest"), ("a: &x 1\nb: *x\n", "alias"), ("a: [\n", "not YAML")):
+        with pytest.raises(TranslateError, match=words):
+            load_yaml(bad, "f.yaml")
