@@ -289,3 +289,45 @@ def test_object_model_check_rejects_unknown_keys_and_bad_values(tmp_path: Path) 
         nvue_model.parse_nv_set(version, "nv set qos roce lossless-mode on")
     built = nvue_model.parse_nv_set(version, "nv set router adaptive-routing enable maybe")
     assert nvue_model.problems(version, built)
+
+
+QOS_INVENTORY = """\
+version: 1
+cluster: q
+node_groups:
+  - {{name: gpu, model: dgx-b300, count: 4}}
+fabrics:
+  - name: sx
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [gpu]
+    ethernet:
+      qos: {{{qos}}}
+"""
+
+
+@pytest.mark.parametrize("key,value", [("roce_dscp", 24), ("roce_priority", 4), ("cnp_dscp", 46), ("cnp_priority", 7),
+                                       ("roce_bandwidth_percent", 60)])
+def test_a_qos_value_the_roce_profile_fixes_is_refused_on_nvue(key: str, value: int, tmp_path: Path) -> None:
+    """Cumulus's RoCE profile fixes the RoCE and CNP DSCPs, priorities and RoCE's bandwidth share:
+    another value would reach the hosts and not the switches (RoCE lossy on the wire). Refused at
+    its line, nothing written; the profile's own values render, and host and switch agree."""
+    import subprocess
+    import sys
+
+    inv = tmp_path / "q.yaml"
+    inv.write_text(QOS_INVENTORY.format(qos=f"{key}: {value}"))
+    res = subprocess.run([sys.executable, "-m", "fabgen", "render", str(inv), "-o", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and f"q.yaml:13:" in res.stderr and f"qos.{key}" in res.stderr, res.stderr
+    assert "RoCE profile" in res.stderr and not (tmp_path / "out").exists()
+    from fabgen.inventory.platform import NVUE_ROCE_PROFILE
+
+    inv.write_text(QOS_INVENTORY.format(qos=f"{key}: {NVUE_ROCE_PROFILE[key]}"))
+    render_to(inv, tmp_path / "ok")
+    _, leaf = read_nvue(tmp_path / "ok" / "sx" / "switches" / "sx-su01-leaf1.nvue.yaml")
+    assert leaf["qos"]["roce"]["mode"] == "lossless"
+    nccl = (tmp_path / "ok" / "host-groups" / "gpu" / "nccl.env").read_text()
+    assert f"NCCL_IB_TC={NVUE_ROCE_PROFILE['roce_dscp'] * 4 + 2}" in nccl

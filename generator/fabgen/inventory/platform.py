@@ -63,6 +63,8 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
             if value % EOS_TIMER_STEP_MS:
                 report((*wpath, key), f"EOS takes watchdog timers in seconds with two decimals (10 ms steps): "
                        f"{value} ms cannot be written; use {value // 10 * 10} or {value // 10 * 10 + 10}")
+    if f.platform == "nvue":
+        _check_nvue_roce_profile(qos, (*path, "ethernet", "qos"), report)
     if f.platform == "nvue" and wd.enabled:
         if wd.detection_ms % wd.poll_interval_ms:
             report((*wpath, "detection_ms"), f"NVUE declares a queue stalled after a whole number of polling "
@@ -71,3 +73,24 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
         if "restoration_ms" in wd.model_fields_set:
             warn((*wpath, "restoration_ms"), "NVUE's PFC watchdog has no restoration timer: restoration_ms is not "
                  "rendered for this fabric")
+
+
+# Cumulus Linux's RoCE profile (`nv set qos roce`, which fabgen renders for every NVUE fabric):
+# DSCP 26 to switch priority 3 (RoCE, PFC in lossless mode), DSCP 48 to 6 (CNP, strict), RoCE's
+# traffic class 50% of the bandwidth by WRR beside traffic class 0. "Default RoCE Configuration",
+# Cumulus Linux 5.14 user guide, Quality of Service / RDMA over Converged Ethernet - RoCE
+# (docs.nvidia.com/networking-ethernet-software/cumulus-linux-514). The hosts take the inventory's
+# values, so any other value would mark RoCE where the switches run it lossy.
+NVUE_ROCE_PROFILE = {"roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
+                     "roce_bandwidth_percent": 50}
+
+
+def _check_nvue_roce_profile(qos: object, path: tuple[object, ...], report: Report) -> None:
+    """A QoS value that Cumulus's RoCE profile fixes, set otherwise, never reaches an NVUE switch:
+    refused where it is written (the hosts would send RoCE the switches do not protect)."""
+    for key, fixed in NVUE_ROCE_PROFILE.items():
+        value = getattr(qos, key)
+        if value != fixed:
+            report((*path, key), f"NVUE switches run Cumulus Linux's RoCE profile (qos roce), which fixes {key} at "
+                   f"{fixed}; fabgen does not render another value for NVUE, and hosts marking {value} would run "
+                   f"lossy there: leave {key} out or set {fixed}")
