@@ -12,6 +12,8 @@ directory; nothing is re-implemented. The review summary comes first:
   with the far end before and after; links added and removed;
 * addresses added, removed and changed and ASNs changed per device and interface, read from
   each Ethernet fabric's address plan (<fabric>/addresses.csv);
+* management addresses moved: each BMC's (the out-of-band fabric's address plan) and each
+  device's `ansible_host` (ansible/inventory.yml), devices moved alike folded into one line;
 * fabric intent changed (QoS, pools, ASN plan, subnet-manager choices) from report.json;
 then unified diffs per file, folded: files whose change is the same once their owner's name and
 addresses are abstracted show once, with the list of owners. manifest.json, the Ansible
@@ -24,6 +26,7 @@ from __future__ import annotations
 import csv
 import difflib
 import html
+import ipaddress
 import json
 import math
 import re
@@ -316,12 +319,15 @@ def _configs(files: dict[str, bytes], side: str) -> dict[str, dict[str, Any]]:
 
 
 def _identity(rows: list) -> dict[str, dict[str, Any]]:
-    """device -> {'asn': ..., 'addresses': {interface: address}} from rows of each Ethernet
-    fabric's address plan (<fabric>/addresses.csv: device, role, asn, interface, address, ...)."""
+    """device -> {'asn': ..., 'addresses': {interface: address}, 'bmc': {its BMC ports}} from rows of
+    each Ethernet fabric's address plan (<fabric>/addresses.csv: device, role, asn, interface,
+    address, ...; the out-of-band fabric's BMC rows have the role 'bmc')."""
     out: dict[str, dict[str, Any]] = {}
     for _, r in rows:
-        entry = out.setdefault(r[0], {"asn": r[2] or None, "addresses": {}})
+        entry = out.setdefault(r[0], {"asn": r[2] or None, "addresses": {}, "bmc": set()})
         entry["addresses"][r[3]] = r[4]
+        if r[1] == "bmc":
+            entry["bmc"].add(r[3])
     return out
 
 
@@ -407,6 +413,9 @@ def _design(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
     return out
 
 
+Moved = tuple[str, str, str | None, str | None]  # a management address: device, what moved, before, after
+
+
 @dataclass
 class Review:
     added: list[str] = field(default_factory=list)
@@ -418,6 +427,8 @@ class Review:
     links_removed: list[tuple[str, str, str]] = field(default_factory=list)
     asns: list[tuple[str, Any, Any]] = field(default_factory=list)
     addresses: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    management: list[Moved] = field(default_factory=list)  # what: a BMC's port, or "management" (ansible_host)
+    clusters: tuple[str, str] | None = None  # the two sides' cluster names, when they differ
     intent: list[tuple[str, str, Any, Any]] = field(default_factory=list)
     design: list[tuple[str, str, Any, Any]] = field(default_factory=list)  # fabric, DESIGN key, before, after
     grows_unplanned: list[str] = field(default_factory=list)  # fabrics that grew beyond their plan
@@ -463,14 +474,23 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
                                                             _table_lines(new_changed, "addresses")))
     altered = {d for _, a, before, after in rv.recabled for d in (a.split()[0], before.split()[0], after.split()[0])}
     altered |= {a.split()[0] for _, a, _ in rv.links_removed} | {z.split()[0] for _, _, z in rv.links_removed}
-    for dev in sorted((set(i_old) | set(i_new)) & dev_old & dev_new, key=_natural):
+    # a node whose BMC moved has changed rows on both sides but may have no changed file of its own
+    # (an inventory review renders only the nodes whose netplan differs): its rows say it is on both
+    on_both = dev_old & dev_new | set(i_old) & set(i_new)
+    for dev in sorted((set(i_old) | set(i_new)) & on_both, key=_natural):
         io, inew = i_old.get(dev), i_new.get(dev)
         if io and inew and io["asn"] != inew["asn"]:
             rv.asns.append((dev, io["asn"], inew["asn"]))
         ao, an = (io or {}).get("addresses", {}), (inew or {}).get("addresses", {})
+        bmc = (io or {}).get("bmc", set()) | (inew or {}).get("bmc", set())
         for where in sorted(set(ao) | set(an), key=_natural):
             if ao.get(where) != an.get(where):
-                rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
+                if where in bmc:
+                    rv.management.append((dev, where, ao.get(where), an.get(where)))
+                else:
+                    rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
+    rv.management += _ansible_hosts(old_changed, new_changed, rv.addresses)
+    rv.clusters = _clusters(old_changed, new_changed)
 
     # Only a device that gained a link or an address can have grown; only those configs are parsed.
     gained = {x.split()[0] for _, a, z in rv.links_added for x in (a, z)}
@@ -513,8 +533,9 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
 
 
 def _unplanned_growth(old: dict[str, bytes], new: dict[str, bytes]) -> list[str]:
-    """Fabrics whose nodes grew past what the old side planned for (report.json's `planned`):
-    their growth may re-cable and re-address, which `planned_nodes` avoids."""
+    """Fabrics whose nodes grew, past what the old side planned for (report.json's `planned`):
+    their growth may re-cable and re-address, which `planned_nodes` avoids. A fabric that did not
+    grow is never one (a storage fabric's storage servers are beyond the GPU nodes it plans for)."""
     if "report.json" not in old or "report.json" not in new:
         return []
     a, b = (json.loads(x["report.json"]).get("fabrics", {}) for x in (old, new))
@@ -522,10 +543,52 @@ def _unplanned_growth(old: dict[str, bytes], new: dict[str, bytes]) -> list[str]
     for name in sorted(set(a) & set(b)):
         planned = a[name].get("planned") or {}
         had = planned.get("nodes") if isinstance(planned, dict) else None
-        now = b[name].get("nodes")
-        if _number(had) and _number(now) and now > had:
+        was, now = a[name].get("nodes"), b[name].get("nodes")
+        if _number(had) and _number(now) and _number(was) and now > had and now > was:
             out.append(name)
     return out
+
+
+def _clusters(old: dict[str, bytes], new: dict[str, bytes]) -> tuple[str, str] | None:
+    """The two cluster names (report.json) when they differ: a review of two different clusters
+    is not a change to one, and says so first."""
+    if "report.json" not in old or "report.json" not in new:
+        return None
+    a, b = (json.loads(x["report.json"]).get("cluster") for x in (old, new))
+    if a is None or b is None or a == b:
+        return None
+    return printable(str(a)), printable(str(b))
+
+
+_ANSIBLE_HOST = re.compile(r'^ +([^\s:"#]+):(?: null|\n +ansible_host: "([^"\n]*)")$', re.M)
+
+
+def _ansible_hosts(old: dict[str, bytes], new: dict[str, bytes],
+                   addresses: list[tuple[str, str | None, str | None]]) -> list[Moved]:
+    """(device, "management", before, after) for each device of both sides' ansible/inventory.yml
+    whose ansible_host differs (a fabric's management prefix moved), unless the address plan's
+    change of the same device already shows the same move (an out-of-band switch's VLAN address)."""
+    path = "ansible/inventory.yml"
+    if path not in old or path not in new:
+        return []
+    a, b = (_hosts_of(x[path].decode(errors="replace")) for x in (old, new))
+    shown = {(w.split()[0], _ip(x), _ip(y)) for w, x, y in addresses}
+    return [(d, "management", a[d], b[d]) for d in sorted(set(a) & set(b), key=_natural)
+            if a[d] != b[d] and (d, _ip(a[d]), _ip(b[d])) not in shown]
+
+
+def _hosts_of(text: str) -> dict[str, str | None]:
+    """device -> its ansible_host (None where it has none), from the inventory fabgen writes (a
+    device listed in several groups carries its address once)."""
+    out: dict[str, str | None] = {}
+    for name, address in _ANSIBLE_HOST.findall(text):
+        if address or name not in out:
+            out[name] = address or None
+    return out
+
+
+def _ip(text: str | None) -> str | None:
+    return text.split("/")[0] if text else None
 
 
 def _roles(files: dict[str, bytes]) -> dict[str, str]:
@@ -655,6 +718,8 @@ def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:
 def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     """(heading, bullet lines) for every non-empty part of the review."""
     parts: list[tuple[str, list[str]]] = []
+    if rv.clusters:
+        parts.append(("Different clusters (1)", [f"cluster: {rv.clusters[0]} -> {rv.clusters[1]}"]))
     if rv.design:
         parts.append((f"Fabric design changed ({len(rv.design)})",
                       [f"{fab}: {k}: {_shown(a)} -> {_shown(b)}" for fab, k, a, b in rv.design]))
@@ -686,10 +751,53 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     changed = [(w, a, b) for w, a, b in rv.addresses if a is not None and b is not None]
     if changed:
         parts.append((f"Addresses changed ({len(changed)})", _limited([f"{w}: {a} -> {b}" for w, a, b in changed])))
+    for word, rows in (("added", [(d, w, b) for d, w, a, b in rv.management if a is None]),
+                       ("removed", [(d, w, a) for d, w, a, b in rv.management if b is None])):
+        if rows:
+            parts.append((f"Management addresses {word} ({len(rows)})",
+                          _limited([f"{d} {w}: {x}" for d, w, x in rows])))
+    moved = [row for row in rv.management if row[2] is not None and row[3] is not None]
+    if moved:
+        parts.append((f"Management addresses changed ({len(moved)})", _limited(_moved_alike(moved))))
     if rv.intent:
         parts.append((f"Fabric intent changed ({len(rv.intent)})",
                       [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))
     return parts
+
+
+def _moved_alike(rows: list[Moved]) -> list[str]:
+    """Changed addresses, devices whose address moved by the same amount folded into one line with
+    their hostlist and the lowest and highest address's move: a new out-of-band prefix moves every
+    BMC alike, and a reviewer reads 64 or 64,000 of them as one line. Fewer than FOLD_AT devices, or
+    an address that does not parse, one line each."""
+    groups: dict[tuple, list[tuple[str, Any, Any]]] = {}
+    for dev, what, a, b in rows:
+        groups.setdefault((what, _shift(a, b)), []).append((dev, a, b))
+    out = []
+    for (what, shift), members in groups.items():
+        if shift is None or len(members) < FOLD_AT:
+            out += [f"{d} {what}: {a} -> {b}" for d, a, b in members]
+            continue
+        hosts = ",".join(_compact([d for d, _, _ in members], counts=False))
+        by_address = sorted(members, key=lambda m: ipaddress.ip_interface(str(m[1])))
+        (_, a0, b0), (_, a1, b1) = by_address[0], by_address[-1]
+        out.append(f"{hosts} {what}: {a0} -> {b0} ... {a1} -> {b1} ({len(members)}, each moved alike)")
+    return out
+
+
+FOLD_AT = 3  # devices moved alike from which the review folds them into one line
+
+
+def _shift(a: Any, b: Any) -> tuple[int, int, int, int] | None:
+    """How an address moved (its version, prefix lengths, and the difference of the two addresses),
+    or None."""
+    try:
+        x, y = ipaddress.ip_interface(str(a)), ipaddress.ip_interface(str(b))
+    except ValueError:
+        return None
+    if x.version != y.version:
+        return None
+    return x.version, x.network.prefixlen, y.network.prefixlen, int(y.ip) - int(x.ip)
 
 
 def _shown(value: Any) -> str:
@@ -707,10 +815,12 @@ def verdict(rv: Review) -> str:
         out.append(f"changes the design of {', '.join(fabrics)} ({', '.join(keys)})")
     readdressed = sum(1 for _, a, b in ((w, a, b) for w, a, b in rv.addresses) if a is not None and b is not None)
     moved = len(rv.recabled) + len(rv.links_removed)
-    if moved or readdressed or rv.asns:
+    managed = sum(1 for _, _, a, b in rv.management if a is not None and b is not None)
+    if moved or readdressed or rv.asns or managed:
         bits = [f"re-cables {len(rv.recabled):,} links" if rv.recabled else "",
                 f"removes {len(rv.links_removed):,} links" if rv.links_removed else "",
                 f"re-addresses {readdressed:,} ports" if readdressed else "",
+                f"moves {managed:,} management addresses" if managed else "",
                 f"changes {len(rv.asns):,} ASNs" if rv.asns else ""]
         text = " and ".join(b for b in bits if b)
         if rv.grows_unplanned and not rv.design:
@@ -721,7 +831,7 @@ def verdict(rv: Review) -> str:
                    + (f" except {len(rv.changed):,} devices' configs" if rv.changed else ""))
     elif rv.removed:
         out.append(f"removes {len(rv.removed):,} device{'s' if len(rv.removed) != 1 else ''}")
-    if rv.removed and (moved or readdressed or rv.asns):
+    if rv.removed and (moved or readdressed or rv.asns or managed):
         out.append(f"removes {len(rv.removed):,} device{'s' if len(rv.removed) != 1 else ''}")
     if rv.intent and not out:
         out.append(f"changes {len(rv.intent)} intent setting(s) on {len(rv.changed):,} devices")
@@ -729,6 +839,8 @@ def verdict(rv: Review) -> str:
         out.append(f"adds {len(rv.links_added):,} links between existing devices")
     if not out:
         out.append(f"changes {len(rv.changed):,} devices' files, no link, address or ASN")
+    if rv.clusters:  # said first: nothing after it is a change to one cluster
+        out.insert(0, f"compares two different clusters ({rv.clusters[0]} -> {rv.clusters[1]})")
     return "; ".join(out)
 
 
