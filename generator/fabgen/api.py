@@ -9,19 +9,23 @@ Both raise `fabgen.InventoryError` for bad input: its `problems` are every locat
 (file, line, column, inventory key, message), as the command line prints them. `render` raises
 `fabgen.OutputError` where OUT cannot be written safely (docs/reference/api.md). An inventory
 given as a mapping is read as if it were a file named `<mapping>` in the working directory
-(side files such as a `guid_map` are found from there).
+(side files such as a `guid_map` are found from there); any Mapping and Sequence will do (an
+OrderedDict, a tuple), and a value that is no data (a set, bytes, an object) is an InventoryError.
 """
 
 from __future__ import annotations
 
+import numbers
+import operator
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Union
+from typing import Any, Callable, Union
 
 import yaml
 
-from fabgen.errors import LOCATED, InventoryError, OutputError
-from fabgen.inventory.loader import Loaded, load, load_text
+from fabgen.errors import LOCATED, InventoryError, OutputError, Problem
+from fabgen.inventory.loader import MAX_DEPTH, Loaded, PathT, format_path, load, load_text
 
 Source = Union[str, Path, Mapping[str, Any]]
 __all__ = ["validate", "render", "Validation", "Rendered", "FabricSize", "Warning", "InventoryError", "OutputError"]
@@ -115,11 +119,94 @@ class Rendered(Validation):
         return {**super().as_dict(), "out": str(self.out), "files": {k: list(v) for k, v in self.files.items()}}
 
 
+MAPPING = "<mapping>"  # the file name of an inventory given as a mapping
+# Python writes no int of more than 4,300 digits as text (CVE-2020-10735), so YAML cannot hold
+# one; no inventory number comes near a thousand bits
+MAX_INT_BITS = 1024
+
+
 def load_source(inventory: Source) -> Loaded:
     """A path, or a mapping read as YAML text would be (positions refer to its YAML dump)."""
     if isinstance(inventory, Mapping):
-        return load_text(yaml.safe_dump(dict(inventory), sort_keys=False), "<mapping>")
+        return _load_mapping(inventory)
     return load(inventory)
+
+
+def _load_mapping(inventory: Mapping[str, Any]) -> Loaded:
+    """The mapping as plain data dumped to YAML and loaded back, so it is checked as a file is.
+    A value that is not data is written as null and reported where the dump has it."""
+    bad: list[tuple[PathT, str]] = []
+    data = _plain(inventory, (), bad, set())
+    text = yaml.safe_dump(data, sort_keys=False)
+    if not bad:
+        return load_text(text, MAPPING)
+    try:
+        loaded = load_text(text, MAPPING)
+    except InventoryError as exc:
+        raise InventoryError(exc.problems + [Problem(1, 1, format_path(p), m, MAPPING) for p, m in bad]) from None
+    raise InventoryError([Problem(*loaded.where(p), format_path(p), m, MAPPING) for p, m in bad])
+
+
+def _plain(value: Any, path: PathT, bad: list[tuple[PathT, str]], seen: set[int]) -> Any:
+    """`value` as the dict, list, str, int, float, bool and None that YAML writes: a Mapping or
+    Sequence of any class (an OrderedDict, a tuple) is as good as a dict or a list, a str or int
+    subclass (an enum member) as its value; anything else (a set, bytes, an object, a container
+    holding itself) is noted in `bad` with its path and replaced by None."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and \
+            operator.index(value).bit_length() > MAX_INT_BITS:
+        bad.append((path, f"a number of {operator.index(value).bit_length()} bits: no inventory value is that long"))
+        return None
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, numbers.Integral):
+        return operator.index(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, (Mapping, Sequence)) and not isinstance(value, (bytes, bytearray, memoryview)):
+        if id(value) in seen or len(path) > MAX_DEPTH:
+            bad.append((path, "the value holds itself: give plain data" if id(value) in seen else
+                        f"nesting deeper than {MAX_DEPTH} levels: an inventory is a few levels deep"))
+            return None
+        seen.add(id(value))
+        try:
+            if isinstance(value, Mapping):
+                return _plain_mapping(value, path, bad, seen)
+            return [_plain(v, (*path, i), bad, seen) for i, v in enumerate(value)]
+        finally:
+            seen.discard(id(value))
+    bad.append((path, f"{_what(value)} is not inventory data: give a mapping, a list, text, a number, true or "
+                      "false, or None"))
+    return None
+
+
+def _plain_mapping(value: Mapping[Any, Any], path: PathT, bad: list[tuple[PathT, str]], seen: set[int]) -> dict:
+    """A mapping's keys as text or whole numbers (as a YAML file's keys are), its values plain."""
+    out: dict[str | int, Any] = {}
+    for key, v in value.items():
+        plain_key = _plain_key(key)
+        if plain_key is None:
+            bad.append((path, f"the key {repr(key)[:60]} ({_what(key)}): keys are text"))
+            continue
+        out[plain_key] = _plain(v, (*path, plain_key), bad, seen)
+    return out
+
+
+def _plain_key(key: Any) -> str | int | None:
+    """A key as a YAML file's keys are read (text, or a whole number), None for any other."""
+    if isinstance(key, str):
+        return str.__str__(key)
+    if isinstance(key, numbers.Integral) and not isinstance(key, bool) and \
+            operator.index(key).bit_length() <= MAX_INT_BITS:
+        return operator.index(key)
+    return None
+
+
+def _what(value: Any) -> str:
+    """A value's kind in a message: 'a set', 'bytes', 'a datetime'."""
+    name = type(value).__name__
+    return name if name == "bytes" else ("an " if name[:1].lower() in "aeiou" else "a ") + name
 
 
 def validate(inventory: Source) -> Validation:

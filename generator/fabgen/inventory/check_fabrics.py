@@ -6,10 +6,11 @@ from __future__ import annotations
 import re
 
 from fabgen.inventory.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
-from fabgen.inventory.check_nodes import group_model
+from fabgen.inventory.check_nodes import check_bond_names, group_model
 from fabgen.inventory.messages import did_you_mean
-from fabgen.inventory.schema import DEVICE_PATTERN
-from fabgen.inventory.state import Checks, MAX_ENDPOINTS, MAX_FABRIC_NAME, Member, PendingGrowth, RESERVED_FOLDERS
+from fabgen.inventory.schema import DEVICE_PATTERN, NorthSouth
+from fabgen.inventory.state import (Checks, MAX_ENDPOINTS, MAX_FABRIC_NAME, Member, PendingGrowth, RESERVED_FOLDERS,
+                                    switch_name)
 from fabgen.topology.layout import PLANE_SUFFIX
 from fabgen.topology.sizing import SizingError, parse_ratio, plan
 
@@ -152,7 +153,8 @@ EOS_MAX_VNI = 65535  # EOS: `rd <router-id>:<vni>` (type 1) and `route-target bo
 
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:
     """Storage and in-band apart: their own VLAN, VNIs and VRF (one would carry the other's traffic);
-    no tenant in the default or the management VRF; VLANs and VNIs the platform can take."""
+    no tenant in the default or the management VRF nor named like a device of the switch; VLANs and
+    VNIs the platform can take."""
     path, ok = ("fabrics", i, "ethernet", "northsouth", "inband"), True
     a, b = ns.storage, ns.inband
     mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
@@ -161,6 +163,11 @@ def _check_tenants(c: Checks, i: int, ns, f) -> bool:
         if t.vrf.lower() in ("default", "mgmt", mgmt):
             c.report((*where, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the "
                      "management VRF): give the tenant a VRF of its own")
+            ok = False
+        elif (what := switch_name(t.vrf)) is not None:
+            c.report((*where, "vrf"), f"VRF {t.vrf} is named like {what}: on Cumulus Linux a VRF is a network "
+                     "device beside the switch's ports, bonds, SVIs and bridge, one name each; give the tenant a VRF "
+                     "of its own")
             ok = False
         lo, hi = NVUE_RESERVED_VLANS
         if f.platform == "nvue" and lo <= t.vlan <= hi:
@@ -183,6 +190,12 @@ def _check_tenants(c: Checks, i: int, ns, f) -> bool:
                      "layer-2 VNI: give the VRF a VNI of its own")
             ok = False
     return ok
+
+
+def tenant_vlans(f) -> tuple[int, ...]:
+    """The VLANs of a northsouth fabric's tenants, storage then in-band (their defaults if unset)."""
+    ns = f.ethernet.northsouth if f.ethernet is not None else NorthSouth()
+    return ns.storage.vlan, ns.inband.vlan
 
 
 def check_fabric_hardware(c: Checks, i: int, f) -> bool:
@@ -259,6 +272,9 @@ def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member]
         if f.role == "northsouth" and len(nm.role_ports(f.role)) != 2:
             c.report(gpath, f"node group '{gname}' ({nm.key}) has {len(nm.role_ports(f.role))} "
                      f"{nm.port_role(f.role)} ports; a northsouth fabric bonds two, one to each leaf of a pair")
+            ok = False
+            continue
+        if f.role == "northsouth" and not check_bond_names(c, gpath, gname, nm, tenant_vlans(f)):
             ok = False
             continue
         view = nm.for_role(f.role)

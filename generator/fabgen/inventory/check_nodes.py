@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabgen.inventory.catalog import NodeModel
+from fabgen.inventory.catalog import Nic, NodeModel
+from fabgen.inventory.loader import PathT
 from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
 from fabgen.inventory.schema import NAME_RULE
 from fabgen.inventory.state import Checks, NAME_RE
@@ -105,6 +106,61 @@ NETDEV_RULE = "a Linux interface name is at most 15 characters, and lo is the lo
 
 def netdev_ok(name: str) -> bool:
     return len(name) <= 15 and name not in ("lo", "all", "default") and "/" not in name
+
+
+# The node's bond on a northsouth fabric, and a tenant's VLAN on it, as the hosts' netplans name
+# them (intent/northsouth.py's HOST_BOND and host_vlan_interface; a test holds the two equal).
+HOST_BOND = "bond0"
+
+
+def host_bond_names(vlans: tuple[int, ...]) -> dict[str, str]:
+    """The interface names a northsouth fabric adds to its nodes: the bond and a VLAN per tenant."""
+    return {HOST_BOND: "the bond of the node's two north-south ports",
+            **{f"{HOST_BOND}.{v}": f"the tenant VLAN {v} on the bond" for v in vlans}}
+
+
+def host_ports(c: Checks, gname: str, nm: NodeModel) -> tuple[Nic, ...]:
+    """Every port a node of the group has as a network interface: its compute NICs (their plane
+    ports where its compute fabric splits them) and its storage and in-band ports."""
+    planes = next((f.planes for f in c.inv.fabrics if f.role == "compute" and gname in f.node_groups), 1)
+    nics = nm.nics if planes == 1 or not nm.can_split(planes) else tuple(n for ns in nm.plane_nics(planes) for n in ns)
+    return nics + tuple(p for p in nm.ports if p.role != "oob")
+
+
+def check_bond_names(c: Checks, gpath: PathT, gname: str, nm: NodeModel, vlans: tuple[int, ...]) -> bool:
+    """No port of a bonded node is named like the bond or its VLANs: its netplan would make the bond
+    a member of itself, or an interface both an ethernet and a VLAN, and `netplan generate`
+    refuses either (the node would not come up). Reported where the name was written."""
+    derived = host_bond_names(vlans)
+    clash = next((n for n in host_ports(c, gname, nm) if n.netdev in derived), None)
+    if clash is None:
+        return True
+    path, source = _netdev_source(c, gname, nm, clash, gpath)
+    c.report(path, f"{source}: on this northsouth fabric's nodes that is the name of {derived[clash.netdev]} "
+             f"(fabgen writes {', '.join(derived)}), and netplan would take the bond as its own member or one name "
+             "as two interfaces; rename the port")
+    return False
+
+
+def _netdev_source(c: Checks, gname: str, nm: NodeModel, port: Nic, fallback: PathT) -> tuple[PathT, str]:
+    """Where a port's netdev was written (the group's rdma_links file, its node_models entry: the
+    netdev, the RDMA name a netdev defaults to, or the plane pattern), and how it came to be."""
+    j, g = next((j, g) for j, g in enumerate(c.inv.node_groups) if g.name == gname)
+    name = repr(port.netdev)
+    if g.rdma_links is not None and port.rdma in dict(nm.netdevs):
+        return ("node_groups", j, "rdma_links"), f"{g.rdma_links} gives {name} as the netdev of {port.rdma}"
+    custom = c.inv.node_models.get(g.model)
+    if custom is not None:
+        for k in ("nics", "ports"):
+            for n, x in enumerate(getattr(custom, k)):
+                if x.rdma == port.rdma and x.netdev is not None:
+                    return ("node_models", g.model, k, n, "netdev"), f"port {port.rdma}'s netdev is {name}"
+                if x.rdma == port.rdma:
+                    return ("node_models", g.model, k, n, "rdma"), f"port {name} has no netdev, so its " \
+                        "interface is named after it"
+        if custom.plane_rdma is not None:
+            return ("node_models", g.model, "plane_rdma"), f"the plane pattern names a port {name}"
+    return fallback, f"node group '{gname}' has a port named {name}"
 
 
 def group_model(c: Checks, gname: str) -> NodeModel | None:

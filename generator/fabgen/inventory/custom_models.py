@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import re
+
 from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.check_nodes import NETDEV_RULE, netdev_ok
 from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
 from fabgen.inventory.schema import Inventory
-from fabgen.inventory.state import PORT_RE
+from fabgen.inventory.state import PORT_RE, SWITCH_PORT, switch_name
 
 
 def resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict[str, NodeModel]]:
@@ -39,6 +41,11 @@ def resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict
         if why is not None:
             report(("switch_models", key, "port_name"), f"bad port name pattern: {why}; use fields like "
                    "{n} (1-based) or {i} (0-based)")
+            continue
+        clash = _device_clash(names) if m.kinds != ["infiniband"] else None
+        if clash is not None:
+            report(("switch_models", key, "port_name"), f"the pattern {clash}: name the ports as the switch does "
+                   "(swp<n> on Cumulus Linux, Ethernet<n> on EOS and SONiC)")
             continue
         if len(set(names)) != len(names):
             report(("switch_models", key, "port_name"), "the pattern gives the same name to several ports; "
@@ -89,7 +96,34 @@ def resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict
     return switches, nodes
 
 
+def _device_clash(names: list[str]) -> str | None:
+    """An Ethernet switch's ports are network devices beside its bonds, SVIs, bridge, VXLAN device
+    and management port: a port named like one of those would be two devices in one config."""
+    for name in names:
+        what = switch_name(name)
+        if what is not None and not re.fullmatch(SWITCH_PORT, name, re.I):
+            return f"gives {name!r}, the name of {what} on the switch"
+    return None
+
+
 NEEDED_PROFILES = ("ingress_lossy_profile", "egress_lossy_profile", "egress_lossless_profile")
+
+
+def _profiles_problem(pools: dict[str, dict[str, str]], profiles: dict[str, dict[str, str]]) -> str | None:
+    """Why a custom SKU's buffer profiles cannot be loaded, or None: SONiC needs the profiles fabgen
+    refers to, and every profile's pool (a mandatory field of BUFFER_PROFILE) among BUFFER_POOL's
+    rows. The message names pools, never an empty list: the unknown ones, and the defined ones where
+    a profile names none or none is defined."""
+    missing = [p for p in NEEDED_PROFILES if p not in profiles]
+    unknown = sorted({row["pool"] for row in profiles.values() if "pool" in row} - set(pools))
+    poolless = sorted(name for name, row in profiles.items() if "pool" not in row)
+    wants = ([f"define {', '.join(missing)}"] if missing else []) + \
+        ([f"use pools that buffer_pools defines (not {', '.join(unknown)})"] if unknown else []) + \
+        ([f"each name a pool ({', '.join(poolless)} names none)"] if poolless else [])
+    if not wants:
+        return None
+    defined = f"; buffer_pools defines {', '.join(sorted(pools)) or 'none'}" if poolless or not pools else ""
+    return "buffer profiles must " + " and ".join(wants) + defined
 
 
 def _custom_sonic(key: str, m, cages: int, report):
@@ -108,13 +142,9 @@ def _custom_sonic(key: str, m, cages: int, report):
                "buffers_defaults_t1.j2)")
         return None
     sk = m.sonic
-    missing = [p for p in NEEDED_PROFILES if p not in sk.buffer_profiles]
-    pools = set(sk.buffer_pools)
-    bad = sorted({row.get("pool", "") for row in sk.buffer_profiles.values()} - pools)
-    if missing or bad:
-        report(("switch_models", key, "sonic", "buffer_profiles"), "buffer profiles must define "
-               f"{', '.join(missing) or ''}{' and ' if missing and bad else ''}"
-               f"{'use pools that buffer_pools defines (not ' + ', '.join(bad) + ')' if bad else ''}")
+    why = _profiles_problem(sk.buffer_pools, sk.buffer_profiles)
+    if why is not None:
+        report(("switch_models", key, "sonic", "buffer_profiles"), why)
         return None
     dynamic = sk.asic in DYNAMIC_BUFFER_ASICS
     return SonicSku(hwsku=sk.hwsku, platform=sk.platform, asic=sk.asic,

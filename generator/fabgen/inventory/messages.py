@@ -75,6 +75,26 @@ def _fields_of(loc: PathT, root: Any = Inventory) -> list[str]:
     return list(model.model_fields) if hasattr(model, "model_fields") else []
 
 
+def _choices_of(loc: PathT, root: Any = Inventory) -> list[Any]:
+    """The values a Literal field at `loc` allows (tiers: auto, 1, 2, 3), for the message of a
+    value that only equals one of them (true for 1, 2.0 for 2)."""
+    from typing import Literal, get_args, get_origin
+
+    info = None
+    model: Any = root
+    for part in loc:
+        if isinstance(part, int) or not hasattr(model, "model_fields"):
+            continue
+        info = model.model_fields.get(part)
+        if info is None:
+            continue
+        model = _inner_model(info.annotation)
+    annotation = info.annotation if info is not None else None
+    while annotation is not None and get_origin(annotation) is not Literal:
+        annotation = next((a for a in get_args(annotation) if get_origin(a) is Literal), None)
+    return list(get_args(annotation)) if annotation is not None else []
+
+
 def _inner_model(annotation: Any) -> Any:
     from typing import get_args
 
@@ -143,6 +163,13 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
             if len(loc) == 3 and loc[0] == "fabrics" and loc[2] == "management":
                 msg = f"must be an IPv4 prefix (e.g. 192.168.0.0/24) or a mapping with prefix, gateway, vrf, ntp, " \
                       f"dns, syslog, domain and users; not {_describe(value)}"
+        elif etype == "number_choice":
+            choices = [str(c) for c in _choices_of(loc, root)]
+            wanted = (", ".join(choices[:-1]) + " or " + choices[-1]) if len(choices) > 1 else \
+                (choices[0] if choices else "a whole number")
+            msg = f"must be {wanted}, not {_describe(value)}"
+            if isinstance(value, float) and value.is_integer():
+                msg = f"must be {wanted}, not {loaded.numbers.get(loc, value)} (a decimal number): write {int(value)}"
         elif etype == "secret_literal":
             msg = err["msg"]  # never the value: it is a secret
         elif etype in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):

@@ -50,6 +50,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
+def _whole_number(value: Any) -> Any:
+    """A Literal of numbers compares by equality, and Python has True == 1 and 2.0 == 2: even in
+    strict mode `planes: true` would be one plane. Only an int (not a bool) may be one of them."""
+    if isinstance(value, (bool, float)):
+        raise PydanticCustomError("number_choice", "must be a whole number, not {value}", {"value": value})
+    return value
+
+
+# A choice among numbers (planes, tiers, version, an MTU): like `int` fields in strict mode, it
+# takes no boolean and no fraction.
+WholeNumber = BeforeValidator(_whole_number)
+
+
 class NodeGroup(Strict):
     """A set of identical nodes."""
 
@@ -90,7 +103,8 @@ class Partition(Strict):
     node_groups: list[str] | Literal["all"] = Field(default="all", description="members by node group, or all")
     membership: Literal["full", "limited", "both"] = Field(default="full", description="membership of the members")
     ipoib: bool = Field(default=True, description="IPoIB on this partition")
-    mtu: Literal[256, 512, 1024, 2048, 4096] = Field(default=4096, description="partition MTU (bytes)")
+    mtu: Annotated[Literal[256, 512, 1024, 2048, 4096], WholeNumber] = Field(
+        default=4096, description="partition MTU (bytes)")
     rate: int | None = Field(default=None, description="Gb/s; default: the fabric's link speed")
     service_level: int = Field(default=0, ge=0, le=15, description="service level of the partition")
 
@@ -192,7 +206,10 @@ class Tenant(Strict):
 
     vlan: int = Field(ge=2, le=4094, description="VLAN of the role's subnet (tagged on the host bond)")
     vni: int = Field(ge=1, le=16_777_214, description="layer-2 VNI of that VLAN")
-    vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(description="the role's VRF")
+    vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
+        description="the role's VRF, a name of its own: none a switch gives its devices (default, mgmt, lo, eth0, "
+        "swp1, bond3, vlan30, vxlan48, br_default, peerlink, Ethernet1, Vlan30, ...), a VRF being a device on "
+        "Cumulus Linux")
     l3vni: int = Field(ge=1, le=16_777_214, description="layer-3 VNI of the VRF (symmetric routing)")
 
 
@@ -343,13 +360,13 @@ class Fabric(Strict):
     oversubscription: float = Field(
         default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
     )
-    tiers: Literal["auto", 1, 2, 3] = Field(
+    tiers: Annotated[Literal["auto", 1, 2, 3], WholeNumber] = Field(
         default="auto", description="auto | 1 | 2 | 3; 1 is one fat-tree switch with every port for NICs")
     planned_nodes: int | None = Field(
         default=None, ge=1, le=2 * MAX_NODES_PER_GROUP,
         description="compute nodes the fabric is built for: spines, cores, ports, addresses and name widths are "
         "sized for it, and adding nodes up to it only adds (default: the nodes present)")
-    planes: Literal[1, 2, 4] = Field(
+    planes: Annotated[Literal[1, 2, 4], WholeNumber] = Field(
         default=1, description="roce and spectrum-x: independent networks, each with its own switches, names, "
         "addresses and ASNs (`<name>-plane<p>`); every compute NIC is split into this many ports, port p on "
         "plane p (a ConnectX-8 800G: 2 x 400G or 4 x 200G)")
@@ -367,7 +384,8 @@ class Fabric(Strict):
 
 class CustomNic(Strict):
     rdma: DeviceName = Field(description="RDMA device name, e.g. mlx5_0")
-    netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name)")
+    netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name); on a "
+                                      "northsouth fabric's nodes not bond0 nor bond0.<tenant VLAN>, fabgen's names")
     label: Text | None = Field(default=None, description="physical port label")
     cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts)")
     speed: int = Field(ge=10, le=3200, description="Gb/s")
@@ -379,7 +397,8 @@ class CustomPort(Strict):
     role: Literal["storage", "inband", "oob"] = Field(description="storage, inband (in-band management) or oob "
                                                       "(the BMC port)")
     rdma: DeviceName = Field(description="RDMA device name (a BMC: any name for its port, e.g. bmc)")
-    netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name)")
+    netdev: DeviceName | None = Field(default=None, description="netdev name (default: the RDMA name); on a "
+                                      "northsouth fabric's nodes not bond0 nor bond0.<tenant VLAN>, fabgen's names")
     label: Text | None = Field(default=None, description="physical port label")
     cage: Text | None = Field(default=None, description="node-side cage (for transceiver counts; default: the "
                               "RDMA name, RJ45 for an oob port)")
@@ -466,7 +485,7 @@ class KubernetesOptions(Strict):
 class Inventory(Strict):
     """The whole inventory (format version 1)."""
 
-    version: Literal[1] = Field(description="inventory format version")
+    version: Annotated[Literal[1], WholeNumber] = Field(description="inventory format version")
     cluster: Name = Field(description="cluster name, in file headers and the report")
     node_groups: list[NodeGroup] = Field(min_length=1)
     fabrics: list[Fabric] = Field(min_length=1)

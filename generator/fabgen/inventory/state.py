@@ -23,6 +23,31 @@ RESERVED_FOLDERS = frozenset({"ansible", "hosts", "host-groups", "slurm"})
 NAME_RE = re.compile(NAME_PATTERN)
 PORT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/_.:-]{0,62}")
 
+# The names a switch gives its own network devices, and fabgen's switch configs derive, by what
+# they are: Cumulus Linux (NVUE) makes a tenant's VRF a Linux device beside its ports, bonds, SVIs,
+# bridge and VXLAN device, where one name can be only one of them; EOS names the same things
+# Ethernet1, Port-Channel1, Vlan20, Vxlan1 (SONiC: Ethernet0, PortChannel1, Vlan20). Tenant VRFs
+# and a custom switch's port names are checked against every platform's, ignoring case: the same
+# tenants are rendered for either, and 'Vlan30' reads as the SVI either way.
+SWITCH_PORT = r"swp\d+(s\d+)?|ethernet\d+"
+SWITCH_NAMES = (
+    (r"all|default", "the kernel's own 'all' (/proc/sys/net/ipv4/conf/all)"),
+    (r"lo|loopback\d*", "the loopback"),
+    (r"eth\d+|management\d+", "a management port (eth0 on Cumulus Linux, Management1 on EOS)"),
+    (SWITCH_PORT, "a switch port (swp1, swp1s0 on Cumulus Linux, Ethernet1 on EOS)"),
+    (r"bond\d+|port-?channel\d+|peerlink(\.\d+)?", "a bond (a node's leg: bond<n> on NVUE, Port-Channel<n> on EOS, "
+     "PortChannel<n> on SONiC; MLAG's peerlink)"),
+    (r"vlan\d+(_l3)?", "a VLAN's interface (vlan<id> on Cumulus Linux, Vlan<id> on EOS)"),
+    (r"vxlan\d*|vni\d*|nve\d*", "a VXLAN device (vxlan48 on Cumulus Linux, Vxlan1 on EOS)"),
+    (r"br_[a-z0-9_-]*|bridge", "a bridge (br_default on Cumulus Linux)"),
+)
+
+
+def switch_name(name: str) -> str | None:
+    """What a switch calls its own device of this name (a port, bond, SVI, bridge, VXLAN device,
+    the loopback), or None where no switch device is so named."""
+    return next((what for rx, what in SWITCH_NAMES if re.fullmatch(rx, name, re.I)), None)
+
 
 @dataclass(frozen=True)
 class Validated:

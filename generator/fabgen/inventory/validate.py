@@ -60,7 +60,8 @@ def _schema(loaded: Loaded) -> Inventory:
     if not isinstance(data, dict):
         raise InventoryError([Problem(1, 1, "", "the inventory must be a mapping starting with 'version: 1'",
                                       loaded.file)])
-    if "version" in data and data["version"] != 1:
+    # a boolean or a fraction equal to 1 (true, 1.0) is left to the schema, which names it
+    if "version" in data and data["version"] != 1 and not isinstance(data["version"], bool):
         line, col = loaded.where(("version",))
         raise InventoryError([Problem(line, col, "version", f"unsupported format version {data['version']!r}; "
                                       "this fabgen reads version 1", loaded.file)])
