@@ -148,7 +148,8 @@ def test_nvl72_units_blocks_and_labels_keep_racks_whole(tmp_path: Path) -> None:
     assert len(blocks) == 10 and all({rack_of[n] for n in nodes} == {name} and len(nodes) == 18
                                      for name, nodes in blocks.items())
     unit_racks = len(next(iter(units.values()))) // 18
-    assert block["block_sizes"] == [18, 18 * unit_racks] if unit_racks & (unit_racks - 1) == 0 else [18]
+    # Slurm's block sizes are powers of two of the base block: the unit's racks join only when a power of two
+    assert block["block_sizes"] == ([18, 18 * unit_racks] if unit_racks & (unit_racks - 1) == 0 else [18])
     nodes = [d for d in yaml.safe_load_all((out / "kubernetes" / "node-labels.yaml").read_text()) if d]
     assert {n["metadata"]["name"]: n["metadata"]["labels"]["accelerator.topograph.run/domain"]
             for n in nodes} == rack_of
