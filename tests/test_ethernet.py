@@ -5,6 +5,8 @@ links found in the configs are exactly the topology's links."""
 
 from __future__ import annotations
 
+import json
+
 import csv
 import ipaddress
 import shutil
@@ -128,6 +130,7 @@ def check_address_plan(out: Path, fabric: str, devices: dict) -> None:
 
 
 def yang_check(paths: list[Path]) -> None:
+    assert paths, "no config_db.json to check: a check of nothing passes"
     if not YANG_CHECK.exists() or not shutil.which("yanglint"):
         if IN_CI and YANG_CHECK.exists():
             raise RuntimeError("CI must have yanglint (libyang-tools): `make test` installs it")
@@ -164,6 +167,8 @@ def test_examples_read_back_consistent(case: str, fabric: str, mtu: int, tmp_pat
     render_to(INVENTORIES / f"{case}.yaml", tmp_path)
     devices = check_fabric(tmp_path, fabric, mtu=mtu)
     configs = sorted((tmp_path / fabric / "switches").glob("*/config_db.json"))
+    platform = json.loads((tmp_path / "report.json").read_text())["fabrics"][fabric]["platform"]
+    assert len(configs) == (len(devices) if platform == "sonic" else 0), (platform, len(configs))
     if configs:
         yang_check(configs)
     assert devices
@@ -226,6 +231,8 @@ def test_other_shapes_read_back_consistent(shape: str, tmp_path: Path) -> None:
     if shape == "sonic-3tier-auto":
         assert plan.tiers == 3 and len(devices) >= 200
     configs = sorted((out / "f" / "switches").glob("*/config_db.json"))
+    platform = json.loads((out / "report.json").read_text())["fabrics"]["f"]["platform"]
+    assert len(configs) == (len(devices) if platform == "sonic" else 0), (platform, len(configs))
     if configs:
         # one of each role is enough to prove the shape; the examples validate every file
         by_role = {}

@@ -40,6 +40,9 @@ def render(tmp_path: Path, model: str, count: int = 40, topology: str = "rail-op
     out = tmp_path / "out"
     render_to(inv, out)
     files = sorted((out / "f" / "switches").glob("*/config_db.json"))
+    # every test loops over these: one per switch the report counts, never none
+    switches = json.loads((out / "report.json").read_text())["fabrics"]["f"]["switches"]
+    assert files and len(files) == sum(switches.values()), (len(files), switches)
     return out, [json.loads(p.read_text()) for p in files]
 
 
