@@ -231,7 +231,9 @@ def test_one_gb200_unit_is_two_tiers_under_one_spine_layer_and_a_plan_builds_the
     groups are built from the first unit, so that growth only adds."""
     one = gb200(1)
     assert (one.tiers, one.leaves, one.pods, one.leaves_per_pod) == (2, 32, 1, 32)
-    assert one.spines * one.spine_down == 576 and one.up % one.spines == 0
+    # 576 leaf uplinks over 64-port spines: nine spines, each leaf's 18 uplinks two to each (one 576-port
+    # spine would also multiply to 576)
+    assert (one.spines, one.spine_down, one.up // one.spines) == (9, 64, 2)
     planned = gb200(1, planned=288)
     assert (planned.tiers, planned.present_units, planned.spines, planned.cores) == (3, 1, 48, 18)
     pinned = gb200(1, tiers=3)

@@ -87,7 +87,15 @@ def test_anta_loads_every_catalog_with_each_switch_planned(catalogs: dict, case:
                 and (r["asn"] or f"hosts/{r['device']}/frr.conf" in files)]
         sessions = getattr(tests.get("VerifyBGPPeerSession"), "bgp_peers", [])
         assert len(sessions) == len(rows) == len(e.peers)
-        assert all(r.ecmp_count > 0 for r in getattr(tests.get("VerifyBGPRouteECMP"), "route_entries", []))
+        entries = getattr(tests.get("VerifyBGPRouteECMP"), "route_entries", [])
+        others = {r["address"] for r in _csv(files[f"{e.fabric}/addresses.csv"]) if r["role"] == "leaf"
+                  and not r["peer_device"] and r["address"].endswith("/32") and r["device"] != e.device}
+        if e.role == "leaf" and others:  # another leaf's loopback comes over each of this leaf's spine uplinks
+            uplinks = sum(1 for r in _csv(files[f"{e.fabric}/cabling.csv"])
+                          if r["tier"] == "leaf-spine" and e.device in (r["a_device"], r["z_device"]))
+            widths = {str(r.prefix): r.ecmp_count for r in entries if str(r.prefix) in others}
+            assert uplinks and widths.keys() == others and set(widths.values()) == {uplinks}, (e.device, uplinks)
+        assert all(r.ecmp_count >= 1 for r in entries)
         assert {n.port for n in getattr(tests.get("VerifyLLDPNeighbors"), "neighbors", [])} == set(e.links)
         sections = [rule.section for rule in tests["VerifyRunningConfig"].rules]
         assert any(s and s[0].startswith("qos profile") for s in sections), "the lossless QoS is checked"
