@@ -72,12 +72,17 @@ def switch_qos(out: Path, fabric: str) -> tuple[set, tuple | None]:
     """(no-drop priorities of used ports, DSCP map) from the switch files."""
     nvue = sorted((out / fabric / "switches").glob("*.nvue.yaml"))
     if nvue:
-        modes = {read_nvue(p)[1]["qos"]["roce"]["mode"] for p in nvue}
+        from fabgen.inventory.platform import NVUE_ROCE_PROFILE as profile
+
+        trees = [read_nvue(p)[1] for p in nvue]
+        modes = {t["qos"]["roce"]["mode"] for t in trees}
         assert len(modes) == 1
-        # Cumulus's RoCE profile: DSCP 26 -> TC 3, 48 -> TC 6, PFC on 3 in lossless mode
+        # the switch runs Cumulus's RoCE profile and nothing that overrides its map (validation refuses
+        # a QoS value the profile fixes, so the hosts cannot be told another one)
+        assert all(set(t["qos"]) <= {"roce", "congestion-control", "pfc-watchdog"} for t in trees)
         dscp = [0] * 64
-        dscp[26], dscp[48] = 3, 6
-        return ({(3,)} if modes == {"lossless"} else {()}), tuple(dscp)
+        dscp[profile["roce_dscp"]], dscp[profile["cnp_dscp"]] = profile["roce_priority"], profile["cnp_priority"]
+        return ({(profile["roce_priority"],)} if modes == {"lossless"} else {()}), tuple(dscp)
     devices = read_fabric(out, fabric)
     no_drop = {p["no_drop"] for d in devices.values() for p in d["ports"].values() if p["up"]}
     maps = {d["dscp_to_tc"] for d in devices.values()}
