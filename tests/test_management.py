@@ -82,10 +82,12 @@ def sonic_plane(db: dict) -> dict:
     assert port == "eth0" and db["MGMT_PORT"]["eth0"]["admin_status"] == "up"
     return {"vrf": "mgmt" if db["MGMT_VRF_CONFIG"]["vrf_global"]["mgmtVrfEnabled"] == "true" else None,
             "address": str(iface.ip), "len": iface.network.prefixlen, "gateway": row["gwaddr"],
-            "vrf_defined": True, "ssh": True, "ntp": sorted(db.get("NTP_SERVER", {})),
-            "dns": sorted(db.get("DNS_NAMESERVER", {})),
+            # the management VRF is the one MGMT_VRF_CONFIG turns on; sshd follows it by itself and accounts
+            # live outside config_db.json (config reload leaves them): neither is in the file (None)
+            "vrf_defined": db["MGMT_VRF_CONFIG"]["vrf_global"]["mgmtVrfEnabled"] == "true", "ssh": None,
+            "ntp": sorted(db.get("NTP_SERVER", {})), "dns": sorted(db.get("DNS_NAMESERVER", {})),
             "syslog": sorted(k for k, v in db.get("SYSLOG_SERVER", {}).items() if v.get("vrf") == "mgmt"),
-            "users": ["ops"]}  # SONiC keeps accounts outside config_db.json; config reload leaves them
+            "users": None}
 
 
 def nvue_plane(tree: dict) -> dict:
@@ -96,8 +98,11 @@ def nvue_plane(tree: dict) -> dict:
     iface = ipaddress.ip_interface(cidr)
     system = tree["system"]
     ntp = system.get("ntp", {}).get("server") or tree.get("service", {}).get("ntp", {}).get("mgmt", {}).get("server")
-    return {"vrf": eth0.get("vrf") or ip.get("vrf"), "address": str(iface.ip), "len": iface.network.prefixlen,
-            "gateway": gateway, "vrf_defined": True, "ssh": True, "ntp": sorted(ntp or {}),
+    vrf = eth0.get("vrf") or ip.get("vrf")
+    # Cumulus Linux has its management VRF `mgmt` built in, and sshd serves it by default: eth0 in it is
+    # what the file must say; SSH is not in the file (None)
+    return {"vrf": vrf, "address": str(iface.ip), "len": iface.network.prefixlen,
+            "gateway": gateway, "vrf_defined": vrf == "mgmt", "ssh": None, "ntp": sorted(ntp or {}),
             "dns": sorted(system.get("dns", {}).get("server", {})),
             "syslog": sorted(system.get("syslog", {}).get("server", {})),
             "users": sorted(u for u, v in system.get("aaa", {}).get("user", {}).items() if v["role"] == "system-admin")}
@@ -124,10 +129,11 @@ def test_every_switch_keeps_its_management_plane(shape: str, tmp_path: Path) -> 
     assert found and set(found) <= set(hosts)
     for name, p in found.items():
         assert p["address"] == hosts[name], f"{name}: the address Ansible connects to"
-        assert p["len"] == 25 and p["gateway"] == "10.77.0.1" and p["vrf_defined"] and p["ssh"]
+        assert p["len"] == 25 and p["gateway"] == "10.77.0.1" and p["vrf_defined"]
+        assert p["ssh"] is (True if platform == "eos" else None), f"{name}: SSH in the VRF (EOS writes it)"
         assert p["vrf"] == ("MGMT" if platform == "eos" else "mgmt")
         assert p["ntp"] == ["10.0.0.1"] and p["dns"] == ["10.0.0.2", "10.0.0.3"] and p["syslog"] == ["10.0.0.4"]
-        assert p["users"] == ["ops"]
+        assert p["users"] == (None if platform == "sonic" else ["ops"])
     addresses = [p["address"] for p in found.values()]
     assert len(set(addresses)) == len(addresses) and "10.77.0.1" not in addresses
     if platform == "eos":
