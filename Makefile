@@ -9,8 +9,10 @@ APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shell
 # (qemu, a stock kernel and busybox-static: the EVPN lab runs in a VM where the machine's own
 # kernel lacks bonding, 802.1Q or VRF; tests/evpn_vm.py)
 
-# Not part of the two commands: the scale benchmark, and fabgen beside Arista AVD (pyavd) on
-# the same inventories, in a virtualenv of its own so pyavd's pins never touch the test one.
+# Arista AVD (pyavd) in a virtualenv of its own, so pyavd's pins never touch the test one:
+# `make test` builds it for tests/test_avd.py (AVD renders the same designs, every EOS line is
+# compared); `make bench-avd` times fabgen beside it. The scale benchmarks are not part of
+# the two commands.
 AVD_VENV ?= .venv-avd
 BENCH_ARGS ?=
 
@@ -43,8 +45,8 @@ example: $(VENV)/.base
 	@echo "its bill of materials and the warnings to act on. The other files are listed in the README."
 	@echo "Run fabgen yourself with $(VENV)/bin/fabgen (or: . $(VENV)/bin/activate; fabgen --help)."
 
-test: system-deps $(VENV)/.installed
-	$(PY) -m pytest
+test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed
+	AVD_VENV=$(AVD_VENV) $(PY) -m pytest
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py $(BENCH_ARGS)

@@ -331,20 +331,28 @@ ACCEPTED = {
 PEER_GROUPS = re.compile(r"\b(IPv4-UNDERLAY-PEERS|SPINES|LEAVES|CORES)\b")
 
 
-def _sections(text: str) -> dict[str, list[str]]:
-    """Top-level line -> its indented lines, comments and separators dropped; fabgen's peer
-    groups per tier and AVD's single underlay group are one name, so lines compare."""
-    out: dict[str, list[str]] = {}
+def _sections(text: str) -> dict[str, list[tuple[str, ...]]]:
+    """Top-level line -> its indented lines, each with the lines it is nested under (an `rd`
+    under `vrf STORAGE` is not the same line under `vrf INBAND`, nor `no priority` under one
+    `uc-tx-queue` as under another); comments and separators dropped; fabgen's peer groups per
+    tier and AVD's single underlay group are one name, so lines compare."""
+    out: dict[str, list[tuple[str, ...]]] = {}
     head = None
+    stack: list[tuple[int, str]] = []  # the enclosing indented lines: (indent, line)
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("!"):
             continue
         line = PEER_GROUPS.sub("PEERS", line)
-        if not line.startswith(" "):
+        indent = len(line) - len(line.lstrip(" "))
+        if not indent:
             head = line
+            stack = []
             out.setdefault(head, [])
         elif head is not None:
-            out[head].append(line)
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            out[head].append(tuple(s for _, s in stack) + (line,))
+            stack.append((indent, line))
     return out
 
 
@@ -356,8 +364,9 @@ def _accepted(side: str, head: str, line: str) -> bool:
 
 
 def line_parity(fabgen_text: str, avd_text: str) -> list[str]:
-    """Every line of one config that the other lacks, section by section (order within a
-    section and peer-group names aside), less the differences ACCEPTED documents."""
+    """Every line of one config that the other lacks, section by section and under the same
+    enclosing lines (order within a section and peer-group names aside), less the differences
+    ACCEPTED documents."""
     ours, theirs = _sections(fabgen_text), _sections(avd_text)
     problems = []
     for side, a, b in (("fabgen", ours, theirs), ("avd", theirs, ours)):
@@ -367,9 +376,9 @@ def line_parity(fabgen_text: str, avd_text: str) -> list[str]:
                     problems.append(f"only {side}: {head}")
                 continue
             other = set(b[head])
-            for line in dict.fromkeys(lines):
-                if line not in other and not _accepted(side, head, line):
-                    problems.append(f"only {side}: {head} / {line.strip()}")
+            for path in dict.fromkeys(lines):
+                if path not in other and not _accepted(side, head, path[-1]):
+                    problems.append(f"only {side}: {head} / " + " / ".join(s.strip() for s in path))
     return problems
 
 
