@@ -770,3 +770,19 @@ def _kernel_missing() -> list[str]:
         return missing_in(ns)
     finally:
         subprocess.run(["ip", "netns", "del", ns], timeout=30)
+
+def test_a_plane_asked_for_is_emulated_alone() -> None:
+    """`--fabric sx-plane1` emulates that plane only (its switches, its cables, its hosts' ports);
+    `--fabric sx` every plane of the fabric."""
+    from fabgen import diff
+    from fabgen.emulate import run
+
+    files = diff.read_render(GOLDEN / "b300-spectrumx-2plane")
+    (one,) = run.fabrics_of(files, "sx-plane1")
+    (both,) = run.fabrics_of(files, "sx")
+    assert one.planes == ["sx-plane1"] and both.planes == ["sx-plane1", "sx-plane2"]
+    one, both = run.read_fabric(files, one), run.read_fabric(files, both)
+    assert {c["fabric"] for c in one.cables} == {"sx-plane1"}
+    assert set(one.routers) < set(both.routers) and len(one.routers) * 2 == len(both.routers)
+    ports = {p for h in one.hosts.values() for p in h.ports}
+    assert ports and len(ports) * 2 == len({p for h in both.hosts.values() for p in h.ports})

@@ -116,6 +116,9 @@ def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
     evpn = northsouth_of(files, wanted)
     if wanted is not None:
         chosen = [g for g in groups.values() if wanted == g.name or wanted in g.planes]
+        for g in chosen:  # one plane asked for: that plane alone (docs/emulate.md)
+            if wanted != g.name:
+                g.planes = [wanted]
         if not chosen and evpn:
             return []
         if not chosen:
