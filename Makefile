@@ -14,6 +14,10 @@ APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shell
 # compared); `make bench-avd` times fabgen beside it. The scale benchmarks are not part of
 # the two commands.
 AVD_VENV ?= .venv-avd
+# Slurm 25.05 and later read topology.yaml; Debian 12's slurmctld is 22.05. tests/slurm_sid.sh
+# unpacks Debian unstable's slurmctld, with everything it links against, into a directory of its
+# own (nothing is installed on the machine); tests/test_slurm_yaml.py runs it there, chrooted.
+SLURM_ROOT ?= build/slurm-sid
 BENCH_ARGS ?=
 
 .PHONY: example test system-deps bench bench-diff bench-ansible bench-avd
@@ -45,8 +49,12 @@ example: $(VENV)/.base
 	@echo "its bill of materials and the warnings to act on. The other files are listed in the README."
 	@echo "Run fabgen yourself with $(VENV)/bin/fabgen (or: . $(VENV)/bin/activate; fabgen --help)."
 
-test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed
-	AVD_VENV=$(AVD_VENV) $(PY) -m pytest
+test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed $(SLURM_ROOT)/.installed
+	AVD_VENV=$(AVD_VENV) SLURM_ROOT=$(SLURM_ROOT) $(PY) -m pytest
+
+$(SLURM_ROOT)/.installed: tests/slurm_sid.sh
+	bash tests/slurm_sid.sh $(SLURM_ROOT)
+	touch $@
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
