@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 def test_wheel_install_renders(tmp_path: Path) -> None:
     src = tmp_path / "src"
-    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", "out", "golden", "__pycache__",
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv", ".venv-*", "out", "golden", "__pycache__",
                                                             "*.egg-info", "build", "dist"))
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
