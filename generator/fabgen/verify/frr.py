@@ -5,6 +5,8 @@ names it: `<device>.bgp.json` (`show bgp ipv4 unicast summary json`; `show bgp s
 `ipv4Unicast` is read too), `<device>.routes.json` (`show ip route json`) and, where the switch
 runs BFD, `<device>.bfd.json` (`show bfd peers json`). `fabgen emulate --save-state` writes exactly
 these. Unnumbered peers and next hops are named by the switch's port, as a switch reports them.
+Each file is untrusted: read within the bounds of untrusted.py, through the shapes below (a value
+of the wrong type is refused at its key), one switch's files at a time.
 
 Findings: bgp-session (a planned peer missing or not Established), bgp-asn (the switch's or a
 peer's ASN not the plan's), bgp-unplanned (a peer the plan has not), ecmp-width (a prefix whose
@@ -14,24 +16,83 @@ planned BFD peer missing or not up); no-state (a switch without files) is report
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable
+
+from pydantic import Field, PlainValidator, TypeAdapter
+from pydantic_core import PydanticCustomError
 
 from fabgen.verify.cabling import Finding, Verdict
 from fabgen.verify.state import Expected
+from fabgen.verify.untrusted import Refused, Shape, load, validated
 
 FRR_PLATFORMS = ("sonic", "nvue")
 KINDS = ("bgp", "routes", "bfd")
 
 
-class FrrError(ValueError):
-    """A file that is not FRR's JSON of its kind (located by path)."""
+class FrrError(Refused):
+    """A file that is not FRR's JSON of its kind (located by path, and by key)."""
 
 
-def read_dir(folder: Path, known: set[str], read: Callable[[Path], str]) -> dict[str, dict[str, Any]]:
-    """device -> kind -> parsed JSON; every file must be `<planned device>.<kind>.json`."""
-    out: dict[str, dict[str, Any]] = {}
+def _as_number(value: object) -> int | str:
+    """FRR writes an ASN as a number, or as text (asdot, "internal"/"external" before the peering is up)."""
+    if isinstance(value, (int, str)) and not isinstance(value, bool):
+        return value
+    raise PydanticCustomError("as_number", "an AS number")
+
+
+AsNumber = Annotated[Any, PlainValidator(_as_number)]
+
+
+class Peer(Shape):
+    state: str | None = None
+    remote_as: AsNumber = Field(None, alias="remoteAs")
+    hostname: str | None = None
+
+
+class Summary(Shape):
+    """`show bgp ipv4 unicast summary json`."""
+
+    asn: AsNumber = Field(None, alias="as")
+    peers: dict[str, Peer] = {}
+
+
+class NextHop(Shape):
+    active: bool | None = None
+
+
+class Route(Shape):
+    protocol: str | None = None
+    selected: bool | None = None
+    nexthops: list[NextHop] = []
+
+
+class BfdPeer(Shape):
+    interface: str | None = None
+    peer: str | None = None
+    status: str | None = None
+
+
+_SHAPES: dict[str, tuple[TypeAdapter, str]] = {
+    "bgp": (TypeAdapter(Summary), "FRR's `show bgp ipv4 unicast summary json`"),
+    "routes": (TypeAdapter(dict[str, list[Route]]), "FRR's `show ip route json` (prefix -> list of routes)"),
+    "bfd": (TypeAdapter(list[BfdPeer]), "FRR's `show bfd peers json` (a list of peers)"),
+}
+
+
+def check_dir(expects: list[Expected], folder: Path, known: set[str], read: Callable[[Path], str],
+              v: Verdict) -> None:
+    """Hold the state in `folder` against the plan, one switch's files in memory at a time (a folder of
+    switches each at the bound of one file's JSON would not fit at once)."""
+    files = files_of(folder, known)
+    for e in expects:
+        compare([e], {e.device: read_device(files.get(e.device, {}), read)}, v)
+
+
+def files_of(folder: Path, known: set[str]) -> dict[str, dict[str, Path]]:
+    """device -> kind -> its file; every file must be `<planned device>.<kind>.json` (all named before
+    any is read)."""
+    out: dict[str, dict[str, Path]] = {}
     for path in sorted(folder.iterdir()):
         name = path.name
         device, _, rest = name.partition(".")
@@ -40,31 +101,22 @@ def read_dir(folder: Path, known: set[str], read: Callable[[Path], str]) -> dict
             raise FrrError(f"{path}: not <device>.bgp.json, .routes.json or .bfd.json")
         if device not in known:
             raise FrrError(f"{path}: {device} is no FRR-based switch of the plan (name each file after its device)")
-        try:
-            doc = json.loads(read(path))
-        except (ValueError, RecursionError) as exc:
-            raise FrrError(f"{path}: not JSON ({exc})") from None
-        out.setdefault(device, {})[kind] = _shaped(doc, kind, path)
+        out.setdefault(device, {})[kind] = path
     return out
 
 
-def _shaped(doc: Any, kind: str, path: Path) -> Any:
-    if kind == "bgp":
-        if isinstance(doc, dict) and "ipv4Unicast" in doc:
-            doc = doc["ipv4Unicast"]
-        if not isinstance(doc, dict) or not isinstance(doc.get("peers", {}), dict):
-            raise FrrError(f"{path}: not FRR's `show bgp ipv4 unicast summary json` (no peers object)")
-        for key, peer in doc.get("peers", {}).items():
-            if not isinstance(peer, dict):
-                raise FrrError(f"{path}: peer {key} is not an object")
-        return doc
-    if kind == "routes":
-        if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
-            raise FrrError(f"{path}: not FRR's `show ip route json` (prefix -> list of routes)")
-        return doc
-    if not isinstance(doc, list) or not all(isinstance(p, dict) for p in doc):
-        raise FrrError(f"{path}: not FRR's `show bfd peers json` (a list of peers)")
-    return doc
+def read_device(paths: dict[str, Path], read: Callable[[Path], str]) -> dict[str, Any]:
+    """kind -> one switch's FRR state, read within bounds and its shape checked."""
+    return {kind: shaped(load(read(path), str(path), FrrError), kind, str(path)) for kind, path in paths.items()}
+
+
+def shaped(doc: Any, kind: str, where: str) -> Any:
+    """FRR's JSON of `kind` read through its shape (a Summary, prefix -> routes, BFD peers); the
+    already shaped pass as they are."""
+    shape, what = _SHAPES[kind]
+    if kind == "bgp" and isinstance(doc, dict) and "ipv4Unicast" in doc:  # `show bgp summary json`
+        return validated(shape, doc["ipv4Unicast"], where, what, FrrError, ("ipv4Unicast",))
+    return validated(shape, doc, where, what, FrrError)
 
 
 def compare(expects: list[Expected], state: dict[str, dict[str, Any]], v: Verdict) -> None:
@@ -81,49 +133,49 @@ def compare(expects: list[Expected], state: dict[str, dict[str, Any]], v: Verdic
             continue
         v.states += 1
         if "bgp" in got:
-            _bgp(e, got["bgp"], add)
+            _bgp(e, shaped(got["bgp"], "bgp", f"{e.device}.bgp.json"), add)
         if "routes" in got:
-            _routes(e, got["routes"], add)
+            _routes(e, shaped(got["routes"], "routes", f"{e.device}.routes.json"), add)
         if e.bfd and "bfd" in got:
-            _bfd(e, got["bfd"], add)
+            _bfd(e, shaped(got["bfd"], "bfd", f"{e.device}.bfd.json"), add)
         missing = [k for k in ("bgp", "routes") if k not in got] + (["bfd"] if e.bfd and "bfd" not in got else [])
         if missing:
             v.notes.append(f"{e.device}: no {', '.join(f'{e.device}.{k}.json' for k in missing)}: not checked")
 
 
-def _bgp(e: Expected, doc: dict[str, Any], add: Callable[..., None]) -> None:
-    if doc.get("as") is not None and _int(doc["as"]) != e.asn:
-        add("bgp-asn", "", f"AS {e.asn}", f"AS {doc['as']}")
-    peers = doc.get("peers", {})
+def _bgp(e: Expected, doc: Summary, add: Callable[..., None]) -> None:
+    if doc.asn is not None and _int(doc.asn) != e.asn:
+        add("bgp-asn", "", f"AS {e.asn}", f"AS {doc.asn}")
+    peers = doc.peers
     for key, (far, asn) in sorted(e.peers.items()):
         p = peers.get(key)
         if p is None:
             add("bgp-session", key, f"Established with {far}", "no such peer")
             continue
-        if p.get("state") != "Established":
-            add("bgp-session", key, f"Established with {far}", str(p.get("state", "no state")))
-        if p.get("remoteAs") is not None and _int(p["remoteAs"]) != asn:
-            add("bgp-asn", key, f"{far} at AS {asn}", f"AS {p['remoteAs']}")
+        if p.state != "Established":
+            add("bgp-session", key, f"Established with {far}", p.state or "no state")
+        if p.remote_as is not None and _int(p.remote_as) != asn:
+            add("bgp-asn", key, f"{far} at AS {asn}", f"AS {p.remote_as}")
     for key in sorted(set(peers) - set(e.peers)):
-        add("bgp-unplanned", key, "no session", f"{peers[key].get('state', 'a peer')} with {peers[key].get('hostname', key)}")
+        add("bgp-unplanned", key, "no session", f"{peers[key].state or 'a peer'} with {peers[key].hostname or key}")
 
 
-def _routes(e: Expected, doc: dict[str, Any], add: Callable[..., None]) -> None:
+def _routes(e: Expected, doc: dict[str, list[Route]], add: Callable[..., None]) -> None:
     for prefix, want in e.widths.items():
         got = 0
         for route in doc.get(prefix, []):
-            if isinstance(route, dict) and route.get("protocol") == "bgp" and route.get("selected"):
-                got = sum(1 for nh in route.get("nexthops", []) if isinstance(nh, dict) and nh.get("active"))
+            if route.protocol == "bgp" and route.selected:
+                got = sum(1 for nh in route.nexthops if nh.active)
         if got != want:
             add("ecmp-width", prefix, f"{want} next hop(s)", f"{got} next hop(s)")
 
 
-def _bfd(e: Expected, doc: list[dict[str, Any]], add: Callable[..., None]) -> None:
+def _bfd(e: Expected, doc: list[BfdPeer], add: Callable[..., None]) -> None:
     status: dict[str, str] = {}
     for p in doc:
-        for key in (p.get("interface"), p.get("peer")):
-            if isinstance(key, str):
-                status[key] = str(p.get("status", ""))
+        for key in (p.interface, p.peer):
+            if key is not None:
+                status[key] = p.status or ""
     for key in sorted(e.bfd):
         if status.get(key) != "up":
             add("bfd", key, "BFD up", status.get(key) or "no BFD peer")

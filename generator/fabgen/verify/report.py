@@ -3,6 +3,10 @@
 JSON keys (docs/verify.md): `ok`, `checked` (planned cables held against evidence), `cabled`
 (matching), `states` (switches whose FRR state was held against the plan), `findings` (each: `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`),
 `repairs` (moves, a crossed pair as one), `counts` (per fabric and per tier, per kind), `notes`.
+
+Names in findings, repairs and notes come from the evidence, which is untrusted: text writes every
+control character as its escape (a finding stays one line), Markdown escapes what would make a
+table cell, a link, emphasis or HTML of it; JSON's own escaping keeps it valid.
 """
 
 from __future__ import annotations
@@ -10,7 +14,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fabgen.errors import printable
 from fabgen.verify.cabling import APART, ISSUES, Verdict
+
+# Markdown's punctuation that opens a cell, a link or image, code, emphasis or strikethrough: each
+# backslash-escaped; HTML's three as entities, so that no tag is left even where the ticket is read as HTML.
+_MARKDOWN = str.maketrans({**{c: "\\" + c for c in "\\`*_[]()|~"}, "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+
+
+def _md(text: str) -> str:
+    """Evidence's text as Markdown text: one line, no markup of its own."""
+    return printable(text).translate(_MARKDOWN)
 
 
 def as_dict(v: Verdict) -> dict[str, Any]:
@@ -23,7 +37,8 @@ def to_json(v: Verdict) -> str:
 
 
 def _line(f: Any) -> str:
-    return f"{f.fabric}: {f.device} {f.port}: expected {f.expected}, found {f.found}"
+    """One finding, one line: a newline in a name from the evidence is written as its escape."""
+    return printable(f"{f.fabric}: {f.device} {f.port}: expected {f.expected}, found {f.found}")
 
 
 def _scope(v: Verdict) -> str:
@@ -43,14 +58,14 @@ def to_text(v: Verdict) -> str:
         if rows:
             out += ["", f"{kind} ({len(rows)}):"] + [f"  {_line(f)}" for f in rows]
     if v.repairs:
-        out += ["", f"repairs ({len(v.repairs)}):"] + [f"  {r}" for r in v.repairs]
+        out += ["", f"repairs ({len(v.repairs)}):"] + [f"  {printable(r)}" for r in v.repairs]
     for kind in APART:
         rows = [f for f in v.findings if f.kind == kind]
         if rows:
             out += ["", f"{kind}, reported apart ({len(rows)}):"] + [f"  {_line(f)}" for f in rows[:50]]
             if len(rows) > 50:
                 out.append(f"  ... and {len(rows) - 50} more")
-    out += [f"note: {n}" for n in v.notes]
+    out += [f"note: {printable(n)}" for n in v.notes]
     return "\n".join(out) + "\n"
 
 
@@ -58,17 +73,18 @@ def to_markdown(v: Verdict) -> str:
     issues = v.issues
     out = [f"## fabgen verify: {_scope(v)}, {len(issues)} finding(s)", ""]
     if v.repairs:
-        out += ["### Repairs", ""] + [f"- [ ] {r}" for r in v.repairs] + [""]
+        out += ["### Repairs", ""] + [f"- [ ] {_md(r)}" for r in v.repairs] + [""]
     if issues:
         out += ["### Findings", "", "| kind | fabric | device | port | expected | found |", "|---|---|---|---|---|---|"]
-        out += [f"| {f.kind} | {f.fabric} | {f.device} | {f.port} | {f.expected} | {f.found} |" for f in issues]
+        out += ["| " + " | ".join(_md(x) for x in (f.kind, f.fabric, f.device, f.port, f.expected, f.found)) + " |"
+                for f in issues]
         out.append("")
     counts = v.counts()
     if counts:
         out += ["### Counts", "", "| where | " + " | ".join(ISSUES + APART) + " |",
                 "|---|" + "---:|" * len(ISSUES + APART)]
         for where, c in sorted(counts.items()):
-            out.append(f"| {where} | " + " | ".join(str(c.get(k, 0)) for k in ISSUES + APART) + " |")
+            out.append(f"| {_md(where)} | " + " | ".join(str(c.get(k, 0)) for k in ISSUES + APART) + " |")
         out.append("")
-    out += [f"> {n}" for n in v.notes]
+    out += [f"> {_md(n)}" for n in v.notes]
     return "\n".join(out) + "\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from fabgen.verify import anta, cabling, evidence, frr, state
 from fabgen.verify.plan import read as read_plan
+from fabgen.verify.untrusted import MAX_ROWS, Refused
 
 MAX_EVIDENCE = 64 * 1024 * 1024  # one file: ibnetdiscover of 100,000 ports is tens of MB
 
@@ -39,7 +40,7 @@ def gather(plan, ibnetdiscover: list[Path], lldp: list[Path]) -> tuple[list[evid
             text = _read(path)
             rows = (evidence.ibnetdiscover(text, str(path)) if re.search(r'^(Switch|Ca)\s+\d+\s+"', text, re.M)
                     else evidence.ibnetdiscover_ports(text, str(path)))
-            seen += rows
+            seen += _within(rows, seen, path)
             for s in rows:  # every node ibnetdiscover found is built and answers
                 name = plan.device(s.device.split(" ")[0]) or plan.device(s.device)
                 if name:
@@ -52,11 +53,19 @@ def gather(plan, ibnetdiscover: list[Path], lldp: list[Path]) -> tuple[list[evid
                 device = plan.device(path.stem)
                 if device is None:
                     raise BadInput(f"{path}: {path.stem} is no device of the plan (name each file after its device)")
-                seen += evidence.parse(_read(path), str(path), device)
+                seen += _within(evidence.parse(_read(path), str(path), device), seen, path)
                 reporting.add(device)
-    except evidence.EvidenceError as exc:
+    except Refused as exc:
         raise BadInput(str(exc)) from None
     return seen, reporting
+
+
+def _within(rows: list[evidence.Seen], seen: list[evidence.Seen], path: Path) -> list[evidence.Seen]:
+    """`rows`, unless with the rows already read they pass MAX_ROWS (the memory a comparison may take)."""
+    if len(seen) + len(rows) > MAX_ROWS:
+        raise BadInput(f"{path}: with it the evidence passes {MAX_ROWS:,} neighbours seen, the most verify holds "
+                       "at once: give the evidence of one fabric (or plane) at a time")
+    return rows
 
 
 def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: str | None = None,
@@ -122,10 +131,9 @@ def _frr_state(files: dict[str, bytes], folder: Path, fabric: str | None, v: cab
     if not known:
         raise BadInput("--frr: the render has no SONiC or Cumulus (NVUE) switch (EOS: --anta-catalog)")
     try:
-        got = frr.read_dir(folder, known, _read)
-    except frr.FrrError as exc:
+        frr.check_dir(expects, folder, known, _read, v)
+    except Refused as exc:
         raise BadInput(str(exc)) from None
-    frr.compare(expects, got, v)
 
 
 def anta_catalog(render: Path, fabric: str | None = None, trust_edited: bool = False) -> tuple[str, int, int]:
