@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INVENTORIES, IN_CI
+from conftest import GOLDEN, INVENTORIES, IN_CI
 from fabgen.pipeline import render_to
 from fabgen.verify import evidence
 from fabgen.verify.evidence import EvidenceError
@@ -323,3 +323,39 @@ def test_lldpd_in_namespaces_finds_a_swap_and_an_unplugged_cable(tmp_path: Path)
     assert len(doc["repairs"]) == 1 and doc["repairs"][0].startswith("swap")
     assert subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout == before
     assert "lldpd -d -u" not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+
+
+def test_every_fabric_of_the_plan_is_named(tmp_path: Path) -> None:
+    """Evidence for one fabric of several: the others are named, each "no evidence given" with
+    its planned cables, never left out of the counts without a word; --fabric names the rest
+    "not asked"."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "superpod-cluster.yaml", out)
+    (tmp_path / "ev").mkdir()
+    ev = _lldp_dir(out, "storagenet", tmp_path / "ev")
+    res = fabgen("verify", out, "--lldp", ev, "--format", "json")
+    doc = json.loads(res.stdout)
+    report = json.loads((out / "report.json").read_text())["fabrics"]
+    assert set(doc["fabrics"]) == set(report) and doc["fabrics"]["storagenet"] == "held"
+    silent = sorted(f for f in report if f != "storagenet")
+    assert silent and all(doc["fabrics"][f] == "no evidence given" for f in silent)
+    for f in silent:
+        planned = sum(1 for _ in (out / f / "cabling.csv").open()) - 1
+        assert any(n.startswith(f"fabric {f} (") and f"its {planned} planned cables" in n for n in doc["notes"]), f
+    text = fabgen("verify", out, "--lldp", ev).stdout
+    assert all(f"fabric {f} (" in text and "no evidence given" in text for f in silent)
+    only = json.loads(fabgen("verify", out, "--lldp", ev, "--fabric", "storagenet", "--format", "json").stdout)
+    assert {f: s for f, s in only["fabrics"].items() if f != "storagenet"} == {f: "not asked" for f in silent}
+
+
+def test_an_unplanned_hca_keeps_its_rdma_name() -> None:
+    """ibnetdiscover names a host's adapter "<host> <rdma>": an adapter the plan does not cable
+    (mlx5_9) is reported by that name, not as port 1 of the host."""
+    from fabgen import diff
+    from fabgen.verify.cabling import _resolve
+    from fabgen.verify.plan import read
+
+    p = read(diff.read_render(GOLDEN / "ib-3tier"))
+    assert _resolve(p, "h100-001 mlx5_0", "1") == ("h100-001", "mlx5_0")  # planned
+    assert _resolve(p, "h100-001 mlx5_9", "1") == ("h100-001", "mlx5_9")  # unplanned, named
+    assert _resolve(p, "h100-001 HCA-1", "1") == ("h100-001", "HCA-1")

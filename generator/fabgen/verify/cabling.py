@@ -26,6 +26,7 @@ from fabgen.verify.evidence import Seen
 from fabgen.verify.plan import Plan
 
 _MAC = re.compile(r"^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^([0-9a-f]{4}\.){2}[0-9a-f]{4}$", re.I)
+_RDMA = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")  # an RDMA device name as a node description carries it (mlx5_1)
 ISSUES = ("miswired", "not-cabled", "several-neighbours", "unplanned", "wrong-speed",  # exit 1
           "bgp-session", "bgp-asn", "bgp-unplanned", "ecmp-width", "bfd")  # the last five: FRR's state (frr.py)
 APART = ("unverified", "not-deployed", "no-state")  # reported apart
@@ -54,6 +55,9 @@ class Verdict:
     ok: int = 0
     states: int = 0  # switches whose FRR state was held against the plan
     notes: list[str] = field(default_factory=list)
+    # every fabric of the plan: "held" (its cables against evidence), "no evidence given", or
+    # "not asked" (--fabric named another): none is left out of the report without a word
+    fabrics: dict[str, str] = field(default_factory=dict)
 
     @property
     def issues(self) -> list[Finding]:
@@ -77,7 +81,7 @@ def _resolve(p: Plan, raw_device: str, raw_port: str, descr: str = "") -> tuple[
     device = p.device(raw_device) if not rest else (p.device(head) or p.device(raw_device))
     if device is None:
         return None
-    if rest and device in p.hosts and (device, rest.strip()) in p.ends:  # ibnetdiscover: "<host> <rdma>"
+    if rest and device in p.hosts and _RDMA.match(rest.strip()):  # ibnetdiscover: "<host> <rdma>", planned or not
         return device, rest.strip()
     port = p.port(device, raw_port)
     if port is None and descr:
@@ -105,6 +109,14 @@ def compare(p: Plan, seen: list[Seen], reporting: set[str], speed: bool = False,
         v.notes.append(f"evidence from {len(outsiders)} device(s) the plan does not have: "
                        f"{', '.join(sorted(outsiders)[:6])}")
     fabrics = only or {p.ends[e].fabric for e in views if e in p.ends}
+    planned: dict[str, int] = {}
+    for info in p.ends.values():
+        planned[info.fabric] = planned.get(info.fabric, 0) + 1
+    for name in sorted(set(p.roles) | set(planned)):
+        v.fabrics[name] = ("held" if name in fabrics else "no evidence given" if only is None else "not asked")
+        if v.fabrics[name] == "no evidence given":
+            v.notes.append(f"fabric {name} ({p.roles.get(name, 'compute')}): no evidence given, so its "
+                           f"{planned.get(name, 0) // 2} planned cables were not held against any")
     done: set[tuple[tuple[str, str], tuple[str, str]]] = set()
     wrong: dict[tuple[str, str], tuple[str, str]] = {}  # an end -> the end it is cabled to instead
     for end, info in sorted(p.ends.items()):
