@@ -321,7 +321,7 @@ def test_a_qos_value_the_roce_profile_fixes_is_refused_on_nvue(key: str, value: 
     inv.write_text(QOS_INVENTORY.format(qos=f"{key}: {value}"))
     res = subprocess.run([sys.executable, "-m", "fabgen", "render", str(inv), "-o", str(tmp_path / "out")],
                          capture_output=True, text=True, timeout=120)
-    assert res.returncode == 2 and f"q.yaml:13:" in res.stderr and f"qos.{key}" in res.stderr, res.stderr
+    assert res.returncode == 2 and "q.yaml:13:" in res.stderr and f"qos.{key}" in res.stderr, res.stderr
     assert "RoCE profile" in res.stderr and not (tmp_path / "out").exists()
     from fabgen.inventory.platform import NVUE_ROCE_PROFILE
 
