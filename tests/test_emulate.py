@@ -786,3 +786,22 @@ def test_a_plane_asked_for_is_emulated_alone() -> None:
     assert set(one.routers) < set(both.routers) and len(one.routers) * 2 == len(both.routers)
     ports = {p for h in one.hosts.values() for p in h.ports}
     assert ports and len(ports) * 2 == len({p for h in both.hosts.values() for p in h.ports})
+
+
+@needs_lab
+@pytest.mark.integration
+def test_trust_edited_emulates_the_edit_and_names_it(renders: dict[str, Path], tmp_path: Path, clean) -> None:
+    """--trust-edited: a file edited by hand (its digest no longer the manifest's) is emulated, and
+    the verdict names it first; without the option the same folder is refused."""
+    out = tmp_path / "edited"
+    shutil.copytree(renders["roce-2node"], out)
+    cfg = out / "roce" / "switches" / "roce-leaf01.cfg"
+    text = cfg.read_text()
+    assert "description HOST_gpu01_mlx5_0\n" in text
+    cfg.write_text(text.replace("description HOST_gpu01_mlx5_0\n", "description HOST_gpu01_mlx5_0_rewired\n"))
+    refused = emulate(out)
+    assert refused.returncode == 2 and "--trust-edited" in refused.stderr
+    res = emulate(out, "--trust-edited", "--format", "json")
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-2000:])
+    notes = json.loads(res.stdout)["notes"]
+    assert notes[0].startswith("--trust-edited:") and "roce/switches/roce-leaf01.cfg" in notes[0], notes

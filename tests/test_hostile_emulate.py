@@ -3,7 +3,8 @@ from a rendered file is held to what fabgen itself writes before any namespace e
 (emulate/inputs.py), and files fabgen did not write as they are are refused unless the user
 says --trust-edited. Each case runs the real command line in a process of its own, bounded by
 a timeout, and checks what a user sees: exit 2, one line naming the file and where in it, no
-traceback, no namespace, lab directory or file created, nothing injected."""
+traceback, and no namespace or lab directory left (every refusal comes before the lab exists; the
+lab's own clean-up on every path is tests/test_emulate.py's)."""
 
 from __future__ import annotations
 
@@ -147,6 +148,39 @@ CASES = {
         ["report.json", "fabric"]),
     "EVPN leaf VNI as a command": (
         "gb300-northsouth", NS_LEAF, lambda t: _first_vni(t), [NS_LEAF]),
+    "EVPN leaf ASN infinite": (
+        "gb300-northsouth", NS_LEAF, lambda t: t.replace("autonomous-system: 4200020008", "autonomous-system: .inf"),
+        [NS_LEAF]),
+    "EVPN node bond MTU infinite": (
+        "gb300-northsouth", "hosts/gb001/netplan.yaml", lambda t: t.replace("      mtu: 9000\n      parameters:",
+                                                                            "      mtu: .inf\n      parameters:"),
+        ["hosts/gb001/netplan.yaml"]),
+    "EVPN node VLANs as a list": (
+        "gb300-northsouth", "hosts/gb001/netplan.yaml", lambda t: t.split("  vlans:\n")[0] + "  vlans: []\n",
+        ["hosts/gb001/netplan.yaml"]),
+    "EVPN cable to a device of no plan": (
+        "gb300-northsouth", "northsouth/cabling.csv",
+        lambda t: t + "ghost,swp1,northsouth-spine01,swp99,400G,mmf,leaf-spine\n", ["northsouth/cabling.csv", "ghost"]),
+    "SONiC ASN infinite": (
+        "fattree-2to1", "fabric/switches/fabric-leaf001/config_db.json",
+        lambda t: t.replace('"local_asn": "4200010000"', '"local_asn": Infinity'),
+        ["fabric/switches/fabric-leaf001/config_db.json"]),
+    "NVUE ASN infinite": (
+        "spectrumx-1su", SX_LEAF, lambda t: t.replace("autonomous-system: 4200010000", "autonomous-system: .inf"),
+        [SX_LEAF]),
+    "a node port without an address": (
+        "roce-2node", "roce/addresses.csv", lambda t: t.replace("gpu01,node,,enp24s0np0,10.8.0.1/31,",
+                                                                "gpu01,node,,enp24s0np0,,"),
+        ["roce/addresses.csv", "gpu01 enp24s0np0 has no address"]),
+    "a node port named like an ip keyword": (
+        "roce-2node", "roce/addresses.csv", lambda t: _replace_node_interface(t, "help"), ["roce/addresses.csv:"]),
+    "a cable listed twice": (
+        "roce-2node", "roce/cabling.csv", lambda t: t + t.splitlines()[1] + "\n", ["roce/cabling.csv", "cabled twice"]),
+    "a thousand BGP neighbors no cable needs": (
+        "roce-2node", EOS_LEAF,
+        lambda t: t.replace("router bgp 4200010000\n", "router bgp 4200010000\n" + "".join(
+            f"   neighbor 10.99.{k // 250}.{k % 250} remote-as 65001\n" for k in range(1000)), 1),
+        [EOS_LEAF, "1000 BGP neighbors", "0 sessions"]),
 }
 
 
@@ -192,6 +226,25 @@ def test_host_frr_conf_runs_only_lines_fabgen_writes(renders: dict[str, Path], t
     rel = "hosts/dgx001/frr.conf"
     out = tampered(renders, tmp_path, "superpod-cluster", rel, edit)
     refused(fabgen("emulate", out), rel + ":")
+
+
+def test_a_node_frr_conf_with_more_peers_than_ports_is_refused(renders: dict[str, Path], tmp_path: Path) -> None:
+    """bgpd holds about 0.7 MB a configured peer: a node's frr.conf of fabgen's own lines but
+    thousands of neighbors would fill the machine and still pass."""
+    rel = "hosts/dgx001/frr.conf"
+    extra = "".join(f" neighbor 10.99.{k // 250}.{k % 250} peer-group FABRIC\n" for k in range(500))
+    out = tampered(renders, tmp_path, "superpod-cluster", rel,
+                   lambda t: t.replace(" neighbor FABRIC bfd\n", " neighbor FABRIC bfd\n" + extra, 1))
+    refused(fabgen("emulate", out), rel, "BGP neighbors")
+
+
+def test_a_temporary_tree_in_a_render_is_not_the_render(renders: dict[str, Path], tmp_path: Path) -> None:
+    """An entry named like fabgen's own temporary tree is no file of the render either: refused."""
+    out = tmp_path / "render"
+    shutil.copytree(renders["roce-2node"], out)
+    (out / ".fabgen-new-x").mkdir()
+    (out / ".fabgen-new-x" / "y").write_text("hi\n")
+    refused(fabgen("emulate", out), ".fabgen-new-x", "--trust-edited")
 
 
 def test_an_edited_file_is_refused_unless_trusted(renders: dict[str, Path], tmp_path: Path) -> None:

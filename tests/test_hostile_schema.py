@@ -238,7 +238,7 @@ def test_the_version_is_the_number_1(tmp_path: Path, value: str, words: str) -> 
 
 SWITCH_DEVICES = ["vlan30", "Vlan20", "vlan4020_l3", "br_default", "bridge", "eth0", "lo", "mgmt", "default", "all",
                   "swp1", "swp1s0", "Ethernet1", "bond0", "Port-Channel1", "vxlan48", "Vxlan1", "peerlink",
-                  "Loopback0", "Management1"]
+                  "Loopback0", "Management1", "vlan30-v0", "tunl0", "dummy0", "pimreg", "ipmr-lo"]
 
 
 def _tenant(text: str, vrf: str) -> str:

@@ -147,9 +147,11 @@ def trusted(path: Path, files: RenderFiles, trust: bool, command: str) -> list[s
 def _unlisted(root: Path, listed: set[str]) -> list[str]:
     """Entries under ROOT its manifest does not list (links are not followed; a directory that
     holds nothing listed counts once)."""
-    from fabgen.output import foreign
+    from fabgen.output import INPLACE_PREFIX, foreign
 
-    return foreign(root, {p: "" for p in listed})
+    # a render's own temporary tree is not the user's to delete, but it is no file of the render either
+    temporary = sorted(e.name for e in Path(root).iterdir() if e.name.startswith(INPLACE_PREFIX))
+    return sorted(foreign(root, {p: "" for p in listed}) + temporary)
 
 
 def _names(paths: list[str], limit: int = 10) -> str:

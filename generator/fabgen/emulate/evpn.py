@@ -107,7 +107,7 @@ def translate(name: str, text: str, where: str) -> Switch:
         for vrf, v in tree["vrf"].items():
             if vrf != "default" and "evpn" in v:
                 sw.l3vnis[str(vrf)] = int(next(iter(v["evpn"]["vni"])))
-    except (KeyError, TypeError, ValueError, StopIteration) as exc:
+    except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{where}: the EVPN translator cannot read {exc!r}") from None
     for vlan, t in sw.tenants.items():
         if sw.vtep and not (t.vni and t.vrf and t.gateway and t.vrf in sw.l3vnis):
@@ -191,7 +191,7 @@ def read_node(files: dict[str, bytes], name: str) -> Node:
         node = Node(name, list(bond["interfaces"]), dict(bond.get("parameters", {})), int(bond.get("mtu", 0)))
         for vname, v in net["vlans"].items():
             node.vlans[vname] = (int(v["id"]), list(v["addresses"]), list(v.get("routes", [])))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{path}: no bond0 with its VLANs ({exc!r})") from None
     return node
 
@@ -392,9 +392,15 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
         for member, (_, leaf, port) in zip(nodes[n].members, legs[n]):
             cables.append((n, member, leaf, port))
     cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows if r["tier"] != "node-leaf"]
+    seen: set[tuple[str, str]] = set()
     for a, pa, z, pz in cables:  # the lab names each cable's veth ends after the ports
         for dev, port in ((a, pa), (z, pz)):
+            if dev not in switches and dev not in nodes:
+                raise TranslateError(f"{fabric}/cabling.csv: {dev} is neither a switch of addresses.csv nor a kept node")
             inputs.name(port, inputs.IFNAME, f"{fabric}/cabling.csv", f"{dev}'s port")
+            if (dev, port) in seen:
+                raise TranslateError(f"{fabric}/cabling.csv: {dev} {port} is cabled twice")
+            seen.add((dev, port))
     return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
 
 

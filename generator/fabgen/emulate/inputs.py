@@ -42,8 +42,15 @@ def _shown(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# Words `ip` reads as its own where an interface name stands (`ip link set help ...`), and the
+# loopback: no interface fabgen writes is called so, and the lab would fail on them unlocated.
+IP_WORDS = frozenset({"lo", "help", "all", "default", "dev", "type", "name", "up", "down", "master", "nomaster",
+                      "netns", "alias", "mtu", "address", "peer", "link", "route", "rule", "addr", "vrf", "table",
+                      "via", "from", "to", "scope", "metric", "group", "state", "vlan", "id"})
+
+
 def name(value: object, pattern: re.Pattern[str], where: str, what: str) -> str:
-    if not isinstance(value, str) or not pattern.fullmatch(value):
+    if not isinstance(value, str) or not pattern.fullmatch(value) or (pattern is IFNAME and value in IP_WORDS):
         raise InputError(f"{where}: {what} {_shown(value)} is not a name fabgen writes")
     return value
 
@@ -117,7 +124,7 @@ def translated(translate: Callable[[str, str, str], T], device: str, data: bytes
         return translate(device, text(data, path), path)
     except TranslateError:
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError, OverflowError) as exc:
         raise InputError(f"{path}: a value fabgen never writes there ({type(exc).__name__}: "
                          f"{str(exc)[:100]})") from None
 
@@ -128,6 +135,21 @@ _CELL = {"device": DEVICE, "a_device": DEVICE, "z_device": DEVICE, "peer_device"
          "a_port": PORT, "z_port": PORT, "interface": PORT, "peer_interface": PORT}
 COLUMNS = {"cabling.csv": ("a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"),
            "addresses.csv": ("device", "role", "asn", "interface", "address", "peer_device", "peer_interface")}
+
+
+# What the tables of one run may hold together: CSV text read into rows takes about 50 times its
+# size in memory (2 million rows, 22 MB, took 1.15 GB), and a 65,536-GPU plane's two tables are
+# about 40 MB; a render's 1 GiB would otherwise become tens of GB.
+MAX_TABLE_BYTES = 96 * 1024 * 1024
+
+
+def tables_fit(files: dict[str, bytes], paths: Iterable[str]) -> None:
+    """InputError before reading when the tables of a run are more than MAX_TABLE_BYTES together."""
+    total = sum(len(files.get(p, b"")) for p in paths)
+    if total > MAX_TABLE_BYTES:
+        raise InputError(f"cabling.csv and addresses.csv of the fabrics asked for are {total:,} bytes together, "
+                         f"more than the {MAX_TABLE_BYTES:,} fabgen writes for what one machine emulates: "
+                         "emulate one fabric or plane (--fabric)")
 
 
 def table(files: dict[str, bytes], path: str) -> list[dict[str, str]]:
@@ -318,6 +340,7 @@ FRR_HOST_LINES = [re.compile(p) for p in (
     r"  neighbor FABRIC route-map (FABRIC-IN in|SERVICE-OUT out)", r"  maximum-paths [0-9]{1,3}",
     r" exit-address-family")]
 MAX_FRR_LINES = 10_000
+MAX_NODE_PEERS = 64  # a node's BGP sessions: one per port of the fabric it routes in (8 or 16 on a DGX)
 
 
 def frr_text(text: str, path: str) -> str:
@@ -327,6 +350,9 @@ def frr_text(text: str, path: str) -> str:
         lines.pop()
     if len(lines) > MAX_FRR_LINES:
         raise InputError(f"{path}: {len(lines):,} lines, more than fabgen writes for a node")
+    peers = sum(1 for line in lines if line.endswith(" peer-group FABRIC"))
+    if peers > MAX_NODE_PEERS:
+        raise InputError(f"{path}: {peers} BGP neighbors, more than the {MAX_NODE_PEERS} a node's ports take")
     for number, line in enumerate(lines, 1):
         m = next((m for p in FRR_HOST_LINES if (m := p.fullmatch(line))), None)
         if m is None:

@@ -45,6 +45,7 @@ MAX_HOSTS = 128
 # 13 MB idle, 58 MB with 64 peers and none up), so the sessions, not the prefixes, bound the
 # lab's memory; a whole fabric of 320 routers and 8,192 sessions filled 22 of 24 GiB.
 MAX_SESSIONS = 4096
+MAX_PEER_GROUPS = 16  # fabgen writes two or three per switch (SPINES, LEAVES, HOSTS, CORES)
 # Seconds to settle, per phase, unless --timeout says: a whole three-tier fabric of 160 routers and
 # 4,096 sessions converged in 846 s on two cores (benchmarks/results-emulate.md).
 SMALL_LAB_TIMEOUT, LARGE_LAB_TIMEOUT = 300.0, 1200.0
@@ -144,6 +145,10 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
     suffix, translate = TRANSLATORS.get(fab.platform, (None, None))
     if translate is None:
         raise BadInput(f"fabric {fab.name}: platform {fab.platform} is not emulated")
+    try:
+        inputs.tables_fit(files, _tables(fab.planes))
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
     for plane in fab.planes:
         fab.cables += [r | {"fabric": plane} for r in _table(files, f"{plane}/cabling.csv")]
         fab.addresses += [r | {"fabric": plane} for r in _table(files, f"{plane}/addresses.csv")]
@@ -160,6 +165,8 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
             fab.left_out |= fab.routers[device].ignored
     for r in fab.addresses:
         if r["role"] == "node":
+            if not r["address"]:  # a routed fabric addresses every node port (a northsouth leg has none)
+                raise BadInput(f"{r['fabric']}/addresses.csv: {r['device']} {r['interface']} has no address")
             host = fab.hosts.setdefault(r["device"], Host(r["device"]))
             host.ports.setdefault(r["interface"], HostPort(r["interface"], []))
     try:
@@ -168,7 +175,38 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
     fab.plan = _plan(fab)
+    _only_planned_peers(fab)
     return fab
+
+
+def _tables(planes: list[str]) -> list[str]:
+    return [f"{plane}/{name}" for plane in planes for name in ("cabling.csv", "addresses.csv")]
+
+
+def _only_planned_peers(fab: Fabric) -> None:
+    """A switch config configures no more BGP neighbors than the plan gives it sessions, and every
+    cable end is cabled once: bgpd holds about 0.7 MB per configured peer (a few MB of neighbor lines
+    would fill the machine, and pass), and a port cabled twice fails inside `ip` without a location."""
+    planned: dict[str, int] = {}
+    for a, _, z, _ in fab.plan.sessions:
+        planned[a] = planned.get(a, 0) + 1
+        planned[z] = planned.get(z, 0) + 1
+    for dev, r in fab.routers.items():
+        if len(r.neighbors) > planned.get(dev, 0) or len(r.groups) > MAX_PEER_GROUPS:
+            raise BadInput(f"{_config_path(fab, dev)}: {len(r.neighbors)} BGP neighbors in {len(r.groups)} peer groups, "
+                           f"where the plan (cabling.csv, addresses.csv) gives {dev} {planned.get(dev, 0)} sessions")
+    ends: set[tuple[str, str]] = set()
+    for c in fab.cables:
+        for end in ((c["a_device"], c["a_port"]), (c["z_device"], c["z_port"])):
+            if end in ends:
+                raise BadInput(f"{c['fabric']}/cabling.csv: {end[0]} {end[1]} is cabled twice")
+            ends.add(end)
+
+
+def _config_path(fab: Fabric, device: str) -> str:
+    suffix = TRANSLATORS[fab.platform][0]
+    plane = next((r["fabric"] for r in fab.addresses if r["device"] == device), fab.name)
+    return f"{plane}/switches/{device}{suffix}"
 
 
 def _read_host(files: dict[str, bytes], host: Host) -> Host:
@@ -441,8 +479,13 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         raise BadInput(str(exc)) from None
     if "report.json" not in files:
         raise BadInput(f"{render}: no report.json: not a render")
-    fabs = [read_fabric(files, f) for f in fabrics_of(files, fabric)]
-    evpn_plans = _evpn_plans(files, northsouth_of(files, fabric))  # all read and checked before any lab
+    chosen, evpn_names = fabrics_of(files, fabric), northsouth_of(files, fabric)
+    try:  # every table of the run together, before any is read
+        inputs.tables_fit(files, _tables([p for f in chosen for p in f.planes] + evpn_names))
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+    fabs = [read_fabric(files, f) for f in chosen]
+    evpn_plans = _evpn_plans(files, evpn_names)  # all read and checked before any lab
     if not fabs:  # northsouth fabrics only: their own lab (evpn.py)
         if fails:
             raise BadInput("--fail applies to routed fabrics; a northsouth fabric's emulation takes one leaf of "

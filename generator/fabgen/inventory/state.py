@@ -37,7 +37,10 @@ SWITCH_NAMES = (
     (SWITCH_PORT, "a switch port (swp1, swp1s0 on Cumulus Linux, Ethernet1 on EOS)"),
     (r"bond\d+|port-?channel\d+|peerlink(\.\d+)?", "a bond (a node's leg: bond<n> on NVUE, Port-Channel<n> on EOS, "
      "PortChannel<n> on SONiC; MLAG's peerlink)"),
-    (r"vlan\d+(_l3)?", "a VLAN's interface (vlan<id> on Cumulus Linux, Vlan<id> on EOS)"),
+    (r"vlan\d+(_l3|-v\d+)?", "a VLAN's interface (vlan<id> on Cumulus Linux, Vlan<id> on EOS; vlan<id>-v0, "
+     "Cumulus's anycast-gateway device of it)"),
+    (r"tunl\d+|dummy\d+|pimreg\d*|ipmr-lo", "a kernel device Cumulus Linux creates (tunl0, dummy0, pimreg, "
+     "ipmr-lo)"),
     (r"vxlan\d*|vni\d*|nve\d*", "a VXLAN device (vxlan48 on Cumulus Linux, Vxlan1 on EOS)"),
     (r"br_[a-z0-9_-]*|bridge", "a bridge (br_default on Cumulus Linux)"),
 )
