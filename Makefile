@@ -72,3 +72,20 @@ $(AVD_VENV)/.installed: pyproject.toml
 
 bench-avd: $(AVD_VENV)/.installed
 	$(AVD_VENV)/bin/python benchmarks/compare_avd.py $(BENCH_ARGS)
+
+# Mutation testing (a development tool, not part of `make test` or CI; docs/internals/mutation.md):
+# mutmut in a virtualenv of its own under build/, on a copy of the tree under build/mutation/.
+#   make mutation                                   every module (qos addressing sizing)
+#   make mutation MUTATION_MODULES=sizing MUTATION_ARGS=--again
+MUTATION_VENV ?= build/mutation-venv
+MUTATION_MODULES ?=
+MUTATION_ARGS ?=
+
+$(MUTATION_VENV)/.installed: pyproject.toml
+	python3 -m venv $(MUTATION_VENV)
+	$(MUTATION_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[mutation]'
+	touch $@
+
+.PHONY: mutation
+mutation: $(MUTATION_VENV)/.installed
+	nice -n 19 $(MUTATION_VENV)/bin/python mutation/run.py $(MUTATION_MODULES) $(MUTATION_ARGS)
