@@ -472,9 +472,6 @@ def test_name_widths_hold_the_largest_fabric_of_the_radix_and_tier_count() -> No
     assert (w.unit, w.rail, w.leaf, w.spine, w.pod, w.core) == (2, 1, 1, 2, 2, 4)
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
-                   reason="bug: an explicit scalable_unit of NVLink domains wider than a leaf's node ports "
-                          "divides by zero in _rail_groups (reported; without scalable_unit it is refused)")
 def test_a_unit_of_nvlink_domains_wider_than_a_leaf_is_refused_not_a_traceback() -> None:
     """72-node NVLink domains on 64-port leaves (32 node ports at 1:1): no leaf holds a whole domain,
     which `scalable_unit` omitted already refuses under switch_model. With scalable_unit: 144 the same

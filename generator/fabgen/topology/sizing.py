@@ -334,7 +334,10 @@ def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, 
     split = leaf_split(k, ratio, domain)
     most = split[0] if split else 0
     down = next((d for d in range(most, 0, -1) if d % domain == 0 and su % d == 0 and (d * q) % p == 0), 0)
-    if 2 * down < most:  # leaves less than half used: a typo more likely than a design
+    if down == 0 and most == 0:  # no leaf holds one whole NVLink domain (refused as without scalable_unit)
+        raise SizingError("switch_model", f"a {model} leaf at {rtxt}:1 takes fewer node ports than one NVLink "
+                          f"domain of {domain} nodes: choose a switch with more ports (a domain stays on one leaf)")
+    if 2 * down < most or down == 0:  # leaves less than half used: a typo more likely than a design
         raise SizingError("scalable_unit", f"{su} nodes per unit are more than one leaf takes ({most} ports down at "
                           f"{rtxt}:1 on a {model}), and no whole number of leaves per rail, each at least half used, "
                           f"holds them"
