@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from test_hostile import snapshot  # every entry under a folder, links not followed
+
 from conftest import INVENTORIES, git
 
 SMALL = INVENTORIES / "roce-2node.yaml"
@@ -27,18 +29,6 @@ def fabgen(*args: object, tmp: Path, env: dict[str, str] | None = None) -> subpr
     tmp.mkdir(exist_ok=True)
     return subprocess.run([sys.executable, "-m", "fabgen", *map(str, args)], capture_output=True, text=True,
                           timeout=TIMEOUT, env={**os.environ, "COLUMNS": "200", "TMPDIR": str(tmp), **(env or {})})
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every entry under root, links as their target text, without following them."""
-    out = {}
-    for dirpath, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(root))
-            out[rel] = (b"link:" + os.readlink(path).encode()) if path.is_symlink() else \
-                (path.read_bytes() if path.is_file() else b"dir")
-    return out
 
 
 def repo_with(tmp_path: Path, files: dict[str, str | bytes], links: dict[str, str] | None = None) -> Path:

@@ -64,26 +64,26 @@ def integer(value: object, low: int, high: int, where: str, what: str) -> int:
     return value
 
 
+def _parsed(value: object, text: str, parse: Callable[[str], object], where: str, what: str, why: str) -> str:
+    """`value` when it is a string of the characters `text` allows and `parse` takes it; else InputError."""
+    try:
+        if not isinstance(value, str) or not re.fullmatch(text, value):
+            raise ValueError
+        parse(value)
+    except ValueError:
+        raise InputError(f"{where}: {what} {_shown(value)} {why}") from None
+    return value
+
+
 def cidr(value: object, where: str, what: str = "address") -> str:
     """An address with its prefix length, as fabgen writes it (`10.0.0.1/31`, `fd00::1/64`)."""
-    try:
-        if not isinstance(value, str) or "/" not in value or not re.fullmatch(r"[0-9a-fA-F.:]+/[0-9]{1,3}", value):
-            raise ValueError
-        ipaddress.ip_interface(value)
-    except ValueError:
-        raise InputError(f"{where}: {what} {_shown(value)} is not an address with its prefix length") from None
-    return value
+    return _parsed(value, r"[0-9a-fA-F.:]+/[0-9]{1,3}", ipaddress.ip_interface, where, what,
+                   "is not an address with its prefix length")
 
 
 def address(value: object, where: str, what: str = "address") -> str:
     """A plain IPv4 or IPv6 address (a router id, a next hop, a BGP peer)."""
-    try:
-        if not isinstance(value, str) or not re.fullmatch(r"[0-9a-fA-F.:]+", value):
-            raise ValueError
-        ipaddress.ip_address(value)
-    except ValueError:
-        raise InputError(f"{where}: {what} {_shown(value)} is not an IP address") from None
-    return value
+    return _parsed(value, r"[0-9a-fA-F.:]+", ipaddress.ip_address, where, what, "is not an IP address")
 
 
 def network(value: object, where: str, what: str = "prefix") -> str:
