@@ -33,7 +33,7 @@ UPLINK_POOL = {"l3leaf": "10.0.0.0/14", "spine": "10.4.0.0/14"}
 
 def qos_profile(qos: dict[str, Any], name: str) -> dict[str, Any]:
     """fabgen's qos_intent as an AVD (eos_cli_config_gen) qos_profiles entry."""
-    from fabgen.platforms.eos import ECN_WEIGHT
+    from fabgen.targets.eos import ECN_WEIGHT
     wd = qos["watchdog"]
     ecn = qos["ecn"]
     return {
@@ -67,9 +67,9 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
     (`line_parity`): QoS profile and maps, watchdog timers, ECN counters on every used port,
     BFD, the route limit and BGP distance, loopbacks at fabgen's addresses (AVD's pool plus an
     offset per node type), spanning tree, and the management plane."""
-    from fabgen.platforms.eos import dscp_lines
+    from fabgen.targets.eos import dscp_lines
     from fabgen.intent.qos import qos_intent
-    from fabgen.platforms.eos import QOS_PROFILE
+    from fabgen.targets.eos import QOS_PROFILE
 
     qos = qos_intent(ctx)
     mtu = switches[0]["mtu"]

@@ -65,10 +65,11 @@ def one(case: str, work: Path, max_routers: int, max_nodes: int = 128, max_sessi
 _SAMPLING = """
 import json, resource, sys, time
 from pathlib import Path
-from fabgen import diff
-from fabgen.emulate.run import MAX_HOSTS, MAX_ROUTERS, MAX_SESSIONS, BadInput, _sampled, fabrics_of, read_fabric
+from fabgen.rendered import read as rendered
+from fabgen.emulate.read import BadInput, fabrics_of, read_fabric
+from fabgen.emulate.run import MAX_HOSTS, MAX_ROUTERS, MAX_SESSIONS, _sampled
 start = time.perf_counter()
-files = diff.read_render(Path(sys.argv[1]), lambda s: None)
+files = rendered.read_render(Path(sys.argv[1]), lambda s: None)
 fabs = [read_fabric(files, f) for f in fabrics_of(files, None)]
 read = time.perf_counter() - start
 cables = sum(len(f.cables) for f in fabs)

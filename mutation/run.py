@@ -34,7 +34,7 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "qos": ("intent/qos.py", ["tests/test_qos_readback.py", "tests/test_mutants.py"]),
     "addressing": ("addressing.py", ["tests/test_mutants.py", "tests/test_build.py", "tests/test_infiniband.py",
                                      "tests/test_management.py"]),
-    "sizing": ("topology/sizing.py", ["tests/test_sizing.py", "tests/test_sizing_edges.py"]),
+    "sizing": ("spec/sizing.py", ["tests/test_sizing.py", "tests/test_sizing_edges.py"]),
 }
 # what the tests read beside the package (templating.py finds templates/ and ansible/ two levels up)
 ALSO_COPY = ["templates", "ansible", "inventories"]

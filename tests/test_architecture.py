@@ -1,6 +1,6 @@
 """The layering of docs/architecture.md, read from the imports: intent modules are below the
-platform modules (they import nothing from fabgen.platforms), no platform module imports
-another (they read Target from fabgen.targets and Context from fabgen.context), no two modules
+platform modules (they import nothing from fabgen.targets), no platform module imports
+another (they read Target from fabgen.targets.base and Context from fabgen.context), no two modules
 import each other, and the inventory layer reads plans and names but never the builder."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def mutual(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 def test_no_two_modules_import_each_other() -> None:
     """diff and diffsides share their patterns through renderpaths; the registry and the targets
-    (report and every platform module) share Target through fabgen.targets."""
+    (report and every platform module) share Target through fabgen.targets.base."""
     mods = modules()
     graph = {m: {i for i in imports(p) if i in mods} for m, p in mods.items()}
     assert not mutual(graph)
@@ -50,14 +50,14 @@ def test_the_cycle_check_notices_one() -> None:
     assert mutual({"a": {"b"}, "b": {"a", "c"}, "c": set()}) == [("a", "b")]
 
 
-BUILDER = ("fabgen.topology.build", "fabgen.topology.growth", "fabgen.topology.oob", "fabgen.topology.check",
-           "fabgen.topology.whole", "fabgen.topology.analysis", "fabgen.pipeline", "fabgen.platforms",
+BUILDER = ("fabgen.topology.build", "fabgen.topology.growth", "fabgen.topology.oob", "fabgen.check.fabric",
+           "fabgen.check.cluster", "fabgen.topology.analysis", "fabgen.pipeline", "fabgen.targets",
            "fabgen.intent")
 
 
 def test_the_inventory_layer_reads_plans_and_names_never_the_builder() -> None:
-    """Validation sizes plans (topology/sizing.py), names switches and planes (topology/layout.py)
-    and lays out the out-of-band network (topology/oob_layout.py): arithmetic on the inventory.
+    """Validation sizes plans (spec/sizing.py), names switches and planes (spec/layout.py)
+    and lays out the out-of-band network (spec/oob_layout.py): arithmetic on the inventory.
     Building graphs, the growth check (which compares two plans' cabling) and everything after
     are later stages: inventory/ imports none of them, nor networkx."""
     for path in sorted((PKG / "inventory").glob("*.py")):
@@ -71,7 +71,7 @@ def test_intent_is_below_the_platforms() -> None:
     files = sorted((PKG / "intent").glob("*.py"))
     assert files
     for f in files + [PKG / "context.py"]:
-        bad = sorted(m for m in imports(f) if m.startswith("fabgen.platforms"))
+        bad = sorted(m for m in imports(f) if m.startswith("fabgen.targets"))
         assert not bad, f"{f.name} imports {bad}"
 
 
@@ -79,15 +79,15 @@ def test_no_platform_module_imports_another() -> None:
     modules = {p.stem for p in (PKG / "platforms").glob("*.py")} - {"__init__"}
     for name in sorted(modules):
         found = imports(PKG / "platforms" / f"{name}.py")
-        others = sorted(m for m in found if m.startswith("fabgen.platforms.") and m.split(".")[2] in modules
+        others = sorted(m for m in found if m.startswith("fabgen.targets.") and m.split(".")[2] in modules
                         and m.split(".")[2] != name)
-        assert not others, f"platforms/{name}.py imports {others}"
+        assert not others, f"targets/{name}.py imports {others}"
 
 
 def test_the_layering_check_notices_a_violation(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from fabgen.platforms.sonic import port_table\n")
-    assert "fabgen.platforms.sonic" in imports(bad)
+    bad.write_text("def f():\n    from fabgen.targets.sonic import port_table\n")
+    assert "fabgen.targets.sonic" in imports(bad)
 
 
 def test_targets_made_apart_need_nothing_from_the_others() -> None:
@@ -96,7 +96,7 @@ def test_targets_made_apart_need_nothing_from_the_others() -> None:
     reads one (it would not have its data). Every name a target reads is a target; and a
     cluster-wide target is handed only what it names (pipeline._structure), so a name missing
     from `reads` changes an output and the goldens show it."""
-    from fabgen.platforms import registry
+    from fabgen.targets import registry
 
     targets = registry()
     for t in targets.values():
@@ -115,7 +115,7 @@ def test_a_cluster_target_sees_only_what_it_reads(monkeypatch) -> None:
 
     from conftest import INVENTORIES
     from fabgen import pipeline
-    from fabgen.platforms import ansible
+    from fabgen.targets import ansible
 
     seen = []
     real = ansible.structure

@@ -1,5 +1,5 @@
 """The bill of materials names media that reach: cables and transceivers follow each tier's
-length or medium (inventory/media.py), NICs that ship in the nodes are included, the cluster is totalled."""
+length or medium (spec/media.py), NICs that ship in the nodes are included, the cluster is totalled."""
 
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ fabrics:
     out = _render(tmp_path, text)
     bom = _bom(out / "f" / "bom.csv")
     node = [r for r in bom if r["description"] == "node side (dgx-h100)"]
-    from fabgen.inventory.catalog import NODES
+    from fabgen.spec.catalog import NODES
 
     # a custom switch names no node parts: each node's own transceiver, one per used cage (4 per DGX H100)
     assert [(r["part"], int(r["quantity"])) for r in node] == [(NODES["dgx-h100"].transceiver, 8)]

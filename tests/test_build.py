@@ -13,8 +13,8 @@ from conftest import INVENTORIES
 from fabgen.inventory.loader import load, load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
-from fabgen.topology.check import TopologyError, check
-from fabgen.topology.model import Link
+from fabgen.check.fabric import TopologyError, check
+from fabgen.spec.model import Link
 
 
 def built(text_or_case: str):

@@ -105,7 +105,7 @@ def test_inventory_reference_is_generated_from_the_models(update_golden: bool) -
     its default; changing a model without regenerating it fails here."""
     from conftest import ROOT
     from fabgen.inventory.reference import markdown
-    from fabgen.inventory.schema import Inventory
+    from fabgen.spec.schema import Inventory
 
     text = markdown()
     path = ROOT / "docs" / "inventory.md"

@@ -26,7 +26,7 @@ from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import render_to
-from fabgen.platforms.hosts import TABLES
+from fabgen.targets.hosts import TABLES
 
 # 24 DGX B200 on a RoCE compute fabric (EOS), their storage ports and three storage servers on a
 # SONiC storage fabric, their in-band ports and three head nodes on a Spectrum-X in-band network.
@@ -113,7 +113,7 @@ def _ports_by_role(out: Path) -> dict[str, dict[tuple[str, str], tuple[str, str]
 
 
 def test_every_port_is_cabled_once_on_the_fabric_of_its_role(unseen: Path) -> None:
-    from fabgen.inventory.catalog import NODES
+    from fabgen.spec.catalog import NODES
 
     cabled = _ports_by_role(unseen)
     seen: dict[tuple[str, str], str] = {}

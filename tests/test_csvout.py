@@ -10,7 +10,7 @@ import weakref
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fabgen import csvout
+from fabgen.formats import csvout
 
 
 def reference(header, rows) -> bytes:

@@ -12,8 +12,8 @@ import yaml
 
 from conftest import INVENTORIES
 from fabgen import pipeline
-from fabgen.platforms import netbox, nvue
-from fabgen.targets import Deferred, made
+from fabgen.targets import netbox, nvue
+from fabgen.targets.base import Deferred, made
 
 
 def test_each_nvue_tree_is_made_once_and_ansible_gets_that_tree(tmp_path: Path,

@@ -141,7 +141,7 @@ def test_a_side_that_is_not_a_render_is_named(tmp_path: Path, capsys) -> None:
 def test_folding_keeps_different_changes_apart() -> None:
     """Folding abstracts the owner's name and addresses, nothing else: a change that differs in
     any other way stays its own section."""
-    from fabgen.diff import Review, fold
+    from fabgen.review.compare import Review, fold
 
     def cfg(name: str, addr: str, mtu: int) -> bytes:
         return f"hostname {name}\ninterface Ethernet1\n   ip address {addr}/31\n   mtu {mtu}\n".encode()
@@ -242,8 +242,8 @@ def test_windowed_diffs_patch_old_into_new(large_window: int, monkeypatch) -> No
     file into the new one, headers included."""
     import random
 
-    from fabgen import diff as module
-    from fabgen.diff import _unified
+    from fabgen.review import compare as module
+    from fabgen.review.compare import _unified
 
     monkeypatch.setattr(module, "LARGE_WINDOW", large_window)
     rng = random.Random(7)
@@ -276,7 +276,7 @@ def test_windowed_diffs_patch_old_into_new(large_window: int, monkeypatch) -> No
 
 def test_the_review_reports_its_progress(tmp_path: Path) -> None:
     """The same stage display as render (shown on a terminal only): both sides' stages are named."""
-    from fabgen.diff import load_sides
+    from fabgen.review.compare import load_sides
 
     new = variant(tmp_path, "roce-2node", "grown", "count: 2", "count: 3")
     stages: list[str] = []
@@ -356,8 +356,8 @@ def test_an_inventory_review_says_what_the_review_of_the_renders_says(tmp_path: 
 def _changes(review: str) -> dict[str, tuple[str, ...]]:
     """Every file a review's sections name, with the lines its diff adds and removes, the owner's
     name and addresses abstracted (a section shows the first owner's diff for all)."""
-    from fabgen.renderpaths import ADDRESS as _ADDRESS
-    from fabgen.hostlist import expand
+    from fabgen.rendered.paths import ADDRESS as _ADDRESS
+    from fabgen.formats.hostlist import expand
 
     out: dict[str, tuple[str, ...]] = {}
     for section in review.split("\n== ")[1:]:
@@ -396,8 +396,8 @@ def _without_manifest(review: str) -> str:
 
 
 def test_a_fabric_wide_change_renders_one_switch_per_group(tmp_path: Path) -> None:
-    from fabgen.diff import load_sides
-    from fabgen.diffsides import StandIn
+    from fabgen.review.compare import load_sides
+    from fabgen.review.sides import StandIn
 
     new = variant(tmp_path, "roce-3tier", "ecn", "min_threshold_kbytes: 200", "min_threshold_kbytes: 300")
     old_files, new_files = load_sides(INVENTORIES / "roce-3tier.yaml", new)
@@ -567,7 +567,7 @@ def test_a_review_in_a_pipe_shows_its_progress_on_stderr(tmp_path: Path, capsys,
 
 def test_a_render_older_than_a_design_key_shows_no_change_of_it() -> None:
     """An older render's report.json lacks platform_version: that is not a design change."""
-    from fabgen.diff import compare as review
+    from fabgen.review.compare import compare as review
 
     old = {"report.json": json.dumps({"fabrics": {"f": {"kind": "roce", "tiers": 2}}}).encode()}
     new = {"report.json": json.dumps({"fabrics": {"f": {"kind": "roce", "tiers": 2,

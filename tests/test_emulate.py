@@ -370,10 +370,10 @@ PODS = UNSEEN.format(model="dgx-h100", count=16, kind="roce", platform="sonic", 
 
 
 def _sample_plan(out: Path):
-    from fabgen import diff
-    from fabgen.emulate.run import fabrics_of, read_fabric
+    from fabgen.rendered import read as rendered
+    from fabgen.emulate.read import fabrics_of, read_fabric
 
-    (fab,) = [read_fabric(files, f) for files in [diff.read_render(out)] for f in fabrics_of(files, None)]
+    (fab,) = [read_fabric(files, f) for files in [rendered.read_render(out)] for f in fabrics_of(files, None)]
     return fab
 
 
@@ -432,11 +432,12 @@ def test_the_command_line_budget_is_the_measured_one() -> None:
 def test_planes_are_sampled_one_by_one() -> None:
     """Two planes at a budget that holds one: the first plane whole, nothing of the second (its
     switches and cables), every node kept through its first-plane ports; the note says so."""
-    from fabgen import diff
+    from fabgen.rendered import read as rendered
     from fabgen.emulate import sample
-    from fabgen.emulate.run import _sampled, fabrics_of, read_fabric
+    from fabgen.emulate.read import fabrics_of, read_fabric
+    from fabgen.emulate.run import _sampled
 
-    files = diff.read_render(GOLDEN / "b300-spectrumx-2plane")
+    files = rendered.read_render(GOLDEN / "b300-spectrumx-2plane")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, None)]
     assert [(f.name, sample.routers_of(f)) for f in fabs] == [("sx", 48)]
     kept, notes = _sampled(fabs, 28, 512)
@@ -774,14 +775,14 @@ def _kernel_missing() -> list[str]:
 def test_a_plane_asked_for_is_emulated_alone() -> None:
     """`--fabric sx-plane1` emulates that plane only (its switches, its cables, its hosts' ports);
     `--fabric sx` every plane of the fabric."""
-    from fabgen import diff
-    from fabgen.emulate import run
+    from fabgen.rendered import read as rendered
+    from fabgen.emulate import read
 
-    files = diff.read_render(GOLDEN / "b300-spectrumx-2plane")
-    (one,) = run.fabrics_of(files, "sx-plane1")
-    (both,) = run.fabrics_of(files, "sx")
+    files = rendered.read_render(GOLDEN / "b300-spectrumx-2plane")
+    (one,) = read.fabrics_of(files, "sx-plane1")
+    (both,) = read.fabrics_of(files, "sx")
     assert one.planes == ["sx-plane1"] and both.planes == ["sx-plane1", "sx-plane2"]
-    one, both = run.read_fabric(files, one), run.read_fabric(files, both)
+    one, both = read.read_fabric(files, one), read.read_fabric(files, both)
     assert {c["fabric"] for c in one.cables} == {"sx-plane1"}
     assert set(one.routers) < set(both.routers) and len(one.routers) * 2 == len(both.routers)
     ports = {p for h in one.hosts.values() for p in h.ports}

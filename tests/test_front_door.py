@@ -92,7 +92,7 @@ def test_default_pools_stay_when_fabrics_are_added() -> None:
     from fabgen.inventory.validate import validate
 
     v = validate(load_text(yaml.safe_dump(doc, sort_keys=False), "grown.yaml"))
-    from fabgen.inventory.schema import EthernetOptions
+    from fabgen.spec.schema import EthernetOptions
 
     got = {f.name: (f.ethernet or EthernetOptions()).pools.model_dump() for f in v.inventory.fabrics
            if f.kind != "ethernet"}

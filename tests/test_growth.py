@@ -13,7 +13,7 @@ from conftest import INVENTORIES
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
-from fabgen.topology.sizing import name_widths
+from fabgen.spec.sizing import name_widths
 
 PLATFORMS = {  # kind, platform, switch model
     "opensm": ("infiniband", "opensm", "qm9700"),

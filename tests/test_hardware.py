@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from conftest import ROOT
 from fabgen.cli import app
-from fabgen.hostlist import expand
-from fabgen.inventory.catalog import NODES, SWITCHES
+from fabgen.formats.hostlist import expand
+from fabgen.spec.catalog import NODES, SWITCHES
 from fabgen.pipeline import prepare, render_to
 
 FABGEN = [str(ROOT / ".venv" / "bin" / "fabgen")]

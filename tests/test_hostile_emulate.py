@@ -284,13 +284,13 @@ def test_verify_refuses_an_edited_plan_unless_trusted(renders: dict[str, Path], 
 def test_every_golden_emulated_fabric_passes_the_boundary(renders: dict[str, Path]) -> None:
     """What fabgen writes is what the boundary admits: every bundled shape read whole (switches of
     every platform, netplans, frr.conf, the EVPN fabric) with no refusal."""
-    from fabgen import diff
-    from fabgen.emulate import run
+    from fabgen.rendered import read as rendered
+    from fabgen.emulate import read, run
 
     for case, out in renders.items():
-        files = diff.read_render(out)
-        fabs = [run.read_fabric(files, f) for f in run.fabrics_of(files, None)]
-        plans = run._evpn_plans(files, run.northsouth_of(files, None))
+        files = rendered.read_render(out)
+        fabs = [read.read_fabric(files, f) for f in read.fabrics_of(files, None)]
+        plans = run._evpn_plans(files, read.northsouth_of(files, None))
         assert fabs or plans, case
         assert all(f.routers and f.hosts for f in fabs), case
 

@@ -25,7 +25,7 @@ from test_northsouth import DGX_EOS
 from test_planes import NETPLAN, _netplan_generate
 
 import fabgen
-from fabgen.inventory.schema import Inventory
+from fabgen.spec.schema import Inventory
 
 TIMEOUT = 60  # the issue's bound for every case: a hang is a failure, not a slow pass
 NS_EXAMPLE = INVENTORIES / "gb300-northsouth.yaml"
@@ -330,7 +330,7 @@ def test_the_bond_names_are_the_netplans() -> None:
 
 def _dgx_links(netdevs: dict[str, str]) -> str:
     """`ibdev2netdev` of a DGX H100, every port in Ethernet mode, some renamed."""
-    from fabgen.inventory.catalog import NODES
+    from fabgen.spec.catalog import NODES
 
     nm = NODES["dgx-h100"]
     return "".join(f"{n.rdma} port 1 ==> {netdevs.get(n.rdma, n.netdev.replace('ibp', 'enp'))} (Up)\n"

@@ -18,7 +18,7 @@ import yaml
 from conftest import INVENTORIES, IN_CI
 from readback import nvue_ip, read_cabling, read_fabric, read_nvue
 from fabgen.pipeline import render_to
-from fabgen.platforms.hosts import NCCL_KNOWN, TABLES
+from fabgen.targets.hosts import NCCL_KNOWN, TABLES
 
 NOT_NCCL = {"NCCL_IB_CUDA_SUPPORT", "NCCL_LL_THRESHOLD", "NCCL_TREE_THRESHOLD", "NCCL_SINGLE_RING_THRESHOLD",
             "NCCL_NVLINK_ENABLE", "NCCL_IB_ENABLE", "NCCL_FALLBACK_DISABLED"}
@@ -308,13 +308,13 @@ def test_bootstrap_on_loopback_is_warned(tmp_path: Path) -> None:
 
 def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     """A node's ports of a fabric are one yamlout.Filled of the node's shape, its ethernets a
-    Joined of each fabric's part (platforms/hosts.py): the netplan text is what the plain mapping
+    Joined of each fabric's part (targets/hosts.py): the netplan text is what the plain mapping
     with the same entries gives, written entry by entry, and YAML reads back those entries; a
     name in two parts (which the whole-cluster check refuses first) keeps the later entry."""
     from functools import partial
 
-    from fabgen import yamlout
-    from fabgen.platforms.hosts import _joined, _netplan_text, _ports
+    from fabgen.formats import yamlout
+    from fabgen.targets.hosts import _joined, _netplan_text, _ports
 
     layout = (("enp1s0np0", 101, 0), ("enp2s0np0", 102, 200))
     values = ["10.0.0.1/31", "10.0.0.0/31", "10.0.0.0", "10.0.0.1",

@@ -114,7 +114,7 @@ def test_every_rate_validation_accepts_has_a_rate_code(tmp_path) -> None:
     """No link rate passes validation and then crashes the render: the two tables agree, and an
     800G (XDR) fabric with an 800G partition renders."""
     from fabgen.inventory.check_infiniband import IB_RATES
-    from fabgen.platforms.infiniband import RATE_CODE, SPEED_TEXT
+    from fabgen.targets.infiniband import RATE_CODE, SPEED_TEXT
     from fabgen.pipeline import render_to
 
     assert set(IB_RATES) == set(RATE_CODE) <= set(SPEED_TEXT)
@@ -166,8 +166,8 @@ def test_guid_map_with_a_bom_reads_and_synthetic_guids_are_refused(tmp_path) -> 
 def test_topology_net_written_in_python_equals_its_template(case: str) -> None:
     """topology.net is written by f-strings for speed; the template says the same bytes."""
     from fabgen.pipeline import prepare
-    from fabgen.platforms import infiniband
-    from fabgen.templating import render as render_template
+    from fabgen.targets import infiniband
+    from fabgen.formats.templating import render as render_template
 
     for ctx in prepare(INVENTORIES / f"{case}.yaml").contexts.values():
         data = infiniband.structure(ctx)

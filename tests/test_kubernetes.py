@@ -165,7 +165,7 @@ def test_legacy_label_keys_on_request(tmp_path: Path) -> None:
 
 
 def test_long_values_are_hashed_as_topograph_does() -> None:
-    from fabgen.platforms.kubernetes import label_value
+    from fabgen.targets.kubernetes import label_value
 
     assert label_value("a") == "a" and label_value("x" * 63) == "x" * 63
     # FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (the FNV reference test vector)

@@ -124,7 +124,7 @@ def test_roce_hosts_are_not_told_to_route_adaptively(tmp_path: Path) -> None:
 def test_the_review_names_each_qos_edit_by_its_inventory_key(tmp_path: Path) -> None:
     """report.json carries the MTUs and ECN thresholds as the inventory gave them, and `fabgen diff`
     names each edit under the inventory key a reviewer changes, one line each."""
-    from fabgen.diff import compare
+    from fabgen.review.compare import compare
 
     old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
     old.write_text(ROCE.format(mtu=9100, host_mtu=9000, lo=150, hi=1500))

@@ -121,7 +121,7 @@ def test_export_imports_in_order_and_equals_the_cabling_plan(case: str, fabrics:
 
 
 def test_interface_types_follow_kind_speed_and_cage(tmp_path: Path) -> None:
-    from fabgen.platforms.netbox import interface_type
+    from fabgen.targets.netbox import interface_type
 
     assert interface_type("infiniband", "OSFP", 400) == "infiniband-ndr"
     assert interface_type("infiniband", "OSFP", 800) == "infiniband-xdr"
@@ -158,7 +158,7 @@ def test_growth_only_adds_rows(tmp_path: Path) -> None:
         b = set((tmp_path / "b" / "netbox" / name).read_text().splitlines())
         assert a <= b and len(b) > len(a), name
     # the review shows the cabling plan's diff, not the export's copy of it
-    from fabgen import diff
+    from fabgen.review import compare as diff
 
     old, new = diff.load_sides(tmp_path / "a", tmp_path / "b")
     text = diff.format_text(diff.compare(old, new), "a", "b")

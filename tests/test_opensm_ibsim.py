@@ -193,7 +193,7 @@ def test_wrong_root_guids_make_ftree_fall_back(tmp_path: Path) -> None:
 
 def test_upstream_profile_keys_are_known_to_opensm(tmp_path: Path) -> None:
     """Every key we write for upstream OpenSM appears in its own `opensm -c` template."""
-    from fabgen.platforms.infiniband import UPSTREAM_KEYS
+    from fabgen.targets.infiniband import UPSTREAM_KEYS
 
     dump = tmp_path / "template.conf"
     subprocess.run(["opensm", "-c", str(dump)], capture_output=True, timeout=60)

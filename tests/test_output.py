@@ -242,7 +242,7 @@ def test_a_failed_check_beside_the_render_writes_nothing(workers: str, tmp_path:
     structure and render: a problem it finds still stops the render before the tree is
     swapped in (OUT stays as it was, no temporary tree), and run() raises it too."""
     from fabgen import parallel, pipeline
-    from fabgen.topology.check import TopologyError
+    from fabgen.check.fabric import TopologyError
 
     monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)
     monkeypatch.setenv("FABGEN_WORKERS", workers)

@@ -13,7 +13,7 @@ from conftest import INVENTORIES
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build, render_to
-from fabgen.platforms import fabric
+from fabgen.targets import fabric
 
 
 def test_svg_is_svg(tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
             rail, plane = divmod(int(port.split("_")[1]), planes)
             assert cfg["routing-policy"][0]["table"] == 100 + planes * rail + plane
     new = _env(out / "host-groups" / "new" / "nccl.env")
-    from fabgen.platforms.hosts import NCCL_KNOWN  # the variables NCCL's env.rst documents (test_hosts)
+    from fabgen.targets.hosts import NCCL_KNOWN  # the variables NCCL's env.rst documents (test_hosts)
     assert set(new) <= NCCL_KNOWN
     parsed = parse_hca_2_30_7(new["NCCL_IB_HCA"])
     assert len(parsed) == 8 * planes and len({n for n, *_ in parsed}) == 8 * planes
@@ -211,7 +211,7 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
 
 
 def test_nccl_version_comparison() -> None:
-    from fabgen.platforms.hosts import PLANES_FROM, nccl_before_release
+    from fabgen.targets.hosts import PLANES_FROM, nccl_before_release
 
     assert nccl_before_release("2.30.4", PLANES_FROM) and nccl_before_release("2.30", PLANES_FROM)
     assert not nccl_before_release("2.30.7", PLANES_FROM) and not nccl_before_release("2.31", PLANES_FROM)

@@ -144,7 +144,7 @@ def render(tmp_path: Path, platform: str, model: str, qos: dict) -> Path:
 
 @pytest.mark.parametrize("qos", [QOS, {}], ids=["custom", "default"])
 def test_eos_switch_files_carry_every_qos_value(qos: dict, tmp_path: Path) -> None:
-    from fabgen.inventory.schema import Qos
+    from fabgen.spec.schema import Qos
 
     q = Qos(**qos).model_dump()
     out = render(tmp_path, "eos", "arista-7060x5", qos)
@@ -170,7 +170,7 @@ def test_eos_switch_files_carry_every_qos_value(qos: dict, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("qos", [QOS, {}], ids=["custom", "default"])
 def test_sonic_switch_files_carry_every_qos_value(qos: dict, tmp_path: Path) -> None:
-    from fabgen.inventory.schema import Qos
+    from fabgen.spec.schema import Qos
 
     q = Qos(**qos).model_dump()
     out = render(tmp_path, "sonic", "sn5600-sonic", qos)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import jinja2
 import pytest
 
-from fabgen.templating import environment
+from fabgen.formats.templating import environment
 
 
 def both(source: str, **context: object) -> tuple[str, str]:

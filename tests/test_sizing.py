@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from fabgen.topology.sizing import SizingError, leaf_split, plan
+from fabgen.spec.sizing import SizingError, leaf_split, plan
 
 
 def rail(nodes: int, su: int | None = 32, k: int = 64, rails: int = 8, ratio: Fraction = Fraction(1),

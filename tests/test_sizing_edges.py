@@ -1,4 +1,4 @@
-"""Edges of the sizing rules that a mutation run of topology/sizing.py (docs/internals/mutation.md)
+"""Edges of the sizing rules that a mutation run of spec/sizing.py (docs/internals/mutation.md)
 found untested: storage NICs on a pinned single switch, a single leaf filled exactly, rail groups
 pinned to two tiers. Expected values follow from the rules in sizing.py's docstring and the switch's
 port count, not from the code under test."""
@@ -14,7 +14,7 @@ import pytest
 from readback import read_cabling
 from fabgen.errors import InventoryError
 from fabgen.pipeline import render_to
-from fabgen.topology.sizing import SizingError, leaf_split, name_widths, parse_ratio, plan
+from fabgen.spec.sizing import SizingError, leaf_split, name_widths, parse_ratio, plan
 
 
 def fat(nodes: int, k: int = 64, rails: int = 8, ratio: Fraction = Fraction(1), tiers: str | int = "auto",

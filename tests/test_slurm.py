@@ -18,7 +18,7 @@ import yaml
 
 from conftest import IN_CI, INVENTORIES
 from readback import read_cabling
-from fabgen.hostlist import compress, expand
+from fabgen.formats.hostlist import compress, expand
 from fabgen.pipeline import render_to
 
 

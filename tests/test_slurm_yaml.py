@@ -27,7 +27,7 @@ import pytest
 import yaml
 
 from conftest import GOLDEN, IN_CI, INVENTORIES, ROOT
-from fabgen.hostlist import compress, expand
+from fabgen.formats.hostlist import compress, expand
 from fabgen.pipeline import render_to
 
 pytestmark = pytest.mark.integration
@@ -150,7 +150,7 @@ def intended(case: str) -> dict[str, dict]:
     from fabgen.inventory.loader import load
     from fabgen.inventory.validate import validate
     from fabgen.pipeline import build
-    from fabgen.platforms import slurm
+    from fabgen.targets import slurm
 
     _, contexts = build(validate(load(INVENTORIES / f"{case}.yaml")))
     out: dict[str, dict] = {}

@@ -14,7 +14,7 @@ import pytest
 
 import sonic_rules
 from conftest import INVENTORIES
-from fabgen.inventory.catalog import SWITCHES
+from fabgen.spec.catalog import SWITCHES
 from fabgen.pipeline import render_to
 
 INV = """version: 1
@@ -69,7 +69,7 @@ def test_every_switch_comes_up_as_its_sku(model: str, shape: str, tmp_path: Path
 
 def test_sku_port_tables_are_the_skus_port_config() -> None:
     """Rows of the two SKUs' port_config.ini files (sonic-buildimage, cited in sonic_skus.py)."""
-    from fabgen.platforms.sonic import port_table
+    from fabgen.targets.sonic import port_table
 
     th5 = dict(zip(SWITCHES["arista-7060x6-64pe-b"].port_names(400), port_table(SWITCHES["arista-7060x6-64pe-b"], 400)))
     assert th5["Ethernet0"] == {"lanes": "17,18,19,20", "alias": "etp1a", "index": "1"}

@@ -351,11 +351,11 @@ def test_every_fabric_of_the_plan_is_named(tmp_path: Path) -> None:
 def test_an_unplanned_hca_keeps_its_rdma_name() -> None:
     """ibnetdiscover names a host's adapter "<host> <rdma>": an adapter the plan does not cable
     (mlx5_9) is reported by that name, not as port 1 of the host."""
-    from fabgen import diff
+    from fabgen.rendered import read as rendered
     from fabgen.verify.cabling import _resolve
     from fabgen.verify.plan import read
 
-    p = read(diff.read_render(GOLDEN / "ib-3tier"))
+    p = read(rendered.read_render(GOLDEN / "ib-3tier"))
     assert _resolve(p, "h100-001 mlx5_0", "1") == ("h100-001", "mlx5_0")  # planned
     assert _resolve(p, "h100-001 mlx5_9", "1") == ("h100-001", "mlx5_9")  # unplanned, named
     assert _resolve(p, "h100-001 HCA-1", "1") == ("h100-001", "HCA-1")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import GOLDEN, IN_CI
-from fabgen import diff
+from fabgen.rendered import read as rendered
 from fabgen.verify import frr, state
 from fabgen.verify.cabling import Verdict
 
@@ -71,7 +71,7 @@ def test_anta_loads_every_catalog_with_each_switch_planned(catalogs: dict, case:
     path, said = catalogs[case]
     cat = AntaCatalog.parse(str(path))
     assert f"wrote {path}: {len(cat.tests)} ANTA tests" in said
-    files = diff.read_render(GOLDEN / case)
+    files = rendered.read_render(GOLDEN / case)
     expects = [e for e in state.expected(state.fabrics(files)) if e.platform == "eos"]
     by_device: dict[str, dict[str, object]] = {}
     for t in cat.tests:
@@ -202,7 +202,7 @@ def planned_state(expects: list[state.Expected]) -> dict[str, dict]:
 
 @pytest.mark.parametrize("case", FRR_CASES)
 def test_frr_state_built_to_plan_passes_and_each_change_is_named(case: str) -> None:
-    files = diff.read_render(GOLDEN / case)
+    files = rendered.read_render(GOLDEN / case)
     expects = [e for e in state.expected(state.fabrics(files)) if e.platform in frr.FRR_PLATFORMS]
     good = planned_state(expects)
     v = Verdict()

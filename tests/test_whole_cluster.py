@@ -1,4 +1,4 @@
-"""The whole cluster as one (topology/whole.py, docs/cluster.md): one port, one cable, one address
+"""The whole cluster as one (check/cluster.py, docs/cluster.md): one port, one cable, one address
 across every fabric, role and plane, read back from the rendered files as a user's tools read
 them (cabling.csv, addresses.csv, netplans, nccl.env); interface names a host has; and the
 out-of-band network placed so that a change of one fabric never moves another's cables."""
@@ -24,7 +24,7 @@ from fabgen.inventory.loader import load_text
 from fabgen.inventory.rdmalinks import read_rdma_links
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build, render_to, run
-from fabgen.topology.whole import check_cluster
+from fabgen.check.cluster import check_cluster
 
 NETPLAN = shutil.which("netplan") or ("/usr/sbin/netplan" if Path("/usr/sbin/netplan").exists() else None)
 
@@ -347,7 +347,7 @@ def test_the_whole_cluster_check_run_aside_is_what_a_user_sees(writer_fails: boo
     (pipeline.build): its finding is still the error, nothing is written, also when a writer
     fails first on the data the check refuses (here a writer made to fail)."""
     from fabgen import parallel, pipeline
-    from fabgen.platforms import registry
+    from fabgen.targets import registry
 
     monkeypatch.setattr(parallel, "SPLIT_THRESHOLD", 0)  # every check and render forks, as at 1,500 devices
     monkeypatch.setenv("FABGEN_WORKERS", "2")  # also on a one-core machine

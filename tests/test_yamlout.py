@@ -7,7 +7,7 @@ import json
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from fabgen.yamlout import dump
+from fabgen.formats.yamlout import dump
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
                     st.text(max_size=20),
@@ -44,7 +44,7 @@ trees = st.recursive(scalars, lambda inner: st.dictionaries(keys, inner, max_siz
 def test_dump_paths_is_dump_and_the_paths_in_one_walk(tree) -> None:
     """NVUE's startup.yaml and nv set lines come from one walk (dump_paths): its lines are
     exactly dump's for the same tree under a list item, and its paths every leaf's words."""
-    from fabgen.yamlout import dump_paths
+    from fabgen.formats.yamlout import dump_paths
 
     lines, paths = dump_paths(tree, "    ")
     assert dump([{"header": 1}, {"set": tree}]) == dump([{"header": 1}]) + "- set:\n" + "\n".join(lines) + "\n"
@@ -60,7 +60,7 @@ def test_a_shared_sub_tree_is_written_as_its_copies(tree, sub, names) -> None:
     same tree with a copy in each place, lines and paths, and JSON sees a plain dict."""
     import copy
 
-    from fabgen.yamlout import Shared, dump_paths
+    from fabgen.formats.yamlout import Shared, dump_paths
 
     shared = Shared({**sub, "nested": Shared(sub)})  # a Shared inside one, as NVUE's unused ports have
     tree = dict(tree)
@@ -116,7 +116,7 @@ def test_a_filled_shape_is_written_as_its_tree(template, values, indent, lead) -
     import pytest
     from hypothesis import assume
 
-    from fabgen.yamlout import Shape, Shared, dump_paths
+    from fabgen.formats.yamlout import Shape, Shared, dump_paths
 
     assume(not _has_nul(template))  # a Shape's own text holds no NUL (its marks are NULs)
     with pytest.raises(ValueError):  # a value not placed as it is
@@ -158,8 +158,8 @@ def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None
     import pytest
     from hypothesis import assume
 
-    from fabgen.platforms.sonic import _ENC, _STR, _row
-    from fabgen.yamlout import Shape
+    from fabgen.targets.sonic import _ENC, _STR, _row
+    from fabgen.formats.yamlout import Shape
 
     assume(not _has_nul(template))
     filled = Shape(partial(_make, template), 3).fill(*values)
@@ -173,7 +173,7 @@ def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None
 def test_dump_paths_refuses_a_list() -> None:
     import pytest
 
-    from fabgen.yamlout import dump_paths
+    from fabgen.formats.yamlout import dump_paths
 
     with pytest.raises(TypeError, match="a b is a list"):
         dump_paths({"a": {"b": [1]}}, "")
@@ -184,7 +184,7 @@ def test_addresses_take_the_general_rule() -> None:
     general rule writes, and YAML reads back the same string."""
     import random
 
-    from fabgen import yamlout
+    from fabgen.formats import yamlout
 
     rng = random.Random(7)
     texts = ["0.0.0.0", "255.255.255.255/32", "10.0.0.1/31", "1.2.3.4/0", "999.1.1.1", "10.0.0.1/99"]
@@ -204,7 +204,7 @@ def test_addresses_take_the_general_rule() -> None:
 def test_one_match_is_the_three_rules(text) -> None:
     """_string decides plain or quoted with one pattern built from the three that state the
     rule (plain characters, not a YAML 1.1 special word, not number-like): the same verdict."""
-    from fabgen import yamlout
+    from fabgen.formats import yamlout
 
     rule = bool(yamlout._PLAIN.fullmatch(text) and not yamlout._SPECIAL.fullmatch(text)
                 and not yamlout._NUMBERLIKE.match(text))
@@ -225,7 +225,7 @@ def test_many_strings_at_once_are_each_its_own_text(values) -> None:
     """A switch's port descriptions and addresses are checked plain in one match over them joined
     (yamlout.texts): the verdict is each one's own, whatever the strings (newlines inside, empty,
     special words, numbers, addresses, not strings at all); all plain, they are returned as they are."""
-    from fabgen import yamlout
+    from fabgen.formats import yamlout
 
     got = yamlout.texts(values)
     assert list(got) == [yamlout.scalar(v) for v in values]
@@ -257,7 +257,7 @@ def test_a_joined_mapping_is_written_as_its_parts_together(template, rows, head,
     import pytest
     from hypothesis import assume
 
-    from fabgen.yamlout import Joined, Shape, Shared, dump_paths
+    from fabgen.formats.yamlout import Joined, Shape, Shared, dump_paths
 
     assume(not _has_nul(template) and not any(k.startswith("port") for k in head))
 

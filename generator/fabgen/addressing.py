@@ -44,8 +44,8 @@ from dataclasses import dataclass, field, replace
 from netaddr import IPNetwork
 
 from fabgen.inventory.ethernet import asn_counts, leaf_subnet_prefix
-from fabgen.inventory.schema import EthernetOptions
-from fabgen.topology.model import Fabric
+from fabgen.spec.schema import EthernetOptions
+from fabgen.spec.model import Fabric
 
 GUID_PREFIX = 0xFAB0
 TYPE_SWITCH, TYPE_CA = 0x01, 0x02

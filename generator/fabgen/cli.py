@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from fabgen import __version__
+from fabgen._version import __version__
 from fabgen.errors import InventoryError, OutputError, printable, printable_lines
 
 app = typer.Typer(
@@ -94,7 +94,7 @@ def render(
 ) -> None:
     """Render every file of every fabric in INVENTORY into OUT."""
     from fabgen.api import render as api_render
-    from fabgen.topology.check import TopologyError
+    from fabgen.check.fabric import TopologyError
 
     import signal
 
@@ -193,7 +193,7 @@ def diff(
 ) -> None:
     """Review summary (devices, links, addresses, ASNs, intent) then per-file diffs of two renders.
     `fabgen diff --base origin/main inventory.yaml` reviews the inventory against its own past."""
-    from fabgen import gitbase
+    from fabgen.review import gitbase
 
     if (base is None) == (new is None):
         typer.echo("fabgen: give OLD and NEW, or --base REF and one inventory", err=True)
@@ -213,7 +213,7 @@ def diff(
 
 def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, stat: bool, output: Optional[Path],
           max_lines: int = 0, shown_names: Optional[tuple[str, str]] = None) -> None:
-    from fabgen import diff as differ
+    from fabgen.review import compare as differ
 
     if format not in ("text", "markdown"):
         typer.echo(f"fabgen: --format must be text or markdown, not {format!r}", err=True)
@@ -449,7 +449,8 @@ def emulate(
     root and FRR; creates nothing outside the namespaces it removes. Exit 0: every check passed;
     1: a check failed; 2: bad input, or the machine cannot run it."""
     from fabgen.emulate.lab import LabError
-    from fabgen.emulate.run import BadInput, emulate as run_emulate
+    from fabgen.emulate.read import BadInput
+    from fabgen.emulate.run import emulate as run_emulate
 
     _format_or_exit(fmt, ("text", "json"))
     _render_dir_or_exit(render_dir)
@@ -541,7 +542,7 @@ def schema(fmt: str = typer.Option("json", "--format", help="json (JSON Schema) 
     if fmt != "json":
         typer.echo(f"fabgen: --format must be json or markdown, not {fmt!r}", err=True)
         raise typer.Exit(2)
-    from fabgen.inventory.schema import json_schema
+    from fabgen.spec.schema import json_schema
 
     typer.echo(json.dumps(json_schema(), indent=2, sort_keys=True))
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from fabgen.addressing import Allocation
 from fabgen.topology.analysis import Summary
-from fabgen.topology.model import Fabric
+from fabgen.spec.model import Fabric
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ from typing import Iterator
 import ctypes
 import ctypes.util
 
-from fabgen import __version__
-from fabgen import manifest as manifests
+from fabgen._version import __version__
+from fabgen.rendered import manifest as manifests
 from fabgen.errors import OutputError
-from fabgen.manifest import ManifestError
+from fabgen.rendered.manifest import ManifestError
 
 MANIFEST = manifests.MANIFEST
-INPLACE_PREFIX = ".fabgen-new-"
+INPLACE_PREFIX = manifests.INPLACE_PREFIX
 
 
 def manifest(files: dict[str, bytes], inventory_sha256: str) -> bytes:
@@ -76,41 +76,9 @@ def _manifest(out: Path) -> dict[str, str] | None:
     return listed
 
 
-def _entries(out: Path) -> tuple[list[str], list[str]]:
-    """(files and links, directories) under OUT, relative, without following links."""
-    files, dirs = [], []
-    for root, dnames, fnames in os.walk(out):
-        rel = os.path.relpath(root, out)
-        for d in list(dnames):
-            path = os.path.normpath(os.path.join(rel, d))
-            if os.path.islink(os.path.join(root, d)):
-                files.append(path)
-                dnames.remove(d)
-            else:
-                dirs.append(path)
-        files += [os.path.normpath(os.path.join(rel, f)) for f in fnames]
-    return files, dirs
-
-
 def foreign(out: Path, listed: dict[str, str] | None = None) -> list[str]:
-    """Entries of OUT that fabgen's manifest does not list: the user's, never fabgen's to delete.
-    A directory counts when nothing listed is inside it (fabgen makes no empty directories)."""
-    listed = (_manifest(out) or {}) if listed is None else listed
-    files, dirs = _entries(out)
-    # fabgen's own temporary tree of an in-place render (or one a killed render left) is not the user's
-    files = [f for f in files if not f.split(os.sep)[0].startswith(INPLACE_PREFIX)]
-    dirs = [d for d in dirs if not d.split(os.sep)[0].startswith(INPLACE_PREFIX)]
-    inside = {os.path.dirname(p) for p in listed}
-    parents = {d for p in inside for d in _ancestors(p)}
-    return sorted([f for f in files if f not in listed] + [d for d in dirs if d not in parents])
-
-
-def _ancestors(path: str) -> list[str]:
-    out = []
-    while path and path not in out:
-        out.append(path)
-        path = os.path.dirname(path)
-    return out
+    """Entries of OUT that fabgen's manifest does not list: the user's, never fabgen's to delete."""
+    return manifests.unlisted((_manifest(out) or {}) if listed is None else listed, out)
 
 
 def edited(out: Path, listed: dict[str, str] | None = None) -> list[str]:
@@ -272,7 +240,7 @@ class Staging:
                 (self.out / rel).unlink()
             except FileNotFoundError:
                 pass
-        for d in sorted({a for rel in listed for a in _ancestors(os.path.dirname(rel))}, key=len, reverse=True):
+        for d in sorted({a for rel in listed for a in manifests.ancestors(os.path.dirname(rel))}, key=len, reverse=True):
             try:
                 (self.out / d).rmdir()
             except OSError:

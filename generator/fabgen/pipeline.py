@@ -20,14 +20,14 @@ from fabgen.errors import InventoryError
 from fabgen.inventory.loader import Loaded, load
 from fabgen.inventory.validate import Validated, validate
 from fabgen.output import MANIFEST, manifest
-from fabgen.platforms import CLUSTER, Context, registry
+from fabgen.targets import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
 from fabgen.parallel import Aside, render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.growth import growth_warnings
-from fabgen.topology.check import TopologyError, check
-from fabgen.topology.whole import check_cluster
-from fabgen.topology.model import Fabric
+from fabgen.check.fabric import TopologyError, check
+from fabgen.check.cluster import check_cluster
+from fabgen.spec.model import Fabric
 from fabgen.topology.oob import build_oob
 
 STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render", "write")

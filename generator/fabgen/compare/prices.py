@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.loader import load, load_text
-from fabgen.inventory.schema import PRINTABLE_PATTERN
+from fabgen.spec.schema import PRINTABLE_PATTERN
 from fabgen.inventory.messages import PATTERN_RULES, schema_problems
 
 DEFAULT = Path(__file__).with_name("prices.yaml")

@@ -1,4 +1,4 @@
-"""Arista EOS running-config (what platforms/eos renders) -> the routing it describes.
+"""Arista EOS running-config (what targets/eos renders) -> the routing it describes.
 
 Strict: every line is either translated (interfaces with their addresses, access VLANs and
 SVIs, the loopback, `router bgp` with its peer groups, neighbors, networks and maximum-paths)

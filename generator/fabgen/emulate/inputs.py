@@ -18,8 +18,9 @@ import re
 from typing import Any, Callable, Iterable, TypeVar
 
 from fabgen.emulate.model import Host, Router, TranslateError
+from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
 
-# Names as fabgen writes them (inventory/schema.py's DEVICE_PATTERN, the vendors' port names, a
+# Names as fabgen writes them (spec/schema.py's DEVICE_PATTERN, the vendors' port names, a
 # Linux netdev of at most 15 characters, FRR's words for peer groups, route maps and VRFs).
 DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 PORT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./:-]{0,63}")  # Ethernet1/1, swp1s0, Ethernet0, mlx5_0, IB1/1/1
@@ -133,8 +134,7 @@ def translated(translate: Callable[[str, str, str], T], device: str, data: bytes
 
 _CELL = {"device": DEVICE, "a_device": DEVICE, "z_device": DEVICE, "peer_device": DEVICE,
          "a_port": PORT, "z_port": PORT, "interface": PORT, "peer_interface": PORT}
-COLUMNS = {"cabling.csv": ("a_device", "a_port", "z_device", "z_port", "speed", "media", "tier"),
-           "addresses.csv": ("device", "role", "asn", "interface", "address", "peer_device", "peer_interface")}
+COLUMNS = {"cabling.csv": CABLING_COLUMNS, "addresses.csv": ADDRESS_COLUMNS}
 
 
 # What the tables of one run may hold together: CSV text read into rows takes about 50 times its
@@ -328,7 +328,7 @@ def _route(route: object, where: str) -> None:
         raise InputError(f"{where}: on-link {_shown(route['on-link'])} is not true or false")
 
 
-# A node's frr.conf runs as written, so each of its lines must be one platforms/hosts.py writes.
+# A node's frr.conf runs as written, so each of its lines must be one targets/hosts.py writes.
 _V4 = r"(?P<ip>[0-9.]{7,15})"
 FRR_HOST_LINES = [re.compile(p) for p in (
     r"![ -~]*", r"frr defaults datacenter", r"hostname [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", r"log syslog informational",

@@ -1,4 +1,4 @@
-"""Cumulus Linux NVUE startup.yaml (what platforms/nvue renders) -> the routing it describes.
+"""Cumulus Linux NVUE startup.yaml (what targets/nvue renders) -> the routing it describes.
 
 Every leaf of the `set` tree is matched against a table: translated (interfaces, addresses,
 bridge access ports and SVIs, BGP: ASN, router id, peer groups with remote-as and BFD,

@@ -20,15 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from fabgen.emulate import eos, inputs, nvue, sonic
-from fabgen.emulate.expect import Plan, network
+from fabgen.emulate import inputs
+from fabgen.emulate.expect import Plan
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
 from fabgen.emulate.lab import Built, Lab, daemons as _daemons, lab as open_lab
-from fabgen.emulate.model import Host, HostPort, Router, TranslateError, load_yaml
+from fabgen.emulate.model import Host, Router, TranslateError
+from fabgen.emulate.read import BadInput, Fabric, _plan, _tables, fabrics_of, northsouth_of, read_fabric
 
-TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
-               "sonic": ("/config_db.json", sonic.translate)}
-EMULATED_KINDS = ("roce", "spectrum-x")
 # Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
 # sample of 320 routers, 128 nodes and 2,048 sessions passes in 246 s, converged in 9 s, with the
 # large lab's BFD timers and ports brought up together (BFD_DEFAULT_UP_TO); 80 routers at FRR's
@@ -45,232 +43,12 @@ MAX_HOSTS = 128
 # 13 MB idle, 58 MB with 64 peers and none up), so the sessions, not the prefixes, bound the
 # lab's memory; a whole fabric of 320 routers and 8,192 sessions filled 22 of 24 GiB.
 MAX_SESSIONS = 4096
-MAX_PEER_GROUPS = 16  # fabgen writes two or three per switch (SPINES, LEAVES, HOSTS, CORES)
 # Seconds to settle, per phase, unless --timeout says: a whole three-tier fabric of 160 routers and
 # 4,096 sessions converged in 846 s on two cores (benchmarks/results-emulate.md).
 SMALL_LAB_TIMEOUT, LARGE_LAB_TIMEOUT = 300.0, 1200.0
 
 
-class BadInput(Exception):
-    """Not a render, a --fabric or --fail naming nothing of it, a config the translators refuse."""
-
-
-@dataclass
-class Fabric:
-    """One emulated fabric (all its planes) as the render describes it."""
-
-    name: str
-    planes: list[str]
-    platform: str
-    host_routing: str = "static"  # report.json's addressing.host_routing: bgp where hosts run BGP to leaves
-    routers: dict[str, Router] = field(default_factory=dict)
-    hosts: dict[str, Host] = field(default_factory=dict)
-    cables: list[dict[str, str]] = field(default_factory=list)
-    addresses: list[dict[str, str]] = field(default_factory=list)
-    plan: Plan = field(default_factory=Plan)
-    left_out: set[str] = field(default_factory=set)
-
-
-def _table(files: dict[str, bytes], path: str) -> list[dict[str, str]]:
-    """A cabling.csv or addresses.csv, every cell the lab uses checked (inputs.table)."""
-    try:
-        return inputs.table(files, path)
-    except TranslateError as exc:
-        raise BadInput(str(exc)) from None
-
-
-def _report(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
-    """report.json's fabrics: a mapping of fabric name to its mapping, or BadInput."""
-    try:
-        fabrics = json.loads(files["report.json"])["fabrics"]
-    except (ValueError, RecursionError, KeyError, TypeError) as exc:
-        raise BadInput(f"report.json: not a fabgen report ({str(exc)[:100]})") from None
-    if not isinstance(fabrics, dict) or not all(isinstance(f, dict) for f in fabrics.values()):
-        raise BadInput("report.json: fabrics is not a mapping of fabrics, as fabgen writes it")
-    for name, f in fabrics.items():
-        try:
-            inputs.name(name, inputs.DEVICE, "report.json: fabrics", "fabric")
-            if not isinstance(f.get("addressing") or {}, dict):
-                raise inputs.InputError(f"report.json: fabrics.{name}.addressing is not a mapping")
-            for key in ("kind", "role", "platform"):
-                if f.get(key) is not None:
-                    inputs.name(f[key], inputs.WORD, f"report.json: fabrics.{name}.{key}", key)
-        except TranslateError as exc:
-            raise BadInput(str(exc)) from None
-    return fabrics
-
-
-def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
-    """The Ethernet fabrics of the render (every plane of one inventory fabric together); with
-    `wanted`, only that one (by its name or a plane's)."""
-    report = _report(files)
-    groups: dict[str, Fabric] = {}
-    skipped = []
-    for name, f in report.items():
-        base = name.rsplit("-plane", 1)[0] if "-plane" in name else name
-        # EVPN multihoming (role northsouth) has a lab of its own (evpn.py, northsouth_of)
-        if f.get("kind") not in EMULATED_KINDS or f.get("role") in ("oob", "northsouth"):
-            skipped.append(name)
-            continue
-        routing = (f.get("addressing") or {}).get("host_routing", "static")
-        groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing)).planes.append(name)
-    evpn = northsouth_of(files, wanted)
-    if wanted is not None:
-        chosen = [g for g in groups.values() if wanted == g.name or wanted in g.planes]
-        for g in chosen:  # one plane asked for: that plane alone (docs/emulate.md)
-            if wanted != g.name:
-                g.planes = [wanted]
-        if not chosen and evpn:
-            return []
-        if not chosen:
-            names = sorted(groups) + sorted(p for g in groups.values() for p in g.planes if p != g.name)
-            raise BadInput(f"--fabric {wanted}: no Ethernet fabric of the render is called so (it has "
-                           f"{', '.join(names) or 'none'}; InfiniBand and out-of-band networks are not emulated)")
-        return chosen
-    if not groups and not evpn:
-        raise BadInput("the render has no RoCE or Spectrum-X fabric to emulate (InfiniBand and out-of-band "
-                       "networks are not emulated)")
-    return list(groups.values())
-
-
-def northsouth_of(files: dict[str, bytes], wanted: str | None) -> list[str]:
-    """The render's northsouth fabrics (EVPN multihoming, emulated by evpn.py); with `wanted`,
-    only that one."""
-    report = _report(files)
-    return [name for name, f in report.items() if f.get("role") == "northsouth" and wanted in (None, name)]
-
-
-def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
-    """Translate every switch config, read every host's netplan, build the plan."""
-    suffix, translate = TRANSLATORS.get(fab.platform, (None, None))
-    if translate is None:
-        raise BadInput(f"fabric {fab.name}: platform {fab.platform} is not emulated")
-    try:
-        inputs.tables_fit(files, _tables(fab.planes))
-    except TranslateError as exc:
-        raise BadInput(str(exc)) from None
-    for plane in fab.planes:
-        fab.cables += [r | {"fabric": plane} for r in _table(files, f"{plane}/cabling.csv")]
-        fab.addresses += [r | {"fabric": plane} for r in _table(files, f"{plane}/addresses.csv")]
-    switches = {r["device"]: r for r in fab.addresses if r["role"] in ("leaf", "spine", "core")}
-    for plane in fab.planes:
-        for device in sorted({r["device"] for r in fab.addresses if r["fabric"] == plane and r["device"] in switches}):
-            path = f"{plane}/switches/{device}{suffix}"
-            if path not in files:
-                raise BadInput(f"{path}: the switch's config is not in the render")
-            try:
-                fab.routers[device] = inputs.router(inputs.translated(translate, device, files[path], path), path)
-            except TranslateError as exc:
-                raise BadInput(str(exc)) from None
-            fab.left_out |= fab.routers[device].ignored
-    for r in fab.addresses:
-        if r["role"] == "node":
-            if not r["address"]:  # a routed fabric addresses every node port (a northsouth leg has none)
-                raise BadInput(f"{r['fabric']}/addresses.csv: {r['device']} {r['interface']} has no address")
-            host = fab.hosts.setdefault(r["device"], Host(r["device"]))
-            host.ports.setdefault(r["interface"], HostPort(r["interface"], []))
-    try:
-        for name, host in fab.hosts.items():
-            inputs.host(_read_host(files, host), f"hosts/{name}/netplan.yaml")
-    except TranslateError as exc:
-        raise BadInput(str(exc)) from None
-    fab.plan = _plan(fab)
-    _only_planned_peers(fab)
-    return fab
-
-
-def _tables(planes: list[str]) -> list[str]:
-    return [f"{plane}/{name}" for plane in planes for name in ("cabling.csv", "addresses.csv")]
-
-
-def _only_planned_peers(fab: Fabric) -> None:
-    """A switch config configures no more BGP neighbors than the plan gives it sessions, and every
-    cable end is cabled once: bgpd holds about 0.7 MB per configured peer (a few MB of neighbor lines
-    would fill the machine, and pass), and a port cabled twice fails inside `ip` without a location."""
-    planned: dict[str, int] = {}
-    for a, _, z, _ in fab.plan.sessions:
-        planned[a] = planned.get(a, 0) + 1
-        planned[z] = planned.get(z, 0) + 1
-    for dev, r in fab.routers.items():
-        if len(r.neighbors) > planned.get(dev, 0) or len(r.groups) > MAX_PEER_GROUPS:
-            raise BadInput(f"{_config_path(fab, dev)}: {len(r.neighbors)} BGP neighbors in {len(r.groups)} peer groups, "
-                           f"where the plan (cabling.csv, addresses.csv) gives {dev} {planned.get(dev, 0)} sessions")
-    ends: set[tuple[str, str]] = set()
-    for c in fab.cables:
-        for end in ((c["a_device"], c["a_port"]), (c["z_device"], c["z_port"])):
-            if end in ends:
-                raise BadInput(f"{c['fabric']}/cabling.csv: {end[0]} {end[1]} is cabled twice")
-            ends.add(end)
-
-
-def _config_path(fab: Fabric, device: str) -> str:
-    suffix = TRANSLATORS[fab.platform][0]
-    plane = next((r["fabric"] for r in fab.addresses if r["device"] == device), fab.name)
-    return f"{plane}/switches/{device}{suffix}"
-
-
-def _read_host(files: dict[str, bytes], host: Host) -> Host:
-    """A node's ports, loopbacks and frr.conf from its rendered files (checked by inputs.host)."""
-    path = f"hosts/{host.name}/netplan.yaml"
-    if path not in files:
-        raise BadInput(f"{path}: the node's netplan is not in the render")
-    eths = inputs.netplan_ethernets(load_yaml(files[path], path), path)
-    for name, port in host.ports.items():
-        e = eths.get(name)
-        if e is None:
-            raise BadInput(f"{path}: no interface {name}, which addresses.csv gives the node")
-        port.addresses = inputs.items(e, "addresses", f"{path}: network.ethernets.{name}")
-        port.routes = inputs.items(e, "routes", f"{path}: network.ethernets.{name}")
-        port.rules = inputs.items(e, "routing-policy", f"{path}: network.ethernets.{name}")
-        port.mtu = inputs.integer(e.get("mtu", 0), 0, 65535, f"{path}: network.ethernets.{name}.mtu", "MTU")
-    host.loopbacks = inputs.items(eths.get("lo", {}), "addresses", f"{path}: network.ethernets.lo")
-    frr = f"hosts/{host.name}/frr.conf"
-    if frr in files:
-        host.frr = inputs.text(files[frr], frr)
-    return host
-
-
-def _plan(fab: Fabric) -> Plan:
-    """Sessions, ASNs and origins from addresses.csv and cabling.csv only."""
-    p = Plan()
-    for r in fab.addresses:
-        if r["role"] in ("leaf", "spine", "core"):
-            p.asn[r["device"]] = int(r["asn"])
-            p.roles[r["device"]] = r["role"]
-    for r in fab.cables:
-        a, z = r["a_device"], r["z_device"]
-        if a in p.asn and z in p.asn:
-            p.sessions.append((a, r["a_port"], z, r["z_port"]))
-    host_port = {(r["peer_device"], r["peer_interface"]): (r["device"], r["interface"], r["address"])
-                 for r in fab.addresses if r["role"] == "node"}
-    for host in fab.hosts.values():  # hosts that route announce their service address over every port
-        asn = _host_asn(host.frr) if fab.host_routing == "bgp" else None  # its ASN: its own rendered frr.conf
-        if asn is None:
-            continue
-        p.asn[host.name] = asn
-        p.origins[host.name] = [network(a) for a in host.loopbacks]
-    for (leaf, port), (host, iface, address) in host_port.items():
-        if host in p.asn:
-            p.sessions.append((host, iface, leaf, port))
-        p.origins.setdefault(leaf, [])
-        subnet = network(address)
-        if subnet not in p.origins[leaf]:
-            p.origins[leaf].append(subnet)
-    for r in fab.addresses:
-        if r["role"] in ("leaf", "spine", "core") and r["address"].endswith("/32") and not r["peer_device"]:
-            p.origins.setdefault(r["device"], []).append(network(r["address"]))
-    return p
-
-
-def _host_asn(frr: str) -> int | None:
-    for line in frr.splitlines():
-        if line.startswith("router bgp "):
-            return int(line.split()[2])
-    return None
-
-
 # Building --------------------------------------------------------------------------------------------
-
 
 
 def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built:
@@ -413,8 +191,6 @@ def _host_ip(b: Built, h: Host) -> None:
             b.ip(ns, f"rule add from {rule['from']} table {rule['table']}")
 
 
-
-
 # The run ------------------------------------------------------------------------------------------
 
 @dataclass
@@ -466,16 +242,16 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
             max_sessions: int = MAX_SESSIONS, trust_edited: bool = False) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
-    from fabgen import diff
+    from fabgen.rendered import read as rendered
     from fabgen.emulate import checks
 
     start = time.monotonic()
     if save_state is not None and (save_state.is_symlink() or save_state.exists()):
         raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
     try:
-        files = diff.read_render(render, progress)
-        edited = diff.trusted(render, files, trust_edited, "emulate")
-    except diff.NotARender as exc:
+        files = rendered.read_render(render, progress)
+        edited = rendered.trusted(render, files, trust_edited, "emulate")
+    except rendered.NotARender as exc:
         raise BadInput(str(exc)) from None
     if "report.json" not in files:
         raise BadInput(f"{render}: no report.json: not a render")

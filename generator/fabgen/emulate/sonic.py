@@ -1,4 +1,4 @@
-"""SONiC config_db.json (what platforms/sonic renders) -> the routing it describes.
+"""SONiC config_db.json (what targets/sonic renders) -> the routing it describes.
 
 The BGP tables are read as SONiC's frrcfgd (sonic-buildimage src/sonic-frr-mgmt-framework,
 frrcfgd.py) turns them into FRR: BGP_GLOBALS (local_asn, router_id) -> `router bgp` and

@@ -15,7 +15,6 @@ from typing import Any
 from fabgen.context import Context
 from fabgen.intent.switches import HOST_VLAN
 
-COLUMNS = ["device", "role", "asn", "interface", "address", "peer_device", "peer_interface"]
 LOOPBACK = {"eos": "Loopback0", "sonic": "Loopback0", "nvue": "lo"}
 SVI = {"eos": "Vlan{vlan}", "sonic": "Vlan{vlan}", "nvue": "vlan{vlan}"}
 UNNUMBERED = {"nvue"}  # switch links run BGP unnumbered there: no addresses (docs/decisions.md)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen.context import Context
-from fabgen.inventory.schema import InfinibandOptions
+from fabgen.spec.schema import InfinibandOptions
 
 # Quantum-2 (public ibnetdiscover dumps). Quantum-X800's device ID is in no public source found;
 # its switches get Quantum-2's: topology.net's devid and the IBNL

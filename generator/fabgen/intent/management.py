@@ -13,7 +13,7 @@ from typing import Any
 
 from fabgen.intent import secret_ref
 from fabgen.inventory.management import gateway_of, vrf_of
-from fabgen.topology.model import Fabric
+from fabgen.spec.model import Fabric
 
 ROLES = {"admin", "read-only"}
 

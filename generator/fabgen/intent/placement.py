@@ -19,7 +19,7 @@ labels both read this, so the two schedulers see the same groups.
 from __future__ import annotations
 
 from fabgen.context import Context
-from fabgen.topology.sizing import name_widths
+from fabgen.spec.sizing import name_widths
 
 
 def node_groups(ctx: Context) -> dict[str, list[str]]:

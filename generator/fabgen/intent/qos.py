@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen.context import Context
-from fabgen.inventory.schema import EthernetOptions
+from fabgen.spec.schema import EthernetOptions
 
 
 def options(ctx: Context) -> EthernetOptions:

@@ -21,7 +21,7 @@ Decisions:
   VTEP with the storage and in-band tenants (`evpn`); the tenant subnets stay in their VRFs.
 * BGP to the host (storage and in-band fabrics, `host_routing: bgp`): a leaf peers with each
   node port on its /31, in peer group HOSTS, with the node's own ASN; the node announces its
-  service address (platforms/hosts.py writes its side).
+  service address (targets/hosts.py writes its side).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from fabgen.intent import secret_ref
 from fabgen.intent.management import plane as management_plane
 from fabgen.intent.northsouth import GATEWAY_MAC, HOST_BOND, VXLAN_PORT, segment, tenants
 from fabgen.intent.qos import options
-from fabgen.topology.sizing import Plan
+from fabgen.spec.sizing import Plan
 
 PEER_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}
 HOSTS_GROUP = "HOSTS"  # host_routing bgp: the nodes' sessions on a leaf

@@ -11,7 +11,7 @@ def check_addressing(c: Checks) -> None:
     """Ethernet blocks and their pools, node management prefixes apart from every data pool, and a
     bootstrap interface that can reach other nodes."""
     from fabgen.inventory.ethernet import check_ethernet, check_prefix
-    from fabgen.inventory.schema import EthernetOptions
+    from fabgen.spec.schema import EthernetOptions
 
     for i, f in enumerate(c.inv.fabrics):
         if f.ethernet is not None and f.kind == "infiniband":

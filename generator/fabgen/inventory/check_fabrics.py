@@ -1,18 +1,18 @@
 """Checks of one fabric: its name, role and hardware, the node groups it attaches, its planes and
-NVLink racks, and its size (the sizing plan, topology/sizing.py)."""
+NVLink racks, and its size (the sizing plan, spec/sizing.py)."""
 
 from __future__ import annotations
 
 import re
 
-from fabgen.inventory.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
+from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
 from fabgen.inventory.check_nodes import check_bond_names, group_model
 from fabgen.inventory.messages import did_you_mean
-from fabgen.inventory.schema import DEVICE_PATTERN, NorthSouth
+from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
 from fabgen.inventory.state import (Checks, MAX_ENDPOINTS, MAX_FABRIC_NAME, Member, PendingGrowth, RESERVED_FOLDERS,
                                     switch_name)
-from fabgen.topology.layout import PLANE_SUFFIX
-from fabgen.topology.sizing import SizingError, parse_ratio, plan
+from fabgen.spec.layout import PLANE_SUFFIX
+from fabgen.spec.sizing import SizingError, parse_ratio, plan
 
 
 def check_fabric(c: Checks, i: int, f) -> None:
@@ -430,9 +430,9 @@ def _nvlink_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | 
 
 def _cabling_fits(c: Checks, i: int, f, model: SwitchModel, sized, fmembers: list[Member],
                   fstorage: list[Member]) -> bool:
-    """Every tier the fabric has takes a medium that reaches (inventory/media.py): else a located
+    """Every tier the fabric has takes a medium that reaches (spec/media.py): else a located
     error at the tier's `media` or `length_m`."""
-    from fabgen.inventory import media
+    from fabgen.spec import media
 
     forms = sorted({m.form(f.role) for _, _, m in fmembers} | {m.form("storage") for _, _, m in fstorage})
     ok = True

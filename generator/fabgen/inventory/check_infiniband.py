@@ -7,16 +7,16 @@ from pathlib import Path
 from fabgen.inventory.loader import PathT
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import Checks
-from fabgen.topology.sizing import Plan
+from fabgen.spec.sizing import Plan
 
 MAX_PKEYS = 128  # PKey table entries of a ConnectX port
-IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (platforms/infiniband.py RATE_CODE; a test
+IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (targets/infiniband.py RATE_CODE; a test
 # keeps the two equal)
 
 
 def check_infiniband(c: Checks, i: int, f) -> dict[tuple[str, str], int]:
     """The infiniband: block; returns the fabric's GUID map ((device, port) -> GUID), empty without one."""
-    from fabgen.inventory.schema import InfinibandOptions
+    from fabgen.spec.schema import InfinibandOptions
 
     path = ("fabrics", i, "infiniband")
     if f.infiniband is not None and f.kind != "infiniband":

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from fabgen.inventory.check_nodes import hostname_clash
 from fabgen.inventory.state import Checks
-from fabgen.topology.layout import plane_names
+from fabgen.spec.layout import plane_names
 
 
 def check_switch_names(c: Checks) -> None:
     """Switch names come from fabric names and share the namespace of hostnames (file names, Ansible
     hosts), so a collision is an inventory error, not a surprise later."""
-    from fabgen.topology.layout import switch_names
+    from fabgen.spec.layout import switch_names
 
     devices: dict[str, str] = {}  # lower-case switch name -> fabric
-    from fabgen.topology.oob_layout import access_names
+    from fabgen.spec.oob_layout import access_names
 
     for i, f in enumerate(c.inv.fabrics):
         if f.name in c.plans and f.role == "oob":

@@ -1,5 +1,5 @@
 """Checks of an out-of-band network and its layout: blocks of access switches per fabric it
-manages and per node block, each place fixed by the plan (topology/oob_layout.py)."""
+manages and per node block, each place fixed by the plan (spec/oob_layout.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from fabgen.inventory.check_fabrics import (attach_node_groups, check_fabric_har
                                             check_fabric_role)
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import Checks, Member
-from fabgen.topology.layout import plane_names
+from fabgen.spec.layout import plane_names
 
 
 def check_oob(c: Checks, i: int, f) -> None:
     """An out-of-band network (topology/oob.py): identity, hardware and node groups as any fabric,
     then the shape (one tier of access switches), the fabrics it manages and its blocks."""
-    from fabgen.topology.oob_layout import ACCESS_WIDTH, Layout, access_plan
+    from fabgen.spec.oob_layout import ACCESS_WIDTH, Layout, access_plan
 
     path = ("fabrics", i)
     ok = check_fabric_name(c, i, f)
@@ -71,7 +71,7 @@ def check_oob(c: Checks, i: int, f) -> None:
     _node_blocks(c, i, f, members, fstorage, layout, per_switch, rails[0])
     down = model.radix(speed)
     for owner, planned, rows in managed:
-        from fabgen.topology.oob_layout import SWITCH_BLOCK, Block
+        from fabgen.spec.oob_layout import SWITCH_BLOCK, Block
 
         layout.blocks.append(Block(owner, SWITCH_BLOCK, planned, down, 1, max(p for _, _, p in rows) + 1 if rows else 0))
         layout.switches += [(len(layout.blocks) - 1, row) for row in _as_managed(rows)]
@@ -91,7 +91,7 @@ def check_oob(c: Checks, i: int, f) -> None:
 
 
 def _as_managed(rows: list[tuple[str, str, int]]) -> list:
-    from fabgen.topology.oob_layout import Managed
+    from fabgen.spec.oob_layout import Managed
 
     return [Managed(name, platform, place) for name, platform, place in rows]
 
@@ -106,7 +106,7 @@ def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Mem
     node of that fabric is homed there; where some are homed elsewhere (a storage fabric's DGX,
     homed on their compute fabric), the nodes homed there follow one another, so no port waits for
     a node placed in another block and no other fabric's nodes move them."""
-    from fabgen.topology.oob_layout import NODE_BLOCK, Block, Placed
+    from fabgen.spec.oob_layout import NODE_BLOCK, Block, Placed
 
     attached = {h for h, _, _ in members}
     storage = {h for h, _, _ in fstorage}
@@ -155,7 +155,7 @@ def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Mem
 def _managed(c: Checks, i: int, f) -> list[tuple[str, int, list[tuple[str, str, int]]]] | None:
     """The switches of the fabrics an oob network manages: per managed fabric its name, its planned
     switch count (every plane) and its present switches as (name, platform, planned place)."""
-    from fabgen.topology.layout import switch_names
+    from fabgen.spec.layout import switch_names
 
     names = f.manages if f.manages is not None else [x.name for x in c.inv.fabrics if x.role != "oob"]
     by_name = {x.name: x for x in c.inv.fabrics}

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from fabgen.inventory.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
+from fabgen.spec.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.check_nodes import NETDEV_RULE, netdev_ok
 from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
-from fabgen.inventory.schema import Inventory
+from fabgen.spec.schema import Inventory
 from fabgen.inventory.state import PORT_RE, SWITCH_PORT, switch_name
 
 
@@ -129,7 +129,7 @@ def _profiles_problem(pools: dict[str, dict[str, str]], profiles: dict[str, dict
 def _custom_sonic(key: str, m, cages: int, report):
     """The SonicSku of a custom model that runs SONiC: its identity and buffer tables are the
     user's (from the SKU's files), lanes count from 0 in port order, aliases are the names."""
-    from fabgen.inventory.sonic_skus import DYNAMIC_BUFFER_ASICS, SonicSku
+    from fabgen.spec.sonic_skus import DYNAMIC_BUFFER_ASICS, SonicSku
 
     if "sonic" not in m.platforms:
         if m.sonic is not None:

@@ -21,7 +21,7 @@ keeps the schema's and is told to give its own where it overlaps.
 
 from __future__ import annotations
 
-from fabgen.inventory.schema import EthernetOptions, Inventory
+from fabgen.spec.schema import EthernetOptions, Inventory
 
 ETHERNET_KINDS = ("roce", "spectrum-x")
 # role -> (first /12 block, first loopback /16's second octet, fabrics with a default)

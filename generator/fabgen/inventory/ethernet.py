@@ -16,8 +16,8 @@ from netaddr import AddrFormatError, IPNetwork
 from fabgen.errors import printable
 from fabgen.inventory.loader import format_path
 
-from fabgen.inventory.schema import EthernetOptions
-from fabgen.topology.sizing import Plan
+from fabgen.spec.schema import EthernetOptions
+from fabgen.spec.sizing import Plan
 
 MAX_ASN = 4_294_967_294
 POOLS = ("loopbacks", "links", "hosts")

@@ -14,7 +14,7 @@ import re
 from typing import Callable
 
 from fabgen.inventory.ethernet import check_prefix
-from fabgen.inventory.schema import Fabric, Management
+from fabgen.spec.schema import Fabric, Management
 
 Report = Callable[[tuple, str], None]
 

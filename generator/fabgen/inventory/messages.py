@@ -13,9 +13,7 @@ from pydantic import ValidationError
 
 from fabgen.errors import Problem
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.inventory.schema import (DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, PRINTABLE_PATTERN, NAME_PATTERN,
-                                     NAME_RULE, NCCL_VERSION_PATTERN, SKU_PATTERN, TEXT_PATTERN, USER_PATTERN,
-                                     Inventory)
+from fabgen.spec.schema import DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, PRINTABLE_PATTERN, NAME_PATTERN, NAME_RULE, NCCL_VERSION_PATTERN, SKU_PATTERN, TEXT_PATTERN, USER_PATTERN, Inventory
 
 
 def _distance(a: str, b: str) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from fabgen.inventory.schema import EthernetOptions, Fabric
+from fabgen.spec.schema import EthernetOptions, Fabric
 
 Report = Callable[[tuple, str], None]
 

@@ -12,11 +12,11 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from fabgen.inventory.schema import Inventory
+from fabgen.spec.schema import Inventory
 
 HEADER = """# Inventory reference (format version 1)
 
-Generated from the inventory models (`generator/fabgen/inventory/schema.py`) by
+Generated from the inventory models (`generator/fabgen/spec/schema.py`) by
 `fabgen schema --format markdown`; do not edit by hand. Keys without a default are required.
 Cross-field rules (unknown groups, sizes, pools, platform values) are checked after these and
 reported with the line and column of the key to change. The README's "Inventory format"

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabgen.errors import Problem
-from fabgen.inventory.catalog import NodeModel, SwitchModel
+from fabgen.spec.catalog import NodeModel, SwitchModel
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.inventory.schema import NAME_PATTERN, Inventory
-from fabgen.topology.sizing import Plan
+from fabgen.spec.schema import NAME_PATTERN, Inventory
+from fabgen.spec.sizing import Plan
 
 # Node ports of one fabric, all planes: the largest fabric benchmarked (benchmarks/, 131,072 GPUs of
 # DGX B300 on four Spectrum-X planes). The spine and core tiers are built for the plan, so the bound

@@ -23,7 +23,7 @@ from fabgen.inventory.custom_models import resolve_models
 from fabgen.inventory.defaults import with_default_pools
 from fabgen.inventory.loader import Loaded
 from fabgen.inventory.messages import schema_problems
-from fabgen.inventory.schema import Inventory
+from fabgen.spec.schema import Inventory
 from fabgen.inventory.state import Checks, Validated
 
 

@@ -6,8 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabgen.topology.model import ROLES, TIERS, Fabric
-from fabgen.topology.sizing import Plan
+from fabgen.spec.model import ROLES, TIERS, Fabric
+from fabgen.spec.sizing import Plan
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fabgen.inventory import media
-from fabgen.inventory.catalog import NodeModel, SwitchModel
-from fabgen.inventory.schema import Fabric as FabricSpec
-from fabgen.topology.model import Fabric, Host, Link, Switch
-from fabgen.topology.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
-from fabgen.topology.sizing import Plan
+from fabgen.spec import media
+from fabgen.spec.catalog import NodeModel, SwitchModel
+from fabgen.spec.schema import Fabric as FabricSpec
+from fabgen.spec.model import Fabric, Host, Link, Switch
+from fabgen.spec.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
+from fabgen.spec.sizing import Plan
 
 
 
@@ -63,7 +63,7 @@ class Builder:
         return self._media[key]
 
     def add_switch(self, s: Switch) -> None:
-        self.ports[s.name] = {}  # every switch in the port map, cabled or not (topology/check.py)
+        self.ports[s.name] = {}  # every switch in the port map, cabled or not (check/fabric.py)
 
     def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int, ordinal: int,
              a_port_index: int | None = None, media: str | None = None) -> None:

@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from fabgen.inventory.schema import Fabric as FabricSpec
-from fabgen.topology.layout import switch_names, uplinks
-from fabgen.topology.model import Switch
-from fabgen.topology.sizing import Plan, SizingError, plan as size_plan, units_for
+from fabgen.spec.schema import Fabric as FabricSpec
+from fabgen.spec.layout import switch_names, uplinks
+from fabgen.spec.model import Switch
+from fabgen.spec.sizing import Plan, SizingError, plan as size_plan, units_for
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ class BadInput(Exception):
 
 
 def _read(path: Path) -> str:
-    from fabgen.manifest import ManifestError, open_plain
+    from fabgen.rendered.manifest import ManifestError, open_plain
 
     try:
         return open_plain(path, MAX_EVIDENCE).decode("utf-8")
@@ -91,12 +91,12 @@ def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: st
 def _render(render: Path, trust_edited: bool = False) -> tuple[dict[str, bytes], list[str]]:
     """The render's files, and the notes that say which of them were edited (refused unless
     `trust_edited`: a plan edited by hand is no plan fabgen made)."""
-    from fabgen import diff
+    from fabgen.rendered import read as rendered
 
     try:
-        files = diff.read_render(render)
-        return files, diff.trusted(render, files, trust_edited, "verify")
-    except diff.NotARender as exc:
+        files = rendered.read_render(render)
+        return files, rendered.trusted(render, files, trust_edited, "verify")
+    except rendered.NotARender as exc:
         raise BadInput(str(exc)) from None
 
 

@@ -1,0 +1,92 @@
+"""Structural invariants, checked on every build from the built fabric itself.
+
+They guard the builders: a failure here is a fabgen bug, never bad input, and is
+reported as such. Checked: port budget per switch, every port used once, balanced
+uplinks (each leaf reaches each spine of its pod with the same number of links, and
+each spine each core of its plane: OpenSM's ftree needs it), the declared ratio met
+on every leaf, every NIC cabled exactly once, no link to a device outside the fabric.
+
+It reads the fabric's switches, hosts and links, not the networkx graph drawn from them
+(`Fabric.graph`): drawing it was 4.5 of the check's 7.5 CPU-seconds at 131,072 GPUs of
+four planes (py-spy), and networkx adds the ends of an edge as nodes, so it could not tell a
+link to a device the builder never made.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from fractions import Fraction
+
+from fabgen.spec.model import Fabric
+
+
+class TopologyError(AssertionError):
+    """A structural invariant does not hold: a bug in fabgen."""
+
+
+def _adjacent(fabric: Fabric, devices: set[str], problems: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Each switch's links as (peer, tier), in the order the builder made them; in the same
+    pass, every cable end that is not a device of the fabric (a node's as well as a switch's)."""
+    adjacent: dict[str, list[tuple[str, str]]] = {s.name: [] for s in fabric.switches}
+    get = adjacent.get
+    for lk in fabric.links:
+        for end, peer in ((lk.a, lk.z), (lk.z, lk.a)):
+            if peer not in devices:
+                problems.append(f"{end}: link to unknown device {peer}")
+        if (mine := get(lk.a)) is not None:
+            mine.append((lk.z, lk.tier))
+        if (mine := get(lk.z)) is not None and lk.z != lk.a:
+            mine.append((lk.a, lk.tier))
+    return adjacent
+
+
+def check(fabric: Fabric) -> None:
+    problems: list[str] = []
+    plan = fabric.plan
+    devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
+    adjacent = _adjacent(fabric, devices, problems)
+    radix = fabric.switch_model.radix(plan.speed)
+    valid_ports = set(fabric.switch_model.port_names(plan.speed))
+    by_name = {s.name: s for s in fabric.switches}
+
+    for s in fabric.switches:
+        used = fabric.ports.get(s.name, {})
+        if len(used) > radix:
+            problems.append(f"{s.name}: {len(used)} ports used, radix {radix}")
+        bad = [p for p in used if p not in valid_ports]
+        if bad:
+            problems.append(f"{s.name}: ports {bad[:3]} are not ports of {fabric.switch_model.key}")
+
+    for s in fabric.switches:
+        up, down = Counter(), 0
+        for peer, tier in adjacent[s.name]:
+            other = by_name.get(peer)
+            if other is None:
+                down += 1
+                continue
+            higher = (s.role, other.role) in (("leaf", "spine"), ("spine", "core"))
+            if higher:
+                up[peer] += 1
+            else:
+                down += 1
+            if tier not in ("leaf-spine", "spine-core"):
+                problems.append(f"{s.name}: switch link to {peer} has tier {tier}")
+        if s.role == "leaf" and plan.tiers >= 2:
+            expected = plan.spines_per_pod
+            if len(up) != expected or set(up.values()) != {plan.leaf_spine_width}:
+                problems.append(f"{s.name}: unbalanced uplinks {dict(sorted(up.items()))}")
+            if down > plan.down or Fraction(plan.down, sum(up.values())) != plan.ratio:
+                problems.append(f"{s.name}: {down} endpoints / {sum(up.values())} uplinks breaks {plan.ratio}:1")
+        if s.role == "spine" and plan.tiers == 3:
+            if len(up) != plan.cores_per_plane or set(up.values()) != {plan.spine_core_width}:
+                problems.append(f"{s.name}: unbalanced core uplinks {dict(sorted(up.items()))}")
+            if sum(up.values()) != plan.spine_down:
+                problems.append(f"{s.name}: {sum(up.values())} uplinks for {plan.spine_down} downlink ports")
+
+    for h in fabric.hosts:
+        for nic in h.model.nics:
+            if fabric.ports.get(h.name, {}).get(nic.rdma) is None:
+                problems.append(f"{h.name} {nic.rdma}: not cabled")
+    if problems:
+        head = "\n  ".join(problems[:20])
+        raise TopologyError(f"fabric {fabric.name}: {len(problems)} structural problem(s):\n  {head}")

@@ -1,0 +1,109 @@
+"""Where every switch of a fabric stands and how the tiers cable, from its sizing plan alone:
+the switch names (`switch_names`), the fabric names of network planes (`plane_names`) and the
+switch-to-switch ports (`uplinks`). Arithmetic, no graph: the builder (build.py) cables from it,
+the growth check compares two plans with it, and validate checks the names it gives, so the
+inventory layer reads it without importing the builder (tests/test_architecture.py)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from fabgen.spec.schema import Fabric as FabricSpec
+from fabgen.spec.model import Switch
+from fabgen.spec.sizing import Plan, name_widths
+
+PLANE_SUFFIX = "-plane{p}"  # a network plane's fabric name: the inventory's name and this (docs/planes.md)
+
+
+def plane_names(spec: FabricSpec) -> list[str]:
+    """The fabric names an inventory fabric renders as: its planes', or its own with one plane."""
+    if spec.planes == 1:
+        return [spec.name]
+    return [spec.name + PLANE_SUFFIX.format(p=p + 1) for p in range(spec.planes)]
+
+
+def _pod(plan: Plan, position: int) -> int:
+    """1-based pod of the leaf at 0-based planned `position` (compute leaves, then storage leaves)."""
+    return position // plan.leaves_per_pod + 1 if plan.tiers == 3 else 1
+
+
+def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
+    """Every switch present, leaves (compute, then storage) then spines then cores, in natural
+    order. A switch's index is its place in the plan (storage leaves follow the planned compute
+    leaves); names are padded to `name_widths`, so neither depends on how many exist."""
+    f, w = spec.name, name_widths(plan)
+    out: list[Switch] = []
+    if plan.rail_groups:  # a unit's rails are spine-leaf groups: leaf j of a group serves the unit's j-th leaf of nodes
+        i = 0
+        for u in range(plan.present_units):
+            for r in range(plan.rails):
+                for j in range(plan.group_leaves):
+                    out.append(Switch(f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}-leaf{j + 1:0{w.leaf}d}",
+                                      "leaf", i + 1, unit=u + 1, rail=r, pod=_pod(plan, i)))
+                    i += 1
+    elif plan.topology == "rail-optimized":
+        i = 0
+        for u in range(plan.present_units):
+            for r in range(plan.leaves_per_unit):
+                out.append(Switch(f"{f}-su{u + 1:0{w.unit}d}-leaf{r + 1:0{w.rail}d}", "leaf", i + 1, unit=u + 1,
+                                  rail=r, pod=_pod(plan, i)))
+                i += 1
+    else:
+        for i in range(plan.present_compute_leaves):
+            out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
+    # The storage servers' leaves, numbered like the fabric's other leaves (a unit's leaf1, or leaf001
+    # of a fat-tree); on a storage fabric they are its servers' leaves (not storage-storage-leaf)
+    width = w.pod if plan.rail_groups else w.rail if plan.topology == "rail-optimized" else w.leaf
+    word = "servers" if spec.role == "storage" else "storage"
+    for j in range(plan.storage_leaves):
+        i = plan.compute_leaves + j
+        out.append(Switch(f"{f}-{word}-leaf{j + 1:0{width}d}", "leaf", i + 1, pod=_pod(plan, i)))
+    if plan.rail_groups and plan.tiers == 3:  # every planned group's spines, named after its unit and rail
+        for p in range(1, plan.pods + 1):
+            u, r = divmod(p - 1, plan.rails)
+            head = f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}" if p <= plan.units * plan.rails \
+                else f"{f}-storage{p - plan.units * plan.rails:0{w.pod}d}"
+            for j in range(plan.spines_per_pod):
+                out.append(Switch(f"{head}-spine{j + 1:0{w.spine}d}", "spine", (p - 1) * plan.spines_per_pod + j + 1,
+                                  pod=p, plane=j))
+    elif plan.tiers == 2:
+        out += [Switch(f"{f}-spine{j + 1:0{w.spine}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
+    elif plan.tiers == 3:
+        for p in range(1, plan.pods + 1):  # every planned pod's spines: the spine-core layer is the plan's
+            for j in range(plan.spines_per_pod):
+                out.append(Switch(f"{f}-pod{p:0{w.pod}d}-spine{j + 1:0{w.spine}d}", "spine",
+                                  (p - 1) * plan.spines_per_pod + j + 1, pod=p, plane=j))
+    if plan.tiers == 3:
+        for j in range(plan.spines_per_pod):
+            for c in range(plan.cores_per_plane):
+                n = j * plan.cores_per_plane + c + 1
+                out.append(Switch(f"{f}-core{n:0{w.core}d}", "core", n, plane=j))
+    return out
+
+
+def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, int, Switch, int, int]]:
+    """Every switch-to-switch cable as (tier, lower switch, its port index, upper switch, its
+    port index, ordinal). Ports and ordinals follow places in the plan only, so the growth
+    check can compare the cabling of two plans without building either."""
+    leaves = [s for s in switches if s.role == "leaf"]
+    spines = [s for s in switches if s.role == "spine"]
+    cores = [s for s in switches if s.role == "core"]
+    if plan.tiers >= 2:
+        w, up = plan.leaf_spine_width, plan.up
+        of_pod: dict[int, list[Switch]] = {}
+        for spine in spines:
+            of_pod.setdefault(spine.pod, []).append(spine)
+        for leaf in leaves:
+            pos = (leaf.index - 1) - (leaf.pod - 1) * plan.leaves_per_pod  # leaf position in its pod
+            for s, spine in enumerate(of_pod[leaf.pod]):
+                for t in range(w):
+                    yield ("leaf-spine", leaf, plan.down + s * w + t, spine, pos * w + t,
+                           (leaf.index - 1) * up + s * w + t)
+    if plan.tiers == 3:
+        w2 = plan.spine_core_width
+        for spine in spines:
+            plane_cores = cores[spine.plane * plan.cores_per_plane:(spine.plane + 1) * plan.cores_per_plane]
+            for c, core in enumerate(plane_cores):
+                for t in range(w2):
+                    yield ("spine-core", spine, plan.spine_down + c * w2 + t, core, (spine.pod - 1) * w2 + t,
+                           plan.leaves * plan.up + (spine.index - 1) * plan.spine_up + c * w2 + t)

@@ -1,0 +1,89 @@
+"""Arista EOS target: one complete running-config per switch, OUT/<fabric>/switches/<device>.cfg.
+
+Sections follow EOS's own running-config order (as `show running-config` prints them and
+AVD's eos_cli_config_gen renders them): hostname, qos profile, spanning-tree, vlans,
+Ethernet, Loopback and Vlan interfaces, ip routing, qos maps, PFC watchdog defaults,
+router bgp, management ssh, end. Syntax: docs/sources.md, "Arista EOS" (AVD test outputs, Arista's
+AI fabric deployment guide). Values come from the intent layer (`intent/qos.py`,
+`intent/switches.py`); nothing is decided here except how EOS spells it: watchdog timers in seconds (two decimals,
+validation keeps them to 10 ms steps), ECN thresholds in bytes, DSCP maps as value lists of
+at most eight per line.
+
+The file is complete for `configure replace`: it carries the management plane (Management1
+in the management VRF with the switch's `ansible_host` address, the VRF's default route,
+name servers, NTP and syslog in that VRF, SSH and eAPI enabled there) and the operator's
+accounts as environment references, because a replace removes everything it does not
+carry. Host ports of a `leaf-subnet` leaf are edge ports (`spanning-tree portfast` with
+BPDU guard): they face NICs, which never bridge, so they forward at once instead of waiting
+out spanning tree's listening and learning; a NIC that does send BPDUs is shut down.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from fabgen.context import Context
+from fabgen.targets.base import Target, every_other
+from fabgen.intent.qos import qos_intent
+from fabgen.intent.switches import switch_configs
+from fabgen.formats.templating import render as render_template
+
+DSCP_PER_LINE = 8
+OVERLAY_GROUP = "EVPN-OVERLAY-PEERS"  # AVD's name for the loopback-to-loopback EVPN sessions
+OVERLAY_MULTIHOP = 3  # AVD's default evpn_ebgp_multihop
+# BFD of the multihop overlay sessions, as AVD 6.4 writes it (EOS's own defaults, made explicit)
+OVERLAY_BFD = {"interval": 300, "min_rx": 300, "multiplier": 3}
+QOS_PROFILE = "ROCE_LOSSLESS"
+ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
+# fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
+USER_ROLES = {"admin": {"privilege": 15, "role": "network-admin"},
+              "read-only": {"privilege": 1, "role": "network-operator"}}
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g}"
+
+
+def dscp_lines(dscp_to_tc: list[int]) -> list[tuple[str, int]]:
+    """('0 1 2 3 4 5 6 7', 0), ...: DSCPs grouped by class, in DSCP order, eight per line."""
+    by_tc: dict[int, list[int]] = {}
+    for d, tc in enumerate(dscp_to_tc):
+        by_tc.setdefault(tc, []).append(d)
+    out = []
+    for tc in sorted(by_tc):
+        values = by_tc[tc]
+        for i in range(0, len(values), DSCP_PER_LINE):
+            out.append((" ".join(str(v) for v in values[i:i + DSCP_PER_LINE]), tc))
+    return out
+
+
+def structure(ctx: Context) -> dict[str, Any]:
+    qos = qos_intent(ctx)
+    wd = qos["watchdog"]
+    eos_qos = {**qos, "profile": QOS_PROFILE, "dscp_lines": dscp_lines(qos["dscp_to_tc"]),
+               "tc_queue_lines": [(qos["roce_priority"], qos["roce_priority"]),
+                                  (qos["cnp_priority"], qos["cnp_priority"])],
+               "ecn_weight": ECN_WEIGHT,
+               "watchdog_s": {"timeout": _seconds(wd["detection_ms"]), "recovery": _seconds(wd["restoration_ms"]),
+                              "polling": _seconds(wd["poll_interval_ms"])}}
+    # eBGP routes preferred over iBGP and local ones (20 200 200 is what AVD's l3ls designs
+    # set explicitly; EOS's own default differs and AVD 6.4 renders no distance unless asked);
+    # a leaf without host VLANs is routed on every port and runs no spanning tree
+    # a northsouth fabric (intent/northsouth.py) runs EVPN on loopback-to-loopback eBGP sessions in
+    # their own peer group, as AVD's l3ls-evpn designs do (the spines pass routes on with
+    # next-hop-unchanged); EVPN all-active multihoming, no MLAG peer link (docs/northsouth.md)
+    eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES,
+           "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP, "overlay_bfd": OVERLAY_BFD}
+    return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos,
+            "switches": switch_configs(ctx)}
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for sw in data["switches"]:
+        text = render_template("eos/switch.cfg.j2", sw=sw, qos=data["qos"], eos=data["eos"], fabric=data["fabric"],
+                               cluster=data["cluster"])
+        yield f"{data['fabric']}/switches/{sw['name']}.cfg", text.encode()
+
+
+TARGET = Target("eos", lambda ctx: ctx.fabric.spec.kind == "roce" and ctx.fabric.spec.platform == "eos",
+                structure, render, every_other("switches"))

@@ -1,0 +1,207 @@
+"""NetBox: the cabling plan as CSV files for NetBox's bulk import, so a DCIM holds every device,
+port and cable before anything is racked (docs/netbox.md).
+
+One file per object type under OUT/netbox/, numbered in import order (each refers only to
+objects the files before it create): manufacturers, device roles, device types, a site,
+devices, interfaces, cables. Column names are the fields of NetBox's import forms
+(netbox/dcim/forms/bulk_import.py, NetBox 4.6: ManufacturerImportForm, DeviceRoleImportForm,
+DeviceTypeImportForm, SiteImportForm, DeviceImportForm, InterfaceImportForm, CableImportForm);
+choice values are those of netbox/dcim/choices.py (interface types such as `400gbase-x-osfp`
+and `infiniband-ndr`, cable types `mmf`/`smf`/`dac-passive`, status `planned`).
+
+Decisions: every object is `planned` (the plan precedes the racking); the site is one
+placeholder named after the cluster and racks are left to the DCIM (no rack positions are
+known here); only cabled ports are listed as interfaces, and device types carry no height (a
+device type's port list and height belong to NetBox's device-type library). Names are fabgen's device and port names, which
+never change when nodes are added (docs/growth.md), so a later export adds rows and never
+renames one.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+from typing import Any, Iterable
+
+from fabgen.formats import csvout
+from fabgen.context import Context
+from fabgen.targets.base import CLUSTER, Deferred, Target
+
+COLUMNS = {
+    "01-manufacturers.csv": ["name", "slug"],
+    "02-device-roles.csv": ["name", "slug", "color"],
+    "03-device-types.csv": ["manufacturer", "model", "slug", "part_number"],
+    "04-sites.csv": ["name", "slug", "status"],
+    "05-devices.csv": ["name", "role", "manufacturer", "device_type", "site", "status", "description"],
+    "06-interfaces.csv": ["device", "name", "type", "speed", "enabled", "description"],
+    "07-cables.csv": ["side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
+                      "type", "status", "label"],
+}
+INTERFACES, CABLES = "06-interfaces.csv", "07-cables.csv"
+ROLE_COLORS = {"leaf": "2196f3", "spine": "3f51b5", "core": "673ab7", "gpu-node": "4caf50",
+               "storage-node": "ff9800"}
+IB_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
+ETH_TYPES = {("osfp", 400): "400gbase-x-osfp", ("osfp", 800): "800gbase-x-osfp",
+             ("qsfp112", 400): "400gbase-x-qsfp112", ("qsfpdd", 400): "400gbase-x-qsfpdd",
+             ("qsfpdd", 800): "800gbase-x-qsfpdd", ("qsfp56", 200): "200gbase-x-qsfp56",
+             ("qsfp28", 100): "100gbase-x-qsfp28", ("rj45", 1): "1000base-t"}
+# cabling.csv's media -> NetBox's CableTypeChoices (dcim/choices.py): the fibres fabgen's BOM names are
+# OM4 multimode and OS2 single-mode (spec/media.py)
+CABLE_TYPES = {"mmf": "mmf-om4", "smf": "smf-os2", "fr4": "smf-os2", "dac": "dac-passive", "acc": "dac-active",
+               "aoc": "aoc", "utp": "cat6"}
+
+
+def slug(text: str) -> str:
+    """NetBox slugs: lower-case letters, digits, hyphens and underscores."""
+    return re.sub(r"[^a-z0-9_-]+", "-", text.lower()).strip("-")
+
+
+CAGES = ("qsfp112", "qsfpdd", "qsfp56", "qsfp28", "osfp", "rj45")  # longest first: 'osfp1' is a node's first OSFP cage
+
+
+def interface_type(kind: str, cage: str, speed: int) -> str:
+    """The NetBox interface type of a port: InfiniBand by rate, Ethernet by speed and cage form
+    factor; `other` where NetBox has no such type."""
+    if kind == "infiniband":
+        return IB_TYPES.get(speed, "other")
+    name = re.sub(r"[^a-z0-9]", "", cage.lower())
+    form = next((c for c in CAGES if name.startswith(c)), name)
+    return ETH_TYPES.get((form, speed), "other")
+
+
+def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
+    """Every row of every file, in import order; devices and ports once each across fabrics."""
+    cluster = contexts[0].cluster if contexts else ""
+    rows: dict[str, list[list[Any]]] = {name: [] for name in COLUMNS}
+    types: dict[str, tuple[str, str, str]] = {}  # model -> (manufacturer, part, description)
+    roles: set[str] = set()
+    devices: dict[str, list[Any]] = {}
+    # a northsouth fabric's bonds (NetBox LAGs) add a `lag` column: only where a fabric has them,
+    # so every other cluster's files keep their columns
+    lagged = any(c.allocation.tenants is not None for c in contexts)
+    for ctx in contexts:
+        f = ctx.fabric
+        sw = f.switch_model
+        types[sw.part] = (sw.vendor, sw.part, sw.description)
+        for s in f.switches:
+            roles.add(s.role)
+            devices.setdefault(s.name, [s.name, s.role, sw.vendor, sw.part, cluster, "planned",
+                                        f"{f.name} {s.role}"])
+        for h in f.hosts:
+            if h.role == "switch":  # a switch's management port: the switch is a device of its own fabric
+                continue
+            role = "storage-node" if h.role == "storage" else "gpu-node" if h.model.gpus else "server"
+            roles.add(role)
+            types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)
+            rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack (description), for racking
+            devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
+                                        f"{f.inventory_name} node group {h.group}{rack}"])
+    vendors = sorted({v for v, _, _ in types.values()})
+    rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
+    rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
+    rows["03-device-types.csv"] = [[v, part, slug(part), part] for part, (v, _, _) in sorted(types.items())]
+    rows["04-sites.csv"] = [[cluster, slug(cluster), "planned"]] if contexts else []
+    rows["05-devices.csv"] = list(devices.values())
+    # the two large files a fabric at a time, as they are written (targets.Deferred, csvout.dumps_chunks):
+    # at 131,072 GPUs of four planes they are 4.8 million rows, 630 MB held at once
+    rows[INTERFACES] = Deferred(partial(_interfaces, lagged), contexts)  # type: ignore[assignment]
+    rows[CABLES] = Deferred(_cables, contexts)  # type: ignore[assignment]
+    return {"rows": rows, "lag": lagged}
+
+
+def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
+    """A fabric's interfaces: its LAGs, then each link's two ports (every port is cabled once); with
+    `lagged` (a cluster with bonds anywhere), each interface's LAG, "" for none."""
+    f = ctx.fabric
+    # Port types follow the node model's cage or the switch model: worked out once per model,
+    # not per link (at 32k GPUs that is 200,000 ports).
+    kind, speed = f.spec.kind, f.plan.speed
+    switch_type = interface_type(kind, f.switch_model.cage_type, speed)
+    node_types: dict[int, dict[str, str]] = {}
+    for h in f.hosts:
+        if id(h.model) not in node_types:
+            node_types[id(h.model)] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
+    port_type = {h.name: node_types[id(h.model)] for h in f.hosts}
+    lags = _lags(ctx) if ctx.allocation.tenants is not None else {}
+    ports = [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
+             for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
+    _link_ports(f.links, port_type, switch_type, str(speed * 1_000_000), _tiers(f), lags if lagged else None, ports)
+    return ports
+
+
+def _tiers(f) -> dict[str, str]:
+    return {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}
+
+
+def _link_ports(links: list, port_type: dict[str, dict[str, str]], switch_type: str, kbps: str,
+                tiers: dict[str, str], lags: dict[tuple[str, str], tuple[str, str]] | None, ports: list) -> None:
+    """Each link's two interfaces; with `lags`, each one's LAG. Without, no LAG lookup per port
+    (0.5 s of 1.6 million links at 131,072 GPUs of four planes)."""
+    get = port_type.get
+    append = ports.append
+    for lk in links:
+        a, a_port, z, z_port = lk.a, lk.a_port, lk.z, lk.z_port
+        node = get(a)
+        tier = tiers[lk.tier]
+        a_row = (a, a_port, switch_type if node is None else node[a_port], kbps, "true", tier)
+        z_row = (z, z_port, switch_type, kbps, "true", tier)
+        if lags is not None:
+            a_row += (lags.get((a, a_port), ("", ""))[1],)
+            z_row += (lags.get((z, z_port), ("", ""))[1],)
+        append(a_row)
+        append(z_row)
+
+
+def _cables(ctx: Context) -> list[tuple[str, ...]]:
+    """A fabric's cables, one per link."""
+    return [(lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port, CABLE_TYPES.get(lk.media, ""),
+             "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}") for lk in ctx.fabric.links]
+
+
+def _lags(ctx: Context) -> dict[tuple[str, str], tuple[str, str]]:
+    """(device, port) -> (device, LAG) of a northsouth fabric: each node's two ports in its bond,
+    each leaf port in the bond of its own that carries the node's Ethernet segment (NVUE `bond<n>`,
+    EOS `Port-Channel<n>`, intent/switches.py)."""
+    from fabgen.intent.northsouth import HOST_BOND
+
+    f = ctx.fabric
+    numbers = f.switch_model.port_numbers(f.plan.speed)
+    prefix = "Port-Channel" if f.spec.platform == "eos" else "bond"
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for lk in f.links:
+        if lk.tier == "node-leaf":
+            out[lk.a, lk.a_port] = (lk.a, HOST_BOND)
+            out[lk.z, lk.z_port] = (lk.z, f"{prefix}{numbers[lk.z_port]}")
+    return out
+
+
+def _lag_order(f):
+    """LAGs in device order (the fabric's hosts, then its switches), then by number."""
+    place = {h.name: k for k, h in enumerate(f.hosts)}
+    place.update({s.name: len(place) + k for k, s in enumerate(f.switches)})
+    return lambda d: (place[d[0]], len(d[1]), d[1])
+
+
+
+
+def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
+    """The cables file in part 1, everything else in part 0 (the two big files apart; one part:
+    all of them)."""
+    names = [n for n in COLUMNS if part == (1 % parts if n == CABLES else 0)]
+    return {"rows": {n: data["rows"][n] for n in names}, "lag": data.get("lag", False)}
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for name, columns in COLUMNS.items():
+        rows = data["rows"].get(name)
+        if rows is None:  # another piece's file (`shard`)
+            continue
+        if name == INTERFACES and data.get("lag"):
+            columns = [*columns, "lag"]
+        # the two large files: a fabric's rows at a time (Deferred, or a list of them once made)
+        text = csvout.dumps_chunks(columns, rows if name in (INTERFACES, CABLES) else [rows])
+        if text is not None:  # a file with no rows is left out
+            yield f"netbox/{name}", text
+
+
+TARGET = Target("netbox", lambda ctx: True, structure, render, shard, scope=CLUSTER)

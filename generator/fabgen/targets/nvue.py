@@ -1,0 +1,443 @@
+"""Spectrum-X target: Cumulus Linux NVUE on SN5600, OUT/<fabric>/switches/<device>.nvue.yaml
+(a startup.yaml) and <device>.nvue.sh (the same configuration as `nv set` commands); and the
+out-of-band access switches (SN2201, `OOB_TARGET`, below), written the same way.
+
+One structured config per switch, the NVUE object tree as nested dicts, is the single
+source: the YAML is that tree under `- set:` after a `- header:` naming the model and the
+Cumulus Linux release (as `nv config save` writes it), and the script is the same tree
+flattened to `nv set <path> <value>` lines (a leaf `{}` is a word of the path, as in
+`ip address 10.0.0.1/32`). They cannot say different things. Keys and values are those of
+NVIDIA's NVUE object model of the release in `platform_version` (the openapi.json of each
+release, as PyPI's nvueschema carries it; the tests validate every file against it). The
+model changed at 5.15 (`Dialect`): `ip` became `ipv4`, `enable on` became `state enabled`,
+NTP and DNS moved from `service <vrf>` to `system`, BFD timers moved to profiles.
+
+Decisions:
+* `qos roce mode` from the fabric's QoS intent (lossless by default), with RoCE, BGP (global
+  and in the default VRF) and adaptive routing switched on explicitly: the model defaults
+  some of them to off, and a full replace keeps only what the file says. The RoCE profile
+  brings trust, the DSCP map, PFC and ECN; fabgen sets the congestion-control thresholds
+  of the RoCE traffic class from the same intent as EOS and SONiC.
+* the PFC watchdog only in lossless mode (lossy mode has no PFC): on host-facing ports, with
+  the inventory's polling interval and a robustness of detection / polling interval; NVUE
+  has no restoration timer.
+* the management plane: eth0 in the mgmt VRF with the switch's address and gateway, NTP,
+  DNS, syslog and the operator's accounts (hashed passwords as environment references).
+* adaptive routing on globally and on every switch-to-switch port; not on 800G links
+  (Spectrum-4 cannot), where validation has warned.
+* the SN5600's 800G cages are broken out 2x when the fabric runs 400G ports (swpNs0,
+  swpNs1), every cage alike so port names follow one plan.
+* BGP unnumbered on switch-to-switch ports (no /31s to allocate or mismatch), the same
+  ASN plan as the RoCE targets, loopback and host subnets announced as networks.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Iterable
+
+from fabgen.formats import yamlout
+
+from fabgen.addressing import _ip
+from fabgen.inventory.management import gateway_of
+from fabgen.context import Context
+from fabgen.targets.base import Deferred, Target, every_other
+from fabgen.intent import secret_ref
+from fabgen.inventory.platform import nvue_state_dialect, version_of
+from fabgen.intent.qos import adaptive_routing, qos_intent
+from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents, options
+from fabgen.formats.configfile import config_file
+
+BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
+MGMT_PORT = "eth0"
+BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
+BFD_TIMERS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # FRR's defaults
+USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
+
+
+class Dialect:
+    """How one Cumulus Linux release spells the same intent (the object model changed at 5.15:
+    `ip` -> `ipv4`, `enable on` -> `state enabled`, NTP and DNS under `system`, BFD profiles)."""
+
+    def __init__(self, version: str):
+        self.version = version
+        self.new = nvue_state_dialect(version)
+        self.ip = "ipv4" if self.new else "ip"
+
+    def word(self, value: bool = True) -> str:
+        """A bare on/off value in the release's spelling (`arp-nd-suppress on` / `enabled`)."""
+        if self.new:
+            return "enabled" if value else "disabled"
+        return "on" if value else "off"
+
+    def on(self, value: bool = True) -> dict[str, str]:
+        if self.new:
+            return {"state": "enabled" if value else "disabled"}
+        return {"enable": "on" if value else "off"}
+
+
+def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], d: Dialect) -> None:
+    """eth0 in the management VRF with the switch's address and gateway, NTP, DNS, syslog and
+    the operator's accounts, in the release's dialect."""
+    vrf = m["vrf"]
+    port: dict[str, Any] = {d.ip: {"address": {f"{m['address']}/{m['prefix_len']}": {}},
+                                   "gateway": {m["gateway"]: {}}}, "type": "eth"}
+    if d.new:
+        port["vrf"] = vrf
+    else:
+        port["ip"]["vrf"] = vrf
+    iface[MGMT_PORT] = port
+    system = tree["system"]
+    service: dict[str, Any] = {}
+    if m["ntp"]:
+        servers = {ip: {"iburst": "enabled" if d.new else "on"} for ip in m["ntp"]}
+        if d.new:
+            system["ntp"] = {"server": servers, "state": "enabled", "vrf": vrf}
+        else:
+            service["ntp"] = {vrf: {"server": servers}}
+    if m["dns"] or m["domain"]:
+        search = {m["domain"]: {}} if m["domain"] else {}
+        if d.new:
+            system["dns"] = {"server": {ip: {"vrf": vrf} for ip in m["dns"]}, **({"search": search} if search else {})}
+        else:
+            service["dns"] = {vrf: {"server": {ip: {} for ip in m["dns"]}, **({"search": search} if search else {})}}
+    if m["syslog"]:
+        system["syslog"] = {"server": {ip: {"vrf": vrf} for ip in m["syslog"]}}
+    if m["users"]:
+        system["aaa"] = {"user": {u["name"]: {"hashed-password": u["password"], "role": USER_ROLES[u["role"]]}
+                                  for u in m["users"]}}
+    if service:
+        tree["service"] = service
+
+
+def _watchdog(qos: dict[str, Any]) -> bool:
+    """The PFC watchdog runs only in lossless mode (lossy mode has no PFC)."""
+    return qos["mode"] == "lossless" and qos["watchdog"]["enabled"]
+
+
+def _port(extra: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, **extra}
+
+
+def _routed(extra: dict[str, Any], ip: str, description: str, address: str) -> dict[str, Any]:
+    return {"description": description, **extra, ip: {"address": {address: {}}}}
+
+
+def _access(extra: dict[str, Any], description: str, vlan: int) -> dict[str, Any]:
+    return {"description": description, **extra, "bridge": {"domain": {"br_default": {"access": vlan}}}}
+
+
+class _Parts:
+    """The port sub-trees of a fabric's switches: those that are the same on every port, made once
+    and shared (yamlout.Shared), and the runs of ports of each switch, which differ from switch to
+    switch of a role only in their descriptions and addresses or VLANs (yamlout.Shape: the text of
+    a run compiled once per fabric, written by one format per switch). watchdog: the PFC watchdog
+    on host ports; ar_ports: adaptive routing on fabric ports."""
+
+    def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool):
+        self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
+        self.cage = yamlout.Shared({"link": {"breakout": {breakout: {}}}, "type": "swp"}) if breakout else None
+        link = yamlout.Shared({"mtu": mtu})
+        host = {"link": link, "type": "swp",
+                **({"qos": yamlout.Shared({"pfc-watchdog": {"state": "enable"}})} if watchdog else {})}
+        fabric = {"link": link, "type": "swp", **({"router": yamlout.Shared({"adaptive-routing": d.on()})}
+                                                  if ar_ports else {})}
+        # EVPN-MH uplink tracking on a leaf's fabric ports: no segment without uplinks
+        uplink = {**fabric, "evpn": yamlout.Shared({"multihoming": {"uplink": d.word()}})}
+        # a used port's sub-tree by its kind, from its values (description; address or VLAN), and
+        # how many values it takes
+        self.make = {"fabric": (partial(_port, fabric), 1), "uplink": (partial(_port, uplink), 1),
+                     "bonded": (partial(_port, host), 1), "routed": (partial(_routed, host, d.ip), 2),
+                     "access": (partial(_access, host), 2)}
+        self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
+        self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
+
+    def run(self, layout: list[tuple[str, str]], values: list[Any]) -> yamlout.Filled:
+        """A run of ports, (name, kind) each in order, as one Filled: the ports of every switch
+        of a role differ only in descriptions and addresses, so their text is compiled once."""
+        key = tuple(layout)
+        shape = self.runs.get(key)
+        if shape is None:
+            shape = self.runs[key] = yamlout.Shape(partial(_ports, self, key), len(values))
+        return shape.fill(*values)
+
+    def neighbors(self, fabric: list[tuple[str, str]]) -> yamlout.Shared:
+        """The unnumbered BGP sessions of a switch's fabric ports, (name, peer group) each: the same
+        on every switch of a role, so shared and written once."""
+        key = tuple(fabric)
+        peers = self.peers.get(key)
+        if peers is None:
+            peers = self.peers[key] = yamlout.Shared(
+                {name: {"peer-group": group, "type": "unnumbered"} for name, group in key})
+        return peers
+
+
+def _ports(parts: _Parts, layout: tuple[tuple[str, str], ...], *values: Any) -> dict[str, Any]:
+    """The make of a run's Shape: each port's sub-tree from its kind and its values, in order."""
+    out: dict[str, Any] = {}
+    k = 0
+    make = parts.make
+    for name, kind in layout:
+        if kind == "unused":
+            out[name] = parts.unused
+        elif kind == "cage":
+            out[name] = parts.cage
+        else:
+            fn, width = make[kind]
+            out[name] = fn(*values[k:k + width])
+            k += width
+    return out
+
+
+def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
+          parts: _Parts) -> dict[str, Any]:
+    """ar: adaptive routing on globally (on the switch-to-switch ports where the fabric's speed
+    allows it: `parts`, from qos.adaptive_routing)."""
+    watchdog = _watchdog(qos)
+    iface: dict[str, Any] = {"lo": {d.ip: {"address": {f"{sw['loopback']}/32": {}}}, "type": "loopback"}}
+    tree: dict[str, Any] = {"system": {"hostname": sw["name"]}}
+    if sw["management"]:
+        _management(tree, iface, sw["management"], d)
+    ifaces: list[dict[str, Any]] = [iface]  # the parts of `interface` (yamlout.Joined)
+    layout: list[tuple[str, str]] = [(f"swp{c}", "cage") for c in range(1, cages + 1)] if breakout else []
+    values: list[Any] = []  # the run's: each used port's description, then its address or VLAN
+    fabric: list[tuple[str, str]] = []  # (port, peer group) of the fabric ports
+    uplink = "uplink" if sw.get("evpn") and sw["role"] == "leaf" else "fabric"
+    for i in sw["interfaces"]:
+        kind = i["kind"]
+        if kind == "unused":
+            layout.append((i["name"], "unused"))
+            continue
+        values.append(i["description"])
+        if kind == "fabric":
+            fabric.append((i["name"], _group(i["peer_role"])))
+            kind = uplink
+        elif "bond" in i:  # the bond before its member: the run so far, then the bond
+            ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]
+            layout, values = [], [i["description"]]
+            kind = "bonded"
+        elif "ip" in i:
+            values.append(f"{i['ip']}/{i['prefix']}")
+            kind = "routed"
+        else:
+            values.append(i["vlan"])
+            kind = "access"
+        layout.append((i["name"], kind))
+    ifaces.append(parts.run(layout, values))
+    hosts = {n["ip"]: {"peer-group": HOSTS_GROUP, "remote-as": n["asn"], "type": "numbered"}
+             for n in sw["bgp"]["neighbors"] if n["peer_group"] == HOSTS_GROUP}  # BGP to the host, over /31s
+    neighbors = yamlout.Joined(parts.neighbors(fabric), hosts)
+    tree["interface"] = iface  # its place among the tree's keys: the Joined interfaces replace it below
+    svi = sw["svi"]
+    bridge = None
+    tail: dict[str, Any] = {}  # the SVIs
+    if svi:
+        tail[f"vlan{svi['vlan']}"] = {d.ip: {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
+                                      "vlan": svi["vlan"]}
+        bridge = {"domain": {"br_default": {"vlan": {str(svi["vlan"]): {}}}}}
+    if sw.get("evpn"):
+        bridge = _evpn(tree, tail, sw, d)
+    tree["interface"] = yamlout.Joined(*ifaces, tail)
+    if bridge:
+        tree["bridge"] = bridge
+    roce = qos["roce_priority"]
+    tree["qos"] = {"roce": {**d.on(), "mode": qos["mode"]},
+                   "congestion-control": {"default-global": {"traffic-class": {str(roce): {
+                       "min-threshold": qos["ecn"]["min_bytes"], "max-threshold": qos["ecn"]["max_bytes"],
+                       "probability": qos["ecn"]["probability"]}}}}}
+    if watchdog:
+        wd = qos["watchdog"]
+        tree["qos"]["pfc-watchdog"] = {"polling-interval": wd["poll_interval_ms"],
+                                       "robustness": wd["detection_ms"] // wd["poll_interval_ms"]}
+    bgp = sw["bgp"]
+    tree["router"] = {"adaptive-routing": d.on(ar),
+                      "bgp": {"autonomous-system": bgp["asn"], **d.on(), "router-id": bgp["router_id"]}}
+    if tree.pop("router_vrr", False):
+        tree["router"]["vrr"] = d.on()
+    if bgp["bfd"] and d.new:
+        tree["router"]["bfd"] = {"profile": {BFD_PROFILE: dict(BFD_TIMERS)}, "state": "enabled"}
+    bfd = ({"profile": BFD_PROFILE} if d.new else {"enable": "on"}) if bgp["bfd"] else None
+    evpn_af = {"address-family": {"l2vpn-evpn": d.on()}} if sw.get("evpn") else {}
+    groups = {g: {"remote-as": "external", **({"bfd": bfd} if bfd else {}),
+                  **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
+              for g in sorted({n["peer-group"] for n in neighbors.values()})}
+    vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
+        "multipaths": {"ebgp": bgp["ecmp"]},
+        "network": {net: {} for net in bgp["networks"]}}}, **d.on()}
+    if groups:
+        vrf_bgp["peer-group"] = groups
+        vrf_bgp["neighbor"] = neighbors
+    if sw.get("evpn"):
+        vrf_bgp["address-family"]["l2vpn-evpn"] = d.on()
+    tree["vrf"] = {"default": {"router": {"bgp": vrf_bgp}}}
+    for t in sw["evpn"]["tenants"] if sw.get("evpn") else []:  # the tenants' VRFs: L3VNI, subnets into EVPN
+        tree["vrf"][t["vrf"]] = {"evpn": {**d.on(), "vni": {str(t["l3vni"]): {}}}, "router": {"bgp": {
+            **d.on(), "address-family": {"ipv4-unicast": {
+                **d.on(), "redistribute": {"connected": d.on()}, "route-export": {"to-evpn": d.on()}}}}}}
+    return tree
+
+
+def _bond(i: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any]:
+    """The leaf's leg of a node's bond: an LACP bond of the one port, both tenants' VLANs tagged,
+    an EVPN Ethernet segment of the fabric's system MAC and the node's local id (intent/northsouth.py)."""
+    seg = i["bond"]["segment"]
+    vlans = {str(t["vlan"]): {} for t in sw["evpn"]["tenants"]}
+    return {"bond": {"lacp-rate": "fast", "member": {i["name"]: {}}, "mode": "lacp"},
+            "bridge": {"domain": {"br_default": {"vlan": vlans}}},
+            "description": i["bond"]["description"],
+            "evpn": {"multihoming": {"segment": {**d.on(), "local-id": seg["local_id"], "mac-address": seg["sys_mac"]}}},
+            "link": {"mtu": sw["mtu"]}, "type": "bond"}
+
+
+def _evpn(tree: dict[str, Any], iface: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any] | None:
+    """EVPN on, multihoming on; on a leaf also the VTEP (VXLAN from the loopback, head-end
+    replication, ARP suppression), each tenant's VLAN with its VNI and its SVI in the tenant's VRF
+    with the anycast gateway (VRR). Returns the bridge (a leaf's tenant VLANs), or None."""
+    e = sw["evpn"]
+    tree["evpn"] = {**d.on(), "multihoming": d.on()}
+    if e["vtep"] is None:
+        return None
+    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), "port": e["udp_port"],
+                             "source": {"address": e["vtep"]}}}
+    tree["router_vrr"] = True
+    vlans: dict[str, Any] = {}
+    for t in e["tenants"]:
+        vlans[str(t["vlan"])] = {"vni": {str(t["vni"]): {}}}
+        vrr = {**d.on(), "address": {f"{t['gateway']}/{t['prefix']}": {}}, "mac-address": e["gateway_mac"]}
+        svi: dict[str, Any] = {"address": {f"{t['svi_ip']}/{t['prefix']}": {}}, "vrr": vrr}
+        node: dict[str, Any] = {"description": t["vrf"], d.ip: svi, "type": "svi",
+                                "vlan": t["vlan"]}
+        if d.new:
+            node["vrf"] = t["vrf"]
+        else:
+            svi["vrf"] = t["vrf"]
+        iface[f"vlan{t['vlan']}"] = node
+    return {"domain": {"br_default": {"vlan": vlans}}}
+
+
+def _group(role: str) -> str:
+    return PEER_GROUP[role]
+
+
+def structure(ctx: Context) -> dict[str, Any]:
+    """The fabric's shared data and its switches (`Deferred`): each switch's tree is made where it
+    is written, by the render piece that writes it."""
+    f = ctx.fabric
+    qos = qos_intent(ctx)
+    ar, ar_ports = adaptive_routing(ctx)
+    mode = f.switch_model.mode_for(f.plan.speed)
+    breakout = BREAKOUT.get(f.plan.speed) if mode is not None and mode.per_cage > 1 else None
+    version = version_of(f.spec) or ""
+    dialect = Dialect(version)
+    # every switch's `mtu` (intent/switches.py)
+    parts = _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports)
+    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts)
+    header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
+              "version": f"Cumulus Linux {version}.0"}
+    return {"fabric": f.name, "cluster": ctx.cluster, "switches": Deferred(make, f.switches), "header": header}
+
+
+def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
+            parts: _Parts, s: Any) -> tuple[str, dict[str, Any], list[str]]:
+    """One switch's item: its name, its NVUE tree and the environment variables its secrets come from."""
+    sw = intents(s)
+    tree = _tree(sw, qos, ar, breakout, cages, d, parts)
+    envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
+    if sw["management"]:
+        envs += [u["password_env"] for u in sw["management"]["users"]]
+    return sw["name"], tree, envs
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    for name, tree, envs in data["switches"]:
+        head = f"# {name}: NVUE startup.yaml, fabric {data['fabric']} ({data['cluster']}); generated by fabgen\n"
+        # dump([{"header": ...}, {"set": tree}]), the tree's lines and its nv set lines in one walk
+        tree_lines, cmds = yamlout.dump_paths(tree, "    ", "nv set ")
+        body = yamlout.dump([{"header": data["header"]}]) + "- set:\n" + "\n".join(tree_lines) + "\n"
+        yield f"{data['fabric']}/switches/{name}.nvue.yaml", (head + body).encode()
+        lines = ["#!/usr/bin/env bash",
+                 f"# {name}: the configuration of {name}.nvue.yaml as NVUE commands; generated by fabgen",
+                 "set -euo pipefail", ""]
+        for env in envs:
+            # the script reads each secret from its own environment, as the YAML's reference does
+            ref = secret_ref(env)
+            lines += [f': "${{{env}:?set {env} (a secret this configuration references)}}"']
+            cmds = [c.replace(ref, f'"${{{env}}}"') for c in cmds]
+        if envs:
+            lines.append("")
+        lines += cmds  # `nv set <path>` lines, several to an entry (yamlout.dump_paths)
+        # applied with a rollback timer: unless `nv config apply --confirm-yes` follows within
+        # ten minutes (after checking the switch is still reachable), the switch rolls back
+        lines += ["", "nv config apply --confirm 600s --assume-yes", ""]
+        yield f"{data['fabric']}/switches/{name}.nvue.sh", "\n".join(lines).encode()
+        # the tree for Ansible too, written here from the tree just made (ansible.py says why)
+        yield config_file(name, "nvue", tree)
+
+
+# Out-of-band access switches (role oob, kind ethernet; docs/cluster.md): SN2201 on Cumulus Linux,
+# written like the Spectrum-X switches (same header, dialects, YAML and `nv set` script).
+# Decisions:
+# * one management VLAN (`oob_vlan`, default 10): every used access port an untagged member in
+#   br_default, unused ports down; the switch's own address on that VLAN's SVI (the top of the
+#   management prefix, addressing.allocate_oob) with a static default route to the gateway: it is
+#   managed on the network it serves, not on eth0;
+# * the model's first two uplinks (swp49, swp50) form the LACP bond `uplink`, an untagged member
+#   of the VLAN, towards the site's management network that routes the subnet;
+# * no RoCE, no BGP, no adaptive routing: NTP, DNS, syslog and accounts from the management block.
+
+UPLINK = "uplink"
+
+
+def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any], list[str]]:
+    f = ctx.fabric
+    m = f.spec.management
+    assert m is not None
+    address = ctx.allocation.management[s.name]
+    plen = int(m.prefix.split("/")[1])
+    gateway = _ip(gateway_of(m))
+    tree: dict[str, Any] = {"system": {"hostname": s.name}}
+    iface: dict[str, Any] = {}
+    services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default", "ntp": m.ntp,
+                "dns": m.dns, "syslog": m.syslog, "domain": m.domain,
+                "users": [{"name": u.name, "role": u.role, "password": secret_ref(u.password_hash.env)}
+                          for u in m.users]}
+    _management(tree, iface, services, d)
+    iface.clear()  # eth0 stays unused: the switch is managed on its SVI
+    used = f.ports.get(s.name, {})
+    for name in f.switch_model.port_names(f.plan.speed):
+        idx = used.get(name)
+        if idx is None:
+            iface[name] = {"link": {"state": {"down": {}}}, "type": "swp"}
+            continue
+        lk = f.links[idx]
+        iface[name] = {"bridge": {"domain": {"br_default": {"access": vlan}}},
+                       "description": f"OOB_{lk.a}_{lk.a_port}", "type": "swp"}
+    members = f.switch_model.uplinks[:2]
+    iface[UPLINK] = {"bond": {"member": {p: {} for p in members}, "mode": "lacp"},
+                     "bridge": {"domain": {"br_default": {"access": vlan}}},
+                     "description": "UPLINK_site_management", "type": "bond"}
+    iface[f"vlan{vlan}"] = {d.ip: {"address": {f"{address}/{plen}": {}}}, "type": "svi", "vlan": vlan}
+    tree["interface"] = iface
+    tree["bridge"] = {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
+    tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
+    envs = [u.password_hash.env for u in m.users]
+    return tree, envs
+
+
+def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[str]]:
+    return (s.name, *_access_tree(ctx, s, d, vlan))
+
+
+def access_structure(ctx: Context) -> dict[str, Any]:
+    f = ctx.fabric
+    version = version_of(f.spec) or ""
+    d = Dialect(version)
+    switches = Deferred(partial(_access_switch, ctx, d, f.spec.oob_vlan), f.switches)
+    header = {"model": f.switch_model.part.removeprefix("M").split("-")[0], "nvue-api-version": "nvue_v1",
+              "rev-id": 1.0, "version": f"Cumulus Linux {version}.0"}
+    return {"fabric": f.name, "cluster": ctx.cluster, "switches": switches, "header": header}
+
+
+TARGET = Target("nvue", lambda ctx: ctx.fabric.spec.kind == "spectrum-x", structure, render, every_other("switches"))
+OOB_TARGET = Target("oob", lambda ctx: ctx.fabric.spec.role == "oob", access_structure, render,
+                    every_other("switches"))

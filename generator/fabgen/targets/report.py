@@ -1,0 +1,112 @@
+"""report.json (for machines) and report.md (for people), read from the built topology."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from fabgen.errors import keyed
+from fabgen.formats.templating import render
+from fabgen.topology.analysis import Summary
+
+
+def intent(ctx: Any) -> dict[str, Any]:
+    """The fabric-wide intent a reviewer checks: QoS for Ethernet, subnet-manager choices for InfiniBand."""
+    f = ctx.fabric
+    if f.spec.role == "oob":
+        from fabgen.addressing import _ip
+        from fabgen.inventory.management import gateway_of
+
+        m = f.spec.management
+        return {"oob": {"vlan": f.spec.oob_vlan, "prefix": m.prefix if m else None,
+                        "gateway": _ip(gateway_of(m)) if m else None,
+                        "managed_switches": sum(1 for h in f.hosts if h.role == "switch")}}
+    if f.spec.kind == "infiniband":
+        from fabgen.intent.infiniband import options, resolved
+
+        r = resolved(ctx)
+        parts = [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "node_groups": p.node_groups, "membership": p.membership}
+                 for p in options(ctx).partitions]
+        return {"subnet_manager": {**r, "partitions": parts}, "platform_version": f.spec.platform_version}
+    from fabgen.intent.qos import options as eth_options, qos_intent
+
+    q = qos_intent(ctx)
+    eth = eth_options(ctx)
+    qos = {k: v for k, v in q.items() if k not in ("dscp_to_tc", "tc_to_queue", "tc_to_pg")}
+    qos["dscp_to_tc"] = {str(d): tc for d, tc in enumerate(q["dscp_to_tc"]) if tc}
+    bgp = eth.host_routing == "bgp"  # BGP to the host: its ASN block and the mode (else left out)
+    asn = {k: v for k, v in eth.asn.model_dump().items() if bgp or k != "host"}
+    overlay = None
+    if ctx.allocation.tenants is not None:  # northsouth: the tenants and the segments a reviewer checks
+        from fabgen.intent.northsouth import ES_SYS_MAC, tenants
+
+        overlay = {"tenants": [{k: t[k] for k in ("role", "vlan", "vni", "vrf", "l3vni", "subnet", "gateway")}
+                               for t in tenants(ctx)],
+                   "segments": len(ctx.allocation.tenants.segments), "es_sys_mac": ES_SYS_MAC}
+    return {"platform_version": f.spec.platform_version, "qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
+                                       **({"host_routing": "bgp"} if bgp else {})},
+            **({"northsouth": overlay} if overlay else {}),
+            "asn": asn,
+            # the variable's name, never its value (fabgen does not read it)
+            "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
+
+
+def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[str, Any]:
+    """report.json's data: every fabric's summary, intent and bill of materials."""
+    bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}
+    return collect(contexts[0].cluster if contexts else "", {c.fabric.name: c.summary for c in contexts}, bom,
+                     {c.fabric.name: intent(c) for c in contexts})
+
+
+def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
+              intents: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    fabrics = {}
+    for name, s in summaries.items():
+        d = asdict(s)
+        fabrics[name] = {
+            "role": d["role"], "kind": d["kind"], "platform": d["platform"], "topology": d["topology"], "tiers": d["tiers"],
+            "nodes": d["nodes"], "gpus": d["gpus"], "endpoints": d["endpoints"], "link_speed_gbps": d["speed"],
+            "switch_model": d["switch_model"], "switch_radix": d["radix"],
+            "scalable_units": d["units"] if d["topology"] == "rail-optimized" else 0,
+            "nodes_per_unit": d["unit_nodes"] if d["topology"] == "rail-optimized" else 0,
+            "pods": d["pods"], "nvlink_racks": d["racks"], "planned": d["planned"],
+            "switches": d["switches"], "links": d["links"], "oversubscription": d["oversubscription"],
+            "bisection_bandwidth_gbps": d["bisection_gbps"],
+            "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},
+            "warnings": [keyed(w) for w in d["warnings"]],
+            **({"network_plane": d["network_plane"]} if d["network_plane"] else {}),
+            **(intents or {}).get(name, {}),
+        }
+    return {"cluster": cluster, "fabrics": fabrics, "bom": bom, "bom_total": bom_total(bom)}
+
+
+def bom_total(bom: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The cluster's bill of materials: every fabric's rows summed by category and part (a plane,
+    a storage and an in-band fabric may buy the same switch or optic), with the fabrics each is for."""
+    total: dict[tuple[str, str], dict[str, Any]] = {}
+    order = {"switch": 0, "nic": 1, "cable": 2, "transceiver": 3, "included": 4}
+    for name, rows in bom.items():
+        for r in rows:
+            row = total.setdefault((r["category"], r["part"]), {"category": r["category"], "part": r["part"],
+                                                                "quantity": 0, "fabrics": []})
+            row["quantity"] += r["quantity"]
+            if name not in row["fabrics"]:
+                row["fabrics"].append(name)
+    return sorted(total.values(), key=lambda r: (order.get(r["category"], 9), r["part"]))
+
+
+def render_files(data: dict[str, Any]) -> list[tuple[str, bytes]]:
+    js = json.dumps({"cluster": data["cluster"], "fabrics": data["fabrics"], "bom_total": data["bom_total"]},
+                    indent=2, sort_keys=True) + "\n"
+    md = render("report/report.md.j2", **data)
+    return [("report.json", js.encode()), ("report.md", md.encode())]
+
+
+def _target():
+    from fabgen.targets.base import CLUSTER, Target
+
+    return Target("report", lambda ctx: True, structure, render_files, scope=CLUSTER, reads=("fabric",), apart=True)
+
+
+TARGET = _target()
