@@ -235,10 +235,10 @@ def test_one_switch_fabric_takes_storage_after_compute() -> None:
 def test_dotted_quads_match_netaddr() -> None:
     from netaddr import IPAddress
 
-    from fabgen.addressing import _ip
+    from fabgen.addressing import dotted_quad
 
     for v in (0, 1, 255, 256, 0x0A000001, 0xC0A80A20, 0xFFFFFFFF, 0x7F000001, 0x0AFF00FE):
-        assert _ip(v) == str(IPAddress(v, 4))
+        assert dotted_quad(v) == str(IPAddress(v, 4))
 
 
 def test_network_of_matches_netaddr() -> None:

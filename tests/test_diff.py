@@ -242,8 +242,8 @@ def test_windowed_diffs_patch_old_into_new(large_window: int, monkeypatch) -> No
     file into the new one, headers included."""
     import random
 
-    from fabgen.review import compare as module
-    from fabgen.review.compare import _unified
+    from fabgen.review import unified as module
+    from fabgen.review.unified import _unified
 
     monkeypatch.setattr(module, "LARGE_WINDOW", large_window)
     rng = random.Random(7)

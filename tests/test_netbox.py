@@ -159,8 +159,9 @@ def test_growth_only_adds_rows(tmp_path: Path) -> None:
         assert a <= b and len(b) > len(a), name
     # the review shows the cabling plan's diff, not the export's copy of it
     from fabgen.review import compare as diff
+    from fabgen.review.format import format_text
 
     old, new = diff.load_sides(tmp_path / "a", tmp_path / "b")
-    text = diff.format_text(diff.compare(old, new), "a", "b")
+    text = format_text(diff.compare(old, new), "a", "b")
     assert "== sx/cabling.csv" in text and "== netbox/" not in text
     shutil.rmtree(tmp_path / "a")

@@ -91,7 +91,7 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
     members = sum(1 for h in fabric.hosts if h.role == "compute")
 
     def pair(offset: int) -> tuple[str, str]:
-        return _ip(bases[0] + offset), _ip(bases[1] + offset)
+        return dotted_quad(bases[0] + offset), dotted_quad(bases[1] + offset)
 
     leaves = {s.name: pair(half - 2 - (s.index - 1)) for s in fabric.by_role("leaf")}
     nodes: dict[str, tuple[str, str]] = {}
@@ -100,11 +100,11 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
         place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
         nodes[h.name] = pair(2 + place)
         segments[h.name] = place + 1
-    return Tenants(prefix, (f"{_ip(bases[0])}/{prefix}", f"{_ip(bases[1])}/{prefix}"), pair(1), leaves, nodes,
+    return Tenants(prefix, (f"{dotted_quad(bases[0])}/{prefix}", f"{dotted_quad(bases[1])}/{prefix}"), pair(1), leaves, nodes,
                    segments)
 
 
-def _ip(value: int) -> str:
+def dotted_quad(value: int) -> str:
     """Dotted quad of an IPv4 address held as an int. Pools are parsed and checked with
     netaddr; this formatting runs for every port of a 32k-GPU fabric (200k times), where
     netaddr's IPAddress objects cost a second (a test compares the two). The C library's
@@ -123,14 +123,14 @@ def network_of(ip: str, plen: int) -> str:
         return f"{head}.{int(last) & (0xFF << (32 - plen)) & 0xFF}/{plen}"
     a, b, c, d = (int(x) for x in ip.split("."))
     value = ((a << 24) | (b << 16) | (c << 8) | d) & ((0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF)
-    return f"{_ip(value)}/{plen}"
+    return f"{dotted_quad(value)}/{plen}"
 
 
 def allocate_ethernet(fabric: Fabric) -> Allocation:
     eth = fabric.spec.ethernet or EthernetOptions()
     plan = fabric.plan
     lo = IPNetwork(eth.pools.loopbacks).first
-    loopbacks = {s.name: _ip(lo + fabric.ordinal(s) + 1) for s in fabric.switches}  # .0 is the pool's name
+    loopbacks = {s.name: dotted_quad(lo + fabric.ordinal(s) + 1) for s in fabric.switches}  # .0 is the pool's name
     link_ips: dict[int, tuple[str, str, int]] = {}
     p2p = IPNetwork(eth.pools.links).first
     hosts = IPNetwork(eth.pools.hosts).first
@@ -140,7 +140,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         size = 1 << (32 - prefix)
         first = fabric.plane * plan.leaves  # planes one after another
         base = {s.name: hosts + (first + s.index - 1) * size for s in fabric.by_role("leaf")}
-        leaf_subnets = {name: f"{_ip(b)}/{prefix}" for name, b in base.items()}
+        leaf_subnets = {name: f"{dotted_quad(b)}/{prefix}" for name, b in base.items()}
     model, speed = fabric.switch_model, plan.speed
     host_off, link_off = fabric.link_offsets()
     p2p += 2 * link_off
@@ -150,12 +150,12 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         if northsouth and lk.tier == "node-leaf":
             continue  # bond members: the bond's addresses are the tenants'
         if lk.tier != "node-leaf":
-            link_ips[idx] = (_ip(p2p + 2 * lk.ordinal + 1), _ip(p2p + 2 * lk.ordinal), 31)
+            link_ips[idx] = (dotted_quad(p2p + 2 * lk.ordinal + 1), dotted_quad(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
-            link_ips[idx] = (_ip(hosts_p2p + 2 * lk.ordinal + 1), _ip(hosts_p2p + 2 * lk.ordinal), 31)
+            link_ips[idx] = (dotted_quad(hosts_p2p + 2 * lk.ordinal + 1), dotted_quad(hosts_p2p + 2 * lk.ordinal), 31)
         else:
             b = base[lk.z]
-            link_ips[idx] = (_ip(b + 2 + model.port_number(speed, lk.z_port) - 1), _ip(b + 1), prefix)
+            link_ips[idx] = (dotted_quad(b + 2 + model.port_number(speed, lk.z_port) - 1), dotted_quad(b + 1), prefix)
     asns: dict[str, int] = {}
     shift = {tier: fabric.plane * n for tier, n in asn_counts(eth, plan).items()}  # planes one after another
     for s in fabric.switches:
@@ -172,7 +172,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         members = sum(1 for h in fabric.hosts if h.role == "compute")
         for h in fabric.hosts:
             place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
-            node_loopbacks[h.name] = _ip(lo + switches + 1 + place)
+            node_loopbacks[h.name] = dotted_quad(lo + switches + 1 + place)
             node_asns[h.name] = eth.asn.host + place
     tenants = allocate_tenants(fabric, eth.pools.hosts) if northsouth else None
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
@@ -193,13 +193,13 @@ def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[
         gateway, first = gateway_of(m), IPNetwork(m.prefix).first
         for s in fabric.switches:
             address = first + 1 + fabric.ordinal(s)
-            out[s.name] = _ip(address + (address >= gateway))  # the gateway is never a switch's address
+            out[s.name] = dotted_quad(address + (address >= gateway))  # the gateway is never a switch's address
     nxt: dict[str, int] = {}
     for h in fabric.hosts:
         prefix = node_prefixes.get(h.group)
         if prefix and h.role == "compute":
             address = nxt.get(h.group, IPNetwork(prefix).first + 1)
-            out[h.name] = _ip(address)
+            out[h.name] = dotted_quad(address)
             nxt[h.group] = address + 1
     return out
 
@@ -224,11 +224,11 @@ def allocate_oob(fabric: Fabric) -> Allocation:
     for idx, lk in enumerate(fabric.links):
         if lk.a in nodes:
             address = first + lk.ordinal
-            link_ips[idx] = (_ip(address + (address >= gateway)), _ip(gateway), net.prefixlen)
+            link_ips[idx] = (dotted_quad(address + (address >= gateway)), dotted_quad(gateway), net.prefixlen)
     management = {}
     for block, k, name in layout.access_switches(fabric.spec.name):
         address = last - layout.switch_base(block) - k
-        management[name] = _ip(address - (address <= gateway))
+        management[name] = dotted_quad(address - (address <= gateway))
     return Allocation(link_ips=link_ips, management=management)
 
 

@@ -213,7 +213,9 @@ def diff(
 
 def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, stat: bool, output: Optional[Path],
           max_lines: int = 0, shown_names: Optional[tuple[str, str]] = None) -> None:
+    from fabgen.rendered.read import NotARender
     from fabgen.review import compare as differ
+    from fabgen.review.format import format_markdown, format_text
 
     if format not in ("text", "markdown"):
         typer.echo(f"fabgen: --format must be text or markdown, not {format!r}", err=True)
@@ -233,15 +235,15 @@ def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, st
             progress("folding the review")
             names, opts = shown_names or (str(old), str(new)), {"files": not no_files, "stat": stat}
             if format == "markdown":
-                shown = differ.format_markdown(review, *names, **opts)
-                whole = differ.format_markdown(review, *names, **opts, limit=None) if output else shown
+                shown = format_markdown(review, *names, **opts)
+                whole = format_markdown(review, *names, **opts, limit=None) if output else shown
             else:
-                whole = differ.format_text(review, *names, **opts)
-                shown = differ.format_text(review, *names, **opts, limit=max_lines or None,
+                whole = format_text(review, *names, **opts)
+                shown = format_text(review, *names, **opts, limit=max_lines or None,
                                            whole_to=str(output) if output else None)
     except InventoryError as exc:
         _fail_inventory(exc)
-    except differ.NotARender as exc:
+    except NotARender as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
         raise typer.Exit(2)
     except OSError as exc:

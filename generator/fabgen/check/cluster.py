@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import Any, Iterable
 
 from fabgen.errors import InventoryError, Problem
-from fabgen.intent.addresses import eth_netdev
+from fabgen.spec.catalog import eth_netdev
 
 
 class _Where:
@@ -159,10 +159,10 @@ def _claims(f: Any, ctx: Any) -> Iterable[tuple[str, str, str, tuple]]:
                 yield ip, owner, f"{r} ({'SVI' if owner in t.leaves else 'bond'})", (*pools, "hosts")
     m = f.spec.management
     if m is not None and f.plane == 0:
-        from fabgen.addressing import _ip
+        from fabgen.addressing import dotted_quad
         from fabgen.inventory.management import gateway_of
 
-        yield _ip(gateway_of(m)), f"the management gateway of {f.inventory_name}", "", ("management", "gateway")
+        yield dotted_quad(gateway_of(m)), f"the management gateway of {f.inventory_name}", "", ("management", "gateway")
 
 
 def _addresses(where: _Where, fabrics: dict[str, Any], contexts: dict[str, Any]) -> list[tuple[Problem, Any]]:

@@ -11,12 +11,14 @@ from typing import Any
 from fabgen.emulate import eos, inputs, nvue, sonic
 from fabgen.emulate.expect import Plan, network
 from fabgen.emulate.model import Host, HostPort, Router, TranslateError, load_yaml
+from fabgen.spec.platforms import PLATFORMS
 
 
 MAX_PEER_GROUPS = 16  # fabgen writes two or three per switch (SPINES, LEAVES, HOSTS, CORES)
 
-TRANSLATORS = {"eos": (".cfg", eos.translate), "nvue": (".nvue.yaml", nvue.translate),
-               "sonic": ("/config_db.json", sonic.translate)}
+# platform -> (a switch config's file after <fabric>/switches/<name>, its translator)
+TRANSLATORS = {name: (PLATFORMS[name].config_file, translate)
+               for name, translate in (("eos", eos.translate), ("nvue", nvue.translate), ("sonic", sonic.translate))}
 
 
 EMULATED_KINDS = ("roce", "spectrum-x")

@@ -8,19 +8,17 @@ names them, node NICs by the netdev their netplan configures.
 
 from __future__ import annotations
 
-import re
 
 from typing import Any
 
 from fabgen.context import Context
 from fabgen.intent.switches import HOST_VLAN
+from fabgen.spec.catalog import eth_netdev
+from fabgen.spec.platforms import routed
 
-LOOPBACK = {"eos": "Loopback0", "sonic": "Loopback0", "nvue": "lo"}
-SVI = {"eos": "Vlan{vlan}", "sonic": "Vlan{vlan}", "nvue": "vlan{vlan}"}
-UNNUMBERED = {"nvue"}  # switch links run BGP unnumbered there: no addresses (docs/decisions.md)
-
-
-_IB_NETDEV = re.compile(r"^ibp(\d+)s(\d+)(?:f(\d+))?$")
+LOOPBACK = {name: p.loopback for name, p in routed().items()}
+SVI = {name: p.svi for name, p in routed().items()}
+UNNUMBERED = {name for name, p in routed().items() if p.unnumbered}  # BGP unnumbered: no link addresses
 
 
 def host_netdevs(f: Any) -> dict[str, dict[str, str]]:
@@ -32,17 +30,6 @@ def host_netdevs(f: Any) -> dict[str, dict[str, str]]:
         if id(h.model) not in by_model:
             by_model[id(h.model)] = {n.rdma: eth_netdev(n.netdev) if n.netdev else n.rdma for n in h.model.nics}
     return {h.name: by_model[id(h.model)] for h in f.hosts}
-
-
-def eth_netdev(netdev: str) -> str:
-    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode), ibp170s0f1 -> enp170s0f1np1: systemd's
-    name for a ConnectX port, the port number after `np` (DGX H100 User Guide, Table 5); other
-    names as declared."""
-    m = _IB_NETDEV.match(netdev)
-    if not m:
-        return netdev
-    bus, slot, function = m.groups()
-    return f"enp{bus}s{slot}" + (f"f{function}np{function}" if function is not None else "np0")
 
 
 def oob_rows(ctx: Context) -> list[list[Any]]:

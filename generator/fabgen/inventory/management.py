@@ -15,15 +15,16 @@ from typing import Callable
 
 from fabgen.inventory.ethernet import check_prefix
 from fabgen.spec.schema import Fabric, Management
+from fabgen.spec.platforms import PLATFORMS
 
 Report = Callable[[tuple, str], None]
 
 # SONiC's management VRF and Cumulus Linux's are built in and both named "mgmt"
 # (SONiC MGMT_VRF_CONFIG enables it; Cumulus puts eth0 in it by default). EOS takes any name;
 # AVD's default is MGMT.
-FIXED_VRF = {"sonic": "mgmt", "nvue": "mgmt"}
-DEFAULT_VRF = {"eos": "MGMT", **FIXED_VRF}
-KEEPS_USERS = {"sonic"}  # accounts live in the Linux user database, not config_db.json
+FIXED_VRF = {name: p.mgmt_vrf for name, p in PLATFORMS.items() if p.fixed_vrf}
+DEFAULT_VRF = {name: p.mgmt_vrf for name, p in PLATFORMS.items() if p.mgmt_vrf}
+KEEPS_USERS = {name for name, p in PLATFORMS.items() if p.keeps_users}
 
 
 def gateway_of(m: Management) -> int:

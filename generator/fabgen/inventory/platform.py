@@ -17,14 +17,13 @@ from __future__ import annotations
 from typing import Callable
 
 from fabgen.spec.schema import EthernetOptions, Fabric
+from fabgen.spec.platforms import PLATFORMS
 
 Report = Callable[[tuple, str], None]
 
-NVUE_VERSIONS = ("5.13", "5.14", "5.15", "5.16", "5.17", "5.18")
-# SONiC releases: up/down peer activation from 202505 on (frrcfgd), true/false before
-SONIC_VERSIONS = ("202305", "202311", "202405", "202411", "202505", "202511")
-VERSIONS = {"nvue": NVUE_VERSIONS, "sonic": SONIC_VERSIONS}
-DEFAULT_VERSION = {"nvue": "5.14", "sonic": "202505"}
+# the releases of each platform (spec/platforms.py)
+VERSIONS = {name: p.versions for name, p in PLATFORMS.items() if p.versions}
+DEFAULT_VERSION = {name: p.default_version for name, p in PLATFORMS.items() if p.default_version}
 EOS_TIMER_STEP_MS = 10
 
 

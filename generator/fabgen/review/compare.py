@@ -23,21 +23,19 @@ the summary, the configs and the cabling plan say). Markdown is cut to one pull-
 
 from __future__ import annotations
 
-import difflib
-import html
 import ipaddress
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from fabgen.errors import printable
 from fabgen.rendered.paths import ADDRESS, COUNTED, DEVICE_FILE, GROUP_FILE
 from fabgen.rendered.read import NotARender, Progress, _number, _quiet, check_render, read_render
+from fabgen.review.unified import _HUNK, _file_diff
 
 
-SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*|netbox/.*)$")
 HOST_VARS = re.compile(r"^ansible/(host_vars/(?P<g>[^/]+)\.yml|configs/(?P<c>[^/]+)\.json)$")
 LIST_LIMIT = 50
 
@@ -486,12 +484,6 @@ def _natural(s: str) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
-def _limited(items: list[str], limit: int = LIST_LIMIT) -> list[str]:
-    if len(items) <= limit:
-        return items
-    return items[:limit] + [f"... and {len(items) - limit} more"]
-
-
 def _compact(devices: list[str], counts: bool = True) -> list[str]:
     """Devices as hostlist expressions, one line per name stem (a role: 'eth-su01-leaf', 'dgx'),
     with its count: 2,560 changed switches read as a handful of lines."""
@@ -519,72 +511,6 @@ def _compact(devices: list[str], counts: bool = True) -> list[str]:
         expr = head + compress([f"x{n:0{width}d}" for n in nums])[1:] + rest if width else head
         out.append(f"{expr} ({count})" if count > 1 and counts else expr)
     return out
-
-
-def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:
-    """Links grouped by their lower end's device: one line with the far devices as a hostlist and
-    the count ('gpu04065 -- f-su128-leaf[1-8] (8 links)'), a single link with its ports."""
-    bundles: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for fab, a, z in links:
-        bundles.setdefault((fab, a.split()[0]), []).append((a, z))
-    out = []
-    for (fab, dev), ends in bundles.items():
-        if len(ends) == 1:
-            out.append(f"{fab}: {ends[0][0]} -- {ends[0][1]}")
-            continue
-        far = list(dict.fromkeys(z.split()[0] for _, z in ends))
-        out.append(f"{fab}: {dev} -- {','.join(_compact(far, counts=False))} ({len(ends)} links)")
-    return out
-
-
-def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
-    """(heading, bullet lines) for every non-empty part of the review."""
-    parts: list[tuple[str, list[str]]] = []
-    if rv.clusters:
-        parts.append(("Different clusters (1)", [f"cluster: {rv.clusters[0]} -> {rv.clusters[1]}"]))
-    if rv.design:
-        parts.append((f"Fabric design changed ({len(rv.design)})",
-                      [f"{fab}: {k}: {_shown(a)} -> {_shown(b)}" for fab, k, a, b in rv.design]))
-    if rv.counts:
-        parts.append((f"Sizes changed ({len(rv.counts)})",
-                      [f"{fab}: {what}: {a} -> {b}" for fab, what, a, b in rv.counts]))
-    if rv.added:
-        parts.append((f"Devices added ({len(rv.added)})", _limited(_compact(rv.added))))
-    if rv.removed:
-        parts.append((f"Devices removed ({len(rv.removed)})", _limited(_compact(rv.removed))))
-    if rv.extended:
-        parts.append((f"Devices extended, additions only ({len(rv.extended)})", _limited(_compact(rv.extended))))
-    if rv.changed:
-        parts.append((f"Devices changed ({len(rv.changed)})", _limited(_compact(rv.changed))))
-    if rv.recabled:
-        parts.append((f"Links re-cabled ({len(rv.recabled)})",
-                      _limited([f"{fab}: {a}: {before} -> {after}" for fab, a, before, after in rv.recabled])))
-    if rv.links_added:
-        parts.append((f"Links added ({len(rv.links_added)})", _limited(_link_bundles(rv.links_added))))
-    if rv.links_removed:
-        parts.append((f"Links removed ({len(rv.links_removed)})",
-                      _limited([f"{fab}: {a} -- {z}" for fab, a, z in rv.links_removed])))
-    if rv.asns:
-        parts.append((f"ASNs changed ({len(rv.asns)})", _limited([f"{d}: {a} -> {b}" for d, a, b in rv.asns])))
-    for word, rows in (("added", [(w, b) for w, a, b in rv.addresses if a is None]),
-                       ("removed", [(w, a) for w, a, b in rv.addresses if b is None])):
-        if rows:
-            parts.append((f"Addresses {word} ({len(rows)})", _limited([f"{w}: {x}" for w, x in rows])))
-    changed = [(w, a, b) for w, a, b in rv.addresses if a is not None and b is not None]
-    if changed:
-        parts.append((f"Addresses changed ({len(changed)})", _limited([f"{w}: {a} -> {b}" for w, a, b in changed])))
-    for word, rows in (("added", [(d, w, b) for d, w, a, b in rv.management if a is None]),
-                       ("removed", [(d, w, a) for d, w, a, b in rv.management if b is None])):
-        if rows:
-            parts.append((f"Management addresses {word} ({len(rows)})",
-                          _limited([f"{d} {w}: {x}" for d, w, x in rows])))
-    moved = [row for row in rv.management if row[2] is not None and row[3] is not None]
-    if moved:
-        parts.append((f"Management addresses changed ({len(moved)})", _limited(_moved_alike(moved))))
-    if rv.intent:
-        parts.append((f"Fabric intent changed ({len(rv.intent)})",
-                      [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))
-    return parts
 
 
 def _moved_alike(rows: list[Moved]) -> list[str]:
@@ -620,10 +546,6 @@ def _shift(a: Any, b: Any) -> tuple[int, int, int, int] | None:
     if x.version != y.version:
         return None
     return x.version, x.network.prefixlen, y.network.prefixlen, int(y.ip) - int(x.ip)
-
-
-def _shown(value: Any) -> str:
-    return "(default)" if value is None else str(value)
 
 
 def verdict(rv: Review) -> str:
@@ -664,135 +586,6 @@ def verdict(rv: Review) -> str:
     if rv.clusters:  # said first: nothing after it is a change to one cluster
         out.insert(0, f"compares two different clusters ({rv.clusters[0]} -> {rv.clusters[1]})")
     return "; ".join(out)
-
-
-def _file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
-    if SKIP_FILE_DIFF.match(path):
-        return ""
-    if a is None or b is None:
-        text = (b if a is None else a) or b""
-        what = "new file" if a is None else "deleted file"
-        return f"{what}: {path} ({len(text.splitlines())} lines)\n"
-    try:
-        la, lb = a.decode().splitlines(keepends=True), b.decode().splitlines(keepends=True)
-    except UnicodeDecodeError:
-        return f"binary file changed: {path}\n"
-    return _unified(la, lb, path)
-
-
-_RANGE = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@$", re.M)
-
-
-def _unified(la: list[str], lb: list[str], path: str, context: int = 3) -> str:
-    """difflib's unified diff, run on the lines between the common head and tail only.
-
-    Measured: difflib matches whole files in about 3.5 ms per switch config, 9 s for the 2,560
-    configs of a 32k-GPU fabric; a one-key change leaves all but a few lines in common, so the
-    window is a few lines and the same hunks cost well under a second. Hunk line numbers are
-    shifted back by the window's offset.
-    """
-    head = 0
-    limit = min(len(la), len(lb))
-    while head < limit and la[head] == lb[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and la[-1 - tail] == lb[-1 - tail]:
-        tail += 1
-    off = max(0, head - context)
-    end_a, end_b = len(la) - max(0, tail - context), len(lb) - max(0, tail - context)
-    wa, wb = la[off:end_a], lb[off:end_b]
-    if max(len(wa), len(wb)) > LARGE_WINDOW:
-        body = "".join(_format_unified(_OnePass(wa, wb), f"a/{path}", f"b/{path}", context))
-    else:
-        body = "".join(difflib.unified_diff(wa, wb, f"a/{path}", f"b/{path}", n=context))
-    if not off:
-        return body
-
-    def shift(m: re.Match) -> str:
-        return f"@@ -{int(m.group(1)) + off}{m.group(2) or ''} +{int(m.group(3)) + off}{m.group(4) or ''} @@"
-    return _RANGE.sub(shift, body)
-
-
-# Lines in a window above which difflib's matcher is replaced by one pass: the cabling plan of a
-# 32k-GPU fabric grown by a unit gains rows in several places, and difflib took over a second on
-# the ~100,000 lines between the first and the last.
-LARGE_WINDOW = 2000
-
-
-class _OnePass(difflib.SequenceMatcher):
-    """Opcodes in one pass over both windows: lines equal at the same place are kept, a line the
-    other side no longer has is deleted or inserted, and where both lines come back later the old
-    one is deleted. Applying them always turns a into b (tests/test_diff.py applies thousands);
-    for rows added or removed, as growth brings, they are the minimal ones."""
-
-    def __init__(self, a: list[str], b: list[str]):  # noqa: D107 - difflib's matching tables are not needed
-        self.a, self.b = a, b
-
-    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
-        a, b = self.a, self.b
-        # "comes back later" is "its last place is past the pointer": no counting per line
-        last_a = {line: k for k, line in enumerate(a)}
-        last_b = {line: k for k, line in enumerate(b)}
-        ops: list[list] = []
-        i = j = 0
-
-        def add(tag: str, di: int, dj: int) -> None:
-            if ops and ops[-1][0] == tag:
-                ops[-1][2] += di
-                ops[-1][4] += dj
-            else:
-                ops.append([tag, i, i + di, j, j + dj])
-
-        while i < len(a) and j < len(b):
-            if a[i] == b[j]:
-                k = 1
-                while i + k < len(a) and j + k < len(b) and a[i + k] == b[j + k]:
-                    k += 1
-                add("equal", k, k)
-                i, j = i + k, j + k
-            elif last_b.get(a[i], -1) < j or last_a.get(b[j], -1) > i:
-                add("delete", 1, 0)
-                i += 1
-            else:
-                add("insert", 0, 1)
-                j += 1
-        if i < len(a):
-            add("delete", len(a) - i, 0)
-        if j < len(b):
-            add("insert", 0, len(b) - j)
-        return [tuple(op) for op in ops]  # type: ignore[misc]
-
-
-def _format_unified(m: difflib.SequenceMatcher, fromfile: str, tofile: str, n: int) -> Iterator[str]:
-    """difflib.unified_diff's output for the opcodes of `m`."""
-    a, b = m.a, m.b
-    for k, group in enumerate(m.get_grouped_opcodes(n)):
-        if k == 0:
-            yield f"--- {fromfile}\n"
-            yield f"+++ {tofile}\n"
-        first, last = group[0], group[-1]
-        yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n"
-        for tag, i1, i2, j1, j2 in group:
-            if tag == "equal":
-                yield from (" " + line for line in a[i1:i2])
-                continue
-            if tag in ("replace", "delete"):
-                yield from ("-" + line for line in a[i1:i2])
-            if tag in ("replace", "insert"):
-                yield from ("+" + line for line in b[j1:j2])
-
-
-def _range(start: int, stop: int) -> str:
-    """A unified diff's range, as difflib writes it."""
-    beginning, length = start + 1, stop - start
-    if length == 1:
-        return f"{beginning}"
-    if not length:
-        beginning -= 1
-    return f"{beginning},{length}"
-
-
-_HUNK = re.compile(r"^@@ .* @@", re.M)
 
 
 def _owner(path: str) -> str | None:
@@ -868,128 +661,3 @@ def _fold(rv: Review) -> list[Fold]:
     return list(folds.values())
 
 
-def _fold_heading(f: Fold) -> str:
-    if len(f.paths) == 1:
-        return f.paths[0]
-    owners = ",".join(_compact(sorted(f.owners, key=_natural), counts=False))
-    return f"{f.kind}: the same change on {len(f.owners)}: {owners}"
-
-
-def _stat_lines(rv: Review) -> list[str]:
-    """`--stat`: changed files per kind with lines added and removed, like git's."""
-    from fabgen.review.sides import source_of
-
-    kinds: dict[str, list[int]] = {}
-    counted: dict[str, tuple[int, int]] = {}
-    sides = {path: (a, b) for path, a, b in rv.files}
-    for path, a, b in rv.files:
-        kind = _kind(path)
-        source = source_of(path, a, b)
-        if source not in counted:  # a stand-in counts as the file whose change it shares
-            counted[source] = _line_counts(*sides[source])
-        plus, minus = counted[source]
-        k = kinds.setdefault(kind, [0, 0, 0])
-        k[0], k[1], k[2] = k[0] + 1, k[1] + plus, k[2] + minus
-    width = max((len(k) for k in kinds), default=0)
-    return [f"{kind:<{width}}  {n:>6} file{'s' if n != 1 else ' '}  +{p} -{m}" for kind, (n, p, m) in kinds.items()]
-
-
-def _line_counts(a: bytes | None, b: bytes | None) -> tuple[int, int]:
-    """Lines added and removed between two versions of a file (binary files count as one line)."""
-    try:
-        la, lb = (a or b"").decode().splitlines(), (b or b"").decode().splitlines()
-    except UnicodeDecodeError:
-        return int(b is not None), int(a is not None)
-    plus = minus = 0
-    for line in difflib.unified_diff(la, lb, lineterm="", n=0):
-        if line.startswith("+") and not line.startswith("+++"):
-            plus += 1
-        elif line.startswith("-") and not line.startswith("---"):
-            minus += 1
-    return plus, minus
-
-
-TEXT_LIMIT = 5_000  # lines a text review prints before it keeps the file diffs for --output
-
-
-def format_text(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False,
-                limit: int | None = None, whole_to: str | None = None) -> str:
-    """The review: its verdict first, the summary, then the folded file diffs; where those would
-    take the review past `limit` lines they are left out and counted (`whole_to`: the file the
-    whole review was written to)."""
-    notes = "".join(f"WARNING: {n}\n" for n in rv.notes) + ("\n" if rv.notes else "")
-    if not rv.differs:
-        return f"{notes}no differences between {old_name} and {new_name}\n"
-    # files edited since fabgen wrote them come before the verdict: the verdict reads them as fabgen's
-    out = [notes + f"fabgen diff {old_name} {new_name}: {verdict(rv)}", ""]
-    for heading, lines in _summary_lines(rv):
-        out.append(f"{heading}:")
-        out += [f"  {line}" for line in lines]
-        out.append("")
-    out.append(f"Files changed: {len(rv.files)}")
-    sections = [f"\n== {_fold_heading(f)}\n{f.body}" for f in fold(rv)] if files and not stat else []
-    body = sum(sec.count("\n") for sec in sections)
-    cut = bool(sections and limit and len(out) + body > limit)
-    if stat or cut:
-        out += [f"  {line}" for line in _stat_lines(rv)]
-    if cut:
-        where = f"written to {whole_to}" if whole_to else "--output FILE writes them, --max-lines 0 prints them"
-        out += ["", f"File diffs not shown: {body:,} lines in {len(sections):,} sections, more than "
-                    f"--max-lines {limit:,} ({where})"]
-        sections = []
-    return "\n".join(out) + "\n" + "".join(sections)
-
-
-MARKDOWN_LIMIT = 65_536  # characters in one GitHub comment
-
-
-def format_markdown(rv: Review, old_name: str, new_name: str, files: bool = True, stat: bool = False,
-                    limit: int | None = MARKDOWN_LIMIT) -> str:
-    """The review as one pull-request comment: summary, then folded diffs until `limit` is reached,
-    then a note saying what was left out (`--output FILE` writes it all)."""
-    notes = "".join(f"> **Warning:** {n}\n" for n in rv.notes) + ("\n" if rv.notes else "")
-    if not rv.differs:
-        return f"{notes}**fabgen diff**: no differences between `{old_name}` and `{new_name}`.\n"
-    out = [f"## fabgen diff: `{old_name}` → `{new_name}`", "", f"**Verdict:** {verdict(rv)}", "",
-           *([notes] if notes else [])]
-    for heading, lines in _summary_lines(rv):
-        out.append(f"### {heading}")
-        out += [f"- `{line}`" if not line.startswith("...") else f"- {line}" for line in lines]
-        out.append("")
-    out.append(f"**Files changed:** {len(rv.files)}")
-    out.append("")
-    if stat:
-        out += ["```", *_stat_lines(rv), "```", ""]
-    sections = []
-    if files and not stat:
-        for f in fold(rv):
-            fence = "`" * max(3, 1 + max((len(r) for r in re.findall("`+", f.body)), default=0))
-            sections.append("\n".join([f"<details><summary><code>{html.escape(_fold_heading(f))}</code></summary>", "",
-                                        f"{fence}diff", f.body.rstrip("\n"), fence, "",
-                                        "</details>", ""]) + "\n")
-    return _within("\n".join(out) + "\n", sections, limit)
-
-
-def _within(head: str, sections: list[str], limit: int | None) -> str:
-    """head plus the sections that fit in `limit` characters, in order (a large one is skipped so the
-    smaller ones after it still show), and a note naming what was left out."""
-    if limit is None:
-        return head + "".join(sections)
-    room = limit - 2_000  # the note: its fixed words and up to ten names
-    if len(head) > room:
-        head = head[:head.rfind("\n", 0, room) + 1] + "\n(summary cut here)\n"
-    text, used, skipped = [head], len(head), []
-    for sec in sections:
-        if used + len(sec) <= room:
-            text.append(sec)
-            used += len(sec)
-        else:
-            skipped.append(sec)
-    if skipped:
-        names = [html.unescape(re.search(r"<code>(.*?)</code>", sec).group(1))[:150] for sec in skipped[:10]]
-        text.append(f"\n> **Truncated** to fit one comment: {len(skipped)} diff section(s), "
-                    f"{sum(map(len, skipped))} characters, not shown"
-                    + "".join(f"\n> - `{n}`" for n in names)
-                    + (f"\n> - ... and {len(skipped) - 10} more" if len(skipped) > 10 else "")
-                    + "\n>\n> `fabgen diff --format markdown --output FILE` writes the whole review.\n")
-    return "".join(text)

@@ -44,9 +44,10 @@ import orjson
 from fabgen import parallel
 from fabgen.rendered.paths import ADDRESS, DEVICE_FILE
 from fabgen.targets.base import made
+from fabgen.spec.platforms import PLATFORMS
 
 Progress = Callable[[str], None]
-GROUPED = ("eos", "sonic", "nvue")  # targets whose data["switches"] holds one item per switch
+GROUPED = tuple(name for name, p in PLATFORMS.items() if p.one_item_per_switch)  # targets: one item per switch
 Key = tuple[str, str]  # (target, fabric)
 
 

@@ -25,18 +25,15 @@ are cited beside their entries and in docs/hardware.md, with what no public sour
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from fabgen.spec.platforms import KINDS, platforms_of
 from fabgen.spec.sonic_skus import SN5600_O128, TH5_7060X6_O128, SonicSku
 
-KINDS = ("infiniband", "roce", "spectrum-x", "ethernet")
-PLATFORMS_BY_KIND = {
-    "infiniband": ("ufm", "opensm"),
-    "roce": ("eos", "sonic"),
-    "spectrum-x": ("nvue",),
-    "ethernet": ("nvue",),  # plain Ethernet access switches: the out-of-band network (docs/cluster.md)
-}
+# ethernet: plain Ethernet access switches, the out-of-band network (docs/cluster.md)
+PLATFORMS_BY_KIND = {kind: platforms_of(kind) for kind in KINDS}
 
 
 @dataclass(frozen=True)
@@ -505,3 +502,18 @@ NODES: dict[str, NodeModel] = {
         ),
     )
 }
+
+
+# a ConnectX port's name in InfiniBand mode
+_IB_NETDEV = re.compile(r"^ibp(\d+)s(\d+)(?:f(\d+))?$")
+
+
+def eth_netdev(netdev: str) -> str:
+    """ibp24s0 (InfiniBand mode) -> enp24s0np0 (Ethernet mode), ibp170s0f1 -> enp170s0f1np1: systemd's
+    name for a ConnectX port, the port number after `np` (DGX H100 User Guide, Table 5); other
+    names as declared."""
+    m = _IB_NETDEV.match(netdev)
+    if not m:
+        return netdev
+    bus, slot, function = m.groups()
+    return f"enp{bus}s{slot}" + (f"f{function}np{function}" if function is not None else "np0")

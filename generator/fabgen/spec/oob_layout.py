@@ -12,11 +12,12 @@ from fabgen.spec.catalog import Nic, NodeModel, SwitchModel
 from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.model import Switch
 from fabgen.spec.sizing import Plan
+from fabgen.spec.platforms import PLATFORMS
 
 SWITCH_GROUP = "switch-management"  # the group of the managed switches' management ports (a reserved name)
 # A switch's management port by platform: EOS Management1, Cumulus and SONiC eth0, Quantum (NVOS/UFM
 # managed InfiniBand switches) mgmt0.
-MGMT_PORT = {"eos": "Management1", "sonic": "eth0", "nvue": "eth0", "ufm": "mgmt0", "opensm": "mgmt0"}
+MGMT_PORT = {name: p.mgmt_port for name, p in PLATFORMS.items()}
 MEDIA = "utp"  # RJ45 copper
 ACCESS_WIDTH = 4  # digits of an access switch's number within its block: fixed, so growth renames none
 NODE_BLOCK, SWITCH_BLOCK = "access", "mgmt"

@@ -39,7 +39,7 @@ from fabgen.formats import yamlout
 from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.targets.base import CLUSTER, Target
-from fabgen.intent.addresses import eth_netdev
+from fabgen.spec.catalog import eth_netdev
 from fabgen.intent.northsouth import HOST_BOND, host_vlan_interface, tenants
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.formats.templating import render as render_template

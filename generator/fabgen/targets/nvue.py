@@ -38,7 +38,7 @@ from typing import Any, Iterable
 
 from fabgen.formats import yamlout
 
-from fabgen.addressing import _ip
+from fabgen.addressing import dotted_quad
 from fabgen.inventory.management import gateway_of
 from fabgen.context import Context
 from fabgen.targets.base import Deferred, Target, every_other
@@ -47,9 +47,10 @@ from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent
 from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents, options
 from fabgen.formats.configfile import config_file
+from fabgen.spec.platforms import PLATFORMS
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
-MGMT_PORT = "eth0"
+MGMT_PORT = PLATFORMS["nvue"].mgmt_port
 BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
 BFD_TIMERS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # FRR's defaults
 USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
@@ -394,7 +395,7 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     assert m is not None
     address = ctx.allocation.management[s.name]
     plen = int(m.prefix.split("/")[1])
-    gateway = _ip(gateway_of(m))
+    gateway = dotted_quad(gateway_of(m))
     tree: dict[str, Any] = {"system": {"hostname": s.name}}
     iface: dict[str, Any] = {}
     services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default", "ntp": m.ntp,

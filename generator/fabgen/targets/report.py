@@ -15,12 +15,12 @@ def intent(ctx: Any) -> dict[str, Any]:
     """The fabric-wide intent a reviewer checks: QoS for Ethernet, subnet-manager choices for InfiniBand."""
     f = ctx.fabric
     if f.spec.role == "oob":
-        from fabgen.addressing import _ip
+        from fabgen.addressing import dotted_quad
         from fabgen.inventory.management import gateway_of
 
         m = f.spec.management
         return {"oob": {"vlan": f.spec.oob_vlan, "prefix": m.prefix if m else None,
-                        "gateway": _ip(gateway_of(m)) if m else None,
+                        "gateway": dotted_quad(gateway_of(m)) if m else None,
                         "managed_switches": sum(1 for h in f.hosts if h.role == "switch")}}
     if f.spec.kind == "infiniband":
         from fabgen.intent.infiniband import options, resolved

@@ -49,6 +49,7 @@ from fabgen.inventory.ethernet import leaf_subnet_prefix
 from fabgen.inventory.platform import version_of
 from fabgen.intent.qos import options, qos_intent
 from fabgen.intent.switches import switch_configs
+from fabgen.spec.platforms import PLATFORMS
 
 MAP = "ROCE"
 POLICY = "FABRIC"  # route map and prefix set of what the fabric announces
@@ -279,7 +280,7 @@ def _neighbor_row(group: str, admin: str, asn: str, local_addr: str, name: str) 
     return {"asn": asn, "local_addr": local_addr, "name": name, "peer_group_name": group, "admin_status": admin}
 
 
-MGMT_PORT = "eth0"
+MGMT_PORT = PLATFORMS["sonic"].mgmt_port
 
 
 def management_tables(m: dict[str, Any]) -> dict[str, Any]:

@@ -25,8 +25,9 @@ from pydantic_core import PydanticCustomError
 from fabgen.verify.cabling import Finding, Verdict
 from fabgen.verify.state import Expected
 from fabgen.verify.untrusted import Refused, Shape, load, validated
+from fabgen.spec.platforms import PLATFORMS
 
-FRR_PLATFORMS = ("sonic", "nvue")
+FRR_PLATFORMS = tuple(name for name, p in PLATFORMS.items() if p.runs_frr)
 KINDS = ("bgp", "routes", "bfd")
 
 
