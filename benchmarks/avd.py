@@ -67,9 +67,8 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
     (`line_parity`): QoS profile and maps, watchdog timers, ECN counters on every used port,
     BFD, the route limit and BGP distance, loopbacks at fabgen's addresses (AVD's pool plus an
     offset per node type), spanning tree, and the management plane."""
-    from fabgen.targets.eos import dscp_lines
     from fabgen.intent.qos import qos_intent
-    from fabgen.targets.eos import QOS_PROFILE
+    from fabgen.targets.eos import QOS_PROFILE, dscp_lines
 
     qos = qos_intent(ctx)
     mtu = switches[0]["mtu"]
@@ -393,12 +392,13 @@ def main() -> None:
     import sys
 
     import pyavd  # noqa: F401  imports and schema loading stay outside the timing, as fabgen's do
+    from pyavd._eos_designs.structured_config import get_structured_config  # noqa: F401
+    from pyavd._schema.store import init_store
+
+    from fabgen.intent.switches import switch_configs
     from fabgen.inventory.loader import load
     from fabgen.inventory.validate import validate
     from fabgen.pipeline import build
-    from fabgen.intent.switches import switch_configs
-    from pyavd._eos_designs.structured_config import get_structured_config  # noqa: F401
-    from pyavd._schema.store import init_store
 
     init_store()
     inv, out, workers = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])

@@ -29,8 +29,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
 from run import run_case  # noqa: E402
+
+from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
 
 KINDS = ("eos-fattree", "eos-rail", "eos-northsouth")
 

@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 import lldp_lab  # noqa: E402  (the tests' reading of a plan's cabling and netdevs)
+
 from inventories import inventory  # noqa: E402  (benchmarks/ is not a package)
 
 FABGEN = [sys.executable, "-m", "fabgen"]

@@ -43,7 +43,7 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
 
 def _dict_value(annotation: Any) -> Any | None:
     for a in _unwrap(annotation):
-        if typing.get_origin(a) in (dict, typing.Dict):
+        if typing.get_origin(a) in (dict, dict):
             return typing.get_args(a)[1]
     return None
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import csv
 import json
 import re
+from pathlib import Path
 
 import yaml
-from pathlib import Path
 
 
 def read_eos(path: Path) -> dict:

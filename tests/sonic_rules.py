@@ -10,7 +10,8 @@ pg_profile_lookup.ini as {(speed Mb/s, cable)} for the traditional buffer model.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 BGP_TABLES = ("BGP_GLOBALS", "BGP_NEIGHBOR", "BGP_PEER_GROUP")
 ENV_LOOKUP = re.compile(r"^\{\{ lookup\('ansible\.builtin\.env', '\w+'\) \}\}$")

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import INVENTORIES, IN_CI
 from readback import read_cabling
+
+from conftest import IN_CI, INVENTORIES
 from fabgen.pipeline import render_to
 
 pytestmark = pytest.mark.integration

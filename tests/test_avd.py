@@ -30,6 +30,7 @@ from fabgen.pipeline import render_to
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import avd  # noqa: E402  (benchmarks/ is not a package; line_parity needs no pyavd)
+
 from inventories import inventory  # noqa: E402
 
 pytestmark = pytest.mark.integration

@@ -11,13 +11,14 @@ import pytest
 
 from conftest import ROOT
 from fabgen.errors import InventoryError
+from fabgen.intent.switches import switch_configs
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
-from fabgen.intent.switches import switch_configs
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import avd  # noqa: E402
+
 from inventories import KINDS, SIZES, inventory  # noqa: E402
 
 

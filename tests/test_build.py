@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from fractions import Fraction
-
-import os
 
 import pytest
 
 from conftest import INVENTORIES
+from fabgen.check.fabric import TopologyError, check
 from fabgen.inventory.loader import load, load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
-from fabgen.check.fabric import TopologyError, check
 from fabgen.spec.model import Link
 
 

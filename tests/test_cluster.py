@@ -8,8 +8,8 @@ netplan; host and switch files agree for every role when both are read back.
 from __future__ import annotations
 
 import csv
-import json
 import ipaddress
+import json
 import re
 import shutil
 import subprocess
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from conftest import INVENTORIES, IN_CI
 from readback import read_cabling, read_fabric
 from test_hosts import check_hosts, read_setup, scripts_ok, switch_ports, switch_qos
 from test_planes import NETPLAN, _netplan_generate
+
+from conftest import IN_CI, INVENTORIES
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load
 from fabgen.inventory.validate import validate

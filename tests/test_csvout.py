@@ -8,7 +8,8 @@ import io
 import weakref
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabgen.formats import csvout
 

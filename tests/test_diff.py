@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-
-import pytest
-
 import re
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
 
 from conftest import INVENTORIES, git
 from fabgen.cli import app, main
-from typer.testing import CliRunner
 from fabgen.pipeline import render_to
 
 
@@ -356,8 +354,8 @@ def test_an_inventory_review_says_what_the_review_of_the_renders_says(tmp_path: 
 def _changes(review: str) -> dict[str, tuple[str, ...]]:
     """Every file a review's sections name, with the lines its diff adds and removes, the owner's
     name and addresses abstracted (a section shows the first owner's diff for all)."""
-    from fabgen.rendered.paths import ADDRESS as _ADDRESS
     from fabgen.formats.hostlist import expand
+    from fabgen.rendered.paths import ADDRESS as _ADDRESS
 
     out: dict[str, tuple[str, ...]] = {}
     for section in review.split("\n== ")[1:]:

@@ -21,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import evpn_vm
 import pytest
 
-import evpn_vm
-
-from conftest import GOLDEN, INVENTORIES, IN_CI
+from conftest import GOLDEN, IN_CI, INVENTORIES
 from fabgen.emulate import eos, nvue, sonic
 from fabgen.emulate.expect import Plan
 from fabgen.emulate.frr import frr_conf
@@ -49,7 +48,7 @@ def _role(path: Path) -> str:
     return _roles(case).get(fabric, "compute")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _roles(case: str) -> dict[str, str]:
     report = json.loads((GOLDEN / case / "report.json").read_text())["fabrics"]
     return {name: f.get("role", "compute") for name, f in report.items()}
@@ -370,8 +369,8 @@ PODS = UNSEEN.format(model="dgx-h100", count=16, kind="roce", platform="sonic", 
 
 
 def _sample_plan(out: Path):
-    from fabgen.rendered import read as rendered
     from fabgen.emulate.read import fabrics_of, read_fabric
+    from fabgen.rendered import read as rendered
 
     (fab,) = [read_fabric(files, f) for files in [rendered.read_render(out)] for f in fabrics_of(files, None)]
     return fab
@@ -432,10 +431,10 @@ def test_the_command_line_budget_is_the_measured_one() -> None:
 def test_planes_are_sampled_one_by_one() -> None:
     """Two planes at a budget that holds one: the first plane whole, nothing of the second (its
     switches and cables), every node kept through its first-plane ports; the note says so."""
-    from fabgen.rendered import read as rendered
     from fabgen.emulate import sample
     from fabgen.emulate.read import fabrics_of, read_fabric
     from fabgen.emulate.run import _sampled
+    from fabgen.rendered import read as rendered
 
     files = rendered.read_render(GOLDEN / "b300-spectrumx-2plane")
     fabs = [read_fabric(files, f) for f in fabrics_of(files, None)]
@@ -775,8 +774,8 @@ def _kernel_missing() -> list[str]:
 def test_a_plane_asked_for_is_emulated_alone() -> None:
     """`--fabric sx-plane1` emulates that plane only (its switches, its cables, its hosts' ports);
     `--fabric sx` every plane of the fabric."""
-    from fabgen.rendered import read as rendered
     from fabgen.emulate import read
+    from fabgen.rendered import read as rendered
 
     files = rendered.read_render(GOLDEN / "b300-spectrumx-2plane")
     (one,) = read.fabrics_of(files, "sx-plane1")

@@ -5,10 +5,9 @@ links found in the configs are exactly the topology's links."""
 
 from __future__ import annotations
 
-import json
-
 import csv
 import ipaddress
+import json
 import shutil
 import subprocess
 import sys
@@ -17,9 +16,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from conftest import INVENTORIES, IN_CI, ROOT
 from readback import read_cabling, read_fabric
+
+from conftest import IN_CI, INVENTORIES, ROOT
 from fabgen.pipeline import render_to
 
 YANG_CHECK = ROOT.parent / "shared" / "tools" / "sonic_yang_check.py"
@@ -289,10 +288,10 @@ fabrics:
 
 def test_bgp_route_limit_grows_with_the_fabric(tmp_path: Path) -> None:
     """16,000 host /31s must not trip a fixed 12,000-route limit on every session."""
+    from fabgen.intent.switches import switch_configs
     from fabgen.inventory.loader import load_text
     from fabgen.inventory.validate import validate
     from fabgen.pipeline import build
-    from fabgen.intent.switches import switch_configs
 
     text = """version: 1
 cluster: c

@@ -8,10 +8,10 @@ import csv
 import json
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 from typer.testing import CliRunner
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import GOLDEN, INVENTORIES, IN_CI, example_cases
+from conftest import GOLDEN, IN_CI, INVENTORIES, example_cases
 from fabgen.pipeline import run
 
 # topology.svg exists only where Graphviz is installed (CI installs it). Without it, the

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import INVENTORIES
 from fabgen.inventory.loader import load_text
@@ -152,8 +153,8 @@ def test_the_property_check_catches_an_unplanned_growth() -> None:
 
 
 def test_more_nodes_than_planned_is_a_located_error(tmp_path: Path) -> None:
-    from fabgen.inventory.loader import load
     from fabgen.errors import InventoryError
+    from fabgen.inventory.loader import load
 
     path = tmp_path / "inv.yaml"
     path.write_text(inventory("opensm", "rail-optimized", 12, 8, su=4))

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from typer.testing import CliRunner
 
 from conftest import ROOT
 from fabgen.cli import app
 from fabgen.formats.hostlist import expand
-from fabgen.spec.catalog import NODES, SWITCHES
 from fabgen.pipeline import prepare, render_to
+from fabgen.spec.catalog import NODES, SWITCHES
 
 FABGEN = [str(ROOT / ".venv" / "bin" / "fabgen")]
 

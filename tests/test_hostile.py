@@ -260,7 +260,7 @@ JINJA = "{{ lookup('pipe', 'touch pwned') }}"
 
 def _text_fields() -> list[tuple[str, ...]]:
     """Every free-text key of the inventory (schema fields of the Text type): new ones are covered too."""
-    from fabgen.spec.schema import CustomNic, CustomNodeModel, CustomPort, CustomSwitchModel, TEXT_PATTERN
+    from fabgen.spec.schema import TEXT_PATTERN, CustomNic, CustomNodeModel, CustomPort, CustomSwitchModel
 
     def texts(model: type) -> list[str]:
         return [name for name, info in model.model_fields.items()

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_hostile import snapshot  # every entry under a folder, links not followed
 
 from conftest import INVENTORIES, git

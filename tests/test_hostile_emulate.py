@@ -284,8 +284,8 @@ def test_verify_refuses_an_edited_plan_unless_trusted(renders: dict[str, Path], 
 def test_every_golden_emulated_fabric_passes_the_boundary(renders: dict[str, Path]) -> None:
     """What fabgen writes is what the boundary admits: every bundled shape read whole (switches of
     every platform, netplans, frr.conf, the EVPN fabric) with no refusal."""
-    from fabgen.rendered import read as rendered
     from fabgen.emulate import read, run
+    from fabgen.rendered import read as rendered
 
     for case, out in renders.items():
         files = rendered.read_render(out)

@@ -19,12 +19,11 @@ from typing import Any
 
 import pytest
 import yaml
-
-from conftest import IN_CI, INVENTORIES
 from test_northsouth import DGX_EOS
 from test_planes import NETPLAN, _netplan_generate
 
 import fabgen
+from conftest import IN_CI, INVENTORIES
 from fabgen.spec.schema import Inventory
 
 TIMEOUT = 60  # the issue's bound for every case: a hang is a failure, not a slow pass
@@ -322,7 +321,8 @@ def test_a_custom_switch_port_named_like_another_device_is_refused(tmp_path: Pat
 def test_the_bond_names_are_the_netplans() -> None:
     """The validator's names for the node's bond and its VLANs are those the netplans write."""
     from fabgen.intent.northsouth import HOST_BOND, host_vlan_interface
-    from fabgen.inventory.check_nodes import HOST_BOND as CHECKED, host_bond_names
+    from fabgen.inventory.check_nodes import HOST_BOND as CHECKED
+    from fabgen.inventory.check_nodes import host_bond_names
 
     assert CHECKED == HOST_BOND
     assert list(host_bond_names((20, 30))) == [HOST_BOND, host_vlan_interface(20), host_vlan_interface(30)]

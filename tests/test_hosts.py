@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from conftest import INVENTORIES, IN_CI
 from readback import nvue_ip, read_cabling, read_fabric, read_nvue
+
+from conftest import IN_CI, INVENTORIES
 from fabgen.pipeline import render_to
 from fabgen.targets.hosts import NCCL_KNOWN, TABLES
 

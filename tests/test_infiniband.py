@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
 
+import pytest
+
 from conftest import INVENTORIES
-from fabgen.pipeline import run
 from fabgen.intent.infiniband import nccl_settings, resolved
+from fabgen.pipeline import run
 
 INV = """version: 1
 cluster: c1
@@ -114,8 +114,8 @@ def test_every_rate_validation_accepts_has_a_rate_code(tmp_path) -> None:
     """No link rate passes validation and then crashes the render: the two tables agree, and an
     800G (XDR) fabric with an 800G partition renders."""
     from fabgen.inventory.check_infiniband import IB_RATES
-    from fabgen.targets.infiniband import RATE_CODE, SPEED_TEXT
     from fabgen.pipeline import render_to
+    from fabgen.targets.infiniband import RATE_CODE, SPEED_TEXT
 
     assert set(IB_RATES) == set(RATE_CODE) <= set(SPEED_TEXT)
     (tmp_path / "inv.yaml").write_text("""version: 1
@@ -165,9 +165,9 @@ def test_guid_map_with_a_bom_reads_and_synthetic_guids_are_refused(tmp_path) -> 
 @pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "ib-storage", "b300-xdr-2su"])
 def test_topology_net_written_in_python_equals_its_template(case: str) -> None:
     """topology.net is written by f-strings for speed; the template says the same bytes."""
+    from fabgen.formats.templating import render as render_template
     from fabgen.pipeline import prepare
     from fabgen.targets import infiniband
-    from fabgen.formats.templating import render as render_template
 
     for ctx in prepare(INVENTORIES / f"{case}.yaml").contexts.values():
         data = infiniband.structure(ctx)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from readback import read_cabling
 
 from conftest import INVENTORIES
-from readback import read_cabling
 from fabgen.pipeline import render_to
 
 # Kubernetes label syntax (k8s.io/apimachinery/pkg/util/validation: IsQualifiedName, IsValidLabelValue)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import jsonschema
 import pytest

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from readback import nvue_ip, read_nvue
+
 from fabgen.errors import InventoryError
 from fabgen.pipeline import render_to
 

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import yaml
-
 from readback import nvue_on, read_cabling, read_fabric
+
 from fabgen.pipeline import render_to, run
 
 # --- intent/qos.py: adaptive routing, and the report's QoS keys ---------------------------------

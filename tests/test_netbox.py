@@ -15,9 +15,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from readback import read_cabling
 
 from conftest import INVENTORIES
-from readback import read_cabling
 from fabgen.pipeline import render_to
 
 # Fields of each import form (NetBox 4.6 bulk_import.py, class Meta: fields); we use a subset.

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_planes import NETPLAN, _netplan_generate
 
 from conftest import IN_CI, INVENTORIES
-from test_planes import NETPLAN, _netplan_generate
 from fabgen.pipeline import render_to
 
 sys.path.insert(0, str(Path(__file__).parent))

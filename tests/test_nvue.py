@@ -7,20 +7,19 @@ NVIDIA's NVUE object model for the Cumulus Linux release the file's header names
 
 from __future__ import annotations
 
-import csv
-
 import copy
+import csv
 import ipaddress
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
-from conftest import INVENTORIES, IN_CI
 import nvue_model
+import pytest
 from readback import nvue_ip, nvue_on, read_cabling, read_nvue
+
+from conftest import IN_CI, INVENTORIES
 from fabgen.pipeline import render_to
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import INVENTORIES, IN_CI
+from conftest import IN_CI, INVENTORIES
 from fabgen.pipeline import render_to
 
 pytestmark = pytest.mark.integration

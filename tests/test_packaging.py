@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import sys
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 

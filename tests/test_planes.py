@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from readback import read_cabling, read_fabric
 
 from conftest import IN_CI, INVENTORIES, ROOT
-from readback import read_cabling, read_fabric
 from fabgen.pipeline import prepare, render_to
 from fabgen.topology.analysis import cables
 

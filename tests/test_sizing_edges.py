@@ -10,8 +10,8 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-
 from readback import read_cabling
+
 from fabgen.errors import InventoryError
 from fabgen.pipeline import render_to
 from fabgen.spec.sizing import SizingError, leaf_split, name_widths, parse_ratio, plan

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from readback import read_cabling
 
 from conftest import IN_CI, INVENTORIES
-from readback import read_cabling
 from fabgen.formats.hostlist import compress, expand
 from fabgen.pipeline import render_to
 

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 import sonic_rules
+
 from conftest import INVENTORIES
-from fabgen.spec.catalog import SWITCHES
 from fabgen.pipeline import render_to
+from fabgen.spec.catalog import SWITCHES
 
 INV = """version: 1
 cluster: s

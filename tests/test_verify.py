@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import GOLDEN, INVENTORIES, IN_CI
+from conftest import GOLDEN, IN_CI, INVENTORIES
 from fabgen.pipeline import render_to
 from fabgen.verify import evidence
 from fabgen.verify.evidence import EvidenceError
@@ -291,8 +291,9 @@ fabrics:
 @pytest.mark.skipif(not HAVE_LLDPD, reason="needs root and lldpd (`make test` installs it)")
 def test_lldpd_in_namespaces_finds_a_swap_and_an_unplugged_cable(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
-    from fabgen.emulate.lab import lab
     from lldp_lab import cables, collect, netdevs
+
+    from fabgen.emulate.lab import lab
 
     (tmp_path / "inv.yaml").write_text(ETH_UNSEEN)
     out = tmp_path / "out"

@@ -18,13 +18,13 @@ import yaml
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import INVENTORIES, IN_CI
+from conftest import IN_CI, INVENTORIES
+from fabgen.check.cluster import check_cluster
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.rdmalinks import read_rdma_links
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build, render_to, run
-from fabgen.check.cluster import check_cluster
 
 NETPLAN = shutil.which("netplan") or ("/usr/sbin/netplan" if Path("/usr/sbin/netplan").exists() else None)
 
@@ -266,7 +266,7 @@ def test_whole_clusters_keep_the_invariants_and_oob_cables_never_move(case, tmp_
     RENDERED.append(case)
     invariants(out)
     before = _oob_cables(out)
-    bmc = {c for c in before if not c[1] in ("Management1", "eth0", "mgmt0")}
+    bmc = {c for c in before if c[1] not in ("Management1", "eth0", "mgmt0")}
     if planned and nodes * 2 <= planned:
         grown = _render(cluster(compute, nodes * 2, planned, storage, inband, oob, servers, northsouth=northsouth),
                         tmp, "grown")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fabgen.formats.yamlout import dump
 
@@ -158,8 +159,8 @@ def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None
     import pytest
     from hypothesis import assume
 
-    from fabgen.targets.sonic import _ENC, _STR, _row
     from fabgen.formats.yamlout import Shape
+    from fabgen.targets.sonic import _ENC, _STR, _row
 
     assume(not _has_nul(template))
     filled = Shape(partial(_make, template), 3).fill(*values)

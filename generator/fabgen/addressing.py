@@ -44,8 +44,8 @@ from dataclasses import dataclass, field, replace
 from netaddr import IPNetwork
 
 from fabgen.inventory.ethernet import asn_counts, leaf_subnet_prefix
-from fabgen.spec.schema import EthernetOptions
 from fabgen.spec.model import Fabric
+from fabgen.spec.schema import EthernetOptions
 
 GUID_PREFIX = 0xFAB0
 TYPE_SWITCH, TYPE_CA = 0x01, 0x02
@@ -62,7 +62,7 @@ class Allocation:
     management: dict[str, str] = field(default_factory=dict)  # device -> management address
     node_loopbacks: dict[str, str] = field(default_factory=dict)  # host_routing bgp: node -> service address
     node_asns: dict[str, int] = field(default_factory=dict)  # host_routing bgp: node -> its ASN
-    tenants: "Tenants | None" = None  # role northsouth: the bonds' and leaves' addresses, the segments
+    tenants: Tenants | None = None  # role northsouth: the bonds' and leaves' addresses, the segments
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 TUNABLES = ":".join((
     "glibc.malloc.hugetlb=1",

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numbers
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 import yaml
 
@@ -44,7 +44,7 @@ class Warning:  # noqa: A001 (a field of results, never raised)
     column: int = 0
 
     @classmethod
-    def parse(cls, fabric: str, text: str) -> "Warning":
+    def parse(cls, fabric: str, text: str) -> Warning:
         m = LOCATED.match(text)
         if not m:
             return cls(fabric, text)

@@ -68,7 +68,7 @@ class _Progress:
 
             self.status = Console(stderr=True).status("fabgen: starting")
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         if self.status:
             self.status.__enter__()
         return self
@@ -93,10 +93,10 @@ def render(
     timings: bool = typer.Option(False, "--timings", help="print the time each pipeline stage took"),
 ) -> None:
     """Render every file of every fabric in INVENTORY into OUT."""
+    import signal
+
     from fabgen.api import render as api_render
     from fabgen.check.fabric import TopologyError
-
-    import signal
 
     def _terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # like Ctrl-C: the temporary tree is removed, OUT stays as it was
@@ -503,7 +503,9 @@ def verify(
     unverified apart) and the moves that repair it. Exit 0: as planned; 1: anything differs; 2: bad
     input."""
     from fabgen.verify import report
-    from fabgen.verify.run import BadInput, anta_catalog as anta_catalog_of, verify as run_verify
+    from fabgen.verify.run import BadInput
+    from fabgen.verify.run import anta_catalog as anta_catalog_of
+    from fabgen.verify.run import verify as run_verify
 
     _format_or_exit(fmt, ("text", "markdown", "json"))
     _render_dir_or_exit(render_dir)

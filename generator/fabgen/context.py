@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabgen.addressing import Allocation
-from fabgen.topology.analysis import Summary
 from fabgen.spec.model import Fabric
+from fabgen.topology.analysis import Summary
 
 
 @dataclass(frozen=True)
@@ -25,8 +25,8 @@ class Context:
     kubernetes: Any = None  # the inventory's KubernetesOptions (cluster-wide)
     # a multi-plane fabric's first plane: the contexts of all its planes, in order (the hosts'
     # files cover every plane at once); () otherwise
-    planes: tuple["Context", ...] = ()
+    planes: tuple[Context, ...] = ()
 
-    def plane_contexts(self) -> tuple["Context", ...]:
+    def plane_contexts(self) -> tuple[Context, ...]:
         """The contexts whose ports a node of this fabric has: all planes, or this one."""
         return self.planes or (self,)

@@ -10,20 +10,20 @@ point, the current directory) the new tree is moved in entry by entry.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
-import ctypes
-import ctypes.util
 
 from fabgen._version import __version__
-from fabgen.rendered import manifest as manifests
 from fabgen.errors import OutputError
+from fabgen.rendered import manifest as manifests
 from fabgen.rendered.manifest import ManifestError
 
 MANIFEST = manifests.MANIFEST

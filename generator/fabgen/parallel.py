@@ -20,8 +20,9 @@ import os
 import pickle
 import signal
 import struct
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 SPLIT_THRESHOLD = 1500  # devices (switch configs + per-node files) before splitting pays
 

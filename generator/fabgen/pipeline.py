@@ -8,26 +8,27 @@ benchmarks/ reports.
 from __future__ import annotations
 
 import gc
-from collections import Counter
 import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from fabgen.addressing import allocate
+from fabgen.check.cluster import check_cluster
+from fabgen.check.fabric import TopologyError, check
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import Loaded, load
 from fabgen.inventory.validate import Validated, validate
 from fabgen.output import MANIFEST, manifest
+from fabgen.parallel import Aside, render_all, render_written
+from fabgen.spec.model import Fabric
 from fabgen.targets import CLUSTER, Context, registry
 from fabgen.topology.analysis import summarize
-from fabgen.parallel import Aside, render_all, render_written
 from fabgen.topology.build import build_planes, plane_names
 from fabgen.topology.growth import growth_warnings
-from fabgen.check.fabric import TopologyError, check
-from fabgen.check.cluster import check_cluster
-from fabgen.spec.model import Fabric
 from fabgen.topology.oob import build_oob
 
 STAGES = ("load", "validate", "build", "check", "allocate", "structure", "render", "write")
@@ -43,7 +44,7 @@ class Result:
     # the structured configs, kept so that they are freed with the Result (or never: the
     # command line leaves without freeing them, which took a second at 64k GPUs), not inside
     # the timed render
-    prepared: "Prepared | None" = None
+    prepared: Prepared | None = None
 
 
 @contextmanager
@@ -237,7 +238,7 @@ def prepare(inventory: str | Path, progress: Callable[[str], None] | None = None
     return _back(loaded, validated, timings, progress, checked, beside)
 
 
-def _front(inventory: "str | Path | Loaded", progress: Callable[[str], None] | None) -> tuple[Any, Validated, dict[str, float]]:
+def _front(inventory: str | Path | Loaded, progress: Callable[[str], None] | None) -> tuple[Any, Validated, dict[str, float]]:
     timings: dict[str, float] = {}
     with _timed(timings, "load", progress):
         loaded = inventory if isinstance(inventory, Loaded) else load(inventory)

@@ -21,9 +21,10 @@ looked up only when a duplicate exists.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import chain
 from operator import itemgetter
-from typing import Any, Iterable
+from typing import Any
 
 from fabgen.errors import InventoryError, Problem
 from fabgen.spec.catalog import eth_netdev

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fabgen.compare import cost as costing, estimate
+from fabgen.compare import cost as costing
+from fabgen.compare import estimate
 from fabgen.compare.options import NotAnOption, Option, options
 from fabgen.compare.prices import PriceList
 from fabgen.inventory.loader import load

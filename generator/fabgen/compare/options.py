@@ -26,13 +26,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from fabgen.errors import InventoryError
-from fabgen.spec.catalog import KINDS, PLATFORMS_BY_KIND, SwitchModel
 from fabgen.inventory.loader import Loaded
 from fabgen.inventory.validate import Validated, validate
+from fabgen.spec.catalog import KINDS, PLATFORMS_BY_KIND, SwitchModel
+from fabgen.spec.sizing import Plan
 from fabgen.targets.fabric import bill_of_materials
 from fabgen.topology.analysis import Summary, summarize
 from fabgen.topology.build import build_planes
-from fabgen.spec.sizing import Plan
 
 KIND_SPECIFIC = ("infiniband", "ethernet", "platform_version", "management")
 

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.loader import load, load_text
-from fabgen.spec.schema import PRINTABLE_PATTERN
 from fabgen.inventory.messages import PATTERN_RULES, schema_problems
+from fabgen.spec.schema import PRINTABLE_PATTERN
 
 DEFAULT = Path(__file__).with_name("prices.yaml")
 MAX_BYTES = 1024 * 1024  # a price list of every part of every option is a few hundred entries, tens of kB

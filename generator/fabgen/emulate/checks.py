@@ -7,11 +7,11 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from fabgen.emulate.lab import Lab, LabError, run
-
 
 STALLED = 20.0  # seconds without any change before a fabric with sessions down gets its verdict
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -483,8 +484,7 @@ def _lab_switch(sw: Switch, cabled: set[str]) -> Switch:
 
 def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[str, Switch]:
     """Namespaces, cables, data planes and FRR for the plan; the switches as built."""
-    from fabgen.emulate.lab import run
-    from fabgen.emulate.lab import daemons
+    from fabgen.emulate.lab import daemons, run
 
     devices = [*plan.switches, *plan.nodes]
     for k, d in enumerate(devices):
@@ -636,8 +636,7 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
     """One northsouth fabric (read and checked by `read` before any lab exists) in the lab, then
     with one leaf of each pair down: (findings, notes, switches, nodes, links). LabError where the
     kernel lacks what the lab needs."""
-    from fabgen.emulate.lab import LabError
-    from fabgen.emulate.lab import Built
+    from fabgen.emulate.lab import Built, LabError
 
     fabric = plan.fabric
     missing = missing_kernel_features(la)

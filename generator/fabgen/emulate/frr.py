@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from fabgen.emulate.model import Router
 
-
 LAB_BFD_MS = 2000  # a large lab's BFD interval (beyond run.BFD_DEFAULT_UP_TO routers)
 LAB_BFD_MULTIPLIER = 10  # and its detect multiplier: 20 s
 LAB_BGP_TIMERS = (10, 30)  # a large lab's BGP keepalive and hold, instead of the datacenter 3 and 9

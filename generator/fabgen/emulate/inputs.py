@@ -15,7 +15,8 @@ import csv
 import io
 import ipaddress
 import re
-from typing import Any, Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from fabgen.emulate.model import Host, Router, TranslateError
 from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS

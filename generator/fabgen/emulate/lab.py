@@ -17,10 +17,10 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 FRR_DIR = Path("/usr/lib/frr")
 GC_THRESH = tuple(f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3))
@@ -71,7 +71,7 @@ def vty_query(path: Path, command: str, timeout: float = 20) -> str:
                 buf = bytearray()
                 while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
                     if time.monotonic() > deadline:  # an answer that keeps coming is cut at the bound too
-                        raise socket.timeout
+                        raise TimeoutError
                     sock.settimeout(max(0.05, deadline - time.monotonic()))
                     chunk = sock.recv(1 << 20)
                     if not chunk:
@@ -80,7 +80,7 @@ def vty_query(path: Path, command: str, timeout: float = 20) -> str:
                 if buf[-1] != 0:
                     raise LabError(f"{path}: {line!r} failed (code {buf[-1]}): "
                                    f"{bytes(buf[:-4]).decode(errors='replace')[:300]}")
-    except socket.timeout:
+    except TimeoutError:
         raise LabError(f"{path}: no answer to {command!r} within {timeout:g} s") from None
     except OSError as exc:
         raise LabError(f"{path}: {exc.strerror or exc}") from None
@@ -110,7 +110,7 @@ class Lab:
         self._signals: dict[int, object] = {}
         self._children: list[subprocess.Popen] = []
 
-    def __enter__(self) -> "Lab":
+    def __enter__(self) -> Lab:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             self._signals[sig] = signal.signal(sig, self._interrupt)
         return self

@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
 from fabgen.emulate import eos, inputs, nvue, sonic
 from fabgen.emulate.expect import Plan, network
 from fabgen.emulate.model import Host, HostPort, Router, TranslateError, load_yaml
 from fabgen.spec.platforms import PLATFORMS
-
 
 MAX_PEER_GROUPS = 16  # fabgen writes two or three per switch (SPINES, LEAVES, HOSTS, CORES)
 

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fabgen.emulate import inputs
 from fabgen.emulate.expect import Plan
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
-from fabgen.emulate.lab import Built, Lab, daemons as _daemons, lab as open_lab
+from fabgen.emulate.lab import Built, Lab
+from fabgen.emulate.lab import daemons as _daemons
+from fabgen.emulate.lab import lab as open_lab
 from fabgen.emulate.model import Host, Router, TranslateError
 from fabgen.emulate.read import BadInput, Fabric, _plan, _tables, fabrics_of, northsouth_of, read_fabric
 
@@ -242,8 +245,8 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
             max_sessions: int = MAX_SESSIONS, trust_edited: bool = False) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
-    from fabgen.rendered import read as rendered
     from fabgen.emulate import checks
+    from fabgen.rendered import read as rendered
 
     start = time.monotonic()
     if save_state is not None and (save_state.is_symlink() or save_state.exists()):

@@ -19,7 +19,7 @@ budget is spent (emulate each with `--fabric`). Both are said in the report.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from fabgen.emulate.expect import Plan
 
@@ -53,7 +53,7 @@ def choose(plan: Plan, hosts_of: dict[str, set[str]], budget: int, host_budget: 
     return t.devs, t.nodes
 
 
-def _switches(t: "_Tally", parts: list[set[str]], roles: dict[str, str], up: dict[str, set[str]]) -> list[str]:
+def _switches(t: _Tally, parts: list[set[str]], roles: dict[str, str], up: dict[str, set[str]]) -> list[str]:
     """Keep switches in `t` plane by plane as choose() says; returns the kept leaves in order."""
     order: list[str] = []
     for part in parts:

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from fabgen.formats.memo import Memo
 

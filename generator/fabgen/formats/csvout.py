@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def _csv(rows: list[Sequence[Any]]) -> bytes:

@@ -8,7 +8,7 @@ end, so only the first LIMIT keys are kept; the rest are made each time, the sam
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 LIMIT = 1 << 16
 

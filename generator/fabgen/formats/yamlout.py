@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fabgen.formats.memo import Memo
 
@@ -217,7 +218,7 @@ class Shape:
     def __reduce__(self) -> tuple[Any, ...]:
         return Shape, (self.make, self.arity)  # without the compiled text
 
-    def fill(self, *values: Any) -> "Filled":
+    def fill(self, *values: Any) -> Filled:
         filled = Filled(self.make(*values))  # dict's own constructor: no Python frame per port
         filled.shape, filled.filled_with = self, values
         return filled

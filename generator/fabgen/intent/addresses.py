@@ -8,7 +8,6 @@ names them, node NICs by the netdev their netplan configures.
 
 from __future__ import annotations
 
-
 from typing import Any
 
 from fabgen.context import Context

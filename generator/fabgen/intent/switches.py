@@ -26,7 +26,8 @@ Decisions:
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from fabgen.addressing import network_of
 from fabgen.context import Context

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import re
 
-from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
 from fabgen.inventory.check_nodes import check_bond_names, group_model
 from fabgen.inventory.messages import did_you_mean
-from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
-from fabgen.inventory.state import (Checks, MAX_ENDPOINTS, MAX_FABRIC_NAME, Member, PendingGrowth, RESERVED_FOLDERS,
-                                    switch_name)
+from fabgen.inventory.state import (
+    MAX_ENDPOINTS,
+    MAX_FABRIC_NAME,
+    RESERVED_FOLDERS,
+    Checks,
+    Member,
+    PendingGrowth,
+    switch_name,
+)
+from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
 from fabgen.spec.layout import PLANE_SUFFIX
+from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
 from fabgen.spec.sizing import SizingError, parse_ratio, plan
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabgen.spec.catalog import Nic, NodeModel
 from fabgen.inventory.loader import PathT
 from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
-from fabgen.spec.schema import NAME_RULE
-from fabgen.inventory.state import Checks, NAME_RE
+from fabgen.inventory.state import NAME_RE, Checks
+from fabgen.spec.catalog import Nic, NodeModel
 from fabgen.spec.oob_layout import SWITCH_GROUP
+from fabgen.spec.schema import NAME_RULE
 
 
 def _hostnames(group, report) -> list[str] | None:

@@ -3,8 +3,12 @@ manages and per node block, each place fixed by the plan (spec/oob_layout.py).""
 
 from __future__ import annotations
 
-from fabgen.inventory.check_fabrics import (attach_node_groups, check_fabric_hardware, check_fabric_name,
-                                            check_fabric_role)
+from fabgen.inventory.check_fabrics import (
+    attach_node_groups,
+    check_fabric_hardware,
+    check_fabric_name,
+    check_fabric_role,
+)
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import Checks, Member
 from fabgen.spec.layout import plane_names

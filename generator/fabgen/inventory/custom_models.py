@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
-from fabgen.spec.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
 from fabgen.inventory.check_nodes import NETDEV_RULE, netdev_ok
 from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
-from fabgen.spec.schema import Inventory
 from fabgen.inventory.state import PORT_RE, SWITCH_PORT, switch_name
+from fabgen.spec.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
+from fabgen.spec.schema import Inventory
 
 
 def resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict[str, NodeModel]]:

@@ -8,14 +8,12 @@ with how many addresses (or ASNs) the fabric needs, before anything is built.
 from __future__ import annotations
 
 import re
-
-from typing import Callable
+from collections.abc import Callable
 
 from netaddr import AddrFormatError, IPNetwork
 
 from fabgen.errors import printable
 from fabgen.inventory.loader import format_path
-
 from fabgen.spec.schema import EthernetOptions
 from fabgen.spec.sizing import Plan
 

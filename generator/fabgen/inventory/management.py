@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from fabgen.inventory.ethernet import check_prefix
-from fabgen.spec.schema import Fabric, Management
 from fabgen.spec.platforms import PLATFORMS
+from fabgen.spec.schema import Fabric, Management
 
 Report = Callable[[tuple, str], None]
 

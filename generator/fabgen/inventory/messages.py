@@ -7,13 +7,26 @@ import os
 import re
 import string
 import unicodedata
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pydantic import ValidationError
 
 from fabgen.errors import Problem
 from fabgen.inventory.loader import Loaded, PathT, format_path
-from fabgen.spec.schema import DEVICE_PATTERN, DOMAIN_PATTERN, ENV_PATTERN, PRINTABLE_PATTERN, NAME_PATTERN, NAME_RULE, NCCL_VERSION_PATTERN, SKU_PATTERN, TEXT_PATTERN, USER_PATTERN, Inventory
+from fabgen.spec.schema import (
+    DEVICE_PATTERN,
+    DOMAIN_PATTERN,
+    ENV_PATTERN,
+    NAME_PATTERN,
+    NAME_RULE,
+    NCCL_VERSION_PATTERN,
+    PRINTABLE_PATTERN,
+    SKU_PATTERN,
+    TEXT_PATTERN,
+    USER_PATTERN,
+    Inventory,
+)
 
 
 def _distance(a: str, b: str) -> int:

@@ -14,10 +14,10 @@ values a platform takes only at its own granularity.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
-from fabgen.spec.schema import EthernetOptions, Fabric
 from fabgen.spec.platforms import PLATFORMS
+from fabgen.spec.schema import EthernetOptions, Fabric
 
 Report = Callable[[tuple, str], None]
 

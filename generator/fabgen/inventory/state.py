@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabgen.errors import Problem
-from fabgen.spec.catalog import NodeModel, SwitchModel
 from fabgen.inventory.loader import Loaded, PathT, format_path
+from fabgen.spec.catalog import NodeModel, SwitchModel
 from fabgen.spec.schema import NAME_PATTERN, Inventory
 from fabgen.spec.sizing import Plan
 
@@ -68,7 +68,7 @@ class Validated:
     managed: dict[str, Any] = field(default_factory=dict)  # oob fabric -> its Layout (topology/oob.py)
     # the growth checks of unplanned fabrics, left to the stage after validation that may compare
     # plans (topology/growth.py, run by the pipeline beside the build); it files them with `settle`
-    pending: list["PendingGrowth"] = field(default_factory=list)
+    pending: list[PendingGrowth] = field(default_factory=list)
 
     def settle(self, found: list[list[str]]) -> None:
         """File the growth checks' warnings where validate would have filed them (one check per

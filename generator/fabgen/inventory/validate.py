@@ -9,7 +9,6 @@ words the problems, custom_models.py resolves the hardware."""
 
 from __future__ import annotations
 
-
 from pydantic import ValidationError
 
 from fabgen.errors import InventoryError, Problem
@@ -23,8 +22,8 @@ from fabgen.inventory.custom_models import resolve_models
 from fabgen.inventory.defaults import with_default_pools
 from fabgen.inventory.loader import Loaded
 from fabgen.inventory.messages import schema_problems
-from fabgen.spec.schema import Inventory
 from fabgen.inventory.state import Checks, Validated
+from fabgen.spec.schema import Inventory
 
 
 def validate(loaded: Loaded) -> Validated:

@@ -69,7 +69,7 @@ class Tree:
         self.root = Path(root)
         self.fds: dict[str, int] = {"": os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))}
 
-    def __enter__(self) -> "Tree":
+    def __enter__(self) -> Tree:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
-from fabgen.rendered import manifest as manifests
+from typing import Any
+
 from fabgen.errors import printable
+from fabgen.rendered import manifest as manifests
 from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS, COUNTED
 
 

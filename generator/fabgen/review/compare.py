@@ -35,7 +35,6 @@ from fabgen.rendered.paths import ADDRESS, COUNTED, DEVICE_FILE, GROUP_FILE
 from fabgen.rendered.read import NotARender, Progress, _number, _quiet, check_render, read_render
 from fabgen.review.unified import _HUNK, _file_diff
 
-
 HOST_VARS = re.compile(r"^ansible/(host_vars/(?P<g>[^/]+)\.yml|configs/(?P<c>[^/]+)\.json)$")
 LIST_LIMIT = 50
 

@@ -8,7 +8,8 @@ import html
 import json
 import re
 from typing import Any
-from fabgen.review.compare import Fold, LIST_LIMIT, Review, _compact, _kind, _moved_alike, _natural, fold, verdict
+
+from fabgen.review.compare import LIST_LIMIT, Fold, Review, _compact, _kind, _moved_alike, _natural, fold, verdict
 
 
 def _limited(items: list[str], limit: int = LIST_LIMIT) -> list[str]:

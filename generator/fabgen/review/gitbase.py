@@ -26,9 +26,10 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@{}~^-]{0,199}$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # git's batch protocol is one path per line

@@ -36,15 +36,16 @@ import json
 import marshal
 import os
 import pickle
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import orjson
 
 from fabgen import parallel
 from fabgen.rendered.paths import ADDRESS, DEVICE_FILE
-from fabgen.targets.base import made
 from fabgen.spec.platforms import PLATFORMS
+from fabgen.targets.base import made
 
 Progress = Callable[[str], None]
 GROUPED = tuple(name for name, p in PLATFORMS.items() if p.one_item_per_switch)  # targets: one item per switch
@@ -57,7 +58,7 @@ class StandIn(bytes):
 
     of: str
 
-    def __new__(cls, side: str, of: str) -> "StandIn":
+    def __new__(cls, side: str, of: str) -> StandIn:
         obj = super().__new__(cls, f"<{side} side, the same change as {of}>".encode())
         obj.of = of
         return obj

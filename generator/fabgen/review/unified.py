@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterator
-
+from collections.abc import Iterator
 
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*|netbox/.*)$")
 

@@ -230,7 +230,7 @@ class NodeModel:
         role = self.port_role(role)
         return tuple(p for p in self.ports if p.role == role)
 
-    def for_role(self, role: str) -> "NodeModel":
+    def for_role(self, role: str) -> NodeModel:
         """The model as a fabric of `role` sees it: that role's ports in the place of the compute
         NICs, so a storage or in-band fabric is built, sized and addressed like a compute one."""
         if role == "compute":
@@ -259,7 +259,7 @@ class NodeModel:
             out.append(tuple(ports))
         return tuple(out)
 
-    def for_planes(self, planes: int) -> "NodeModel":
+    def for_planes(self, planes: int) -> NodeModel:
         """The model on a compute fabric of `planes` planes: where the other roles' devices are
         numbered after the compute ones, they move up by the plane ports (DGX B300: the BlueField-3
         ports are mlx5_8-11 beside eight ConnectX-8, mlx5_16-19 beside sixteen split ports)."""
@@ -280,7 +280,7 @@ class NodeModel:
             return replace(n, rdma=name, netdev=name if not n.netdev_known else n.netdev)
         return replace(self, ports=tuple(moved(n) for n in self.ports))
 
-    def with_netdevs(self, netdevs: dict[str, str]) -> "NodeModel":
+    def with_netdevs(self, netdevs: dict[str, str]) -> NodeModel:
         """The model with the netdev names a node of the group reported (its rdma_links file)."""
         def named(n: Nic) -> Nic:
             return replace(n, netdev=netdevs[n.rdma], netdev_known=True) if n.rdma in netdevs else n

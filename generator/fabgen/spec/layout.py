@@ -6,10 +6,10 @@ inventory layer reads it without importing the builder (tests/test_architecture.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
-from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.model import Switch
+from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.sizing import Plan, name_widths
 
 PLANE_SUFFIX = "-plane{p}"  # a network plane's fabric name: the inventory's name and this (docs/planes.md)

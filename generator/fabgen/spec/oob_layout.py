@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from fabgen.spec.catalog import Nic, NodeModel, SwitchModel
-from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.model import Switch
-from fabgen.spec.sizing import Plan
 from fabgen.spec.platforms import PLATFORMS
+from fabgen.spec.schema import Fabric as FabricSpec
+from fabgen.spec.sizing import Plan
 
 SWITCH_GROUP = "switch-management"  # the group of the managed switches' management ports (a reserved name)
 # A switch's management port by platform: EOS Management1, Cumulus and SONiC eth0, Quantum (NVOS/UFM

@@ -26,12 +26,12 @@ The playbooks under the repository's ansible/ folder deploy these files.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
-
-from fabgen.formats import yamlout
+from typing import Any
 
 from fabgen.context import Context
+from fabgen.formats import yamlout
 from fabgen.formats.configfile import config_file
 from fabgen.targets.base import CLUSTER, Target
 

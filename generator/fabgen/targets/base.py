@@ -4,8 +4,9 @@ so that no module and the registry import each other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from fabgen.context import Context
 
@@ -67,7 +68,7 @@ class Deferred:
     def __len__(self) -> int:
         return len(self.devices)
 
-    def __getitem__(self, part: slice) -> "Deferred":
+    def __getitem__(self, part: slice) -> Deferred:
         return Deferred(self.make, self.devices[part])
 
 

@@ -20,13 +20,14 @@ out spanning tree's listening and learning; a NIC that does send BPDUs is shut d
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from fabgen.context import Context
-from fabgen.targets.base import Target, every_other
+from fabgen.formats.templating import render as render_template
 from fabgen.intent.qos import qos_intent
 from fabgen.intent.switches import switch_configs
-from fabgen.formats.templating import render as render_template
+from fabgen.targets.base import Target, every_other
 
 DSCP_PER_LINE = 8
 OVERLAY_GROUP = "EVPN-OVERLAY-PEERS"  # AVD's name for the loopback-to-loopback EVPN sessions

@@ -18,18 +18,20 @@ import re
 import shutil
 import subprocess
 from collections import Counter, defaultdict
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from fabgen.formats import cabling as cabling_formats, csvout
-from fabgen.intent.addresses import address_rows, host_netdevs
-from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
-from fabgen.intent.infiniband import DEVICE_ID
 from fabgen.context import Context
-from fabgen.spec import media
+from fabgen.formats import cabling as cabling_formats
+from fabgen.formats import csvout
 from fabgen.formats.memo import Memo
-from fabgen.targets.base import Target
 from fabgen.formats.templating import render as render_template
+from fabgen.intent.addresses import address_rows, host_netdevs
+from fabgen.intent.infiniband import DEVICE_ID
+from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
+from fabgen.spec import media
 from fabgen.spec.model import TIERS, Fabric
+from fabgen.targets.base import Target
 
 DOT_DETAIL_LIMIT = 24
 MGMT_PORTS = "switch management ports"  # the out-of-band network's box for the managed switches' ports

@@ -30,19 +30,20 @@ Every value comes from a decision made once elsewhere: the InfiniBand half of NC
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterable
+from typing import Any
 
 from netaddr import IPNetwork
 
-from fabgen.formats import yamlout
 from fabgen.addressing import network_of
 from fabgen.context import Context
-from fabgen.targets.base import CLUSTER, Target
-from fabgen.spec.catalog import eth_netdev
+from fabgen.formats import yamlout
+from fabgen.formats.templating import render as render_template
 from fabgen.intent.northsouth import HOST_BOND, host_vlan_interface, tenants
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
-from fabgen.formats.templating import render as render_template
+from fabgen.spec.catalog import eth_netdev
+from fabgen.targets.base import CLUSTER, Target
 
 # Variables current NCCL reads (NVIDIA/nccl docs/userguide/source/env.rst, v2.30); a test keeps
 # every rendered variable inside this set.

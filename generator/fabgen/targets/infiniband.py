@@ -14,12 +14,13 @@ NCCL) is decided in `intent/infiniband.py`; this module spells it:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from fabgen.intent.infiniband import CONF_DIR, DEVICE_ID, nccl_settings, options, resolved  # noqa: F401  (read here)
 from fabgen.context import Context
-from fabgen.targets.base import Target
 from fabgen.formats.templating import render as render_template
+from fabgen.intent.infiniband import CONF_DIR, DEVICE_ID, nccl_settings, options, resolved  # noqa: F401  (read here)
+from fabgen.targets.base import Target
 
 if TYPE_CHECKING:
     from fabgen.spec.schema import InfinibandOptions

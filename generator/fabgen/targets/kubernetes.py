@@ -23,11 +23,12 @@ topograph does (its checkLabel): `x` and the FNV-1a 64-bit hash in hex.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
+from fabgen.context import Context
 from fabgen.formats import csvout, yamlout
 from fabgen.intent.placement import node_groups, racks
-from fabgen.context import Context
 from fabgen.targets.base import CLUSTER, Target
 
 TIER_PREFIX = "fabric.topograph.run/tier-"

@@ -20,11 +20,12 @@ renames one.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterable
+from typing import Any
 
-from fabgen.formats import csvout
 from fabgen.context import Context
+from fabgen.formats import csvout
 from fabgen.targets.base import CLUSTER, Deferred, Target
 
 COLUMNS = {

@@ -33,21 +33,21 @@ Decisions:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
-from typing import Any, Iterable
-
-from fabgen.formats import yamlout
+from typing import Any
 
 from fabgen.addressing import dotted_quad
-from fabgen.inventory.management import gateway_of
 from fabgen.context import Context
-from fabgen.targets.base import Deferred, Target, every_other
+from fabgen.formats import yamlout
+from fabgen.formats.configfile import config_file
 from fabgen.intent import secret_ref
-from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.intent.qos import adaptive_routing, qos_intent
 from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents, options
-from fabgen.formats.configfile import config_file
+from fabgen.inventory.management import gateway_of
+from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
+from fabgen.targets.base import Deferred, Target, every_other
 
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = PLATFORMS["nvue"].mgmt_port

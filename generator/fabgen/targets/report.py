@@ -29,7 +29,8 @@ def intent(ctx: Any) -> dict[str, Any]:
         parts = [{"name": p.name, "pkey": f"0x{p.pkey:04x}", "node_groups": p.node_groups, "membership": p.membership}
                  for p in options(ctx).partitions]
         return {"subnet_manager": {**r, "partitions": parts}, "platform_version": f.spec.platform_version}
-    from fabgen.intent.qos import options as eth_options, qos_intent
+    from fabgen.intent.qos import options as eth_options
+    from fabgen.intent.qos import qos_intent
 
     q = qos_intent(ctx)
     eth = eth_options(ctx)

@@ -17,14 +17,14 @@ Formats: topology.conf(5) and topology.yaml(5) of Slurm 24/25.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from fabgen.formats import yamlout
-
-from fabgen.formats.hostlist import compress
 from fabgen.context import Context
-from fabgen.targets.base import CLUSTER, Target
+from fabgen.formats import yamlout
+from fabgen.formats.hostlist import compress
 from fabgen.intent.placement import node_groups, racks
+from fabgen.targets.base import CLUSTER, Target
 
 
 def _levels(ctx: Context) -> dict[str, Any]:

@@ -38,18 +38,19 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any, Callable, Iterable
+from typing import Any
 
+from fabgen.context import Context
 from fabgen.formats.memo import Memo
 from fabgen.formats.yamlout import Filled, Shape
-from fabgen.context import Context
-from fabgen.targets.base import Target, every_other
-from fabgen.inventory.ethernet import leaf_subnet_prefix
-from fabgen.inventory.platform import version_of
 from fabgen.intent.qos import options, qos_intent
 from fabgen.intent.switches import switch_configs
+from fabgen.inventory.ethernet import leaf_subnet_prefix
+from fabgen.inventory.platform import version_of
 from fabgen.spec.platforms import PLATFORMS
+from fabgen.targets.base import Target, every_other
 
 MAP = "ROCE"
 POLICY = "FABRIC"  # route map and prefix set of what the fabric announces

@@ -14,11 +14,10 @@ from dataclasses import replace
 
 from fabgen.spec import media
 from fabgen.spec.catalog import NodeModel, SwitchModel
-from fabgen.spec.schema import Fabric as FabricSpec
-from fabgen.spec.model import Fabric, Host, Link, Switch
 from fabgen.spec.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
+from fabgen.spec.model import Fabric, Host, Link, Switch
+from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.sizing import Plan
-
 
 
 def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],

@@ -11,13 +11,15 @@ move: the review of that growth would be a re-cabling, and `planned_nodes` avoid
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
-from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.layout import switch_names, uplinks
 from fabgen.spec.model import Switch
-from fabgen.spec.sizing import Plan, SizingError, plan as size_plan, units_for
+from fabgen.spec.schema import Fabric as FabricSpec
+from fabgen.spec.sizing import Plan, SizingError, units_for
+from fabgen.spec.sizing import plan as size_plan
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,26 @@ switches theirs from the top, block by block.
 
 from __future__ import annotations
 
-from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.catalog import Nic, SwitchModel
-from fabgen.topology.build import Builder
 from fabgen.spec.model import Fabric, Host
-from fabgen.spec.oob_layout import SWITCH_GROUP, MGMT_PORT, MEDIA, ACCESS_WIDTH, NODE_BLOCK, SWITCH_BLOCK, mgmt_model, Managed, Block, Placed, Layout, access_plan, access_names  # noqa: F401 (read from here too)
+from fabgen.spec.oob_layout import (  # noqa: F401 (read from here too)
+    ACCESS_WIDTH,
+    MEDIA,
+    MGMT_PORT,
+    NODE_BLOCK,
+    SWITCH_BLOCK,
+    SWITCH_GROUP,
+    Block,
+    Layout,
+    Managed,
+    Placed,
+    access_names,
+    access_plan,
+    mgmt_model,
+)
+from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.sizing import Plan
+from fabgen.topology.build import Builder
 
 
 def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, layout: Layout) -> Fabric:

@@ -19,9 +19,8 @@ own name, so one catalog serves the whole fabric (an ANTA inventory from fabgen'
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 import yaml
 

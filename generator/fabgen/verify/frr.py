@@ -16,16 +16,17 @@ planned BFD peer missing or not up); no-state (a switch without files) is report
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any
 
 from pydantic import Field, PlainValidator, TypeAdapter
 from pydantic_core import PydanticCustomError
 
+from fabgen.spec.platforms import PLATFORMS
 from fabgen.verify.cabling import Finding, Verdict
 from fabgen.verify.state import Expected
 from fabgen.verify.untrusted import Refused, Shape, load, validated
-from fabgen.spec.platforms import PLATFORMS
 
 FRR_PLATFORMS = tuple(name for name, p in PLATFORMS.items() if p.runs_frr)
 KINDS = ("bgp", "routes", "bfd")

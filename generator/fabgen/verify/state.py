@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fabgen.emulate.read import BadInput as EmulateBadInput, Fabric, fabrics_of, read_fabric
+from fabgen.emulate.read import BadInput as EmulateBadInput
+from fabgen.emulate.read import Fabric, fabrics_of, read_fabric
 
 
 class StateError(Exception):
