@@ -20,7 +20,7 @@ AVD_VENV ?= .venv-avd
 SLURM_ROOT ?= build/slurm-sid
 BENCH_ARGS ?=
 
-.PHONY: example test system-deps bench bench-diff bench-ansible bench-avd
+.PHONY: example test lint system-deps bench bench-diff bench-ansible bench-avd
 
 # fabgen alone (what `make example` needs), then the test tools on top (what `make test` needs)
 $(VENV)/.base: pyproject.toml
@@ -51,6 +51,11 @@ example: $(VENV)/.base
 
 test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed $(SLURM_ROOT)/.installed
 	AVD_VENV=$(AVD_VENV) SLURM_ROOT=$(SLURM_ROOT) $(PY) -m pytest
+
+# ruff and mypy with the configuration in pyproject.toml (tests/test_lint.py runs the same in `make test`)
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check generator tests benchmarks mutation
+	$(VENV)/bin/mypy
 
 $(SLURM_ROOT)/.installed: tests/slurm_sid.sh
 	bash tests/slurm_sid.sh $(SLURM_ROOT)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, NamedTuple
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fabgen.spec.catalog import NodeModel, SwitchModel
 from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.sizing import Plan
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 TIERS = ("node-leaf", "leaf-spine", "spine-core")
 ROLES = ("leaf", "spine", "core")
@@ -85,6 +86,8 @@ class Fabric:
         """The networkx graph of the fabric, drawn on first use from its switches, nodes (with a
         node per NIC port, attached to its node) and links (keyed by their index): for analysis
         from Python; no stage reads it."""
+        import networkx as nx  # the builder and the checks draw the graph; validation never does
+
         g = nx.MultiGraph(name=self.name)
         key = self.switch_model.key
         g.add_nodes_from((s.name, {"kind": "switch", "role": s.role, "model": key, "unit": s.unit, "rail": s.rail,
