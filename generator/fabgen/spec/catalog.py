@@ -18,8 +18,8 @@ same machinery as the built-in ones:
 Sources: Quantum-2 cages and split ports: NVIDIA QM97X0 user manual, "Interfaces";
 SN5600 and Cumulus `swpNsM` split names: Cumulus Linux 5.14 "Switch Port Attributes";
 Arista `EthernetN/L` names: EOS manual, "Ethernet ports"; SONiC names, lanes, aliases and
-buffers: the SKUs' files in sonic-buildimage (spec/sonic_skus.py cites each); DGX H100 compute NICs: DGX H100 User Guide,
-"Network Modules". The 2026 parts (Quantum-X800 Q3400, DGX B300, GB200/GB300 NVL72 compute trays)
+buffers: the SKUs' files in sonic-buildimage (spec/sonic_skus.py cites each); DGX H100 compute NICs: DGX H100 User
+Guide, "Network Modules". The 2026 parts (Quantum-X800 Q3400, DGX B300, GB200/GB300 NVL72 compute trays)
 are cited beside their entries and in docs/hardware.md, with what no public source gives.
 """
 
@@ -112,8 +112,9 @@ class SwitchModel:
 
 # Keyed by everything that shapes the names, so inline models of the same name in two
 # inventories rendered by one process never share an entry.
-_NAME_CACHE: dict[tuple, tuple[str, ...]] = {}
-_INDEX_CACHE: dict[tuple, dict[str, int]] = {}
+_NamesKey = tuple[str, int, str, int, int]  # model key, speed, mode pattern, cages, ports per cage
+_NAME_CACHE: dict[_NamesKey, tuple[str, ...]] = {}
+_INDEX_CACHE: dict[_NamesKey, dict[str, int]] = {}
 
 
 def _port_names(model: SwitchModel, speed: int) -> tuple[str, ...]:
@@ -323,7 +324,10 @@ SWITCHES: dict[str, SwitchModel] = {
         SwitchModel(
             "arista-7060x5", "Arista", "DCS-7060PX5-64S", "Arista 7060X5, 64 x 400GbE OSFP (Tomahawk 4)",
             ("roce",), ("eos",), 64, "OSFP", 8,
-            (PortMode(400, 1, "Ethernet{c}/1"), PortMode(200, 2, "Ethernet{c}/{l}"), PortMode(100, 4, "Ethernet{c}/{l}")),
+            (
+                PortMode(400, 1, "Ethernet{c}/1"), PortMode(200, 2, "Ethernet{c}/{l}"),
+                PortMode(100, 4, "Ethernet{c}/{l}"),
+            ),
             "OSFP-400G-SR8",
         ),
         # SONiC SKUs (spec/sonic_skus.py): port names, lanes, aliases and buffers of the SKU

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from fabgen.spec.model import Switch
 from fabgen.spec.schema import Fabric as FabricSpec
-from fabgen.spec.sizing import Plan, name_widths
+from fabgen.spec.sizing import Plan, Widths, name_widths
 
 PLANE_SUFFIX = "-plane{p}"  # a network plane's fabric name: the inventory's name and this (docs/planes.md)
 
@@ -32,6 +32,11 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     order. A switch's index is its place in the plan (storage leaves follow the planned compute
     leaves); names are padded to `name_widths`, so neither depends on how many exist."""
     f, w = spec.name, name_widths(plan)
+    return (_compute_leaves(f, w, plan) + _storage_leaves(spec, w, plan) + _spines(f, w, plan)
+            + _cores(f, w, plan))
+
+
+def _compute_leaves(f: str, w: Widths, plan: Plan) -> list[Switch]:
     out: list[Switch] = []
     if plan.rail_groups:  # a unit's rails are spine-leaf groups: leaf j of a group serves the unit's j-th leaf of nodes
         i = 0
@@ -51,13 +56,24 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     else:
         for i in range(plan.present_compute_leaves):
             out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, pod=_pod(plan, i)))
-    # The storage servers' leaves, numbered like the fabric's other leaves (a unit's leaf1, or leaf001
-    # of a fat-tree); on a storage fabric they are its servers' leaves (not storage-storage-leaf)
+    return out
+
+
+def _storage_leaves(spec: FabricSpec, w: Widths, plan: Plan) -> list[Switch]:
+    """The storage servers' leaves, numbered like the fabric's other leaves (a unit's leaf1, or leaf001
+    of a fat-tree); on a storage fabric they are its servers' leaves (not storage-storage-leaf)."""
+    f = spec.name
     width = w.pod if plan.rail_groups else w.rail if plan.topology == "rail-optimized" else w.leaf
     word = "servers" if spec.role == "storage" else "storage"
+    out: list[Switch] = []
     for j in range(plan.storage_leaves):
         i = plan.compute_leaves + j
         out.append(Switch(f"{f}-{word}-leaf{j + 1:0{width}d}", "leaf", i + 1, pod=_pod(plan, i)))
+    return out
+
+
+def _spines(f: str, w: Widths, plan: Plan) -> list[Switch]:
+    out: list[Switch] = []
     if plan.rail_groups and plan.tiers == 3:  # every planned group's spines, named after its unit and rail
         for p in range(1, plan.pods + 1):
             u, r = divmod(p - 1, plan.rails)
@@ -73,6 +89,11 @@ def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
             for j in range(plan.spines_per_pod):
                 out.append(Switch(f"{f}-pod{p:0{w.pod}d}-spine{j + 1:0{w.spine}d}", "spine",
                                   (p - 1) * plan.spines_per_pod + j + 1, pod=p, plane=j))
+    return out
+
+
+def _cores(f: str, w: Widths, plan: Plan) -> list[Switch]:
+    out: list[Switch] = []
     if plan.tiers == 3:
         for j in range(plan.spines_per_pod):
             for c in range(plan.cores_per_plane):

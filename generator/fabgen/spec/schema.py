@@ -78,7 +78,8 @@ class NodeGroup(Strict):
         "node order from the prefix's first host address")
     role: Literal["compute", "storage"] = Field(
         default="compute",
-        description="compute: NICs in rails, NCCL runs here; storage: NICs on storage leaves (InfiniBand io_guids.conf)")
+        description="compute: NICs in rails, NCCL runs here; storage: NICs on storage leaves (InfiniBand "
+        "io_guids.conf)")
     hostname: str | None = Field(
         default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
     )
@@ -213,8 +214,8 @@ class Tenant(Strict):
     l3vni: int = Field(ge=1, le=16_777_214, description="layer-3 VNI of the VRF (symmetric routing)")
 
 
-TENANT_DEFAULTS = {"storage": {"vlan": 20, "vni": 10020, "vrf": "STORAGE", "l3vni": 4020},
-                   "inband": {"vlan": 30, "vni": 10030, "vrf": "INBAND", "l3vni": 4030}}
+TENANT_DEFAULTS: dict[str, dict[str, Any]] = {"storage": {"vlan": 20, "vni": 10020, "vrf": "STORAGE", "l3vni": 4020},
+                                              "inband": {"vlan": 30, "vni": 10030, "vrf": "INBAND", "l3vni": 4030}}
 
 
 class NorthSouth(Strict):
@@ -498,7 +499,7 @@ class Inventory(Strict):
 SCHEMA_ID = "https://fabgen.dev/schema/inventory-v1.json"  # an identifier, not fetched by anything
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     """The inventory's JSON Schema (draft 2020-12, as pydantic writes it), with `$schema` and
     `$id` so that editors and validators know its dialect and can refer to it (docs/reference/
     editors.md: the YAML language server reads it from a `# yaml-language-server: $schema=` line)."""

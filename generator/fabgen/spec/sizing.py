@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 
 class SizingError(ValueError):
@@ -159,7 +160,7 @@ def _smallest_divisor_at_least(n: int, low: int) -> int | None:
     return None
 
 
-def plan(*, nodes: int, planned_nodes: int | None = None, **kw) -> Plan:
+def plan(*, nodes: int, planned_nodes: int | None = None, **kw: Any) -> Plan:
     """Size one fabric for `planned_nodes` (default: the nodes present) and note what the
     `nodes` present fill of it. Raises SizingError naming the inventory key at fault."""
     if planned_nodes is not None and planned_nodes < nodes:
@@ -196,28 +197,11 @@ def _size(
                           f"it needs at least {p} downlinks and {q} uplinks per leaf")
 
     if topology == "rail-optimized":
-        if scalable_unit is None:
-            whole = leaf_split(k, ratio, domain)  # a unit of whole NVLink domains (racks)
-            if whole is None:
-                raise SizingError("switch_model", f"a scalable unit holds whole NVLink domains of {domain} nodes, "
-                                  f"so a leaf needs {domain} node ports per rail and their uplinks at {rtxt}:1; "
-                                  f"a {k}-port {model} has {leaf_split(k, ratio)[0]} node ports")  # type: ignore[index]
-            su = whole[0]
-        else:
-            su = scalable_unit
-            if su % domain:
-                lo, hi = su // domain * domain, (su // domain + 1) * domain
-                raise SizingError("scalable_unit", f"a scalable unit holds whole NVLink domains (racks) of {domain} "
-                                  f"nodes, so it never splits one: use a multiple of {domain} (e.g. {lo or hi} "
-                                  f"or {hi})")
-            if (su * q) % p:
-                lo, hi = su // p * p, (su // p + 1) * p
-                raise SizingError("scalable_unit", f"at {rtxt}:1 a leaf with {su} node ports would need "
-                                  f"{Fraction(su * q, p)} uplinks; use a multiple of {p} (e.g. {lo or hi} or {hi})")
-            if su + su * q // p > k:
-                return _rail_groups(su=su, topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails,
-                                    ratio=ratio, tiers=tiers, model=model, storage=storage, domain=domain,
-                                    storage_spread=storage_spread, storage_pairs=storage_pairs)
+        su = _scalable_unit(scalable_unit, radix=k, ratio=ratio, domain=domain, model=model)
+        if scalable_unit is not None and su + su * q // p > k:
+            return _rail_groups(su=su, topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails,
+                                ratio=ratio, tiers=tiers, model=model, storage=storage, domain=domain,
+                                storage_spread=storage_spread, storage_pairs=storage_pairs)
         down, up = su, su * q // p
         unit_nodes, leaves_per_unit = su, rails
         units = math.ceil(nodes / su)
@@ -243,10 +227,11 @@ def _size(
     storage_leaves = 0 if one_switch else _storage_leaves(storage, down, storage_spread, storage_pairs)
     leaves = compute_leaves + storage_leaves
 
-    common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
-                  ratio=ratio, unit_nodes=unit_nodes, units=units, leaves_per_unit=leaves_per_unit,
-                  down=down, up=up, leaves=leaves, storage=storage, storage_leaves=storage_leaves,
-                  domain=domain if topology == "rail-optimized" else 1)
+    common: dict[str, Any] = dict(
+        topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=endpoints,
+        ratio=ratio, unit_nodes=unit_nodes, units=units, leaves_per_unit=leaves_per_unit,
+        down=down, up=up, leaves=leaves, storage=storage, storage_leaves=storage_leaves,
+        domain=domain if topology == "rail-optimized" else 1)
 
     max_units_2 = k // leaves_per_unit
     max_units_3 = k * ((k // 2) // leaves_per_unit)
@@ -275,7 +260,42 @@ def _size(
                           f"({max_units_3 * int(per_unit)} endpoints at {rtxt}:1)")
     if units > max_units_3:
         raise too_big
-    best: tuple[tuple[int, int], dict] | None = None
+    best = _best_pods(radix=k, units=units, leaves_per_unit=leaves_per_unit, leaves=leaves, up=up)
+    if best is None:  # storage leaves can tip a fabric that fits over the edge
+        raise too_big
+    return Plan(**common, tiers=3, **best)
+
+
+def _scalable_unit(scalable_unit: int | None, *, radix: int, ratio: Fraction, domain: int, model: str) -> int:
+    """Nodes per scalable unit of a rail-optimized fabric: the declared one, refused unless it
+    holds whole NVLink domains and whole uplinks, or else the most whole domains a leaf takes."""
+    k, p, q = radix, ratio.numerator, ratio.denominator
+    rtxt = _fmt_ratio(ratio)
+    if scalable_unit is None:
+        whole = leaf_split(k, ratio, domain)  # a unit of whole NVLink domains (racks)
+        if whole is None:
+            raise SizingError("switch_model", f"a scalable unit holds whole NVLink domains of {domain} nodes, "
+                              f"so a leaf needs {domain} node ports per rail and their uplinks at {rtxt}:1; "
+                              f"a {k}-port {model} has {leaf_split(k, ratio)[0]} node ports")  # type: ignore[index]
+        return whole[0]
+    su = scalable_unit
+    if su % domain:
+        lo, hi = su // domain * domain, (su // domain + 1) * domain
+        raise SizingError("scalable_unit", f"a scalable unit holds whole NVLink domains (racks) of {domain} "
+                          f"nodes, so it never splits one: use a multiple of {domain} (e.g. {lo or hi} "
+                          f"or {hi})")
+    if (su * q) % p:
+        lo, hi = su // p * p, (su // p + 1) * p
+        raise SizingError("scalable_unit", f"at {rtxt}:1 a leaf with {su} node ports would need "
+                          f"{Fraction(su * q, p)} uplinks; use a multiple of {p} (e.g. {lo or hi} or {hi})")
+    return su
+
+
+def _best_pods(*, radix: int, units: int, leaves_per_unit: int, leaves: int, up: int) -> dict[str, Any] | None:
+    """Three tiers: the pod size (whole units) with the fewest switches, ties to the larger pod;
+    its Plan fields, or None when no pod size fits."""
+    k = radix
+    best: tuple[tuple[int, int], dict[str, int]] | None = None
     for m in range(1, units + 1):
         pod_leaves = m * leaves_per_unit
         if pod_leaves > k // 2:
@@ -298,9 +318,7 @@ def _size(
                 best = (key, dict(pods=pods, units_per_pod=m, spines_per_pod=sp, leaf_spine_width=up // sp,
                                   spine_down=spine_down, spine_up=spine_down, cores_per_plane=cores,
                                   spine_core_width=spine_down // cores))
-    if best is None:  # storage leaves can tip a fabric that fits over the edge
-        raise too_big
-    return Plan(**common, tiers=3, **best[1])
+    return None if best is None else best[1]
 
 
 def _storage_leaves(storage: int, down: int, spread: int, pairs: bool = False) -> int:
@@ -348,9 +366,10 @@ def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, 
     units = math.ceil(nodes / su)
     storage_leaves = _storage_leaves(storage, down, storage_spread, storage_pairs)
     leaves = units * rails * g + storage_leaves
-    common = dict(topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=nodes * rails,
-                  ratio=ratio, unit_nodes=su, units=units, leaves_per_unit=rails * g, down=down, up=up,
-                  leaves=leaves, storage=storage, storage_leaves=storage_leaves, domain=domain, group_leaves=g)
+    common: dict[str, Any] = dict(
+        topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails, endpoints=nodes * rails,
+        ratio=ratio, unit_nodes=su, units=units, leaves_per_unit=rails * g, down=down, up=up,
+        leaves=leaves, storage=storage, storage_leaves=storage_leaves, domain=domain, group_leaves=g)
     if tiers == 1:
         raise SizingError("tiers", "tiers: 1 is one switch; a unit of several leaves per rail has two tiers or three")
     if tiers == 2 or (tiers == "auto" and units == 1):
