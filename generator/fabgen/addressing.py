@@ -100,8 +100,8 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
         place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
         nodes[h.name] = pair(2 + place)
         segments[h.name] = place + 1
-    return Tenants(prefix, (f"{dotted_quad(bases[0])}/{prefix}", f"{dotted_quad(bases[1])}/{prefix}"), pair(1), leaves, nodes,
-                   segments)
+    subnets = (f"{dotted_quad(bases[0])}/{prefix}", f"{dotted_quad(bases[1])}/{prefix}")
+    return Tenants(prefix, subnets, pair(1), leaves, nodes, segments)
 
 
 def dotted_quad(value: int) -> str:

@@ -16,7 +16,7 @@ from fabgen.spec.catalog import eth_netdev
 from fabgen.spec.platforms import routed
 
 LOOPBACK = {name: p.loopback for name, p in routed().items()}
-SVI = {name: p.svi for name, p in routed().items()}
+SVI = {name: p.svi for name, p in routed().items() if p.svi is not None}  # every routed platform names one
 UNNUMBERED = {name for name, p in routed().items() if p.unnumbered}  # BGP unnumbered: no link addresses
 
 

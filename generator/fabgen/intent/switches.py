@@ -102,7 +102,8 @@ class SwitchIntents:
 
     def __call__(self, s: Any) -> dict[str, Any]:
         f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
-        speed, names, numbers, ns, overlay, order = f.plan.speed, self.names, self.numbers, self.ns, self.overlay, self.order
+        speed, names, numbers = f.plan.speed, self.names, self.numbers
+        ns, overlay, order = self.ns, self.overlay, self.order
         used = f.ports.get(s.name, {})
         interfaces: list[dict[str, Any]] = []
         neighbors: list[dict[str, Any]] = []
@@ -129,8 +130,8 @@ class SwitchIntents:
                 continue
             if lk.tier == "node-leaf":
                 host_ports += 1
-                iface = {"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
-                         "description": f"HOST_{peer}_{peer_port}", "peer_ip": peer_ip}
+                iface: dict[str, Any] = {"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
+                                         "description": f"HOST_{peer}_{peer_port}", "peer_ip": peer_ip}
                 if eth.host_addressing == "p2p":
                     iface.update(ip=ip, prefix=plen)
                     networks.append(network_of(ip, plen))
@@ -152,12 +153,13 @@ class SwitchIntents:
         subnet = alloc.leaf_subnets.get(s.name)
         svi = None
         if subnet is not None and host_ports:
-            base, plen = subnet.split("/")
+            _, subnet_len = subnet.split("/")
             gateway = alloc.link_ips[next(i for i in used.values() if f.links[i].tier == "node-leaf")][1]
-            svi = {"vlan": HOST_VLAN, "ip": gateway, "prefix": int(plen), "subnet": subnet}
+            svi = {"vlan": HOST_VLAN, "ip": gateway, "prefix": int(subnet_len), "subnet": subnet}
             networks.append(subnet)
         evpn = None
         if overlay is not None:  # every switch carries EVPN; every leaf is a VTEP with both tenants
+            assert ns is not None  # the overlay is made from the tenants
             peers = sorted({n["peer"] for n in neighbors if n["peer_group"] != HOSTS_GROUP}, key=order.__getitem__)
             evpn = {"vtep": alloc.loopbacks[s.name] if s.role == "leaf" else None, "gateway_mac": GATEWAY_MAC,
                     "udp_port": VXLAN_PORT, "relay": s.role != "leaf",
@@ -167,7 +169,8 @@ class SwitchIntents:
                     if s.role == "leaf" else []}
         groups = sorted({n["peer_group"] for n in neighbors})
         return {
-            "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)), "model": f.switch_model.key, "platform": f.spec.platform,
+            "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
+            "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),
             "bgp": {"asn": alloc.asns[s.name], "router_id": alloc.loopbacks[s.name],
