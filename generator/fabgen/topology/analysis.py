@@ -93,7 +93,8 @@ def summarize(fabric: Fabric) -> Summary:
         # an out-of-band network is one tier of access switches, not a fat tree
         topology="access" if fabric.spec.role == "oob" else plan.topology,
         tiers=plan.tiers,
-        nodes=sum(1 for h in fabric.hosts if h.role != "switch"), gpus=gpus, endpoints=links["node-leaf"], speed=plan.speed,
+        nodes=sum(1 for h in fabric.hosts if h.role != "switch"), gpus=gpus, endpoints=links["node-leaf"],
+        speed=plan.speed,
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),

@@ -10,6 +10,7 @@ Port names are the switch model's real names at the fabric's link speed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from fabgen.spec import media
@@ -21,7 +22,7 @@ from fabgen.spec.sizing import Plan
 
 
 def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
-                 storage: list[tuple[str, str, NodeModel]] = ()) -> list[Fabric]:  # type: ignore[assignment]
+                 storage: Sequence[tuple[str, str, NodeModel]] = ()) -> list[Fabric]:
     """Every network plane of an inventory fabric, built alike: plane p is the spec renamed
     `<name>-plane<p>` whose nodes have, for NICs, their ports on that plane. One plane: the
     fabric itself."""
@@ -81,7 +82,7 @@ class Builder:
 
 def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
                  members: list[tuple[str, str, NodeModel]],
-                 storage: list[tuple[str, str, NodeModel]] = ()) -> Fabric:  # type: ignore[assignment]
+                 storage: Sequence[tuple[str, str, NodeModel]] = ()) -> Fabric:
     """members: (hostname, group, node model) for every attached compute node, in inventory order;
     storage: the same for storage nodes."""
     b = Builder(spec, plan, model)
@@ -90,6 +91,19 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         b.add_switch(s)
     leaves = [s for s in switches if s.role == "leaf"]
 
+    hosts = _cable_compute(b, spec, plan, leaves, members)
+    hosts += _cable_storage(b, spec, plan, leaves, len(members), storage)
+
+    for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
+        b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
+
+    return Fabric(spec, plan, model, switches, hosts, b.links, b.ports)
+
+
+def _cable_compute(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch],
+                   members: list[tuple[str, str, NodeModel]]) -> list[Host]:
+    """The compute nodes, each NIC on its leaf port: rail-optimized, the node's slot in its unit
+    on its rail's leaf; fat-tree, nodes in order, a node's NICs in rail order."""
     hosts: list[Host] = []
     in_group: dict[str, int] = {}
     for g, (hostname, group, node_model) in enumerate(members):
@@ -110,13 +124,19 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
             elif plan.unit_nodes:
                 leaf, port = leaves[unit], slot * plan.rails + r
             else:
-                leaf, port = divmod(g * plan.rails + r, plan.down)
-                leaf = leaves[leaf]
+                leaf_i, port = divmod(g * plan.rails + r, plan.down)
+                leaf = leaves[leaf_i]
             b.link("node-leaf", hostname, nic.rdma, leaf.name, port, g * plan.rails + r,
                    media=b.medium("node-leaf", node_model.form(spec.role)))
+    return hosts
 
-    # Storage NICs: striped over the storage leaves (NIC p of the flattened list to leaf
-    # p mod L), or on the ports after the compute NICs of a one-switch fabric.
+
+def _cable_storage(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch], compute: int,
+                   storage: Sequence[tuple[str, str, NodeModel]]) -> list[Host]:
+    """Storage NICs: striped over the storage leaves (NIC p of the flattened list to leaf
+    p mod L), or on the ports after the compute NICs of a one-switch fabric. `compute`: the
+    compute nodes before them."""
+    hosts: list[Host] = []
     first = plan.endpoints if plan.storage_leaves == 0 else 0
     spread = max(1, plan.storage_leaves)
     stor_leaves = leaves[plan.present_compute_leaves:] or leaves[:1]
@@ -128,7 +148,7 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         leaf_i, port = p % spread, first + p // spread
         if pairs:
             port = s_i % plan.down
-        hosts.append(Host(hostname, group, node_model, len(members) + s_i + 1, 0, port, role="storage"))
+        hosts.append(Host(hostname, group, node_model, compute + s_i + 1, 0, port, role="storage"))
         for k, nic in enumerate(node_model.nics):
             leaf_i, port = p % spread, first + p // spread
             if pairs:
@@ -136,11 +156,7 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
             b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p,
                    media=b.medium("node-leaf", node_model.form("storage")))
             p += 1
-
-    for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
-        b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
-
-    return Fabric(spec, plan, model, switches, hosts, b.links, b.ports)
+    return hosts
 
 
 def rack_name(group: str, model: NodeModel, k: int) -> str:

@@ -49,7 +49,7 @@ from fabgen.topology.build import Builder
 def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, layout: Layout) -> Fabric:
     """Cable every BMC and managed switch management port at its place in its block."""
     switches = access_names(spec, layout)
-    first = {}  # block -> index of its first present access switch in `switches`
+    first: dict[int, int] = {}  # block -> index of its first present access switch in `switches`
     for i, (b, k, _) in enumerate(layout.access_switches(spec.name)):
         first.setdefault(b, i - k)
     b_ = Builder(spec, plan, model)
