@@ -28,7 +28,8 @@ from typing import Any
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import Loaded
 from fabgen.inventory.validate import Validated, validate
-from fabgen.spec.catalog import KINDS, PLATFORMS_BY_KIND, SwitchModel
+from fabgen.spec.catalog import PLATFORMS_BY_KIND, SwitchModel
+from fabgen.spec.platforms import KINDS
 from fabgen.spec.sizing import Plan
 from fabgen.targets.fabric import bill_of_materials
 from fabgen.topology.analysis import Summary, summarize

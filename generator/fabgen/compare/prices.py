@@ -77,7 +77,8 @@ def read(path: str | Path | None) -> tuple[PriceList, str]:
     """The price list at `path` (default: the bundled estimates) and the name it is shown by."""
     start = "start with 'currency: USD' and a 'prices:' list (docs/compare.md)"
     loaded = (load(path, "price list", MAX_BYTES, start) if path is not None
-              else load_text(DEFAULT.read_text(encoding="utf-8"), "built-in price list", "price list", MAX_BYTES, start))
+              else load_text(DEFAULT.read_text(encoding="utf-8"), "built-in price list", "price list", MAX_BYTES,
+                             start))
     if not isinstance(loaded.data, dict):
         raise InventoryError([Problem(1, 1, "", "a price list is a mapping with currency and prices", loaded.file)])
     try:
@@ -115,7 +116,8 @@ def template(data: dict, currency: str = "USD") -> str:
     entries = []
     for part in sorted(kinds, key=lambda p: (order.get(category[p], 9), p)):
         per_kind = category[part] in ("nic", "cable") and len(kinds[part]) > 1
-        for kind in sorted(kinds[part]) if per_kind else [None]:
+        each: list[str | None] = [*sorted(kinds[part])] if per_kind else [None]
+        for kind in each:
             entries.append({"part": part, **({"kind": kind} if kind else {}), "price": None, "source": ""})
     head = ("# Every part the options of `fabgen compare` need, without prices: fill in `price` (per unit)\n"
             "# and `source`, then run fabgen compare --prices THIS_FILE. An empty price stays unpriced.\n")

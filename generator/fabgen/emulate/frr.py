@@ -41,14 +41,14 @@ def frr_conf(r: Router, ifname: dict[str, str], slow_bfd: bool = False) -> str:
         # know, but an `exit` at the top level ends zebra's and bgpd's reading of it
         out += ["bfd", " profile lab", f"  detect-multiplier {LAB_BFD_MULTIPLIER}", f"  receive-interval {LAB_BFD_MS}",
                 f"  transmit-interval {LAB_BFD_MS}", "!"]
-    for name, rows in sorted(r.prefix_lists.items()):
-        for seq, action, prefix, ge, le in sorted(rows):
+    for name, entries in sorted(r.prefix_lists.items()):
+        for seq, action, prefix, ge, le in sorted(entries):
             length = int(prefix.split("/")[1])
             bounds = (f" ge {ge}" if ge > length else "") + (f" le {le}" if le >= max(ge, length) and le != length
                                                               else "")
             out.append(f"ip prefix-list {name} seq {seq} {action} {prefix}{bounds}")
-    for name, rows in sorted(r.maps.items()):
-        for seq, action, match in sorted(rows):
+    for name, clauses in sorted(r.maps.items()):
+        for seq, action, match in sorted(clauses):
             out.append(f"route-map {name} {action} {seq}")
             if match:
                 out.append(f" match ip address prefix-list {match}")
@@ -78,10 +78,10 @@ def frr_conf(r: Router, ifname: dict[str, str], slow_bfd: bool = False) -> str:
             out.append(f" neighbor {peer} bfd" + (" profile lab" if profile else ""))
     out.append(" address-family ipv4 unicast")
     out += [f"  network {n}" for n in r.networks]
-    for group, (rin, rout) in sorted(r.route_maps.items()):
+    for peer_group, (rin, rout) in sorted(r.route_maps.items()):
         if rin:
-            out.append(f"  neighbor {group} route-map {rin} in")
+            out.append(f"  neighbor {peer_group} route-map {rin} in")
         if rout:
-            out.append(f"  neighbor {group} route-map {rout} out")
+            out.append(f"  neighbor {peer_group} route-map {rout} out")
     out += [f"  maximum-paths {r.multipath}", " exit-address-family", "exit", "!"]
     return "\n".join(out) + "\n"

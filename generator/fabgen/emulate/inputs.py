@@ -91,7 +91,7 @@ def address(value: object, where: str, what: str = "address") -> str:
 def network(value: object, where: str, what: str = "prefix") -> str:
     """A prefix whose host bits are zero (a route's destination, a prefix-list entry), or `default`."""
     if value == "default":
-        return value
+        return "default"
     cidr(value, where, what)
     try:
         ipaddress.ip_network(str(value))

@@ -24,6 +24,11 @@ class TranslateError(Exception):
     """A rendered file holds a line or key the translator does not know: one line, file:line."""
 
 
+def _line(event: yaml.Event) -> int:
+    """The line an event starts on, from 1."""
+    return event.start_mark.line + 1  # type: ignore[union-attr]  # stubs allow None; both parsers mark every event
+
+
 def load_yaml(text: str | bytes, where: str = "YAML") -> Any:
     """yaml.safe_load with libyaml's parser where PyYAML has it (the emulation reads every node's
     netplan of the fabric, and the pure-Python parser took 10 of 13 s of that at 4,096 GPUs),
@@ -35,12 +40,12 @@ def load_yaml(text: str | bytes, where: str = "YAML") -> Any:
             if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 depth += 1
                 if depth > MAX_YAML_DEPTH:
-                    raise TranslateError(f"{where}:{event.start_mark.line + 1}: nested more than {MAX_YAML_DEPTH} "
+                    raise TranslateError(f"{where}:{_line(event)}: nested more than {MAX_YAML_DEPTH} "
                                          "levels deep, deeper than fabgen writes")
             elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
             elif isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise TranslateError(f"{where}:{event.start_mark.line + 1}: a YAML anchor or alias, which fabgen never "
+                raise TranslateError(f"{where}:{_line(event)}: a YAML anchor or alias, which fabgen never "
                                      "writes")
         return yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as exc:

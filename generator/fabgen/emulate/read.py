@@ -222,9 +222,9 @@ def _plan(fab: Fabric) -> Plan:
             continue
         p.asn[host.name] = asn
         p.origins[host.name] = [network(a) for a in host.loopbacks]
-    for (leaf, port), (host, iface, address) in host_port.items():
-        if host in p.asn:
-            p.sessions.append((host, iface, leaf, port))
+    for (leaf, port), (node, iface, address) in host_port.items():
+        if node in p.asn:
+            p.sessions.append((node, iface, leaf, port))
         p.origins.setdefault(leaf, [])
         subnet = network(address)
         if subnet not in p.origins[leaf]:

@@ -107,10 +107,10 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
         for h in f.hosts.values():
             # one BGP speaker per node, started by the fabric it routes in (not there when a sample left it out)
             if h.frr and h.name in f.plan.asn and h.name not in b.dirs:
-                d = la.frr_dir(b.ns[h.name])
-                conf = d / "frr.conf"
+                frr_dir = la.frr_dir(b.ns[h.name])
+                conf = frr_dir / "frr.conf"
                 conf.write_text(h.frr)  # unmodified
-                _daemons(la, b, h.name, d, conf, bfd=" bfd" in h.frr)
+                _daemons(la, b, h.name, frr_dir, conf, bfd=" bfd" in h.frr)
     release(b, held, progress)
     return b
 

@@ -20,8 +20,12 @@ budget is spent (emulate each with `--fabric`). Both are said in the report.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from fabgen.emulate.expect import Plan
+
+if TYPE_CHECKING:  # a type only: nothing more imported at run time
+    from fabgen.emulate.read import Fabric
 
 
 def routers_of(fab) -> int:
@@ -151,7 +155,7 @@ def _units(part: set[str], roles: dict[str, str], up: dict[str, set[str]]) -> tu
     return top, ([([], [leaf]) for leaf in leaves] if top_role == "spine" else [])
 
 
-def restrict(fab, kept: set[str], nodes: set[str], plan_of: Callable[[object], Plan]) -> tuple[int, int]:
+def restrict(fab: Fabric, kept: set[str], nodes: set[str], plan_of: Callable[[Fabric], Plan]) -> tuple[int, int]:
     """Cut the fabric down to the kept switches and the kept nodes cabled to them; returns the
     switches and nodes left out. `plan_of` recomputes the plan (run._plan) from what is left."""
     hosts = {c[end] for c in fab.cables for end, other in (("a_device", "z_device"), ("z_device", "a_device"))
@@ -159,7 +163,8 @@ def restrict(fab, kept: set[str], nodes: set[str], plan_of: Callable[[object], P
     keep = kept | hosts
     dropped = (len(fab.routers) - len(kept & set(fab.routers)), len(fab.hosts) - len(hosts))
     fab.cables = [c for c in fab.cables if c["a_device"] in keep and c["z_device"] in keep]
-    fab.addresses = [r for r in fab.addresses if r["device"] in keep and (not r["peer_device"] or r["peer_device"] in keep)]
+    fab.addresses = [r for r in fab.addresses
+                     if r["device"] in keep and (not r["peer_device"] or r["peer_device"] in keep)]
     fab.routers = {n: r for n, r in fab.routers.items() if n in kept}
     fab.hosts = {n: h for n, h in fab.hosts.items() if n in hosts}
     node_ports = {(r["device"], r["interface"]) for r in fab.addresses if r["role"] == "node"}

@@ -87,7 +87,7 @@ def _json(doc: object, where: str, device: str | None) -> list[Seen]:
 
 def _objects(node: object, path: Path, where: str) -> list[tuple[Path, dict[str, Any]]]:
     """An object, or (json0, several interfaces) a list of them, each with where it sits."""
-    items = list(enumerate(node)) if isinstance(node, list) else [(None, node)]
+    items: list[tuple[int | None, object]] = list(enumerate(node)) if isinstance(node, list) else [(None, node)]
     out = []
     for k, item in items:
         here = path if k is None else (*path, k)
@@ -182,7 +182,7 @@ _EOS = TypeAdapter(_Eos)
 
 def eos_lldp(doc: dict, where: str, device: str) -> list[Seen]:
     eos = validated(_EOS, doc, where, "EOS's show lldp neighbors detail | json", EvidenceError)
-    out = []
+    out: list[Seen] = []
     for port, info in eos.lldpNeighbors.items():
         for n in info.lldpNeighborInfo:
             nb = n.neighborInterfaceInfo
@@ -192,7 +192,7 @@ def eos_lldp(doc: dict, where: str, device: str) -> list[Seen]:
 
 
 class _NvueChassis(Shape):
-    system_name: str | None = Field(None, alias="system-name")
+    system_name: str | None = Field(default=None, alias="system-name")  # default= by name: mypy reads no other
 
 
 class _NvuePort(Shape):
@@ -220,7 +220,7 @@ _NVUE = TypeAdapter(dict[str, _NvueInterface])
 def nvue_lldp(doc: dict, where: str, device: str) -> list[Seen]:
     """NVUE: interface -> lldp -> neighbor -> <system> -> {chassis: {system-name}, port: {name|description}}."""
     nvue = validated(_NVUE, doc, where, "NVUE's nv show interface --view=lldp -o json", EvidenceError)
-    out = []
+    out: list[Seen] = []
     for port, info in nvue.items():
         for key, n in (info.lldp.neighbor if info.lldp else {}).items():
             out.append(Seen(device, port, n.chassis.system_name or key, n.port.name or n.port.id or "",
@@ -238,7 +238,7 @@ def _room(out: list[Seen], where: str, n: int) -> None:
 def sonic_lldp_table(text: str, where: str, device: str) -> list[Seen]:
     """sonic-utilities' lldpshow: a tabulate table; the columns are cut where its ruler of dashes
     says (the last, RemotePortDescr, may hold spaces)."""
-    out = []
+    out: list[Seen] = []
     table = lines(text, where, EvidenceError)
     head = next((k for k, line in enumerate(table) if re.match(r"^\s*LocalPort\s+RemoteDevice", line)), None)
     if head is None or head + 1 >= len(table) or not re.match(r"^[-\s]+$", table[head + 1]):
@@ -269,7 +269,7 @@ _SPEEDS = {"SDR": 2.5, "DDR": 5, "QDR": 10, "FDR10": 10, "FDR": 14, "EDR": 25, "
 def ibnetdiscover(text: str, where: str) -> list[Seen]:
     """Both ends of every link: a switch's port lines and a channel adapter's name the far end's
     node description (a comment); an adapter's own description is `<host> <rdma device>`."""
-    out = []
+    out: list[Seen] = []
     node = kind = ""
     for n, line in enumerate(lines(text, where, EvidenceError), 1):
         m = _NODE.match(line)
@@ -297,7 +297,7 @@ _PORTS_LINE = re.compile(r"^(SW|CA|RT)\s+\d+\s+(\d+)\s+0x[0-9a-f]+\s+(\d+x)\s+(\
 
 def ibnetdiscover_ports(text: str, where: str) -> list[Seen]:
     """`ibnetdiscover -p`: one line a link, both ends; ports without a link are left out."""
-    out = []
+    out: list[Seen] = []
     for n, line in enumerate(lines(text, where, EvidenceError), 1):
         m = _PORTS_LINE.match(line)
         if m:

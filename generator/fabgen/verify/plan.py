@@ -123,7 +123,7 @@ def _ib_numbers(p: Plan, text: str) -> None:
         m = _PORT.match(line)
         if m and switch is not None:
             numbers.setdefault((switch, m.group(3)), []).append(int(m.group(1)))
-    for key, nums in numbers.items():
-        ports = sorted(by_far.get(key, []), key=_natural)
+    for switch_far, nums in numbers.items():
+        ports = sorted(by_far.get(switch_far, []), key=_natural)
         for n, port in zip(sorted(nums), ports):
-            p.aliases[(key[0], str(n))] = port
+            p.aliases[(switch_far[0], str(n))] = port

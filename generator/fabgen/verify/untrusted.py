@@ -95,7 +95,8 @@ def kind(value: object) -> str:
         return "true/false"
     if value is None:
         return "null"
-    return {dict: "an object", list: "a list", str: "a string"}.get(type(value), "a number")
+    names: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+    return names.get(type(value), "a number")
 
 
 def at(path: Path) -> str:
