@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
-from fabgen.spec.model import Fabric
+from fabgen.spec.model import Fabric, Switch
+from fabgen.spec.sizing import Plan
 
 
 class TopologyError(AssertionError):
@@ -45,10 +46,21 @@ def check(fabric: Fabric) -> None:
     plan = fabric.plan
     devices = {s.name for s in fabric.switches} | {h.name for h in fabric.hosts}
     adjacent = _adjacent(fabric, devices, problems)
-    radix = fabric.switch_model.radix(plan.speed)
-    valid_ports = set(fabric.switch_model.port_names(plan.speed))
+    _port_budget(fabric, problems)
     by_name = {s.name: s for s in fabric.switches}
+    for s in fabric.switches:
+        up, down = _up_and_down(s, adjacent[s.name], by_name, problems)
+        _balanced(s, up, down, plan, problems)
+    _cabled(fabric, problems)
+    if problems:
+        head = "\n  ".join(problems[:20])
+        raise TopologyError(f"fabric {fabric.name}: {len(problems)} structural problem(s):\n  {head}")
 
+
+def _port_budget(fabric: Fabric, problems: list[str]) -> None:
+    """No switch uses more ports than its radix, or a port its model does not have."""
+    radix = fabric.switch_model.radix(fabric.plan.speed)
+    valid_ports = set(fabric.switch_model.port_names(fabric.plan.speed))
     for s in fabric.switches:
         used = fabric.ports.get(s.name, {})
         if len(used) > radix:
@@ -57,36 +69,47 @@ def check(fabric: Fabric) -> None:
         if bad:
             problems.append(f"{s.name}: ports {bad[:3]} are not ports of {fabric.switch_model.key}")
 
-    for s in fabric.switches:
-        up, down = Counter(), 0
-        for peer, tier in adjacent[s.name]:
-            other = by_name.get(peer)
-            if other is None:
-                down += 1
-                continue
-            higher = (s.role, other.role) in (("leaf", "spine"), ("spine", "core"))
-            if higher:
-                up[peer] += 1
-            else:
-                down += 1
-            if tier not in ("leaf-spine", "spine-core"):
-                problems.append(f"{s.name}: switch link to {peer} has tier {tier}")
-        if s.role == "leaf" and plan.tiers >= 2:
-            expected = plan.spines_per_pod
-            if len(up) != expected or set(up.values()) != {plan.leaf_spine_width}:
-                problems.append(f"{s.name}: unbalanced uplinks {dict(sorted(up.items()))}")
-            if down > plan.down or Fraction(plan.down, sum(up.values())) != plan.ratio:
-                problems.append(f"{s.name}: {down} endpoints / {sum(up.values())} uplinks breaks {plan.ratio}:1")
-        if s.role == "spine" and plan.tiers == 3:
-            if len(up) != plan.cores_per_plane or set(up.values()) != {plan.spine_core_width}:
-                problems.append(f"{s.name}: unbalanced core uplinks {dict(sorted(up.items()))}")
-            if sum(up.values()) != plan.spine_down:
-                problems.append(f"{s.name}: {sum(up.values())} uplinks for {plan.spine_down} downlink ports")
 
+def _up_and_down(s: Switch, links: list[tuple[str, str]], by_name: dict[str, Switch],
+                 problems: list[str]) -> tuple[Counter[str], int]:
+    """A switch's uplinks per upper switch, and how many of its links go down (to nodes or a
+    lower tier); a switch-to-switch link of another tier is a problem."""
+    up: Counter[str] = Counter()
+    down = 0
+    for peer, tier in links:
+        other = by_name.get(peer)
+        if other is None:
+            down += 1
+            continue
+        higher = (s.role, other.role) in (("leaf", "spine"), ("spine", "core"))
+        if higher:
+            up[peer] += 1
+        else:
+            down += 1
+        if tier not in ("leaf-spine", "spine-core"):
+            problems.append(f"{s.name}: switch link to {peer} has tier {tier}")
+    return up, down
+
+
+def _balanced(s: Switch, up: Counter[str], down: int, plan: Plan, problems: list[str]) -> None:
+    """A leaf reaches each spine of its pod, and a spine each core of its plane, with the same
+    number of links, at the declared ratio."""
+    if s.role == "leaf" and plan.tiers >= 2:
+        expected = plan.spines_per_pod
+        if len(up) != expected or set(up.values()) != {plan.leaf_spine_width}:
+            problems.append(f"{s.name}: unbalanced uplinks {dict(sorted(up.items()))}")
+        if down > plan.down or Fraction(plan.down, sum(up.values())) != plan.ratio:
+            problems.append(f"{s.name}: {down} endpoints / {sum(up.values())} uplinks breaks {plan.ratio}:1")
+    if s.role == "spine" and plan.tiers == 3:
+        if len(up) != plan.cores_per_plane or set(up.values()) != {plan.spine_core_width}:
+            problems.append(f"{s.name}: unbalanced core uplinks {dict(sorted(up.items()))}")
+        if sum(up.values()) != plan.spine_down:
+            problems.append(f"{s.name}: {sum(up.values())} uplinks for {plan.spine_down} downlink ports")
+
+
+def _cabled(fabric: Fabric, problems: list[str]) -> None:
+    """Every NIC is cabled."""
     for h in fabric.hosts:
         for nic in h.model.nics:
             if fabric.ports.get(h.name, {}).get(nic.rdma) is None:
                 problems.append(f"{h.name} {nic.rdma}: not cabled")
-    if problems:
-        head = "\n  ".join(problems[:20])
-        raise TopologyError(f"fabric {fabric.name}: {len(problems)} structural problem(s):\n  {head}")
