@@ -94,8 +94,8 @@ def _ibdm(cabling: list[list[str]], ibdm: dict[str, Any]) -> tuple[str, dict[str
     for (kind, system), lines in sections.items():
         topo += [f"{kind} {system}", *(f"   {line}" for line in lines), ""]
     ibnl = {sw_type: _ibnl_switch(sw_type, ibdm["device"], ibdm["ports"])}
-    for ports, kind in kinds.items():
-        ibnl[kind] = _ibnl_node(kind, ports)
+    for key, kind in kinds.items():
+        ibnl[kind] = _ibnl_node(kind, key)
     return "\n".join(topo), ibnl
 
 

@@ -31,16 +31,17 @@ def compress(names: list[str]) -> str:
             order.append(key)
         groups[key].append(int(m.group(2)))
     parts = []
-    for key in order:
-        if isinstance(key, str):
-            parts.append(key)
+    for entry in order:
+        if isinstance(entry, str):
+            parts.append(entry)
             continue
-        prefix, width = key
-        nums = sorted(set(groups[key]))
+        prefix, width = entry
+        nums = sorted(set(groups[entry]))
         if len(nums) == 1:
             parts.append(f"{prefix}{nums[0]:0{width}d}")
             continue
-        ranges, start = [], nums[0]
+        ranges: list[str] = []
+        start: int | None = nums[0]  # None past the last number, where the loop ends
         for a, b in zip(nums, nums[1:] + [None]):
             if b != a + 1:
                 ranges.append(f"{start:0{width}d}" if start == a else f"{start:0{width}d}-{a:0{width}d}")

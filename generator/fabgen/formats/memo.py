@@ -9,18 +9,21 @@ end, so only the first LIMIT keys are kept; the rest are made each time, the sam
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 LIMIT = 1 << 16
 
+V = TypeVar("V")
 
-class Memo(dict):
+
+class Memo(dict[str, V]):
     """make(key) for every key looked up with memo[key], the first LIMIT of them kept."""
 
-    def __init__(self, make: Callable[[str], str]):
+    def __init__(self, make: Callable[[str], V]):
         super().__init__()
         self.make = make
 
-    def __missing__(self, key: str) -> str:
+    def __missing__(self, key: str) -> V:
         value = self.make(key)
         if len(self) < LIMIT:
             self[key] = value

@@ -295,7 +295,7 @@ class Joined(dict):
             self.update(part)
         if len(self) != sum(map(len, parts)):
             raise ValueError("the parts of a Joined mapping share a key")
-        self.parts = tuple((p.shape, p.filled_with) if p.__class__ is Filled else p for p in parts if p)
+        self.parts = tuple((p.shape, p.filled_with) if type(p) is Filled else p for p in parts if p)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return dict, (dict(self),)  # as a Filled: the plain dict it is

@@ -31,7 +31,7 @@ def _quiet(stage: str) -> None:
     pass
 
 
-class RenderFiles(dict):
+class RenderFiles(dict[str, bytes]):
     """A rendered directory's files (path -> bytes) as its manifest lists them, with what the
     review must say first about them (`notes`: files edited or missing since fabgen wrote them;
     `edited`, `missing`, `unlisted`: their paths, which emulate and verify refuse)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterator
+from typing import Any, Literal
 
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*|netbox/.*)$")
 
@@ -73,12 +74,12 @@ class _OnePass(difflib.SequenceMatcher):
     def __init__(self, a: list[str], b: list[str]):  # noqa: D107 - difflib's matching tables are not needed
         self.a, self.b = a, b
 
-    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
+    def get_opcodes(self) -> list[tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]]:
         a, b = self.a, self.b
         # "comes back later" is "its last place is past the pointer": no counting per line
         last_a = {line: k for k, line in enumerate(a)}
         last_b = {line: k for k, line in enumerate(b)}
-        ops: list[list] = []
+        ops: list[list[Any]] = []
         i = j = 0
 
         def add(tag: str, di: int, dj: int) -> None:
@@ -105,10 +106,10 @@ class _OnePass(difflib.SequenceMatcher):
             add("delete", len(a) - i, 0)
         if j < len(b):
             add("insert", 0, len(b) - j)
-        return [tuple(op) for op in ops]  # type: ignore[misc]
+        return [tuple(op) for op in ops]
 
 
-def _format_unified(m: difflib.SequenceMatcher, fromfile: str, tofile: str, n: int) -> Iterator[str]:
+def _format_unified(m: _OnePass, fromfile: str, tofile: str, n: int) -> Iterator[str]:
     """difflib.unified_diff's output for the opcodes of `m`."""
     a, b = m.a, m.b
     for k, group in enumerate(m.get_grouped_opcodes(n)):

@@ -14,9 +14,10 @@ with the switch's files, from the tree it makes there: `fabgen.formats.configfil
 because Ansible loads every host's variables to build its inventory: inlined, a 32k-GPU
 render took `ansible-inventory --list` 193 s and 3.2 GB. A play that needs the config reads
 it with `lookup('file', fabgen_out ~ '/' ~ fabgen_config_file) | from_json`. Both are
-written as JSON (a YAML subset, and far faster to write); a node group's files sit in group_vars/nodes_<group>.yml, the
-node's own netplan named by a per-host pattern (`hosts/{{ inventory_hostname }}/...`). `fabgen_out` points at the render directory,
-wherever it is moved. Where the inventory gives management prefixes (fabrics[].management
+written as JSON (a YAML subset, and far faster to write); a node group's files sit in
+group_vars/nodes_<group>.yml, the node's own netplan named by a per-host pattern
+(`hosts/{{ inventory_hostname }}/...`). `fabgen_out` points at the render directory, wherever
+it is moved. Where the inventory gives management prefixes (fabrics[].management
 for switches, node_groups[].management for nodes), each device gets `ansible_host`, its
 allocated management address (`addressing.management_addresses`); elsewhere device names
 must resolve.
@@ -33,6 +34,7 @@ from typing import Any
 from fabgen.context import Context
 from fabgen.formats import yamlout
 from fabgen.formats.configfile import config_file
+from fabgen.spec.model import Fabric
 from fabgen.targets.base import CLUSTER, Target
 
 
@@ -41,22 +43,7 @@ def group(name: str) -> str:
 
 
 def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dict[str, Any]:
-    configs: dict[str, Any] = {}
-    for tname, data in structured:
-        if tname == "eos":
-            configs.update({sw["name"]: ("eos", sw, [f"{data['fabric']}/switches/{sw['name']}.cfg"])
-                            for sw in data["switches"]})
-        elif tname == "sonic":
-            # the platform-neutral structured config the config_db was built from: a third of
-            # the size of the config_db itself, which is in fabgen_files
-            configs.update({name: ("sonic", sw, [f"{data['fabric']}/switches/{name}/config_db.json"])
-                            for name, _, sw in data["switches"]})
-        elif tname in ("nvue", "oob"):  # out-of-band access switches run NVUE too
-            # each tree is made by the render piece that writes the switch (targets.Deferred), which
-            # writes its configs/<device>.json too (`config_file`): here only the names
-            configs.update({s.name: ("nvue", None, [f"{data['fabric']}/switches/{s.name}.nvue.yaml",
-                                                    f"{data['fabric']}/switches/{s.name}.nvue.sh"])
-                            for s in data["switches"].devices})
+    configs = _configs(structured)
     sm_files: dict[str, list[dict[str, str]]] = {}
     role_setups: dict[str, list[str]] = {}  # node group -> roles with a NIC setup script (storage, inband)
     for tname, data in structured:
@@ -88,12 +75,7 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
                 hosts[s.name]["fabgen_config_file"] = f"ansible/configs/{s.name}.json"
             if config:
                 configs_out[s.name] = {"fabgen_platform": platform, "fabgen_config": config}
-        ib = f.spec.infiniband
-        for k, sm in enumerate(ib.subnet_managers if ib else []):
-            for g in (fab, "subnet_manager", f"sm_{f.spec.platform}"):
-                groups.setdefault(g, []).append(sm)
-            hosts[sm] = {"fabgen_fabric": f.name, "fabgen_platform": f.spec.platform, "fabgen_role": "subnet-manager",
-                         "fabgen_sm_rank": k + 1, "fabgen_files": sm_files.get(f.name, [])}
+        _subnet_managers(f, fab, sm_files, groups, hosts)
         _nodes(f, fab, groups, node_groups)
     for ng, known in node_groups.items():
         base = f"host-groups/{known.group}"
@@ -115,6 +97,40 @@ def structure(contexts: list[Context], structured: list[tuple[str, Any]]) -> dic
     cluster = contexts[0].cluster if contexts else ""
     return {"cluster": cluster, "groups": groups, "hosts": hosts, "group_vars": group_vars,
             "management": management, "configs": configs_out}
+
+
+def _configs(structured: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Each switch's (platform, structured config, files it is rendered to) from the switch
+    targets' structures; the config None where the switch's target writes it."""
+    configs: dict[str, Any] = {}
+    for tname, data in structured:
+        if tname == "eos":
+            configs.update({sw["name"]: ("eos", sw, [f"{data['fabric']}/switches/{sw['name']}.cfg"])
+                            for sw in data["switches"]})
+        elif tname == "sonic":
+            # the platform-neutral structured config the config_db was built from: a third of
+            # the size of the config_db itself, which is in fabgen_files
+            configs.update({name: ("sonic", sw, [f"{data['fabric']}/switches/{name}/config_db.json"])
+                            for name, _, sw in data["switches"]})
+        elif tname in ("nvue", "oob"):  # out-of-band access switches run NVUE too
+            # each tree is made by the render piece that writes the switch (targets.Deferred), which
+            # writes its configs/<device>.json too (`config_file`): here only the names
+            configs.update({s.name: ("nvue", None, [f"{data['fabric']}/switches/{s.name}.nvue.yaml",
+                                                    f"{data['fabric']}/switches/{s.name}.nvue.sh"])
+                            for s in data["switches"].devices})
+    return configs
+
+
+def _subnet_managers(f: Fabric, fab: str, sm_files: dict[str, list[dict[str, str]]], groups: dict[str, list[str]],
+                     hosts: dict[str, dict[str, Any]]) -> None:
+    """An InfiniBand fabric's subnet-manager hosts into the Ansible groups, with their host_vars
+    (`sm_files`: each fabric's SM files)."""
+    ib = f.spec.infiniband
+    for k, sm in enumerate(ib.subnet_managers if ib else []):
+        for g in (fab, "subnet_manager", f"sm_{f.spec.platform}"):
+            groups.setdefault(g, []).append(sm)
+        hosts[sm] = {"fabgen_fabric": f.name, "fabgen_platform": f.spec.platform, "fabgen_role": "subnet-manager",
+                     "fabgen_sm_rank": k + 1, "fabgen_files": sm_files.get(f.name, [])}
 
 
 @dataclass

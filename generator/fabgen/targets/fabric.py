@@ -86,7 +86,7 @@ def _nic_rows(f: Fabric) -> list[dict[str, Any]]:
     return rows
 
 
-def _media(f: Fabric) -> Memo:
+def _media(f: Fabric) -> Memo[media.Medium]:
     """Each medium key's Medium at the fabric's switch model and speed, looked up once (a lookup
     per link was a tenth of a four-plane fabric's structure step)."""
     return Memo(lambda key: media.by_key(f.switch_model, f.plan.speed, key))
@@ -128,7 +128,7 @@ def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
     node_cages: dict[tuple[str, str], media.Medium] = {}
     hosts = {h.name: h for h in f.hosts}
     medium = _media(f)
-    nic_cage: dict[tuple[str, str], int] = {}  # (node model, RDMA name) -> the NIC's cage
+    nic_cage: dict[tuple[str, str], str] = {}  # (node model, RDMA name) -> the NIC's cage
     get = by_cage.get
     for lk in f.links:
         if lk.media == "utp":
@@ -179,6 +179,14 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
     huge = plan.topology == "rail-optimized" and plan.units > UNIT_DETAIL_LIMIT
     huge_tree = plan.topology == "fat-tree" and plan.pods > UNIT_DETAIL_LIMIT
     group: dict[str, str] = {}
+    _switch_boxes(f, detailed, huge, huge_tree, group)
+    _node_boxes(f, detailed, huge, huge_tree, group)
+    return group
+
+
+def _switch_boxes(f: Fabric, detailed: bool, huge: bool, huge_tree: bool, group: dict[str, str]) -> None:
+    """_group_of's boxes of the switches."""
+    plan = f.plan
     for s in f.switches:
         if detailed:
             group[s.name] = s.name
@@ -196,6 +204,11 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
             group[s.name] = f"pod{s.pod:02d} spines" if plan.tiers == 3 and not huge else "spines"
         else:
             group[s.name] = "cores" if huge else f"plane{s.plane + 1:02d} cores"
+
+
+def _node_boxes(f: Fabric, detailed: bool, huge: bool, huge_tree: bool, group: dict[str, str]) -> None:
+    """_group_of's boxes of the nodes (and of the managed switches' management ports)."""
+    plan = f.plan
     for h in f.hosts:
         if h.role == "switch":  # managed switches' management ports (out-of-band network): one box
             group[h.name] = MGMT_PORTS
@@ -210,7 +223,6 @@ def _group_of(ctx: Context, detailed: bool) -> dict[str, str]:
             group[h.name] = f"{leaf} nodes"
         else:
             group[h.name] = f"pod{(h.unit - 1) // plan.units_per_pod + 1:02d} nodes"
-    return group
 
 
 def _rail_group_box(plan: Any, s: Any) -> str:

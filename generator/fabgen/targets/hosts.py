@@ -204,7 +204,8 @@ def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list
     return shape.fill(*values)
 
 
-def _node_kind(ctx: Context, k: int, pool: str, mtu: int, shapes: dict[Any, Any]) -> tuple[yamlout.Shape, list, list[str]]:
+def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
+               shapes: dict[Any, Any]) -> tuple[yamlout.Shape, list[tuple[Any, Any, str]], list[str]]:
     """What the nodes with the k-th node's models share: the Shape of their ports (by names,
     tables and metrics: one per layout), where each port's link is found (the plane's port map
     and addresses, its RDMA name), and the placeholder interface names."""
@@ -285,7 +286,7 @@ def _entries(out: list[str], entries: dict[str, Any]) -> None:
     """One netplan section's interfaces: a bond's members and parameters, a VLAN's id and link,
     then MTU, addresses, routes and policy (a bond member has only its MTU). A Joined section
     part by part, a Filled part (a fabric's ports) by its shape's text, compiled by this function."""
-    if entries.__class__ is yamlout.Joined:
+    if type(entries) is yamlout.Joined:
         for part in entries.parts:
             if part.__class__ is tuple:  # a Filled part: (shape, values)
                 shape, values = part
@@ -293,37 +294,47 @@ def _entries(out: list[str], entries: dict[str, Any]) -> None:
             else:
                 _entries(out, part)
         return
-    q = yamlout.scalar
     for name, e in entries.items():
-        out.append(f"    {q(name)}:")
-        if "interfaces" in e:
-            out.append("      interfaces:")
-            out += [f"      - {q(m)}" for m in e["interfaces"]]
-        for key in ("id", "link"):
-            if key in e:
-                out.append(f"      {key}: {q(e[key])}")
-        if "mtu" in e:
-            out.append(f"      mtu: {e['mtu']}")
-        if "parameters" in e:
-            out.append("      parameters:")
-            out += [f"        {k}: {q(v)}" for k, v in e["parameters"].items()]
-        if "addresses" not in e:  # a bond member
-            continue
-        out.append("      addresses:")
-        out += [f"      - {q(a)}" for a in e["addresses"]]
-        if "routes" not in e:  # lo: the node's service address (BGP to the host)
-            continue
-        if e["routes"]:
-            out.append("      routes:")
-        for r in e["routes"]:
-            first = True
-            for k, v in r.items():
-                out.append(f"      {'- ' if first else '  '}{k}: {q(v)}")
-                first = False
-        if e.get("routing-policy"):
-            out.append("      routing-policy:")
-        for r in e.get("routing-policy", []):
-            out += [f"      - from: {q(r['from'])}", f"        table: {r['table']}"]
+        out.append(f"    {yamlout.scalar(name)}:")
+        _links(out, e)
+        if "addresses" in e:  # else a bond member
+            _addressing(out, e)
+
+
+def _links(out: list[str], e: dict[str, Any]) -> None:
+    """An interface's bond members and parameters, VLAN id and link, and MTU."""
+    q = yamlout.scalar
+    if "interfaces" in e:
+        out.append("      interfaces:")
+        out += [f"      - {q(m)}" for m in e["interfaces"]]
+    for key in ("id", "link"):
+        if key in e:
+            out.append(f"      {key}: {q(e[key])}")
+    if "mtu" in e:
+        out.append(f"      mtu: {e['mtu']}")
+    if "parameters" in e:
+        out.append("      parameters:")
+        out += [f"        {k}: {q(v)}" for k, v in e["parameters"].items()]
+
+
+def _addressing(out: list[str], e: dict[str, Any]) -> None:
+    """An interface's addresses, then its routes and routing policy."""
+    q = yamlout.scalar
+    out.append("      addresses:")
+    out += [f"      - {q(a)}" for a in e["addresses"]]
+    if "routes" not in e:  # lo: the node's service address (BGP to the host)
+        return
+    if e["routes"]:
+        out.append("      routes:")
+    for r in e["routes"]:
+        first = True
+        for k, v in r.items():
+            out.append(f"      {'- ' if first else '  '}{k}: {q(v)}")
+            first = False
+    if e.get("routing-policy"):
+        out.append("      routing-policy:")
+    for r in e.get("routing-policy", []):
+        out += [f"      - from: {q(r['from'])}", f"        table: {r['table']}"]
 
 
 def _entries_text(entries: dict[str, Any]) -> str:
@@ -363,11 +374,15 @@ def _groups(ctx: Context) -> list[dict[str, Any]]:
     return list(groups.values())
 
 
-def _fabric_netplans(ctx: Context, nodes: dict[str, tuple[str, list[tuple[str, str]], dict[str, Any], list[str]]],
-                     bgp: dict[str, dict[str, Any]]) -> None:
-    """Add one Ethernet fabric's ports to each of its nodes' netplans (`nodes`: hostname ->
-    (group, (fabric, role) of each fabric, ethernets)), in the order the fabrics come in the inventory; with BGP
-    to the host, the node's service address on lo and its BGP speaker (`bgp`: hostname -> it)."""
+# A node's netplan as its Ethernet fabrics add to it: group, (fabric, role) of each fabric,
+# ethernets, placeholder interface names, and the other sections (bonds, VLANs)
+_Node = tuple[str, list[tuple[str, str]], list[dict[str, Any]], list[str], dict[str, Any]]
+
+
+def _fabric_netplans(ctx: Context, nodes: dict[str, _Node], bgp: dict[str, dict[str, Any]]) -> None:
+    """Add one Ethernet fabric's ports to each of its nodes' netplans (`nodes`: hostname -> _Node),
+    in the order the fabrics come in the inventory; with BGP to the host, the node's service
+    address on lo and its BGP speaker (`bgp`: hostname -> it)."""
     f = ctx.fabric
     eth = options(ctx)
     pool = str(IPNetwork(eth.pools.hosts).cidr)
@@ -420,7 +435,7 @@ def structure(contexts: list[Context], _structured: list | None = None) -> dict[
     BMC is addressed by the BMC itself, not by the host)."""
     groups: list[dict[str, Any]] = []
     setups: list[dict[str, Any]] = []
-    nodes: dict[str, tuple[str, list[tuple[str, str]], list[dict[str, Any]], list[str], dict[str, Any]]] = {}
+    nodes: dict[str, _Node] = {}
     bgp: dict[str, dict[str, Any]] = {}
     for ctx in contexts:
         f = ctx.fabric

@@ -114,7 +114,7 @@ def _topology(ctx: Context, guids: dict[str, int]) -> list[dict[str, Any]]:
     sid = {s.name: f"S-{guids[s.name]:016x}" for s in f.switches}
     records = []
     for s in f.switches:
-        ports = []
+        ports: list[dict[str, Any]] = []
         for lk in f.links_of(s.name):
             mine_a = lk.a == s.name
             local, peer, peer_port = (lk.a_port, lk.z, lk.z_port) if mine_a else (lk.z_port, lk.a, lk.a_port)

@@ -12,9 +12,9 @@ and `infiniband-ndr`, cable types `mmf`/`smf`/`dac-passive`, status `planned`).
 Decisions: every object is `planned` (the plan precedes the racking); the site is one
 placeholder named after the cluster and racks are left to the DCIM (no rack positions are
 known here); only cabled ports are listed as interfaces, and device types carry no height (a
-device type's port list and height belong to NetBox's device-type library). Names are fabgen's device and port names, which
-never change when nodes are added (docs/growth.md), so a later export adds rows and never
-renames one.
+device type's port list and height belong to NetBox's device-type library). Names are fabgen's
+device and port names, which never change when nodes are added (docs/growth.md), so a later
+export adds rows and never renames one.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
             node_types[id(h.model)] = {n.rdma: interface_type(kind, n.cage, n.speed) for n in h.model.nics}
     port_type = {h.name: node_types[id(h.model)] for h in f.hosts}
     lags = _lags(ctx) if ctx.allocation.tenants is not None else {}
-    ports = [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
+    ports: list[tuple[str, ...]] = [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
              for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
     _link_ports(f.links, port_type, switch_type, str(speed * 1_000_000), _tiers(f), lags if lagged else None, ports)
     return ports
@@ -144,8 +144,8 @@ def _link_ports(links: list, port_type: dict[str, dict[str, str]], switch_type: 
         a, a_port, z, z_port = lk.a, lk.a_port, lk.z, lk.z_port
         node = get(a)
         tier = tiers[lk.tier]
-        a_row = (a, a_port, switch_type if node is None else node[a_port], kbps, "true", tier)
-        z_row = (z, z_port, switch_type, kbps, "true", tier)
+        a_row: tuple[str, ...] = (a, a_port, switch_type if node is None else node[a_port], kbps, "true", tier)
+        z_row: tuple[str, ...] = (z, z_port, switch_type, kbps, "true", tier)
         if lags is not None:
             a_row += (lags.get((a, a_port), ("", ""))[1],)
             z_row += (lags.get((z, z_port), ("", ""))[1],)

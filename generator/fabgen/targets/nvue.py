@@ -42,8 +42,8 @@ from fabgen.context import Context
 from fabgen.formats import yamlout
 from fabgen.formats.configfile import config_file
 from fabgen.intent import secret_ref
-from fabgen.intent.qos import adaptive_routing, qos_intent
-from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents, options
+from fabgen.intent.qos import adaptive_routing, options, qos_intent
+from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents
 from fabgen.inventory.management import gateway_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
@@ -97,7 +97,7 @@ def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], 
         else:
             service["ntp"] = {vrf: {"server": servers}}
     if m["dns"] or m["domain"]:
-        search = {m["domain"]: {}} if m["domain"] else {}
+        search: dict[str, Any] = {m["domain"]: {}} if m["domain"] else {}
         if d.new:
             system["dns"] = {"server": {ip: {"vrf": vrf} for ip in m["dns"]}, **({"search": search} if search else {})}
         else:
@@ -201,36 +201,13 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
         _management(tree, iface, sw["management"], d)
     ifaces: list[dict[str, Any]] = [iface]  # the parts of `interface` (yamlout.Joined)
     layout: list[tuple[str, str]] = [(f"swp{c}", "cage") for c in range(1, cages + 1)] if breakout else []
-    values: list[Any] = []  # the run's: each used port's description, then its address or VLAN
-    fabric: list[tuple[str, str]] = []  # (port, peer group) of the fabric ports
-    uplink = "uplink" if sw.get("evpn") and sw["role"] == "leaf" else "fabric"
-    for i in sw["interfaces"]:
-        kind = i["kind"]
-        if kind == "unused":
-            layout.append((i["name"], "unused"))
-            continue
-        values.append(i["description"])
-        if kind == "fabric":
-            fabric.append((i["name"], _group(i["peer_role"])))
-            kind = uplink
-        elif "bond" in i:  # the bond before its member: the run so far, then the bond
-            ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]
-            layout, values = [], [i["description"]]
-            kind = "bonded"
-        elif "ip" in i:
-            values.append(f"{i['ip']}/{i['prefix']}")
-            kind = "routed"
-        else:
-            values.append(i["vlan"])
-            kind = "access"
-        layout.append((i["name"], kind))
-    ifaces.append(parts.run(layout, values))
+    fabric = _port_runs(sw, layout, d, parts, ifaces)
     hosts = {n["ip"]: {"peer-group": HOSTS_GROUP, "remote-as": n["asn"], "type": "numbered"}
              for n in sw["bgp"]["neighbors"] if n["peer_group"] == HOSTS_GROUP}  # BGP to the host, over /31s
     neighbors = yamlout.Joined(parts.neighbors(fabric), hosts)
     tree["interface"] = iface  # its place among the tree's keys: the Joined interfaces replace it below
     svi = sw["svi"]
-    bridge = None
+    bridge: dict[str, Any] | None = None
     tail: dict[str, Any] = {}  # the SVIs
     if svi:
         tail[f"vlan{svi['vlan']}"] = {d.ip: {"address": {f"{svi['ip']}/{svi['prefix']}": {}}}, "type": "svi",
@@ -278,15 +255,47 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
     return tree
 
 
+def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, parts: _Parts,
+               ifaces: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Add the switch's ports to `ifaces`: runs of `parts`, the first starting with `layout` (a bond
+    comes before its member: the run so far ends there). Returns (port, peer group) of the fabric ports."""
+    values: list[Any] = []  # the run's: each used port's description, then its address or VLAN
+    fabric: list[tuple[str, str]] = []  # (port, peer group) of the fabric ports
+    uplink = "uplink" if sw.get("evpn") and sw["role"] == "leaf" else "fabric"
+    for i in sw["interfaces"]:
+        kind = i["kind"]
+        if kind == "unused":
+            layout.append((i["name"], "unused"))
+            continue
+        values.append(i["description"])
+        if kind == "fabric":
+            fabric.append((i["name"], _group(i["peer_role"])))
+            kind = uplink
+        elif "bond" in i:  # the bond before its member: the run so far, then the bond
+            ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]
+            layout, values = [], [i["description"]]
+            kind = "bonded"
+        elif "ip" in i:
+            values.append(f"{i['ip']}/{i['prefix']}")
+            kind = "routed"
+        else:
+            values.append(i["vlan"])
+            kind = "access"
+        layout.append((i["name"], kind))
+    ifaces.append(parts.run(layout, values))
+    return fabric
+
+
 def _bond(i: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any]:
     """The leaf's leg of a node's bond: an LACP bond of the one port, both tenants' VLANs tagged,
     an EVPN Ethernet segment of the fabric's system MAC and the node's local id (intent/northsouth.py)."""
     seg = i["bond"]["segment"]
-    vlans = {str(t["vlan"]): {} for t in sw["evpn"]["tenants"]}
+    vlans: dict[str, dict[str, Any]] = {str(t["vlan"]): {} for t in sw["evpn"]["tenants"]}
     return {"bond": {"lacp-rate": "fast", "member": {i["name"]: {}}, "mode": "lacp"},
             "bridge": {"domain": {"br_default": {"vlan": vlans}}},
             "description": i["bond"]["description"],
-            "evpn": {"multihoming": {"segment": {**d.on(), "local-id": seg["local_id"], "mac-address": seg["sys_mac"]}}},
+            "evpn": {"multihoming": {"segment": {**d.on(), "local-id": seg["local_id"],
+                                                 "mac-address": seg["sys_mac"]}}},
             "link": {"mtu": sw["mtu"]}, "type": "bond"}
 
 

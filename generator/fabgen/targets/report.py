@@ -45,8 +45,9 @@ def intent(ctx: Any) -> dict[str, Any]:
         overlay = {"tenants": [{k: t[k] for k in ("role", "vlan", "vni", "vrf", "l3vni", "subnet", "gateway")}
                                for t in tenants(ctx)],
                    "segments": len(ctx.allocation.tenants.segments), "es_sys_mac": ES_SYS_MAC}
-    return {"platform_version": f.spec.platform_version, "qos": qos, "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
-                                       **({"host_routing": "bgp"} if bgp else {})},
+    return {"platform_version": f.spec.platform_version, "qos": qos,
+            "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
+                           **({"host_routing": "bgp"} if bgp else {})},
             **({"northsouth": overlay} if overlay else {}),
             "asn": asn,
             # the variable's name, never its value (fabgen does not read it)
@@ -66,7 +67,8 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
     for name, s in summaries.items():
         d = asdict(s)
         fabrics[name] = {
-            "role": d["role"], "kind": d["kind"], "platform": d["platform"], "topology": d["topology"], "tiers": d["tiers"],
+            "role": d["role"], "kind": d["kind"], "platform": d["platform"], "topology": d["topology"],
+            "tiers": d["tiers"],
             "nodes": d["nodes"], "gpus": d["gpus"], "endpoints": d["endpoints"], "link_speed_gbps": d["speed"],
             "switch_model": d["switch_model"], "switch_radix": d["radix"],
             "scalable_units": d["units"] if d["topology"] == "rail-optimized" else 0,

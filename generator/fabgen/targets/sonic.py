@@ -261,7 +261,8 @@ def _port_shape(shared: dict[str, Any], interfaces: list[dict[str, Any]], ports:
     key = (names, used, speed, mtu)
     shape = shared["port_shapes"].get(key)
     if shape is None:
-        rows = tuple((name, {**ports[k], "speed": speed, "mtu": mtu, "fec": "rs", "admin_status": "up" if u else "down"})
+        rows = tuple((name, {**ports[k], "speed": speed, "mtu": mtu, "fec": "rs",
+                             "admin_status": "up" if u else "down"})
                      for k, (name, u) in enumerate(zip(names, used)))
         extra = tuple((name, {"lanes": lanes, "alias": alias, "index": str(index), "speed": str(mbps), "mtu": mtu,
                               "admin_status": "down", "description": "UNUSED"})  # the SKU's other ports (SFP)
@@ -356,7 +357,7 @@ def _row(row: Any) -> str:
 
 
 def _table(table: str, rows: dict[str, Any], memo: dict[int, str]) -> str:
-    if rows.__class__ is Filled:  # PORT: the shape's text, compiled by this function, filled in
+    if type(rows) is Filled:  # PORT: the shape's text, compiled by this function, filled in
         return _filled(rows, lambda plain: _table(table, plain, {}), table)
     keys = sorted(rows)
     # every key of a table quoted as it is when all are plain ("Ethernet8|3", "default|10.0.0.1"):
