@@ -1,4 +1,6 @@
-"""Render on two cores: a forked child and the parent take pieces of the work from one queue
+"""The scheduler: what runs beside the main process, and how it ends.
+
+Render on two cores: a forked child and the parent take pieces of the work from one queue
 until it is empty: each target that is not split is a piece, each large target is cut into
 CHUNKS pieces (every CHUNKS-th device), the unsplit ones first (the largest pieces first, so
 neither process is left with a long one at the end). In memory (`render_all`) the child sends
@@ -12,6 +14,11 @@ renders are split (below SPLIT_THRESHOLD devices the fork costs more than it sav
 where os.fork exists, and never when FABGEN_WORKERS=1. Output is identical either way:
 every file is rendered by the same function from the same data, and files are merged by
 path. A failure in the child is raised in the parent.
+
+Beside the render, `Aside` runs one piece of work in a forked process (a check, the targets made
+apart), and `Scheduler` keeps the forks of one render: what it starts, when each is joined, and
+what the user sees when the work fails first (fabgen.pipeline says when each stage runs; this
+module, where).
 """
 
 from __future__ import annotations
@@ -109,7 +116,8 @@ def _queue(jobs: list[Job]) -> tuple[list[Piece], int]:
     split = [(render, data, shard) for render, data, shard in jobs if shard is not None]
     room = _QUEUE_BYTES // _TOKEN.size - len(whole)
     parts = max(1, min(CHUNKS, room // max(1, len(split))))
-    pieces: list[Piece] = whole + [(render, data, shard, k, parts) for render, data, shard in split for k in range(parts)]
+    pieces: list[Piece] = whole + [(render, data, shard, k, parts)
+                                   for render, data, shard in split for k in range(parts)]
     tokens = b"".join(_TOKEN.pack(i) for i in range(len(pieces)))
     if len(tokens) > _QUEUE_BYTES:
         raise RuntimeError(f"{len(pieces)} render pieces: too many for the queue")
@@ -236,3 +244,94 @@ class Aside:
         except ProcessLookupError:
             pass
         os.waitpid(pid, 0)
+
+
+class Scheduler:
+    """The forks of one render: the checks run aside (`check`, joined by `checked` before
+    anything leaves) and the targets made apart (`apart`, joined by `made_apart`). `running`
+    is the block they live in: when the work fails first, a check's finding (of the `findings`
+    kinds) is raised instead of the work's error, and whatever still runs is stopped before the
+    error leaves. Without `beside`, every check runs at once, here."""
+
+    def __init__(self, beside: bool = False, findings: tuple[type[Exception], ...] = ()):
+        self.beside = beside
+        self.findings = findings
+        self.aside: list[Aside] = []  # the checks, in the order they are joined
+        self.made: Aside | None = None  # the targets made apart: their files, or what writing them returned
+        self.checking = False  # `checked` runs: an error now is the checks' own
+
+    def check(self, fn: Callable[[], Any], size: int, first: bool = False) -> None:
+        """Run a check: beside the work that follows, or (without `beside`) here, now. `first`:
+        joined before the others, so its finding is the one a user saw when it ran here."""
+        if not self.beside:
+            fn()
+        elif first:
+            self.aside.insert(0, Aside(fn, size))
+        else:
+            self.aside.append(Aside(fn, size))
+
+    def apart(self, fn: Callable[[], list[tuple[str, Any]]], size: int) -> None:
+        """Make the targets apart (`fn`) in a process of their own, beside the rest."""
+        self.made = Aside(fn, size)
+
+    def made_apart(self) -> list[tuple[str, Any]]:
+        """Wait for the targets made apart: [(path, their files or what writing each returned)]."""
+        return self.made.join() if self.made is not None else []
+
+    def checked(self) -> None:
+        """Wait for every check running aside and raise what it found (before anything leaves)."""
+        self.checking = True
+        for a in self.aside:
+            a.join()
+
+    def release(self) -> None:
+        """Stop what still runs aside or apart (the work failed first)."""
+        for a in [*self.aside, *([self.made] if self.made else [])]:
+            a.cancel()
+
+    @contextmanager
+    def running(self) -> Iterator[Scheduler]:
+        """The block the forks live in. When it fails, they are stopped before the error leaves,
+        and a check's finding replaces the work's error (`finding`); an error of `checked` is
+        the checks' own, and an interruption waits for no one."""
+        try:
+            yield self
+        except Exception as exc:
+            try:
+                found = None if self.checking else self.finding()
+            finally:
+                self.release()
+            if found is not None:
+                raise found from exc
+            raise
+        except BaseException:
+            self.release()
+            raise
+
+    def finding(self) -> Exception | None:
+        """What a check running aside found, if any: the work failed first, maybe because of it
+        (two fabrics cabling one port can break a writer), and the finding is what the user must
+        see, not the writer's error. Only a finding: a check that died or failed otherwise leaves
+        the work's own error to be seen."""
+        if self.made is not None:
+            self.made.cancel()  # not needed any more: the checks get the cores
+        for a in self.aside:
+            try:
+                a.join()
+            except self.findings as exc:
+                return exc
+            except Exception:  # noqa: BLE001 - not a finding: the work's error stands
+                continue
+        return None
+
+
+@contextmanager
+def alongside(fn: Callable[[], Any] | None, size: int) -> Iterator[Aside | None]:
+    """`fn` (when there is one) run in a forked process beside the block, which joins it; stopped
+    when the block leaves (the block failed first)."""
+    work = Aside(fn, size) if fn is not None else None
+    try:
+        yield work
+    finally:
+        if work is not None:
+            work.cancel()
