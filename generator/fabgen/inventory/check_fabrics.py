@@ -421,7 +421,8 @@ def _nvlink_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | 
         if d > 1 and g.name in f.node_groups and g.count % d:
             whole = g.count // d
             c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {d}: {g.count} is {whole} "
-                     f"rack{'' if whole == 1 else 's'} and {g.count % d} more; use {whole * d or d} or {(whole + 1) * d}")
+                     f"rack{'' if whole == 1 else 's'} and {g.count % d} more; use {whole * d or d} or "
+                     f"{(whole + 1) * d}")
             ok = False
     d = domains[-1] if domains else 1
     if ok and d > 1 and f.planned_nodes is not None and f.planned_nodes % d:

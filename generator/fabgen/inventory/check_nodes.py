@@ -198,8 +198,9 @@ def _with_rdma_links(c: Checks, i: int, g, nm: NodeModel, planes: int) -> NodeMo
         return None
     missing = [n.rdma for n in ports if n.rdma not in found]
     if missing:
+        on_planes = f" on {planes} planes" if planes > 1 else ""
         c.report(("node_groups", i, "rdma_links"), f"{shown} lists no {', '.join(missing[:6])}"
-                 f"{' and more' if len(missing) > 6 else ''} ({nm.key}'s port names{' on ' + str(planes) + ' planes' if planes > 1 else ''}); "
+                 f"{' and more' if len(missing) > 6 else ''} ({nm.key}'s port names{on_planes}); "
                  f"it lists {', '.join(sorted(found)[:12])}: take it from a node of this group, or declare a "
                  "node_models entry that names the ports as the node does")
         return None

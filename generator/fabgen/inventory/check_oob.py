@@ -24,29 +24,7 @@ def check_oob(c: Checks, i: int, f) -> None:
     ok = check_fabric_role(c, i, f) and ok
     ok = check_fabric_hardware(c, i, f) and ok
     fmembers, fstorage, attached_ok = attach_node_groups(c, i, f)
-    if f.topology != "fat-tree" or f.tiers not in ("auto", 1):
-        c.report((*path, "topology" if f.topology != "fat-tree" else "tiers"), "an out-of-band network is one tier "
-                 "of access switches: leave topology and tiers out")
-        ok = False
-    if f.planned_nodes is not None:
-        c.report((*path, "planned_nodes"), "an out-of-band network follows the plans of the fabrics its nodes and "
-                 "switches are on (each BMC at its node's planned place there): set planned_nodes on those fabrics",
-                 key=True)
-        ok = False
-    if f.management is None:
-        c.report(path, "an out-of-band network needs management: the management VLAN's prefix and gateway (the "
-                 "access switches' and the BMCs' addresses)")
-        ok = False
-    cab = f.cabling
-    if cab.leaf_spine.model_fields_set or cab.spine_core.model_fields_set:
-        c.report((*path, "cabling", "leaf_spine" if cab.leaf_spine.model_fields_set else "spine_core"),
-                 "an out-of-band network has one tier (node_leaf): RJ45 copper to its access switches")
-        ok = False
-    if cab.node_leaf.media not in (None, "utp") or (cab.node_leaf.length_m or 0) > 100:
-        bad = "media" if cab.node_leaf.media not in (None, "utp") else "length_m"
-        c.report((*path, "cabling", "node_leaf", bad), "an out-of-band network's access ports are RJ45 copper "
-                 "(utp), 1000BASE-T reaches 100 m (IEEE 802.3ab): place the access switches closer")
-        ok = False
+    ok = _check_shape(c, path, f) and ok
     model = c.switch_models.get(f.switch_model)
     if model is not None and len(model.uplinks) < 2:
         c.report((*path, "switch_model"), f"{f.switch_model} names no uplink ports: an access switch bonds two "
@@ -77,7 +55,8 @@ def check_oob(c: Checks, i: int, f) -> None:
     for owner, planned, rows in managed:
         from fabgen.spec.oob_layout import SWITCH_BLOCK, Block
 
-        layout.blocks.append(Block(owner, SWITCH_BLOCK, planned, down, 1, max(p for _, _, p in rows) + 1 if rows else 0))
+        present = max(p for _, _, p in rows) + 1 if rows else 0
+        layout.blocks.append(Block(owner, SWITCH_BLOCK, planned, down, 1, present))
         layout.switches += [(len(layout.blocks) - 1, row) for row in _as_managed(rows)]
     longest = max((len(f.name) + len(b.owner) + len(b.kind) + ACCESS_WIDTH + 2 for b in layout.blocks), default=0)
     if longest > 63:
@@ -94,13 +73,44 @@ def check_oob(c: Checks, i: int, f) -> None:
     c.managed[f.name] = layout
 
 
+def _check_shape(c: Checks, path: tuple, f) -> bool:
+    """One tier of access switches on RJ45 copper, no plan of its own, a management prefix:
+    whether the network has that shape (each way it does not is reported)."""
+    ok = True
+    if f.topology != "fat-tree" or f.tiers not in ("auto", 1):
+        c.report((*path, "topology" if f.topology != "fat-tree" else "tiers"), "an out-of-band network is one tier "
+                 "of access switches: leave topology and tiers out")
+        ok = False
+    if f.planned_nodes is not None:
+        c.report((*path, "planned_nodes"), "an out-of-band network follows the plans of the fabrics its nodes and "
+                 "switches are on (each BMC at its node's planned place there): set planned_nodes on those fabrics",
+                 key=True)
+        ok = False
+    if f.management is None:
+        c.report(path, "an out-of-band network needs management: the management VLAN's prefix and gateway (the "
+                 "access switches' and the BMCs' addresses)")
+        ok = False
+    cab = f.cabling
+    if cab.leaf_spine.model_fields_set or cab.spine_core.model_fields_set:
+        c.report((*path, "cabling", "leaf_spine" if cab.leaf_spine.model_fields_set else "spine_core"),
+                 "an out-of-band network has one tier (node_leaf): RJ45 copper to its access switches")
+        ok = False
+    if cab.node_leaf.media not in (None, "utp") or (cab.node_leaf.length_m or 0) > 100:
+        bad = "media" if cab.node_leaf.media not in (None, "utp") else "length_m"
+        c.report((*path, "cabling", "node_leaf", bad), "an out-of-band network's access ports are RJ45 copper "
+                 "(utp), 1000BASE-T reaches 100 m (IEEE 802.3ab): place the access switches closer")
+        ok = False
+    return ok
+
+
 def _as_managed(rows: list[tuple[str, str, int]]) -> list:
     from fabgen.spec.oob_layout import Managed
 
     return [Managed(name, platform, place) for name, platform, place in rows]
 
 
-ROLE_ORDER = ("compute", "storage", "northsouth", "inband")  # where a node's BMC is placed: its first fabric in this order
+# where a node's BMC is placed: its first fabric in this order
+ROLE_ORDER = ("compute", "storage", "northsouth", "inband")
 
 
 def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Member], layout, per_switch: int,

@@ -4,96 +4,118 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from fabgen.inventory.check_nodes import NETDEV_RULE, netdev_ok
 from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all, pattern_problem
 from fabgen.inventory.state import PORT_RE, SWITCH_PORT, switch_name
 from fabgen.spec.catalog import NODES, PLATFORMS_BY_KIND, SWITCHES, Nic, NodeModel, PortMode, SwitchModel
-from fabgen.spec.schema import Inventory
+from fabgen.spec.schema import CustomNodeModel, CustomSwitchModel, Inventory
 
 
 def resolve_models(inv: Inventory, report) -> tuple[dict[str, SwitchModel], dict[str, NodeModel]]:
     switches = dict(SWITCHES)
     nodes = dict(NODES)
     for key, m in inv.switch_models.items():
-        if key in SWITCHES:
-            report(("switch_models", key), f"'{key}' is a catalog model; give the custom model another name",
-                   key=True)
-            continue
-        for j, platform in enumerate(m.platforms):
-            allowed = [p for k in m.kinds for p in PLATFORMS_BY_KIND[k]]
-            if platform not in allowed:
-                report(("switch_models", key, "platforms", j),
-                       f"'{platform}' is not a platform of {', '.join(m.kinds)} "
-                       f"(choose from {', '.join(allowed)}){did_you_mean(platform, allowed)}")
-        fields = ("n", "i", "c", "j", "j0", "lane", "l", "pair", "sub2")
-        why = pattern_problem(m.port_name, fields)
-        if why is None:
-            names, why = format_all(m.port_name, ({"n": i + 1, "i": i, "c": i // m.ports_per_cage + 1,
-                                                   "j": i % m.ports_per_cage + 1, "j0": i % m.ports_per_cage,
-                                                   "lane": i, "l": 1, "pair": 1, "sub2": 1} for i in range(m.ports)),
-                                    MAX_FIELD_WIDTH)
-        if why is None:
-            bad = next((n for n in names if not PORT_RE.fullmatch(n)), None)
-            if bad is not None:
-                why = (f"gives {bad!r}; port names are letters, digits and '/', '_', '.', ':', '-' (they reach "
-                       "switch configs and shell scripts)")
-        if why is not None:
-            report(("switch_models", key, "port_name"), f"bad port name pattern: {why}; use fields like "
-                   "{n} (1-based) or {i} (0-based)")
-            continue
-        clash = _device_clash(names) if m.kinds != ["infiniband"] else None
-        if clash is not None:
-            report(("switch_models", key, "port_name"), f"the pattern {clash}: name the ports as the switch does "
-                   "(swp<n> on Cumulus Linux, Ethernet<n> on EOS and SONiC)")
-            continue
-        if len(set(names)) != len(names):
-            report(("switch_models", key, "port_name"), "the pattern gives the same name to several ports; "
-                   "include {n} or {i}")
-            continue
-        cages = -(-m.ports // m.ports_per_cage)
-        sku = _custom_sonic(key, m, cages, report)
-        if "sonic" in m.platforms and sku is None:
-            continue
-        switches[key] = SwitchModel(key, m.vendor, m.part or key, f"custom switch {key}", tuple(m.kinds),
-                                    tuple(m.platforms), cages, "cage", m.ports_per_cage,
-                                    (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True, sku)
+        switch = _switch_model(key, m, report)
+        if switch is not None:
+            switches[key] = switch
     for key, n in inv.node_models.items():
-        if key in NODES:
-            report(("node_models", key), f"'{key}' is a catalog model; give the custom model another name",
-                   key=True)
-            continue
-        rdmas = [nic.rdma for nic in n.nics] + [p.rdma for p in n.ports]
-        dup = sorted({r for r in rdmas if rdmas.count(r) > 1})
-        if dup:
-            in_ports = any(p.rdma == dup[0] for p in n.ports)
-            report(("node_models", key, "ports" if in_ports else "nics"), f"RDMA device names repeat: {', '.join(dup)}")
-            continue
-        if not n.nics and not n.ports:
-            where = "nics" if "nics" in n.model_fields_set else "ports" if "ports" in n.model_fields_set else None
-            report(("node_models", key, where) if where else ("node_models", key),
-                   "a node model needs compute NICs (nics) or other ports (ports): it has none", key=where is None)
-            continue
-        bad = n.plane_rdma and pattern_problem(n.plane_rdma, ("k", "rail", "plane"))
-        if bad:
-            report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
-            continue
-        bad = [(k, j, x.netdev) for k in ("nics", "ports") for j, x in enumerate(getattr(n, k))
-               if x.netdev is not None and not netdev_ok(x.netdev)]
-        if bad:
-            k, j, name = bad[0]
-            report(("node_models", key, k, j, "netdev"), f"{name!r} cannot be a port's interface: {NETDEV_RULE}")
-            continue
-        nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed,
-                         netdev_known=x.netdev is not None) for x in n.nics)
-        ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma,
-                          x.cage or ("RJ45" if x.role == "oob" else x.rdma), x.speed, x.role,
-                          netdev_known=x.netdev is not None or x.role == "oob") for x in n.ports)
-        nodes[key] = NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
-                               n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
-                               tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
-                                      n.transceiver) for r in ("storage", "inband", "oob")))
+        node = _node_model(key, n, report)
+        if node is not None:
+            nodes[key] = node
     return switches, nodes
+
+
+def _switch_model(key: str, m: CustomSwitchModel, report: Callable[..., None]) -> SwitchModel | None:
+    """An inline switch model, or None with its first problem reported."""
+    if key in SWITCHES:
+        report(("switch_models", key), f"'{key}' is a catalog model; give the custom model another name",
+               key=True)
+        return None
+    for j, platform in enumerate(m.platforms):
+        allowed = [p for k in m.kinds for p in PLATFORMS_BY_KIND[k]]
+        if platform not in allowed:
+            report(("switch_models", key, "platforms", j),
+                   f"'{platform}' is not a platform of {', '.join(m.kinds)} "
+                   f"(choose from {', '.join(allowed)}){did_you_mean(platform, allowed)}")
+    names, why = _port_names(m)
+    if why is not None:
+        report(("switch_models", key, "port_name"), f"bad port name pattern: {why}; use fields like "
+               "{n} (1-based) or {i} (0-based)")
+        return None
+    clash = _device_clash(names) if m.kinds != ["infiniband"] else None
+    if clash is not None:
+        report(("switch_models", key, "port_name"), f"the pattern {clash}: name the ports as the switch does "
+               "(swp<n> on Cumulus Linux, Ethernet<n> on EOS and SONiC)")
+        return None
+    if len(set(names)) != len(names):
+        report(("switch_models", key, "port_name"), "the pattern gives the same name to several ports; "
+               "include {n} or {i}")
+        return None
+    cages = -(-m.ports // m.ports_per_cage)
+    sku = _custom_sonic(key, m, cages, report)
+    if "sonic" in m.platforms and sku is None:
+        return None
+    return SwitchModel(key, m.vendor, m.part or key, f"custom switch {key}", tuple(m.kinds),
+                       tuple(m.platforms), cages, "cage", m.ports_per_cage,
+                       (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True, sku)
+
+
+def _port_names(m: CustomSwitchModel) -> tuple[list[str], str | None]:
+    """The ports' names from the model's pattern, or why the pattern cannot be used."""
+    fields = ("n", "i", "c", "j", "j0", "lane", "l", "pair", "sub2")
+    why = pattern_problem(m.port_name, fields)
+    if why is not None:
+        return [], why
+    names, why = format_all(m.port_name, ({"n": i + 1, "i": i, "c": i // m.ports_per_cage + 1,
+                                           "j": i % m.ports_per_cage + 1, "j0": i % m.ports_per_cage,
+                                           "lane": i, "l": 1, "pair": 1, "sub2": 1} for i in range(m.ports)),
+                            MAX_FIELD_WIDTH)
+    if why is None:
+        bad = next((n for n in names if not PORT_RE.fullmatch(n)), None)
+        if bad is not None:
+            why = (f"gives {bad!r}; port names are letters, digits and '/', '_', '.', ':', '-' (they reach "
+                   "switch configs and shell scripts)")
+    return names, why
+
+
+def _node_model(key: str, n: CustomNodeModel, report: Callable[..., None]) -> NodeModel | None:
+    """An inline node model, or None with its first problem reported."""
+    if key in NODES:
+        report(("node_models", key), f"'{key}' is a catalog model; give the custom model another name",
+               key=True)
+        return None
+    rdmas = [nic.rdma for nic in n.nics] + [p.rdma for p in n.ports]
+    dup = sorted({r for r in rdmas if rdmas.count(r) > 1})
+    if dup:
+        in_ports = any(p.rdma == dup[0] for p in n.ports)
+        report(("node_models", key, "ports" if in_ports else "nics"), f"RDMA device names repeat: {', '.join(dup)}")
+        return None
+    if not n.nics and not n.ports:
+        where = "nics" if "nics" in n.model_fields_set else "ports" if "ports" in n.model_fields_set else None
+        report(("node_models", key, where) if where else ("node_models", key),
+               "a node model needs compute NICs (nics) or other ports (ports): it has none", key=where is None)
+        return None
+    bad = n.plane_rdma and pattern_problem(n.plane_rdma, ("k", "rail", "plane"))
+    if bad:
+        report(("node_models", key, "plane_rdma"), f"bad plane_rdma pattern '{n.plane_rdma}': {bad}")
+        return None
+    bad_netdevs = [(k, j, x.netdev) for k in ("nics", "ports") for j, x in enumerate(getattr(n, k))
+                   if x.netdev is not None and not netdev_ok(x.netdev)]
+    if bad_netdevs:
+        k, j, name = bad_netdevs[0]
+        report(("node_models", key, k, j, "netdev"), f"{name!r} cannot be a port's interface: {NETDEV_RULE}")
+        return None
+    nics = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma, x.cage or x.rdma, x.speed,
+                     netdev_known=x.netdev is not None) for x in n.nics)
+    ports = tuple(Nic(x.rdma, x.netdev or x.rdma, x.label or x.rdma,
+                      x.cage or ("RJ45" if x.role == "oob" else x.rdma), x.speed, x.role,
+                      netdev_known=x.netdev is not None or x.role == "oob") for x in n.ports)
+    return NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
+                     n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
+                     tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
+                            n.transceiver) for r in ("storage", "inband", "oob")))
 
 
 def _device_clash(names: list[str]) -> str | None:

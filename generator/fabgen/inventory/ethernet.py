@@ -136,6 +136,23 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
                    taken: list[tuple[IPNetwork, str]], warn: Report, planes: int = 1, role: str = "compute") -> None:
     """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
     path = ("fabrics", i, "ethernet")
+    _check_kind_features(path, kind, eth, plan, report, warn)
+    nets = _check_pools(path, i, eth, report, taken)
+    _check_transport(path, eth, report, warn)
+    if plan is None:
+        return
+    for name, (count, what) in needs(eth, plan, planes, role).items():
+        net = nets.get(name)
+        if net is not None and net.size < count:
+            shortest = 32 - max(0, (count - 1).bit_length())
+            report((*path, "pools", name), f"pool {net} holds {net.size} addresses; this fabric needs {count} "
+                   f"({what}): use a /{shortest} or shorter")
+    _check_asns(path, eth, plan, planes, report, warn)
+
+
+def _check_kind_features(path: tuple, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
+                         warn: Report) -> None:
+    """Adaptive routing and lossy RoCE are Spectrum-X features; adaptive routing, up to 400G links."""
     if kind != "spectrum-x":
         if eth.adaptive_routing is not None:
             report((*path, "adaptive_routing"), "adaptive routing is a Spectrum-X feature (kind spectrum-x); "
@@ -146,6 +163,12 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     elif eth.adaptive_routing and plan is not None and plan.speed > AR_MAX_SPEED:
         warn((*path, "adaptive_routing"), f"adaptive routing cannot work on {plan.speed}G links on Spectrum-4 "
              f"(RoCEv2 unicast at {AR_MAX_SPEED}G and below): it is enabled globally but on no port")
+
+
+def _check_pools(path: tuple, i: int, eth: EthernetOptions, report: Report,
+                 taken: list[tuple[IPNetwork, str]]) -> dict[str, IPNetwork]:
+    """The pools that parse, each reported where it is special-purpose space or overlaps
+    another fabric's; those not special join `taken`."""
     nets: dict[str, IPNetwork] = {}
     for name in POOLS:
         where = (*path, "pools", name)
@@ -163,6 +186,12 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
             report(where, f"pool {net}{default} overlaps {hit[1]} ({hit[0]}); give each fabric its own pools")
         nets[name] = net
         taken.append((net, f"fabrics[{i}].ethernet.pools.{name}"))
+    return nets
+
+
+def _check_transport(path: tuple, eth: EthernetOptions, report: Report, warn: Report) -> None:
+    """RoCE's transport: a routable GID, host frames the switches carry, and QoS classes of
+    their own for RoCE data and CNPs."""
     if eth.gid_index is not None and eth.gid_index % 2 == 0:
         warn((*path, "gid_index"), f"GID index {eth.gid_index} is RoCE v1 on ConnectX (even indexes: v1, odd: v2): "
              "RoCE v1 frames are not routed, so NCCL cannot reach nodes on other leaves; leave gid_index out "
@@ -189,14 +218,11 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     if q.roce_priority == q.cnp_priority:
         report((*path, "qos", "cnp_priority"), f"CNPs and RoCE data share priority {q.roce_priority}; CNPs must "
                "not sit in the paused no-drop class")
-    if plan is None:
-        return
-    for name, (count, what) in needs(eth, plan, planes, role).items():
-        net = nets.get(name)
-        if net is not None and net.size < count:
-            shortest = 32 - max(0, (count - 1).bit_length())
-            report((*path, "pools", name), f"pool {net} holds {net.size} addresses; this fabric needs {count} "
-                   f"({what}): use a /{shortest} or shorter")
+
+
+def _check_asns(path: tuple, eth: EthernetOptions, plan: Plan, planes: int, report: Report, warn: Report) -> None:
+    """Each tier's ASNs within the 4-byte space, clear of reserved and documentation ASNs, on
+    one side of the 2-byte boundary, and apart from the other tiers'."""
     ranges = asn_ranges(eth, plan, planes)
     for tier, (first, last) in ranges.items():
         if last > MAX_ASN:

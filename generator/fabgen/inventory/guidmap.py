@@ -67,21 +67,29 @@ class _Rows:
     def problem(self, lineno: int, col: int, message: str) -> None:
         self.problems.append(Problem(lineno, col, "", message, self.shown))
 
-    def read(self, lineno: int, line: str) -> None:
+    def _cells(self, lineno: int, line: str) -> list[str] | None:
+        """A row's cells as written, or None for a blank or comment line, the header, or a line
+        that is no row (reported)."""
         line = line.split("#", 1)[0]
         if not line.strip():
-            return
+            return None
         if len(line) > MAX_LINE:
             self.problem(lineno, 1, f"a line of {len(line):,} characters: a row is device,port,guid")
-            return
+            return None
         try:
             cells = next(csv.reader([line]))
         except csv.Error as exc:
             self.problem(lineno, 1, f"not a CSV row ({exc})")
+            return None
+        if lineno == 1 and [c.strip().lower() for c in cells] == ["device", "port", "guid"]:
+            return None
+        return cells
+
+    def read(self, lineno: int, line: str) -> None:
+        cells = self._cells(lineno, line)
+        if cells is None:
             return
         cols = [c.strip() for c in cells]
-        if lineno == 1 and [c.lower() for c in cols] == ["device", "port", "guid"]:
-            return
 
         def col(i: int) -> int:
             return sum(len(c) + 1 for c in cells[:i]) + (len(cells[i]) - len(cells[i].lstrip()) if i < len(cells)

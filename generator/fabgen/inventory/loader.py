@@ -12,7 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -231,7 +231,7 @@ def _yaml_problem(file: str, exc: yaml.YAMLError) -> Problem:
 _EVENTS = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser where PyYAML has it: 40x faster
 
 
-def _too_big(text: str) -> tuple[yaml.Mark, str] | None:
+def _too_big(text: str) -> tuple[_Mark, str] | None:
     """Where the text nests deeper than MAX_DEPTH or holds more than MAX_NODES values, found in
     one pass over the parser's flat event stream before anything is composed, or None.
 
@@ -251,19 +251,32 @@ def _too_big(text: str) -> tuple[yaml.Mark, str] | None:
         return None
 
 
-def _bounds(text: str, loader: type) -> tuple[yaml.Mark, str] | None:
+class _Mark(Protocol):
+    """A place in the text: PyYAML's Mark, or libyaml's."""
+
+    line: int
+    column: int
+
+
+def _bounds(text: str, loader: type) -> tuple[_Mark, str] | None:
     depth = count = 0
     for event in yaml.parse(text, Loader=loader):
         count += 1
         if count > MAX_NODES:
-            return event.start_mark, f"more than {MAX_NODES} values: {{what}} is a short YAML file"
+            return _start(event), f"more than {MAX_NODES} values: {{what}} is a short YAML file"
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
-                return event.start_mark, f"nesting deeper than {MAX_DEPTH} levels: {{what}} is a few levels deep"
+                return _start(event), f"nesting deeper than {MAX_DEPTH} levels: {{what}} is a few levels deep"
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
     return None
+
+
+def _start(event: yaml.Event) -> _Mark:
+    """Where an event starts: both parsers mark every event (the type stubs allow None)."""
+    assert event.start_mark is not None
+    return event.start_mark
 
 
 def load_text(text: str, file: str, what: str = "inventory", max_bytes: int = MAX_BYTES,
@@ -298,8 +311,8 @@ def load_text(text: str, file: str, what: str = "inventory", max_bytes: int = MA
                                       f"nesting deeper than {MAX_DEPTH} levels (recursive alias?)", file)]) from None
     except _TooBig as exc:
         m = exc.node.start_mark
-        raise InventoryError([Problem(m.line + 1, m.column + 1, "",
-                                      f"more than {MAX_NODES} values after expanding aliases (alias bomb?)", file)]) from None
+        raise InventoryError([Problem(m.line + 1, m.column + 1, "", f"more than {MAX_NODES} values after expanding "
+                                      "aliases (alias bomb?)", file)]) from None
     if walker.problems:
         raise InventoryError(walker.problems)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -53,8 +53,9 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
     net = ipaddress.IPv4Network(m.prefix)
     if m.gateway is None:
         if f.kind != "infiniband":
-            warn(prefix_path, f"no gateway given: the management default route uses {ipaddress.IPv4Address(gateway_of(m))}, "
-                 "the prefix's last host address; set management.gateway if the router is elsewhere")
+            warn(prefix_path, "no gateway given: the management default route uses "
+                 f"{ipaddress.IPv4Address(gateway_of(m))}, the prefix's last host address; set management.gateway "
+                 "if the router is elsewhere")
     else:
         _check_gateway((*path, "gateway"), m.gateway, net, report)
     for key in ("ntp", "dns", "syslog"):

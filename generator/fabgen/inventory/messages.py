@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from fabgen.errors import Problem
 from fabgen.inventory.loader import Loaded, PathT, format_path
@@ -132,7 +133,6 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
             continue
         loc = tuple(err["loc"])
         etype = err["type"]
-        value = err.get("input")
         if etype == "extra_forbidden":
             key = loc[-1]
             hint = did_you_mean(key, _fields_of(loc[:-1], root))
@@ -144,61 +144,87 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
             out.append(Problem(line, col, format_path(loc), f"missing required key '{loc[-1]}'", loaded.file))
             continue
         line, col = loaded.where(loc)
-        if etype == "literal_error":
-            expected = err.get("ctx", {}).get("expected", "")
-            options = re.findall(r"'([^']*)'|\b(\d+)\b", expected)
-            flat = [a or b for a, b in options]
-            msg = f"{value!r} is not one of {', '.join(flat)}{did_you_mean(value, flat)}"
-            if isinstance(value, str) and value in flat and value.isdigit():
-                msg = f"the text {value!r} is not one of {', '.join(flat)}: write the number {value} without quotes"
-            elif not isinstance(value, str) and str(value) in flat:
-                msg = f"{value!r} is not one of {', '.join(flat)}: quote it: \"{value}\""
-        elif etype == "string_pattern_mismatch":
-            msg = pattern_message(str(err.get("ctx", {}).get("pattern", "")), value)
-        elif etype in ("int_type", "float_type", "string_type", "list_type", "dict_type", "model_type",
-                       "bool_type", "int_from_float", "model_attributes_type"):
-            wanted = {"int_type": "a whole number", "float_type": "a number", "string_type": "a string",
-                      "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
-                      "model_attributes_type": "a mapping", "bool_type": "true or false",
-                      "int_from_float": "a whole number"}[etype]
-            msg = f"must be {wanted}, not {_describe(value)}"
-            if etype in ("int_type", "float_type") and isinstance(value, str) and _looks_numeric(value):
-                msg = f"must be {wanted}, not the text {value!r}: write it without quotes"
-                if loc in loaded.numbers:
-                    msg = (f"must be {wanted}: YAML 1.1 reads the unquoted {value} as text, not a number (an "
-                           "exponent needs a '.' and a sign, as in 1.5e+9): write it as a plain number")
-            written = loaded.numbers.get(loc)
-            if etype == "string_type" and written is not None and ("." in written or loc[-1] in QUOTED_NUMBERS):
-                msg = (f"must be text, not the number {written}" + (f" (YAML reads it as {value!r})"
-                       if str(value) != written else "") + f": quote it: \"{written}\"")
-            if len(loc) == 3 and loc[0] == "fabrics" and loc[2] == "management":
-                msg = f"must be an IPv4 prefix (e.g. 192.168.0.0/24) or a mapping with prefix, gateway, vrf, ntp, " \
-                      f"dns, syslog, domain and users; not {_describe(value)}"
-        elif etype == "number_choice":
-            choices = [str(c) for c in _choices_of(loc, root)]
-            wanted = (", ".join(choices[:-1]) + " or " + choices[-1]) if len(choices) > 1 else \
-                (choices[0] if choices else "a whole number")
-            msg = f"must be {wanted}, not {_describe(value)}"
-            if isinstance(value, float) and value.is_integer():
-                msg = f"must be {wanted}, not {loaded.numbers.get(loc, value)} (a decimal number): write {int(value)}"
-        elif etype == "secret_literal":
-            msg = err["msg"]  # never the value: it is a secret
-        elif etype in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-            ctx = err.get("ctx", {})
-            bound = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),
-                     "greater_than": ("more than", "gt"), "less_than": ("less than", "lt")}[etype]
-            msg = f"must be {bound[0]} {ctx.get(bound[1])}, not {value!r}"
-        elif etype in ("too_short", "too_long"):
-            ctx = err.get("ctx", {})
-            n = ctx.get("min_length") if etype == "too_short" else ctx.get("max_length")
-            msg = f"needs {'at least' if etype == 'too_short' else 'at most'} {n} item{'s' if n != 1 else ''}"
-        else:
-            text = err["msg"]
-            msg = text[0].lower() + text[1:] if text else etype
-            if value is not None and not isinstance(value, (dict, list)):
-                msg += f" (got {value!r})"
-        out.append(Problem(line, col, format_path(loc), msg, loaded.file))
+        out.append(Problem(line, col, format_path(loc), _message(err, loc, loaded, root), loaded.file))
     return out
+
+
+_TYPE_ERRORS = {"int_type": "a whole number", "float_type": "a number", "string_type": "a string",
+                "list_type": "a list", "dict_type": "a mapping", "model_type": "a mapping",
+                "model_attributes_type": "a mapping", "bool_type": "true or false",
+                "int_from_float": "a whole number"}
+
+
+def _message(err: ErrorDetails, loc: tuple[Any, ...], loaded: Loaded, root: Any) -> str:
+    """One pydantic error (a value's, not a key's) in the inventory's words, by its type."""
+    etype = err["type"]
+    value = err.get("input")
+    if etype == "literal_error":
+        return _literal_message(err, value)
+    if etype == "string_pattern_mismatch":
+        return pattern_message(str(err.get("ctx", {}).get("pattern", "")), value)
+    if etype in _TYPE_ERRORS:
+        return _type_message(etype, value, loc, loaded)
+    if etype == "number_choice":
+        return _choice_message(value, loc, loaded, root)
+    if etype == "secret_literal":
+        return err["msg"]  # never the value: it is a secret
+    if etype in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        ctx = err.get("ctx", {})
+        bound = {"greater_than_equal": ("at least", "ge"), "less_than_equal": ("at most", "le"),
+                 "greater_than": ("more than", "gt"), "less_than": ("less than", "lt")}[etype]
+        return f"must be {bound[0]} {ctx.get(bound[1])}, not {value!r}"
+    if etype in ("too_short", "too_long"):
+        ctx = err.get("ctx", {})
+        n = ctx.get("min_length") if etype == "too_short" else ctx.get("max_length")
+        return f"needs {'at least' if etype == 'too_short' else 'at most'} {n} item{'s' if n != 1 else ''}"
+    text = err["msg"]
+    msg = text[0].lower() + text[1:] if text else etype
+    if value is not None and not isinstance(value, (dict, list)):
+        msg += f" (got {value!r})"
+    return msg
+
+
+def _literal_message(err: ErrorDetails, value: Any) -> str:
+    """Not one of the allowed values: which are, and whether quotes made the difference."""
+    expected = err.get("ctx", {}).get("expected", "")
+    options = re.findall(r"'([^']*)'|\b(\d+)\b", expected)
+    flat = [a or b for a, b in options]
+    msg = f"{value!r} is not one of {', '.join(flat)}{did_you_mean(value, flat)}"
+    if isinstance(value, str) and value in flat and value.isdigit():
+        msg = f"the text {value!r} is not one of {', '.join(flat)}: write the number {value} without quotes"
+    elif not isinstance(value, str) and str(value) in flat:
+        msg = f"{value!r} is not one of {', '.join(flat)}: quote it: \"{value}\""
+    return msg
+
+
+def _type_message(etype: str, value: Any, loc: tuple[Any, ...], loaded: Loaded) -> str:
+    """A value of the wrong type, and the YAML reading (quotes, exponents) that most likely made it."""
+    wanted = _TYPE_ERRORS[etype]
+    msg = f"must be {wanted}, not {_describe(value)}"
+    if etype in ("int_type", "float_type") and isinstance(value, str) and _looks_numeric(value):
+        msg = f"must be {wanted}, not the text {value!r}: write it without quotes"
+        if loc in loaded.numbers:
+            msg = (f"must be {wanted}: YAML 1.1 reads the unquoted {value} as text, not a number (an "
+                   "exponent needs a '.' and a sign, as in 1.5e+9): write it as a plain number")
+    written = loaded.numbers.get(loc)
+    if etype == "string_type" and written is not None and ("." in written or loc[-1] in QUOTED_NUMBERS):
+        msg = (f"must be text, not the number {written}" + (f" (YAML reads it as {value!r})"
+               if str(value) != written else "") + f": quote it: \"{written}\"")
+    if len(loc) == 3 and loc[0] == "fabrics" and loc[2] == "management":
+        msg = f"must be an IPv4 prefix (e.g. 192.168.0.0/24) or a mapping with prefix, gateway, vrf, ntp, " \
+              f"dns, syslog, domain and users; not {_describe(value)}"
+    return msg
+
+
+def _choice_message(value: Any, loc: tuple[Any, ...], loaded: Loaded, root: Any) -> str:
+    """A number that is not one of the field's choices (a speed, a radix): the choices."""
+    choices = [str(c) for c in _choices_of(loc, root)]
+    wanted = (", ".join(choices[:-1]) + " or " + choices[-1]) if len(choices) > 1 else \
+        (choices[0] if choices else "a whole number")
+    msg = f"must be {wanted}, not {_describe(value)}"
+    if isinstance(value, float) and value.is_integer():
+        msg = f"must be {wanted}, not {loaded.numbers.get(loc, value)} (a decimal number): write {int(value)}"
+    return msg
 
 
 # What each pattern of the schema (and of the other files fabgen reads) asks for, in words.
@@ -280,7 +306,7 @@ def pattern_problem(pattern: str, fields: tuple[str, ...]) -> str | None:
 def format_all(pattern: str, values: Iterable[dict[str, int]], limit: int) -> tuple[list[str], str | None]:
     """Every name, or the first problem: a format error (whatever it raises) or a name longer
     than `limit`, found at the first name that has it."""
-    names = []
+    names: list[str] = []
     for v in values:
         try:
             name = pattern.format(**v)

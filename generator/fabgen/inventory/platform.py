@@ -39,14 +39,7 @@ def nvue_state_dialect(version: str) -> bool:
 
 def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
     path = ("fabrics", i)
-    if f.platform_version is not None:
-        known = VERSIONS.get(f.platform)
-        if known is None:
-            report((*path, "platform_version"), f"platform_version applies to platforms nvue and sonic; "
-                   f"{f.platform} configs are written for one release")
-        elif f.platform_version not in known:
-            report((*path, "platform_version"), f"{f.platform} {f.platform_version!r} is not a release fabgen writes "
-                   f"for: choose {', '.join(known)}")
+    _check_version(path, f, report)
     if f.kind == "infiniband":
         return
     qos = (f.ethernet or EthernetOptions()).qos
@@ -72,6 +65,18 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
         if "restoration_ms" in wd.model_fields_set:
             warn((*wpath, "restoration_ms"), "NVUE's PFC watchdog has no restoration timer: restoration_ms is not "
                  "rendered for this fabric")
+
+
+def _check_version(path: tuple, f: Fabric, report: Report) -> None:
+    """A platform_version is one of the releases fabgen writes for, on a platform that has several."""
+    if f.platform_version is not None:
+        known = VERSIONS.get(f.platform)
+        if known is None:
+            report((*path, "platform_version"), f"platform_version applies to platforms nvue and sonic; "
+                   f"{f.platform} configs are written for one release")
+        elif f.platform_version not in known:
+            report((*path, "platform_version"), f"{f.platform} {f.platform_version!r} is not a release fabgen writes "
+                   f"for: choose {', '.join(known)}")
 
 
 # Cumulus Linux's RoCE profile (`nv set qos roce`, which fabgen renders for every NVUE fabric):
