@@ -245,8 +245,8 @@ def _sizes(v: Any, contexts: dict[str, Any]) -> list[FabricSize]:
     for spec in v.inventory.fabrics:
         p, n = v.plans[spec.name], spec.planes
         if spec.role == "oob":
-            out.append(FabricSize(spec.name, "oob", spec.kind, "access", 1, 1, p.present_nodes, p.present_nodes * p.rails,
-                                  p.speed, {"access": p.present_units}, p.nodes,
+            out.append(FabricSize(spec.name, "oob", spec.kind, "access", 1, 1, p.present_nodes,
+                                  p.present_nodes * p.rails, p.speed, {"access": p.present_units}, p.nodes,
                                   switch_management_ports=len(v.managed[spec.name].switches)))
             continue
         built = [contexts[name].summary for name in plane_names(spec)]

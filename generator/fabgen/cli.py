@@ -112,15 +112,15 @@ def render(
             result = api_render(inventory, out, force=force, progress=progress)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; nothing written", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except InventoryError as exc:
         _fail_inventory(exc)
     except OutputError as exc:
         typer.echo(printable(f"fabgen: {exc}; nothing written"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except TopologyError as exc:
         typer.echo(f"fabgen: internal error, please report it with the inventory: {exc}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(1) from None
     for w in result.warnings:
         typer.echo(printable(f"{inventory}: warning: fabric {w.fabric}: {w.text}"), err=True)
     typer.echo(printable(f"fabgen: wrote {len(result.files)} files to {out}"))
@@ -208,7 +208,7 @@ def diff(
             _diff(before, old, format, exit_code, no_files, stat, output, max_lines, (f"{old}@{base}", str(old)))
     except gitbase.BaseError as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
 
 
 def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, stat: bool, output: Optional[Path],
@@ -233,23 +233,23 @@ def _diff(old: Path, new: Path, format: str, exit_code: bool, no_files: bool, st
             differ.check_sides(list(zip((old, new), sides)))
             review = _compared(differ, sides, (old, new))
             progress("folding the review")
-            names, opts = shown_names or (str(old), str(new)), {"files": not no_files, "stat": stat}
+            names, files = shown_names or (str(old), str(new)), not no_files
             if format == "markdown":
-                shown = format_markdown(review, *names, **opts)
-                whole = format_markdown(review, *names, **opts, limit=None) if output else shown
+                shown = format_markdown(review, *names, files=files, stat=stat)
+                whole = format_markdown(review, *names, files=files, stat=stat, limit=None) if output else shown
             else:
-                whole = format_text(review, *names, **opts)
-                shown = format_text(review, *names, **opts, limit=max_lines or None,
-                                           whole_to=str(output) if output else None)
+                whole = format_text(review, *names, files=files, stat=stat)
+                shown = format_text(review, *names, files=files, stat=stat, limit=max_lines or None,
+                                    whole_to=str(output) if output else None)
     except InventoryError as exc:
         _fail_inventory(exc)
     except NotARender as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except OSError as exc:
         where = exc.filename or f"{old} or {new}"
         typer.echo(printable(f"fabgen: {where}: cannot read it ({exc.strerror or exc})"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     if output is not None:
         _write_review(output, printable_lines(whole))
     typer.echo(printable_lines(shown), nl=False)
@@ -311,7 +311,7 @@ def _write_review(path: Path, text: str, option: str = "--output") -> None:
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         typer.echo(printable(f"fabgen: {option} {path}: cannot write it ({exc.strerror or exc})"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
 
 
 def _size_option(text: str) -> float:
@@ -402,10 +402,10 @@ def compare(
             draw(data, chart)
         except ChartUnavailable as exc:
             typer.echo(f"fabgen: {exc}", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         except OSError as exc:
             typer.echo(printable(f"fabgen: --chart {chart}: cannot write it ({exc.strerror or exc})"), err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     if prices_template is not None:
         from fabgen.compare.prices import template
 
@@ -463,10 +463,10 @@ def emulate(
                                  trust_edited=trust_edited)
     except KeyboardInterrupt:
         typer.echo("fabgen: interrupted; every namespace and process of the run removed", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except (BadInput, LabError) as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2, sort_keys=True))
     else:
@@ -518,14 +518,14 @@ def verify(
             v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed, frr, trust_edited)
     except BadInput as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     if anta_catalog is not None:
         try:
             anta_catalog.write_text(catalog, encoding="utf-8")
         except OSError as exc:
             typer.echo(printable(f"fabgen: --anta-catalog {anta_catalog}: cannot write it ({exc.strerror or exc})"),
                        err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
         typer.echo(printable(f"fabgen: wrote {anta_catalog}: {tests} ANTA tests for {switches} EOS switches"), err=True)
         if not (ibnetdiscover or lldp or frr is not None):
             raise typer.Exit(0)

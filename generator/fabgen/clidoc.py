@@ -33,7 +33,7 @@ def _default(info: Any) -> str:
 
 def _commands() -> list[tuple[str, Any]]:
     return sorted(((c.name or c.callback.__name__.replace("_", "-"), c.callback) for c in app.registered_commands
-                   if not c.hidden), key=lambda x: x[0])
+                   if not c.hidden and c.callback is not None), key=lambda x: x[0])  # @app.command() sets each callback
 
 
 def page(name: str, callback: Any) -> str:

@@ -240,7 +240,8 @@ class Staging:
                 (self.out / rel).unlink()
             except FileNotFoundError:
                 pass
-        for d in sorted({a for rel in listed for a in manifests.ancestors(os.path.dirname(rel))}, key=len, reverse=True):
+        dirs = {a for rel in listed for a in manifests.ancestors(os.path.dirname(rel))}
+        for d in sorted(dirs, key=len, reverse=True):
             try:
                 (self.out / d).rmdir()
             except OSError:

@@ -18,7 +18,8 @@ directory; nothing is re-implemented. The review summary comes first:
 then unified diffs per file, folded: files whose change is the same once their owner's name and
 addresses are abstracted show once, with the list of owners. manifest.json, the Ansible
 copies of the configs and the NetBox export are left out of the file diffs (they repeat what
-the summary, the configs and the cabling plan say). Markdown is cut to one pull-request comment; `--output` keeps the whole review.
+the summary, the configs and the cabling plan say). Markdown is cut to one pull-request comment;
+`--output` keeps the whole review.
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ class Review:
     links_added: list[tuple[str, str, str]] = field(default_factory=list)
     links_removed: list[tuple[str, str, str]] = field(default_factory=list)
     asns: list[tuple[str, Any, Any]] = field(default_factory=list)
-    addresses: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    addresses: list[tuple[str, str | None, str | None]] = field(default_factory=list)  # "device port", before, after
     management: list[Moved] = field(default_factory=list)  # what: a BMC's port, or "management" (ansible_host)
     clusters: tuple[str, str] | None = None  # the two sides' cluster names, when they differ
     intent: list[tuple[str, str, Any, Any]] = field(default_factory=list)
@@ -274,17 +275,7 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     dev_old, dev_new = _devices(old, cab_old), _devices(new, cab_new)
     owner = {p: _device_of(p) for p in changed_paths}
     changed_devices = set(owner.values()) - {None}
-    moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
-    for key in sorted(moved, key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
-        before, after = c_old.get(key), c_new.get(key)
-        changed_devices.update(d for d in (key[1], before and before[0], after and after[0]) if d)
-        a = f"{key[1]} {key[2]}"
-        if before and after:
-            rv.recabled.append((key[0], a, " ".join(before), " ".join(after)))
-        elif after:
-            rv.links_added.append((key[0], a, " ".join(after)))
-        else:
-            rv.links_removed.append((key[0], a, " ".join(before)))
+    _links(rv, c_old, c_new, changed_devices)
     rv.added = sorted(dev_new - dev_old, key=_natural)
     rv.removed = sorted(dev_old - dev_new, key=_natural)
     rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
@@ -296,18 +287,7 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     # a node whose BMC moved has changed rows on both sides but may have no changed file of its own
     # (an inventory review renders only the nodes whose netplan differs): its rows say it is on both
     on_both = dev_old & dev_new | set(i_old) & set(i_new)
-    for dev in sorted((set(i_old) | set(i_new)) & on_both, key=_natural):
-        io, inew = i_old.get(dev), i_new.get(dev)
-        if io and inew and io["asn"] != inew["asn"]:
-            rv.asns.append((dev, io["asn"], inew["asn"]))
-        ao, an = (io or {}).get("addresses", {}), (inew or {}).get("addresses", {})
-        bmc = (io or {}).get("bmc", set()) | (inew or {}).get("bmc", set())
-        for where in sorted(set(ao) | set(an), key=_natural):
-            if ao.get(where) != an.get(where):
-                if where in bmc:
-                    rv.management.append((dev, where, ao.get(where), an.get(where)))
-                else:
-                    rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
+    _addresses(rv, i_old, i_new, on_both)
     rv.management += _ansible_hosts(old_changed, new_changed, rv.addresses)
     rv.clusters = _clusters(old_changed, new_changed)
 
@@ -327,28 +307,68 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     rv.extended = [d for d in rv.changed if d in grown]
     rv.changed = [d for d in rv.changed if d not in grown]
 
-    n_old, n_new = _counts(old_changed), _counts(new_changed)
+    _fabric_changes(rv, old_changed, new_changed)
+    _label_roles(rv, {**_roles(old), **_roles(new)})
+    rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
+    return rv
+
+
+def _links(rv: Review, c_old: dict[tuple[str, str, str], tuple[str, str]],
+           c_new: dict[tuple[str, str, str], tuple[str, str]], changed_devices: set[str | None]) -> None:
+    """Links re-cabled, added and removed (`_cabling` of both sides), by their lower end; the
+    devices at either end join `changed_devices`."""
+    moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
+    for key in sorted(moved, key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
+        before, after = c_old.get(key), c_new.get(key)
+        changed_devices.update(d for d in (key[1], before and before[0], after and after[0]) if d)
+        a = f"{key[1]} {key[2]}"
+        if before and after:
+            rv.recabled.append((key[0], a, " ".join(before), " ".join(after)))
+        elif after:
+            rv.links_added.append((key[0], a, " ".join(after)))
+        else:
+            assert before is not None  # moved: on one side at least
+            rv.links_removed.append((key[0], a, " ".join(before)))
+
+
+def _addresses(rv: Review, i_old: dict[str, dict[str, Any]], i_new: dict[str, dict[str, Any]],
+               on_both: set[str]) -> None:
+    """ASNs and addresses changed (`_identity` of both sides) of the devices `on_both` sides; a
+    BMC's address is a management one."""
+    for dev in sorted((set(i_old) | set(i_new)) & on_both, key=_natural):
+        io, inew = i_old.get(dev), i_new.get(dev)
+        if io and inew and io["asn"] != inew["asn"]:
+            rv.asns.append((dev, io["asn"], inew["asn"]))
+        ao, an = (io or {}).get("addresses", {}), (inew or {}).get("addresses", {})
+        bmc = (io or {}).get("bmc", set()) | (inew or {}).get("bmc", set())
+        for where in sorted(set(ao) | set(an), key=_natural):
+            if ao.get(where) != an.get(where):
+                if where in bmc:
+                    rv.management.append((dev, where, ao.get(where), an.get(where)))
+                else:
+                    rv.addresses.append((f"{dev} {where}", ao.get(where), an.get(where)))
+
+
+def _fabric_changes(rv: Review, old: dict[str, bytes], new: dict[str, bytes]) -> None:
+    """Sizes, design, growth beyond the plan and intent changed, from both sides' report.json."""
+    n_old, n_new = _counts(old), _counts(new)
     for fab in sorted(set(n_old) & set(n_new)):
         for what in n_old[fab]:
             if n_old[fab][what] != n_new[fab].get(what):
                 rv.counts.append((fab, what, n_old[fab][what], n_new[fab].get(what)))
 
-    d_old, d_new = _design(old_changed), _design(new_changed)
+    d_old, d_new = _design(old), _design(new)
     for fab in sorted(set(d_old) & set(d_new)):
         for key in DESIGN:  # a key an older render's report.json lacks is not a change
             if key in d_old[fab] and key in d_new[fab] and d_old[fab][key] != d_new[fab][key]:
                 rv.design.append((fab, key, d_old[fab].get(key), d_new[fab].get(key)))
-    rv.grows_unplanned = _unplanned_growth(old_changed, new_changed)
+    rv.grows_unplanned = _unplanned_growth(old, new)
 
-    t_old, t_new = _intent(old_changed), _intent(new_changed)
+    t_old, t_new = _intent(old), _intent(new)
     for fab in sorted(set(t_old) & set(t_new)):
         for key in sorted(set(t_old[fab]) | set(t_new[fab])):
             if t_old[fab].get(key) != t_new[fab].get(key):
                 rv.intent.append((fab, key, t_old[fab].get(key), t_new[fab].get(key)))
-
-    _label_roles(rv, {**_roles(old), **_roles(new)})
-    rv.files = [(p, old.get(p), new.get(p)) for p in changed_paths]
-    return rv
 
 
 def _unplanned_growth(old: dict[str, bytes], new: dict[str, bytes]) -> list[str]:
@@ -500,9 +520,9 @@ def _compact(devices: list[str], counts: bool = True) -> list[str]:
         m = re.match(r"^(.*?)(\d+)(\D*)$", stem)
         tail = expr[len(stem):]
         mergeable = len(names) > 1 and m and re.fullmatch(r"\[[^\]]*\]", tail)
-        key = (m.group(1), len(m.group(2)), m.group(3) + tail) if mergeable else (expr, 0, "")
+        key = (m.group(1), len(m.group(2)), m.group(3) + tail) if mergeable and m else (expr, 0, "")
         entry = groups.setdefault(key, [[], 0])
-        if mergeable:
+        if mergeable and m:
             entry[0].append(int(m.group(2)))
         entry[1] += len(names)
     out = []

@@ -45,6 +45,18 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     if rv.counts:
         parts.append((f"Sizes changed ({len(rv.counts)})",
                       [f"{fab}: {what}: {a} -> {b}" for fab, what, a, b in rv.counts]))
+    parts += _device_parts(rv)
+    parts += _link_parts(rv)
+    parts += _address_parts(rv)
+    if rv.intent:
+        parts.append((f"Fabric intent changed ({len(rv.intent)})",
+                      [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))
+    return parts
+
+
+def _device_parts(rv: Review) -> list[tuple[str, list[str]]]:
+    """_summary_lines' devices added, removed, extended and changed."""
+    parts: list[tuple[str, list[str]]] = []
     if rv.added:
         parts.append((f"Devices added ({len(rv.added)})", _limited(_compact(rv.added))))
     if rv.removed:
@@ -53,6 +65,12 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
         parts.append((f"Devices extended, additions only ({len(rv.extended)})", _limited(_compact(rv.extended))))
     if rv.changed:
         parts.append((f"Devices changed ({len(rv.changed)})", _limited(_compact(rv.changed))))
+    return parts
+
+
+def _link_parts(rv: Review) -> list[tuple[str, list[str]]]:
+    """_summary_lines' links re-cabled, added and removed."""
+    parts: list[tuple[str, list[str]]] = []
     if rv.recabled:
         parts.append((f"Links re-cabled ({len(rv.recabled)})",
                       _limited([f"{fab}: {a}: {before} -> {after}" for fab, a, before, after in rv.recabled])))
@@ -61,6 +79,12 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     if rv.links_removed:
         parts.append((f"Links removed ({len(rv.links_removed)})",
                       _limited([f"{fab}: {a} -- {z}" for fab, a, z in rv.links_removed])))
+    return parts
+
+
+def _address_parts(rv: Review) -> list[tuple[str, list[str]]]:
+    """_summary_lines' ASNs, addresses and management addresses."""
+    parts: list[tuple[str, list[str]]] = []
     if rv.asns:
         parts.append((f"ASNs changed ({len(rv.asns)})", _limited([f"{d}: {a} -> {b}" for d, a, b in rv.asns])))
     for word, rows in (("added", [(w, b) for w, a, b in rv.addresses if a is None]),
@@ -70,17 +94,14 @@ def _summary_lines(rv: Review) -> list[tuple[str, list[str]]]:
     changed = [(w, a, b) for w, a, b in rv.addresses if a is not None and b is not None]
     if changed:
         parts.append((f"Addresses changed ({len(changed)})", _limited([f"{w}: {a} -> {b}" for w, a, b in changed])))
-    for word, rows in (("added", [(d, w, b) for d, w, a, b in rv.management if a is None]),
-                       ("removed", [(d, w, a) for d, w, a, b in rv.management if b is None])):
-        if rows:
-            parts.append((f"Management addresses {word} ({len(rows)})",
-                          _limited([f"{d} {w}: {x}" for d, w, x in rows])))
+    for word, mgmt_rows in (("added", [(d, w, b) for d, w, a, b in rv.management if a is None]),
+                            ("removed", [(d, w, a) for d, w, a, b in rv.management if b is None])):
+        if mgmt_rows:
+            parts.append((f"Management addresses {word} ({len(mgmt_rows)})",
+                          _limited([f"{d} {w}: {x}" for d, w, x in mgmt_rows])))
     moved = [row for row in rv.management if row[2] is not None and row[3] is not None]
     if moved:
         parts.append((f"Management addresses changed ({len(moved)})", _limited(_moved_alike(moved))))
-    if rv.intent:
-        parts.append((f"Fabric intent changed ({len(rv.intent)})",
-                      [f"{fab}: {k}: {json.dumps(a)} -> {json.dumps(b)}" for fab, k, a, b in rv.intent]))
     return parts
 
 
@@ -206,10 +227,17 @@ def _within(head: str, sections: list[str], limit: int | None) -> str:
         else:
             skipped.append(sec)
     if skipped:
-        names = [html.unescape(re.search(r"<code>(.*?)</code>", sec).group(1))[:150] for sec in skipped[:10]]
+        names = [_heading_of(sec)[:150] for sec in skipped[:10]]
         text.append(f"\n> **Truncated** to fit one comment: {len(skipped)} diff section(s), "
                     f"{sum(map(len, skipped))} characters, not shown"
                     + "".join(f"\n> - `{n}`" for n in names)
                     + (f"\n> - ... and {len(skipped) - 10} more" if len(skipped) > 10 else "")
                     + "\n>\n> `fabgen diff --format markdown --output FILE` writes the whole review.\n")
     return "".join(text)
+
+
+def _heading_of(section: str) -> str:
+    """A diff section's heading: the text of the <code> every section starts with."""
+    m = re.search(r"<code>(.*?)</code>", section)
+    assert m is not None
+    return html.unescape(m.group(1))

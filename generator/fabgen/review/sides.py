@@ -38,7 +38,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -50,6 +50,8 @@ from fabgen.targets.base import made
 Progress = Callable[[str], None]
 GROUPED = tuple(name for name, p in PLATFORMS.items() if p.one_item_per_switch)  # targets: one item per switch
 Key = tuple[str, str]  # (target, fabric)
+# (target, place) -> a digest of its structured config; ("hosts/nodes", place) -> a digest per node
+Others = dict[tuple[str, int], bytes | dict[str, bytes]]
 
 
 class StandIn(bytes):
@@ -94,7 +96,7 @@ def _shared_ids(tname: str, data: dict[str, Any]) -> dict[int, tuple]:
     if tname != "sonic":
         return {}
     shared = data["shared"]
-    out = {id(t): ("tables", name) for name, t in shared["tables"].items()}
+    out: dict[int, tuple] = {id(t): ("tables", name) for name, t in shared["tables"].items()}
     out.update((id(t), ("port_tables", key, name)) for key, tables in shared["port_tables"].items()
                for name, t in tables.items())
     return out
@@ -144,22 +146,22 @@ class LocalSide:
         self.prepared.structured[:] = [(t, made(d)) for t, d in self.prepared.structured]
         self.blobs = {(t, d["fabric"]): (t, d) for t, d in self.prepared.structured if t in GROUPED}
 
-    def others(self) -> dict[tuple[str, int], bytes]:
+    def others(self) -> Others:
         """A digest of every other target's structured config, by target and place: a target whose
         config is the same on both sides writes the same files, so neither side renders it."""
-        out = {}
+        out: Others = {}
         for tname, n, data in _places(self.prepared.structured):
             if tname == "ansible":  # every switch's config, rendered with the switches; the rest here
                 out[("ansible", -1)] = _digest({k: v for k, v in data.items() if k != "configs"})
             elif tname == "hosts":  # a node's netplan follows from its item (fabrics named) and the cluster
                 out[(tname, n)] = _digest({k: v for k, v in data.items() if k != "nodes"})
                 nodes = {it[0]: _digest((data["cluster"], it)) for it in data["nodes"]}
-                out[("hosts/nodes", n)] = nodes  # type: ignore[assignment]
+                out[("hosts/nodes", n)] = nodes
             elif tname not in GROUPED:
                 out[(tname, n)] = _digest(data)
         return out
 
-    def table(self) -> tuple[dict[Key, tuple[bytes, dict[str, dict[tuple, bytes]]]], dict[tuple[str, int], bytes]]:
+    def table(self) -> tuple[dict[Key, tuple[bytes, dict[str, dict[tuple, bytes]]]], Others]:
         """Per switch-config blob: a digest of its shared data, and of each part of each switch's
         item (`_parts`), so only the parts that changed travel between the sides; and `others`."""
         out = {}
@@ -229,9 +231,9 @@ class LocalSide:
                 if selection is not None:
                     continue
                 if tname == "hosts":
-                    keep = (nodes or {}).get(("hosts/nodes", n))
-                    if keep is not None:  # only the nodes whose netplan differs or is on one side
-                        data = {**data, "nodes": [it for it in data["nodes"] if it[0] in keep]}
+                    differ = (nodes or {}).get(("hosts/nodes", n))
+                    if differ is not None:  # only the nodes whose netplan differs or is on one side
+                        data = {**data, "nodes": [it for it in data["nodes"] if it[0] in differ]}
                     if (tname, n) in skip:
                         data = {**data, "groups": []}
                 elif (tname, n) in skip:
@@ -285,7 +287,8 @@ class _Here:
     """The old side in this process, behind the same ask/answer calls as the child."""
 
     def __init__(self, side: LocalSide):
-        self.side, self.results = side, collections.deque()
+        self.side = side
+        self.results: collections.deque[Any] = collections.deque()
 
     def ask(self, method: str, *args: Any) -> None:
         self.results.append(getattr(self.side, method)(*args))
@@ -354,7 +357,7 @@ def _sides(old: Any, new: LocalSide, progress: Progress, old_name: str) -> tuple
     nodes_old: dict[tuple[str, int], set[str]] = {}
     nodes_new: dict[tuple[str, int], set[str]] = {}
     for k in (k for k in set(x_old) | set(x_new) if k[0] == "hosts/nodes"):
-        a, b = x_old.get(k, {}), x_new.get(k, {})
+        a, b = x_old.get(k, {}), cast("dict[str, bytes]", x_new.get(k, {}))  # a digest per node
         differ = {n for n in set(a) | set(b) if a.get(n) != b.get(n)}
         nodes_old[k], nodes_new[k] = differ & set(a), differ & set(b)
     request = _request(t_old, t_new)
