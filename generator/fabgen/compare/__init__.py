@@ -29,7 +29,7 @@ def compare(inventory: str | Path, prices: PriceList, price_list_name: str, mont
     validated = validate(loaded)
     found = options(loaded, validated)
     fabrics: dict[str, Any] = {}
-    for i, spec in enumerate(validated.inventory.fabrics):
+    for _i, spec in enumerate(validated.inventory.fabrics):
         if spec.role == "oob":
             continue
         mine = [o for o in found if o.fabric == spec.name]

@@ -53,7 +53,8 @@ def draw(data: dict[str, Any], path: Path) -> None:
         ax.set_title(f"{data['cluster']} / {name}: {f['gpus']:,} GPUs, {f['link_speed_gbps']}G "
                      f"(estimates, {data['amortization_months']}-month amortization)", fontsize=10)
         undrawn = [o["label"] + (" (not priced)" if not o["cost"]["priced"] else " (no estimate)")
-                   for o in f["options"] if o["cost"]["per_gpu_hour"] is None or o["estimate"]["busbw_per_gpu_gbs"] is None]
+                   for o in f["options"]
+                   if o["cost"]["per_gpu_hour"] is None or o["estimate"]["busbw_per_gpu_gbs"] is None]
         ax.set_xlabel("estimated all-reduce bus bandwidth per GPU (GB/s)"
                       + "".join(f"\nnot drawn: {u}" for u in undrawn[:8])
                       + (f"\n... and {len(undrawn) - 8} more" if len(undrawn) > 8 else ""), fontsize=8)

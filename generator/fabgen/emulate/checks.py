@@ -94,7 +94,8 @@ def settle(la: Lab, dirs: dict[str, Any], expected: dict[str, int], quiet: float
         now = time.monotonic()
         if sig != last:
             last, since = sig, now
-        up = sum(1 for d in dirs for v in s.summary.get(d, {}).get("peers", {}).values() if v.get("state") == "Established")
+        up = sum(1 for d in dirs for v in s.summary.get(d, {}).get("peers", {}).values()
+                 if v.get("state") == "Established")
         want = sum(expected.values())
         progress(f"{up} of {want} BGP sessions established")
         stable = now - since
@@ -145,7 +146,8 @@ def bfd(la: Lab, dirs: dict[str, Any], with_bfd: set[str], gone: dict[str, set[s
         time.sleep(1.0)
 
 
-def _bfd_once(la: Lab, dirs: dict[str, Any], with_bfd: set[str], gone: dict[str, set[str]]) -> tuple[list[Finding], tuple]:
+def _bfd_once(la: Lab, dirs: dict[str, Any], with_bfd: set[str],
+              gone: dict[str, set[str]]) -> tuple[list[Finding], tuple]:
     out = []
     tables = _side_by_side(lambda dev: _json(la, dirs[dev], "show bfd peers json") or [], sorted(with_bfd))
     for dev in sorted(with_bfd):
@@ -243,7 +245,8 @@ def kernel_routes(text: str) -> dict[str, int]:
         elif "/" not in dst:
             dst += "/32"
         current = dst
-        out[dst] = 1 if (" via " in line or " nhid " in line and " dev " in line) and " proto kernel " not in line else 0
+        out[dst] = (1 if (" via " in line or " nhid " in line and " dev " in line) and " proto kernel " not in line
+                    else 0)
     return out
 
 

@@ -76,21 +76,8 @@ def _ignored(line: str, table: list[tuple[str, str]]) -> str | None:
 def translate(name: str, text: str, where: str) -> Router:
     """The Router an EOS config describes; `where` names the file in errors."""
     r = Router(name, "eos")
-    lines = text.split("\n")
-    blocks: list[tuple[int, str, list[tuple[int, str]]]] = []  # (line number, header, body)
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        if raw.startswith("!"):
-            continue
-        if raw[0] != " ":
-            blocks.append((n, raw, []))
-        elif not blocks:
-            raise TranslateError(f"{where}:{n}: an indented line before any section: {raw.strip()!r}")
-        else:
-            blocks[-1][2].append((n, raw))
     routing = False
-    for n, head, body in blocks:
+    for n, head, body in _blocks(text, where):
         if head == "ip routing":
             routing = True
             continue
@@ -117,7 +104,25 @@ def translate(name: str, text: str, where: str) -> Router:
     return r
 
 
-def _interface(r: Router, port: str, body: list[tuple[int, str]], where: str) -> None:
+def _blocks(text: str, where: str) -> list[tuple[int, str, list[tuple[int, str]]]]:
+    """The config's sections: (line number, header, body), comments and blank lines left out."""
+    lines = text.split("\n")
+    blocks: list[tuple[int, str, list[tuple[int, str]]]] = []  # (line number, header, body)
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        if raw.startswith("!"):
+            continue
+        if raw[0] != " ":
+            blocks.append((n, raw, []))
+        elif not blocks:
+            raise TranslateError(f"{where}:{n}: an indented line before any section: {raw.strip()!r}")
+        else:
+            blocks[-1][2].append((n, raw))
+    return blocks
+
+
+def _interface(r: Router, port: str, body: list[tuple[int, str]], where: str) -> None:  # noqa: C901 (one case a line of the section)
     addresses: list[str] = []
     routed = access = False
     vlan = ""
@@ -159,7 +164,7 @@ def _interface(r: Router, port: str, body: list[tuple[int, str]], where: str) ->
         raise TranslateError(f"{where}: interface {port} is neither routed nor an access port")
 
 
-def _bgp(r: Router, body: list[tuple[int, str]], where: str) -> None:
+def _bgp(r: Router, body: list[tuple[int, str]], where: str) -> None:  # noqa: C901 (one case a line of the section)
     depth_af = False
     pending: dict[str, Neighbor] = {}
     for n, raw in body:
@@ -197,7 +202,8 @@ def _bgp(r: Router, body: list[tuple[int, str]], where: str) -> None:
         m = _fullmatch(rf"neighbor ({_IP}) peer group (\S+)", line)
         if m:
             if m.group(2) not in r.groups:
-                raise TranslateError(f"{where}:{n}: neighbor {m.group(1)} joins peer group {m.group(2)}, never declared")
+                raise TranslateError(f"{where}:{n}: neighbor {m.group(1)} joins peer group {m.group(2)}, "
+                                     "never declared")
             pending.setdefault(m.group(1), Neighbor(m.group(1), "")).group = m.group(2)
             continue
         m = _fullmatch(rf"neighbor ({_IP}|\S+) remote-as ({_N})", line)

@@ -5,8 +5,9 @@ addresses.csv and every kept node's netplan. Built as Cumulus Linux builds it in
 each leaf a VLAN-aware bridge, a VXLAN device per VNI (layer 2 and layer 3) sourced at the
 loopback, an 802.3ad bond per Ethernet segment whose LACP system is the segment's system MAC,
 each tenant's SVI in its VRF with the anycast gateway on a macvlan (VRR), and Cumulus's ARP
-settings (LEAF_SYSCTLS); on each node its bond and VLANs from its netplan. FRR runs the underlay and EVPN as the NVUE file says, with the
-segments (`evpn mh es-id`, `es-sys-mac`) and uplink tracking.
+settings (LEAF_SYSCTLS); on each node its bond and VLANs from its netplan. FRR runs the underlay
+and EVPN as the NVUE file says, with the segments (`evpn mh es-id`, `es-sys-mac`) and uplink
+tracking.
 
 Checked: every BGP session up (the underlay's sessions carry EVPN), every leaf holding each
 segment of its nodes with the other leaf of its pair as a peer (FRR's `show evpn es`), every
@@ -63,7 +64,8 @@ class Switch:
     unnumbered: dict[str, str] = field(default_factory=dict)  # port -> peer group
     networks: list[str] = field(default_factory=list)
     multipath: int = 1
-    segments: dict[str, tuple[str, int, str, list[int]]] = field(default_factory=dict)  # bond -> (member, id, mac, vlans)
+    # bond -> (member, id, mac, vlans)
+    segments: dict[str, tuple[str, int, str, list[int]]] = field(default_factory=dict)
     uplinks: list[str] = field(default_factory=list)
     tenants: dict[int, Tenant] = field(default_factory=dict)  # VLAN -> tenant
     l3vnis: dict[str, int] = field(default_factory=dict)  # VRF -> layer-3 VNI
@@ -85,19 +87,7 @@ def translate(name: str, text: str, where: str) -> Switch:
         raise TranslateError(f"{where}: not an NVUE startup.yaml with a '- set:' tree ({exc})") from None
     sw = Switch(name)
     try:
-        bgp = tree["router"]["bgp"]
-        sw.asn, sw.router_id = int(bgp["autonomous-system"]), str(bgp["router-id"])
-        vbgp = tree["vrf"]["default"]["router"]["bgp"]
-        for group, g in vbgp.get("peer-group", {}).items():
-            sw.groups[group] = "l2vpn-evpn" in g.get("address-family", {})
-        for port, n in vbgp.get("neighbor", {}).items():
-            if n.get("type") == "unnumbered":
-                sw.unnumbered[port] = n["peer-group"]
-        af = vbgp["address-family"]["ipv4-unicast"]
-        sw.networks = list(af.get("network", {}))
-        sw.multipath = int(af.get("multipaths", {}).get("ebgp", 1))
-        if "l2vpn-evpn" not in vbgp["address-family"]:
-            raise TranslateError(f"{where}: BGP does not carry l2vpn-evpn: not an EVPN switch")
+        _bgp(sw, tree, where)
         for port, node in tree["interface"].items():
             _interface(sw, str(port), node)
         sw.vtep = str(tree.get("nve", {}).get("vxlan", {}).get("source", {}).get("address", ""))
@@ -114,6 +104,23 @@ def translate(name: str, text: str, where: str) -> Switch:
         if sw.vtep and not (t.vni and t.vrf and t.gateway and t.vrf in sw.l3vnis):
             raise TranslateError(f"{where}: VLAN {vlan} lacks its VNI, SVI, anycast gateway or its VRF's VNI")
     return sw
+
+
+def _bgp(sw: Switch, tree: Any, where: str) -> None:
+    """The switch's BGP from the NVUE tree (a missing key raises, for translate to say)."""
+    bgp = tree["router"]["bgp"]
+    sw.asn, sw.router_id = int(bgp["autonomous-system"]), str(bgp["router-id"])
+    vbgp = tree["vrf"]["default"]["router"]["bgp"]
+    for group, g in vbgp.get("peer-group", {}).items():
+        sw.groups[group] = "l2vpn-evpn" in g.get("address-family", {})
+    for port, n in vbgp.get("neighbor", {}).items():
+        if n.get("type") == "unnumbered":
+            sw.unnumbered[port] = n["peer-group"]
+    af = vbgp["address-family"]["ipv4-unicast"]
+    sw.networks = list(af.get("network", {}))
+    sw.multipath = int(af.get("multipaths", {}).get("ebgp", 1))
+    if "l2vpn-evpn" not in vbgp["address-family"]:
+        raise TranslateError(f"{where}: BGP does not carry l2vpn-evpn: not an EVPN switch")
 
 
 def _interface(sw: Switch, port: str, node: dict[str, Any]) -> None:
@@ -393,16 +400,23 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
         for member, (_, leaf, port) in zip(nodes[n].members, legs[n]):
             cables.append((n, member, leaf, port))
     cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows if r["tier"] != "node-leaf"]
+    _check_cables(cables, fabric, switches, nodes)
+    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
+
+
+def _check_cables(cables: list[tuple[str, str, str, str]], fabric: str, switches: dict[str, Switch],
+                  nodes: dict[str, Node]) -> None:
+    """Every cable end a kept device's port, named as the lab can name a veth, and cabled once."""
     seen: set[tuple[str, str]] = set()
     for a, pa, z, pz in cables:  # the lab names each cable's veth ends after the ports
         for dev, port in ((a, pa), (z, pz)):
             if dev not in switches and dev not in nodes:
-                raise TranslateError(f"{fabric}/cabling.csv: {dev} is neither a switch of addresses.csv nor a kept node")
+                raise TranslateError(f"{fabric}/cabling.csv: {dev} is neither a switch of addresses.csv nor a kept "
+                                     "node")
             inputs.name(port, inputs.IFNAME, f"{fabric}/cabling.csv", f"{dev}'s port")
             if (dev, port) in seen:
                 raise TranslateError(f"{fabric}/cabling.csv: {dev} {port} is cabled twice")
             seen.add((dev, port))
-    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
 
 
 BOND_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,31}")  # 802.3ad, fast, layer3+4
@@ -560,7 +574,7 @@ def _leaf_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: 
             continue
         other = pair_of.get(name)
         want_pair = built[other].vtep if other and other not in down else ""
-        problems = wait_for(lambda: segments_found(_json(la, b.dirs[name], "show evpn es json"), sw, want_pair),
+        problems = wait_for(lambda: segments_found(_json(la, b.dirs[name], "show evpn es json"), sw, want_pair),  # noqa: B023 (called only within this iteration)
                             REACH_WAIT)
         out += [Finding(name, "segment", p) for p in problems]
         vnis = _json(la, b.dirs[name], "show evpn vni json") or {}

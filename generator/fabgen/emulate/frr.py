@@ -41,18 +41,7 @@ def frr_conf(r: Router, ifname: dict[str, str], slow_bfd: bool = False) -> str:
         # know, but an `exit` at the top level ends zebra's and bgpd's reading of it
         out += ["bfd", " profile lab", f"  detect-multiplier {LAB_BFD_MULTIPLIER}", f"  receive-interval {LAB_BFD_MS}",
                 f"  transmit-interval {LAB_BFD_MS}", "!"]
-    for name, entries in sorted(r.prefix_lists.items()):
-        for seq, action, prefix, ge, le in sorted(entries):
-            length = int(prefix.split("/")[1])
-            bounds = (f" ge {ge}" if ge > length else "") + (f" le {le}" if le >= max(ge, length) and le != length
-                                                              else "")
-            out.append(f"ip prefix-list {name} seq {seq} {action} {prefix}{bounds}")
-    for name, clauses in sorted(r.maps.items()):
-        for seq, action, match in sorted(clauses):
-            out.append(f"route-map {name} {action} {seq}")
-            if match:
-                out.append(f" match ip address prefix-list {match}")
-            out.append("exit")
+    out += _policies(r)
     out += ["!", f"router bgp {r.asn}"]
     if r.router_id:
         out.append(f" bgp router-id {r.router_id}")
@@ -65,6 +54,39 @@ def frr_conf(r: Router, ifname: dict[str, str], slow_bfd: bool = False) -> str:
             out.append(f" neighbor {g.group} remote-as {g.remote_as}")
         if g.bfd:
             out.append(f" neighbor {g.group} bfd" + (" profile lab" if profile else ""))
+    out += _neighbors(r, ifname, profile)
+    out.append(" address-family ipv4 unicast")
+    out += [f"  network {n}" for n in r.networks]
+    for peer_group, (rin, rout) in sorted(r.route_maps.items()):
+        if rin:
+            out.append(f"  neighbor {peer_group} route-map {rin} in")
+        if rout:
+            out.append(f"  neighbor {peer_group} route-map {rout} out")
+    out += [f"  maximum-paths {r.multipath}", " exit-address-family", "exit", "!"]
+    return "\n".join(out) + "\n"
+
+
+def _policies(r: Router) -> list[str]:
+    """The prefix lists and route maps, before `router bgp` that names them."""
+    out = []
+    for name, entries in sorted(r.prefix_lists.items()):
+        for seq, action, prefix, ge, le in sorted(entries):
+            length = int(prefix.split("/")[1])
+            bounds = (f" ge {ge}" if ge > length else "") + (f" le {le}" if le >= max(ge, length) and le != length
+                                                              else "")
+            out.append(f"ip prefix-list {name} seq {seq} {action} {prefix}{bounds}")
+    for name, clauses in sorted(r.maps.items()):
+        for seq, action, match in sorted(clauses):
+            out.append(f"route-map {name} {action} {seq}")
+            if match:
+                out.append(f" match ip address prefix-list {match}")
+            out.append("exit")
+    return out
+
+
+def _neighbors(r: Router, ifname: dict[str, str], profile: bool) -> list[str]:
+    """One router's neighbor lines, settings its peer group already gives left out."""
+    out = []
     for nb in r.neighbors:
         peer = ifname[nb.peer] if nb.unnumbered else nb.peer
         if nb.unnumbered:
@@ -76,12 +98,4 @@ def frr_conf(r: Router, ifname: dict[str, str], slow_bfd: bool = False) -> str:
             out.append(f" neighbor {peer} remote-as {nb.remote_as}")
         if nb.bfd and group is None:
             out.append(f" neighbor {peer} bfd" + (" profile lab" if profile else ""))
-    out.append(" address-family ipv4 unicast")
-    out += [f"  network {n}" for n in r.networks]
-    for peer_group, (rin, rout) in sorted(r.route_maps.items()):
-        if rin:
-            out.append(f"  neighbor {peer_group} route-map {rin} in")
-        if rout:
-            out.append(f"  neighbor {peer_group} route-map {rout} out")
-    out += [f"  maximum-paths {r.multipath}", " exit-address-family", "exit", "!"]
-    return "\n".join(out) + "\n"
+    return out

@@ -221,6 +221,13 @@ def router(r: Router, where: str) -> Router:
         name(vlan, IFNAME, where, f"{port}'s VLAN interface")
         if vlan not in r.vlans:
             raise InputError(f"{where}: access port {port} is in {vlan}, which has no SVI in the config")
+    _bgp(r, where)
+    _policies(r, where)
+    return r
+
+
+def _bgp(r: Router, where: str) -> None:
+    """Peer groups, neighbors, announced networks and maximum paths."""
     for g in r.groups.values():
         name(g.group, WORD, where, "peer group")
         _remote_as(g.remote_as, where, f"peer group {g.group}'s remote-as", empty=True)
@@ -235,6 +242,10 @@ def router(r: Router, where: str) -> Router:
     for n in r.networks:
         network(n, where, "announced network")
     integer(r.multipath, 1, 1024, where, "maximum paths")
+
+
+def _policies(r: Router, where: str) -> None:
+    """Route maps on peer groups, prefix lists and route maps."""
     for group, maps in r.route_maps.items():
         name(group, WORD, where, "peer group")
         for m in maps:
@@ -257,7 +268,6 @@ def router(r: Router, where: str) -> Router:
                 raise InputError(f"{where}: route map {map_name}: action {_shown(action)} is neither permit nor deny")
             if match:
                 name(match, WORD, where, f"route map {map_name}'s prefix list")
-    return r
 
 
 def name_all(values: Iterable[object], pattern: re.Pattern[str], where: str, what: str) -> None:

@@ -56,6 +56,20 @@ def translate(name: str, text: str, where: str) -> Router:
         joined = "/".join(path)
         if not _one(r, joined, value, down, ports):
             raise TranslateError(f"{where}: the NVUE translator does not know {joined} ({value!r})")
+    _ports(r, ports, down)
+    for nb in r.neighbors:
+        group = r.groups.get(nb.group)
+        if group is None:
+            raise TranslateError(f"{where}: neighbor {nb.peer} joins peer group {nb.group!r}, never declared")
+        nb.remote_as, nb.bfd = nb.remote_as or group.remote_as, group.bfd
+        if nb.unnumbered:
+            r.unnumbered.append(nb.peer)
+    return r
+
+
+def _ports(r: Router, ports: dict[str, dict[str, Any]], down: set[str]) -> None:
+    """Each port that is up by what its leaves made it: an access port, the loopback, an SVI or a
+    routed port."""
     for port, info in ports.items():
         if port in down:
             continue
@@ -67,17 +81,9 @@ def translate(name: str, text: str, where: str) -> Router:
             r.vlans[port] = info["addresses"]
         elif "addresses" in info:
             r.routed[port] = info["addresses"]
-    for nb in r.neighbors:
-        group = r.groups.get(nb.group)
-        if group is None:
-            raise TranslateError(f"{where}: neighbor {nb.peer} joins peer group {nb.group!r}, never declared")
-        nb.remote_as, nb.bfd = nb.remote_as or group.remote_as, group.bfd
-        if nb.unnumbered:
-            r.unnumbered.append(nb.peer)
-    return r
 
 
-def _one(r: Router, path: str, value: Any, down: set[str], ports: dict[str, dict[str, Any]]) -> bool:
+def _one(r: Router, path: str, value: Any, down: set[str], ports: dict[str, dict[str, Any]]) -> bool:  # noqa: C901 (one case a path)
     """Translate one leaf; False when the path is unknown."""
     m = re.fullmatch(rf"interface/{_IFACE}/{_IPV}/address/(?P<cidr>[0-9./]+)", path)
     if m:

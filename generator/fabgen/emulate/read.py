@@ -136,6 +136,14 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
             except TranslateError as exc:
                 raise BadInput(str(exc)) from None
             fab.left_out |= fab.routers[device].ignored
+    _read_hosts(files, fab)
+    fab.plan = _plan(fab)
+    _only_planned_peers(fab)
+    return fab
+
+
+def _read_hosts(files: dict[str, bytes], fab: Fabric) -> None:
+    """Every node addresses.csv names, with the ports it gives it, read from its netplan."""
     for r in fab.addresses:
         if r["role"] == "node":
             if not r["address"]:  # a routed fabric addresses every node port (a northsouth leg has none)
@@ -147,9 +155,6 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
             inputs.host(_read_host(files, host), f"hosts/{name}/netplan.yaml")
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
-    fab.plan = _plan(fab)
-    _only_planned_peers(fab)
-    return fab
 
 
 def _tables(planes: list[str]) -> list[str]:
@@ -166,8 +171,9 @@ def _only_planned_peers(fab: Fabric) -> None:
         planned[z] = planned.get(z, 0) + 1
     for dev, r in fab.routers.items():
         if len(r.neighbors) > planned.get(dev, 0) or len(r.groups) > MAX_PEER_GROUPS:
-            raise BadInput(f"{_config_path(fab, dev)}: {len(r.neighbors)} BGP neighbors in {len(r.groups)} peer groups, "
-                           f"where the plan (cabling.csv, addresses.csv) gives {dev} {planned.get(dev, 0)} sessions")
+            raise BadInput(f"{_config_path(fab, dev)}: {len(r.neighbors)} BGP neighbors in {len(r.groups)} peer "
+                           f"groups, where the plan (cabling.csv, addresses.csv) gives {dev} {planned.get(dev, 0)} "
+                           "sessions")
     ends: set[tuple[str, str]] = set()
     for c in fab.cables:
         for end in ((c["a_device"], c["a_port"]), (c["z_device"], c["z_port"])):

@@ -61,31 +61,8 @@ def build(la: Lab, fabs: list[Fabric], progress: Callable[[str], None]) -> Built
         b.ns[d] = la.namespace(k)
     la.neighbours(sum(len(f.cables) for f in fabs))
     progress(f"cabling {sum(len(f.cables) for f in fabs)} links")
-    ends_up: list[tuple[str, str, str, str]] = []
+    ends_up = _cable(b, fabs)
     hosts_all = {h for f in fabs for h in f.hosts}
-    for f in fabs:
-        host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
-                   for r in f.addresses if r["role"] == "node"}
-        counter: dict[str, int] = {}
-        for c in f.cables:
-            ends = []
-            for dev, port, far, far_port in ((c["a_device"], c["a_port"], c["z_device"], c["z_port"]),
-                                             (c["z_device"], c["z_port"], c["a_device"], c["a_port"])):
-                if dev in f.hosts:
-                    name = host_if.get((dev, far, far_port))
-                    if name is None:
-                        raise BadInput(f"{c['fabric']}/cabling.csv: {dev} {port} to {far} {far_port} has no address "
-                                       "in addresses.csv")
-                elif dev in f.routers:
-                    counter[dev] = counter.get(dev, 0) + 1
-                    name = f"p{counter[dev]}"
-                else:
-                    raise BadInput(f"{c['fabric']}/cabling.csv: {dev} is neither a switch nor a node of the fabric")
-                b.ifname[(dev, port)] = name
-                ends.append((b.ns[dev], name, port, dev))
-            (na, ia, pa, da), (nz, iz, pz, dz) = ends
-            b.ip(na, f"link add {ia} type veth peer name {iz} netns {nz}")
-            ends_up += [(na, ia, pa, da), (nz, iz, pz, dz)]
     b.flush()
     held: list[tuple[str, str]] = []  # a large lab's switch ports: up once every daemon runs (release)
     for ns, ifn, alias, dev in ends_up:
@@ -126,6 +103,36 @@ def release(b: Built, ends: list[tuple[str, str]], progress: Callable[[str], Non
     for ns, ifn in ends:
         b.ip(ns, f"link set {ifn} up")
     b.flush()
+
+
+def _cable(b: Built, fabs: list[Fabric]) -> list[tuple[str, str, str, str]]:
+    """A veth pair a cable, each end named for its node port or numbered on its switch; every end
+    as (namespace, interface, port, device)."""
+    ends_up: list[tuple[str, str, str, str]] = []
+    for f in fabs:
+        host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
+                   for r in f.addresses if r["role"] == "node"}
+        counter: dict[str, int] = {}
+        for c in f.cables:
+            ends = []
+            for dev, port, far, far_port in ((c["a_device"], c["a_port"], c["z_device"], c["z_port"]),
+                                             (c["z_device"], c["z_port"], c["a_device"], c["a_port"])):
+                if dev in f.hosts:
+                    name = host_if.get((dev, far, far_port))
+                    if name is None:
+                        raise BadInput(f"{c['fabric']}/cabling.csv: {dev} {port} to {far} {far_port} has no address "
+                                       "in addresses.csv")
+                elif dev in f.routers:
+                    counter[dev] = counter.get(dev, 0) + 1
+                    name = f"p{counter[dev]}"
+                else:
+                    raise BadInput(f"{c['fabric']}/cabling.csv: {dev} is neither a switch nor a node of the fabric")
+                b.ifname[(dev, port)] = name
+                ends.append((b.ns[dev], name, port, dev))
+            (na, ia, pa, da), (nz, iz, pz, dz) = ends
+            b.ip(na, f"link add {ia} type veth peer name {iz} netns {nz}")
+            ends_up += [(na, ia, pa, da), (nz, iz, pz, dz)]
+    return ends_up
 
 
 def _speakers(fabs: list[Fabric]) -> int:
@@ -239,18 +246,10 @@ def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
     return out
 
 
-def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float | None = None,
-            quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
-            save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS,
-            max_sessions: int = MAX_SESSIONS, trust_edited: bool = False) -> Result:
-    """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
-    `save_state`, every switch's FRR state once converged goes there (save_states)."""
-    from fabgen.emulate import checks
+def _render(render: Path, trust_edited: bool, progress: Callable[[str], None]) -> tuple[dict[str, bytes], list[str]]:
+    """The render's files as its manifest lists them, and the notes on files edited since (trusted)."""
     from fabgen.rendered import read as rendered
 
-    start = time.monotonic()
-    if save_state is not None and (save_state.is_symlink() or save_state.exists()):
-        raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
     try:
         files = rendered.read_render(render, progress)
         edited = rendered.trusted(render, files, trust_edited, "emulate")
@@ -258,6 +257,21 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         raise BadInput(str(exc)) from None
     if "report.json" not in files:
         raise BadInput(f"{render}: no report.json: not a render")
+    return files, edited
+
+
+def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = None, timeout: float | None = None,
+            quiet: float = 3.0, progress: Callable[[str], None] = lambda s: None,
+            save_state: Path | None = None, max_routers: int = MAX_ROUTERS, max_hosts: int = MAX_HOSTS,
+            max_sessions: int = MAX_SESSIONS, trust_edited: bool = False) -> Result:
+    """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
+    `save_state`, every switch's FRR state once converged goes there (save_states)."""
+    from fabgen.emulate import checks
+
+    start = time.monotonic()
+    if save_state is not None and (save_state.is_symlink() or save_state.exists()):
+        raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
+    files, edited = _render(render, trust_edited, progress)
     chosen, evpn_names = fabrics_of(files, fabric), northsouth_of(files, fabric)
     try:  # every table of the run together, before any is read
         inputs.tables_fit(files, _tables([p for f in chosen for p in f.planes] + evpn_names))
@@ -382,6 +396,16 @@ def _renamed(doc: Any, back: dict[str, str]) -> Any:
     return back.get(doc, doc) if isinstance(doc, str) else doc
 
 
+def _hosts_of(f: Fabric) -> dict[str, set[str]]:
+    """The nodes cabled to each device of the fabric."""
+    hosts_of: dict[str, set[str]] = {}
+    for c in f.cables:
+        for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
+            if far in f.hosts:
+                hosts_of.setdefault(dev, set()).add(far)
+    return hosts_of
+
+
 def _sampled(fabs: list[Fabric], budget: int, host_budget: int,
              session_budget: int = 1 << 30) -> tuple[list[Fabric], list[str]]:
     """The fabrics whole while they fit in `budget` routers, `host_budget` nodes and
@@ -405,12 +429,7 @@ def _sampled(fabs: list[Fabric], budget: int, host_budget: int,
             kept.append(f)
             routers, hosts, sessions = size(kept)
             continue
-        hosts_of: dict[str, set[str]] = {}
-        for c in f.cables:
-            for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
-                if far in f.hosts:
-                    hosts_of.setdefault(dev, set()).add(far)
-        keep, nodes = sample.choose(f.plan, hosts_of, budget - routers, host_budget - hosts,  # shared nodes twice
+        keep, nodes = sample.choose(f.plan, _hosts_of(f), budget - routers, host_budget - hosts,  # shared nodes twice
                                     session_budget - sessions)
         if not any(f.plan.roles.get(d) == "leaf" for d in keep):
             notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - routers} routers "

@@ -22,11 +22,11 @@ import re
 from fabgen.emulate.model import Neighbor, Router, TranslateError
 
 LEFT_OUT = {  # tables not emulated, and what they are
-    **{t: "qos" for t in ("BUFFER_PG", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_QUEUE", "BUFFER_PORT_EGRESS_PROFILE_LIST",
-                          "BUFFER_PORT_INGRESS_PROFILE_LIST", "CABLE_LENGTH", "DEFAULT_LOSSLESS_BUFFER_PARAMETER",
-                          "DSCP_TO_TC_MAP", "LOSSLESS_TRAFFIC_PATTERN", "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_WD",
-                          "PORT_QOS_MAP", "QUEUE", "SCHEDULER", "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP",
-                          "WRED_PROFILE")},
+    **{t: "qos" for t in ("BUFFER_PG", "BUFFER_POOL", "BUFFER_PROFILE", "BUFFER_QUEUE",
+                          "BUFFER_PORT_EGRESS_PROFILE_LIST", "BUFFER_PORT_INGRESS_PROFILE_LIST", "CABLE_LENGTH",
+                          "DEFAULT_LOSSLESS_BUFFER_PARAMETER", "DSCP_TO_TC_MAP", "LOSSLESS_TRAFFIC_PATTERN",
+                          "MAP_PFC_PRIORITY_TO_QUEUE", "PFC_WD", "PORT_QOS_MAP", "QUEUE", "SCHEDULER",
+                          "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE")},
     **{t: "management" for t in ("DNS_NAMESERVER", "MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP",
                                  "NTP_SERVER", "SYSLOG_SERVER")},
     "PORT": "ports", "ROUTE_MAP_SET": "policy names",

@@ -128,7 +128,7 @@ def compare(expects: list[Expected], state: dict[str, dict[str, Any]], v: Verdic
             continue
         got = state.get(e.device)
 
-        def add(kind: str, port: str, expected: str, found: str) -> None:
+        def add(kind: str, port: str, expected: str, found: str, e: Expected = e) -> None:  # this iteration's e
             v.findings.append(Finding(kind, e.fabric, e.device, port, expected, found, e.role))
         if not got:
             add("no-state", "", "FRR's JSON of the switch", "no file")

@@ -82,14 +82,19 @@ def read(files: dict[str, bytes]) -> Plan:
         topo = files.get(f"{fabric}/infiniband/topology.net")
         if topo is not None:
             _ib_numbers(p, topo.decode())
-    for path, data in files.items():  # SONiC: a port by its alias
+    _sonic_aliases(p, files)
+    return p
+
+
+def _sonic_aliases(p: Plan, files: dict[str, bytes]) -> None:
+    """SONiC: a port by its alias (config_db.json's PORT table), as LLDP may name it."""
+    for path, data in files.items():
         m = re.match(r"^[^/]+/switches/([^/]+)/config_db\.json$", path)
         if m:
             for name, row in json.loads(data).get("PORT", {}).items():
                 if isinstance(row, dict) and row.get("alias"):
                     p.aliases[(m.group(1), row["alias"])] = name
                     p.aliases[(m.group(1), row["alias"].lower())] = name
-    return p
 
 
 _SWITCH = re.compile(r'^Switch\s+\d+\s+"[^"]*"\s+#\s+"([^"]*)"')

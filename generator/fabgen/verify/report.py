@@ -1,9 +1,10 @@
 """The verdict of fabgen verify: for a terminal, as a ticket (Markdown) or for a program (JSON).
 
 JSON keys (docs/verify.md): `ok`, `checked` (planned cables held against evidence), `cabled`
-(matching), `states` (switches whose FRR state was held against the plan), `findings` (each: `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`),
-`repairs` (moves, a crossed pair as one), `counts` (per fabric and per tier, per kind), `notes`,
-`fabrics` (every fabric of the plan: held, no evidence given, or not asked).
+(matching), `states` (switches whose FRR state was held against the plan), `findings` (each:
+`kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`), `repairs` (moves, a crossed pair
+as one), `counts` (per fabric and per tier, per kind), `notes`, `fabrics` (every fabric of the
+plan: held, no evidence given, or not asked).
 
 Names in findings, repairs and notes come from the evidence, which is untrusted: text writes every
 control character as its escape (a finding stays one line), Markdown escapes what would make a
@@ -29,8 +30,9 @@ def _md(text: str) -> str:
 
 
 def as_dict(v: Verdict) -> dict[str, Any]:
-    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "states": v.states, "findings": [f.as_dict() for f in v.findings],
-            "repairs": v.repairs, "counts": v.counts(), "notes": v.notes, "fabrics": v.fabrics}
+    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "states": v.states,
+            "findings": [f.as_dict() for f in v.findings], "repairs": v.repairs, "counts": v.counts(), "notes": v.notes,
+            "fabrics": v.fabrics}
 
 
 def to_json(v: Verdict) -> str:

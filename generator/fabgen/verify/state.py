@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fabgen.emulate.model import Router
 from fabgen.emulate.read import BadInput as EmulateBadInput
 from fabgen.emulate.read import Fabric, fabrics_of, read_fabric
 
@@ -46,6 +47,21 @@ def fabrics(files: dict[str, bytes], fabric: str | None = None) -> list[Fabric]:
     return fabs
 
 
+def _sessions(e: Expected, fab: Fabric, router: Router) -> None:
+    """The switch's unnumbered peers and its links to other switches, from the plan's sessions."""
+    plan, dev = fab.plan, e.device
+    for a, ap, z, zp in plan.sessions:
+        for me, port, far in ((a, ap, z), (z, zp, a)):
+            if me == dev and port in router.unnumbered:
+                e.peers[port] = (far, plan.asn[far])
+    for a, ap, z, zp in plan.sessions:
+        if a in fab.routers and z in fab.routers:
+            if a == dev:
+                e.links[ap] = (z, zp)
+            elif z == dev:
+                e.links[zp] = (a, ap)
+
+
 def expected(fabs: list[Fabric]) -> list[Expected]:
     """Every switch's expected state, in the order of the fabrics and device names."""
     out = []
@@ -59,16 +75,7 @@ def expected(fabs: list[Fabric]) -> list[Expected]:
             for r in fab.addresses:
                 if r["peer_device"] == dev and r["device"] in plan.asn and r["address"]:
                     e.peers[r["address"].split("/")[0]] = (r["device"], plan.asn[r["device"]])
-            for a, ap, z, zp in plan.sessions:
-                for me, port, far in ((a, ap, z), (z, zp, a)):
-                    if me == dev and port in router.unnumbered:
-                        e.peers[port] = (far, plan.asn[far])
-            for a, ap, z, zp in plan.sessions:
-                if a in fab.routers and z in fab.routers:
-                    if a == dev:
-                        e.links[ap] = (z, zp)
-                    elif z == dev:
-                        e.links[zp] = (a, ap)
+            _sessions(e, fab, router)
             for n in router.neighbors:
                 group = router.groups.get(n.group)
                 if (n.bfd or (group is not None and group.bfd)) and n.peer in e.peers:
