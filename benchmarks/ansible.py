@@ -31,7 +31,7 @@ def case(kind: str, gpus: int, work: Path) -> tuple[float, int, int]:
     start = time.perf_counter()
     proc = subprocess.run(["/usr/bin/time", "-f", "%M", str(BIN / "ansible-inventory"), "-i",
                            str(work / "out" / "ansible" / "inventory.yml"), "--list"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+                          capture_output=True, check=True)
     seconds = time.perf_counter() - start
     return seconds, int(proc.stderr.decode().strip().splitlines()[-1]) // 1024, len(proc.stdout)
 

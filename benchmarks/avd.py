@@ -130,17 +130,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
         common["custom_structured_configuration_priority_flow_control"] = {"watchdog": {
             "action": wd["action"], "timeout": _seconds(wd["detection_ms"]),
             "recovery_time": _seconds(wd["restoration_ms"]), "polling_interval": _seconds(wd["poll_interval_ms"])}}
-    m = switches[0]["management"]
-    if m:
-        common.update(mgmt_gateway=m["gateway"], mgmt_interface_vrf=m["vrf"])
-        if m["ntp"]:
-            common["ntp_settings"] = {"server_vrf": "use_mgmt_interface_vrf", "set_first_ntp_server_as_preferred": False,
-                                      "servers": [{"name": ip, "iburst": True} for ip in m["ntp"]]}
-        if m["dns"] or m["domain"]:
-            common["dns_settings"] = {"servers": [{"ip_address": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["dns"]],
-                                      **({"domain": m["domain"]} if m["domain"] else {})}
-        if m["syslog"]:
-            common["logging_settings"] = {"hosts": [{"name": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["syslog"]]}
+    _management_inputs(common, switches[0]["management"])
     evpn = any(sw.get("evpn") for sw in switches)
     for t, members in nodes.items():
         if members:
@@ -152,6 +142,22 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
     if evpn:
         _evpn_inputs(common, switches, QOS_PROFILE, port_config)
     return common, types
+
+
+def _management_inputs(common: dict[str, Any], m: dict[str, Any] | None) -> None:
+    """The management plane as fabgen renders it (if the fabric has one): gateway and VRF, NTP,
+    DNS and syslog servers."""
+    if not m:
+        return
+    common.update(mgmt_gateway=m["gateway"], mgmt_interface_vrf=m["vrf"])
+    if m["ntp"]:
+        common["ntp_settings"] = {"server_vrf": "use_mgmt_interface_vrf", "set_first_ntp_server_as_preferred": False,
+                                  "servers": [{"name": ip, "iburst": True} for ip in m["ntp"]]}
+    if m["dns"] or m["domain"]:
+        common["dns_settings"] = {"servers": [{"ip_address": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["dns"]],
+                                  **({"domain": m["domain"]} if m["domain"] else {})}
+    if m["syslog"]:
+        common["logging_settings"] = {"hosts": [{"name": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["syslog"]]}
 
 
 def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile: str,

@@ -51,6 +51,8 @@ def inventory(name: str, gpus: int) -> str:
     kind, platform, topology, switch, model = KINDS[name]
     nodes = gpus // 8
     management = MANAGEMENT if kind != "infiniband" else ""
+    role = f"    role: {ROLES[name]}" + chr(10) if name in ROLES else ""
+    tiers = f"    tiers: {TIERS[name]}" + chr(10) if name in TIERS else ""
     return f"""# fabgen benchmark: {name}, {gpus} GPUs
 version: 1
 cluster: bench-{name}-{gpus}
@@ -64,4 +66,4 @@ fabrics:
     switch_model: {switch}
     node_groups: [gpu]
     planes: {PLANES.get(name, 1)}
-{f"    role: {ROLES[name]}" + chr(10) if name in ROLES else ""}{f"    tiers: {TIERS[name]}" + chr(10) if name in TIERS else ""}{management}{POOLS.get(name, "")}"""
+{role}{tiers}{management}{POOLS.get(name, "")}"""

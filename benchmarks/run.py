@@ -206,7 +206,8 @@ def run_case(name: str, gpus: int, work: Path, src: Path | None = None, digest: 
     return data
 
 
-def against(ref: str, cases: list[tuple[str, int]], work: Path, repeat: int) -> tuple[list[dict], list[dict], list[str]]:
+def against(ref: str, cases: list[tuple[str, int]], work: Path,
+            repeat: int) -> tuple[list[dict], list[dict], list[str]]:
     """Every case rendered by this tree and by `ref`, alternating which goes first: (this
     tree's rows, ref's rows, the cases whose outputs differ)."""
     checkout = Path(tempfile.mkdtemp(prefix="fabgen-against-")) / "tree"

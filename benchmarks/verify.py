@@ -8,8 +8,9 @@ every switch and node's LLDP neighbours in lldpctl JSON (a switch names its port
 netdevs), from the plan's cabling.csv and addresses.csv, with the first two cables (one node's
 ports on two leaves) crossed, so the run finds a miswire and its repair as a real one would.
 `fabgen verify OUT --lldp EVIDENCE --format json` is then timed in a fresh process, as an
-operator runs it (median of `--repeat` runs), with its peak memory. The claim (issue "four planes at the largest scale"): the time and
-memory per cable stay flat as the fabric grows, i.e. verify is linear in the fabric.
+operator runs it (median of `--repeat` runs), with its peak memory. The claim (issue "four planes
+at the largest scale"): the time and memory per cable stay flat as the fabric grows, i.e. verify
+is linear in the fabric.
 
 InfiniBand (`--ibnetdiscover`) is not measured here: its evidence comes from ibsim in the tests,
 and a synthetic ibnetdiscover dump would measure the reader of our own writer.
@@ -51,8 +52,8 @@ def evidence(out: Path, fabric: str, into: Path) -> int:
                                          (r["z_device"], r["z_port"], r["a_device"], r["a_port"])):
             far_name = names.get((far, far_port))
             pid = {"type": "ifname", "value": far_name or far_port}
-            views.setdefault(dev, []).append({names.get((dev, port), port): {"chassis": {far: {}},
-                                                                            "port": {"id": pid, "descr": pid["value"]}}})
+            views.setdefault(dev, []).append({names.get((dev, port), port): {
+                "chassis": {far: {}}, "port": {"id": pid, "descr": pid["value"]}}})
     into.mkdir(parents=True)
     for dev, items in views.items():
         (into / f"{dev}.json").write_text(json.dumps({"lldp": {"interface": items}}))

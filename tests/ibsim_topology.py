@@ -93,6 +93,7 @@ def write(t: Topology) -> str:
                 guid = f"({fn.port_guid[far_port]})" if fn.kind == "Ca" else ""
                 out.append(f'[{port}]\t"{far}"[{far_port}]{guid}\t\t# "{fn.desc}" lid 0 4xNDR')
             else:
-                out.append(f'[{port}]({n.port_guid[port]}) \t"{far}"[{far_port}]\t\t# lid 0 lmc 0 "{fn.desc}" lid 0 4xNDR')
+                out.append(f'[{port}]({n.port_guid[port]}) \t"{far}"[{far_port}]\t\t# lid 0 lmc 0 "{fn.desc}" '
+                           'lid 0 4xNDR')
         out.append("")
     return "\n".join(out) + "\n"

@@ -42,8 +42,8 @@ def collect(la: Lab, rows: list[dict[str, str]], names: dict[tuple[str, str], st
     aliases: dict[str, list[tuple[str, str]]] = {}
     for r in rows:
         ends = []
-        for dev, port, far, far_port in ((r["a_device"], r["a_port"], r["z_device"], r["z_port"]),
-                                         (r["z_device"], r["z_port"], r["a_device"], r["a_port"])):
+        for dev, port, _far, _far_port in ((r["a_device"], r["a_port"], r["z_device"], r["z_port"]),
+                                           (r["z_device"], r["z_port"], r["a_device"], r["a_port"])):
             name = names.get((dev, port))
             if name is None:
                 count[dev] = count.get(dev, 0) + 1

@@ -199,7 +199,8 @@ fabrics:
     with pytest.raises(SystemExit) as exc:
         main(["validate", str(inv)])
     assert exc.value.code == 2
-    assert "fabrics[0].cabling.leaf_spine.media: passive copper (DAC) joins a cage to one cage" in capsys.readouterr().err
+    assert ("fabrics[0].cabling.leaf_spine.media: passive copper (DAC) joins a cage to one cage"
+            in capsys.readouterr().err)
 
 
 def test_the_out_of_band_network_is_rj45_within_100_m(tmp_path: Path, capsys) -> None:

@@ -17,7 +17,8 @@ from fabgen.spec.model import Link
 
 
 def built(text_or_case: str):
-    loaded = load(INVENTORIES / f"{text_or_case}.yaml") if "\n" not in text_or_case else load_text(text_or_case, "t.yaml")
+    loaded = (load(INVENTORIES / f"{text_or_case}.yaml") if "\n" not in text_or_case
+              else load_text(text_or_case, "t.yaml"))
     fabrics, contexts = build(validate(loaded))
     return fabrics, contexts
 
@@ -101,7 +102,8 @@ def test_the_drawn_graph_has_every_node_and_link() -> None:
     assert g.has_edge(lk.a, lk.z, key=0) and g.edges[lk.a, lk.z, 0]["link"] == lk
     h = f.hosts[0]
     assert g.nodes[f"{h.name}/{h.model.nics[0].rdma}"] == {"kind": "nic", "host": h.name, "rail": 0,
-                                                            "rdma": h.model.nics[0].rdma, "netdev": h.model.nics[0].netdev}
+                                                            "rdma": h.model.nics[0].rdma,
+                                                            "netdev": h.model.nics[0].netdev}
     assert g.nodes[f.switches[0].name]["kind"] == "switch"
     # every cable end is a switch or a node of the fabric, or a NIC port by its node
     assert all(g.nodes[end]["kind"] in ("switch", "host") for lk in f.links for end in (lk.a, lk.z))

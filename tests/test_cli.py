@@ -149,4 +149,5 @@ def test_every_example_validates_with_its_size(case: str) -> None:
                                                       for f in fabrics]
     for line, f in zip(lines, fabrics):
         p = v.plans[f.name]
-        assert f"{f.planes * p.leaves if not p.planned else f.planes * (p.present_compute_leaves + p.storage_leaves)} leaf" in line
+        leaves = f.planes * p.leaves if not p.planned else f.planes * (p.present_compute_leaves + p.storage_leaves)
+        assert f"{leaves} leaf" in line

@@ -158,7 +158,8 @@ def test_host_files_never_collide_and_follow_the_roles(unseen: Path) -> None:
     for p in (unseen / "hosts").iterdir():
         assert [f.name for f in p.iterdir()] == ["netplan.yaml"]
     manifest = yaml.safe_load((unseen / "manifest.json").read_text())
-    paths = [f["path"] for f in manifest["files"]] if isinstance(manifest.get("files"), list) else list(manifest["files"])
+    paths = ([f["path"] for f in manifest["files"]] if isinstance(manifest.get("files"), list)
+             else list(manifest["files"]))
     assert len(paths) == len(set(paths))
     inventory = yaml.safe_load((unseen / "ansible" / "inventory.yml").read_text())["all"]["children"]
     for fab in ROLE_OF:
@@ -364,7 +365,8 @@ def _errors(text: str, tmp_path: Path) -> list[str]:
      "fabrics[3]: an out-of-band network needs management"),
     ("    oob_vlan: 42\n", "    oob_vlan: 42\n    manages: [gpufab, storage]\n",
      "fabrics[3].manages[1]: 'storage' is not a fabric this network can manage"),
-    ("    scalable_unit: 16\n", "    scalable_unit: 49\n", "fabrics[3].scalable_unit: nodes per access switch: at most 48"),
+    ("    scalable_unit: 16\n", "    scalable_unit: 49\n",
+     "fabrics[3].scalable_unit: nodes per access switch: at most 48"),
     ("    node_groups: [gpu, mgr]\n    scalable_unit: 16", "    node_groups: [gpu, mgr, nas]\n    scalable_unit: 16",
      "node group 'nas' (nas-node) has no oob ports"),
     ("172.16.0.0/24, gateway: 172.16.0.1", "172.16.0.0/27, gateway: 172.16.0.1",

@@ -38,12 +38,14 @@ def test_same_bytes_as_the_csv_module(case) -> None:
 def test_plain_fields_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = [("gpu001", "mlx5_0", "leaf01", "Ethernet1/1", "400G", "mmf", "node-leaf"), ("a", "b", "c", "d", 1, 2, 3)]
     monkeypatch.setattr(csvout, "_csv", lambda *a: pytest.fail("plain fields went the slow way"))
-    assert csvout.dumps(["a", "b", "c", "d", "e", "f", "g"], rows) == reference(["a", "b", "c", "d", "e", "f", "g"], rows)
+    fields = ["a", "b", "c", "d", "e", "f", "g"]
+    assert csvout.dumps(fields, rows) == reference(fields, rows)
 
 
 def test_a_field_with_a_comma_goes_through_the_csv_module() -> None:
     rows = [("MSN5600", "Spectrum-4 SN5600, 64 x 800GbE OSFP", 12)]
-    assert csvout.dumps(["part", "description", "quantity"], rows).endswith(b'"Spectrum-4 SN5600, 64 x 800GbE OSFP",12\n')
+    assert csvout.dumps(["part", "description", "quantity"], rows).endswith(
+        b'"Spectrum-4 SN5600, 64 x 800GbE OSFP",12\n')
 
 
 @settings(max_examples=300, deadline=None)

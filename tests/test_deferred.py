@@ -44,7 +44,7 @@ def test_each_nvue_tree_is_made_once_and_ansible_gets_that_tree(tmp_path: Path,
 
 def test_a_render_piece_makes_only_its_own_switches() -> None:
     made_of: list[int] = []
-    items = Deferred(lambda n: made_of.append(n) or ("sw%d" % n, {}, []), list(range(10)))
+    items = Deferred(lambda n: made_of.append(n) or (f"sw{n}", {}, []), list(range(10)))
     piece = items[1::4]  # what every_other gives a piece: nothing is made yet
     assert made_of == [] and len(piece) == 3
     assert [name for name, _, _ in piece] == ["sw1", "sw5", "sw9"]

@@ -359,13 +359,15 @@ def test_a_large_lab_runs_bfd_at_lab_timers_and_releases_its_ports(tmp_path: Pat
     assert any("BFD at 2000 ms x 10, BGP keepalive and hold at 10 and 30 s" in n for n in result.notes), result.notes
     peers = [p for f in sorted((tmp_path / "state").glob("*.bfd.json")) for p in json.loads(f.read_text())]
     assert peers and all(p["status"] == "up" for p in peers)
-    assert {(p["receive-interval"], p["transmit-interval"], p["detect-multiplier"]) for p in peers} == {(2000, 2000, 10)}
+    assert ({(p["receive-interval"], p["transmit-interval"], p["detect-multiplier"]) for p in peers}
+            == {(2000, 2000, 10)})
 
 
 # Sampling: a fabric beyond the router budget ------------------------------------------------------
 
+# 1 core, 2 pods of 1 spine + 16 leaves
 PODS = UNSEEN.format(model="dgx-h100", count=16, kind="roce", platform="sonic", topology="rail-optimized",
-                     switch="sn5600-sonic", extra="tiers: 3\n    scalable_unit: 4")  # 1 core, 2 pods of 1 spine + 16 leaves
+                     switch="sn5600-sonic", extra="tiers: 3\n    scalable_unit: 4")
 
 
 def _sample_plan(out: Path):
@@ -547,7 +549,8 @@ def test_a_broken_render_fails_naming_the_device(renders: dict[str, Path], tmp_p
 @pytest.mark.integration
 def test_bad_input_and_a_machine_that_cannot_are_exit_2(renders: dict[str, Path], tmp_path: Path, clean) -> None:
     assert emulate(tmp_path).returncode == 2  # not a render
-    for args, words in ((["--fail", "nosuch:port"], "no switch or node"), (["--fabric", "nosuch"], "no Ethernet fabric"),
+    for args, words in ((["--fail", "nosuch:port"], "no switch or node"),
+                        (["--fabric", "nosuch"], "no Ethernet fabric"),
                         (["--fail", "roce-leaf01:Ethernet99/9"], "no cabled port")):
         res = emulate(renders["roce-2node"], *args)
         assert res.returncode == 2 and words in res.stderr, res.stderr
@@ -734,7 +737,8 @@ def test_the_lab_catches_a_node_whose_gateway_is_one_leafs_own_mac(clean) -> Non
     ns = f"fabgen-gw-{os.getpid()}"
     subprocess.run(["ip", "netns", "add", ns], check=True, timeout=30)
     try:
-        for cmd in (["link", "add", "bond0.30", "type", "veth", "peer", "name", "p1"], ["link", "set", "bond0.30", "up"],
+        for cmd in (["link", "add", "bond0.30", "type", "veth", "peer", "name", "p1"],
+                    ["link", "set", "bond0.30", "up"],
                     ["addr", "add", "10.140.0.2/14", "dev", "bond0.30"]):
             subprocess.run(["ip", "-n", ns, *cmd], check=True, timeout=30)
         targets = [("bond0.30", "gateway:10.140.0.1"), ("bond0.30", "nas1:10.140.0.3")]

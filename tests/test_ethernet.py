@@ -24,7 +24,7 @@ from fabgen.pipeline import render_to
 YANG_CHECK = ROOT.parent / "shared" / "tools" / "sonic_yang_check.py"
 
 
-def check_fabric(out: Path, fabric: str, roce_dscp: int = 26, roce_priority: int = 3, mtu: int = 9100) -> dict:
+def check_fabric(out: Path, fabric: str, roce_dscp: int = 26, roce_priority: int = 3, mtu: int = 9100) -> dict:  # noqa: C901 (one check after another of a rendered fabric)
     devices = read_fabric(out, fabric)
     cabling = read_cabling(out, fabric)
     switches = {r["z_device"] for r in cabling} | {r["a_device"] for r in cabling if r["tier"] != "node-leaf"}
@@ -61,7 +61,8 @@ def check_fabric(out: Path, fabric: str, roce_dscp: int = 26, roce_priority: int
     for name, dev in devices.items():
         for peer_ip, asn in dev["neighbors"].items():
             peer, _ = ip_owner[peer_ip]
-            assert devices[peer]["asn"] == asn, f"{name} expects AS{asn} at {peer_ip}, {peer} is AS{devices[peer]['asn']}"
+            assert devices[peer]["asn"] == asn, (f"{name} expects AS{asn} at {peer_ip}, "
+                                                 f"{peer} is AS{devices[peer]['asn']}")
             mine = [p["ip"] for p in dev["ports"].values() if p["ip"] and
                     ipaddress.ip_interface(f"{p['ip']}/31").network == ipaddress.ip_interface(f"{peer_ip}/31").network]
             assert devices[peer]["neighbors"].get(mine[0]) == dev["asn"], f"{peer} lacks the session to {name}"
@@ -210,7 +211,7 @@ CUSTOM_SONIC = """switch_models:
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_other_shapes_read_back_consistent(shape: str, tmp_path: Path) -> None:
     platform, model, topology, count, extra, storage = SHAPES[shape]
-    groups = "  - {name: n, model: dgx-h100, count: %d}\n" % count
+    groups = f"  - {{name: n, model: dgx-h100, count: {count}}}\n"
     attach = "[n]"
     if storage:
         groups += ("  - {name: st, model: st2, count: 24, role: storage}\nnode_models:\n  st2:\n    gpus: 0\n"

@@ -180,5 +180,6 @@ def test_validate_and_the_report_count_a_storage_fabric_alike(tmp_path: Path) ->
     fabgen.render(INVENTORIES / "b300-cluster.yaml", tmp_path / "out")
     report = json.loads((tmp_path / "out" / "report.json").read_text())["fabrics"]
     storage = next(f for f in v.fabrics if f.name == "storage")
-    assert (storage.nodes, storage.endpoints) == (report["storage"]["nodes"], report["storage"]["endpoints"]) == (68, 136)
+    assert ((storage.nodes, storage.endpoints) == (report["storage"]["nodes"], report["storage"]["endpoints"])
+            == (68, 136))
     assert report["oob"]["topology"] == "access" and "fat-tree" not in (tmp_path / "out" / "report.md").read_text()

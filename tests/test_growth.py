@@ -278,7 +278,8 @@ def test_validate_and_the_report_say_what_the_plan_completes_to(tmp_path: Path) 
         (tmp_path / "report.md").read_text()
 
 
-@pytest.mark.parametrize("platform,topology", [("eos", "rail-optimized"), ("nvue", "fat-tree"), ("sonic", "rail-optimized")])
+@pytest.mark.parametrize("platform,topology", [("eos", "rail-optimized"), ("nvue", "fat-tree"),
+                                               ("sonic", "rail-optimized")])
 def test_a_planned_multi_plane_fabric_grows_by_pure_addition(platform: str, topology: str) -> None:
     """Every plane of a two-plane fabric keeps its cables, names, addresses and ASNs when a unit is
     added, and the check sees the planes: without a plan, the same growth moves cables."""

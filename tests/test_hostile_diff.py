@@ -69,7 +69,8 @@ def with_side_file(key: str, value: str) -> str:
     """roce-2node with a side file: a node group's rdma_links or (on ib-3tier) the fabric's guid_map."""
     if key == "rdma_links":
         text = SMALL.read_text()
-        return text.replace('    hostname: "gpu{n:02d}"\n', f'    hostname: "gpu{{n:02d}}"\n    rdma_links: {value}\n', 1)
+        return text.replace('    hostname: "gpu{n:02d}"\n', f'    hostname: "gpu{{n:02d}}"\n    rdma_links: {value}\n',
+                            1)
     text = (INVENTORIES / "ib-3tier.yaml").read_text()
     return text.replace("      qos: true\n", f"      qos: true\n      guid_map: {value}\n", 1)
 
@@ -156,7 +157,8 @@ def test_side_files_are_bounded_in_size_and_count(tmp_path: Path) -> None:
                                        "site/guids.csv": b"device,port,guid\n" + b"0" * (33 * MIB)})
     refused_untouched(tmp_path / "big", big, ["--base", "main", big / "site" / "inventory.yaml"],
                       "guid_map 'guids.csv'", "more than the 32 MiB fabgen reads from a revision")
-    groups = "".join(f"  - name: g{i}\n    model: dgx-h100\n    count: 1\n    rdma_links: r{i}.txt\n" for i in range(1001))
+    groups = "".join(f"  - name: g{i}\n    model: dgx-h100\n    count: 1\n    rdma_links: r{i}.txt\n"
+                     for i in range(1001))
     many = repo_with(tmp_path / "many", {"site/inventory.yaml": SMALL.read_text().replace(
         "node_groups:\n", "node_groups:\n" + groups, 1)})
     refused_untouched(tmp_path / "many", many, ["--base", "main", many / "site" / "inventory.yaml"],
@@ -188,7 +190,8 @@ def test_a_revision_that_cannot_give_the_inventory_is_one_line(tmp_path: Path, r
                          check=True).stdout.strip()
     git(repo, "tag", "blobtag", oid)
     out = tmp_path / "x"
-    refused_untouched(tmp_path, repo, ["--base", ref.replace("{out}", str(out)), repo / "site" / "inventory.yaml"], *words)
+    refused_untouched(tmp_path, repo, ["--base", ref.replace("{out}", str(out)), repo / "site" / "inventory.yaml"],
+                      *words)
     assert not out.exists()
 
 

@@ -114,8 +114,8 @@ CASES = {
         "roce-2node", NETPLAN, lambda t: t + "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a]\n",
         [NETPLAN, "anchor or alias"]),
     "NVUE access VLAN into an interface name": (
-        "b300-cluster", LEAF_NVUE, lambda t: t.replace("access: 100", f'access: "100 type dummy\\nnetns exec x {INJECT}"',
-                                                       1),
+        "b300-cluster", LEAF_NVUE,
+        lambda t: t.replace("access: 100", f'access: "100 type dummy\\nnetns exec x {INJECT}"', 1),
         [LEAF_NVUE, "VLAN interface"]),
     "NVUE router-id with a newline into frr.conf": (
         "spectrumx-1su", SX_LEAF,
@@ -136,7 +136,8 @@ CASES = {
         "roce-2node", "roce/addresses.csv", lambda t: _replace_node_interface(t, "en0 up; reboot"),
         ["roce/addresses.csv:", "interface"]),
     "addresses.csv ASN as text": (
-        "roce-2node", "roce/addresses.csv", lambda t: t.replace(",leaf,", ",leaf,x", 1), ["roce/addresses.csv:2", "asn"]),
+        "roce-2node", "roce/addresses.csv", lambda t: t.replace(",leaf,", ",leaf,x", 1),
+        ["roce/addresses.csv:2", "asn"]),
     "addresses.csv columns renamed": (
         "roce-2node", "roce/addresses.csv", lambda t: t.replace("peer_interface", "peer_port", 1),
         ["roce/addresses.csv:1", "columns"]),
@@ -250,8 +251,8 @@ def test_a_temporary_tree_in_a_render_is_not_the_render(renders: dict[str, Path]
 def test_an_edited_file_is_refused_unless_trusted(renders: dict[str, Path], tmp_path: Path) -> None:
     """An edit that keeps every value fabgen-shaped is still not the plan fabgen made: refused,
     naming the file and the option; the edit and an unlisted file both counted."""
-    out = tampered(renders, tmp_path, "roce-2node", EOS_LEAF, lambda t: t.replace("router bgp 4200010000", "router bgp 4200010009"),
-                   listed=False)
+    out = tampered(renders, tmp_path, "roce-2node", EOS_LEAF,
+                   lambda t: t.replace("router bgp 4200010000", "router bgp 4200010009"), listed=False)
     (out / "roce" / "notes.txt").write_text("mine\n")
     before = lab_traces()
     res = fabgen("emulate", out)
@@ -267,8 +268,8 @@ def test_an_edited_file_is_refused_unless_trusted(renders: dict[str, Path], tmp_
 def test_verify_refuses_an_edited_plan_unless_trusted(renders: dict[str, Path], tmp_path: Path) -> None:
     """docs/verify.md: an edited cabling.csv is not the plan. Refused (exit 2) unless --trust-edited,
     and then the report names the edited file first."""
-    out = tampered(renders, tmp_path, "roce-2node", "roce/cabling.csv", lambda t: t.replace("Ethernet1/1", "Ethernet9/9"),
-                   listed=False)
+    out = tampered(renders, tmp_path, "roce-2node", "roce/cabling.csv",
+                   lambda t: t.replace("Ethernet1/1", "Ethernet9/9"), listed=False)
     lldp = tmp_path / "lldp"
     lldp.mkdir()
     (lldp / "roce-leaf01.json").write_text(json.dumps({"lldp": {"interface": []}}))
@@ -326,6 +327,8 @@ def test_integers_refuse_booleans_and_text() -> None:
 
 def test_load_yaml_bounds_depth_and_refuses_aliases() -> None:
     assert load_yaml("a: [1, {b: 2}]\n", "f") == {"a": [1, {"b": 2}]}
-    for bad, words in (("[" * 100000 + "]" * 100000, "nest"), ("a:\n" + "".join(" " * k + "- \n" for k in range(0, 400, 2)), "nest"), ("a: &x 1\nb: *x\n", "alias"), ("a: [\n", "not YAML")):
+    for bad, words in (("[" * 100000 + "]" * 100000, "nest"),
+                       ("a:\n" + "".join(" " * k + "- \n" for k in range(0, 400, 2)), "nest"),
+                       ("a: &x 1\nb: *x\n", "alias"), ("a: [\n", "not YAML")):
         with pytest.raises(TranslateError, match=words):
             load_yaml(bad, "f.yaml")

@@ -259,7 +259,8 @@ def _tenant(text: str, vrf: str) -> str:
     """The example north-south fabric with the in-band tenant's VRF named `vrf`."""
     line = "      asn: {leaf: 4200020000, spine: 4200002000, core: 4200001000}\n"
     assert line in text
-    return text.replace(line, line + f"      northsouth: {{inband: {{vlan: 30, vni: 10030, vrf: {vrf}, l3vni: 4030}}}}\n")
+    return text.replace(line, line + f"      northsouth: {{inband: {{vlan: 30, vni: 10030, vrf: {vrf}, "
+                                     "l3vni: 4030}}\n")
 
 
 def _ns_copy(tmp_path: Path, text: str, links: str | None = None) -> Path:
@@ -337,7 +338,8 @@ def _dgx_links(netdevs: dict[str, str]) -> str:
                    for n in (*nm.nics, *nm.ports) if n.role != "oob")
 
 
-COMBO = DGX_EOS.format(count=4).replace('hostname: "gpu{n:03d}"}', 'hostname: "gpu{n:03d}", rdma_links: links.txt}') + """\
+COMBO = DGX_EOS.format(count=4).replace('hostname: "gpu{n:03d}"}',
+                                        'hostname: "gpu{n:03d}", rdma_links: links.txt}') + """\
   - name: rails
     kind: roce
     platform: eos

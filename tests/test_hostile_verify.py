@@ -51,7 +51,8 @@ LLDP_CASES = {
     "eos-neighbour-a-list": ('{"lldpNeighbors": {"Ethernet1/1": {"lldpNeighborInfo": [[]]}}}',
                              ['at ["lldpNeighbors"]["Ethernet1/1"]["lldpNeighborInfo"][0]', "a list where an object"]),
     "eos-interface-a-list": ('{"lldpNeighbors": {"Ethernet1/1": {"lldpNeighborInfo": [{"systemName": "gpu01", '
-                             '"neighborInterfaceInfo": []}]}}}', ['["neighborInterfaceInfo"]', "a list where an object"]),
+                             '"neighborInterfaceInfo": []}]}}}',
+                             ['["neighborInterfaceInfo"]', "a list where an object"]),
     "eos-name-a-number": ('{"lldpNeighbors": {"Ethernet1/1": {"lldpNeighborInfo": [{"systemName": 7}]}}}',
                           ['["systemName"]', "a number where a string belongs"]),
     "eos-info-an-object": ('{"lldpNeighbors": {"Ethernet1/1": {"lldpNeighborInfo": {"systemName": "x"}}}}',

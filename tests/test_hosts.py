@@ -52,7 +52,7 @@ def switch_ports(out: Path, fabric: str) -> dict[tuple[str, str], tuple[str | No
         for p in nvue:
             _, tree = read_nvue(p)
             svi = None
-            for name, node in tree["interface"].items():
+            for _name, node in tree["interface"].items():
                 if node.get("type") == "svi":
                     addr = ipaddress.ip_interface(next(iter(nvue_ip(node)["address"])))
                     svi = (str(addr.ip), addr.network.prefixlen)
@@ -139,7 +139,7 @@ def check_hosts(out: Path, fabric: str, groups: dict[str, tuple[str, int]]) -> N
                 if "routing-policy" in c and c["routing-policy"][0]["table"] < TABLES["storage"]]
         assert len(eths) == len(host_nics)
         tables = set()
-        for (netdev, cfg), (rdma, leaf, port) in zip(eths, host_nics):
+        for (_netdev, cfg), (rdma, leaf, port) in zip(eths, host_nics):
             (addr,) = cfg["addresses"]
             host_if = ipaddress.ip_interface(addr)
             sw_ip, sw_prefix, svi = ports[(leaf, port)]
@@ -247,8 +247,8 @@ case "$*" in
   *"query ATS_ENABLED"*) echo "ATS_ENABLED                         False(0)" ;;
 esac
 """)
-    (bin_dir / "ethtool").write_text(f"#!/bin/sh\nprintf 'Pause parameters for x:\\nAutonegotiate:\\toff\\nRX:\\t\\t{pause}\\n"
-                                     f"TX:\\t\\t{pause}\\n'\n")
+    (bin_dir / "ethtool").write_text("#!/bin/sh\nprintf 'Pause parameters for x:\\nAutonegotiate:\\toff\\n"
+                                     f"RX:\\t\\t{pause}\\nTX:\\t\\t{pause}\\n'\n")
     for p in bin_dir.iterdir():
         p.chmod(0o755)
     return {"PATH": f"{bin_dir}:/usr/bin:/bin"}

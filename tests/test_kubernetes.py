@@ -22,7 +22,8 @@ from fabgen.pipeline import render_to
 NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 DNS_SUBDOMAIN = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 # Kueue's TopologyLevel.nodeLabel pattern (apis/kueue/v1beta2/topology_types.go, kubebuilder Pattern)
-KUEUE_NODE_LABEL = r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+KUEUE_NODE_LABEL = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                    r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")
 KUBERNETES_VALIDATE = Path(sys.executable).parent / "kubernetes-validate"
 
 

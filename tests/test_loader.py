@@ -72,8 +72,8 @@ def test_free_text_refuses_what_does_not_print_as_itself(char: str) -> None:
     """Controls, bidi overrides, zero-width and look-alike spaces are refused in free text, where
     they would change how a BOM, a description or a message reads; plain text is accepted."""
     base = ("version: 1\ncluster: c\nnode_models:\n  box: {{gpus: 8, vendor: {vendor}, nics: [{{rdma: mlx5_0, "
-            "speed: 400}}]}}\nnode_groups: [{{name: g, model: box, count: 2}}]\nfabrics: [{{name: ib, kind: infiniband, "
-            "platform: opensm, topology: fat-tree, switch_model: qm9700, node_groups: [g]}}]\n")
+            "speed: 400}}]}}\nnode_groups: [{{name: g, model: box, count: 2}}]\nfabrics: [{{name: ib, "
+            "kind: infiniband, platform: opensm, topology: fat-tree, switch_model: qm9700, node_groups: [g]}}]\n")
     validate(load_text(base.format(vendor='"Acme Corp-1"'), "ok.yaml"))
     escaped = char.encode("unicode_escape").decode()
     with pytest.raises(InventoryError) as exc:

@@ -162,10 +162,13 @@ def test_a_bare_prefix_keeps_its_addresses_and_warns_about_the_gateway(tmp_path:
 
 
 @pytest.mark.parametrize("management,message", [
-    ("{prefix: 192.168.5.0/24, gateway: 192.168.6.1}", "gateway 192.168.6.1 is outside the management prefix 192.168.5.0/24"),
-    ("{prefix: 192.168.5.0/24, gateway: 192.168.5.255}", "gateway 192.168.5.255 is the broadcast address of 192.168.5.0/24"),
+    ("{prefix: 192.168.5.0/24, gateway: 192.168.6.1}",
+     "gateway 192.168.6.1 is outside the management prefix 192.168.5.0/24"),
+    ("{prefix: 192.168.5.0/24, gateway: 192.168.5.255}",
+     "gateway 192.168.5.255 is the broadcast address of 192.168.5.0/24"),
     ("{prefix: 192.168.5.0/24, ntp: [ntp.example]}", "'ntp.example' is not an IP address"),
-    ("{prefix: 192.168.5.0/29}", "192.168.5.0/29 has 6 host addresses; these 7 switches and their gateway need one each"),
+    ("{prefix: 192.168.5.0/29}",
+     "192.168.5.0/29 has 6 host addresses; these 7 switches and their gateway need one each"),
     ("{prefix: 192.168.5.0/24, users: [{name: ops, password_hash: '$6$x'}]}", "secrets are never written"),
     ("{prefix: 192.168.5.0/24, users: [{name: Ops, password_hash: {env: X}}]}", "'Ops' is not a user name"),
     ("{prefix: 192.168.5.0/24, vrf: MGMT2, users: [{name: a, password_hash: {env: X}}, "

@@ -599,8 +599,8 @@ def test_northsouth_leaves_take_their_own_svi_addresses_from_the_top_down(tmp_pa
     before the broadcast is the first leaf's, then down in planned order (compute leaves, then the
     storage servers' leaves)."""
     inv = tmp_path / "inv.yaml"
-    inv.write_text(NORTHSOUTH_SERVERS.replace("kind: roce", "kind: spectrum-x").replace("platform: eos", "platform: nvue")
-                   .replace("arista-7060x5", "sn5600"))
+    inv.write_text(NORTHSOUTH_SERVERS.replace("kind: roce", "kind: spectrum-x")
+                   .replace("platform: eos", "platform: nvue").replace("arista-7060x5", "sn5600"))
     out = tmp_path / "out"
     render_to(inv, out)
     halves = list(ipaddress.ip_network("10.160.0.0/16").subnets(1))

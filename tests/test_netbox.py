@@ -111,7 +111,8 @@ def test_export_imports_in_order_and_equals_the_cabling_plan(case: str, fabrics:
     files = read(tmp_path)
     cables = {(r["side_a_device"], r["side_a_name"], r["side_b_device"], r["side_b_name"])
               for r in files["07-cables.csv"]}
-    plan = {(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for f in fabrics for r in read_cabling(tmp_path, f)}
+    plan = {(r["a_device"], r["a_port"], r["z_device"], r["z_port"])
+            for f in fabrics for r in read_cabling(tmp_path, f)}
     assert cables == plan and len(files["07-cables.csv"]) == len(plan)
     devices = {r["name"] for r in files["05-devices.csv"]}
     assert devices == {d for c in plan for d in (c[0], c[2])}
@@ -134,7 +135,8 @@ def test_interface_types_follow_kind_speed_and_cage(tmp_path: Path) -> None:
 @pytest.mark.parametrize("break_it,message", [
     (lambda d: (d / "05-devices.csv").write_text((d / "05-devices.csv").read_text().replace(",planned,", ",live,", 1)),
      "status"),
-    (lambda d: (d / "07-cables.csv").write_text((d / "07-cables.csv").read_text().replace("Ethernet1/1", "Ethernet99/9", 1)),
+    (lambda d: (d / "07-cables.csv").write_text((d / "07-cables.csv").read_text()
+                                                 .replace("Ethernet1/1", "Ethernet99/9", 1)),
      "is no interface"),
     (lambda d: (d / "06-interfaces.csv").write_text((d / "06-interfaces.csv").read_text().replace("speed", "rate", 1)),
      "rate"),

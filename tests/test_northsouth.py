@@ -255,7 +255,8 @@ def test_an_unseen_eos_cluster_dual_homes_every_node_and_only_grows(tmp_path: Pa
         new = {tuple(r.values()) for r in _rows(big / "ns" / name)}
         assert old < new, name
     for node in ("gpu001", "gpu020", "head1"):
-        assert (small / "hosts" / node / "netplan.yaml").read_text() == (big / "hosts" / node / "netplan.yaml").read_text()
+        assert ((small / "hosts" / node / "netplan.yaml").read_text()
+                == (big / "hosts" / node / "netplan.yaml").read_text())
 
 
 def test_growing_the_nvue_example_by_a_rack_only_adds(tmp_path: Path) -> None:
@@ -311,7 +312,9 @@ def test_storage_servers_come_in_leaf_pairs_and_adding_them_moves_no_node(tmp_pa
                 if r["role"] in kept}
     rows_many = {(r["device"], r["interface"]): r["address"] for r in _rows(many / "northsouth" / "addresses.csv")
                  if r["role"] in kept}
-    assert all(rows_many[k] == v for k, v in rows_few.items()), [k for k, v in rows_few.items() if rows_many[k] != v][:4]
+    assert all(rows_many[k] == v for k, v in rows_few.items()), \
+        [k for k, v in rows_few.items() if rows_many[k] != v][:4]
     assert _nvue_segments(few / "northsouth" / "switches").items() <= \
         _nvue_segments(many / "northsouth" / "switches").items()
-    assert (few / "hosts" / "gb001" / "netplan.yaml").read_text() == (many / "hosts" / "gb001" / "netplan.yaml").read_text()
+    assert ((few / "hosts" / "gb001" / "netplan.yaml").read_text()
+            == (many / "hosts" / "gb001" / "netplan.yaml").read_text())

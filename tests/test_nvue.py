@@ -251,7 +251,7 @@ def test_both_dialects_match_the_object_model(version: str, mode: str, tiers: in
     render_to(inv, out)
     trees = check_spectrum_x(out, "f", mode=mode, version=version, watchdog=(200, 3), model_sample=1)
     new = version >= "5.15"
-    for name, t in trees.items():
+    for _name, t in trees.items():
         eth0 = t["interface"]["eth0"]
         assert nvue_ip(eth0)["gateway"] == {"192.168.9.1": {}}
         assert (eth0["vrf"] if new else eth0["ip"]["vrf"]) == "mgmt"

@@ -117,7 +117,8 @@ def test_sigterm_leaves_the_previous_tree_and_no_temporary(nodes: int, tmp_path:
     render_to(INVENTORIES / "roce-2node.yaml", out)
     before = _tree(out)
     big = tmp_path / "big.yaml"
-    big.write_text(f"version: 1\ncluster: kill\nnode_groups: [{{name: gpu, model: dgx-h100, count: {nodes}}}]\nfabrics:\n"
+    big.write_text(f"version: 1\ncluster: kill\nnode_groups: [{{name: gpu, model: dgx-h100, count: {nodes}}}]\n"
+                   "fabrics:\n"
                    "  - {name: f, kind: roce, platform: eos, topology: rail-optimized, switch_model: arista-7060x5, "
                    "node_groups: [gpu]}\n")
     proc = subprocess.Popen([sys.executable, "-m", "fabgen", "render", str(big), "-o", str(out)],

@@ -39,7 +39,8 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert cmp.returncode == 0, cmp.stderr
     assert "built-in estimates" in cmp.stdout and "$490,000" in cmp.stdout
-    where = subprocess.run([str(py), "-c", "import fabgen.formats.templating as r; print(r.templates_dir(), r.playbooks_dir())"],
+    where = subprocess.run([str(py), "-c",
+                            "import fabgen.formats.templating as r; print(r.templates_dir(), r.playbooks_dir())"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
     assert all(w.startswith(str(env_dir)) for w in where), where
     # the deploy playbooks are package data, written beside the inventory they read, and run from there

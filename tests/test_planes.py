@@ -110,7 +110,7 @@ GROUPS = ("  - {name: new, model: dgx-b300, count: 20, nccl_version: 2.30.7}\n"
     ("roce", "sonic", "sn5600-sonic", "rail-optimized", 2),
     ("spectrum-x", "nvue", "sn5600", "fat-tree", 4),
 ])
-def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, topology, planes,
+def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, topology, planes,  # noqa: C901 (the docstring's claims, checked in turn)
                                                       tmp_path: Path) -> None:
     """An unseen cluster of 32 DGX B300 in two NCCL releases: each plane's switches, addresses and
     ASNs its own; port p of every NIC cabled to plane p; each node's netplan address sits on the
@@ -144,7 +144,7 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
     addresses = [row["address"] for row in rows]
     assert len(addresses) == len(set(addresses)), "no address in two places, across planes"
     asns = {}
-    for p, name in enumerate(names):
+    for _p, name in enumerate(names):
         for row in _rows(out / name / "addresses.csv"):
             if row["asn"]:
                 asns.setdefault(row["device"], set()).add(row["asn"])
@@ -164,7 +164,8 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
             leaf_side = peer[(row["peer_device"], row["peer_interface"])]
             net = ipaddress.ip_interface(addr).network
             assert ipaddress.ip_interface(leaf_side["address"]).network == net
-            assert [r["via"] for r in cfg["routes"] if "via" in r] == [str(ipaddress.ip_interface(leaf_side["address"]).ip)]
+            assert ([r["via"] for r in cfg["routes"] if "via" in r]
+                    == [str(ipaddress.ip_interface(leaf_side["address"]).ip)])
             rail, plane = divmod(int(port.split("_")[1]), planes)
             assert cfg["routing-policy"][0]["table"] == 100 + planes * rail + plane
     new = _env(out / "host-groups" / "new" / "nccl.env")

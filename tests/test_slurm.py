@@ -139,7 +139,8 @@ def _need_slurmctld() -> None:
     if SLURMCTLD is None or shutil.which("scontrol") is None:
         if IN_CI:
             raise RuntimeError("CI must have slurmctld and scontrol: `make test` installs Debian's slurmctld")
-        pytest.skip("slurmctld is not installed (Debian packages slurmctld and slurm-client; `make test` installs them)")
+        pytest.skip("slurmctld is not installed (Debian packages slurmctld and slurm-client; `make test` installs "
+                    "them)")
 
 
 @pytest.mark.parametrize("case", ["superpod-4su", "ib-3tier", "fattree-2to1", "gb300-nvl72", "b300-spectrumx-2plane",

@@ -162,7 +162,7 @@ def intended(case: str) -> dict[str, dict]:
     return out
 
 
-def differences(expected: dict[str, dict], doc: list[dict], ctl: Controller) -> list[str]:
+def differences(expected: dict[str, dict], doc: list[dict], ctl: Controller) -> list[str]:  # noqa: C901 (each topology's records against the rendered ones, kind by kind)
     """Where the topologies the running slurmctld shows differ from those fabgen meant to write
     (`intended`); `doc`: the file slurmctld read, for the topologies it declares."""
     out: list[str] = []

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from conftest import GOLDEN, IN_CI
 from fabgen.rendered import read as rendered
@@ -169,7 +170,7 @@ def test_anta_refuses_a_broken_catalog(catalogs: dict, tmp_path: Path) -> None:
         assert broken != text, why
         path = tmp_path / "broken.yml"
         path.write_text(broken)
-        with pytest.raises(Exception):
+        with pytest.raises(ValidationError):  # pydantic's, which ANTA's catalog raises for each
             AntaCatalog.parse(str(path))
 
 
@@ -193,7 +194,8 @@ def planned_state(expects: list[state.Expected]) -> dict[str, dict]:
     for e in expects:
         peers = {k: {"remoteAs": asn, "state": "Established", "hostname": far} for k, (far, asn) in e.peers.items()}
         routes = {p: [{"prefix": p, "protocol": "bgp", "selected": True, "installed": True,
-                       "nexthops": [{"active": True, "fib": True} for _ in range(w)]}] for p, w in e.widths.items() if w}
+                       "nexthops": [{"active": True, "fib": True} for _ in range(w)]}]
+                  for p, w in e.widths.items() if w}
         bfd = [{"peer": k, "status": "up"} if "." in k else {"interface": k, "peer": "fe80::1", "status": "up"}
                for k in sorted(e.bfd)]
         out[e.device] = {"bgp": {"as": e.asn, "peers": peers}, "routes": routes, "bfd": bfd}

@@ -41,7 +41,7 @@ def addresses(out: Path) -> list[dict[str, str]]:
             for row in csv.DictReader(p.open())]
 
 
-def invariants(out: Path) -> None:
+def invariants(out: Path) -> None:  # noqa: C901 (the numbered invariants, in turn)
     """What a cluster must be, from its files alone."""
     cables, rows = cabling(out), addresses(out)
     ends: dict[tuple[str, str], str] = {}
@@ -116,7 +116,7 @@ def _base(fabric: str) -> str:
 
 def _hosts_with(node: dict, var: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    for key, value in (node or {}).items():
+    for _key, value in (node or {}).items():
         if not isinstance(value, dict):
             continue
         for h, hv in (value.get("hosts") or {}).items():
@@ -153,7 +153,7 @@ STORE = {"gpus": 0, "ports": [{"role": "storage", "rdma": "mlx5_0", "netdev": "e
                               {"role": "oob", "rdma": "bmc", "speed": 1}]}
 
 
-def cluster(compute: str, nodes: int, planned: int | None, storage: str | None, inband: str | None, oob: bool,
+def cluster(compute: str, nodes: int, planned: int | None, storage: str | None, inband: str | None, oob: bool,  # noqa: C901 (one branch an optional part of the inventory)
             servers: int, storage_platform_override: str | None = None, northsouth: str | None = None) -> dict:
     """A whole cluster; `northsouth` (eos or sx): one converged fabric instead of storage and in-band."""
     kind, platform, switch, model, planes = COMPUTE[compute]
@@ -300,7 +300,8 @@ def test_gb300_on_two_planes_beside_storage_and_inband_cables_each_port_once(tmp
     split renumbers, never meet: gb300-cluster with its compute fabric on two Spectrum-X planes keeps
     every invariant, and each tray has 12 distinct ports (8 plane ports, 2 storage, 2 in-band)."""
     text = (INVENTORIES / "gb300-cluster.yaml").read_text()
-    text = text.replace("    kind: infiniband\n    platform: ufm\n    topology: rail-optimized\n    switch_model: q3400",
+    text = text.replace("    kind: infiniband\n    platform: ufm\n    topology: rail-optimized\n"
+                        "    switch_model: q3400",
                         "    kind: spectrum-x\n    platform: nvue\n    topology: rail-optimized\n"
                         "    switch_model: sn5600\n    planes: 2", 1)
     text = re.sub(r"\n    rdma_links: .*", "", text)  # the example's file is of the unsplit tray
@@ -458,7 +459,8 @@ def test_the_host_playbook_refuses_placeholder_names_and_passes_real_ones(tmp_pa
     for name, inv in (("plain", tmp_path / "plain.yaml"), ("named", INVENTORIES / "b300-cluster.yaml")):
         out = tmp_path / name
         render_to(inv, out)
-        results[name] = subprocess.run([playbook, "-i", "ansible/inventory.yml", "ansible/deploy-hosts.yml", "--tags", "guard", "--limit", "gpu001"], cwd=out,
+        results[name] = subprocess.run([playbook, "-i", "ansible/inventory.yml", "ansible/deploy-hosts.yml",
+                                        "--tags", "guard", "--limit", "gpu001"], cwd=out,
                                        capture_output=True, text=True, timeout=300, env=env)
     assert results["plain"].returncode != 0
     assert "names ports after their RDMA devices" in results["plain"].stdout, results["plain"].stdout[-2000:]

@@ -129,7 +129,8 @@ def test_a_filled_shape_is_written_as_its_tree(template, values, indent, lead) -
             Shared({"in-shared": {"deep": shape.fill(*v)}})
         filled = {"port": shape.fill(*v), "other": {"deep": shape.fill(*v)}}
         link = {"mtu": 9216, "state": {"down": {}}}
-        plain = {"port": {**_make(template, *v), "link": link}, "other": {"deep": {**_make(template, *v), "link": link}}}
+        plain = {"port": {**_make(template, *v), "link": link},
+                 "other": {"deep": {**_make(template, *v), "link": link}}}
         got, want = dump_paths(filled, indent, lead), dump_paths(plain, indent, lead)
         assert ["\n".join(x) for x in got] == ["\n".join(x) for x in want]
         assert json.loads(json.dumps(filled)) == json.loads(json.dumps(plain))
