@@ -18,6 +18,7 @@ from fabgen.inventory.state import (
 )
 from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
 from fabgen.spec.layout import PLANE_SUFFIX
+from fabgen.spec.platforms import PLATFORMS
 from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
 from fabgen.spec.sizing import SizingError, parse_ratio, plan
 
@@ -130,7 +131,7 @@ def check_northsouth(c: Checks, i: int, f) -> bool:
         c.report(("fabrics", i, "kind"), "a northsouth fabric is roce (platform eos) or spectrum-x: EVPN "
                  "multihoming over a VXLAN underlay of Ethernet switches")
         ok = False
-    elif f.platform == "sonic":
+    elif f.platform in PLATFORMS and not PLATFORMS[f.platform].evpn_multihoming:  # community SONiC
         c.report(("fabrics", i, "platform"), SONIC_NO_EVPN_MH)
         ok = False
     if f.topology != "rail-optimized":

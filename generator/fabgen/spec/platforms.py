@@ -32,12 +32,14 @@ class Platform:
     config_file: str | None = None  # a switch's config, after `<fabric>/switches/<name>`
     runs_frr: bool = False  # the routing suite is FRR (verify reads its state as FRR's JSON)
     one_item_per_switch: bool = False  # its target's data["switches"] holds one item per switch
+    # EVPN all-active multihoming towards bonded hosts: a northsouth fabric (docs/northsouth.md)
+    evpn_multihoming: bool = False
 
 
 PLATFORMS: dict[str, Platform] = {p.name: p for p in (
     # Arista EOS (Management1, Loopback0, VlanN, VRF MGMT by default).
     Platform("eos", kinds=("roce",), mgmt_port="Management1", loopback="Loopback0", svi="Vlan{vlan}",
-             mgmt_vrf="MGMT", config_file=".cfg", one_item_per_switch=True),
+             mgmt_vrf="MGMT", config_file=".cfg", one_item_per_switch=True, evpn_multihoming=True),
     # SONiC: up/down peer activation from 202505 on (frrcfgd), true/false before; the management
     # VRF is always `mgmt`; accounts live in the Linux user database.
     Platform("sonic", kinds=("roce",), mgmt_port="eth0", loopback="Loopback0", svi="Vlan{vlan}",
@@ -49,7 +51,7 @@ PLATFORMS: dict[str, Platform] = {p.name: p for p in (
     Platform("nvue", kinds=("spectrum-x", "ethernet"), mgmt_port="eth0", loopback="lo", svi="vlan{vlan}",
              unnumbered=True, mgmt_vrf="mgmt", fixed_vrf=True,
              versions=("5.13", "5.14", "5.15", "5.16", "5.17", "5.18"), default_version="5.14",
-             config_file=".nvue.yaml", runs_frr=True, one_item_per_switch=True),
+             config_file=".nvue.yaml", runs_frr=True, one_item_per_switch=True, evpn_multihoming=True),
     # InfiniBand subnet managers: the managed switches' management port.
     Platform("ufm", kinds=("infiniband",), mgmt_port="mgmt0"),
     Platform("opensm", kinds=("infiniband",), mgmt_port="mgmt0"),
