@@ -72,8 +72,8 @@ def _check_version(path: tuple, f: Fabric, report: Report) -> None:
     if f.platform_version is not None:
         known = VERSIONS.get(f.platform)
         if known is None:
-            report((*path, "platform_version"), f"platform_version applies to platforms nvue and sonic; "
-                   f"{f.platform} configs are written for one release")
+            report((*path, "platform_version"), f"platform_version applies to platforms "
+                   f"{' and '.join(sorted(VERSIONS))}; {f.platform} configs are written for one release")
         elif f.platform_version not in known:
             report((*path, "platform_version"), f"{f.platform} {f.platform_version!r} is not a release fabgen writes "
                    f"for: choose {', '.join(known)}")

@@ -12,7 +12,8 @@ ADDRESS_COLUMNS = ("device", "role", "asn", "interface", "address", "peer_device
 # the counts report.json holds per fabric (targets/report.py), which the review compares
 COUNTED = ("nodes", "gpus", "endpoints", "pods", "scalable_units", "nvlink_racks", "links")
 
-# a device's own files: a switch's config, a node's folder
+# a device's own files: a switch's config (each platform's `config_file`, spec/platforms.py, and NVUE's
+# apply script; tests/test_architecture.py holds the two together), a node's folder
 DEVICE_FILE = [
     re.compile(r"^[^/]+/switches/(?P<d>[^/]+?)(\.cfg|\.nvue\.yaml|\.nvue\.sh|/config_db\.json)$"),
     re.compile(r"^hosts/(?P<d>[^/]+)/"),
