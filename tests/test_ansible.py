@@ -140,6 +140,12 @@ def guard(out: Path, playbook: str, device: str, secrets: dict[str, str]) -> sub
                           env={**ENV, **secrets})
 
 
+def test_every_routed_platform_has_its_guard_test() -> None:
+    from fabgen.spec.platforms import routed
+
+    assert {name.split("-")[0] for name in GUARDED} == set(routed())
+
+
 @pytest.mark.parametrize("platform", sorted(GUARDED))
 def test_deploy_refuses_a_config_without_its_management_plane(platform: str, tmp_path: Path) -> None:
     case, playbook, path, device, block = GUARDED[platform]

@@ -42,6 +42,14 @@ CONFIGS = {"eos": ("*.cfg", eos.translate), "nvue": ("*.nvue.yaml", nvue.transla
            "sonic": ("*/config_db.json", sonic.translate)}
 
 
+def test_every_routed_platform_has_its_translator_tests() -> None:
+    """The tests below run per platform of CONFIGS: a routed platform missing here would be untested."""
+    from fabgen.spec.platforms import routed
+
+    assert set(CONFIGS) == set(routed())
+    assert all(CONFIGS[n][0].endswith(p.config_file.lstrip("/")) for n, p in routed().items())
+
+
 def _role(path: Path) -> str:
     """The role of the fabric a golden switch config belongs to (its case's report.json)."""
     case, fabric = path.relative_to(GOLDEN).parts[:2]

@@ -16,12 +16,19 @@ from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
 from fabgen.spec.sizing import name_widths
 
-PLATFORMS = {  # kind, platform, switch model
+PLATFORMS = PLATFORMS_GROWN = {  # kind, platform, switch model
     "opensm": ("infiniband", "opensm", "qm9700"),
     "eos": ("roce", "eos", "arista-7060x5"),
     "sonic": ("roce", "sonic", "arista-7060x6-64pe-b"),
     "nvue": ("spectrum-x", "nvue", "sn5600"),
 }
+
+
+def test_the_growth_tests_cover_every_switch_platform_kind() -> None:
+    """One platform per family of names and ports: InfiniBand (ufm names as opensm), EOS, SONiC, NVUE."""
+    from fabgen.spec.platforms import PLATFORMS
+
+    assert set(PLATFORMS) - set(PLATFORMS_GROWN) == {"ufm"}
 
 
 def inventory(platform: str, topology: str, nodes: int, planned: int | None, *, ratio: int = 1,
