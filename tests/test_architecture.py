@@ -97,7 +97,8 @@ def mutual(g: nx.DiGraph) -> list[tuple[str, str]]:
     return sorted({tuple(sorted((a, b))) for a, b in g.edges if g.has_edge(b, a)})
 
 
-# Rules 1 and 2 (docs/architecture.md). No import cycle of any length; no two rooms import each other; the rooms form no circle.
+# Rules 1 and 2 (docs/architecture.md). No import cycle of any length; no two rooms import each
+# other; the rooms form no circle.
 
 def test_no_import_cycle_of_any_length() -> None:
     assert not cycles(graph())
