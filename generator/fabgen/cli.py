@@ -199,7 +199,7 @@ def diff(
         typer.echo("fabgen: give OLD and NEW, or --base REF and one inventory", err=True)
         raise typer.Exit(2)
     if base is None:
-        return _diff(old, new, format, exit_code, no_files, stat, output, max_lines)  # type: ignore[arg-type]
+        return _diff(old, new, format, exit_code, no_files, stat, output, max_lines)  # type: ignore[arg-type]  # OLD and NEW are given when --base is not
     if not old.is_file():
         typer.echo(printable(f"fabgen: {old}: --base needs an inventory file"), err=True)
         raise typer.Exit(2)

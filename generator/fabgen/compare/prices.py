@@ -39,7 +39,7 @@ PATTERN_RULES.setdefault(CURRENCY_PATTERN, "is not an ISO 4217 currency code: th
 
 
 def _text(n: int) -> type:
-    return Annotated[str, StringConstraints(max_length=n, pattern=PRINTABLE_PATTERN)]  # type: ignore[return-value]
+    return Annotated[str, StringConstraints(max_length=n, pattern=PRINTABLE_PATTERN)]  # type: ignore[return-value]  # a pydantic constrained type, a value to mypy
 
 
 class _Strict(BaseModel):

@@ -223,7 +223,7 @@ class Lab:
         self.sysctl.clear()
         shutil.rmtree(self.dir, ignore_errors=True)
         for sig, handler in self._signals.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
+            signal.signal(sig, handler)  # type: ignore[arg-type]  # what signal.signal returned before
         self._signals.clear()
 
 

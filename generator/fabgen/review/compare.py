@@ -452,7 +452,7 @@ def _stand_in_owner(path: str, old: dict[str, bytes], new: dict[str, bytes]) -> 
     from fabgen.review.sides import source_of
 
     source = source_of(path, old.get(path), new.get(path))
-    return re.match(r"^ansible/configs/(.+)\.json$", source).group(1)  # type: ignore[union-attr]
+    return re.match(r"^ansible/configs/(.+)\.json$", source).group(1)  # type: ignore[union-attr]  # the caller's path is a config's
 
 
 def _only_added(device: str, has_changed_files: bool, old: dict[str, Any], new: dict[str, Any]) -> bool:

@@ -254,7 +254,7 @@ class NodeModel:
             ports = []
             for r, nic in enumerate(self.nics):
                 name = self.plane_names[planes * r + p] if self.plane_names else \
-                    self.plane_rdma.format(k=planes * r + p, rail=r, plane=p)  # type: ignore[union-attr]
+                    self.plane_rdma.format(k=planes * r + p, rail=r, plane=p)  # type: ignore[union-attr]  # a model names its plane ports one way or the other
                 ports.append(Nic(name, known.get(name, name), f"{nic.label} plane {p + 1}", nic.cage,
                                  nic.speed // planes, netdev_known=name in known))
             out.append(tuple(ports))

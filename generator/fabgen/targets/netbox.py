@@ -105,8 +105,8 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     rows["05-devices.csv"] = list(devices.values())
     # the two large files a fabric at a time, as they are written (targets.Deferred, csvout.dumps_chunks):
     # at 131,072 GPUs of four planes they are 4.8 million rows, 630 MB held at once
-    rows[INTERFACES] = Deferred(partial(_interfaces, lagged), contexts)  # type: ignore[assignment]
-    rows[CABLES] = Deferred(_cables, contexts)  # type: ignore[assignment]
+    rows[INTERFACES] = Deferred(partial(_interfaces, lagged), contexts)  # type: ignore[assignment]  # written as a list's rows
+    rows[CABLES] = Deferred(_cables, contexts)  # type: ignore[assignment]  # written as a list's rows
     return {"rows": rows, "lag": lagged}
 
 

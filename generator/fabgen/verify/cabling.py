@@ -125,7 +125,7 @@ def compare(p: Plan, seen: list[Seen], reporting: set[str], speed: bool = False,
         pair = tuple(sorted((end, info.far)))
         if pair in done:
             continue
-        done.add(pair)  # type: ignore[arg-type]
+        done.add(pair)  # type: ignore[arg-type]  # a sorted pair: two ends
         v.checked += 1
         _cable(v, p, end, info.far, views, reporting, speed, wrong)
     _unplanned(v, p, views, fabrics)
