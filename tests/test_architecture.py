@@ -15,6 +15,7 @@ import ast
 import json
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import networkx as nx
@@ -255,6 +256,7 @@ def test_every_platform_a_target_writes_for_has_a_record() -> None:
     platform has its target, its emulation translator and its management port."""
     from fabgen.emulate.read import TRANSLATORS
     from fabgen.spec.platforms import KINDS, PLATFORMS, platforms_of, routed
+    from fabgen.spec.schema import Kind
     from fabgen.targets import registry
 
     for path in sorted((PKG / "targets").glob("*.py")):
@@ -262,6 +264,7 @@ def test_every_platform_a_target_writes_for_has_a_record() -> None:
         assert platforms <= set(PLATFORMS), path.name
         assert kinds <= set(KINDS) | {"oob", "compute", "storage", "inband", "northsouth"}, path.name
     assert all(platforms_of(k) for k in KINDS)
+    assert typing.get_args(Kind) == KINDS  # the schema's kinds are the records' kinds
     targets = registry()
     for name, p in routed().items():
         assert name in targets and name in TRANSLATORS and p.config_file and p.mgmt_port and p.svi, name

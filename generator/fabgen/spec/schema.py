@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
+from fabgen.spec.platforms import KINDS, PLATFORMS, platforms_of
+
 NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
 NAME_RULE = "use letters, digits and '-', at most 63, starting and ending with a letter or digit"
 
@@ -336,7 +338,7 @@ class Fabric(Strict):
     name: Name = Field(description="fabric name (at most 40 characters: it prefixes every switch name)")
     kind: Kind = Field(description="InfiniBand, RoCEv2 Ethernet, NVIDIA Spectrum-X, or ethernet (plain access "
                        "switches: the out-of-band network, role oob)")
-    platform: str = Field(description="infiniband: ufm | opensm; roce: eos | sonic; spectrum-x: nvue; ethernet: nvue")
+    platform: str = Field(description="; ".join(f"{k}: {' | '.join(platforms_of(k))}" for k in KINDS))
     topology: Literal["rail-optimized", "fat-tree"] = Field(
         description="rail-optimized: NIC i of every node of a unit on leaf i; fat-tree: a node's NICs on one leaf "
         "(role oob: not needed, one tier of access switches)")
@@ -377,8 +379,9 @@ class Fabric(Strict):
         default=None, description="the switches' management plane: an IPv4 prefix, or a mapping with prefix, "
         "gateway, vrf, ntp, dns, syslog, domain and users")
     platform_version: str | None = Field(
-        default=None, description="release of the switch OS the configs are written for (nvue: 5.13 to 5.18, "
-        "default 5.14)")
+        default=None, description="release of the switch OS the configs are written for (" + "; ".join(
+            f"{n}: {p.versions[0]} to {p.versions[-1]}, default {p.default_version}"
+            for n, p in PLATFORMS.items() if p.versions) + ")")
     cabling: Cabling = Field(default_factory=Cabling, description="length or medium per tier: cabling.csv's media "
                              "and the BOM's cables and transceivers")
 
