@@ -268,6 +268,8 @@ def test_every_platform_a_target_writes_for_has_a_record() -> None:
     targets = registry()
     for name, p in routed().items():
         assert name in targets and name in TRANSLATORS and p.config_file and p.mgmt_port and p.svi, name
+        # Ansible deploys what the switch's target wrote (not read: host_vars with no files, silently)
+        assert name in targets["ansible"].reads, name
         # the review knows a switch by its config's file name (a missed suffix: a switch diff never sees)
         assert _device_of(f"f/switches/sw01{p.config_file}") == "sw01", name
     for p in PLATFORMS.values():
