@@ -422,19 +422,22 @@ def test_synthetic_guids_follow_their_documented_layout(tmp_path: Path) -> None:
         assert "give the real ones in a guid_map before deployment" in warning
 
 
-BGP_WITH_SERVERS = """version: 1
-cluster: t
-node_groups:
-  - {name: gpu, model: dgx-h100, count: 4, management: 192.168.20.0/24}
-  - {name: store, model: storage-server, role: storage, count: 2}
-node_models:
+# a storage server with two 400G ports, as the storage and northsouth cases attach it
+STORAGE_SERVER = """node_models:
   storage-server:
     gpus: 0
     vendor: custom
     ports:
       - {role: storage, rdma: mlx5_0, netdev: enp1s0f0np0, label: port1, speed: 400}
       - {role: storage, rdma: mlx5_1, netdev: enp1s0f1np1, label: port2, speed: 400}
-fabrics:
+"""
+
+BGP_WITH_SERVERS = """version: 1
+cluster: t
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 4, management: 192.168.20.0/24}
+  - {name: store, model: storage-server, role: storage, count: 2}
+""" + STORAGE_SERVER + """fabrics:
   - name: st
     role: storage
     kind: roce
@@ -542,14 +545,7 @@ cluster: ns
 node_groups:
   - {name: gpu, model: dgx-h100, count: 4, hostname: "gpu{n:03d}"}
   - {name: store, model: storage-server, role: storage, count: 2}
-node_models:
-  storage-server:
-    gpus: 0
-    vendor: custom
-    ports:
-      - {role: storage, rdma: mlx5_0, netdev: enp1s0f0np0, label: port1, speed: 400}
-      - {role: storage, rdma: mlx5_1, netdev: enp1s0f1np1, label: port2, speed: 400}
-fabrics:
+""" + STORAGE_SERVER + """fabrics:
   - name: ns
     role: northsouth
     kind: roce
