@@ -27,7 +27,7 @@ class NotARender(Exception):
 Progress = Callable[[str], None]
 
 
-def _quiet(stage: str) -> None:
+def quiet(stage: str) -> None:
     pass
 
 
@@ -50,7 +50,7 @@ MAX_RENDER_BYTES = 1024**3
 MAX_REVIEW_FILE = 256 * 1024**2
 
 
-def read_render(path: Path, progress: Progress = _quiet) -> RenderFiles:
+def read_render(path: Path, progress: Progress = quiet) -> RenderFiles:
     """A render folder, read only through its manifest: every listed file a plain file (never
     through a link, never a FIFO), of a bounded size, its digest checked. Files the manifest does
     not list are not read; listed files that changed or went missing since fabgen wrote them are
@@ -182,12 +182,12 @@ def _report_problem(rep: Any) -> str | None:
             return f"fabrics.{name}.role is not text"
         for key in ("switches", *COUNTED):
             value = f.get(key)
-            if value is None or (key != "switches" and _number(value)):
+            if value is None or (key != "switches" and is_number(value)):
                 continue
-            if not (isinstance(value, dict) and all(map(_number, value.values()))):
+            if not (isinstance(value, dict) and all(map(is_number, value.values()))):
                 return f"fabrics.{name}.{key} is not {'' if key == 'switches' else 'a number or '}a mapping of numbers"
     return None
 
 
-def _number(x: Any) -> bool:
+def is_number(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) or isinstance(x, float) and math.isfinite(x)

@@ -33,14 +33,14 @@ from typing import Any
 
 from fabgen.errors import printable
 from fabgen.rendered.paths import ADDRESS, COUNTED, DEVICE_FILE, GROUP_FILE
-from fabgen.rendered.read import NotARender, Progress, _number, _quiet, check_render, read_render
-from fabgen.review.unified import _HUNK, _file_diff
+from fabgen.rendered.read import NotARender, Progress, check_render, is_number, quiet, read_render
+from fabgen.review.unified import HUNK, file_diff
 
 HOST_VARS = re.compile(r"^ansible/(host_vars/(?P<g>[^/]+)\.yml|configs/(?P<c>[^/]+)\.json)$")
 LIST_LIMIT = 50
 
 
-def load_side(path: Path, progress: Progress = _quiet) -> dict[str, bytes]:
+def load_side(path: Path, progress: Progress = quiet) -> dict[str, bytes]:
     """Files of a rendered directory, or of an inventory rendered in memory."""
     if path.is_dir():
         return read_render(path, progress)
@@ -49,7 +49,7 @@ def load_side(path: Path, progress: Progress = _quiet) -> dict[str, bytes]:
     return run(path, progress=lambda stage: progress(f"{path.name}: {stage}")).files
 
 
-def load_sides(old: Path, new: Path, progress: Progress = _quiet) -> tuple[dict[str, bytes], dict[str, bytes]]:
+def load_sides(old: Path, new: Path, progress: Progress = quiet) -> tuple[dict[str, bytes], dict[str, bytes]]:
     """Both sides. Two inventories are rendered only as far as the review needs, the old one on
     the other core (diffsides.py: switches whose configs change alike render once, unchanged
     ones not at all); a rendered directory is read as it is."""
@@ -276,9 +276,9 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     owner = {p: _device_of(p) for p in changed_paths}
     changed_devices = set(owner.values()) - {None}
     _links(rv, c_old, c_new, changed_devices)
-    rv.added = sorted(dev_new - dev_old, key=_natural)
-    rv.removed = sorted(dev_old - dev_new, key=_natural)
-    rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=_natural)
+    rv.added = sorted(dev_new - dev_old, key=natural)
+    rv.removed = sorted(dev_old - dev_new, key=natural)
+    rv.changed = sorted((d for d in changed_devices if d in dev_old and d in dev_new), key=natural)
 
     i_old, i_new = (_identity(rows) for rows in _rows_apart(_table_lines(old_changed, "addresses"),
                                                             _table_lines(new_changed, "addresses")))
@@ -298,7 +298,7 @@ def compare(old: dict[str, bytes], new: dict[str, bytes]) -> Review:
     # an inventory review renders one switch of each group that changed alike (diffsides.py): the
     # others' configs stand in for that one's, and so does its verdict
     first = {d: _stand_in_owner(f"ansible/configs/{d}.json", old_changed, new_changed) for d in candidates}
-    judged = sorted({first[d] for d in candidates}, key=_natural)
+    judged = sorted({first[d] for d in candidates}, key=natural)
     k_old, k_new = (_configs({p: files[p] for d in judged if (p := f"ansible/configs/{d}.json") in files}, side)
                     for files, side in ((old_changed, "old"), (new_changed, "new")))
     with_files = set(owner.values())
@@ -318,7 +318,7 @@ def _links(rv: Review, c_old: dict[tuple[str, str, str], tuple[str, str]],
     """Links re-cabled, added and removed (`_cabling` of both sides), by their lower end; the
     devices at either end join `changed_devices`."""
     moved = [k for k in set(c_old) | set(c_new) if c_old.get(k) != c_new.get(k)]
-    for key in sorted(moved, key=lambda k: (k[0], _natural(k[1]), _natural(k[2]))):
+    for key in sorted(moved, key=lambda k: (k[0], natural(k[1]), natural(k[2]))):
         before, after = c_old.get(key), c_new.get(key)
         changed_devices.update(d for d in (key[1], before and before[0], after and after[0]) if d)
         a = f"{key[1]} {key[2]}"
@@ -335,13 +335,13 @@ def _addresses(rv: Review, i_old: dict[str, dict[str, Any]], i_new: dict[str, di
                on_both: set[str]) -> None:
     """ASNs and addresses changed (`_identity` of both sides) of the devices `on_both` sides; a
     BMC's address is a management one."""
-    for dev in sorted((set(i_old) | set(i_new)) & on_both, key=_natural):
+    for dev in sorted((set(i_old) | set(i_new)) & on_both, key=natural):
         io, inew = i_old.get(dev), i_new.get(dev)
         if io and inew and io["asn"] != inew["asn"]:
             rv.asns.append((dev, io["asn"], inew["asn"]))
         ao, an = (io or {}).get("addresses", {}), (inew or {}).get("addresses", {})
         bmc = (io or {}).get("bmc", set()) | (inew or {}).get("bmc", set())
-        for where in sorted(set(ao) | set(an), key=_natural):
+        for where in sorted(set(ao) | set(an), key=natural):
             if ao.get(where) != an.get(where):
                 if where in bmc:
                     rv.management.append((dev, where, ao.get(where), an.get(where)))
@@ -383,7 +383,7 @@ def _unplanned_growth(old: dict[str, bytes], new: dict[str, bytes]) -> list[str]
         planned = a[name].get("planned") or {}
         had = planned.get("nodes") if isinstance(planned, dict) else None
         was, now = a[name].get("nodes"), b[name].get("nodes")
-        if _number(had) and _number(now) and _number(was) and now > had and now > was:
+        if is_number(had) and is_number(now) and is_number(was) and now > had and now > was:
             out.append(name)
     return out
 
@@ -412,7 +412,7 @@ def _ansible_hosts(old: dict[str, bytes], new: dict[str, bytes],
         return []
     a, b = (_hosts_of(x[path].decode(errors="replace")) for x in (old, new))
     shown = {(w.split()[0], _ip(x), _ip(y)) for w, x, y in addresses}
-    return [(d, "management", a[d], b[d]) for d in sorted(set(a) & set(b), key=_natural)
+    return [(d, "management", a[d], b[d]) for d in sorted(set(a) & set(b), key=natural)
             if a[d] != b[d] and (d, _ip(a[d]), _ip(b[d])) not in shown]
 
 
@@ -499,11 +499,11 @@ def _grows(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _natural(s: str) -> list[Any]:
+def natural(s: str) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
-def _compact(devices: list[str], counts: bool = True) -> list[str]:
+def compact(devices: list[str], counts: bool = True) -> list[str]:
     """Devices as hostlist expressions, one line per name stem (a role: 'eth-su01-leaf', 'dgx'),
     with its count: 2,560 changed switches read as a handful of lines."""
     from fabgen.formats.hostlist import compress
@@ -532,7 +532,7 @@ def _compact(devices: list[str], counts: bool = True) -> list[str]:
     return out
 
 
-def _moved_alike(rows: list[Moved]) -> list[str]:
+def moved_alike(rows: list[Moved]) -> list[str]:
     """Changed addresses, devices whose address moved by the same amount folded into one line with
     their hostlist and the lowest and highest address's move: a new out-of-band prefix moves every
     BMC alike, and a reviewer reads 64 or 64,000 of them as one line. Fewer than FOLD_AT devices, or
@@ -545,7 +545,7 @@ def _moved_alike(rows: list[Moved]) -> list[str]:
         if shift is None or len(members) < FOLD_AT:
             out += [f"{d} {what}: {a} -> {b}" for d, a, b in members]
             continue
-        hosts = ",".join(_compact([d for d, _, _ in members], counts=False))
+        hosts = ",".join(compact([d for d, _, _ in members], counts=False))
         by_address = sorted(members, key=lambda m: ipaddress.ip_interface(str(m[1])))
         (_, a0, b0), (_, a1, b1) = by_address[0], by_address[-1]
         out.append(f"{hosts} {what}: {a0} -> {b0} ... {a1} -> {b1} ({len(members)}, each moved alike)")
@@ -619,7 +619,7 @@ def _owner(path: str) -> str | None:
     return m.group("g") if m else None
 
 
-def _kind(path: str) -> str:
+def file_kind(path: str) -> str:
     """The path with its owner's name as <device>: files of one kind share it."""
     owner = _owner(path)
     return path.replace(owner, "<device>") if owner else path
@@ -628,9 +628,9 @@ def _kind(path: str) -> str:
 def _shape(path: str, owner: str, body: str) -> tuple[str, str]:
     """(file kind, change) with the owner's name and every address abstracted: two devices whose
     shapes are equal received the same change, whatever their own names and addresses."""
-    kind = _kind(path)
+    kind = file_kind(path)
     lines = [line for line in body.splitlines() if not line.startswith(("--- ", "+++ "))]
-    change = _HUNK.sub("@@", "\n".join(lines)).replace(owner, "<device>")
+    change = HUNK.sub("@@", "\n".join(lines)).replace(owner, "<device>")
     return kind, ADDRESS.sub("<address>", change)
 
 
@@ -662,7 +662,7 @@ def _fold(rv: Review) -> list[Fold]:
     for path, a, b in rv.files:
         if source_of(path, a, b) != path:
             continue
-        body = _file_diff(path, a, b)
+        body = file_diff(path, a, b)
         if body:
             owner = _owner(path)
             keys[path] = _shape(path, owner, body) if owner else (path, path)

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from fabgen.review.compare import LIST_LIMIT, Fold, Review, _compact, _kind, _moved_alike, _natural, fold, verdict
+from fabgen.review.compare import LIST_LIMIT, Fold, Review, compact, file_kind, fold, moved_alike, natural, verdict
 
 
 def _limited(items: list[str], limit: int = LIST_LIMIT) -> list[str]:
@@ -30,7 +30,7 @@ def _link_bundles(links: list[tuple[str, str, str]]) -> list[str]:
             out.append(f"{fab}: {ends[0][0]} -- {ends[0][1]}")
             continue
         far = list(dict.fromkeys(z.split()[0] for _, z in ends))
-        out.append(f"{fab}: {dev} -- {','.join(_compact(far, counts=False))} ({len(ends)} links)")
+        out.append(f"{fab}: {dev} -- {','.join(compact(far, counts=False))} ({len(ends)} links)")
     return out
 
 
@@ -58,13 +58,13 @@ def _device_parts(rv: Review) -> list[tuple[str, list[str]]]:
     """_summary_lines' devices added, removed, extended and changed."""
     parts: list[tuple[str, list[str]]] = []
     if rv.added:
-        parts.append((f"Devices added ({len(rv.added)})", _limited(_compact(rv.added))))
+        parts.append((f"Devices added ({len(rv.added)})", _limited(compact(rv.added))))
     if rv.removed:
-        parts.append((f"Devices removed ({len(rv.removed)})", _limited(_compact(rv.removed))))
+        parts.append((f"Devices removed ({len(rv.removed)})", _limited(compact(rv.removed))))
     if rv.extended:
-        parts.append((f"Devices extended, additions only ({len(rv.extended)})", _limited(_compact(rv.extended))))
+        parts.append((f"Devices extended, additions only ({len(rv.extended)})", _limited(compact(rv.extended))))
     if rv.changed:
-        parts.append((f"Devices changed ({len(rv.changed)})", _limited(_compact(rv.changed))))
+        parts.append((f"Devices changed ({len(rv.changed)})", _limited(compact(rv.changed))))
     return parts
 
 
@@ -101,7 +101,7 @@ def _address_parts(rv: Review) -> list[tuple[str, list[str]]]:
                           _limited([f"{d} {w}: {x}" for d, w, x in mgmt_rows])))
     moved = [row for row in rv.management if row[2] is not None and row[3] is not None]
     if moved:
-        parts.append((f"Management addresses changed ({len(moved)})", _limited(_moved_alike(moved))))
+        parts.append((f"Management addresses changed ({len(moved)})", _limited(moved_alike(moved))))
     return parts
 
 
@@ -112,7 +112,7 @@ def _shown(value: Any) -> str:
 def _fold_heading(f: Fold) -> str:
     if len(f.paths) == 1:
         return f.paths[0]
-    owners = ",".join(_compact(sorted(f.owners, key=_natural), counts=False))
+    owners = ",".join(compact(sorted(f.owners, key=natural), counts=False))
     return f"{f.kind}: the same change on {len(f.owners)}: {owners}"
 
 
@@ -124,7 +124,7 @@ def _stat_lines(rv: Review) -> list[str]:
     counted: dict[str, tuple[int, int]] = {}
     sides = {path: (a, b) for path, a, b in rv.files}
     for path, a, b in rv.files:
-        kind = _kind(path)
+        kind = file_kind(path)
         source = source_of(path, a, b)
         if source not in counted:  # a stand-in counts as the file whose change it shares
             counted[source] = _line_counts(*sides[source])

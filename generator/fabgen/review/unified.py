@@ -12,7 +12,7 @@ from typing import Any, Literal
 SKIP_FILE_DIFF = re.compile(r"^(manifest\.json|report\.json|ansible/(host_vars|group_vars|configs)/.*|netbox/.*)$")
 
 
-def _file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
+def file_diff(path: str, a: bytes | None, b: bytes | None) -> str:
     if SKIP_FILE_DIFF.match(path):
         return ""
     if a is None or b is None:
@@ -138,4 +138,4 @@ def _range(start: int, stop: int) -> str:
     return f"{beginning},{length}"
 
 
-_HUNK = re.compile(r"^@@ .* @@", re.M)
+HUNK = re.compile(r"^@@ .* @@", re.M)
