@@ -360,3 +360,45 @@ def test_an_unplanned_hca_keeps_its_rdma_name() -> None:
     assert _resolve(p, "h100-001 mlx5_0", "1") == ("h100-001", "mlx5_0")  # planned
     assert _resolve(p, "h100-001 mlx5_9", "1") == ("h100-001", "mlx5_9")  # unplanned, named
     assert _resolve(p, "h100-001 HCA-1", "1") == ("h100-001", "HCA-1")
+
+
+def test_evidence_for_one_fabric_of_three_names_the_other_two(tmp_path: Path) -> None:
+    """A plan of three fabrics (InfiniBand compute, north-south, out-of-band) and ibnetdiscover's
+    view of the compute fabric alone: text, Markdown and JSON each name all three, the two without
+    evidence with the cables nothing held; a fabric left out of the section fails the count."""
+    render = GOLDEN / "gb300-northsouth"
+    ib = render / "compute" / "infiniband" / "topology.net"
+    fabrics = json.loads((render / "report.json").read_text())["fabrics"]
+    assert len(fabrics) == 3
+    doc = json.loads(fabgen("verify", render, "--ibnetdiscover", ib, "--format", "json").stdout)
+    assert doc["fabrics"] == {f: "held" if f == "compute" else "no evidence given" for f in fabrics}
+    planned = {f: sum(1 for _ in (render / f / "cabling.csv").open()) - 1 for f in fabrics}
+    assert doc["checked"] == planned["compute"]
+    for fmt in ("text", "markdown"):
+        out = fabgen("verify", render, "--ibnetdiscover", ib, "--format", fmt).stdout
+        named = [line for line in out.splitlines() if "fabric " in line and "planned cables" in line]
+        assert len(named) == 3, out
+        for f in fabrics:
+            line = next(n for n in named if f"fabric {f} " in n)
+            assert str(planned[f]) in line and ("): held," in line) == (f == "compute"), line
+
+
+def test_an_unplanned_hca_is_reported_by_its_rdma_name(tmp_path: Path) -> None:
+    """ibnetdiscover's view where gb001's cable to its first leaf ends in an adapter the plan does
+    not have (mlx5_9): the leaf's port is miswired to `gb001 mlx5_9`, never to `gb001 1`, and the
+    repair names the adapter to move the cable from."""
+    render = GOLDEN / "gb300-northsouth"
+    text = (render / "compute" / "infiniband" / "topology.net").read_text()
+    assert text.count('"gb001 mlx5_0"') == 2  # the leaf's port line and the adapter's own block
+    built = tmp_path / "ibnetdiscover.txt"
+    built.write_text(text.replace('"gb001 mlx5_0"', '"gb001 mlx5_9"'))
+    res = fabgen("verify", render, "--ibnetdiscover", built, "--format", "json")
+    assert res.returncode == 1
+    doc = json.loads(res.stdout)
+    wrong = [f for f in doc["findings"] if f["kind"] == "miswired"]
+    assert [(f["device"], f["expected"], f["found"]) for f in wrong] == \
+        [("compute-su01-leaf1", "gb001 mlx5_0", "gb001 mlx5_9")]
+    assert not any("gb001 1" in f["found"] or (f["device"], f["port"]) == ("gb001", "1") for f in doc["findings"])
+    assert any("gb001 mlx5_9" in r for r in doc["repairs"]), doc["repairs"]
+    text_out = fabgen("verify", render, "--ibnetdiscover", built).stdout
+    assert "found gb001 mlx5_9" in text_out

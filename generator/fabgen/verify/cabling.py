@@ -58,6 +58,20 @@ class Verdict:
     # every fabric of the plan: "held" (its cables against evidence), "no evidence given", or
     # "not asked" (--fabric named another): none is left out of the report without a word
     fabrics: dict[str, str] = field(default_factory=dict)
+    planned: dict[str, int] = field(default_factory=dict)  # fabric -> its planned cables
+    roles: dict[str, str] = field(default_factory=dict)  # fabric -> its role
+
+    def fabric_lines(self) -> list[str]:
+        """One line a fabric of the plan, whatever evidence it had: a fabric without any is named
+        with the cables nothing held, so that a count never shrinks without a word."""
+        out = []
+        for name, status in sorted(self.fabrics.items()):
+            cables = self.planned.get(name, 0)
+            what = {"held": f"{cables} planned cables held against the evidence",
+                    "no evidence given": f"its {cables} planned cables were not held against any"}.get(
+                        status, f"{cables} planned cables, --fabric named another")
+            out.append(f"fabric {name} ({self.roles.get(name, 'compute')}): {status}, {what}")
+        return out
 
     @property
     def issues(self) -> list[Finding]:
@@ -109,14 +123,13 @@ def compare(p: Plan, seen: list[Seen], reporting: set[str], speed: bool = False,
         v.notes.append(f"evidence from {len(outsiders)} device(s) the plan does not have: "
                        f"{', '.join(sorted(outsiders)[:6])}")
     fabrics = only or {p.ends[e].fabric for e in views if e in p.ends}
-    planned: dict[str, int] = {}
+    ends: dict[str, int] = {}
     for info in p.ends.values():
-        planned[info.fabric] = planned.get(info.fabric, 0) + 1
-    for name in sorted(set(p.roles) | set(planned)):
+        ends[info.fabric] = ends.get(info.fabric, 0) + 1
+    for name in sorted(set(p.roles) | set(ends)):
         v.fabrics[name] = ("held" if name in fabrics else "no evidence given" if only is None else "not asked")
-        if v.fabrics[name] == "no evidence given":
-            v.notes.append(f"fabric {name} ({p.roles.get(name, 'compute')}): no evidence given, so its "
-                           f"{planned.get(name, 0) // 2} planned cables were not held against any")
+        v.planned[name] = ends.get(name, 0) // 2  # two ends a cable
+        v.roles[name] = p.roles.get(name, "compute")
     done: set[tuple[tuple[str, str], tuple[str, str]]] = set()
     wrong: dict[tuple[str, str], tuple[str, str]] = {}  # an end -> the end it is cabled to instead
     for end, info in sorted(p.ends.items()):

@@ -3,8 +3,9 @@
 JSON keys (docs/verify.md): `ok`, `checked` (planned cables held against evidence), `cabled`
 (matching), `states` (switches whose FRR state was held against the plan), `findings` (each:
 `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`), `repairs` (moves, a crossed pair
-as one), `counts` (per fabric and per tier, per kind), `notes`, `fabrics` (every fabric of the
-plan: held, no evidence given, or not asked).
+as one), `counts` (per fabric and per tier, per kind), `notes` (with a line for each fabric no
+evidence was given for), `fabrics` (every fabric of the plan: held, no evidence given, or not
+asked). Text and Markdown name every fabric too, in a section of their own.
 
 Names in findings, repairs and notes come from the evidence, which is untrusted: text writes every
 control character as its escape (a finding stays one line), Markdown escapes what would make a
@@ -31,8 +32,15 @@ def _md(text: str) -> str:
 
 def as_dict(v: Verdict) -> dict[str, Any]:
     return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "states": v.states,
-            "findings": [f.as_dict() for f in v.findings], "repairs": v.repairs, "counts": v.counts(), "notes": v.notes,
-            "fabrics": v.fabrics}
+            "findings": [f.as_dict() for f in v.findings], "repairs": v.repairs, "counts": v.counts(),
+            "notes": v.notes + _unheld(v), "fabrics": v.fabrics}
+
+
+def _unheld(v: Verdict) -> list[str]:
+    """The fabrics no evidence was given for, as notes: a program that reads only the notes still
+    learns that their cables were not counted."""
+    return [line for name, line in zip(sorted(v.fabrics), v.fabric_lines())
+            if v.fabrics[name] == "no evidence given"]
 
 
 def to_json(v: Verdict) -> str:
@@ -56,6 +64,8 @@ def _scope(v: Verdict) -> str:
 def to_text(v: Verdict) -> str:
     issues = v.issues
     out = [f"fabgen verify: {_scope(v)}, {len(issues)} finding(s)"]
+    if v.fabrics:
+        out += ["", f"fabrics ({len(v.fabrics)}):"] + [f"  {printable(line)}" for line in v.fabric_lines()]
     for kind in ISSUES:
         rows = [f for f in issues if f.kind == kind]
         if rows:
@@ -75,6 +85,8 @@ def to_text(v: Verdict) -> str:
 def to_markdown(v: Verdict) -> str:
     issues = v.issues
     out = [f"## fabgen verify: {_scope(v)}, {len(issues)} finding(s)", ""]
+    if v.fabrics:
+        out += ["### Fabrics", ""] + [f"- {_md(line)}" for line in v.fabric_lines()] + [""]
     if v.repairs:
         out += ["### Repairs", ""] + [f"- [ ] {_md(r)}" for r in v.repairs] + [""]
     if issues:
