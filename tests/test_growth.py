@@ -110,8 +110,13 @@ def assert_pure_addition(small: str, big: str, warned: bool = False) -> None:
     for what, small_ids in ids_small.items():
         changed = {k: v for k, v in small_ids.items() if ids_big[what].get(k) != v}
         assert not changed, f"{what} of existing devices changed: {sorted(changed.items())[:3]}"
-    # the spine and core tiers are the plan's from the start: growth adds neither
-    assert up_big == up_small
+    # the cores are the plan's from the start and a pod's spines come with its leaves (docs/growth.md):
+    # growth adds spines only to pods the smaller fabric had no leaf in, and never a core
+    assert {n: up_big.get(n) for n in up_small} == up_small
+    added = {s.name: s for s in f_big.switches if s.role != "leaf" and s.name not in up_small}
+    assert not any(s.role == "core" for s in added.values()), f"cores added: {sorted(added)[:3]}"
+    pods = {s.pod for s in f_small.switches if s.role == "leaf"}
+    assert not any(s.pod in pods for s in added.values()), f"spines added to existing pods: {sorted(added)[:3]}"
     assert [h.name for h in f_small.hosts if h.role == "compute"] == \
         [h.name for h in f_big.hosts if h.role == "compute"][:len(f_small.hosts) - sum(
             h.role == "storage" for h in f_small.hosts)]
@@ -142,7 +147,8 @@ def planned_fabrics(draw):
 def test_a_planned_fabric_grows_by_pure_addition(case) -> None:
     """Kinds, topologies, tiers, ratios and network planes, alone or with a storage network (BGP to
     the host) and the out-of-band network: N nodes' cabling, names, addresses, ASNs and GUIDs are a
-    subset of N + one unit's, and the spine and core tiers do not change (not even by a pod)."""
+    subset of N + one unit's; the cores (and two tiers' spines) do not change, and three tiers' spines
+    come only with a new pod."""
     options, nodes, per_unit, planned = case
     topology = options.pop("topology")
     platform = options.pop("platform")
@@ -256,8 +262,9 @@ def test_a_planned_growth_reviews_as_additions_only(tmp_path: Path, capsys, plat
     assert "Devices added (" in out and "Links added (" in out
     for heading in ALTERING:
         assert f"{heading} (" not in out, f"{heading} in a planned growth:\n{out[:3000]}"
-    spines = [line for line in out.splitlines() if "spine switches:" in line or "core switches:" in line]
-    assert not spines, spines  # the spine and core tiers are all there from the start
+    # the cores (and two tiers' spines) are all there from the start; three tiers' spines come with new pods
+    upper = [line for line in out.splitlines() if "core switches:" in line or ("spine switches:" in line and tiers < 3)]
+    assert not upper, upper
 
 
 def test_the_review_check_catches_unplanned_growth(tmp_path: Path, capsys) -> None:

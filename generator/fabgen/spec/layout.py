@@ -27,6 +27,14 @@ def _pod(plan: Plan, position: int) -> int:
     return position // plan.leaves_per_pod + 1 if plan.tiers == 3 else 1
 
 
+def present_pods(plan: Plan) -> list[int]:
+    """The 1-based pods (three tiers) holding a leaf present: the compute leaves the nodes fill and
+    every storage leaf. A planned pod without one has no spines yet (docs/growth.md): its spines
+    cable only to its own leaves and to the cores, so adding it later moves nothing."""
+    positions = [*range(plan.present_compute_leaves), *range(plan.compute_leaves, plan.leaves)]
+    return sorted({_pod(plan, i) for i in positions})
+
+
 def switch_names(spec: FabricSpec, plan: Plan) -> list[Switch]:
     """Every switch present, leaves (compute, then storage) then spines then cores, in natural
     order. A switch's index is its place in the plan (storage leaves follow the planned compute
@@ -74,8 +82,8 @@ def _storage_leaves(spec: FabricSpec, w: Widths, plan: Plan) -> list[Switch]:
 
 def _spines(f: str, w: Widths, plan: Plan) -> list[Switch]:
     out: list[Switch] = []
-    if plan.rail_groups and plan.tiers == 3:  # every planned group's spines, named after its unit and rail
-        for p in range(1, plan.pods + 1):
+    if plan.rail_groups and plan.tiers == 3:  # every present group's spines, named after its unit and rail
+        for p in present_pods(plan):
             u, r = divmod(p - 1, plan.rails)
             head = f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}" if p <= plan.units * plan.rails \
                 else f"{f}-storage{p - plan.units * plan.rails:0{w.pod}d}"
@@ -85,7 +93,7 @@ def _spines(f: str, w: Widths, plan: Plan) -> list[Switch]:
     elif plan.tiers == 2:
         out += [Switch(f"{f}-spine{j + 1:0{w.spine}d}", "spine", j + 1, pod=1) for j in range(plan.spines)]
     elif plan.tiers == 3:
-        for p in range(1, plan.pods + 1):  # every planned pod's spines: the spine-core layer is the plan's
+        for p in present_pods(plan):  # every present pod's spines; the cores and their ports are the plan's
             for j in range(plan.spines_per_pod):
                 out.append(Switch(f"{f}-pod{p:0{w.pod}d}-spine{j + 1:0{w.spine}d}", "spine",
                                   (p - 1) * plan.spines_per_pod + j + 1, pod=p, plane=j))

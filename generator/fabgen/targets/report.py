@@ -57,12 +57,17 @@ def intent(ctx: Any) -> dict[str, Any]:
 def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[str, Any]:
     """report.json's data: every fabric's summary, intent and bill of materials."""
     bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}
+    later = {data["name"]: data["bom_later"] for tname, data in structured if tname == "fabric" and data["bom_later"]}
     return collect(contexts[0].cluster if contexts else "", {c.fabric.name: c.summary for c in contexts}, bom,
-                     {c.fabric.name: intent(c) for c in contexts})
+                   {c.fabric.name: intent(c) for c in contexts}, later)
 
 
 def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
-              intents: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+            intents: dict[str, dict[str, Any]] | None = None,
+            later: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """report.json's data; `later`: what each planned fabric buys as its plan fills (bom-later.csv),
+    apart from `bom`, what is bought now."""
+    later = later or {}
     fabrics = {}
     for name, s in summaries.items():
         d = asdict(s)
@@ -79,9 +84,13 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},
             "warnings": [keyed(w) for w in d["warnings"]],
             **({"network_plane": d["network_plane"]} if d["network_plane"] else {}),
+            **({"bom_later": later[name]} if later.get(name) else {}),
             **(intents or {}).get(name, {}),
         }
-    return {"cluster": cluster, "fabrics": fabrics, "bom": bom, "bom_total": bom_total(bom)}
+    out = {"cluster": cluster, "fabrics": fabrics, "bom": bom, "bom_total": bom_total(bom), "bom_later": later}
+    if later:
+        out["bom_later_total"] = bom_total(later)
+    return out
 
 
 def bom_total(bom: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -100,8 +109,8 @@ def bom_total(bom: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 def render_files(data: dict[str, Any]) -> list[tuple[str, bytes]]:
-    js = json.dumps({"cluster": data["cluster"], "fabrics": data["fabrics"], "bom_total": data["bom_total"]},
-                    indent=2, sort_keys=True) + "\n"
+    keys = ("cluster", "fabrics", "bom_total", "bom_later_total")
+    js = json.dumps({k: data[k] for k in keys if k in data}, indent=2, sort_keys=True) + "\n"
     md = render("report/report.md.j2", **data)
     return [("report.json", js.encode()), ("report.md", md.encode())]
 

@@ -98,7 +98,8 @@ def summarize(fabric: Fabric) -> Summary:
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
-        units=plan.present_units, unit_nodes=plan.unit_nodes, pods=plan.pods if plan.tiers == 3 else 0,
+        # the pods built (a plan's pods without a leaf have no switch yet: `planned` counts them)
+        units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,
         racks=len({h.rack for h in fabric.hosts if h.rack}),
         planned=_planned(plan), warnings=warnings, network_plane=_plane(fabric),
     )

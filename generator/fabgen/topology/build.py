@@ -18,7 +18,7 @@ from fabgen.spec.catalog import NodeModel, SwitchModel
 from fabgen.spec.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
 from fabgen.spec.model import Fabric, Host, Link, Switch
 from fabgen.spec.schema import Fabric as FabricSpec
-from fabgen.spec.sizing import Plan
+from fabgen.spec.sizing import Plan, units_for
 
 
 def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
@@ -98,6 +98,25 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
         b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
 
     return Fabric(spec, plan, model, switches, hosts, b.links, b.ports)
+
+
+def build_complete(f: Fabric) -> Fabric | None:
+    """The fabric `f`'s plan completes to (`planned_nodes` attached), for what the plan buys later
+    (targets/fabric.py): the absent nodes are of the last present node's group and model, the
+    storage nodes those present. None where nothing is planned beyond `f`, or no compute node
+    is present to stand for the others."""
+    plan = f.plan
+    compute = [h for h in f.hosts if h.role == "compute"]
+    if not plan.planned or not compute or f.spec.role == "oob":
+        return None
+    last = compute[-1]
+    members = [(h.name, h.group, h.model) for h in compute]
+    members += [(f"{last.group}-planned{i + 1}", last.group, last.model) for i in range(plan.nodes - len(compute))]
+    storage = [(h.name, h.group, h.model) for h in f.hosts if h.role == "storage"]
+    full = replace(plan, present_nodes=plan.nodes, present_units=units_for(plan, plan.nodes))
+    done = build_fabric(f.spec, full, f.switch_model, members, storage)
+    done.plane, done.planes, done.parent = f.plane, f.planes, f.parent
+    return done
 
 
 def _cable_compute(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch],
