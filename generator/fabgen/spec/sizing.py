@@ -32,7 +32,9 @@ Rules (NVIDIA DGX SuperPOD reference architectures; docs/decisions.md for where 
   fabric takes storage NICs on the ports after the compute NICs when they fit.
   Storage leaves count like any leaf for spines, pods and cores.
 * A plan (`planned_nodes`) sizes everything above for the planned node count; the nodes
-  present fill it in order and only their units (and the pods holding them) are built.
+  present fill it in order and only their units (and the pods holding them, with their
+  spines) are built; three tiers build every planned core, a port kept on each for every
+  planned pod, so a pod's spines come with its first leaf and move nothing (spec/layout.py).
   Every switch, port, address, ASN and GUID is a function of its place in the plan, so
   adding nodes up to the plan only adds (docs/growth.md). Storage leaves sit after the
   planned compute leaves.
