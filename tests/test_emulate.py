@@ -208,9 +208,11 @@ def fabgen(*args: object, timeout: int = 300) -> subprocess.CompletedProcess:
 def _machine() -> tuple[set[str], dict[str, str], list[str], list[str]]:
     """The namespaces, neighbour-table settings, namespace mounts and run directories of the
     machine, to compare before and after."""
-    ns = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n"))
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    ns = {n for n in listed if re.match(r"fabgen-[0-9a-f]{6}-", n)}  # the lab's (lab.Lab.namespace), no other test's
     keys = [f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3)]
-    mounts = sorted(line for line in Path("/proc/mounts").read_text().splitlines() if "fabgen-" in line)
+    mounts = sorted(line for line in Path("/proc/mounts").read_text().splitlines()
+                    if re.search(r"fabgen-[0-9a-f]{6}-", line))
     dirs = sorted(p.name for p in Path(tempfile.gettempdir()).glob("fabgen-emulate-*"))
     return ns, {k: subprocess.run(["sysctl", "-n", k], capture_output=True, text=True).stdout.strip() for k in keys}, \
         mounts, dirs
@@ -793,6 +795,7 @@ def test_a_plane_asked_for_is_emulated_alone() -> None:
     (one,) = read.fabrics_of(files, "sx-plane1")
     (both,) = read.fabrics_of(files, "sx")
     assert one.planes == ["sx-plane1"] and both.planes == ["sx-plane1", "sx-plane2"]
+    assert one.name == "sx-plane1" and both.name == "sx"  # the report names what was emulated
     one, both = read.read_fabric(files, one), read.read_fabric(files, both)
     assert {c["fabric"] for c in one.cables} == {"sx-plane1"}
     assert set(one.routers) < set(both.routers) and len(one.routers) * 2 == len(both.routers)
@@ -817,3 +820,135 @@ def test_trust_edited_emulates_the_edit_and_names_it(renders: dict[str, Path], t
     assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-2000:])
     notes = json.loads(res.stdout)["notes"]
     assert notes[0].startswith("--trust-edited:") and "roce/switches/roce-leaf01.cfg" in notes[0], notes
+
+
+# Planes, widths per device, the unbound client ------------------------------------------------------
+
+PLANES_STORAGE = Path(__file__).parent / "data" / "emulate-planes-storage.yaml"
+
+
+@pytest.fixture(scope="module")
+def planes_storage(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("planes-storage") / "out"
+    render_to(PLANES_STORAGE, out)
+    return out
+
+
+def _read(render: Path, name: str):
+    from fabgen.emulate import read
+    from fabgen.rendered import read as rendered
+
+    files = rendered.read_render(render)
+    (fab,) = read.fabrics_of(files, name)
+    return read.read_fabric(files, fab)
+
+
+def test_every_node_of_a_storage_fabric_pings_a_server_unbound(planes_storage: Path) -> None:
+    """The storage servers are the storage fabric's nodes no compute fabric cables; every pair pinged
+    from a port's address is pinged unbound too, and every other node pings a server unbound,
+    through its main table, which must send it out of its own ports on the fabric."""
+    from fabgen.emulate import checks
+
+    fab = _read(planes_storage, "storage")
+    compute = {c["a_device"] for p in ("compute-plane1", "compute-plane2") for c in _read(planes_storage, p).cables}
+    assert fab.servers and set(fab.servers) == set(fab.hosts) - compute
+    pairs = checks.pairs(fab.hosts, fab.servers)
+    bound = {(p.host, p.far, p.dst) for p in pairs if p.src}
+    unbound = {(p.host, p.far, p.dst) for p in pairs if p.src is None}
+    assert bound and bound <= unbound
+    for host in set(fab.hosts) - set(fab.servers):
+        assert any(far in fab.servers for h, far, _ in unbound if h == host), host
+    assert all(p.ports == tuple(sorted(fab.hosts[p.host].ports)) for p in pairs)
+
+
+def test_a_netplan_route_is_installed_as_written() -> None:
+    """The lab adds nothing to a node's routes: a main-table route stays in the main table, on the
+    interface it is written under, with its metric; a rule keeps its priority."""
+    from fabgen.emulate.run import _route_line
+
+    assert _route_line({"to": "10.8.0.0/14", "via": "10.8.0.0", "metric": 100}, "eth0") == \
+        "route add 10.8.0.0/14 via 10.8.0.0 dev eth0 metric 100"
+    assert _route_line({"to": "10.8.0.0/13", "via": "10.8.0.0", "table": 100}, "eth0") == \
+        "route add 10.8.0.0/13 via 10.8.0.0 dev eth0 table 100"
+    assert _route_line({"to": "10.8.0.0/31", "scope": "link", "table": 100}, "eth0") == \
+        "route add 10.8.0.0/31 dev eth0 scope link table 100"
+
+
+def _uplink(fab) -> tuple[str, str]:
+    """A leaf's first uplink, from the plan."""
+    leaf = sorted(d for d, r in fab.plan.roles.items() if r == "leaf")[0]
+    return leaf, sorted(ap for a, ap, z, _ in fab.plan.sessions if a == leaf and fab.plan.roles.get(z) == "spine")[0]
+
+
+@needs_lab
+@pytest.mark.integration
+def test_one_plane_is_emulated_alone_and_the_failed_leafs_widths_are_reported(planes_storage: Path, clean) -> None:
+    """--fabric <fabric>-plane1: that plane only, named so; with --fail on a leaf's uplink the JSON
+    gives, for that leaf and every prefix, the paths the plan expects, FRR's RIB and the kernel's
+    FIB held before and after, each equal to the plan computed here from the render."""
+    fab = _read(planes_storage, "compute-plane1")
+    leaf, port = _uplink(fab)
+    res = emulate(planes_storage, "--fabric", "compute-plane1", "--fail", f"{leaf}:{port}", "--format", "json")
+    _passed(res)
+    r = json.loads(res.stdout)
+    assert r["fabrics"] == ["compute-plane1"] and set(r["checked"]) == set(fab.routers) | set(fab.hosts)
+    before, after = fab.plan.widths(), fab.plan.widths({(leaf, port)})
+    origin = fab.plan.prefixes()
+    widths = r["checked"][leaf]["widths"]
+    assert set(widths) == {p for p, o in origin.items() if o != leaf}
+    for prefix, w in widths.items():
+        want, then = before[leaf][origin[prefix]], after[leaf][origin[prefix]]
+        assert w == {"before": {"planned": want, "rib": want, "fib": want},
+                     "after": {"planned": then, "rib": then, "fib": then}}, prefix
+    assert any(w["after"]["planned"] < w["before"]["planned"] for w in widths.values())  # the failure shows
+    sessions = r["checked"][leaf]["sessions"]
+    assert sessions["after"]["established"] == sessions["before"]["established"] - 1
+    for host in fab.hosts:
+        reach = r["checked"][host]["reach"]
+        assert any(x["from"] is None for x in reach) and all(x["before"]["ok"] for x in reach)
+
+
+def _without_main_table_routes(render: Path, out: Path) -> None:
+    """The render with every node's main-table routes but a default dropped from its netplan: each
+    port keeps its address, its own table and rule (what fabgen wrote before issue #55)."""
+    import yaml
+
+    shutil.copytree(render, out)
+    dropped = 0
+    for path in sorted(out.glob("hosts/*/netplan.yaml")):
+        doc = yaml.safe_load(path.read_text())
+        for eth in doc["network"]["ethernets"].values():
+            kept = [x for x in eth.get("routes", []) if "table" in x or x["to"] == "default"]
+            dropped += len(eth.get("routes", [])) - len(kept)
+            eth["routes"] = kept
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert dropped, "the render's netplans have no main-table route to drop (issue #55: host routing)"
+
+
+@needs_lab
+@pytest.mark.integration
+def test_an_unbound_client_reaches_the_storage_server_through_the_main_table(planes_storage: Path, tmp_path: Path,
+                                                                               clean) -> None:
+    """Every node pings a storage server (and the next node of its rail) without a source address,
+    as an NFS mount connects: with only source-bound tables (the main-table routes dropped) every
+    such ping fails, naming the node and the server, while every ping from a port's address passes;
+    the render as fabgen writes it passes, each unbound ping out of a port of the storage fabric."""
+    fab = _read(planes_storage, "storage")
+    _without_main_table_routes(planes_storage, tmp_path / "bound-only")
+    bad = emulate(tmp_path / "bound-only", "--fabric", "storage", "--trust-edited", "--format", "json")
+    assert bad.returncode == 1, (bad.stdout[-3000:], bad.stderr[-2000:])
+    r = json.loads(bad.stdout)
+    assert {f["check"] for f in r["findings"]} == {"reach"}
+    assert all(f["message"].startswith("unbound") for f in r["findings"])
+    for host in set(fab.hosts) - set(fab.servers):
+        assert any(f["device"] == host and set(fab.servers) & set(f["about"]) for f in r["findings"]), host
+        reach = r["checked"][host]["reach"]
+        assert all(x["before"]["ok"] == (x["from"] is not None) for x in reach)
+    good = emulate(planes_storage, "--fabric", "storage", "--format", "json")
+    _passed(good)
+    r = json.loads(good.stdout)
+    for host in fab.hosts:
+        unbound = [x for x in r["checked"][host]["reach"] if x["from"] is None]
+        assert unbound and all(x["before"]["ok"] and x["before"]["port"] in fab.hosts[host].ports for x in unbound)
+        if host not in fab.servers:
+            assert any(x["to"] in fab.servers for x in unbound)

@@ -104,6 +104,14 @@ CASES = {
     "netplan rule from a command": (
         "roce-2node", NETPLAN, lambda t: t.replace('from: "10.8.0.1"', 'from: "10.8.0.1 table 1\\nrule flush"', 1),
         [NETPLAN, "routing-policy[0]"]),
+    "netplan rule priority as a command": (
+        "roce-2node", NETPLAN, lambda t: t.replace('from: "10.8.0.1"\n        table: 100',
+                                                   f'from: "10.8.0.1"\n        table: 100\n        priority: '
+                                                   f'"1\\nrule flush; {INJECT}"', 1),
+        [NETPLAN, "routing-policy[0]", "priority"]),
+    "a compute fabric's cabling.csv, read for the storage servers, with a device and a newline": (
+        "superpod-cluster", "compute/cabling.csv", lambda t: _first_cell(t, f"dgx001\n{INJECT}"),
+        ["compute/cabling.csv:", "a_device"]),
     "netplan ethernets as a list": (
         "roce-2node", NETPLAN, lambda t: t.replace("  ethernets:\n", "  ethernets:\n  - x\n  other:\n", 1),
         [NETPLAN]),
@@ -194,6 +202,12 @@ def _replace_node_interface(text: str, new: str) -> str:
             lines[k] = ",".join(cells)
             return "".join(lines)
     raise AssertionError("no node row")
+
+
+def _first_cell(text: str, new: str) -> str:
+    """The first row's first cell (a cabling.csv's a_device) replaced, quoted as CSV quotes it."""
+    head, first, rest = text.split("\n", 2)
+    return f'{head}\n"{new}",{first.split(",", 1)[1]}\n{rest}'
 
 
 def _first_vni(text: str) -> str:

@@ -197,9 +197,10 @@ def routes_text(text: str) -> dict[str, tuple[str, bool, int]]:
 
 
 def rib(la: Lab, dirs: dict[str, Any], widths: dict[str, dict[str, int]], prefixes: dict[str, str],
-        switches: list[str]) -> list[Finding]:
+        switches: list[str], seen: dict[str, dict[str, int]] | None = None) -> list[Finding]:
     """Every prefix on every switch with the expected number of next hops in FRR's RIB (selected,
-    installed), read from every switch at once (the queries run side by side)."""
+    installed), read from every switch at once (the queries run side by side); each width read
+    into `seen` (device -> prefix -> next hops) for the report."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(dev: str) -> tuple[str, dict[str, tuple[str, bool, int]]]:
@@ -219,6 +220,8 @@ def rib(la: Lab, dirs: dict[str, Any], widths: dict[str, dict[str, int]], prefix
             want = widths[dev].get(origin, 0)
             code, selected, n = routes.get(prefix, ("", False, 0))
             got = n if code == "B" and selected else 0
+            if seen is not None:
+                seen.setdefault(dev, {})[prefix] = got
             if got != want:
                 bad.append(f"{prefix} {got} of {want}")
         if bad:
@@ -267,8 +270,8 @@ def again(read: Callable[[], list[Finding]], stall: float = 6.0, wait: float = 6
 
 
 def fib(ns: dict[str, str], widths: dict[str, dict[str, int]], prefixes: dict[str, str],
-        switches: list[str]) -> list[Finding]:
-    """The same widths in the kernel's forwarding table of each switch's namespace."""
+        switches: list[str], seen: dict[str, dict[str, int]] | None = None) -> list[Finding]:
+    """The same widths in the kernel's forwarding table of each switch's namespace (read into `seen`)."""
     tables = _side_by_side(lambda dev: kernel_routes(run("ip", "-n", ns[dev], "route", "show").stdout), switches)
     out = []
     for dev in switches:
@@ -278,6 +281,8 @@ def fib(ns: dict[str, str], widths: dict[str, dict[str, int]], prefixes: dict[st
             if origin == dev:
                 continue
             want = widths[dev].get(origin, 0)
+            if seen is not None:
+                seen.setdefault(dev, {})[prefix] = have.get(prefix, 0)
             if have.get(prefix, 0) != want:
                 bad.append(f"{prefix} {have.get(prefix, 0)} of {want}")
         if bad:
@@ -286,39 +291,126 @@ def fib(ns: dict[str, str], widths: dict[str, dict[str, int]], prefixes: dict[st
     return out
 
 
-def reach(ns: dict[str, str], pairs: list[tuple[str, str, str, str]]) -> list[Finding]:
-    """Each (host, source address, peer host, its address): one ping from the source address. A
-    host's pings run together in one shell in its namespace; hosts four at a time."""
-    by_host: dict[str, list[tuple[str, str, str]]] = {}
-    for host, src, far, dst in pairs:
-        by_host.setdefault(host, []).append((src, far, dst))
+# One ping per pair, run in the host's namespace; an unbound one (no source address, as a mount or
+# any TCP client that does not bind) first asks the main table which port it leaves by.
+_BOUND = "(ping -q -c 1 -W 2 -I {src} {dst} >/dev/null 2>&1 && echo ok {k} || echo no {k}) & "
+_UNBOUND = ("(d=$(ip route get {dst} 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p'); "
+            "ping -q -c 1 -W 2 {dst} >/dev/null 2>&1 && echo ok {k} $d || echo no {k} $d) & ")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One reachability check: `host` pings `dst` (an address of `far`) from `src`, or unbound
+    (src None) through its main table, which must send it out of one of `ports` (the host's ports
+    on the fabric of the pair)."""
+
+    host: str
+    src: str | None
+    far: str
+    dst: str
+    ports: tuple[str, ...] = ()
+    why: str = "rail"  # rail | storage (an unbound client of a storage server)
+
+
+def reach(ns: dict[str, str], pairs: list[Pair], seen: dict[Pair, tuple[bool, str]] | None = None) -> list[Finding]:
+    """Each pair: one ping, from its source address or unbound. A host's pings run together in one
+    shell in its namespace; hosts four at a time. An unbound ping passes only when it is answered
+    and the main table sent it out of a port of the pair's fabric. `seen`: pair -> (passed, the port
+    an unbound ping left by)."""
+    by_host: dict[str, list[Pair]] = {}
+    for p in pairs:
+        by_host.setdefault(p.host, []).append(p)
 
     def one(host: str) -> list[Finding]:
-        script = "".join(f"(ping -q -c 1 -W 2 -I {src} {dst} >/dev/null 2>&1 && echo ok {k} || echo no {k}) & "
-                         for k, (src, _, dst) in enumerate(by_host[host])) + "wait"
+        script = "".join((_BOUND if p.src else _UNBOUND).format(src=p.src, dst=p.dst, k=k)
+                         for k, p in enumerate(by_host[host])) + "wait"
         try:
             text = run("ip", "netns", "exec", ns[host], "sh", "-c", script, timeout=30, check=False).stdout
         except LabError:
             text = ""
-        ok = {int(line.split()[1]) for line in text.splitlines() if line.startswith("ok ")}
-        return [Finding(host, "reach", f"{src} does not reach {far} {dst}")
-                for k, (src, far, dst) in enumerate(by_host[host]) if k not in ok]
+        answers = {int(w[1]): (w[0] == "ok", w[2] if len(w) > 2 else "")
+                   for w in (line.split() for line in text.splitlines()) if len(w) >= 2 and w[0] in ("ok", "no")
+                   and w[1].isdigit()}
+        out = []
+        for k, p in enumerate(by_host[host]):
+            ok, dev = answers.get(k, (False, ""))
+            if p.src is None and ok and dev not in p.ports:
+                ok = False
+            if seen is not None:
+                seen[p] = (ok, dev)
+            if ok:
+                continue
+            if p.src:
+                out.append(Finding(host, "reach", f"{p.src} does not reach {p.far} {p.dst}"))
+            else:
+                how = f"its main table sends it out of {dev}" if dev else "its main table has no route to it"
+                out.append(Finding(host, "reach", f"unbound (no source address, as a mount): does not reach "
+                                   f"{p.far} {p.dst} over this fabric's ports ({how})", [p.far]))
+        return out
     return [f for found in _side_by_side(one, sorted(by_host)).values() for f in found]
 
 
-def pairs(hosts: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    """Each host port and the same rail's (routing table's) port of the next host: a ring per rail."""
+def pairs(hosts: dict[str, Any], servers: list[str] | None = None) -> list[Pair]:
+    """Each host port and the same rail's (routing table's) port of the next host, a ring per rail:
+    once from the port's own address (its rule sends it out of that port) and once unbound (the
+    main table chooses); on a storage fabric (`servers`: its storage servers) each other node
+    unbound to one server's address too, the servers taken in turn."""
     rails: dict[str, list[tuple[str, str]]] = {}
     for name in sorted(hosts):
         for port in hosts[name].ports.values():
             table = str(port.rules[0]["table"]) if port.rules else port.name
             for cidr in port.addresses:
                 rails.setdefault(table, []).append((name, cidr.split("/")[0]))
+    ports = {name: tuple(sorted(h.ports)) for name, h in hosts.items()}
     out = []
     for ring in rails.values():
         for k, (host, addr) in enumerate(ring):
             far, far_addr = ring[(k + 1) % len(ring)]
             if far != host:
-                out.append((host, addr, far, far_addr))
+                out += [Pair(host, addr, far, far_addr, ports[host]), Pair(host, None, far, far_addr, ports[host])]
+    targets = [(s, c.split("/")[0]) for s in sorted(servers or ()) for port in hosts[s].ports.values()
+               for c in port.addresses]
+    clients = [h for h in sorted(hosts) if h not in (servers or ())]
+    unbound = {(p.host, p.dst) for p in out if p.src is None}
+    for k, host in enumerate(clients):
+        if targets and (host, targets[k % len(targets)][1]) not in unbound:
+            far, addr = targets[k % len(targets)]
+            out.append(Pair(host, None, far, addr, ports[host], "storage"))
     return out
 
+
+@dataclass
+class Checked:
+    """What was checked, device by device and phase by phase (`before`; `after` a --fail), for
+    the report: each speaker's sessions, each switch's width per prefix (the plan's, FRR's RIB's,
+    the kernel's), each reachability pair and whether it passed."""
+
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def _dev(self, device: str) -> dict[str, Any]:
+        return self.devices.setdefault(device, {})
+
+    def sessions(self, phase: str, device: str, planned: int, established: int) -> None:
+        self._dev(device).setdefault("sessions", {})[phase] = {"planned": planned, "established": established}
+
+    def widths(self, phase: str, widths: dict[str, dict[str, int]], prefixes: dict[str, str],
+               rib: dict[str, dict[str, int]], fib: dict[str, dict[str, int]]) -> None:
+        for dev in sorted(set(rib) | set(fib)):
+            mine = self._dev(dev).setdefault("widths", {})
+            for prefix, origin in sorted(prefixes.items()):
+                if origin != dev:
+                    mine.setdefault(prefix, {})[phase] = {"planned": widths.get(dev, {}).get(origin, 0),
+                                                          "rib": rib.get(dev, {}).get(prefix, 0),
+                                                          "fib": fib.get(dev, {}).get(prefix, 0)}
+
+    def reach(self, phase: str, seen: dict[Pair, tuple[bool, str]]) -> None:
+        for p, (ok, dev) in seen.items():
+            rows = self._dev(p.host).setdefault("reach", [])
+            row = next((r for r in rows if (r["from"], r["to"], r["address"]) == (p.src, p.far, p.dst)), None)
+            if row is None:
+                row = {"from": p.src, "to": p.far, "address": p.dst, "why": p.why}
+                rows.append(row)
+            row[phase] = {"ok": ok, **({"port": dev} if p.src is None else {})}
+
+    def as_dict(self) -> dict[str, Any]:
+        return self.devices

@@ -182,6 +182,29 @@ def table(files: dict[str, bytes], path: str) -> list[dict[str, str]]:
     return rows
 
 
+def devices(files: dict[str, bytes], path: str) -> set[str]:
+    """The devices a rendered cabling.csv names at either end, each a device name fabgen writes
+    (`path:line`); the other cells are not read (a compute fabric's table only says who is on it)."""
+    try:
+        text = files[path].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    out: set[str] = set()
+    try:
+        if tuple(next(reader, [])) != CABLING_COLUMNS:
+            raise InputError(f"{path}:1: the columns are not {','.join(CABLING_COLUMNS)}, as fabgen writes them")
+        for k, cells in enumerate(reader):
+            where = f"{path}:{reader.line_num}"
+            if len(cells) != len(CABLING_COLUMNS) or k >= MAX_ROWS:
+                raise InputError(f"{where}: not a row of {len(CABLING_COLUMNS)} cells as fabgen writes them")
+            out.add(name(cells[0], DEVICE, where, "a_device"))
+            out.add(name(cells[2], DEVICE, where, "z_device"))
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: not CSV as fabgen writes it ({exc})") from None
+    return out
+
+
 def _row(row: dict[str, str], where: str, host_netdev: bool) -> None:
     for key, value in row.items():
         pattern = _CELL.get(key)
@@ -318,6 +341,8 @@ def host(h: Host, path: str) -> Host:
             else:
                 address(rule["from"], at, "from")
             integer(rule["table"], 1, 2**31 - 1, at, "table")
+            if rule.get("priority") is not None:
+                integer(rule["priority"], 0, 2**32 - 1, at, "priority")
     if h.frr:
         frr_text(h.frr, f"hosts/{h.name}/frr.conf")
     return h

@@ -36,6 +36,8 @@ class Fabric:
     planes: list[str]
     platform: str
     host_routing: str = "static"  # report.json's addressing.host_routing: bgp where hosts run BGP to leaves
+    role: str = "compute"  # report.json's role: on a storage fabric every node also reaches a storage server unbound
+    servers: list[str] = field(default_factory=list)  # a storage fabric's nodes on no compute fabric (storage servers)
     routers: dict[str, Router] = field(default_factory=dict)
     hosts: dict[str, Host] = field(default_factory=dict)
     cables: list[dict[str, str]] = field(default_factory=list)
@@ -86,13 +88,14 @@ def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
             skipped.append(name)
             continue
         routing = (f.get("addressing") or {}).get("host_routing", "static")
-        groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing)).planes.append(name)
+        groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing, f.get("role") or "compute")
+                          ).planes.append(name)
     evpn = northsouth_of(files, wanted)
     if wanted is not None:
         chosen = [g for g in groups.values() if wanted == g.name or wanted in g.planes]
-        for g in chosen:  # one plane asked for: that plane alone (docs/emulate.md)
+        for g in chosen:  # one plane asked for: that plane alone, named so in the report (docs/emulate.md)
             if wanted != g.name:
-                g.planes = [wanted]
+                g.name, g.planes = wanted, [wanted]
         if not chosen and evpn:
             return []
         if not chosen:
@@ -137,6 +140,8 @@ def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:
                 raise BadInput(str(exc)) from None
             fab.left_out |= fab.routers[device].ignored
     _read_hosts(files, fab)
+    if fab.role == "storage":
+        fab.servers = _servers(files, fab)
     fab.plan = _plan(fab)
     _only_planned_peers(fab)
     return fab
@@ -155,6 +160,20 @@ def _read_hosts(files: dict[str, bytes], fab: Fabric) -> None:
             inputs.host(_read_host(files, host), f"hosts/{name}/netplan.yaml")
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
+
+
+def _servers(files: dict[str, bytes], fab: Fabric) -> list[str]:
+    """The storage fabric's storage servers: its nodes that no compute fabric of the render cables
+    (read from those fabrics' cabling.csv, device names only: InfiniBand's too), which every other
+    node of the fabric must reach without binding its source, as an NFS mount does."""
+    compute = [f"{name}/cabling.csv" for name, f in _report(files).items()
+               if (f.get("role") or "compute") == "compute" and f"{name}/cabling.csv" in files]
+    try:
+        inputs.tables_fit(files, _tables(fab.planes) + compute)
+        on_compute = {d for path in compute for d in inputs.devices(files, path)}
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+    return sorted(set(fab.hosts) - on_compute)
 
 
 def _tables(planes: list[str]) -> list[str]:

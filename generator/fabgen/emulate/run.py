@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fabgen.emulate import inputs
+from fabgen.emulate import checks, inputs
 from fabgen.emulate.expect import Plan
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
 from fabgen.emulate.lab import Built, Lab
@@ -49,6 +49,9 @@ MAX_SESSIONS = 4096
 # Seconds to settle, per phase, unless --timeout says: a whole three-tier fabric of 160 routers and
 # 4,096 sessions converged in 846 s on two cores (benchmarks/results-emulate.md).
 SMALL_LAB_TIMEOUT, LARGE_LAB_TIMEOUT = 300.0, 1200.0
+# The checks of what the switches route; --fail is applied once these pass (a node that cannot reach
+# another does not change what the switches route, and the widths after it are still worth reading).
+ROUTING = frozenset({"sessions", "asn", "bfd", "rib", "fib"})
 
 
 # Building --------------------------------------------------------------------------------------------
@@ -192,13 +195,21 @@ def _host_ip(b: Built, h: Host) -> None:
             b.ip(ns, f"addr add {cidr} dev {port.name}")
     for port in h.ports.values():
         for route in port.routes:
-            line = f"route add {route['to']}" + (f" via {route['via']}" if "via" in route else f" dev {port.name}")
-            for key in ("scope", "table", "metric"):
-                if route.get(key):
-                    line += f" {key} {route[key]}"
-            b.ip(ns, line)
+            b.ip(ns, _route_line(route, port.name))
         for rule in port.rules:
-            b.ip(ns, f"rule add from {rule['from']} table {rule['table']}")
+            b.ip(ns, f"rule add from {rule['from']} table {rule['table']}"
+                 + (f" priority {rule['priority']}" if rule.get("priority") is not None else ""))
+
+
+def _route_line(route: dict, port: str) -> str:
+    """A netplan route as networkd installs it: on the interface it is written under, in its table
+    (the main table where it names none), with its scope, metric and on-link as written; nothing
+    added and nothing left out, so a host reaches exactly what its netplan lets it reach."""
+    line = f"route add {route['to']}" + (f" via {route['via']}" if "via" in route else "") + f" dev {port}"
+    for key in ("scope", "table", "metric"):
+        if route.get(key) is not None:
+            line += f" {key} {route[key]}"
+    return line + (" onlink" if route.get("on-link") is True else "")
 
 
 # The run ------------------------------------------------------------------------------------------
@@ -216,6 +227,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     suspects: list[tuple[str, str]] = field(default_factory=list)  # (device, why), most likely at fault first
     evpn: list[str] = field(default_factory=list)  # the northsouth fabrics among `fabrics` (evpn.py)
+    checked: dict[str, Any] = field(default_factory=dict)  # device -> what was checked on it (checks.Checked)
 
     @property
     def ok(self) -> bool:
@@ -225,7 +237,8 @@ class Result:
         return {"fabrics": self.fabrics, "routers": self.routers, "hosts": self.hosts, "links": self.links,
                 "seconds": round(self.seconds, 1), "ok": self.ok, "failed": self.failed,
                 "findings": [f.as_dict() for f in self.findings], "left_out": self.left_out, "notes": self.notes,
-                "suspects": [{"device": d, "why": w} for d, w in self.suspects], "evpn": self.evpn}
+                "suspects": [{"device": d, "why": w} for d, w in self.suspects], "evpn": self.evpn,
+                "checked": self.checked}
 
 
 def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
@@ -266,8 +279,6 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
             max_sessions: int = MAX_SESSIONS, trust_edited: bool = False) -> Result:
     """The whole run; raises BadInput (exit 2) or LabError (exit 2: the machine cannot). With
     `save_state`, every switch's FRR state once converged goes there (save_states)."""
-    from fabgen.emulate import checks
-
     start = time.monotonic()
     if save_state is not None and (save_state.is_symlink() or save_state.exists()):
         raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
@@ -292,6 +303,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     notes = [*edited, "the management plane (management ports, VRF, services) is not emulated",
              "QoS, PFC, ECN and adaptive routing are not emulated: vendor data planes are not", *sampled]
     findings: list[Any] = []
+    checked = checks.Checked()
     with open_lab() as la:
         progress(f"namespaces for {sum(len(f.routers) + len(f.hosts) for f in fabs)} devices")
         b = build(la, fabs, progress)
@@ -305,10 +317,13 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         expected = _expected_sessions(plan)
         state, took = checks.settle(la, b.dirs, expected, quiet, timeout, progress)
         notes.append(f"converged (or settled) in {took:.1f} s")
-        findings += _check_all(la, b, fabs, plan, state, expected, set(), progress)
+        findings += _check_all(la, b, fabs, plan, state, expected, set(), progress, checked)
         if save_state is not None:
             save_states(la, b, fabs, save_state, progress)
-        if down and not findings:
+        broken = sorted({f.check for f in findings if f.check in ROUTING})
+        if down and broken:
+            notes.append(f"--fail not applied: the fabric failed its {', '.join(broken)} checks before it")
+        if down and not broken:  # a host that cannot reach does not change what the switches route
             progress(f"taking {len(down)} port(s) down")
             for dev, port in sorted(down):
                 run_ip(b.ns[dev], "link", "set", b.ifname[(dev, port)], "down")
@@ -316,15 +331,15 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
                          "; the widths were checked against the plan without them")
             state, took = checks.settle(la, b.dirs, _expected_sessions(plan, down), quiet, timeout, progress)
             notes.append(f"after --fail: settled in {took:.1f} s")
-            findings += _check_all(la, b, fabs, plan, state, _expected_sessions(plan, down), down, progress)
+            findings += _check_all(la, b, fabs, plan, state, _expected_sessions(plan, down), down, progress,
+                                   checked)
         speakers = len(b.dirs)
-    from fabgen.emulate.checks import suspects
-    culprits = suspects(findings, plan.prefixes())
+    culprits = checks.suspects(findings, plan.prefixes())
     failed = sorted({f.device for f in findings} | {d for d, _ in culprits})  # a suspect failed too
     hosts = len({h for f in fabs for h in f.hosts})
-    result = Result([f.name for f in fabs], speakers, hosts, sum(len(f.cables) for f in fabs),
+    result = Result([p for f in fabs for p in f.planes], speakers, hosts, sum(len(f.cables) for f in fabs),
                     time.monotonic() - start, findings, failed, sorted(set().union(*(f.left_out for f in fabs))),
-                    notes, culprits)
+                    notes, culprits, checked=checked.as_dict())
     if evpn_plans:
         more = _emulate_evpn(evpn_plans, start, progress)
         result.fabrics += more.fabrics
@@ -483,13 +498,19 @@ def _expected_sessions(plan: Plan, down: set[tuple[str, str]] = frozenset()) -> 
 
 
 def _check_all(la: Lab, b: Built, fabs: list[Fabric], plan: Plan, state: Any, expected: dict[str, int],
-               down: set[tuple[str, str]], progress: Callable[[str], None]) -> list[Any]:
-    from fabgen.emulate import checks
-
+               down: set[tuple[str, str]], progress: Callable[[str], None],
+               checked: checks.Checked | None = None) -> list[Any]:
+    """Every check of one phase (`before`, or `after` the --fail ports went down), each device's
+    part of it recorded in `checked` for the report."""
+    phase = "after" if down else "before"
+    checked = checked if checked is not None else checks.Checked()
     progress("checking sessions, routes and reachability")
     speakers = {d: expected[d] for d in b.dirs}
     peer_asn, peer_dev = _peer_asns(b, plan, fabs)
     out = checks.sessions(state, speakers, plan.asn, peer_asn, peer_dev)
+    for dev, want in sorted(speakers.items()):
+        peers = state.summary.get(dev, {}).get("peers", {})
+        checked.sessions(phase, dev, want, sum(1 for v in peers.values() if v.get("state") == "Established"))
     with_bfd = {n for f in fabs for n, r in f.routers.items()
                 if any(g.bfd for g in r.groups.values()) or any(x.bfd for x in r.neighbors)}
     gone: dict[str, set[str]] = {}
@@ -503,20 +524,39 @@ def _check_all(la: Lab, b: Built, fabs: list[Fabric], plan: Plan, state: Any, ex
     widths = plan.widths(down)
     prefixes = plan.prefixes()
     switches = sorted(plan.roles)
-    out += checks.again(lambda: checks.rib(la, b.dirs, widths, prefixes, switches))
-    out += checks.again(lambda: checks.fib(b.ns, widths, prefixes, switches))
-    hosts = {name: h for f in fabs for name, h in f.hosts.items()}
-    alive = {name: h for name, h in hosts.items() if not any(d == name for d, _ in down)}
-    out += checks.reach(b.ns, [p for p in checks.pairs(alive) if _port_up(alive, p, down)])
+    rib: dict[str, dict[str, int]] = {}
+    fib: dict[str, dict[str, int]] = {}
+    out += checks.again(lambda: checks.rib(la, b.dirs, widths, prefixes, switches, rib))
+    out += checks.again(lambda: checks.fib(b.ns, widths, prefixes, switches, fib))
+    checked.widths(phase, widths, prefixes, rib, fib)
+    seen: dict[checks.Pair, tuple[bool, str]] = {}
+    out += checks.reach(b.ns, _pairs(fabs, down), seen)
+    checked.reach(phase, seen)
     return out
 
 
-def _port_up(hosts: dict[str, Any], pair: tuple[str, str, str, str], down: set[tuple[str, str]]) -> bool:
-    """A ping whose source or destination port was taken down is not expected to pass (the host's own
-    rule sends it out of that port): the others must."""
-    return True if not down else all(
-        not any(a.split("/")[0] == addr for a in port.addresses) or (host, port.name) not in down
-        for host, addr in ((pair[0], pair[1]), (pair[2], pair[3])) for port in hosts[host].ports.values())
+def _pairs(fabs: list[Fabric], down: set[tuple[str, str]]) -> list[Any]:
+    """Each fabric's reachability pairs (checks.pairs: a node on several fabrics pings on each with
+    that fabric's ports), but those --fail cuts: a ping from or to a node port whose cable has an
+    end down, and an unbound one from a node with such a port (its main table may still choose it:
+    the kernel keeps a route over a port that lost its carrier)."""
+    out = []
+    for f in fabs:
+        host_if = {(r["device"], r["peer_device"], r["peer_interface"]): r["interface"]
+                   for r in f.addresses if r["role"] == "node"}
+        cut: set[tuple[str, str]] = set()  # (node, interface) whose cable has an end down
+        for c in f.cables:
+            ends = ((c["a_device"], c["a_port"]), (c["z_device"], c["z_port"]))
+            if ends[0] in down or ends[1] in down:
+                for (dev, _), (far, far_port) in (ends, ends[::-1]):
+                    if dev in f.hosts:
+                        cut.add((dev, host_if.get((dev, far, far_port), "")))
+        cut_addr = {a.split("/")[0] for h, ifn in cut if ifn in f.hosts[h].ports
+                    for a in f.hosts[h].ports[ifn].addresses}
+        hurt = {h for h, _ in cut}
+        out += [p for p in checks.pairs(f.hosts, f.servers)
+                if p.dst not in cut_addr and (p.src not in cut_addr if p.src else p.host not in hurt)]
+    return out
 
 
 def _peer_asns(b: Built, plan: Plan, fabs: list[Fabric]) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]]]:
