@@ -320,9 +320,7 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
         c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs"
                  f"{split} (it runs {', '.join(f'{s}G' for s in model.speeds())})")
         return
-    # NVLink racks shape the compute fabric's units (jobs are placed by them); a storage or in-band
-    # fabric attaches trays like any node
-    domain = _nvlink_domain(c, i, f, models) if f.role == "compute" else 1
+    domain = _unit_domain(c, i, f, models)
     if domain is None:
         return
     rules = dict(topology=f.topology, radix=model.radix(speed), speed=speed, rails=rails[0],
@@ -342,7 +340,8 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
                  f"planes) is more than the {MAX_ENDPOINTS:,} one fabric may have (131,072 GPUs on four planes); "
                  "check planned_nodes, or split the cluster into fabrics")
         return
-    if not _cabling_fits(c, i, f, model, sized, fmembers, fstorage):
+    if not _cabling_fits(c, i, f, model, sized, fmembers, fstorage) or \
+            (f.role == "northsouth" and domain > 1 and not _racks_whole(c, i, f, sized, fmembers)):
         return
     c.plans[f.name] = sized
     c.members[f.name] = fmembers
@@ -435,6 +434,50 @@ def _nvlink_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | 
     if not ok:
         return None
     return d
+
+
+def _unit_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | None:
+    """Nodes per NVLink domain a unit holds whole. NVLink racks shape the compute fabric's units
+    (jobs are placed by them) and a northsouth fabric's (a rack's trays on one leaf pair); a storage
+    or in-band fabric attaches trays like any node (1). None: reported."""
+    if f.role == "compute":
+        return _nvlink_domain(c, i, f, models)
+    return _northsouth_domain(c, i, f, models) if f.role == "northsouth" else 1
+
+
+def _northsouth_domain(c: Checks, i: int, f, models: dict[str, NodeModel]) -> int | None:
+    """A northsouth fabric's units (leaf pairs) hold whole NVLink racks, as the compute fabric's do:
+    the largest domain of its nodes (head nodes, each its own, may share the fabric; `_racks_whole`
+    checks that no rack spans two pairs). None: a group of trays is not whole racks (reported)."""
+    d = max((m.nvlink_domain for m in models.values()), default=1)
+    ok = True
+    for j, g in enumerate(c.inv.node_groups):
+        gd = c.node_models[g.model].nvlink_domain if g.model in c.node_models else 1
+        if gd > 1 and g.name in f.node_groups and g.count % gd:
+            whole = g.count // gd
+            c.report(("node_groups", j, "count"), f"{g.model} comes in NVLink racks of {gd}: {g.count} is {whole} "
+                     f"rack{'' if whole == 1 else 's'} and {g.count % gd} more; use {whole * gd or gd} or "
+                     f"{(whole + 1) * gd}")
+            ok = False
+    return d if ok else None
+
+
+def _racks_whole(c: Checks, i: int, f, sized, fmembers: list[Member]) -> bool:
+    """Every NVLink rack's nodes in one unit (a northsouth fabric's leaf pair): nodes fill units in
+    order, so a group of trays after nodes that are not whole racks would start mid-unit."""
+    first: dict[tuple[str, int], int] = {}
+    in_group: dict[str, int] = {}
+    for g, (host, group, m) in enumerate(fmembers):
+        k = in_group[group] = in_group.get(group, -1) + 1
+        if m.nvlink_domain == 1:
+            continue
+        rack, unit = (group, k // m.nvlink_domain), g // sized.unit_nodes
+        if first.setdefault(rack, unit) != unit:
+            c.report(("fabrics", i, "node_groups"), f"NVLink rack {rack[1] + 1} of node group '{group}' ({host}) "
+                     f"would span units {first[rack] + 1} and {unit + 1} of {sized.unit_nodes} nodes: a unit holds "
+                     "whole racks; list the groups of NVL72 trays first, or give the other groups whole units")
+            return False
+    return True
 
 
 def _cabling_fits(c: Checks, i: int, f, model: SwitchModel, sized, fmembers: list[Member],

@@ -79,6 +79,7 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             "scalable_units": d["units"] if d["topology"] == "rail-optimized" else 0,
             "nodes_per_unit": d["unit_nodes"] if d["topology"] == "rail-optimized" else 0,
             "pods": d["pods"], "nvlink_racks": d["racks"], "planned": d["planned"],
+            **({"nvlink_racks_split": d["racks_split"]} if d["racks_split"] else {}),
             "switches": d["switches"], "links": d["links"], "oversubscription": d["oversubscription"],
             "bisection_bandwidth_gbps": d["bisection_gbps"],
             "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},

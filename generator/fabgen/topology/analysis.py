@@ -37,6 +37,7 @@ class Summary:
     warnings: list[str]
     # a plane of a multi-plane fabric: {fabric, plane, of, cables per tier}; {} otherwise
     network_plane: dict[str, Any] = field(default_factory=dict)
+    racks_split: int = 0  # racks whose nodes span two units (a storage or in-band fabric's, port by port)
 
 
 def _ratio(num: int, den: int) -> float:
@@ -100,9 +101,19 @@ def summarize(fabric: Fabric) -> Summary:
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
         # the pods built (a plan's pods without a leaf have no switch yet: `planned` counts them)
         units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,
-        racks=len({h.rack for h in fabric.hosts if h.rack}),
+        racks=len({h.rack for h in fabric.hosts if h.rack}), racks_split=_racks_split(fabric),
         planned=_planned(plan), warnings=warnings, network_plane=_plane(fabric),
     )
+
+
+def _racks_split(fabric: Fabric) -> int:
+    """NVLink racks whose nodes sit in more than one unit: none on a compute or northsouth fabric
+    (validation refuses it), possibly on a storage or in-band one, which attaches trays like any node."""
+    units: dict[str, set[int]] = {}
+    for h in fabric.hosts:
+        if h.rack:
+            units.setdefault(h.rack, set()).add(h.unit)
+    return sum(1 for u in units.values() if len(u) > 1)
 
 
 def _plane(fabric: Fabric) -> dict[str, Any]:
