@@ -27,6 +27,11 @@ def check_infiniband(c: Checks, i: int, f) -> dict[tuple[str, str], int]:
     ib = f.infiniband or InfinibandOptions()
     fplan = c.plans.get(f.name)
     _check_subnet_manager_features(c, path, f, ib, fplan)
+    if not ib.subnet_managers:
+        c.warner(f.name)(path if f.infiniband is not None else ("fabrics", i),
+                         f"fabric '{f.name}' names no subnet-manager host: its SM files are rendered, but "
+                         "ansible/deploy-sm.yml has no host to install them on (it refuses to run); name the SM "
+                         "hosts in infiniband.subnet_managers, master first")
     _check_partitions(c, path, f, ib, fplan)
     _check_pkey_tables(c, path, f, ib)
     if ib.guid_map is None or fplan is None:

@@ -140,6 +140,10 @@ def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Mem
                 places, planned, by_plan = dict(mine), p.nodes + len(c.storage.get(spec.name, [])), True
             else:  # nodes of other homes too: those homed here one after another, in the fabric's order
                 places, planned, by_plan = {h: j for j, (h, _) in enumerate(mine)}, len(mine), False
+                if all(h in storage for h, _ in mine):  # only its storage servers: no node of the plan here,
+                    by_plan = True  # so its size moves with theirs alone, as a fully homed block's does
+                elif spec.planned_nodes is not None:  # some of the plan's nodes: the block keeps room for all
+                    planned, by_plan = max(planned, p.nodes + len(c.storage.get(spec.name, []))), True
             homed.update(places)
             blocks.append((spec.name, planned, places, by_plan))
     rest = [h for h, _, _ in members if h not in homed]
@@ -147,23 +151,32 @@ def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Mem
         blocks.append((f.name, len(rest), {h: k for k, h in enumerate(rest)}, False))
     order = [x.name for x in c.inv.fabrics]
     # blocks sized by a plan first (their size changes only with the plan), then those sized by the nodes
-    # present (a fabric without planned_nodes, or whose nodes are partly homed elsewhere): what grows comes last
+    # present (a fabric without planned_nodes): what grows comes last, and last of all the nodes on no other
+    # fabric, whom no plan sizes (an out-of-band network takes no planned_nodes)
     sized = {owner: c.inv.fabrics[order.index(owner)].planned_nodes is not None and planned_by_plan
              for owner, _, _, planned_by_plan in blocks}
-    blocks.sort(key=lambda b: (not sized[b[0]], order.index(b[0])))
+    blocks.sort(key=lambda b: (b[0] == f.name, not sized[b[0]], order.index(b[0])))
     by_host = {h: (g, m) for h, g, m in members}
     for b, (owner, planned, places, _) in enumerate(blocks):
         layout.blocks.append(Block(owner, NODE_BLOCK, planned, per_switch, ports, max(places.values()) + 1))
         for h, k in sorted(places.items(), key=lambda kv: kv[1]):
             g, m = by_host[h]
             layout.nodes.append(Placed(h, g, m, b, k, "storage" if h in storage else "compute"))
-        if not sized[owner]:
-            what = ("has no planned_nodes" if c.inv.fabrics[order.index(owner)].planned_nodes is None or owner == f.name
-                    else "has nodes homed on other fabrics, so its block holds what is present")
-            c.warner(f.name)(("fabrics", i), f"the out-of-band block of fabric '{owner}' {what}: adding nodes there "
-                             "moves the out-of-band addresses of the blocks after it (and the cables of its storage "
-                             "servers, which follow its nodes); set planned_nodes on the fabrics, or accept the "
+        if not sized[owner] and _moves(b, blocks, storage):
+            servers = " (and the cables of its storage servers, which follow its nodes)" if storage & set(places) \
+                else ""
+            c.warner(f.name)(("fabrics", i), f"the out-of-band block of fabric '{owner}' has no planned_nodes: adding "
+                             f"nodes there moves the out-of-band addresses of the blocks after it{servers}; set "
+                             f"planned_nodes on fabric '{owner}' to the size it will reach, or accept the "
                              "re-addressing")
+
+
+def _moves(b: int, blocks: list[tuple[str, int, dict[str, int], bool]], storage: set[str]) -> bool:
+    """Whether a node added to block b, sized by what is present, moves anything: a node block after
+    it (its addresses start after b's), or a storage server of b placed after b's other nodes."""
+    places = blocks[b][2]
+    last_node = max((k for h, k in places.items() if h not in storage), default=-1)
+    return b < len(blocks) - 1 or any(k > last_node for h, k in places.items() if h in storage and last_node >= 0)
 
 
 def _managed(c: Checks, i: int, f) -> list[tuple[str, int, list[tuple[str, str, int]]]] | None:

@@ -145,6 +145,10 @@ def _check_users(path: tuple, f: Fabric, m: Management, report: Report, warn: Re
     elif f.platform == "eos" and not m.users:
         warn(path, "EOS configure replace removes every account the file does not carry: declare "
              "management.users (the deploy playbook refuses a config without one)")
+    elif f.platform == "nvue" and not m.users:
+        warn(path, "NVUE nv config replace replaces the NVUE-managed accounts with the file's, and it carries "
+             "none: declare management.users (with an admin account), or accounts set on the switch are gone "
+             "after the deploy")
     elif f.platform in ("eos", "nvue") and m.users and not any(u.role == "admin" for u in m.users):
         report((*path, "users"), f"a full replace keeps only these accounts and none is admin: nobody could "
                f"configure the {'switch' if f.role != 'oob' else 'access switch'} after the deploy; make one "
