@@ -84,10 +84,11 @@ def test_now_and_later_add_up_to_the_completed_plan() -> None:
     assert later_materials(unplanned) == []
 
 
-@pytest.mark.parametrize("trays", [288 + 144, 288 + 18])
+@pytest.mark.parametrize("trays", [288 + 144, 288 + 18, 16 * 144])
 def test_growing_a_16_su_plan_only_adds(trays: int) -> None:
-    """A unit (new pods, with their spines) or a rack of it: every existing cable, name, address and
-    GUID stays, no core is added and no spine joins an existing pod (assert_pure_addition)."""
+    """A unit (new pods, with their spines), a rack of it, or the whole plan: every existing cable,
+    name, address and GUID stays, no core is added and no spine joins an existing pod
+    (assert_pure_addition)."""
     assert_pure_addition(gb200(288), gb200(trays))
 
 
