@@ -179,7 +179,6 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
          "svis": [{"id": t["vlan"], "name": t["vrf"], "enabled": True, "mtu": leaf["mtu"],
                    "ip_address_virtual": f"{t['gateway']}/{t['prefix']}"}]}
         for t in ev["tenants"]]}]
-    vlans = ",".join(str(t["vlan"]) for t in ev["tenants"])
     legs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for sw in switches:
         for i in sw["interfaces"]:
@@ -189,14 +188,20 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
     for node, ends in legs.items():
         bond = ends[0][1]["bond"]
         short = bond["segment"]["identifier"].removeprefix("0000:0000:")
+        fallback = bond["lacp_fallback"]
         servers.append({"name": node, "adapters": [{
             "switches": [s for s, _ in ends], "switch_ports": [i["name"] for _, i in ends],
             "endpoint_ports": [i["peer_port"] for _, i in ends], "descriptions": [i["description"] for _, i in ends],
-            "mode": "trunk", "vlans": vlans, "qos_profile": profile, "structured_config": port_config,
+            "mode": "trunk", "vlans": ",".join(str(v) for v in bond["vlans"]), "native_vlan": bond["native"],
+            "qos_profile": profile, "structured_config": port_config,
             "spanning_tree_portfast": "edge", "spanning_tree_bpduguard": "enabled",
             "ethernet_segment": {"short_esi": short},
             "port_channel": {"mode": "active", "channel_id": bond["channel"], "description": bond["description"],
-                             "structured_config": {"mtu": leaf["mtu"]}}}]})
+                             "structured_config": {"mtu": leaf["mtu"]},
+                             # a node that PXE-boots has no LACP yet: each member alone in the in-band VLAN
+                             "lacp_fallback": {"mode": fallback["mode"], "timeout": fallback["timeout"],
+                                               "individual": {"mode": "access",
+                                                              "vlans": str(fallback["access_vlan"])}}}}]})
     common["servers"] = servers
 
 

@@ -148,8 +148,9 @@ def test_the_nvue_files_hold_to_the_object_model_in_both_dialects(example: Path,
 
 
 def test_netplan_generate_takes_every_bond_and_refuses_a_broken_one(example: Path, tmp_path: Path) -> None:
-    """networkd gets the bond (802.3ad, fast LACP, layer3+4), both members enslaved, a VLAN per
-    tenant with the node's address in that tenant's subnet, and the default route on in-band only."""
+    """networkd gets the bond (802.3ad, fast LACP, layer3+4), both members enslaved, the in-band
+    address on the bond itself (untagged: what the node PXE-boots on) and a VLAN for storage, each
+    address in its tenant's subnet, and the default route on in-band only."""
     if NETPLAN is None:
         if IN_CI:
             raise RuntimeError("CI must have netplan.io: `make test` installs it")
@@ -169,7 +170,7 @@ def test_netplan_generate_takes_every_bond_and_refuses_a_broken_one(example: Pat
         plan = yaml.safe_load(text)["network"]
         for member in plan["bonds"]["bond0"]["interfaces"]:
             assert "Bond=bond0" in (units / f"10-netplan-{member}.network").read_text()
-        for vlan, role in (("bond0.20", "storage"), ("bond0.30", "inband")):
+        for vlan, role in (("bond0.20", "storage"), ("bond0", "inband")):
             unit = (units / f"10-netplan-{vlan}.network").read_text()
             address = addresses[node, vlan]
             assert f"Address={address}\n" in unit

@@ -21,6 +21,7 @@ up as soon as the uplinks do), BFD not run (the underlay's BFD is emulated for r
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import time
 from collections.abc import Callable
@@ -66,6 +67,7 @@ class Switch:
     multipath: int = 1
     # bond -> (member, id, mac, vlans)
     segments: dict[str, tuple[str, int, str, list[int]]] = field(default_factory=dict)
+    untagged: dict[str, int] = field(default_factory=dict)  # bond -> its untagged VLAN (the in-band one)
     uplinks: list[str] = field(default_factory=list)
     tenants: dict[int, Tenant] = field(default_factory=dict)  # VLAN -> tenant
     l3vnis: dict[str, int] = field(default_factory=dict)  # VRF -> layer-3 VNI
@@ -131,6 +133,8 @@ def _interface(sw: Switch, port: str, node: dict[str, Any]) -> None:
         (member,) = node["bond"]["member"]
         vlans = sorted(int(v) for v in node["bridge"]["domain"]["br_default"]["vlan"])
         sw.segments[port] = (str(member), int(seg["local-id"]), str(seg["mac-address"]), vlans)
+        if "untagged" in node["bridge"]["domain"]["br_default"]:
+            sw.untagged[port] = int(node["bridge"]["domain"]["br_default"]["untagged"])
     elif node.get("type") == "svi":
         a = _addr(node)
         t = sw.tenants.setdefault(int(node["vlan"]), Tenant(int(node["vlan"])))
@@ -180,7 +184,8 @@ def frr_conf(sw: Switch) -> str:
 
 @dataclass
 class Node:
-    """A kept node as its netplan says: the bond's members and parameters, its VLANs."""
+    """A kept node as its netplan says: the bond's members and parameters, its VLANs; the untagged
+    tenant's address on the bond itself is the entry `bond0` with VLAN id 0."""
 
     name: str
     members: list[str] = field(default_factory=list)
@@ -197,6 +202,8 @@ def read_node(files: dict[str, bytes], name: str) -> Node:
         net = load_yaml(files[path], path)["network"]
         bond = net["bonds"]["bond0"]
         node = Node(name, list(bond["interfaces"]), dict(bond.get("parameters", {})), int(bond.get("mtu", 0)))
+        if "addresses" in bond:  # the untagged (in-band) tenant on the bond itself
+            node.vlans["bond0"] = (0, list(bond["addresses"]), list(bond.get("routes", [])))
         for vname, v in net["vlans"].items():
             node.vlans[vname] = (int(v["id"]), list(v["addresses"]), list(v.get("routes", [])))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
@@ -255,7 +262,8 @@ def leaf_commands(sw: Switch, mtu: int = 9000) -> tuple[list[str], list[str]]:
         ip += [_bond_line(bond, {"mode": "802.3ad", "lacp-rate": "fast", "mii-monitor-interval": 100}, mac),
                f"link set {member} down", f"link set {member} master {bond}", f"link set {bond} mtu {mtu}",
                f"link set {bond} master br_default", f"link set {member} up", f"link set {bond} up"]
-        br += [f"vlan add dev {bond} vid {v}" for v in vlans]
+        br += [f"vlan add dev {bond} vid {v}" + (" pvid untagged" if v == sw.untagged.get(bond) else "")
+               for v in vlans]
     return ip, br
 
 
@@ -267,7 +275,8 @@ def node_commands(n: Node) -> list[str]:
         out.append(f"link set bond0 mtu {min(n.mtu, 9000)}")
     out += [f"link set {m} up" for m in n.members] + ["link set bond0 up"]
     for vname, (vid, cidrs, routes) in n.vlans.items():
-        out.append(f"link add link bond0 name {vname} type vlan id {vid}")
+        if vid:  # else the bond itself (the untagged tenant)
+            out.append(f"link add link bond0 name {vname} type vlan id {vid}")
         out += [f"addr add {c} dev {vname}" for c in cidrs] + [f"link set {vname} up"]
         out += [f"route add {r['to']} via {r['via']}" for r in routes if "via" in r]
     return out
@@ -401,6 +410,8 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
             cables.append((n, member, leaf, port))
     cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows if r["tier"] != "node-leaf"]
     _check_cables(cables, fabric, switches, nodes)
+    for n in keep:
+        _check_boot_vlan(n, nodes[n], legs[n], switches)
     return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
 
 
@@ -417,6 +428,44 @@ def _check_cables(cables: list[tuple[str, str, str, str]], fabric: str, switches
             if (dev, port) in seen:
                 raise TranslateError(f"{fabric}/cabling.csv: {dev} {port} is cabled twice")
             seen.add((dev, port))
+
+
+def _check_boot_vlan(name: str, node: Node, legs: list[tuple[str, str, str]], switches: dict[str, Switch]) -> None:
+    """A node boots on the VLAN its leaves carry untagged (docs/northsouth.md, PXE): both legs of its
+    segment carry the same one, and the node's address on the bond itself lies in that VLAN's subnet
+    (a leg without it, or the host and the switches disagreeing, leaves the node unbootable or its
+    untagged frames in another tenant)."""
+    where = f"hosts/{name}/netplan.yaml"
+    untagged = set()
+    for _, leaf, port in legs:
+        sw = switches[leaf]
+        bond = next((b for b, seg in sw.segments.items() if seg[0] == port), None)
+        if bond is None:
+            raise TranslateError(f"{leaf}: {port} (cabled to {name}) is in no bond with an Ethernet segment")
+        untagged.add(sw.untagged.get(bond))
+    if len(untagged) != 1:
+        vids = ", ".join(str(v) if v else "none" for v in sorted(untagged, key=lambda v: v or 0))
+        raise TranslateError(f"{where}: the leaves of {name}'s segment carry different untagged VLANs ({vids}): "
+                             "a node boots from the network on one of them")
+    (vid,) = untagged
+    own = node.vlans.get("bond0")
+    if vid is None:
+        if own is not None:
+            raise TranslateError(f"{where}: bond0 has an address but its leaves carry no VLAN untagged")
+        return
+    if own is None or not own[1]:
+        raise TranslateError(f"{where}: bond0 has no address of its own, but its leaves carry VLAN {vid} untagged "
+                             "(the node's in-band address belongs on the bond itself)")
+    tenant = switches[legs[0][1]].tenants.get(vid)
+    if tenant is not None and tenant.svi:
+        subnet = ipaddress.ip_interface(tenant.svi).network
+        for c in own[1]:
+            if ipaddress.ip_interface(c).network != subnet:
+                raise TranslateError(f"{where}: bond0's address {c} is not in {subnet}, the subnet of VLAN {vid}, "
+                                     "which the leaves carry untagged")
+    tagged = [v for v, (vlan_id, _, _) in node.vlans.items() if vlan_id == vid]
+    if tagged:
+        raise TranslateError(f"{where}: {tagged[0]} tags VLAN {vid}, which the leaves carry untagged")
 
 
 BOND_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,31}")  # 802.3ad, fast, layer3+4
@@ -447,6 +496,8 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
         i.name(mac, i.MAC, where, f"{bond}'s segment MAC")
         for v in vlans:
             i.integer(v, 1, 4094, where, f"{bond}'s VLAN")
+        if bond in sw.untagged and sw.untagged[bond] not in vlans:
+            raise inputs.InputError(f"{where}: {bond}'s untagged VLAN {sw.untagged[bond]} is not one of its VLANs")
     for vrf, vni in sw.l3vnis.items():
         i.name(vrf, i.IFNAME, where, "VRF")
         i.integer(vni, 1, 16777214, where, f"VRF {vrf}'s VNI")
@@ -473,9 +524,9 @@ def _checked_node(n: Node, where: str) -> Node:
                 i.name(value, BOND_VALUE, f"{where}: network.bonds.bond0.parameters", key)
     i.integer(n.mtu, 0, 65535, f"{where}: network.bonds.bond0.mtu", "MTU")
     for vname, (vid, cidrs, routes) in n.vlans.items():
-        at = f"{where}: network.vlans.{vname}"
+        at = f"{where}: network.bonds.bond0" if vname == "bond0" else f"{where}: network.vlans.{vname}"
         i.name(vname, i.IFNAME, where, "VLAN interface")
-        i.integer(vid, 1, 4094, at, "id")
+        i.integer(vid, 0 if vname == "bond0" else 1, 4094, at, "id")  # 0: the bond itself, untagged
         for c in cidrs:
             i.cidr(c, f"{at}.addresses")
         for k, r in enumerate(routes):

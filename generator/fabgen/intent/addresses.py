@@ -85,7 +85,7 @@ def address_rows(ctx: Context) -> list[list[Any]]:
 def tenant_rows(ctx: Context) -> list[list[Any]]:
     """A northsouth fabric's overlay addresses: each tenant's anycast gateway, each leaf's own SVI
     address (NVUE's VRR needs one), then per node its bond's members (no address; the leaf port
-    each is cabled to, as for every node port) and its bond's VLANs, in node order."""
+    each is cabled to, as for every node port), its bond (in-band, untagged) and its VLANs, in node order."""
     from fabgen.intent.northsouth import host_vlan_interface, tenants
 
     f, alloc = ctx.fabric, ctx.allocation
@@ -106,6 +106,6 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
             members.setdefault(lk.a, []).append([lk.a, "node", "", netdev[lk.a][lk.a_port], "", lk.z, lk.z_port])
     for h in f.hosts:
         rows += members.get(h.name, [])
-        rows += [[h.name, "node", "", host_vlan_interface(ten["vlan"]), f"{t.nodes[h.name][k]}/{t.prefix}",
-                  "", ""] for k, ten in enumerate(tenants(ctx))]
+        rows += [[h.name, "node", "", host_vlan_interface(ten["vlan"], ten["untagged"]),
+                  f"{t.nodes[h.name][k]}/{t.prefix}", "", ""] for k, ten in enumerate(tenants(ctx))]
     return rows

@@ -10,10 +10,16 @@ Decisions:
   node's place + 1; NVUE derives the type-3 ESI from them (03:MAC:id), EOS is given the same six
   bytes as its identifier, ES-import route target and LACP system id, so both leaves of a pair agree
   on any platform;
-* storage and in-band are two tenants: each a VLAN tagged on the bond, its layer-2 VNI, a VRF with
-  its layer-3 VNI (symmetric routing), and a distributed anycast gateway (the same address and MAC,
+* storage and in-band are two tenants: each a VLAN on the bond, its layer-2 VNI, a VRF with its
+  layer-3 VNI (symmetric routing), and a distributed anycast gateway (the same address and MAC,
   `GATEWAY_MAC`, on every leaf; NVUE also gives each leaf an address of its own on the SVI, as VRR
   needs); the host's default route goes to the in-band gateway only;
+* the bond PXE-boots: the in-band (provisioning) VLAN is untagged on it (`PXE_ROLE`; the node's
+  in-band address sits on the bond itself, storage a VLAN on it), and the leaf keeps a leg
+  forwarding without an LACP partner, as a firmware that boots from the network has none: NVUE's
+  `lacp-bypass`, EOS's LACP fallback to individual ports after `LACP_FALLBACK_TIMEOUT` seconds,
+  each member then an access port of the in-band VLAN (NVIDIA's net-configurator output does the
+  same: in-band VLAN untagged, `lacp-bypass` on every north-south bond);
 * VXLAN sourced at the loopback, head-end replication (EVPN type-3 routes, no multicast underlay),
   ARP suppression; EVPN runs on the underlay's eBGP sessions (the spines pass it on unchanged).
 """
@@ -30,11 +36,16 @@ ES_SYS_MAC = "02:fa:bc:00:00:00"  # the Ethernet segments' system MAC (locally a
 GATEWAY_MAC = "00:00:5e:00:01:01"  # the anycast gateway's MAC on every leaf (RFC 5798's first VRRP MAC)
 VXLAN_PORT = 4789  # IANA's VXLAN port (RFC 7348)
 ROLES = ("storage", "inband")
+PXE_ROLE = "inband"  # the tenant untagged on the bond: the one a node boots from
+# EOS waits this long for LACP before its members forward alone: under the 60 s a PXE firmware keeps
+# asking DHCP (4+8+16+32 s), where EOS's default, 90 s, outlasts it; a booted node's fast LACP
+# (a PDU a second) takes the port-channel back at once
+LACP_FALLBACK_TIMEOUT = 30
 
 
 def tenants(ctx: Context) -> list[dict[str, Any]]:
-    """Storage, then in-band: VLAN, VNIs, VRF, subnet, anycast gateway, and whether it carries the
-    node's default route (in-band only)."""
+    """Storage, then in-band: VLAN, VNIs, VRF, subnet, anycast gateway, whether it carries the
+    node's default route (in-band only) and whether it is untagged on the bond (in-band only)."""
     ns = options(ctx).northsouth
     t = ctx.allocation.tenants
     assert t is not None
@@ -43,7 +54,7 @@ def tenants(ctx: Context) -> list[dict[str, Any]]:
         spec = getattr(ns, role)
         out.append({"role": role, "vlan": spec.vlan, "vni": spec.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
                     "subnet": t.subnets[k], "gateway": t.gateways[k], "prefix": t.prefix,
-                    "default_route": role == "inband"})
+                    "default_route": role == "inband", "untagged": role == PXE_ROLE})
     return out
 
 
@@ -57,6 +68,15 @@ def segment(local_id: int) -> dict[str, Any]:
             "route_target": ":".join(mac), "lacp_system_id": ".".join(short[i:i + 4] for i in range(0, 12, 4))}
 
 
-def host_vlan_interface(vlan: int) -> str:
-    """The node's interface of one tenant: a VLAN on its bond."""
-    return f"{HOST_BOND}.{vlan}"
+def host_vlan_interface(vlan: int, untagged: bool = False) -> str:
+    """The node's interface of one tenant: the bond itself for the untagged one, else a VLAN on it."""
+    return HOST_BOND if untagged else f"{HOST_BOND}.{vlan}"
+
+
+def bond_vlans(overlay: list[dict[str, Any]]) -> dict[str, Any]:
+    """A leaf bond's VLANs as every platform writes them: all the tenants' (`vlans`), the untagged
+    one (`native`) and the tagged ones (`tagged`), and the LACP fallback for booting nodes."""
+    native = next(t["vlan"] for t in overlay if t["untagged"])
+    return {"vlans": [t["vlan"] for t in overlay], "native": native,
+            "tagged": [t["vlan"] for t in overlay if not t["untagged"]],
+            "lacp_fallback": {"mode": "individual", "timeout": LACP_FALLBACK_TIMEOUT, "access_vlan": native}}

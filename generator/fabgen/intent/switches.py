@@ -17,7 +17,8 @@ Decisions:
   Each switch announces its loopback and its host-facing subnets; the per-peer route
   limit is twice the planned fabric's prefix count (at least 12,000).
 * a northsouth fabric (intent/northsouth.py): host ports are legs of the nodes' bonds, each
-  an EVPN Ethernet segment; every switch carries EVPN on its underlay sessions, every leaf is a
+  an EVPN Ethernet segment carrying the in-band VLAN untagged (with LACP bypass/fallback) and
+  storage tagged; every switch carries EVPN on its underlay sessions, every leaf is a
   VTEP with the storage and in-band tenants (`evpn`); the tenant subnets stay in their VRFs.
 * BGP to the host (storage and in-band fabrics, `host_routing: bgp`): a leaf peers with each
   node port on its /31, in peer group HOSTS, with the node's own ASN; the node announces its
@@ -33,7 +34,7 @@ from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
 from fabgen.intent.management import plane as management_plane
-from fabgen.intent.northsouth import GATEWAY_MAC, HOST_BOND, VXLAN_PORT, segment, tenants
+from fabgen.intent.northsouth import GATEWAY_MAC, HOST_BOND, VXLAN_PORT, bond_vlans, segment, tenants
 from fabgen.intent.qos import options
 from fabgen.spec.sizing import Plan
 
@@ -98,6 +99,7 @@ class SwitchIntents:
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
         self.ns = ctx.allocation.tenants
         self.overlay = tenants(ctx) if self.ns is not None else None
+        self.bond_vlans = bond_vlans(self.overlay) if self.overlay is not None else {}  # PXE: in-band untagged
         self.order = {s.name: k for k, s in enumerate(f.switches)}
 
     def __call__(self, s: Any) -> dict[str, Any]:
@@ -126,7 +128,7 @@ class SwitchIntents:
                 interfaces.append({"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
                                    "description": f"HOST_{peer}_{peer_port}",
                                    "bond": {"name": f"bond{n}", "channel": n, "description": f"HOST_{peer}_{HOST_BOND}",
-                                            "segment": segment(ns.segments[peer])}})
+                                            "segment": segment(ns.segments[peer]), **self.bond_vlans}})
                 continue
             if lk.tier == "node-leaf":
                 host_ports += 1

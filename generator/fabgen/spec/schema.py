@@ -207,7 +207,8 @@ VRF_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,14}$"  # a Linux interface name (a VRF 
 class Tenant(Strict):
     """One role's overlay on the north-south fabric: VLAN, layer-2 VNI, VRF and its layer-3 VNI."""
 
-    vlan: int = Field(ge=2, le=4094, description="VLAN of the role's subnet (tagged on the host bond)")
+    vlan: int = Field(ge=2, le=4094, description="VLAN of the role's subnet on the host bond: tagged for storage, "
+                      "untagged for inband (the VLAN a node PXE-boots on)")
     vni: int = Field(ge=1, le=16_777_214, description="layer-2 VNI of that VLAN")
     vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
         description="the role's VRF, a name of its own: none a switch gives its devices (default, mgmt, lo, eth0, "

@@ -248,9 +248,10 @@ BOND_PARAMETERS = {  # 802.3ad towards an EVPN-multihomed leaf pair (docs/norths
 def _bonded(ctx: Context, host, mtu: int, ethernets: list[dict[str, Any]], extra: dict[str, Any],
             placeholders: list[str]) -> None:
     """A northsouth fabric's part of a node's netplan: its two ports bonded (802.3ad, towards the
-    leaf pair's one Ethernet segment), a VLAN per tenant on the bond with the node's address in
-    that tenant's subnet; the storage subnet on-link only, the default route via the in-band
-    anycast gateway (main table: the node's one default)."""
+    leaf pair's one Ethernet segment), the node's address in each tenant's subnet: the in-band one
+    on the bond itself (untagged, as the leaves carry it, so the address a node PXE-boots with is
+    the one it runs with), the storage one on a VLAN of the bond; the storage subnet on-link only,
+    the default route via the in-band anycast gateway (main table: the node's one default)."""
     t = ctx.allocation.tenants
     assert t is not None
     members = []
@@ -260,14 +261,16 @@ def _bonded(ctx: Context, host, mtu: int, ethernets: list[dict[str, Any]], extra
             placeholders.append(name)
         members.append(name)
     ethernets.append({name: {"mtu": mtu} for name in members})
-    extra.setdefault("bonds", {})[HOST_BOND] = {"interfaces": members, "mtu": mtu,
-                                               "parameters": dict(BOND_PARAMETERS)}
+    bond: dict[str, Any] = {"interfaces": members, "mtu": mtu, "parameters": dict(BOND_PARAMETERS)}
+    extra.setdefault("bonds", {})[HOST_BOND] = bond
     vlans = extra.setdefault("vlans", {})
     for k, ten in enumerate(tenants(ctx)):
         routes = [{"to": "default", "via": ten["gateway"]}] if ten["default_route"] else []
-        vlans[host_vlan_interface(ten["vlan"])] = {"id": ten["vlan"], "link": HOST_BOND, "mtu": mtu,
-                                                   "addresses": [f"{t.nodes[host.name][k]}/{t.prefix}"],
-                                                   "routes": routes}
+        own = {"addresses": [f"{t.nodes[host.name][k]}/{t.prefix}"], "routes": routes}
+        if ten["untagged"]:
+            bond.update(own)
+        else:
+            vlans[host_vlan_interface(ten["vlan"])] = {"id": ten["vlan"], "link": HOST_BOND, "mtu": mtu, **own}
 
 
 def _netplan_text(plan: dict[str, Any]) -> str:

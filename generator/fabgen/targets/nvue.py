@@ -287,12 +287,14 @@ def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, pa
 
 
 def _bond(i: dict[str, Any], sw: dict[str, Any], d: Dialect) -> dict[str, Any]:
-    """The leaf's leg of a node's bond: an LACP bond of the one port, both tenants' VLANs tagged,
-    an EVPN Ethernet segment of the fabric's system MAC and the node's local id (intent/northsouth.py)."""
-    seg = i["bond"]["segment"]
-    vlans: dict[str, dict[str, Any]] = {str(t["vlan"]): {} for t in sw["evpn"]["tenants"]}
-    return {"bond": {"lacp-rate": "fast", "member": {i["name"]: {}}, "mode": "lacp"},
-            "bridge": {"domain": {"br_default": {"vlan": vlans}}},
+    """The leaf's leg of a node's bond: an LACP bond of the one port that bypasses LACP while the
+    node has none (a PXE boot), both tenants' VLANs, the in-band one untagged, an EVPN Ethernet
+    segment of the fabric's system MAC and the node's local id (intent/northsouth.py)."""
+    b = i["bond"]
+    seg = b["segment"]
+    vlans: dict[str, dict[str, Any]] = {str(v): {} for v in b["vlans"]}
+    return {"bond": {"lacp-bypass": d.word(), "lacp-rate": "fast", "member": {i["name"]: {}}, "mode": "lacp"},
+            "bridge": {"domain": {"br_default": {"untagged": b["native"], "vlan": vlans}}},
             "description": i["bond"]["description"],
             "evpn": {"multihoming": {"segment": {**d.on(), "local-id": seg["local_id"],
                                                  "mac-address": seg["sys_mac"]}}},

@@ -1,0 +1,156 @@
+"""North-south bonds a node can boot from the network on (docs/northsouth.md, "PXE"): the in-band
+VLAN untagged on every leaf bond with LACP bypass (NVUE) or LACP fallback to individual ports
+(EOS), the node's in-band address on its bond itself, storage a VLAN on it; and the render's
+reader (the EVPN lab's plan, emulate/evpn.py) refusing a render whose leaves and hosts disagree."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from test_northsouth import DGX_EOS, EXAMPLE, _nvue_tree, _rows
+from test_planes import NETPLAN, _netplan_generate
+
+from conftest import IN_CI
+from fabgen.emulate import evpn, inputs
+from fabgen.emulate.model import TranslateError
+from fabgen.pipeline import render_to
+from fabgen.rendered import read as rendered
+from fabgen.spec.schema import NorthSouth
+
+sys.path.insert(0, str(Path(__file__).parent))
+import nvue_model  # noqa: E402
+
+INBAND, STORAGE = NorthSouth().inband.vlan, NorthSouth().storage.vlan  # the defaults the examples keep
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("pxe") / "out"
+    render_to(EXAMPLE, out)
+    return out
+
+
+def _leaf_bonds(out: Path) -> dict[str, dict[str, dict]]:
+    """leaf -> bond -> its NVUE node, for every leaf of the northsouth fabric."""
+    out_bonds = {}
+    for f in sorted((out / "northsouth" / "switches").glob("*leaf*.nvue.yaml")):
+        tree = _nvue_tree(f)
+        out_bonds[f.name.split(".")[0]] = {k: v for k, v in tree["interface"].items()
+                                           if v.get("type") == "bond" and "evpn" in v}
+    return out_bonds
+
+
+def test_every_nvue_leaf_bond_bypasses_lacp_with_in_band_untagged(example: Path) -> None:
+    """Each node's leg on every leaf: LACP bypass on, the in-band VLAN untagged and storage among
+    its VLANs; the object model takes it and refuses the newer release's spelling on 5.14."""
+    bonds = _leaf_bonds(example)
+    legs = sum(len(b) for b in bonds.values())
+    cabled = [r for r in _rows(example / "northsouth" / "cabling.csv") if r["tier"] == "node-leaf"]
+    assert legs == len(cabled) > 0
+    for leaf, mine in bonds.items():
+        for name, node in mine.items():
+            assert node["bond"]["lacp-bypass"] == "on", (leaf, name)
+            domain = node["bridge"]["domain"]["br_default"]
+            assert domain["untagged"] == INBAND and str(STORAGE) in domain["vlan"], (leaf, name)
+    leaf = next(iter(bonds))
+    tree = _nvue_tree(example / "northsouth" / "switches" / f"{leaf}.nvue.yaml")
+    assert nvue_model.problems("5.14", tree) == []
+    bond = next(iter(bonds[leaf]))
+    tree["interface"][bond]["bond"]["lacp-bypass"] = "enabled"  # 5.15's word
+    assert any("lacp-bypass" in p for p in nvue_model.problems("5.14", tree))
+
+
+def test_every_eos_port_channel_falls_back_to_in_band_access(tmp_path: Path) -> None:
+    """EOS: each node's Port-Channel is a trunk whose native VLAN is in-band, with LACP fallback to
+    individual ports after a timeout shorter than a PXE firmware's DHCP retries (60 s), and each
+    member an access port of in-band, which is what it is while fallen back."""
+    inv = tmp_path / "ns.yaml"
+    inv.write_text(DGX_EOS.format(count=16))
+    render_to(inv, tmp_path / "out")
+    configs = sorted((tmp_path / "out" / "ns" / "switches").glob("*leaf*.cfg"))
+    assert configs
+    channels = members = 0
+    for cfg in configs:
+        for block in cfg.read_text().split("\n!\n"):
+            head = block.lstrip("!\n").split("\n", 1)[0]
+            if re.fullmatch(r"interface Port-Channel\d+", head):
+                channels += 1
+                assert f"   switchport trunk native vlan {INBAND}\n" in block, block
+                assert re.search(rf"switchport trunk allowed vlan ({STORAGE},{INBAND}|{INBAND},{STORAGE})\n", block)
+                assert "   port-channel lacp fallback individual\n" in block
+                timeout = int(re.search(r"port-channel lacp fallback timeout (\d+)", block).group(1))
+                assert 0 < timeout < 60
+            elif re.fullmatch(r"interface Ethernet\S+", head) and "channel-group" in block:
+                members += 1
+                assert f"   switchport access vlan {INBAND}\n" in block and "switchport mode access" in block
+    assert channels == members == 2 * 18  # 16 DGX and 2 head nodes, two legs each
+
+
+def test_netplan_puts_in_band_on_the_bond_and_networkd_takes_it(example: Path, tmp_path: Path) -> None:
+    """The node's netplan: the in-band address and default route on bond0 itself, no VLAN of the
+    in-band VLAN, storage on bond0.<storage>; `netplan generate` writes them so."""
+    if NETPLAN is None:
+        if IN_CI:
+            raise RuntimeError("CI must have netplan.io: `make test` installs it")
+        pytest.skip("netplan.io is not installed (`make test` installs it)")
+    for node in ("gb001", "stor01"):
+        text = (example / "hosts" / node / "netplan.yaml").read_text()
+        net = yaml.safe_load(text)["network"]
+        assert set(net["vlans"]) == {f"bond0.{STORAGE}"}
+        run = _netplan_generate({"60-fabgen.yaml": text}, tmp_path / node)
+        assert run.returncode == 0, run.stderr
+        unit = (tmp_path / node / "run" / "systemd" / "network" / "10-netplan-bond0.network").read_text()
+        (address,) = net["bonds"]["bond0"]["addresses"]
+        assert f"Address={address}\n" in unit and f"VLAN=bond0.{STORAGE}\n" in unit
+        assert "Gateway=" in unit or "Destination=0.0.0.0/0" in unit
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return rendered.read_render(out)
+
+
+def _set_leaf(files: dict[str, bytes], leaf: str, edit) -> dict[str, bytes]:
+    path = f"northsouth/switches/{leaf}.nvue.yaml"
+    doc = yaml.safe_load(files[path])
+    edit(next(item["set"] for item in doc if "set" in item))
+    return {**files, path: yaml.safe_dump(doc).encode()}
+
+
+def test_the_lab_reader_refuses_leaves_and_hosts_that_disagree(example: Path) -> None:
+    """The rendered fabric reads (evpn.read, what the EVPN lab builds from); a leg without the
+    untagged VLAN, a host tagging in-band, and a host whose bond address sits in storage's subnet
+    are each refused, naming the file."""
+    files = _files(example)
+    plan = evpn.read(files, "northsouth", inputs.table)
+    node = next(iter(plan.nodes))
+    assert plan.nodes[node].vlans["bond0"][0] == 0  # the bond itself
+    leaf, port = plan.legs[node][0][1], plan.legs[node][0][2]
+    bond = next(b for b, seg in plan.switches[leaf].segments.items() if seg[0] == port)
+    assert plan.switches[leaf].untagged[bond] == INBAND
+
+    def no_untagged(tree: dict) -> None:
+        del tree["interface"][bond]["bridge"]["domain"]["br_default"]["untagged"]
+
+    with pytest.raises(TranslateError, match="different untagged VLANs"):
+        evpn.read(_set_leaf(files, leaf, no_untagged), "northsouth", inputs.table)
+
+    path = f"hosts/{node}/netplan.yaml"
+    net = yaml.safe_load(files[path])
+    bond0 = net["network"]["bonds"]["bond0"]
+    tagged = {**net}
+    own = {"addresses": bond0.pop("addresses"), "routes": bond0.pop("routes", [])}
+    tagged["network"]["vlans"][f"bond0.{INBAND}"] = {"id": INBAND, "link": "bond0", **own}
+    with pytest.raises(TranslateError, match=rf"{path}: bond0 has no address of its own"):
+        evpn.read({**files, path: yaml.safe_dump(tagged).encode()}, "northsouth", inputs.table)
+
+    net = yaml.safe_load(files[path])
+    storage = net["network"]["vlans"][f"bond0.{STORAGE}"]["addresses"][0]
+    other = ipaddress.ip_interface(storage)
+    net["network"]["bonds"]["bond0"]["addresses"] = [f"{other.ip + 1}/{other.network.prefixlen}"]
+    with pytest.raises(TranslateError, match=r"not in .*the subnet of VLAN"):
+        evpn.read({**files, path: yaml.safe_dump(net).encode()}, "northsouth", inputs.table)
