@@ -116,3 +116,96 @@ def test_every_command_shown_runs(page: Path, tmp_path: Path, monkeypatch: pytes
         assert res.exit_code == 0, f"{page.name}: `{line}` exited {res.exit_code}: {res.output[-1500:]}"
         if target:
             Path(target).write_text(res.stdout)
+
+
+# A README section named from elsewhere: a link `README.md#anchor`, or prose that names one
+# ("the README's "Inventory format" section"); either must name a heading the README has.
+README_LINK = re.compile(r"README\.md#([\w-]+)")
+README_PROSE = re.compile(r"README(?:\.md)?(?:'s)?,? (?:section )?\"([^\"]+)\"")
+
+
+def broken_readme_references(text: str, readme: str) -> list[str]:
+    """The README sections `text` names that `readme` has no heading for."""
+    headings = [line.lstrip("#").strip() for line in readme.splitlines() if line.startswith("#")]
+    anchors = {_slug(h) for h in headings}
+    broken = [f"README.md#{a}" for a in README_LINK.findall(text) if a not in anchors]
+    broken += [f'README "{name}"' for name in README_PROSE.findall(text) if name not in headings]
+    return broken
+
+
+def test_every_readme_section_named_in_the_docs_exists() -> None:
+    """docs/inventory.md named the README's "Inventory format" section after it had moved to the
+    user guide; every page, and the sources that write the generated ones, name only headings
+    the README has."""
+    readme = (ROOT / "README.md").read_text()
+    sources = [*PAGES, *sorted((ROOT / "generator" / "fabgen").rglob("*.py"))]
+    broken = {str(p.relative_to(ROOT)): b for p in sources if (b := broken_readme_references(p.read_text(), readme))}
+    assert not broken
+
+
+def test_the_readme_check_finds_a_broken_link_and_a_broken_name() -> None:
+    readme = "# fabgen\n\n## Your first inventory\n\n## Install\n"
+    text = ('[ok](../README.md#your-first-inventory) [gone](../README.md#inventory-format) '
+            'the README\'s "Install" section; the README\'s "Inventory format" section\n')
+    assert broken_readme_references(text, readme) == ["README.md#inventory-format", 'README "Inventory format"']
+
+
+CATALOG_LISTS = {  # the pages that list the catalog's node models, and the text that opens the list
+    "README.md": "a catalog model (",
+    "docs/guide/concepts.md": "The catalog has",
+    "docs/guide/inventory.md": "| `node_groups[].model` |",
+    "docs/inventory.md": "| `node_groups[].model` |",
+}
+
+
+def missing_models(text: str, opening: str, models: list[str]) -> list[str]:
+    """The models absent from the list that follows `opening` (to the end of its sentence)."""
+    start = text.index(opening)
+    listed = text[start:text.find(")", start + len(opening)) + 1 if "(" in opening else text.find(";", start)]
+    return [m for m in models if f"{m}`" not in listed and f"{m}," not in listed and f"{m})" not in listed]
+
+
+def test_every_catalog_model_is_listed_where_the_models_are() -> None:
+    from fabgen.spec.catalog import NODES
+
+    models = list(NODES)
+    assert "dgx-h200" in models
+    for page, opening in CATALOG_LISTS.items():
+        assert not missing_models((ROOT / page).read_text(), opening, models), page
+    hardware = (ROOT / "docs" / "hardware.md").read_text()
+    assert all(f"| `{m}` |" in hardware or f"`{m}`," in hardware for m in models)
+    # the check itself: a list without one model is caught
+    text = (ROOT / "README.md").read_text().replace("`dgx-h200`, ", "")
+    assert missing_models(text, CATALOG_LISTS["README.md"], models) == ["dgx-h200"]
+
+
+def _octet(formula: str, k: int) -> int:
+    """The page's second octet for fabric k: sums of terms `n`, `nk` and `k` ("128+16k", "255-k")."""
+    total = 0
+    for sign, coef, var in re.findall(r"([+-]?)(\d*)(k?)", formula.replace(" ", "")):
+        if not coef and not var:
+            continue
+        value = (int(coef) if coef else 1) * (k if var else 1)
+        total += -value if sign == "-" else value
+    return total
+
+
+def test_the_default_pools_table_is_the_code() -> None:
+    """docs/guide/inventory.md, "Default address pools": the first and last fabric of each role
+    in the table have the pools inventory/defaults.py gives them, and the next none."""
+    from fabgen.inventory.defaults import PLACES, default_pools
+
+    text = (ROOT / "docs" / "guide" / "inventory.md").read_text()
+    table = text[text.index("### Default address pools"):]
+    for role, (_, _, most) in PLACES.items():
+        row = next(line for line in table.splitlines() if line.startswith(f"| {role} "))
+        assert f"-{most}th" in row or f"-{most}rd" in row, row
+        for k in (0, most - 1):
+            pools = default_pools(role, k)
+            assert pools is not None
+            for name in ("links", "hosts", "loopbacks"):
+                octet, width = pools[name].split(".")[1], pools[name].split("/")[1]
+                formula = re.findall(r"10\.\{([^}]+)\}\.0\.0/(\d+)", row)
+                values = [(_octet(f, k), w) for f, w in formula]
+                assert (int(octet), width) in values, (role, k, name, row)
+        assert default_pools(role, most) is None

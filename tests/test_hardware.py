@@ -246,3 +246,28 @@ fabrics:
         assert res.exit_code == 2 and not (tmp_path / "out").exists()
         assert re.search(r"inv\.yaml:12:13: fabrics\[0\]\.planes: gb300-nvl72's NICs split into 2 planes, not 4",
                          res.output), res.output
+
+
+def test_dgx_h200_has_the_dgx_h100_networking(tmp_path: Path) -> None:
+    """DGX H200 is the DGX H100 system with H200 GPUs (141 GB HBM3e): the same eight ConnectX-7
+    compute NICs and two dual-port storage/in-band cards (DGX BasePOD RA, "Core Components"), so an
+    inventory naming it cables, names and addresses every port as the H100's; a model the catalog
+    lacks is refused with the catalog's list, dgx-h200 in it."""
+    from dataclasses import fields
+
+    from fabgen.errors import InventoryError
+    from fabgen.pipeline import run
+
+    h100, h200 = NODES["dgx-h100"], NODES["dgx-h200"]
+    assert {f.name for f in fields(h100) if getattr(h100, f.name) != getattr(h200, f.name)} == \
+        {"key", "part", "description"}
+    assert h200.gpus == 8 and "141 GB HBM3e" in h200.description
+    extra = "    infiniband: {subnet_managers: [sm1]}\n"
+    renders = {m: run(_inventory(tmp_path, m, 8, "qm9700", extra=extra, name=f"{m}.yaml")).files
+               for m in ("dgx-h100", "dgx-h200")}
+    a, b = renders["dgx-h100"], renders["dgx-h200"]
+    for path in ("ib/cabling.csv", "ib/infiniband/topology.net", "host-groups/gpu/nccl.env"):
+        assert a[path] == b[path].replace(b"dgx-h200", b"dgx-h100"), path  # a header names the model
+    assert b"DGX H200" in b["ib/bom.csv"] and b"DGX H200" not in a["ib/bom.csv"]
+    with pytest.raises(InventoryError, match=r"unknown node model 'dgx-h300'.*dgx-h200"):
+        run(_inventory(tmp_path, "dgx-h300", 8, "qm9700", name="bad.yaml"))

@@ -5,7 +5,7 @@ pools of its own, from its role and its place among the fabrics of that role, so
 inventory with a compute, a storage and an in-band fabric validates without five overlap errors,
 and adding a fabric (of any role, anywhere after) changes no other fabric's defaults. 10.0.0.0/8
 is cut into sixteen /12 blocks, each a /13 of links and a /13 of hosts; loopbacks are /16s at
-the top, in the sixteenth block (docs/cluster.md, "Default address pools"):
+the top, in the sixteenth block (docs/guide/inventory.md, "Default address pools"):
 
 | role | fabrics | block (links, hosts) | loopbacks |
 |---|---|---|---|

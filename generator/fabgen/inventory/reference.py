@@ -19,8 +19,9 @@ HEADER = """# Inventory reference (format version 1)
 Generated from the inventory models (`generator/fabgen/spec/schema.py`) by
 `fabgen schema --format markdown`; do not edit by hand. Keys without a default are required.
 Cross-field rules (unknown groups, sizes, pools, platform values) are checked after these and
-reported with the line and column of the key to change. The README's "Inventory format"
-section explains the keys with examples; `docs/decisions.md` explains the defaults.
+reported with the line and column of the key to change. The user guide's
+[Inventory format](guide/inventory.md#inventory-format-version-1) explains the keys with
+examples; `docs/decisions.md` explains the defaults.
 
 | key | type | default | meaning |
 |---|---|---|---|

@@ -457,6 +457,21 @@ NODES: dict[str, NodeModel] = {
             _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("ConnectX-7 dual-port QSFP112 (slot 1, slot 2)"),
             forms=_forms("osfp-twin-flat"), nics_included=True,
         ),
+        # DGX H200: the DGX H100's system with H200 GPUs (141 GB HBM3e each, 1,128 GB in all) and the
+        # same networking: "Four OSFP ports serving eight single-port NVIDIA ConnectX-7 VPI, 2x
+        # dual-port QSFP112 NVIDIA ConnectX-7 VPI, up to 400 Gb/s" (NVIDIA DGX BasePOD reference
+        # architecture, "Core Components", "NVIDIA DGX H200 and H100 Systems",
+        # docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/
+        # latest/core-components.html). One user guide covers both systems (NVIDIA DGX H100/H200 User
+        # Guide: "Network Modules", "Network Port Mapping"), so the H100's RDMA names, netdevs and
+        # cages stand for the H200's.
+        NodeModel(
+            "dgx-h200", "NVIDIA", "DGX H200",
+            "DGX H200, 8 x H200 (141 GB HBM3e), 8 x ConnectX-7 NDR 400G on 4 twin-port OSFP",
+            8, "ConnectX-7 (single-port, network module)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
+            _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("ConnectX-7 dual-port QSFP112 (slot 1, slot 2)"),
+            forms=_forms("osfp-twin-flat"), nics_included=True,
+        ),
         # DGX B200 keeps the DGX H100 compute layout: 8 single-port ConnectX-7 behind four
         # twin-port OSFP cages, storage on BlueField-3. Its rail order and device names follow
         # the H100 table; check `ibdev2netdev` on the first node and override inline if they differ.

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
+from fabgen.spec.catalog import NODES
 from fabgen.spec.platforms import KINDS, PLATFORMS, platforms_of
 
 NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$"
@@ -69,8 +70,7 @@ class NodeGroup(Strict):
     """A set of identical nodes."""
 
     name: Name = Field(description="group name, referenced by fabrics[].node_groups")
-    model: str = Field(description="node model: a catalog key (dgx-h100, dgx-b200, dgx-b300, gb200-nvl72, "
-                       "gb300-nvl72) or a node_models entry")
+    model: str = Field(description=f"node model: a catalog key ({', '.join(NODES)}) or a node_models entry")
     count: int = Field(ge=1, le=MAX_NODES_PER_GROUP, description="number of nodes")
     bootstrap_interface: DeviceName | None = Field(
         default=None, description="NCCL_SOCKET_IFNAME: the node's bootstrap (management) netdev; default: NCCL's "
@@ -165,7 +165,10 @@ class Qos(Strict):
 
 
 class Pools(Strict):
-    """IPv4 pools. Defaults hold a 65,536-NIC three-tier fabric."""
+    """IPv4 pools. Defaults hold a 65,536-NIC three-tier fabric; other Ethernet fabrics get their own by role.
+
+    These defaults are the first compute fabric's; every other Ethernet fabric without pools gets
+    its own by role and place (inventory/defaults.py; docs/guide/inventory.md, "Default address pools")."""
 
     loopbacks: str = Field(default="10.255.0.0/16", description="one /32 per switch")
     links: str = Field(default="10.0.0.0/13", description="one /31 per switch-to-switch link")

@@ -1,6 +1,6 @@
 """Host side: NCCL environment, NIC setup and addresses for every compute node of a fabric.
 
-Files (README "A tour of the output"):
+Files (docs/reference/outputs.md, "A tour of the output"):
 * OUT/host-groups/<group>/nccl.env and hca-setup.sh: identical for every node of a group
   (same NIC names, same fabric), so written once per group, not thousands of times;
 * OUT/hosts/<node>/netplan.yaml: per node, since addresses differ (Ethernet fabrics).
