@@ -952,3 +952,28 @@ def test_an_unbound_client_reaches_the_storage_server_through_the_main_table(pla
         assert unbound and all(x["before"]["ok"] and x["before"]["port"] in fab.hosts[host].ports for x in unbound)
         if host not in fab.servers:
             assert any(x["to"] in fab.servers for x in unbound)
+
+
+def test_the_text_report_names_each_devices_checks_and_the_widths_a_failure_changed() -> None:
+    """One line per device: sessions established of planned, prefixes at the planned width, pings
+    passed (bound and unbound), and after --fail each prefix whose width changed with the plan's."""
+    from fabgen.emulate.checks import Checked, Pair
+    from fabgen.emulate.report import text
+    from fabgen.emulate.run import Result
+
+    c = Checked()
+    prefixes = {"10.0.0.1/32": "s1", "10.0.0.2/32": "l2"}
+    for phase, width in (("before", 2), ("after", 1)):
+        c.sessions(phase, "l1", width, width)
+        c.widths(phase, {"l1": {"s1": width, "l2": 2}}, prefixes, {"l1": {"10.0.0.1/32": width, "10.0.0.2/32": 2}},
+                 {"l1": {"10.0.0.1/32": width, "10.0.0.2/32": 2}})
+        c.reach(phase, {Pair("n1", "10.1.0.1", "n2", "10.1.0.3"): (True, ""),
+                        Pair("n1", None, "st1", "10.2.0.9", ("eth1",), "storage"): (phase == "before", "eth1")})
+    r = Result(["f"], 1, 2, 3, 1.0, [], [], [], checked=c.as_dict())
+    lines = {line.split(":")[0].strip(): line for line in text(r).splitlines() if line.startswith("  ")}
+    assert "2 of 2 sessions, 2 of 2 prefixes at the planned width; after --fail: 1 of 1 sessions" in lines["l1"]
+    assert "widths: 10.0.0.1/32 2 -> 1 (plan 1)" in lines["l1"] and "10.0.0.2/32" not in lines["l1"]
+    assert "2 of 2 pings (1 from a port's address, 1 unbound); after --fail: 1 of 2 pings" in lines["n1"]
+    doc = r.as_dict()["checked"]
+    assert doc["n1"]["reach"][1] == {"from": None, "to": "st1", "address": "10.2.0.9", "why": "storage",
+                                     "before": {"ok": True, "port": "eth1"}, "after": {"ok": False, "port": "eth1"}}
