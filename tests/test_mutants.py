@@ -171,7 +171,8 @@ fabrics:
 
 def test_bgp_host_loopbacks_follow_every_switch_on_three_tiers(tmp_path: Path) -> None:
     """The loopback pool numbers the planned switches from its first host address (leaves, spines,
-    cores), then each node's service address in node order: on three tiers no node takes a core's."""
+    cores), and each node's service address from its last host address down, in node order (apart
+    from the switches' count): on three tiers no node takes a core's."""
     inv = tmp_path / "inv.yaml"
     inv.write_text(BGP_THREE_TIERS)
     out = tmp_path / "out"
@@ -189,7 +190,8 @@ def test_bgp_host_loopbacks_follow_every_switch_on_three_tiers(tmp_path: Path) -
         service.append(ipaddress.ip_interface(address))
         frr = (out / "hosts" / node / "frr.conf").read_text()
         assert f"network {address}\n" in frr and f"bgp router-id {service[-1].ip}\n" in frr
-    assert [a.ip for a in service] == pool[len(order):len(order) + len(nodes)]
+    assert [a.ip for a in service] == pool[::-1][:len(nodes)]
+    assert not {a.ip for a in service} & set(pool[:len(order)])
     assert all(a.network.prefixlen == 32 for a in service)
 
 
@@ -309,9 +311,10 @@ fabrics:
 """
 
 
-def test_plane_two_numbers_its_links_and_ports_after_plane_one(tmp_path: Path) -> None:
-    """Two planes share the pools: plane 2's switch-to-switch /31s follow plane 1's, its host-port
-    /31s follow plane 1's, so together each is one run of /31s from the pool's start."""
+def test_plane_two_numbers_its_links_and_ports_in_its_half_of_the_pools(tmp_path: Path) -> None:
+    """Two planes share the pools in two equal halves: each plane's switch-to-switch and host-port
+    /31s are one run from the start of its half (plane 1's from the pool's start, as one plane's),
+    and plane 2's ASNs start a stride (a power of ten in the tier's block, halved) after plane 1's."""
     inv = tmp_path / "inv.yaml"
     inv.write_text(PLANES)
     out = tmp_path / "out"
@@ -324,17 +327,18 @@ def test_plane_two_numbers_its_links_and_ports_after_plane_one(tmp_path: Path) -
                            if p["ip"] and p["description"].startswith(kind)})
             assert nets and all(n.prefixlen == 31 for n in nets)
             found.append(nets)
-    # ASNs too: plane 2's leaves follow plane 1's in the leaf block, its spines (one pod) plane 1's
+    # ASNs: leaves 4200020000 + place on plane 1; the leaf block runs to the 4-byte space's end
+    # (94.9 million split in two: stride 10 million); spines 4200002000 to the leaves' (18,000: 1,000)
     one, two = read_fabric(out, "r-plane1"), read_fabric(out, "r-plane2")
-    leaves = [sorted(n for n in plane if "leaf" in n) for plane in (one, two)]
-    assert [one[n]["asn"] for n in leaves[0]] + [two[n]["asn"] for n in leaves[1]] == [
-        4200020000 + i for i in range(len(leaves[0]) + len(leaves[1]))]
-    assert {d["asn"] for n, d in one.items() if "spine" in n} == {4200002000}
-    assert {d["asn"] for n, d in two.items() if "spine" in n} == {4200002001}
+    for k, plane in enumerate((one, two)):
+        leaves = sorted(n for n in plane if "leaf" in n)
+        assert [plane[n]["asn"] for n in leaves] == [4200020000 + 10_000_000 * k + i for i in range(len(leaves))]
+        assert {d["asn"] for n, d in plane.items() if "spine" in n} == {4200002000 + 1_000 * k}
     for kind, pool in (("P2P_", "10.253.0.0/22"), ("HOST_", "10.100.0.0/16")):
-        one, two = runs[kind]
-        start = ipaddress.ip_network(pool).network_address
-        assert one + two == [ipaddress.ip_network(f"{start + 2 * i}/31") for i in range(len(one) + len(two))], kind
+        net = ipaddress.ip_network(pool)
+        for k, nets in enumerate(runs[kind]):
+            start = net.network_address + k * net.num_addresses // 2
+            assert nets == [ipaddress.ip_network(f"{start + 2 * i}/31") for i in range(len(nets))], (kind, k)
 
 
 NORTHSOUTH = """version: 1
@@ -456,10 +460,11 @@ node_groups:
 
 def test_storage_servers_take_bgp_places_after_the_planned_nodes(tmp_path: Path) -> None:
     """BGP to the host on a fabric planned for 8 nodes with 4 present and 2 storage servers: the
-    nodes' service addresses and ASNs follow their places, the servers' follow the 8 planned places
-    (room to grow); each leaf peers with the node's ASN. Switches: one ASN a leaf in planned order
-    (compute leaves, then the servers' leaves), one for the spines; management addresses in the same
-    order skipping the gateway; the nodes' from their group's prefix."""
+    nodes' service addresses (from the pool's top down) and ASNs follow their places, the servers'
+    follow the 8 planned places (room to grow); each leaf peers with the node's ASN. Switches: one
+    ASN a leaf in planned order (compute leaves, then the servers' leaves), one for the spines;
+    management addresses in the same order skipping the gateway; the nodes' from their group's
+    prefix."""
     inv = tmp_path / "inv.yaml"
     inv.write_text(BGP_WITH_SERVERS)
     out = tmp_path / "out"
@@ -477,7 +482,7 @@ def test_storage_servers_take_bgp_places_after_the_planned_nodes(tmp_path: Path)
     peered = {asn for n in leaves for asn in switches[n]["neighbors"].values()}
     for node, place in places.items():
         plan = yaml.safe_load((out / "hosts" / node / "netplan.yaml").read_text())
-        assert plan["network"]["ethernets"]["lo"]["addresses"] == [f"{pool[len(order) + place]}/32"]
+        assert plan["network"]["ethernets"]["lo"]["addresses"] == [f"{pool[-1 - place]}/32"]  # from the top
         frr = (out / "hosts" / node / "frr.conf").read_text()
         assert f"router bgp {4200200000 + place}\n" in frr
         assert 4200200000 + place in peered
@@ -622,4 +627,4 @@ def test_plane_two_cores_take_the_asn_after_plane_ones(tmp_path: Path) -> None:
     render_to(inv, out)
     for k, plane in enumerate(("r-plane1", "r-plane2")):
         cores = {d["asn"] for n, d in read_fabric(out, plane).items() if "core" in n}
-        assert cores == {4200001000 + k}  # cores: tier, one ASN a plane
+        assert cores == {4200001000 + 100 * k}  # cores: tier, one ASN a plane; 1,000 to the spines' split in two

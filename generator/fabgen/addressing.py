@@ -5,8 +5,14 @@ Every identifier follows a device's or link's place in the planned fabric (`Fabr
 (docs/growth.md). Without a plan the places are the natural order of the present fabric.
 
 Ethernet (netaddr over the inventory's pools):
+* network planes (`planes`): each pool is cut into `planes` equal, aligned parts and plane p
+  numbers itself in part p exactly as a one-plane fabric numbers the whole pool
+  (`plane_part`, inventory/ethernet.py `plane_slice`); each tier's ASNs of plane p start
+  p strides after the tier's first (`asn_stride`: a power of ten within the tier's block). A
+  plane's identifiers depend on the pool, the plane count and the device's place only, never on
+  how many nodes or switches the other planes have; plane 1 is numbered as a one-plane fabric.
 * loopbacks: one /32 per switch, in planned switch order (leaves, spines, cores), from the
-  pool's first address after its network address;
+  part's first address after its network address;
 * switch-to-switch links: one /31 each in planned link order (each leaf's uplinks, then each
   spine's); the upper-tier end takes the even address, the lower-tier end the odd one (the
   usual leaf-spine convention);
@@ -16,14 +22,15 @@ Ethernet (netaddr over the inventory's pools):
   address as gateway and the NIC on endpoint port p the address 2 + p;
 * ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
   cores share one (cores: tier) or one per core plane.
-* network planes (`planes`): plane p's switches, links, NICs, leaf subnets and ASNs follow
-  plane p-1's in the same pools and ASN blocks (`Fabric.ordinal`, `Fabric.link_offsets`), so the
-  planes never share an identifier and plane 1 is numbered as a one-plane fabric would be.
+* BGP to the host (storage and in-band fabrics, one plane): each node's service address from
+  the loopbacks pool's last address before the broadcast down, in planned node order (storage
+  servers after the planned nodes), so no node's depends on how many switches there are.
 
 Management addresses (any fabric kind, where the inventory gives management prefixes):
 switches of a fabric take its prefix's host addresses in planned switch order, skipping the
-management gateway; compute nodes of a node group that group's prefix's, in node order,
-both from the first address after the network address.
+management gateway (a multi-plane fabric's prefix cut in parts like the pools); compute nodes of
+a node group that group's prefix's, in node order, both from the first address after the
+network address.
 
 Synthetic GUIDs live in a locally administered EUI-64 space (first octet 0xFA has the
 'local' bit set, the multicast bit clear), so they can never collide with a vendor's
@@ -43,7 +50,7 @@ from dataclasses import dataclass, field, replace
 
 from netaddr import IPNetwork
 
-from fabgen.inventory.ethernet import asn_counts, leaf_subnet_prefix
+from fabgen.inventory.ethernet import asn_stride, leaf_subnet_prefix, plane_slice
 from fabgen.spec.model import Fabric
 from fabgen.spec.schema import EthernetOptions
 
@@ -126,25 +133,30 @@ def network_of(ip: str, plen: int) -> str:
     return f"{dotted_quad(value)}/{plen}"
 
 
+def plane_part(pool: str, fabric: Fabric) -> tuple[int, int]:
+    """First and last address of this plane's part of a pool (`plane_slice`): plane p's starts p
+    parts after the pool's first address, whatever the other planes hold."""
+    net = IPNetwork(pool)
+    size = plane_slice(net.size, fabric.planes)
+    first = net.first + fabric.plane * size
+    return first, first + size - 1
+
+
 def allocate_ethernet(fabric: Fabric) -> Allocation:
     eth = fabric.spec.ethernet or EthernetOptions()
     plan = fabric.plan
-    lo = IPNetwork(eth.pools.loopbacks).first
+    lo, lo_last = plane_part(eth.pools.loopbacks, fabric)
     loopbacks = {s.name: dotted_quad(lo + fabric.ordinal(s) + 1) for s in fabric.switches}  # .0 is the pool's name
     link_ips: dict[int, tuple[str, str, int]] = {}
-    p2p = IPNetwork(eth.pools.links).first
-    hosts = IPNetwork(eth.pools.hosts).first
+    p2p, _ = plane_part(eth.pools.links, fabric)
+    hosts, _ = plane_part(eth.pools.hosts, fabric)
     leaf_subnets: dict[str, str] = {}
     if eth.host_addressing == "leaf-subnet":
         prefix = leaf_subnet_prefix(plan.down)
         size = 1 << (32 - prefix)
-        first = fabric.plane * plan.leaves  # planes one after another
-        base = {s.name: hosts + (first + s.index - 1) * size for s in fabric.by_role("leaf")}
+        base = {s.name: hosts + (s.index - 1) * size for s in fabric.by_role("leaf")}
         leaf_subnets = {name: f"{dotted_quad(b)}/{prefix}" for name, b in base.items()}
     model, speed = fabric.switch_model, plan.speed
-    host_off, link_off = fabric.link_offsets()
-    p2p += 2 * link_off
-    hosts_p2p = hosts + 2 * host_off
     northsouth = fabric.spec.role == "northsouth"
     for idx, lk in enumerate(fabric.links):
         if northsouth and lk.tier == "node-leaf":
@@ -152,12 +164,12 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         if lk.tier != "node-leaf":
             link_ips[idx] = (dotted_quad(p2p + 2 * lk.ordinal + 1), dotted_quad(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
-            link_ips[idx] = (dotted_quad(hosts_p2p + 2 * lk.ordinal + 1), dotted_quad(hosts_p2p + 2 * lk.ordinal), 31)
+            link_ips[idx] = (dotted_quad(hosts + 2 * lk.ordinal + 1), dotted_quad(hosts + 2 * lk.ordinal), 31)
         else:
             b = base[lk.z]
             link_ips[idx] = (dotted_quad(b + 2 + model.port_number(speed, lk.z_port) - 1), dotted_quad(b + 1), prefix)
     asns: dict[str, int] = {}
-    shift = {tier: fabric.plane * n for tier, n in asn_counts(eth, plan).items()}  # planes one after another
+    shift = {tier: fabric.plane * asn_stride(eth, tier, fabric.planes) for tier in ("leaf", "spine", "core")}
     for s in fabric.switches:
         if s.role == "leaf":
             asns[s.name] = eth.asn.leaf + shift["leaf"] + s.index - 1
@@ -167,12 +179,11 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             asns[s.name] = eth.asn.core + shift["core"] + (s.plane if eth.asn.cores == "plane" else 0)
     node_loopbacks: dict[str, str] = {}
     node_asns: dict[str, int] = {}
-    if eth.host_routing == "bgp":  # after the planned switches' loopbacks, in planned node order
-        switches = plan.leaves + plan.spines + plan.cores
+    if eth.host_routing == "bgp":  # from the pool's top down, in planned node order: apart from the switches' count
         members = sum(1 for h in fabric.hosts if h.role == "compute")
         for h in fabric.hosts:
             place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
-            node_loopbacks[h.name] = dotted_quad(lo + switches + 1 + place)
+            node_loopbacks[h.name] = dotted_quad(lo_last - 1 - place)
             node_asns[h.name] = eth.asn.host + place
     tenants = allocate_tenants(fabric, eth.pools.hosts) if northsouth else None
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
@@ -190,10 +201,10 @@ def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[
     if m is not None:
         from fabgen.inventory.management import gateway_of
 
-        gateway, first = gateway_of(m), IPNetwork(m.prefix).first
+        gateway, (first, _) = gateway_of(m), plane_part(m.prefix, fabric)
         for s in fabric.switches:
             address = first + 1 + fabric.ordinal(s)
-            out[s.name] = dotted_quad(address + (address >= gateway))  # the gateway is never a switch's address
+            out[s.name] = dotted_quad(address + (first <= gateway <= address))  # the gateway is never a switch's
     nxt: dict[str, int] = {}
     for h in fabric.hosts:
         prefix = node_prefixes.get(h.group)

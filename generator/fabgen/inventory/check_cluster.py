@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from fabgen.inventory.state import Checks
+from fabgen.spec.schema import Fabric
+
+Report = Callable[[tuple, str], None]
 
 
 def check_addressing(c: Checks) -> None:
@@ -24,6 +28,9 @@ def check_addressing(c: Checks) -> None:
             check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
                            c.warner(f.name), f.planes, f.role)
     _check_host_routing(c)
+    for i, f in enumerate(c.inv.fabrics):
+        if f.name in c.plans and f.planned_nodes is None:
+            _warn_storage_follows(c, i, f, c.plans[f.name], len(c.storage.get(f.name, [])))
     managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
     for i, g in enumerate(c.inv.node_groups):
         if g.management is not None:
@@ -36,6 +43,26 @@ def check_addressing(c: Checks) -> None:
                                          "NCCL's bootstrap cannot reach other nodes through it; name the "
                                          "management or in-band interface")
     c.taken[:] = managed  # the switch management prefixes checked next are kept apart from these too
+
+
+def _warn_storage_follows(c: Checks, i: int, f, p, servers: int) -> None:
+    """Without a plan the storage servers' addresses are numbered after the compute nodes present:
+    say how many a compute node (or leaf) added would move, as the out-of-band block warning does."""
+    from fabgen.spec.model import follows_compute
+
+    per_node, per_leaf = follows_compute(f, p, servers)
+    if not per_node and not per_leaf:
+        return
+    moved = [f"adding a compute node moves their {_listed(per_node)}"] if per_node else []
+    moved += [f"adding a compute leaf moves their {_listed(per_leaf)}"] if per_leaf else []
+    c.warner(f.name)(("fabrics", i), f"fabric '{f.name}' has no planned_nodes, so its {servers} storage servers are "
+                     f"numbered after its compute nodes: {'; '.join(moved)}; set planned_nodes to the size the "
+                     "compute nodes will reach, or accept the re-addressing")
+
+
+def _listed(counts: dict[str, int]) -> str:
+    parts = [f"{n:,} {what}" for what, n in counts.items()]
+    return ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
 
 
 def _check_host_routing(c: Checks) -> None:
@@ -80,3 +107,37 @@ def check_management_and_platform(c: Checks) -> None:
                                  "access switches, BMCs and their gateway")
             else:
                 check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)
+                check_plane_parts(i, f, p.leaves + p.spines + p.cores, bare, c.report)
+
+
+def check_plane_parts(i: int, f: Fabric, per_plane: int, given_as_text: bool, report: Report) -> None:
+    """A multi-plane fabric's management prefix is cut like its pools (inventory/ethernet.py
+    `plane_slice`): plane p's switches take the addresses after the start of its part, skipping the
+    gateway, so no plane's addresses depend on another's size. Each part must hold its plane."""
+    import ipaddress
+
+    from fabgen.inventory.management import gateway_of
+
+    m = f.management
+    if m is None or f.planes == 1:
+        return
+    try:
+        net = ipaddress.IPv4Network(m.prefix)
+    except ValueError:
+        return  # reported by check_management
+    if net.num_addresses - 2 < f.planes * per_plane + 1:
+        return  # too small for every plane: reported by check_management
+    size = net.num_addresses // f.planes
+    gateway, base = gateway_of(m), int(net.network_address)
+    for p in range(f.planes):
+        first = base + p * size
+        top = first + per_plane + (first < gateway <= first + per_plane)
+        room = first + size - 1 - (p == f.planes - 1)  # the broadcast address is no switch's
+        if top > room:
+            need = per_plane + 2 + (p == f.planes - 1)
+            shortest = 32 - max(0, (need * f.planes - 1).bit_length())
+            report(("fabrics", i, "management") if given_as_text else ("fabrics", i, "management", "prefix"),
+                   f"{net} gives each of its {f.planes} planes {size} addresses (plane p from the prefix's start + p x "
+                   f"{size}); plane {p + 1}'s {per_plane} switches need {top - first}" +
+                   (" with the gateway" if first < gateway <= top else "") + f": use a /{shortest} or shorter")
+            return

@@ -19,6 +19,7 @@ from fabgen.spec.sizing import Plan
 
 MAX_ASN = 4_294_967_294
 POOLS = ("loopbacks", "links", "hosts")
+PLURAL = {"leaf": "leaves", "spine": "spines", "core": "cores"}
 Report = Callable[[tuple, str], None]
 
 
@@ -43,12 +44,35 @@ def host_places(eth: EthernetOptions, plan: Plan) -> int:
     return plan.nodes + plan.storage if eth.host_routing == "bgp" else 0
 
 
+def asn_block(eth: EthernetOptions, tier: str) -> tuple[int, str]:
+    """Where a tier's ASN block ends: the next tier's first ASN above it (the nodes' with BGP to the
+    host), or the end of its 2-byte or 4-byte private space; with what ends it."""
+    bases = {"leaf": eth.asn.leaf, "spine": eth.asn.spine, "core": eth.asn.core}
+    if eth.host_routing == "bgp":
+        bases["host"] = eth.asn.host
+    base = bases[tier]
+    above = sorted((b, t) for t, b in bases.items() if b > base)
+    top = (65535, "the 2-byte ASNs' end") if base <= 65534 else (MAX_ASN + 1, "the 4-byte ASNs' end")
+    return min([(b, f"the {t} ASNs ({b})") for b, t in above] + [top])
+
+
+def asn_stride(eth: EthernetOptions, tier: str, planes: int) -> int:
+    """How far apart a tier's planes start: the largest power of ten within the tier's block split
+    `planes` ways (0 with one plane). A plane's ASNs never depend on another plane's size, and they
+    read as the plane (default leaves: 4200010000 on plane 1, 4210010000 on plane 2)."""
+    if planes == 1:
+        return 0
+    room = (asn_block(eth, tier)[0] - getattr(eth.asn, tier)) // planes
+    return 10 ** (len(str(room)) - 1) if room > 0 else 0
+
+
 def asn_ranges(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, tuple[int, int]]:
-    """First and last ASN used by each tier, over every network plane (plane p's ASNs follow
-    plane p-1's in each tier's block); with BGP to the host, the nodes' too."""
+    """First and last ASN used by each tier, over every network plane (plane p's ASNs start at the
+    tier's first + p x `asn_stride`); with BGP to the host, the nodes' too."""
     base = {"leaf": eth.asn.leaf, "spine": eth.asn.spine, "core": eth.asn.core, "host": eth.asn.host}
     counts = {**asn_counts(eth, plan), "host": host_places(eth, plan)}
-    return {tier: (base[tier], base[tier] + (planes if tier != "host" else 1) * n - 1)
+    return {tier: (base[tier], base[tier] + (asn_stride(eth, tier, planes) * (planes - 1) if tier != "host" else 0)
+                   + n - 1)
             for tier, n in counts.items() if n}
 
 
@@ -59,13 +83,18 @@ def northsouth_places(plan: Plan) -> int:
     return 3 + plan.leaves + plan.nodes + plan.storage
 
 
-def needs(eth: EthernetOptions, plan: Plan, planes: int = 1, role: str = "compute") -> dict[str, tuple[int, str]]:
-    """Addresses each pool must hold, with what they are for (every network plane draws on the
-    fabric's pools, plane after plane)."""
-    switches = planes * (plan.leaves + plan.spines + plan.cores)
-    links = planes * ((plan.leaves * plan.up if plan.tiers >= 2 else 0)
-                      + (plan.spines * plan.spine_up if plan.tiers == 3 else 0))
-    nics = planes * (plan.endpoints + plan.storage)
+def plane_slice(size: int, planes: int) -> int:
+    """Addresses of each plane's part of a pool: the pool cut into `planes` equal, aligned parts
+    (planes are 1, 2 or 4), plane p's from the pool's first + p x this. Plane 1 is numbered as a
+    one-plane fabric would be, and no plane's addresses depend on another plane's size."""
+    return size // planes
+
+
+def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, tuple[int, str]]:
+    """Addresses each pool (each plane's part of it, `plane_slice`) must hold, with what they are for."""
+    switches = plan.leaves + plan.spines + plan.cores
+    links = (plan.leaves * plan.up if plan.tiers >= 2 else 0) + (plan.spines * plan.spine_up if plan.tiers == 3 else 0)
+    nics = plan.endpoints + plan.storage
     if role == "northsouth":
         half = northsouth_places(plan)
         hosts = (2 * half, f"two halves, storage and in-band, of {half} addresses each: gateway, leaves, bonds")
@@ -73,11 +102,10 @@ def needs(eth: EthernetOptions, plan: Plan, planes: int = 1, role: str = "comput
         hosts = (2 * nics, f"a /31 for each of {nics} NICs")
     else:
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
-        leaves = planes * plan.leaves
-        hosts = (leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {leaves} leaves")
+        hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")
     nodes = host_places(eth, plan)
     lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "")
-    return {"loopbacks": (switches + nodes + 1, lo),
+    return {"loopbacks": (switches + 1 + (nodes + 1 if nodes else 0), lo),
             "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
             "hosts": hosts}
 
@@ -141,11 +169,19 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     _check_transport(path, eth, report, warn)
     if plan is None:
         return
-    for name, (count, what) in needs(eth, plan, planes, role).items():
+    for name, (count, what) in needs(eth, plan, role).items():
         net = nets.get(name)
-        if net is not None and net.size < count:
-            shortest = 32 - max(0, (count - 1).bit_length())
+        part = plane_slice(net.size, planes) if net is not None else 0
+        if net is None or part >= count:
+            continue
+        shortest = 32 - max(0, (count * planes - 1).bit_length())
+        if planes == 1:
             report((*path, "pools", name), f"pool {net} holds {net.size} addresses; this fabric needs {count} "
+                   f"({what}): use a /{shortest} or shorter")
+        else:
+            report((*path, "pools", name), f"pool {net} gives each of its {planes} planes a "
+                   f"/{net.prefixlen + planes // 2} of {part} addresses (plane p from the pool's start + p x "
+                   f"{part}); a plane needs {count} "
                    f"({what}): use a /{shortest} or shorter")
     _check_asns(path, eth, plan, planes, report, warn)
 
@@ -224,7 +260,16 @@ def _check_asns(path: tuple, eth: EthernetOptions, plan: Plan, planes: int, repo
     """Each tier's ASNs within the 4-byte space, clear of reserved and documentation ASNs, on
     one side of the 2-byte boundary, and apart from the other tiers'."""
     ranges = asn_ranges(eth, plan, planes)
+    counts = asn_counts(eth, plan)
     for tier, (first, last) in ranges.items():
+        stride = asn_stride(eth, tier, planes) if tier != "host" else 0
+        if planes > 1 and counts.get(tier, 0) > stride:
+            end, by = asn_block(eth, tier)
+            report((*path, "asn", tier), f"{tier} ASNs: each of {planes} planes starts {stride:,} after the one "
+                   f"before (the largest power of ten in the {end - first:,} ASNs from {first} to {by}, split "
+                   f"{planes} ways), and a plane needs {counts[tier]:,}: give the {PLURAL[tier]} a lower first ASN "
+                   "or the next tier a higher one")
+            continue
         if last > MAX_ASN:
             report((*path, "asn", tier), f"{tier} ASNs {first}-{last} run past {MAX_ASN}, the last 4-byte ASN")
             continue

@@ -113,18 +113,11 @@ class Fabric:
     def switches_per_plane(self) -> int:
         return self.plan.leaves + self.plan.spines + self.plan.cores
 
-    def link_offsets(self) -> tuple[int, int]:
-        """Where this plane's host-facing and switch-to-switch links start among the fabric's links
-        of their kind, planes one after another: a link's /31 follows `Link.ordinal` plus these."""
-        p = self.plan
-        hosts = p.endpoints + p.storage
-        switch_links = (p.leaves * p.up if p.tiers >= 2 else 0) + (p.spines * p.spine_up if p.tiers == 3 else 0)
-        return self.plane * hosts, self.plane * switch_links
-
     def ordinal(self, s: Switch) -> int:
-        """0-based place of a switch in the planned fabric: leaves, then spines, then cores.
-        Loopbacks, management addresses and GUIDs follow it, so adding nodes moves none."""
-        return self.plane * self.switches_per_plane() + self.plan.switch_place(s.role, s.index)  # planes in order
+        """0-based place of a switch in its planned plane: leaves, then spines, then cores.
+        Loopbacks, management addresses and GUIDs follow it, each plane in its own part of the
+        pool (addressing.py), so adding nodes moves none."""
+        return self.plan.switch_place(s.role, s.index)
 
     def by_role(self, role: str) -> list[Switch]:
         return [s for s in self.switches if s.role == role]
@@ -136,3 +129,23 @@ class Fabric:
     def links_of(self, device: str) -> list[Link]:
         """Links of one device in port order, without walking the whole graph."""
         return [self.links[i] for i in self.ports.get(device, {}).values()]
+
+
+def follows_compute(spec: FabricSpec, plan: Plan, servers: int) -> tuple[dict[str, int], dict[str, int]]:
+    """The storage servers' identifiers a fabric without `planned_nodes` numbers after its compute
+    nodes (docs/growth.md), as what -> how many: those each added compute node moves, and those a
+    new compute leaf moves (leaf subnets follow the leaf's place, storage leaves after the compute
+    ones). With a plan they follow the planned nodes, and nothing moves."""
+    if not servers or spec.planned_nodes is not None or spec.role == "oob":
+        return {}, {}
+    if spec.kind == "infiniband":
+        return {"synthetic GUIDs": plan.storage}, {}
+    if spec.role == "northsouth":
+        return {"bond addresses": 2 * servers}, {}
+    eth = spec.ethernet
+    if eth is not None and eth.host_addressing == "leaf-subnet":
+        return {}, {"port addresses": plan.storage}
+    per_node = {"port /31s": plan.storage}
+    if eth is not None and eth.host_routing == "bgp":
+        per_node |= {"service addresses": servers, "ASNs": servers}
+    return per_node, {}

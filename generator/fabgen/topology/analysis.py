@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from fabgen.spec.model import ROLES, TIERS, Fabric
+from fabgen.spec.model import ROLES, TIERS, Fabric, follows_compute
 from fabgen.spec.sizing import Plan
 
 
@@ -75,10 +75,11 @@ def summarize(fabric: Fabric) -> Summary:
     warnings = list(fabric.warnings)
     if plan.topology == "rail-optimized":
         per_unit = Counter(h.unit for h in fabric.hosts if h.role == "compute")
+        moves = _completing_moves(fabric)
         for u in range(1, plan.present_units + 1):
             if per_unit[u] < plan.unit_nodes:
                 warnings.append(f"scalable unit {u} has {per_unit[u]} of {plan.unit_nodes} nodes; its leaves and "
-                                "uplinks are built in full so the unit can be completed without re-cabling")
+                                "uplinks are built in full so the unit can be completed without re-cabling" + moves)
     pod_leaves = Counter(s.pod for s in fabric.switches if s.role == "leaf")
     if plan.tiers == 3:
         for pod in range(1, plan.pods + 1):
@@ -104,6 +105,17 @@ def summarize(fabric: Fabric) -> Summary:
         racks=len({h.rack for h in fabric.hosts if h.rack}), racks_split=_racks_split(fabric),
         planned=_planned(plan), warnings=warnings, network_plane=_plane(fabric),
     )
+
+
+def _completing_moves(fabric: Fabric) -> str:
+    """What completing a unit re-addresses on this fabric: nothing, or (no planned_nodes) the
+    storage servers' identifiers numbered after the compute nodes, counted (docs/growth.md)."""
+    per_node, _ = follows_compute(fabric.spec, fabric.plan, sum(1 for h in fabric.hosts if h.role == "storage"))
+    if not per_node:
+        return " or re-addressing this fabric"
+    parts = [f"{n:,} {what}" for what, n in per_node.items()]
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    return f", but each node added moves the storage servers' {listed} (set planned_nodes)"
 
 
 def _racks_split(fabric: Fabric) -> int:

@@ -32,6 +32,10 @@ class Growth:
     before: dict[str, int]  # spines, cores
     after: dict[str, int]
     tiers: tuple[int, int]
+    switches: int = 0  # present switches whose place (loopback, management address; a storage leaf's ASN) moves
+    links: int = 0  # switch-to-switch cables that stay but take another /31
+    planes: int = 1
+    kind: str = "roce"
 
 
 def _key(p: Plan, s: Switch) -> tuple[str, int]:
@@ -41,11 +45,15 @@ def _key(p: Plan, s: Switch) -> tuple[str, int]:
     return s.role, s.index
 
 
-def _cabling(spec: FabricSpec, p: Plan) -> tuple[set, dict]:
+def _cabling(spec: FabricSpec, p: Plan) -> tuple[dict, dict, dict]:
+    """The switch-to-switch cables (by their ends' keys and ports) with their /31's place, the
+    present switches' names and their places in the plan (addressing.py numbers both)."""
     switches = switch_names(spec, p)
     key_of = {s.name: _key(p, s) for s in switches}  # once per switch, not once per cable end
-    cables = {(key_of[lo.name], lp, key_of[hi.name], hp) for _, lo, lp, hi, hp, _ in uplinks(p, switches)}
-    return cables, {key: name for name, key in key_of.items()}
+    cables = {(key_of[lo.name], lp, key_of[hi.name], hp): ordinal
+              for _, lo, lp, hi, hp, ordinal in uplinks(p, switches)}
+    places = {key_of[s.name]: p.switch_place(s.role, s.index) for s in switches}
+    return cables, {key: name for name, key in key_of.items()}, places
 
 
 SHAPE = ("tiers", "down", "up", "leaf_spine_width", "spines_per_pod", "leaves_per_pod", "spine_down",
@@ -62,16 +70,40 @@ def _same_shape(now: Plan, later: Plan) -> bool:
 
 def _compare(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth:
     seen = replace(later, present_nodes=now.present_nodes, present_units=units_for(later, now.present_nodes))
-    before, names = _cabling(spec, now)
-    after, later_names = _cabling(spec, seen)
-    moved = len(before - after)
+    before, names, places = _cabling(spec, now)
+    after, later_names, later_places = _cabling(spec, seen)
+    moved = sum(1 for k in before if k not in after)
     cables = len(before) + now.present_nodes * now.rails + now.storage
     if now.storage and now.storage_leaves == 0 and later.storage_leaves:
         moved += now.storage  # a one-switch fabric's storage NICs move to storage leaves
     renamed = sum(1 for k, n in names.items() if later_names.get(k, n) != n)
+    by_name = {later_names[k]: place for k, place in later_places.items()}  # a switch is its name to an operator
+    switches = sum(1 for k, place in places.items() if by_name.get(names[k], place) != place)
+    named = {(later_names[lo], lp, later_names[hi], hp): o for (lo, lp, hi, hp), o in after.items()}
+    links = sum(1 for (lo, lp, hi, hp), o in before.items() if named.get((names[lo], lp, names[hi], hp), o) != o)
     return Growth(step, later.present_nodes, moved, cables, renamed,
                   _upper(now), _upper(later),
-                  (now.tiers, later.tiers))
+                  (now.tiers, later.tiers), switches, links, spec.planes, spec.kind)
+
+
+def _readdressed(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth | None:
+    """A growth of the same shape (every port and peer stays): the places that still move, by
+    arithmetic rather than by listing every cable. Spines follow the leaves and cores the spines
+    in the plan's switch order, storage leaves the compute leaves, and the spine-core /31s (and
+    the storage leaves' uplinks') the leaves' uplinks (spec/sizing.py `switch_place`,
+    spec/layout.py `uplinks`); without a plan those counts are the present ones."""
+    leaves = now.leaves != later.leaves
+    storage = bool(now.storage_leaves) and now.compute_leaves != later.compute_leaves
+    spines = len([s for s in switch_names(spec, now) if s.role == "spine"]) if now.tiers >= 2 else 0
+    switches = (now.storage_leaves if storage else 0) + (spines if leaves else 0) + \
+        (now.cores if now.leaves + now.spines != later.leaves + later.spines else 0)
+    links = (now.storage_leaves * now.up if storage and now.tiers >= 2 else 0) + \
+        (spines * now.spine_up if now.tiers == 3 and now.leaves * now.up != later.leaves * later.up else 0)
+    if not switches and not links:
+        return None
+    cables = now.leaves * now.up + spines * now.spine_up + now.present_nodes * now.rails + now.storage
+    return Growth(step, later.present_nodes, 0, cables, 0, _upper(now), _upper(later), (now.tiers, later.tiers),
+                  switches, links, spec.planes, spec.kind)
 
 
 def _upper(p: Plan) -> dict[str, int]:
@@ -101,9 +133,12 @@ def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> li
         except SizingError as exc:
             return [f"the next {step} ({nodes} nodes) cannot be added: {exc.message}"]
         if _same_shape(now, later):
+            same = _readdressed(spec, now, later, step)
+            if same is not None:
+                return [_message(same)]
             continue
         g = _compare(spec, now, later, step)
-        if g.moved or g.before != g.after or g.renamed:
+        if g.moved or g.before != g.after or g.renamed or g.switches or g.links:
             return [_message(g)]
     return []
 
@@ -122,10 +157,24 @@ def _message(g: Growth) -> str:
         changes.append(f"move {g.moved:,} of its {g.cables:,} cables")
     if g.renamed:
         changes.append(f"rename {g.renamed:,} switches")
+    ids = "GUID" if g.kind == "infiniband" else "loopback"
+    n = g.switches
+    whose = f"its {ids} and management address" if n == 1 else f"their {ids}s and management addresses"
+    readdressed = [f"{n:,} switch{'es' if n > 1 else ''} ({whose})"] if n else []
+    if g.links and g.kind != "infiniband":
+        readdressed.append(f"{g.links:,} switch-to-switch /31s")
+    if readdressed:
+        each = f" on each of its {g.planes} planes" if g.planes > 1 else ""
+        changes.append(f"re-address {' and '.join(readdressed)}{each}")
+    only = not g.moved and not g.renamed and g.tiers[0] == g.tiers[1] and g.before == g.after
+    if only:
+        changes[-1] = "move no cable but " + changes[-1]
     text = ", ".join(changes[:-1]) + " and " + changes[-1] if len(changes) > 1 else changes[0]
     upper = "spine and core tiers" if max(g.tiers) == 3 else "spine tier"
+    advice = ("number every switch by its place in that plan" if only
+              else f"build its {upper} for that now")
     return (f"growing this fabric by one {g.step} (to {g.nodes:,} nodes) would {text}: set planned_nodes to "
-            f"the size it will reach to build its {upper} for that now (docs/growth.md)")
+            f"the size it will reach to {advice} (docs/growth.md)")
 
 
 def growth_warnings(validated: Any) -> list[list[str]]:
