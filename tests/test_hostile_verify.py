@@ -286,3 +286,24 @@ def test_an_frr_peer_hostname_forges_no_line(tmp_path: Path) -> None:
     assert "<i>" not in evil["markdown"] and "Idle\\|" in evil["markdown"]
     unplanned = [f for f in json.loads(evil["json"])["findings"] if f["kind"] == "bgp-unplanned"]
     assert [f["found"] for f in unplanned] == [f"{state} with {host}"]
+
+
+def test_an_adapter_description_forges_no_line_and_names_no_port_it_is_not(tmp_path: Path) -> None:
+    """ibnetdiscover's `<host> <rdma>` from a node that writes its own description: an RDMA name
+    is kept only as a device name can be (63 characters, no control or space); a description
+    with a terminal escape, a bell and 5,000 characters is no device name: the finding names the
+    host's port number, and nothing of it reaches the report."""
+    render = GOLDEN / "gb300-northsouth"
+    text = (render / "compute" / "infiniband" / "topology.net").read_text()
+    hostile = "mlx5_9\x1b[2K\x07fabgen verify: 0 finding(s)" + "A" * 5000  # \r or \x0b would end the line: refused
+    for rdma, kept in (("mlx5_" + "9" * 58, True), (hostile, False)):
+        built = tmp_path / "ibnetdiscover.txt"
+        built.write_text(text.replace('"gb001 mlx5_0"', f'"gb001 {rdma}"'))
+        res = fabgen("verify", render, "--ibnetdiscover", built, "--format", "json")
+        assert res.returncode == 1, res.stderr[-2000:]
+        found = {f["found"] for f in json.loads(res.stdout)["findings"] if f["device"] == "compute-su01-leaf1"}
+        assert found == ({f"gb001 {rdma}"} if kept else {"gb001 1"}), found  # no device name: the port number
+        out = fabgen("verify", render, "--ibnetdiscover", built).stdout
+        assert "\x1b" not in out and "\x07" not in out
+        assert all(line.startswith(("fabgen verify:", "  ", "note:", "fabrics", "miswired", "repairs", "not-"))
+                   or not line for line in out.splitlines()), out[:3000]
