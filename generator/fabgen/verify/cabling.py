@@ -26,7 +26,7 @@ from fabgen.verify.evidence import Seen
 from fabgen.verify.plan import Plan
 
 _MAC = re.compile(r"^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^([0-9a-f]{4}\.){2}[0-9a-f]{4}$", re.I)
-# an RDMA device name as a node description carries it (mlx5_1, rxe0, irdma-eth1): at most 63
+# an RDMA device name as a node description carries it (mlx5_1, rxe0): at most 63
 # characters (the kernel's IB_DEVICE_NAME_MAX, 64 with its NUL); anything else is no device name
 _RDMA = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,62}$")
 ISSUES = ("miswired", "not-cabled", "several-neighbours", "unplanned", "wrong-speed",  # exit 1
