@@ -368,9 +368,9 @@ def pairs(hosts: dict[str, Any], servers: list[str] | None = None) -> list[Pair]
             far, far_addr = ring[(k + 1) % len(ring)]
             if far != host:
                 out += [Pair(host, addr, far, far_addr, ports[host]), Pair(host, None, far, far_addr, ports[host])]
-    targets = [(s, c.split("/")[0]) for s in sorted(servers or ()) for port in hosts[s].ports.values()
-               for c in port.addresses]
-    clients = [h for h in sorted(hosts) if h not in (servers or ())]
+    kept = sorted(s for s in servers or () if s in hosts)  # a sample may leave servers out
+    targets = [(s, c.split("/")[0]) for s in kept for port in hosts[s].ports.values() for c in port.addresses]
+    clients = [h for h in sorted(hosts) if h not in kept]
     unbound = {(p.host, p.dst) for p in out if p.src is None}
     for k, host in enumerate(clients):
         if targets and (host, targets[k % len(targets)][1]) not in unbound:
