@@ -207,7 +207,9 @@ def test_hosts_agree_with_switches_on_every_role(unseen: Path) -> None:
                     assert defaults == [{"to": "default", "via": str(gw.ip), "metric": 100 * (r + 1)}]
                 else:
                     assert not defaults, "only in-band ports carry a default route"
-                assert [x["via"] for x in cfg["routes"] if "via" in x] == [str(gw.ip)] * (1 + len(defaults))
+                assert [x["via"] for x in cfg["routes"] if "via" in x] == [str(gw.ip)] * (2 + len(defaults))
+                (main,) = [x for x in cfg["routes"] if "table" not in x and x["to"] != "default"]
+                assert main["metric"] == 100 * (r + 1) and host_if.ip in ipaddress.ip_network(main["to"])
     eths = yaml.safe_load((unseen / "hosts" / "n001" / "netplan.yaml").read_text())["network"]["ethernets"]
     assert len(eths) == 8 + 2 + 2, "one netplan: every compute, storage and in-band port of the node"
 

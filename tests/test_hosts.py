@@ -149,9 +149,11 @@ def check_hosts(out: Path, fabric: str, groups: dict[str, tuple[str, int]]) -> N
                 gateway = ipaddress.ip_interface(f"{svi[0]}/{svi[1]}")
             assert host_if.network == gateway.network, f"{host} {rdma}: {addr} not in {gateway}"
             assert host_if.ip != gateway.ip
-            via = [r["via"] for r in cfg["routes"] if "via" in r]
-            assert via == [str(gateway.ip)], "rail traffic goes to its own leaf"
+            via = {r["via"] for r in cfg["routes"] if "via" in r}
+            assert via == {str(gateway.ip)}, "rail traffic goes to its own leaf"
             assert not any(r["to"] in ("default", "0.0.0.0/0") for r in cfg["routes"])
+            (main,) = [r for r in cfg["routes"] if "table" not in r]  # an unbound client's route to the plane
+            assert host_if.ip in ipaddress.ip_network(main["to"]) and main["metric"] % 100 == 0
             (rule,) = cfg["routing-policy"]
             assert rule["from"] == str(host_if.ip) and rule["table"] == cfg["routes"][0]["table"]
             tables.add(rule["table"])
@@ -316,7 +318,7 @@ def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     from fabgen.formats import yamlout
     from fabgen.targets.hosts import _joined, _netplan_text, _ports
 
-    layout = (("enp1s0np0", 101, 0), ("enp2s0np0", 102, 200))
+    layout = (("enp1s0np0", 101, 100, "10.0.0.0/17", False), ("enp2s0np0", 102, 200, "10.0.0.0/17", True))
     values = ["10.0.0.1/31", "10.0.0.0/31", "10.0.0.0", "10.0.0.1",
               "10.0.0.3/31", "10.0.0.2/31", "10.0.0.2", "10.0.0.3"]
     shape = yamlout.Shape(partial(_ports, layout, 9000, "10.0.0.0/16"), len(values))
@@ -327,7 +329,7 @@ def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     text = _netplan_text(joined)
     assert text == _netplan_text(plain)
     assert yaml.safe_load(text) == plain
-    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][2] == \
-        {"to": "default", "via": "10.0.0.2", "metric": 200}
+    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][2:] == \
+        [{"to": "10.0.0.0/17", "via": "10.0.0.2", "metric": 200}, {"to": "default", "via": "10.0.0.2", "metric": 200}]
     twice = _joined([*parts, {"enp1s0np0": {"mtu": 1500}}])
     assert type(twice) is dict and twice["enp1s0np0"] == {"mtu": 1500} and list(twice)[0] == "enp1s0np0"

@@ -154,6 +154,7 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
             theirs = {a for d in switches[q] if d in asns for a in asns[d]}
             assert not mine & theirs, "planes share no ASN"
     peer = {(row["device"], row["interface"]): row for row in rows}
+    node_ips = [(ipaddress.ip_interface(peer[key]["address"]).ip, pl) for key, pl in plane_of_port.items()]
     for node in ("new001", "old012"):
         plan = yaml.safe_load((out / "hosts" / node / "netplan.yaml").read_text())["network"]["ethernets"]
         assert set(plan) == {port for h, port in plane_of_port if h == node}
@@ -165,9 +166,14 @@ def test_planes_are_separate_networks_and_hosts_agree(kind, platform, switch, to
             net = ipaddress.ip_interface(addr).network
             assert ipaddress.ip_interface(leaf_side["address"]).network == net
             assert ([r["via"] for r in cfg["routes"] if "via" in r]
-                    == [str(ipaddress.ip_interface(leaf_side["address"]).ip)])
+                    == [str(ipaddress.ip_interface(leaf_side["address"]).ip)] * 2)  # its table's, the main table's
             rail, plane = divmod(int(port.split("_")[1]), planes)
             assert cfg["routing-policy"][0]["table"] == 100 + planes * rail + plane
+            # an unbound client's route: every node address of this port's plane, none of another's
+            (main,) = [r for r in cfg["routes"] if "table" not in r]
+            assert main["metric"] == 100 * (rail + 1)
+            block = ipaddress.ip_network(main["to"])
+            assert all((there in block) == (pl == plane) for there, pl in node_ips), (node, port, block)
     new = _env(out / "host-groups" / "new" / "nccl.env")
     from fabgen.targets.hosts import NCCL_KNOWN  # the variables NCCL's env.rst documents (test_hosts)
     assert set(new) <= NCCL_KNOWN

@@ -22,10 +22,13 @@ Every value comes from a decision made once elsewhere: the InfiniBand half of NC
   NICs that share a subnet. Netdevs are found from the RDMA name at run time, since
   their names change with the link type;
 * netplan: each rail NIC's address, MTU, a routing table per NIC (100 + rail) with the
-  host pool via its leaf and a rule `from <address>`, so traffic leaves on its own rail;
-  no default route on rail NICs. Ethernet-mode netdev names are the InfiniBand ones with
-  `ibp` -> `enp` and the port suffix `np0` (systemd naming for a ConnectX port), unless the
-  node model declares them.
+  host pool via its leaf and a rule `from <address>`, so traffic from a NIC's address (RDMA,
+  NCCL) leaves on its own rail; in the main table, for a client that binds no address (a
+  storage mount, a ping), the plane's part of the pool via every port of the plane, metrics
+  100, 200, ... (the first port carries it, the next takes over on link loss; netplan writes
+  no multipath route); no default route on rail NICs (in-band ports carry it). Ethernet-mode
+  netdev names are the InfiniBand ones with `ibp` -> `enp` and the port suffix `np0` (systemd
+  naming for a ConnectX port), unless the node model declares them.
 """
 
 from __future__ import annotations
@@ -34,9 +37,9 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from netaddr import IPNetwork
+from netaddr import IPNetwork, IPRange
 
-from fabgen.addressing import network_of
+from fabgen.addressing import network_of, plane_part
 from fabgen.context import Context
 from fabgen.formats import yamlout
 from fabgen.formats.templating import render as render_template
@@ -175,16 +178,18 @@ def _setup(ctx: Context, model, ports: list[tuple[Any, int, int]] | None = None)
 
 
 TABLES = {"compute": 100, "storage": 200, "inband": 300}  # a role's routing tables: its base + the port's place
-DEFAULT_METRIC = 100  # the in-band default route: the first port's, then each next port's 100 higher
+METRIC = 100  # a port's main-table routes: the first port's of a plane, then each next port's 100 higher
 
 
 def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list[str],
              shapes: dict[Any, Any]) -> yamlout.Filled:
     """One fabric's part of a node's netplan: each port's address, a routing table per port
     (the role's base + planes x rail + plane) with the fabric's host pool via the port's leaf and
-    a rule from its address, so traffic leaves on the port it came in on. Only the in-band ports
-    carry a default route (main table, one metric per port: the second takes over when the first
-    loses its link); compute, storage never do. pool: the hosts pool (CIDR); mtu: the host MTU;
+    a rule from its address, so traffic from a port's address (RDMA, a bound socket) leaves on
+    that port. The main table, for a client that binds no address (a mount, ip route get), has
+    the plane's part of the hosts pool via every port of the plane, one metric per port (100,
+    200, ...: the first port carries it, the next takes over when it loses its link); only the
+    in-band ports carry a default route, with the same metrics. pool: the hosts pool (CIDR); mtu: the host MTU;
     k: the host's place in the fabric's hosts (the same on every plane); placeholders: collects the
     interface names that are RDMA names standing in for an unknown netdev. The ports are one
     yamlout.Filled of the node's shape (`shapes`: by its models, then by its ports' names and
@@ -207,18 +212,18 @@ def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list
 def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
                shapes: dict[Any, Any]) -> tuple[yamlout.Shape, list[tuple[Any, Any, str]], list[str]]:
     """What the nodes with the k-th node's models share: the Shape of their ports (by names,
-    tables and metrics: one per layout), where each port's link is found (the plane's port map
-    and addresses, its RDMA name), and the placeholder interface names."""
+    tables, metrics and planes' blocks: one per layout), where each port's link is found (the
+    plane's port map and addresses, its RDMA name), and the placeholder interface names."""
     planes = len(ctx.plane_contexts())
     role = ctx.fabric.spec.role
-    layout: list[tuple[str, int, int]] = []  # (name, table, default route's metric or 0) of each port
+    layout: list[_Port] = []
     ports: list[tuple[Any, Any, str]] = []
     unknown: list[str] = []
     for pctx, nic, r, p in _plane_ports(ctx, k):
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         if not nic.netdev_known:
             unknown.append(name)
-        layout.append((name, TABLES[role] + planes * r + p, DEFAULT_METRIC * (r + 1) if role == "inband" else 0))
+        layout.append((name, TABLES[role] + planes * r + p, METRIC * (r + 1), _block(pool, pctx), role == "inband"))
         ports.append((pctx.fabric.ports, pctx.allocation.link_ips, nic.rdma))
     key = (tuple(layout), mtu, pool)
     shape = shapes.get(key)
@@ -227,14 +232,30 @@ def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
     return shape, ports, unknown
 
 
-def _ports(layout: tuple[tuple[str, int, int], ...], mtu: int, pool: str, *values: str) -> dict[str, Any]:
+# A port of a node's shape: name, table, metric of its main-table routes, its plane's part of the
+# hosts pool (what those reach), whether it also carries the default route (in-band)
+_Port = tuple[str, int, int, str, bool]
+
+
+def _block(pool: str, pctx: Context) -> str:
+    """A plane's part of the fabric's hosts pool (the pool itself on one plane): every address the
+    plane's host ports can take, none of another plane's, so a route to it leaves on the plane
+    that reaches it (planes are separate networks)."""
+    first, last = plane_part(pool, pctx.fabric)
+    (block,) = IPRange(first, last).cidrs()  # an aligned part (addressing.plane_part)
+    return str(block)
+
+
+def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, *values: str) -> dict[str, Any]:
     """The make of a node's ports' Shape: each port's entry from its address/length, subnet,
-    gateway and address."""
+    gateway and address. Its table: the subnet on-link, the pool via its leaf (the rule from its
+    address); the main table: its plane's block via its leaf, and the default on in-band ports."""
     out: dict[str, Any] = {}
-    for n, (name, table, metric) in enumerate(layout):
+    for n, (name, table, metric, block, default) in enumerate(layout):
         address, subnet, gateway, ip = values[4 * n:4 * n + 4]
-        routes = [{"to": subnet, "scope": "link", "table": table}, {"to": pool, "via": gateway, "table": table}]
-        if metric:
+        routes = [{"to": subnet, "scope": "link", "table": table}, {"to": pool, "via": gateway, "table": table},
+                  {"to": block, "via": gateway, "metric": metric}]
+        if default:
             routes.append({"to": "default", "via": gateway, "metric": metric})
         out[name] = {"mtu": mtu, "addresses": [address], "routes": routes,
                      "routing-policy": [{"from": ip, "table": table}]}
@@ -473,14 +494,15 @@ def _head(name: str, group: str, fabrics: list[tuple[str, str]], cluster: str) -
     """The netplan's first line: a node on one compute fabric as before, else every fabric with its role."""
     if [role for _, role in fabrics] == ["compute"]:
         return (f"# {name} (group {group}) on fabric {fabrics[0][0]} of {cluster}: rail NIC addresses, one routing "
-                "table per rail, no default route; generated by fabgen\n")
+                "table per rail, the fabric's hosts in the main table, no default route; generated by fabgen\n")
     named = ", ".join(fab if role == "compute" else f"{fab} ({role})" for fab, role in fabrics)
     if any(role == "northsouth" for _, role in fabrics):
         return (f"# {name} (group {group}) of {cluster}, on fabrics {named}: every port's address and routing "
                 "table, the north-south bond with a VLAN per tenant; the default route only via in-band; "
                 "generated by fabgen\n")
     return (f"# {name} (group {group}) of {cluster}, on fabrics {named}: every port's address and "
-            "routing table; a default route only on in-band ports; generated by fabgen\n")
+            "routing table, each fabric's hosts in the main table over its ports; a default route only on "
+            "in-band ports; generated by fabgen\n")
 
 
 PLACEHOLDER = "# PLACEHOLDER interface names"  # ansible/deploy-hosts.yml refuses a netplan holding it

@@ -1,0 +1,417 @@
+"""Host routing an unmodified client can use (issue 55): each rendered node rebuilt in a network
+namespace of its own from its netplan.yaml (a veth per port, its addresses, routes with
+their table, metric and scope, and its rules, by `ip -n`), then asked as the kernel would be asked
+by a client that binds no address (an NFS mount, a ping): `ip route get <storage server>` leaves
+on a storage port, `ip route get 8.8.8.8` on the in-band port, a host of the node's rail and plane
+is reached on that plane; and, bound, `ip route get <x> from <port address>` still uses that
+port's own table. The netplan without its main-table routes (what fabgen wrote before) fails the
+same check, and `netplan generate` keeps the main-table routes in the main table.
+
+Cases: b300-cluster (a two-plane Spectrum-X compute fabric, storage and in-band, /31s and an
+in-band leaf subnet), superpod-cluster (InfiniBand compute, RoCE storage with storage servers,
+in-band head nodes on leaf subnets) and spectrumx-518-lossy (a compute fabric of two units on leaf subnets)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import IN_CI, INVENTORIES
+from fabgen.pipeline import render_to
+from fabgen.targets.hosts import TABLES
+
+IP = shutil.which("ip") or ""  # empty: skipped below
+NETPLAN = shutil.which("netplan") or ("/usr/sbin/netplan" if Path("/usr/sbin/netplan").exists() else None)
+CAN_NETNS = os.geteuid() == 0 and bool(IP)
+if not CAN_NETNS and IN_CI:
+    raise RuntimeError("CI runs as root with iproute2: the host routing test needs network namespaces")
+needs_netns = pytest.mark.skipif(not CAN_NETNS, reason="needs root and iproute2 (network namespaces)")
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+IFNAMSIZ = 15  # Linux's longest interface name
+WAIT = 20  # seconds any one `ip` call may take
+CASES = ("b300-cluster", "superpod-cluster", "spectrumx-518-lossy")
+
+
+@pytest.fixture(scope="module")
+def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = {}
+    for case in CASES:
+        out[case] = tmp_path_factory.mktemp(case) / "out"
+        render_to(INVENTORIES / f"{case}.yaml", out[case])
+    return out
+
+
+@pytest.fixture(scope="module")
+def plans_of(renders: dict[str, Path]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Each case's netplans (netplans()), read once."""
+    return {case: netplans(out) for case, out in renders.items()}
+
+
+# A node as its netplan says ---------------------------------------------------------------------
+
+def netplans(out: Path) -> dict[str, dict[str, Any]]:
+    """Every node's `network.ethernets`, by node name."""
+    return {p.parent.name: yaml.load(p.read_text(), Loader=LOADER)["network"]["ethernets"]
+            for p in sorted((out / "hosts").glob("*/netplan.yaml"))}
+
+
+def role_of(cfg: dict[str, Any]) -> str | None:
+    """A port's role, from its table (TABLES: 100+ compute, 200+ storage, 300+ in-band)."""
+    if not cfg.get("routing-policy"):
+        return None
+    table = cfg["routing-policy"][0]["table"]
+    return max((r for r, base in TABLES.items() if table >= base), key=TABLES.__getitem__)
+
+
+def ports_of(eths: dict[str, Any], role: str) -> list[str]:
+    return [n for n, c in eths.items() if role_of(c) == role]
+
+
+def own_ip(cfg: dict[str, Any]) -> str:
+    return str(ipaddress.ip_interface(cfg["addresses"][0]).ip)
+
+
+def compute_planes(case: str) -> int:
+    """The planes of the case's Ethernet compute fabric (1 where it has none)."""
+    inv = yaml.safe_load((INVENTORIES / f"{case}.yaml").read_text())
+    return max([f.get("planes", 1) for f in inv["fabrics"]
+                if f.get("role", "compute") == "compute" and f["kind"] != "infiniband"] or [1])
+
+
+def storage_servers(plans: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """The nodes that are on the storage fabric only, with their ports' addresses (a service
+    address on lo, BGP to the host, is reached by the routes the node's FRR learns)."""
+    ports = {node: {n: c for n, c in eths.items() if n != "lo"} for node, eths in plans.items()}
+    return {node: [own_ip(c) for c in eths.values()] for node, eths in ports.items()
+            if eths and all(role_of(c) == "storage" for c in eths.values())}
+
+
+def without_main_routes(eths: dict[str, Any]) -> dict[str, Any]:
+    """The netplan as fabgen wrote it before issue 55: no route of the main table but the default."""
+    return {n: {**c, "routes": [r for r in c["routes"] if "table" in r or r["to"] == "default"]}
+            if "routes" in c else c for n, c in eths.items()}
+
+
+# The namespace ------------------------------------------------------------------------------------
+
+def ip(ns: str, *args: str, stdin: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    run = subprocess.run([IP, "-n", ns, *args], input=stdin, capture_output=True, text=True, timeout=WAIT)
+    if check:
+        assert run.returncode == 0, f"ip -n {ns} {' '.join(args)}: {run.stderr}"
+    return run
+
+
+@pytest.fixture
+def netns() -> Iterator[Any]:
+    """Makes namespaces named for this test and this process only; deletes them all at the end."""
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"fabgen-hr-{os.getpid()}-{len(made)}"
+        subprocess.run([IP, "netns", "add", name], check=True, capture_output=True, timeout=WAIT)
+        made.append(name)
+        return name
+    try:
+        yield make
+    finally:
+        for name in made:
+            subprocess.run([IP, "netns", "delete", name], capture_output=True, timeout=WAIT)
+
+
+def rebuild(ns: str, eths: dict[str, Any], fabric: str | None = None, tag: str = "") -> dict[str, str]:
+    """The node's ports in `ns`: a veth per port, its far end up beside it for carrier (renamed
+    where the name is longer than Linux takes), its MTU, addresses, routes (table, metric, scope
+    as written; `via` on the port) and rules. With `fabric`, the far end of each storage port is
+    in that namespace instead, holding the leaf's address (the port's gateway: p2p), its name
+    starting with `tag`. Returns the kernel's name -> the netplan's."""
+    kernel: dict[str, str] = {}
+    links, leaves, addresses, routes = ["link set lo up"], [], [], []
+    for n, (name, cfg) in enumerate(eths.items()):
+        dev = name if name == "lo" or len(name) <= IFNAMSIZ else f"port{n}"
+        kernel[dev] = name
+        if dev != "lo":
+            far = f"{tag}far{n}"
+            if fabric is not None and role_of(cfg) == "storage":
+                gateway = next(r["via"] for r in cfg["routes"] if "via" in r)
+                plen = ipaddress.ip_interface(cfg["addresses"][0]).network.prefixlen
+                links.append(f"link add {dev} type veth peer name {far} netns {fabric}")
+                leaves += [f"address add {gateway}/{plen} dev {far}", f"link set {far} up"]
+            else:
+                links += [f"link add {dev} type veth peer name {far}", f"link set {far} up"]
+            links += [f"link set {dev} mtu {cfg.get('mtu', 1500)}", f"link set {dev} up"]
+        addresses += [f"address add {a} dev {dev}" for a in cfg.get("addresses", [])]
+        for r in cfg.get("routes") or []:
+            line = f"route add {r['to']}" + (f" via {r['via']}" if "via" in r else "") + f" dev {dev}"
+            routes.append(line + "".join(f" {k} {r[k]}" for k in ("scope", "table", "metric") if k in r))
+        routes += [f"rule add from {p['from']} table {p['table']}" for p in cfg.get("routing-policy", [])]
+    ip(ns, "-batch", "-", stdin="\n".join(links) + "\n")
+    if leaves:
+        assert fabric is not None
+        ip(fabric, "-batch", "-", stdin="\n".join(leaves) + "\n")
+    ip(ns, "-batch", "-", stdin="\n".join(addresses + routes) + "\n")
+    return kernel
+
+
+def route_get(ns: str, dst: str, source: str | None = None) -> dict[str, Any] | None:
+    """The kernel's answer for a packet to dst (from source, or unbound), or None: no route."""
+    return routes_get(ns, [(dst, source)])[0]
+
+
+def routes_get(ns: str, asked: list[tuple[str, str | None]]) -> list[dict[str, Any] | None]:
+    """route_get of each (dst, source), by `ip -batch` (it stops at the first lookup that fails
+    and names its line; the rest are asked again)."""
+    lines = [f"route get {dst}" + (f" from {source}" if source else "") for dst, source in asked]
+    out: list[dict[str, Any] | None] = []
+    while len(out) < len(lines):
+        run = ip(ns, "-j", "-batch", "-", stdin="\n".join(lines[len(out):]) + "\n", check=False)
+        out += [json.loads(line)[0] for line in run.stdout.splitlines() if line.strip()]
+        if run.returncode != 0:
+            assert f"Command failed -:{len(run.stdout.splitlines()) + 1}" in run.stderr, run.stderr
+            out.append(None)
+    return out
+
+
+def problems(ns: str, eths: dict[str, Any], kernel: dict[str, str], servers: dict[str, list[str]],
+             peers: dict[str, str], planes: int) -> list[str]:
+    """What an unbound or bound client of the rebuilt node finds wrong. peers: for each compute
+    port, an address of another node on the same rail and plane."""
+    address_of = {name: own_ip(c) for name, c in eths.items() if name != "lo"}
+    storage, inband = ports_of(eths, "storage"), ports_of(eths, "inband")
+    asked: list[tuple[str, str | None, list[str], str]] = []  # (destination, source, the right ports, what)
+    if storage:
+        asked += [(a, None, storage, f"unbound to storage server {server}")
+                  for server, addresses in servers.items() for a in addresses if a not in address_of.values()]
+    if inband:
+        first = min(inband, key=lambda n: next(r["metric"] for r in eths[n]["routes"] if r["to"] == "default"))
+        asked.append(("8.8.8.8", None, [first], "the default route"))
+    for name, cfg in eths.items():
+        if role_of(cfg) is None:
+            continue
+        table = cfg["routing-policy"][0]["table"]
+        pool = next(r["to"] for r in cfg["routes"] if r.get("table") == table and "via" in r)
+        asked.append((str(ipaddress.ip_network(pool)[-2]), address_of[name], [name], f"bound to {name}'s own table"))
+        if name in peers:  # unbound to a host of its rail and plane: out of a port of that plane
+            plane = (table - TABLES["compute"]) % planes
+            same = [n for n in ports_of(eths, "compute")
+                    if (eths[n]["routing-policy"][0]["table"] - TABLES["compute"]) % planes == plane]
+            asked.append((peers[name], None, same, f"unbound to a host on {name}'s rail"))
+    out = []
+    for (dst, source, want, what), got in zip(asked, routes_get(ns, [(d, s) for d, s, _, _ in asked])):
+        dev = kernel.get(got["dev"]) if got else None
+        if dev not in want:
+            out.append(f"{what}: {dst}" + (f" from {source}" if source else "") +
+                       (f" leaves on {dev}, not {' or '.join(want)}" if got else " is unreachable"))
+        elif source is None and got is not None and got.get("prefsrc") != address_of[dev]:
+            out.append(f"{what}: {dst} leaves on {dev} from {got.get('prefsrc')}, not its address")
+    return out
+
+
+def rail_peers(plans: dict[str, dict[str, Any]], node: str) -> dict[str, str]:
+    """For each compute port of node, the address of another node's port with the same table (same
+    rail, same plane) behind another leaf (outside the port's subnet, which is on-link anyway)."""
+    out = {}
+    for name, cfg in plans[node].items():
+        if role_of(cfg) != "compute":
+            continue
+        table, subnet = cfg["routing-policy"][0]["table"], ipaddress.ip_interface(cfg["addresses"][0]).network
+        for other, eths in plans.items():
+            there = [own_ip(c) for c in eths.values() if role_of(c) == "compute"
+                     and c["routing-policy"][0]["table"] == table]
+            if other != node and there and ipaddress.ip_address(there[0]) not in subnet:
+                out[name] = there[0]
+                break
+    return out
+
+
+def sample(plans: dict[str, dict[str, Any]]) -> list[str]:
+    """Every storage server and in-band-only node, and the first, a middle and the last node of the
+    others: the nodes' shapes, not their count, make the cases."""
+    others = [n for n, e in plans.items() if ports_of(e, "compute")]
+    keep = {n for n, e in plans.items() if not ports_of(e, "compute")}
+    keep |= {others[0], others[len(others) // 2], others[-1]} if others else set()
+    return sorted(keep)
+
+
+# The tests ----------------------------------------------------------------------------------------
+
+@needs_netns
+@pytest.mark.parametrize("case", CASES)
+def test_an_unbound_client_routes_over_the_right_ports(case: str, plans_of: dict[str, Any], netns: Any) -> None:
+    """Rebuilt nodes (every storage server and head node, and compute nodes from the start, middle
+    and end): unbound to every storage server over a storage port and from that port's address,
+    the default over the first in-band port, a host of the same rail over the same plane, and
+    bound traffic in the port's own table."""
+    plans = plans_of[case]
+    servers = storage_servers(plans)
+    planes = compute_planes(case)
+    checked = 0
+    for node in sample(plans):
+        ns = netns()
+        kernel = rebuild(ns, plans[node])
+        assert problems(ns, plans[node], kernel, servers, rail_peers(plans, node), planes) == [], node
+        checked += 1
+    assert checked >= 3
+    assert bool(servers) == (case != "spectrumx-518-lossy"), "the cases with storage have storage servers to reach"
+
+
+@needs_netns
+def test_the_second_storage_port_takes_over(plans_of: dict[str, Any], netns: Any) -> None:
+    """The metrics fail over: with its first storage port down (networkd drops a port's routes
+    when it loses carrier; the kernel drops them when it is down), an unbound client of the node
+    reaches the storage servers over the second; with both down, only the in-band default is left."""
+    plans = plans_of["b300-cluster"]
+    eths = plans["gpu001"]
+    first, second = ports_of(eths, "storage")
+    server = storage_servers(plans)["store01"][0]
+    ns = netns()
+    kernel = rebuild(ns, eths)
+    dev = {v: k for k, v in kernel.items()}
+    for down, want in ((None, first), (first, second), (second, None)):
+        if down is not None:
+            ip(ns, "link", "set", dev[down], "down")
+        got = route_get(ns, server)
+        assert got is not None
+        if want is not None:
+            assert kernel[got["dev"]] == want, (down, got)
+        else:  # no storage port left: the default route (as before issue 55 with both up)
+            assert kernel[got["dev"]] in ports_of(eths, "inband"), got
+
+
+@needs_netns
+@pytest.mark.parametrize("case,node", [("b300-cluster", "gpu001"), ("b300-cluster", "store02"),
+                                       ("superpod-cluster", "dgx001"), ("spectrumx-518-lossy", "sx2-gpu01")])
+def test_the_check_refuses_the_netplan_without_main_table_routes(case: str, node: str, plans_of: dict[str, Any],
+                                                                 netns: Any) -> None:
+    """The old netplan (source-bound tables, the in-band default, nothing else in the main table)
+    fails the check: a storage server is unreachable unbound, or reached through in-band; a host
+    of the same rail is unreachable."""
+    plans = plans_of[case]
+    old = without_main_routes(plans[node])
+    assert old != plans[node]
+    ns = netns()
+    kernel = rebuild(ns, old)
+    found = problems(ns, old, kernel, storage_servers(plans), rail_peers(plans, node), compute_planes(case))
+    assert found, node
+    assert all(p.startswith("unbound") for p in found), found  # bound traffic and the default were right
+    if ports_of(old, "inband"):
+        assert any("leaves on" in p and "storage server" in p for p in found), found  # out of the in-band default
+    elif ports_of(old, "storage"):
+        assert any("storage server" in p and p.endswith("unreachable") for p in found), found
+
+
+@pytest.mark.skipif(NETPLAN is None and not IN_CI, reason="netplan.io is not installed")
+@pytest.mark.parametrize("case,node", [("b300-cluster", "gpu001"), ("superpod-cluster", "store01"),
+                                       ("spectrumx-518-lossy", "sx2-gpu01")])
+def test_netplan_keeps_the_main_table_routes(case: str, node: str, renders: dict[str, Path],
+                                             tmp_path: Path) -> None:
+    """`netplan generate` writes each main-table route into the port's networkd unit as a [Route]
+    with a gateway, a metric and no table (networkd's main table), and each table route with its
+    table."""
+    assert NETPLAN is not None
+    text = (renders[case] / "hosts" / node / "netplan.yaml").read_text()
+    (tmp_path / "etc" / "netplan").mkdir(parents=True)
+    conf = tmp_path / "etc" / "netplan" / "60-fabgen.yaml"
+    conf.write_text(text)
+    conf.chmod(0o600)
+    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(tmp_path)], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    mains = 0
+    for name, cfg in yaml.safe_load(text)["network"]["ethernets"].items():
+        unit = (tmp_path / "run" / "systemd" / "network" / f"10-netplan-{name}.network").read_text()
+        sections = [dict(line.split("=", 1) for line in s.strip().splitlines()[1:])
+                    for s in re.split(r"^(?=\[)", unit, flags=re.M) if s.startswith("[Route]\n")]
+        for r in cfg.get("routes", []):
+            want = {"Destination": "0.0.0.0/0" if r["to"] == "default" else r["to"]}
+            want |= {"Gateway": r["via"]} if "via" in r else {}
+            want |= {"Table": str(r["table"])} if "table" in r else {"Metric": str(r["metric"])}
+            match = [s for s in sections if want.items() <= s.items()]
+            assert match, (name, r, sections)
+            if "table" not in r:
+                assert all("Table" not in s for s in match), (name, r)
+                mains += r["to"] != "default"
+    assert mains >= 2, "a main-table route over every port of a fabric"
+
+
+SERVER = """
+import socket, sys
+s = socket.socket()
+s.bind(("0.0.0.0", 5001))
+s.listen()
+s.settimeout(float(sys.argv[2]))
+for _ in range(int(sys.argv[1])):
+    c, peer = s.accept()
+    c.sendall(c.getsockname()[0].encode())
+    print(peer[0], flush=True)
+    c.close()
+"""
+CLIENT = """
+import socket, sys, time
+end = time.monotonic() + 3
+while True:
+    try:
+        c = socket.create_connection((sys.argv[1], 5001), timeout=2)
+        break
+    except ConnectionRefusedError:
+        if time.monotonic() > end:
+            raise
+        time.sleep(0.05)
+print(c.getsockname()[0], c.recv(64).decode())
+"""
+
+
+def connects(node: str, server: str, eths: dict[str, Any], server_eths: dict[str, Any], netns: Any) -> list[str]:
+    """Rebuild node and server with their storage ports cabled to one namespace standing for the
+    storage fabric (forwarding between the leaves' addresses); connect over TCP, unbound, from the
+    node to every address of the server. Returns, for each, the node's source address and the
+    address the server answered on, or the client's error."""
+    fabric, client_ns, server_ns = netns(), netns(), netns()
+    subprocess.run([IP, "netns", "exec", fabric, "sysctl", "-qw", "net.ipv4.ip_forward=1"], check=True,
+                   timeout=WAIT)
+    rebuild(client_ns, eths, fabric, "c")
+    rebuild(server_ns, server_eths, fabric, "s")
+    targets = [own_ip(c) for n, c in server_eths.items() if n != "lo"]
+    listener = subprocess.Popen([IP, "netns", "exec", server_ns, sys.executable, "-c", SERVER, str(len(targets)),
+                                 "8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = []
+    try:
+        for target in targets:
+            run = subprocess.run([IP, "netns", "exec", client_ns, sys.executable, "-c", CLIENT, target],
+                                 capture_output=True, text=True, timeout=WAIT)
+            out.append(f"{target}: " + (run.stdout.strip() if run.returncode == 0
+                                        else run.stderr.strip().splitlines()[-1]))
+    finally:
+        listener.kill()
+        listener.wait(timeout=WAIT)
+    return out
+
+
+@needs_netns
+def test_an_unbound_tcp_connect_reaches_the_storage_server(plans_of: dict[str, Any], netns: Any) -> None:
+    """gpu001 and store01 of b300-cluster rebuilt, their storage ports cabled to a namespace that
+    forwards between the leaves' addresses: a TCP connect that binds no address, to each of the
+    server's addresses, leaves from one of gpu001's storage addresses and is answered (the server's
+    reply leaves by its own port's table). The netplan without main-table routes sends it to the
+    in-band gateway, where it never arrives."""
+    plans = plans_of["b300-cluster"]
+    eths, server = plans["gpu001"], plans["store01"]
+    storage = {own_ip(eths[n]) for n in ports_of(eths, "storage")}
+    done = connects("gpu001", "store01", eths, server, netns)
+    assert len(done) == 2
+    for line in done:
+        target, rest = line.split(": ", 1)
+        source, answered = rest.split()
+        assert source in storage and answered == target, line
+    old = connects("gpu001", "store01", without_main_routes(eths), server, netns)
+    assert all(("timed out" in line or "No route to host" in line) for line in old), old  # the in-band gateway
