@@ -178,10 +178,14 @@ def assert_nodes_stay(small: str, big: str) -> None:
     rest = {k: v for k, v in gone.items() if k[1] not in servers and not (k[0] == "b" and k[1] in servers)}
     assert not rest, f"{len(rest)} present node cables or addresses moved, e.g. {sorted(rest.items())[:3]}"
     cables = moved(upper_small, upper_big)
-    for fabric in {k[0] for k in cables if k[0] != "b"}:  # the out-of-band cables of switches: its own warning
+    for fabric in {k[0] for k in cables if k[0] != "b"}:
         parent = fabric.split("-plane")[0]
         assert any("growing this fabric" in w for w in v_small.warnings.get(parent, [])), \
             f"{fabric}: switch cables moved and validate said nothing"
+    for switch in {k[1] for k in cables if k[0] == "b"}:  # a management port follows its switch's place
+        parent = switch.split("-")[0]
+        assert any("growing this fabric" in w and "re-address" in w for w in v_small.warnings.get(parent, [])), \
+            f"{switch}: its management port moved on the out-of-band network and validate said nothing"
 
 
 GB = "gb300-nvl72"

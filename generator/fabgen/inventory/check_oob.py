@@ -206,9 +206,12 @@ def _managed(c: Checks, i: int, f) -> list[tuple[str, int, list[tuple[str, str, 
         if p is None:  # not sized: reported there
             return None
         per_plane = p.leaves + p.spines + p.cores
+        # the planes side by side: plane k's switch at place x in its plane takes x * planes + k, so no
+        # plane's management ports move when another plane's switch count does (docs/planes.md)
         rows = []
         for k, plane in enumerate(plane_names(spec)):
             for s in switch_names(spec.model_copy(update={"name": plane}), p):
-                rows.append((s.name, spec.platform, k * per_plane + p.switch_place(s.role, s.index)))
+                rows.append((s.name, spec.platform, p.switch_place(s.role, s.index) * spec.planes + k))
+        rows.sort(key=lambda row: row[2])
         out.append((name, per_plane * spec.planes, rows))
     return out
