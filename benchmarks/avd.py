@@ -179,17 +179,17 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
          "svis": [{"id": t["vlan"], "name": t["vrf"], "enabled": True, "mtu": leaf["mtu"],
                    "ip_address_virtual": f"{t['gateway']}/{t['prefix']}"}]}
         for t in ev["tenants"]]}]
-    legs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    legs: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}  # (node, its bond) -> legs
     for sw in switches:
         for i in sw["interfaces"]:
             if "bond" in i:
-                legs.setdefault(i["peer"], []).append((sw["name"], i))
-    servers = []
-    for node, ends in legs.items():
+                legs.setdefault((i["peer"], i["bond"]["host_bond"]), []).append((sw["name"], i))
+    adapters: dict[str, list[dict[str, Any]]] = {}  # node -> one adapter a bond (a two-bond server: two)
+    for (node, _), ends in legs.items():
         bond = ends[0][1]["bond"]
         short = bond["segment"]["identifier"].removeprefix("0000:0000:")
         fallback = bond["lacp_fallback"]
-        servers.append({"name": node, "adapters": [{
+        adapters.setdefault(node, []).append({
             "switches": [s for s, _ in ends], "switch_ports": [i["name"] for _, i in ends],
             "endpoint_ports": [i["peer_port"] for _, i in ends], "descriptions": [i["description"] for _, i in ends],
             "mode": "trunk", "vlans": ",".join(str(v) for v in bond["vlans"]), "native_vlan": bond["native"],
@@ -201,8 +201,8 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
                              # a node that PXE-boots has no LACP yet: each member alone in the in-band VLAN
                              "lacp_fallback": {"mode": fallback["mode"], "timeout": fallback["timeout"],
                                                "individual": {"mode": "access",
-                                                              "vlans": str(fallback["access_vlan"])}}}}]})
-    common["servers"] = servers
+                                                              "vlans": str(fallback["access_vlan"])}}}})
+    common["servers"] = [{"name": node, "adapters": a} for node, a in adapters.items()]
 
 
 def _uplink_pools(switches: list[dict[str, Any]]) -> dict[str, str]:

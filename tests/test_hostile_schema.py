@@ -128,7 +128,7 @@ def number_paths(model: Any = Inventory, path: tuple = (), wanted=_is_number) ->
 # object to an InfiniBand block on a RoCE fabric, but a schema problem is reported first)
 BASE: dict[str, Any] = {
     "version": 1, "cluster": "c",
-    "node_groups": [{"name": "gpu", "model": "box", "count": 2}],
+    "node_groups": [{"name": "gpu", "model": "box", "count": 2, "bonds": 1}],
     "node_models": {"box": {"gpus": 8, "nvlink_domain": 1,
                             "nics": [{"rdma": "mlx5_0", "netdev": "eth0", "speed": 400}],
                             "ports": [{"role": "oob", "rdma": "bmc", "speed": 1}]}},

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -154,3 +155,103 @@ def test_the_lab_reader_refuses_leaves_and_hosts_that_disagree(example: Path) ->
     net["network"]["bonds"]["bond0"]["addresses"] = [f"{other.ip + 1}/{other.network.prefixlen}"]
     with pytest.raises(TranslateError, match=r"not in .*the subnet of VLAN"):
         evpn.read({**files, path: yaml.safe_dump(net).encode()}, "northsouth", inputs.table)
+
+
+TWO_BOND_PORTS = """\
+      - {role: inband, rdma: mlx5_0, netdev: enp1s0f0np0, speed: 400}
+      - {role: inband, rdma: mlx5_2, netdev: enp2s0f0np0, speed: 400}
+      - {role: storage, rdma: mlx5_1, netdev: enp1s0f1np1, speed: 400}
+      - {role: storage, rdma: mlx5_3, netdev: enp2s0f1np1, speed: 400}
+"""
+
+
+def _two_bond_inventory(folder: Path, edit=lambda s: s) -> Path:
+    """The example with its storage servers as support/storage servers of two bonds (bonds: 2):
+    two in-band ports (one on each card) and two storage ports."""
+    text = EXAMPLE.read_text()
+    old = ("      - {role: storage, rdma: mlx5_0, netdev: enp1s0f0np0, speed: 400}\n"
+           "      - {role: storage, rdma: mlx5_1, netdev: enp1s0f1np1, speed: 400}\n")
+    assert old in text and "    role: storage\n    count: 4\n" in text
+    text = text.replace(old, TWO_BOND_PORTS).replace("    role: storage\n    count: 4\n",
+                                                     "    role: storage\n    bonds: 2\n    count: 4\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    links = EXAMPLE.with_name("gb300-cluster-rdma-links.txt")
+    (folder / links.name).write_bytes(links.read_bytes())
+    inv = folder / "inv.yaml"
+    inv.write_text(edit(text))
+    return inv
+
+
+def test_a_two_bond_server_is_two_segments_on_its_leaf_pair(tmp_path: Path) -> None:
+    """bonds: 2: each server's in-band ports are bond0 (in-band untagged), its storage ports bond1
+    (storage untagged), each bond one leg on each leaf of the server's pair on the same port, each
+    its own Ethernet segment; LACP bypass on all; the NVUE model takes it; the netplan has bond0
+    with the in-band address and default route, bond1 with the storage address, and networkd
+    takes it; addresses.csv and NetBox name the bond holding each address and each member."""
+    out = tmp_path / "out"
+    render_to(_two_bond_inventory(tmp_path / "inv"), out)
+    legs: dict[tuple[str, str], list[tuple[str, str, int, dict]]] = {}  # (server, host bond) -> legs
+    for leaf, bonds in _leaf_bonds(out).items():
+        for node in bonds.values():
+            server, host_bond = node["description"].removeprefix("HOST_").rsplit("_", 1)
+            legs.setdefault((server, host_bond), []).append(
+                (leaf, next(iter(node["bond"]["member"])), node["evpn"]["multihoming"]["segment"]["local-id"], node))
+    servers = sorted({s for s, _ in legs if s.startswith("stor")})
+    assert servers == ["stor01", "stor02", "stor03", "stor04"]
+    ids = []
+    for server in servers:
+        for host_bond, vlan in (("bond0", INBAND), ("bond1", STORAGE)):
+            ends = legs[server, host_bond]
+            assert len({leaf for leaf, _, _, _ in ends}) == 2 and len({p for _, p, _, _ in ends}) == 1, ends
+            assert len({i for _, _, i, _ in ends}) == 1
+            ids.append(ends[0][2])
+            for *_, node in ends:
+                assert node["bridge"]["domain"]["br_default"] == {"untagged": vlan, "vlan": {str(vlan): {}}}
+                assert node["bond"]["lacp-bypass"] == "on"
+    assert len(set(ids)) == len(ids)  # every bond a segment of its own
+    for leaf in _leaf_bonds(out):
+        if "storage" in leaf:
+            assert nvue_model.problems("5.14", _nvue_tree(out / "northsouth" / "switches" / f"{leaf}.nvue.yaml")) == []
+    net = yaml.safe_load((out / "hosts" / "stor01" / "netplan.yaml").read_text())["network"]
+    assert set(net["bonds"]) == {"bond0", "bond1"} and "vlans" not in net
+    assert net["bonds"]["bond0"]["interfaces"] == ["enp1s0f0np0", "enp2s0f0np0"]
+    assert net["bonds"]["bond1"]["interfaces"] == ["enp1s0f1np1", "enp2s0f1np1"]
+    table = _rows(out / "northsouth" / "addresses.csv")
+    rows = {(r["device"], r["interface"]): r["address"] for r in table}
+    gateways = {r["device"]: r["address"] for r in table if r["role"] == "anycast"}
+    for bond, role in (("bond0", "inband"), ("bond1", "storage")):
+        (address,) = net["bonds"][bond]["addresses"]
+        assert rows["stor01", bond] == address
+        assert ipaddress.ip_interface(address).network == ipaddress.ip_interface(gateways[f"{role}-gateway"]).network
+    assert [r["to"] for r in net["bonds"]["bond0"].get("routes", []) if r["to"] == "default"] == ["default"]
+    assert not [r for r in net["bonds"]["bond1"].get("routes", []) if r["to"] == "default"]
+    lags = {(r["device"], r["name"]): r.get("lag", "") for r in _rows(out / "netbox" / "06-interfaces.csv")}
+    assert [lags["stor01", p] for p in ("mlx5_0", "mlx5_2", "mlx5_1", "mlx5_3")] == ["bond0", "bond0", "bond1", "bond1"]
+    if NETPLAN is not None:
+        run = _netplan_generate({"60-fabgen.yaml": (out / "hosts" / "stor01" / "netplan.yaml").read_text()},
+                                tmp_path / "root")
+        assert run.returncode == 0, run.stderr
+        units = tmp_path / "root" / "run" / "systemd" / "network"
+        for bond in ("bond0", "bond1"):
+            assert "Kind=bond" in (units / f"10-netplan-{bond}.netdev").read_text()
+
+
+@pytest.mark.parametrize(("case", "edit", "expected"), [
+    ("compute group", lambda s: s.replace("    count: 72 ", "    bonds: 2\n    count: 72 ", 1),
+     "node_groups[0].bonds: bonds: 2 is a server's"),
+    ("two ports", lambda s: s.replace("      - {role: inband, rdma: mlx5_2, netdev: enp2s0f0np0, speed: 400}\n", ""),
+     "node_groups[1].bonds: bonds: 2 bonds two inband ports (bond0) and two storage ports (bond1)"),
+    ("no northsouth fabric", lambda s: s.replace("    node_groups: [gb, store]\n", "    node_groups: [gb]\n"),
+     "node_groups[1].bonds: bonds: 2 sets a server's bonds on a northsouth fabric"),
+])
+def test_a_two_bond_server_that_cannot_be_is_refused_where_written(tmp_path: Path, case: str, edit, expected: str
+                                                                    ) -> None:
+    """bonds: 2 on a compute group, on a model without two inband and two storage ports, or on a
+    group no northsouth fabric lists: `validate` exits 2 naming the key's line and column."""
+    inv = _two_bond_inventory(tmp_path, edit)
+    run = subprocess.run([sys.executable, "-m", "fabgen", "validate", str(inv)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2, (case, run.stderr)
+    line = next(x for x in run.stderr.splitlines() if expected in x)
+    assert re.match(rf"{re.escape(str(inv))}:\d+:\d+: ", line), line
+    assert "Traceback" not in run.stderr

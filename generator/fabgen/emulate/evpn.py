@@ -397,6 +397,8 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
     kept: dict[frozenset, list[str]] = {}
     for node, ls in legs.items():
         pair = kept.setdefault(frozenset(leaf for _, leaf, _ in ls), [])
+        if len(ls) != 2:  # a two-bond server (bonds: 2): the lab builds one bond a node, so it is left out
+            continue
         if len(pair) < per_pair:
             pair.append(node)
     keep = [n for ns in kept.values() for n in ns]

@@ -86,14 +86,15 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
     """A northsouth fabric's overlay addresses: each tenant's anycast gateway, each leaf's own SVI
     address (NVUE's VRR needs one), then per node its bond's members (no address; the leaf port
     each is cabled to, as for every node port), its bond (in-band, untagged) and its VLANs, in node order."""
-    from fabgen.intent.northsouth import host_vlan_interface, tenants
+    from fabgen.intent.northsouth import tenant_interfaces, tenants
 
     f, alloc = ctx.fabric, ctx.allocation
     t = alloc.tenants
     assert t is not None
     svi = SVI[f.spec.platform]
     rows: list[list[Any]] = []
-    for k, ten in enumerate(tenants(ctx)):
+    overlay = tenants(ctx)
+    for k, ten in enumerate(overlay):
         rows.append([f"{ten['role']}-gateway", "anycast", "", svi.format(vlan=ten["vlan"]),
                      f"{ten['gateway']}/{t.prefix}", "", ""])
         if f.spec.platform == "nvue":
@@ -106,6 +107,7 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
             members.setdefault(lk.a, []).append([lk.a, "node", "", netdev[lk.a][lk.a_port], "", lk.z, lk.z_port])
     for h in f.hosts:
         rows += members.get(h.name, [])
-        rows += [[h.name, "node", "", host_vlan_interface(ten["vlan"], ten["untagged"]),
-                  f"{t.nodes[h.name][k]}/{t.prefix}", "", ""] for k, ten in enumerate(tenants(ctx))]
+        where = tenant_interfaces(overlay, len(h.model.nics))
+        rows += [[h.name, "node", "", where[k], f"{t.nodes[h.name][k]}/{t.prefix}", "", ""]
+                 for k in range(len(overlay))]
     return rows

@@ -20,6 +20,10 @@ Decisions:
   `lacp-bypass`, EOS's LACP fallback to individual ports after `LACP_FALLBACK_TIMEOUT` seconds,
   each member then an access port of the in-band VLAN (NVIDIA's net-configurator output does the
   same: in-band VLAN untagged, `lacp-bypass` on every north-south bond);
+* a server of a group with `bonds: 2` (a support or storage server, as NVIDIA's designs give two)
+  has four ports on the fabric and two bonds, each on the leaf pair: `bond0` its two in-band
+  ports with the in-band tenant alone (untagged), `bond1` its two storage ports with storage
+  alone (untagged); each bond is a segment of its own (bond k's local id: the node's + k·2^23);
 * VXLAN sourced at the loopback, head-end replication (EVPN type-3 routes, no multicast underlay),
   ARP suppression; EVPN runs on the underlay's eBGP sessions (the spines pass it on unchanged).
 """
@@ -41,6 +45,7 @@ PXE_ROLE = "inband"  # the tenant untagged on the bond: the one a node boots fro
 # asking DHCP (4+8+16+32 s), where EOS's default, 90 s, outlasts it; a booted node's fast LACP
 # (a PDU a second) takes the port-channel back at once
 LACP_FALLBACK_TIMEOUT = 30
+BOND_ID_STRIDE = 1 << 23  # a node's second bond's segment: its first's local id + this (ids stay under 2^24)
 
 
 def tenants(ctx: Context) -> list[dict[str, Any]]:
@@ -68,15 +73,46 @@ def segment(local_id: int) -> dict[str, Any]:
             "route_target": ":".join(mac), "lacp_system_id": ".".join(short[i:i + 4] for i in range(0, 12, 4))}
 
 
-def host_vlan_interface(vlan: int, untagged: bool = False) -> str:
+def host_vlan_interface(vlan: int, untagged: bool = False, bond: str = HOST_BOND) -> str:
     """The node's interface of one tenant: the bond itself for the untagged one, else a VLAN on it."""
-    return HOST_BOND if untagged else f"{HOST_BOND}.{vlan}"
+    return bond if untagged else f"{bond}.{vlan}"
+
+
+def host_bonds(ports: int) -> list[str]:
+    """The node's bonds on the fabric: one of its two ports, or two of its four (`bonds: 2`)."""
+    return [f"bond{k}" for k in range(ports // 2)]
+
+
+def bond_index(port: int, ports: int) -> int:
+    """Which of the node's bonds its `port`-th port (in attachment order) is a member of."""
+    return port // 2 if ports > 2 else 0
+
+
+def bond_tenants(overlay: list[dict[str, Any]], bond: int, bonds: int) -> list[dict[str, Any]]:
+    """The tenants one bond carries: both on a node's one bond; in-band on bond0 and storage on
+    bond1 of a two-bond server."""
+    if bonds == 1:
+        return overlay
+    return [t for t in overlay if (t["role"] == PXE_ROLE) == (bond == 0)]
 
 
 def bond_vlans(overlay: list[dict[str, Any]]) -> dict[str, Any]:
-    """A leaf bond's VLANs as every platform writes them: all the tenants' (`vlans`), the untagged
-    one (`native`) and the tagged ones (`tagged`), and the LACP fallback for booting nodes."""
-    native = next(t["vlan"] for t in overlay if t["untagged"])
+    """A leaf bond's VLANs as every platform writes them: its tenants' (`vlans`), the untagged
+    one (`native`: in-band, or a storage bond's only tenant) and the tagged ones (`tagged`), and
+    the LACP fallback for booting nodes."""
+    native = next((t["vlan"] for t in overlay if t["untagged"]), overlay[0]["vlan"])
     return {"vlans": [t["vlan"] for t in overlay], "native": native,
-            "tagged": [t["vlan"] for t in overlay if not t["untagged"]],
+            "tagged": [t["vlan"] for t in overlay if t["vlan"] != native],
             "lacp_fallback": {"mode": "individual", "timeout": LACP_FALLBACK_TIMEOUT, "access_vlan": native}}
+
+
+def tenant_interfaces(overlay: list[dict[str, Any]], ports: int) -> list[str]:
+    """The node's interface that holds its address in each tenant (in the overlay's order): the
+    bond carrying it untagged, or a VLAN on the bond (hosts' netplans, addresses.csv)."""
+    names = host_bonds(ports)
+    out: dict[str, str] = {}
+    for b, bond in enumerate(names):
+        carried = bond_tenants(overlay, b, len(names))
+        native = bond_vlans(carried)["native"]
+        out.update({t["role"]: host_vlan_interface(t["vlan"], t["vlan"] == native, bond) for t in carried})
+    return [out[t["role"]] for t in overlay]

@@ -34,7 +34,17 @@ from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
 from fabgen.intent.management import plane as management_plane
-from fabgen.intent.northsouth import GATEWAY_MAC, HOST_BOND, VXLAN_PORT, bond_vlans, segment, tenants
+from fabgen.intent.northsouth import (
+    BOND_ID_STRIDE,
+    GATEWAY_MAC,
+    VXLAN_PORT,
+    bond_index,
+    bond_tenants,
+    bond_vlans,
+    host_bonds,
+    segment,
+    tenants,
+)
 from fabgen.intent.qos import options
 from fabgen.spec.sizing import Plan
 
@@ -99,7 +109,11 @@ class SwitchIntents:
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
         self.ns = ctx.allocation.tenants
         self.overlay = tenants(ctx) if self.ns is not None else None
-        self.bond_vlans = bond_vlans(self.overlay) if self.overlay is not None else {}  # PXE: in-band untagged
+        # each node port's bond (index, the node's bond count) and each bond shape's VLANs (PXE: in-band untagged)
+        self.bond_of = {(h.name, nic.rdma): (bond_index(k, len(h.model.nics)), len(h.model.nics) // 2)
+                        for h in f.hosts for k, nic in enumerate(h.model.nics)} if self.ns is not None else {}
+        self.bond_vlans = {(b, n): bond_vlans(bond_tenants(self.overlay, b, n)) for b, n in set(self.bond_of.values())
+                           } if self.overlay is not None else {}
         self.order = {s.name: k for k, s in enumerate(f.switches)}
 
     def __call__(self, s: Any) -> dict[str, Any]:
@@ -125,10 +139,13 @@ class SwitchIntents:
             if lk.tier == "node-leaf" and ns is not None:  # a leg of the node's bond (EVPN multihoming)
                 host_ports += 1
                 n = numbers[port]
+                b, nb = self.bond_of[peer, peer_port]  # a two-bond server's second bond: a segment of its own
                 interfaces.append({"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
                                    "description": f"HOST_{peer}_{peer_port}",
-                                   "bond": {"name": f"bond{n}", "channel": n, "description": f"HOST_{peer}_{HOST_BOND}",
-                                            "segment": segment(ns.segments[peer]), **self.bond_vlans}})
+                                   "bond": {"name": f"bond{n}", "channel": n, "host_bond": host_bonds(2 * nb)[b],
+                                            "description": f"HOST_{peer}_{host_bonds(2 * nb)[b]}",
+                                            "segment": segment(ns.segments[peer] + b * BOND_ID_STRIDE),
+                                            **self.bond_vlans[b, nb]}})
                 continue
             if lk.tier == "node-leaf":
                 host_ports += 1

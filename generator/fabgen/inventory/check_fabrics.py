@@ -4,6 +4,7 @@ NVLink racks, and its size (the sizing plan, spec/sizing.py)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from fabgen.inventory.check_nodes import check_bond_names, group_model
 from fabgen.inventory.messages import did_you_mean
@@ -240,6 +241,24 @@ def check_fabric_hardware(c: Checks, i: int, f) -> bool:
     return ok
 
 
+def two_bonds(c: Checks, gname: str, nm: NodeModel) -> NodeModel | None | bool:
+    """A group with `bonds: 2` on a northsouth fabric (docs/northsouth.md): servers on the storage
+    leaf pairs with two inband and two storage ports; the model as the fabric sees it, its four
+    ports in bond order (bond0's two, then bond1's), or False where it cannot be."""
+    j = next(j for j, g in enumerate(c.inv.node_groups) if g.name == gname)
+    inband = tuple(p for p in nm.ports if p.role == "inband")
+    storage = tuple(p for p in nm.ports if p.role == "storage")
+    if c.groups[gname].role != "storage":
+        c.report(("node_groups", j, "bonds"), f"bonds: 2 is a server's (node group role storage, on the storage leaf "
+                 f"pairs); '{gname}' is role {c.groups[gname].role}")
+        return False
+    if len(inband) != 2 or len(storage) != 2:
+        c.report(("node_groups", j, "bonds"), f"bonds: 2 bonds two inband ports (bond0) and two storage ports "
+                 f"(bond1); '{gname}' ({nm.key}) has {len(inband)} inband and {len(storage)} storage ports")
+        return False
+    return replace(nm.for_role("northsouth"), nics=inband + storage)
+
+
 def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member], bool]:
     """A fabric's node groups: known, listed once, on one fabric only; split into compute and storage."""
     fmembers: list[Member] = []
@@ -277,17 +296,27 @@ def attach_node_groups(c: Checks, i: int, f) -> tuple[list[Member], list[Member]
                      f"{', '.join(have) or 'none'}){'' if nm.custom else '; declare a node_models entry for others'}")
             ok = False
             continue
-        if f.role == "northsouth" and len(nm.role_ports(f.role)) != 2:
+        view = two_bonds(c, gname, nm) if f.role == "northsouth" and c.groups[gname].bonds == 2 else None
+        if view is False:
+            ok = False
+            continue
+        if view is None and f.role == "northsouth" and len(nm.role_ports(f.role)) != 2:
             c.report(gpath, f"node group '{gname}' ({nm.key}) has {len(nm.role_ports(f.role))} "
                      f"{nm.port_role(f.role)} ports; a northsouth fabric bonds two, one to each leaf of a pair")
             ok = False
             continue
-        if f.role == "northsouth" and not check_bond_names(c, gpath, gname, nm, tenant_vlans(f)):
+        if f.role == "northsouth" and not check_bond_names(c, gpath, gname, nm, tenant_vlans(f),
+                                                           c.groups[gname].bonds):
             ok = False
             continue
-        view = nm.for_role(f.role)
+        view = view if isinstance(view, NodeModel) else nm.for_role(f.role)
         (fstorage if c.groups[gname].role == "storage" else fmembers).extend(
             (h, gname, view) for h in c.hostnames[gname])
+    servers = sorted({g for _, g, _ in fstorage}, key=list(f.node_groups).index)
+    if f.role == "northsouth" and len({c.groups[g].bonds for g in servers}) > 1:  # the pairs fill alike
+        c.report(("fabrics", i, "node_groups"), f"the servers of a northsouth fabric have one shape: groups "
+                 f"{', '.join(servers)} differ in bonds; put servers with two bonds on a fabric of their own")
+        ok = False
     return fmembers, fstorage, ok
 
 

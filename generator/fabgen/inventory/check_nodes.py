@@ -99,6 +99,9 @@ def check_unattached(c: Checks) -> None:
                 if key in g.model_fields_set:
                     c.warner(first)(("node_groups", j, key), f"{key} sets NCCL for compute nodes; storage nodes "
                                     "(role storage) get no nccl.env, so it is not rendered")
+        if g.bonds == 2 and not any(f.role == "northsouth" and g.name in f.node_groups for f in c.inv.fabrics):
+            c.report(("node_groups", j, "bonds"), f"bonds: 2 sets a server's bonds on a northsouth fabric; node group "
+                     f"'{g.name}' is on none: remove it")
 
 
 NETDEV_RULE = "a Linux interface name is at most 15 characters, and lo is the loopback"
@@ -113,10 +116,12 @@ def netdev_ok(name: str) -> bool:
 HOST_BOND = "bond0"
 
 
-def host_bond_names(vlans: tuple[int, ...]) -> dict[str, str]:
-    """The interface names a northsouth fabric adds to its nodes: the bond and a VLAN per tenant."""
+def host_bond_names(vlans: tuple[int, ...], bonds: int = 1) -> dict[str, str]:
+    """The interface names a northsouth fabric adds to its nodes: the bond and a VLAN per tenant
+    (and a server's second bond, `bonds: 2`)."""
     return {HOST_BOND: "the bond of the node's two north-south ports",
-            **{f"{HOST_BOND}.{v}": f"the tenant VLAN {v} on the bond" for v in vlans}}
+            **{f"{HOST_BOND}.{v}": f"the tenant VLAN {v} on the bond" for v in vlans},
+            **({"bond1": "the server's second bond (bonds: 2)"} if bonds == 2 else {})}
 
 
 def host_ports(c: Checks, gname: str, nm: NodeModel) -> tuple[Nic, ...]:
@@ -127,11 +132,12 @@ def host_ports(c: Checks, gname: str, nm: NodeModel) -> tuple[Nic, ...]:
     return nics + tuple(p for p in nm.ports if p.role != "oob")
 
 
-def check_bond_names(c: Checks, gpath: PathT, gname: str, nm: NodeModel, vlans: tuple[int, ...]) -> bool:
+def check_bond_names(c: Checks, gpath: PathT, gname: str, nm: NodeModel, vlans: tuple[int, ...],
+                     bonds: int = 1) -> bool:
     """No port of a bonded node is named like the bond or its VLANs: its netplan would make the bond
     a member of itself, or an interface both an ethernet and a VLAN, and `netplan generate`
     refuses either (the node would not come up). Reported where the name was written."""
-    derived = host_bond_names(vlans)
+    derived = host_bond_names(vlans, bonds)
     clash = next((n for n in host_ports(c, gname, nm) if n.netdev in derived), None)
     if clash is None:
         return True

@@ -85,6 +85,10 @@ class NodeGroup(Strict):
     hostname: str | None = Field(
         default=None, description="hostname pattern, n counts from 1 (default: '<name>{n:03d}')"
     )
+    bonds: Annotated[Literal[1, 2], WholeNumber] = Field(
+        default=1, description="on a northsouth fabric, the node's bonds: 1 (its two storage, else in-band, ports) "
+        "or 2 (a role storage group, a support or storage server as NVIDIA's designs give: bond0 its two inband "
+        "ports, bond1 its two storage ports)")
     rdma_links: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
         default=None, description="the output of `rdma link show` (or `ibdev2netdev`) saved on one node of the group, "
         "relative to the inventory: its ports' netdev names, for the netplans, NIC scripts and Ansible files "

@@ -160,18 +160,21 @@ def _cables(ctx: Context) -> list[tuple[str, ...]]:
 
 
 def _lags(ctx: Context) -> dict[tuple[str, str], tuple[str, str]]:
-    """(device, port) -> (device, LAG) of a northsouth fabric: each node's two ports in its bond,
+    """(device, port) -> (device, LAG) of a northsouth fabric: each node's two ports in its bond (a
+    two-bond server's in two),
     each leaf port in the bond of its own that carries the node's Ethernet segment (NVUE `bond<n>`,
     EOS `Port-Channel<n>`, intent/switches.py)."""
-    from fabgen.intent.northsouth import HOST_BOND
+    from fabgen.intent.northsouth import bond_index, host_bonds
 
     f = ctx.fabric
     numbers = f.switch_model.port_numbers(f.plan.speed)
     prefix = "Port-Channel" if f.spec.platform == "eos" else "bond"
+    bond_of = {(h.name, nic.rdma): host_bonds(len(h.model.nics))[bond_index(k, len(h.model.nics))]
+               for h in f.hosts for k, nic in enumerate(h.model.nics)}  # a two-bond server's bond0 and bond1
     out: dict[tuple[str, str], tuple[str, str]] = {}
     for lk in f.links:
         if lk.tier == "node-leaf":
-            out[lk.a, lk.a_port] = (lk.a, HOST_BOND)
+            out[lk.a, lk.a_port] = (lk.a, bond_of[lk.a, lk.a_port])
             out[lk.z, lk.z_port] = (lk.z, f"{prefix}{numbers[lk.z_port]}")
     return out
 

@@ -44,7 +44,8 @@ def intent(ctx: Any) -> dict[str, Any]:
 
         overlay = {"tenants": [{k: t[k] for k in ("role", "vlan", "vni", "vrf", "l3vni", "subnet", "gateway")}
                                for t in tenants(ctx)],
-                   "segments": len(ctx.allocation.tenants.segments), "es_sys_mac": ES_SYS_MAC}
+                   # one a bond: a two-bond server (bonds: 2) has two
+                   "segments": sum(len(h.model.nics) // 2 for h in ctx.fabric.hosts), "es_sys_mac": ES_SYS_MAC}
     return {"platform_version": f.spec.platform_version, "qos": qos,
             "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
                            **({"host_routing": "bgp"} if bgp else {})},

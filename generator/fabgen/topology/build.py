@@ -160,18 +160,22 @@ def _cable_storage(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch
     spread = max(1, plan.storage_leaves)
     stor_leaves = leaves[plan.present_compute_leaves:] or leaves[:1]
     # A northsouth fabric fills its storage leaf pairs one after the other (server j on pair
-    # j // down, the same port of both leaves), so a new server at most adds a pair.
+    # j // down, the same port of both leaves), so a new server at most adds a pair; a server with
+    # two bonds (four ports, `bonds: 2`) takes two neighbouring ports of each leaf, bond b's legs on
+    # port 2j + b of both (intent/northsouth.py).
     pairs = spec.role == "northsouth" and plan.storage_leaves > 0
     p = 0
     for s_i, (hostname, group, node_model) in enumerate(storage):
         leaf_i, port = p % spread, first + p // spread
+        bonds = max(1, len(node_model.nics) // 2)
+        per_pair = plan.down // bonds
         if pairs:
-            port = s_i % plan.down
+            port = s_i % per_pair * bonds
         hosts.append(Host(hostname, group, node_model, compute + s_i + 1, 0, port, role="storage"))
         for k, nic in enumerate(node_model.nics):
             leaf_i, port = p % spread, first + p // spread
             if pairs:
-                leaf_i, port = 2 * (s_i // plan.down) + k, s_i % plan.down
+                leaf_i, port = 2 * (s_i // per_pair) + k % 2, s_i % per_pair * bonds + k // 2
             b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p,
                    media=b.medium("node-leaf", node_model.form("storage")))
             p += 1
