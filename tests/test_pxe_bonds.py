@@ -165,6 +165,16 @@ TWO_BOND_PORTS = """\
 """
 
 
+NAS_MODEL = """\
+node_models:
+  nas-box:
+    gpus: 0
+    ports:
+      - {role: storage, rdma: mlx5_0, netdev: enp1s0f0np0, speed: 400}
+      - {role: storage, rdma: mlx5_1, netdev: enp1s0f1np1, speed: 400}
+"""
+
+
 def _two_bond_inventory(folder: Path, edit=lambda s: s) -> Path:
     """The example with its storage servers as support/storage servers of two bonds (bonds: 2):
     two in-band ports (one on each card) and two storage ports."""
@@ -243,6 +253,11 @@ def test_a_two_bond_server_is_two_segments_on_its_leaf_pair(tmp_path: Path) -> N
      "node_groups[1].bonds: bonds: 2 bonds two inband ports (bond0) and two storage ports (bond1)"),
     ("no northsouth fabric", lambda s: s.replace("    node_groups: [gb, store]\n", "    node_groups: [gb]\n"),
      "node_groups[1].bonds: bonds: 2 sets a server's bonds on a northsouth fabric"),
+    ("servers of two shapes", lambda s: s.replace("node_models:\n", NAS_MODEL, 1).replace(
+        "    node_groups: [gb, store]\n", "    node_groups: [gb, store, nas]\n", 1).replace(
+        "node_groups:\n", "node_groups:\n  - {name: nas, model: nas-box, role: storage, count: 2, "
+        "hostname: 'nas{n:02d}'}\n", 1),
+     "fabrics[1].node_groups: the servers of a northsouth fabric have one shape"),
 ])
 def test_a_two_bond_server_that_cannot_be_is_refused_where_written(tmp_path: Path, case: str, edit, expected: str
                                                                     ) -> None:
