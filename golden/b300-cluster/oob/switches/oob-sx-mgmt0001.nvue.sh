@@ -7,41 +7,49 @@ nv set interface swp1 bridge domain br_default access 10
 nv set interface swp1 description OOB_sx-plane1-su01-leaf1_eth0
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_sx-plane1-su01-leaf2_eth0
+nv set interface swp2 description OOB_sx-plane2-su01-leaf1_eth0
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 10
-nv set interface swp3 description OOB_sx-plane1-su01-leaf3_eth0
+nv set interface swp3 description OOB_sx-plane1-su01-leaf2_eth0
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 10
-nv set interface swp4 description OOB_sx-plane1-su01-leaf4_eth0
+nv set interface swp4 description OOB_sx-plane2-su01-leaf2_eth0
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_sx-plane1-su01-leaf5_eth0
+nv set interface swp5 description OOB_sx-plane1-su01-leaf3_eth0
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_sx-plane1-su01-leaf6_eth0
+nv set interface swp6 description OOB_sx-plane2-su01-leaf3_eth0
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 10
-nv set interface swp7 description OOB_sx-plane1-su01-leaf7_eth0
+nv set interface swp7 description OOB_sx-plane1-su01-leaf4_eth0
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 10
-nv set interface swp8 description OOB_sx-plane1-su01-leaf8_eth0
+nv set interface swp8 description OOB_sx-plane2-su01-leaf4_eth0
 nv set interface swp8 type swp
-nv set interface swp9 link state down
+nv set interface swp9 bridge domain br_default access 10
+nv set interface swp9 description OOB_sx-plane1-su01-leaf5_eth0
 nv set interface swp9 type swp
-nv set interface swp10 link state down
+nv set interface swp10 bridge domain br_default access 10
+nv set interface swp10 description OOB_sx-plane2-su01-leaf5_eth0
 nv set interface swp10 type swp
-nv set interface swp11 link state down
+nv set interface swp11 bridge domain br_default access 10
+nv set interface swp11 description OOB_sx-plane1-su01-leaf6_eth0
 nv set interface swp11 type swp
-nv set interface swp12 link state down
+nv set interface swp12 bridge domain br_default access 10
+nv set interface swp12 description OOB_sx-plane2-su01-leaf6_eth0
 nv set interface swp12 type swp
-nv set interface swp13 link state down
+nv set interface swp13 bridge domain br_default access 10
+nv set interface swp13 description OOB_sx-plane1-su01-leaf7_eth0
 nv set interface swp13 type swp
-nv set interface swp14 link state down
+nv set interface swp14 bridge domain br_default access 10
+nv set interface swp14 description OOB_sx-plane2-su01-leaf7_eth0
 nv set interface swp14 type swp
-nv set interface swp15 link state down
+nv set interface swp15 bridge domain br_default access 10
+nv set interface swp15 description OOB_sx-plane1-su01-leaf8_eth0
 nv set interface swp15 type swp
-nv set interface swp16 link state down
+nv set interface swp16 bridge domain br_default access 10
+nv set interface swp16 description OOB_sx-plane2-su01-leaf8_eth0
 nv set interface swp16 type swp
 nv set interface swp17 link state down
 nv set interface swp17 type swp
@@ -75,53 +83,37 @@ nv set interface swp31 link state down
 nv set interface swp31 type swp
 nv set interface swp32 link state down
 nv set interface swp32 type swp
-nv set interface swp33 bridge domain br_default access 10
-nv set interface swp33 description OOB_sx-plane1-spine01_eth0
+nv set interface swp33 link state down
 nv set interface swp33 type swp
-nv set interface swp34 bridge domain br_default access 10
-nv set interface swp34 description OOB_sx-plane1-spine02_eth0
+nv set interface swp34 link state down
 nv set interface swp34 type swp
-nv set interface swp35 bridge domain br_default access 10
-nv set interface swp35 description OOB_sx-plane1-spine03_eth0
+nv set interface swp35 link state down
 nv set interface swp35 type swp
-nv set interface swp36 bridge domain br_default access 10
-nv set interface swp36 description OOB_sx-plane1-spine04_eth0
+nv set interface swp36 link state down
 nv set interface swp36 type swp
-nv set interface swp37 bridge domain br_default access 10
-nv set interface swp37 description OOB_sx-plane1-spine05_eth0
+nv set interface swp37 link state down
 nv set interface swp37 type swp
-nv set interface swp38 bridge domain br_default access 10
-nv set interface swp38 description OOB_sx-plane1-spine06_eth0
+nv set interface swp38 link state down
 nv set interface swp38 type swp
-nv set interface swp39 bridge domain br_default access 10
-nv set interface swp39 description OOB_sx-plane1-spine07_eth0
+nv set interface swp39 link state down
 nv set interface swp39 type swp
-nv set interface swp40 bridge domain br_default access 10
-nv set interface swp40 description OOB_sx-plane1-spine08_eth0
+nv set interface swp40 link state down
 nv set interface swp40 type swp
-nv set interface swp41 bridge domain br_default access 10
-nv set interface swp41 description OOB_sx-plane1-spine09_eth0
+nv set interface swp41 link state down
 nv set interface swp41 type swp
-nv set interface swp42 bridge domain br_default access 10
-nv set interface swp42 description OOB_sx-plane1-spine10_eth0
+nv set interface swp42 link state down
 nv set interface swp42 type swp
-nv set interface swp43 bridge domain br_default access 10
-nv set interface swp43 description OOB_sx-plane1-spine11_eth0
+nv set interface swp43 link state down
 nv set interface swp43 type swp
-nv set interface swp44 bridge domain br_default access 10
-nv set interface swp44 description OOB_sx-plane1-spine12_eth0
+nv set interface swp44 link state down
 nv set interface swp44 type swp
-nv set interface swp45 bridge domain br_default access 10
-nv set interface swp45 description OOB_sx-plane1-spine13_eth0
+nv set interface swp45 link state down
 nv set interface swp45 type swp
-nv set interface swp46 bridge domain br_default access 10
-nv set interface swp46 description OOB_sx-plane1-spine14_eth0
+nv set interface swp46 link state down
 nv set interface swp46 type swp
-nv set interface swp47 bridge domain br_default access 10
-nv set interface swp47 description OOB_sx-plane1-spine15_eth0
+nv set interface swp47 link state down
 nv set interface swp47 type swp
-nv set interface swp48 bridge domain br_default access 10
-nv set interface swp48 description OOB_sx-plane1-spine16_eth0
+nv set interface swp48 link state down
 nv set interface swp48 type swp
 nv set interface uplink bond member swp49
 nv set interface uplink bond member swp50

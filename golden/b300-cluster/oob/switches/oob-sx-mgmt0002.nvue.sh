@@ -3,29 +3,21 @@
 set -euo pipefail
 
 nv set system hostname oob-sx-mgmt0002
-nv set interface swp1 bridge domain br_default access 10
-nv set interface swp1 description OOB_sx-plane2-su01-leaf1_eth0
+nv set interface swp1 link state down
 nv set interface swp1 type swp
-nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_sx-plane2-su01-leaf2_eth0
+nv set interface swp2 link state down
 nv set interface swp2 type swp
-nv set interface swp3 bridge domain br_default access 10
-nv set interface swp3 description OOB_sx-plane2-su01-leaf3_eth0
+nv set interface swp3 link state down
 nv set interface swp3 type swp
-nv set interface swp4 bridge domain br_default access 10
-nv set interface swp4 description OOB_sx-plane2-su01-leaf4_eth0
+nv set interface swp4 link state down
 nv set interface swp4 type swp
-nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_sx-plane2-su01-leaf5_eth0
+nv set interface swp5 link state down
 nv set interface swp5 type swp
-nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_sx-plane2-su01-leaf6_eth0
+nv set interface swp6 link state down
 nv set interface swp6 type swp
-nv set interface swp7 bridge domain br_default access 10
-nv set interface swp7 description OOB_sx-plane2-su01-leaf7_eth0
+nv set interface swp7 link state down
 nv set interface swp7 type swp
-nv set interface swp8 bridge domain br_default access 10
-nv set interface swp8 description OOB_sx-plane2-su01-leaf8_eth0
+nv set interface swp8 link state down
 nv set interface swp8 type swp
 nv set interface swp9 link state down
 nv set interface swp9 type swp
@@ -43,82 +35,98 @@ nv set interface swp15 link state down
 nv set interface swp15 type swp
 nv set interface swp16 link state down
 nv set interface swp16 type swp
-nv set interface swp17 link state down
+nv set interface swp17 bridge domain br_default access 10
+nv set interface swp17 description OOB_sx-plane1-spine01_eth0
 nv set interface swp17 type swp
-nv set interface swp18 link state down
+nv set interface swp18 bridge domain br_default access 10
+nv set interface swp18 description OOB_sx-plane2-spine01_eth0
 nv set interface swp18 type swp
-nv set interface swp19 link state down
+nv set interface swp19 bridge domain br_default access 10
+nv set interface swp19 description OOB_sx-plane1-spine02_eth0
 nv set interface swp19 type swp
-nv set interface swp20 link state down
+nv set interface swp20 bridge domain br_default access 10
+nv set interface swp20 description OOB_sx-plane2-spine02_eth0
 nv set interface swp20 type swp
-nv set interface swp21 link state down
+nv set interface swp21 bridge domain br_default access 10
+nv set interface swp21 description OOB_sx-plane1-spine03_eth0
 nv set interface swp21 type swp
-nv set interface swp22 link state down
+nv set interface swp22 bridge domain br_default access 10
+nv set interface swp22 description OOB_sx-plane2-spine03_eth0
 nv set interface swp22 type swp
-nv set interface swp23 link state down
+nv set interface swp23 bridge domain br_default access 10
+nv set interface swp23 description OOB_sx-plane1-spine04_eth0
 nv set interface swp23 type swp
-nv set interface swp24 link state down
+nv set interface swp24 bridge domain br_default access 10
+nv set interface swp24 description OOB_sx-plane2-spine04_eth0
 nv set interface swp24 type swp
-nv set interface swp25 link state down
+nv set interface swp25 bridge domain br_default access 10
+nv set interface swp25 description OOB_sx-plane1-spine05_eth0
 nv set interface swp25 type swp
-nv set interface swp26 link state down
+nv set interface swp26 bridge domain br_default access 10
+nv set interface swp26 description OOB_sx-plane2-spine05_eth0
 nv set interface swp26 type swp
-nv set interface swp27 link state down
+nv set interface swp27 bridge domain br_default access 10
+nv set interface swp27 description OOB_sx-plane1-spine06_eth0
 nv set interface swp27 type swp
-nv set interface swp28 link state down
+nv set interface swp28 bridge domain br_default access 10
+nv set interface swp28 description OOB_sx-plane2-spine06_eth0
 nv set interface swp28 type swp
-nv set interface swp29 link state down
+nv set interface swp29 bridge domain br_default access 10
+nv set interface swp29 description OOB_sx-plane1-spine07_eth0
 nv set interface swp29 type swp
-nv set interface swp30 link state down
+nv set interface swp30 bridge domain br_default access 10
+nv set interface swp30 description OOB_sx-plane2-spine07_eth0
 nv set interface swp30 type swp
-nv set interface swp31 link state down
+nv set interface swp31 bridge domain br_default access 10
+nv set interface swp31 description OOB_sx-plane1-spine08_eth0
 nv set interface swp31 type swp
-nv set interface swp32 link state down
+nv set interface swp32 bridge domain br_default access 10
+nv set interface swp32 description OOB_sx-plane2-spine08_eth0
 nv set interface swp32 type swp
 nv set interface swp33 bridge domain br_default access 10
-nv set interface swp33 description OOB_sx-plane2-spine01_eth0
+nv set interface swp33 description OOB_sx-plane1-spine09_eth0
 nv set interface swp33 type swp
 nv set interface swp34 bridge domain br_default access 10
-nv set interface swp34 description OOB_sx-plane2-spine02_eth0
+nv set interface swp34 description OOB_sx-plane2-spine09_eth0
 nv set interface swp34 type swp
 nv set interface swp35 bridge domain br_default access 10
-nv set interface swp35 description OOB_sx-plane2-spine03_eth0
+nv set interface swp35 description OOB_sx-plane1-spine10_eth0
 nv set interface swp35 type swp
 nv set interface swp36 bridge domain br_default access 10
-nv set interface swp36 description OOB_sx-plane2-spine04_eth0
+nv set interface swp36 description OOB_sx-plane2-spine10_eth0
 nv set interface swp36 type swp
 nv set interface swp37 bridge domain br_default access 10
-nv set interface swp37 description OOB_sx-plane2-spine05_eth0
+nv set interface swp37 description OOB_sx-plane1-spine11_eth0
 nv set interface swp37 type swp
 nv set interface swp38 bridge domain br_default access 10
-nv set interface swp38 description OOB_sx-plane2-spine06_eth0
+nv set interface swp38 description OOB_sx-plane2-spine11_eth0
 nv set interface swp38 type swp
 nv set interface swp39 bridge domain br_default access 10
-nv set interface swp39 description OOB_sx-plane2-spine07_eth0
+nv set interface swp39 description OOB_sx-plane1-spine12_eth0
 nv set interface swp39 type swp
 nv set interface swp40 bridge domain br_default access 10
-nv set interface swp40 description OOB_sx-plane2-spine08_eth0
+nv set interface swp40 description OOB_sx-plane2-spine12_eth0
 nv set interface swp40 type swp
 nv set interface swp41 bridge domain br_default access 10
-nv set interface swp41 description OOB_sx-plane2-spine09_eth0
+nv set interface swp41 description OOB_sx-plane1-spine13_eth0
 nv set interface swp41 type swp
 nv set interface swp42 bridge domain br_default access 10
-nv set interface swp42 description OOB_sx-plane2-spine10_eth0
+nv set interface swp42 description OOB_sx-plane2-spine13_eth0
 nv set interface swp42 type swp
 nv set interface swp43 bridge domain br_default access 10
-nv set interface swp43 description OOB_sx-plane2-spine11_eth0
+nv set interface swp43 description OOB_sx-plane1-spine14_eth0
 nv set interface swp43 type swp
 nv set interface swp44 bridge domain br_default access 10
-nv set interface swp44 description OOB_sx-plane2-spine12_eth0
+nv set interface swp44 description OOB_sx-plane2-spine14_eth0
 nv set interface swp44 type swp
 nv set interface swp45 bridge domain br_default access 10
-nv set interface swp45 description OOB_sx-plane2-spine13_eth0
+nv set interface swp45 description OOB_sx-plane1-spine15_eth0
 nv set interface swp45 type swp
 nv set interface swp46 bridge domain br_default access 10
-nv set interface swp46 description OOB_sx-plane2-spine14_eth0
+nv set interface swp46 description OOB_sx-plane2-spine15_eth0
 nv set interface swp46 type swp
 nv set interface swp47 bridge domain br_default access 10
-nv set interface swp47 description OOB_sx-plane2-spine15_eth0
+nv set interface swp47 description OOB_sx-plane1-spine16_eth0
 nv set interface swp47 type swp
 nv set interface swp48 bridge domain br_default access 10
 nv set interface swp48 description OOB_sx-plane2-spine16_eth0

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-spine07
-nv set interface lo ip address 10.255.0.87/32
+nv set interface lo ip address 10.255.128.39/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.40.88/24
+nv set interface eth0 ip address 192.168.40.167/24
 nv set interface eth0 ip gateway 192.168.40.1
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -465,11 +465,11 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200001001
+nv set router bgp autonomous-system 4200002000
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.87
+nv set router bgp router-id 10.255.128.39
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.87/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.39/32
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group LEAVES remote-as external
 nv set vrf default router bgp peer-group LEAVES bfd enable on

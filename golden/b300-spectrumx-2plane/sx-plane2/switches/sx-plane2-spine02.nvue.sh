@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-spine02
-nv set interface lo ip address 10.255.0.82/32
+nv set interface lo ip address 10.255.128.34/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.40.82/24
+nv set interface eth0 ip address 192.168.40.162/24
 nv set interface eth0 ip gateway 192.168.40.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -465,11 +465,11 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200001001
+nv set router bgp autonomous-system 4200002000
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.82
+nv set router bgp router-id 10.255.128.34
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.82/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.34/32
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group LEAVES remote-as external
 nv set vrf default router bgp peer-group LEAVES bfd enable on

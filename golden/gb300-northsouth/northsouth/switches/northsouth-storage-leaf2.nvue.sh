@@ -137,9 +137,11 @@ nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
 nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
+nv set interface bond1 bond lacp-bypass on
 nv set interface bond1 bond lacp-rate fast
 nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
+nv set interface bond1 bridge domain br_default untagged 30
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
 nv set interface bond1 description HOST_stor01_bond0
@@ -152,9 +154,11 @@ nv set interface swp1s0 description HOST_stor01_mlx5_1
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
+nv set interface bond2 bond lacp-bypass on
 nv set interface bond2 bond lacp-rate fast
 nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
+nv set interface bond2 bridge domain br_default untagged 30
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
 nv set interface bond2 description HOST_stor02_bond0
@@ -167,9 +171,11 @@ nv set interface swp1s1 description HOST_stor02_mlx5_1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
+nv set interface bond3 bond lacp-bypass on
 nv set interface bond3 bond lacp-rate fast
 nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
+nv set interface bond3 bridge domain br_default untagged 30
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
 nv set interface bond3 description HOST_stor03_bond0
@@ -182,9 +188,11 @@ nv set interface swp2s0 description HOST_stor03_mlx5_1
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
+nv set interface bond4 bond lacp-bypass on
 nv set interface bond4 bond lacp-rate fast
 nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
+nv set interface bond4 bridge domain br_default untagged 30
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
 nv set interface bond4 description HOST_stor04_bond0

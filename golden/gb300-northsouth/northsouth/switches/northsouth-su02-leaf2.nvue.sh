@@ -137,9 +137,11 @@ nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
 nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
+nv set interface bond1 bond lacp-bypass on
 nv set interface bond1 bond lacp-rate fast
 nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
+nv set interface bond1 bridge domain br_default untagged 30
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
 nv set interface bond1 description HOST_gb037_bond0
@@ -152,9 +154,11 @@ nv set interface swp1s0 description HOST_gb037_mlx5_6
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
+nv set interface bond2 bond lacp-bypass on
 nv set interface bond2 bond lacp-rate fast
 nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
+nv set interface bond2 bridge domain br_default untagged 30
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
 nv set interface bond2 description HOST_gb038_bond0
@@ -167,9 +171,11 @@ nv set interface swp1s1 description HOST_gb038_mlx5_6
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
+nv set interface bond3 bond lacp-bypass on
 nv set interface bond3 bond lacp-rate fast
 nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
+nv set interface bond3 bridge domain br_default untagged 30
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
 nv set interface bond3 description HOST_gb039_bond0
@@ -182,9 +188,11 @@ nv set interface swp2s0 description HOST_gb039_mlx5_6
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
+nv set interface bond4 bond lacp-bypass on
 nv set interface bond4 bond lacp-rate fast
 nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
+nv set interface bond4 bridge domain br_default untagged 30
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
 nv set interface bond4 description HOST_gb040_bond0
@@ -197,9 +205,11 @@ nv set interface swp2s1 description HOST_gb040_mlx5_6
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
+nv set interface bond5 bond lacp-bypass on
 nv set interface bond5 bond lacp-rate fast
 nv set interface bond5 bond member swp3s0
 nv set interface bond5 bond mode lacp
+nv set interface bond5 bridge domain br_default untagged 30
 nv set interface bond5 bridge domain br_default vlan 20
 nv set interface bond5 bridge domain br_default vlan 30
 nv set interface bond5 description HOST_gb041_bond0
@@ -212,9 +222,11 @@ nv set interface swp3s0 description HOST_gb041_mlx5_6
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
+nv set interface bond6 bond lacp-bypass on
 nv set interface bond6 bond lacp-rate fast
 nv set interface bond6 bond member swp3s1
 nv set interface bond6 bond mode lacp
+nv set interface bond6 bridge domain br_default untagged 30
 nv set interface bond6 bridge domain br_default vlan 20
 nv set interface bond6 bridge domain br_default vlan 30
 nv set interface bond6 description HOST_gb042_bond0
@@ -227,9 +239,11 @@ nv set interface swp3s1 description HOST_gb042_mlx5_6
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
+nv set interface bond7 bond lacp-bypass on
 nv set interface bond7 bond lacp-rate fast
 nv set interface bond7 bond member swp4s0
 nv set interface bond7 bond mode lacp
+nv set interface bond7 bridge domain br_default untagged 30
 nv set interface bond7 bridge domain br_default vlan 20
 nv set interface bond7 bridge domain br_default vlan 30
 nv set interface bond7 description HOST_gb043_bond0
@@ -242,9 +256,11 @@ nv set interface swp4s0 description HOST_gb043_mlx5_6
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
+nv set interface bond8 bond lacp-bypass on
 nv set interface bond8 bond lacp-rate fast
 nv set interface bond8 bond member swp4s1
 nv set interface bond8 bond mode lacp
+nv set interface bond8 bridge domain br_default untagged 30
 nv set interface bond8 bridge domain br_default vlan 20
 nv set interface bond8 bridge domain br_default vlan 30
 nv set interface bond8 description HOST_gb044_bond0
@@ -257,9 +273,11 @@ nv set interface swp4s1 description HOST_gb044_mlx5_6
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
+nv set interface bond9 bond lacp-bypass on
 nv set interface bond9 bond lacp-rate fast
 nv set interface bond9 bond member swp5s0
 nv set interface bond9 bond mode lacp
+nv set interface bond9 bridge domain br_default untagged 30
 nv set interface bond9 bridge domain br_default vlan 20
 nv set interface bond9 bridge domain br_default vlan 30
 nv set interface bond9 description HOST_gb045_bond0
@@ -272,9 +290,11 @@ nv set interface swp5s0 description HOST_gb045_mlx5_6
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
+nv set interface bond10 bond lacp-bypass on
 nv set interface bond10 bond lacp-rate fast
 nv set interface bond10 bond member swp5s1
 nv set interface bond10 bond mode lacp
+nv set interface bond10 bridge domain br_default untagged 30
 nv set interface bond10 bridge domain br_default vlan 20
 nv set interface bond10 bridge domain br_default vlan 30
 nv set interface bond10 description HOST_gb046_bond0
@@ -287,9 +307,11 @@ nv set interface swp5s1 description HOST_gb046_mlx5_6
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
+nv set interface bond11 bond lacp-bypass on
 nv set interface bond11 bond lacp-rate fast
 nv set interface bond11 bond member swp6s0
 nv set interface bond11 bond mode lacp
+nv set interface bond11 bridge domain br_default untagged 30
 nv set interface bond11 bridge domain br_default vlan 20
 nv set interface bond11 bridge domain br_default vlan 30
 nv set interface bond11 description HOST_gb047_bond0
@@ -302,9 +324,11 @@ nv set interface swp6s0 description HOST_gb047_mlx5_6
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
+nv set interface bond12 bond lacp-bypass on
 nv set interface bond12 bond lacp-rate fast
 nv set interface bond12 bond member swp6s1
 nv set interface bond12 bond mode lacp
+nv set interface bond12 bridge domain br_default untagged 30
 nv set interface bond12 bridge domain br_default vlan 20
 nv set interface bond12 bridge domain br_default vlan 30
 nv set interface bond12 description HOST_gb048_bond0
@@ -317,9 +341,11 @@ nv set interface swp6s1 description HOST_gb048_mlx5_6
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
+nv set interface bond13 bond lacp-bypass on
 nv set interface bond13 bond lacp-rate fast
 nv set interface bond13 bond member swp7s0
 nv set interface bond13 bond mode lacp
+nv set interface bond13 bridge domain br_default untagged 30
 nv set interface bond13 bridge domain br_default vlan 20
 nv set interface bond13 bridge domain br_default vlan 30
 nv set interface bond13 description HOST_gb049_bond0
@@ -332,9 +358,11 @@ nv set interface swp7s0 description HOST_gb049_mlx5_6
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
+nv set interface bond14 bond lacp-bypass on
 nv set interface bond14 bond lacp-rate fast
 nv set interface bond14 bond member swp7s1
 nv set interface bond14 bond mode lacp
+nv set interface bond14 bridge domain br_default untagged 30
 nv set interface bond14 bridge domain br_default vlan 20
 nv set interface bond14 bridge domain br_default vlan 30
 nv set interface bond14 description HOST_gb050_bond0
@@ -347,9 +375,11 @@ nv set interface swp7s1 description HOST_gb050_mlx5_6
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
+nv set interface bond15 bond lacp-bypass on
 nv set interface bond15 bond lacp-rate fast
 nv set interface bond15 bond member swp8s0
 nv set interface bond15 bond mode lacp
+nv set interface bond15 bridge domain br_default untagged 30
 nv set interface bond15 bridge domain br_default vlan 20
 nv set interface bond15 bridge domain br_default vlan 30
 nv set interface bond15 description HOST_gb051_bond0
@@ -362,9 +392,11 @@ nv set interface swp8s0 description HOST_gb051_mlx5_6
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
+nv set interface bond16 bond lacp-bypass on
 nv set interface bond16 bond lacp-rate fast
 nv set interface bond16 bond member swp8s1
 nv set interface bond16 bond mode lacp
+nv set interface bond16 bridge domain br_default untagged 30
 nv set interface bond16 bridge domain br_default vlan 20
 nv set interface bond16 bridge domain br_default vlan 30
 nv set interface bond16 description HOST_gb052_bond0
@@ -377,9 +409,11 @@ nv set interface swp8s1 description HOST_gb052_mlx5_6
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
+nv set interface bond17 bond lacp-bypass on
 nv set interface bond17 bond lacp-rate fast
 nv set interface bond17 bond member swp9s0
 nv set interface bond17 bond mode lacp
+nv set interface bond17 bridge domain br_default untagged 30
 nv set interface bond17 bridge domain br_default vlan 20
 nv set interface bond17 bridge domain br_default vlan 30
 nv set interface bond17 description HOST_gb053_bond0
@@ -392,9 +426,11 @@ nv set interface swp9s0 description HOST_gb053_mlx5_6
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
+nv set interface bond18 bond lacp-bypass on
 nv set interface bond18 bond lacp-rate fast
 nv set interface bond18 bond member swp9s1
 nv set interface bond18 bond mode lacp
+nv set interface bond18 bridge domain br_default untagged 30
 nv set interface bond18 bridge domain br_default vlan 20
 nv set interface bond18 bridge domain br_default vlan 30
 nv set interface bond18 description HOST_gb054_bond0
@@ -407,9 +443,11 @@ nv set interface swp9s1 description HOST_gb054_mlx5_6
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
+nv set interface bond19 bond lacp-bypass on
 nv set interface bond19 bond lacp-rate fast
 nv set interface bond19 bond member swp10s0
 nv set interface bond19 bond mode lacp
+nv set interface bond19 bridge domain br_default untagged 30
 nv set interface bond19 bridge domain br_default vlan 20
 nv set interface bond19 bridge domain br_default vlan 30
 nv set interface bond19 description HOST_gb055_bond0
@@ -422,9 +460,11 @@ nv set interface swp10s0 description HOST_gb055_mlx5_6
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
+nv set interface bond20 bond lacp-bypass on
 nv set interface bond20 bond lacp-rate fast
 nv set interface bond20 bond member swp10s1
 nv set interface bond20 bond mode lacp
+nv set interface bond20 bridge domain br_default untagged 30
 nv set interface bond20 bridge domain br_default vlan 20
 nv set interface bond20 bridge domain br_default vlan 30
 nv set interface bond20 description HOST_gb056_bond0
@@ -437,9 +477,11 @@ nv set interface swp10s1 description HOST_gb056_mlx5_6
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
+nv set interface bond21 bond lacp-bypass on
 nv set interface bond21 bond lacp-rate fast
 nv set interface bond21 bond member swp11s0
 nv set interface bond21 bond mode lacp
+nv set interface bond21 bridge domain br_default untagged 30
 nv set interface bond21 bridge domain br_default vlan 20
 nv set interface bond21 bridge domain br_default vlan 30
 nv set interface bond21 description HOST_gb057_bond0
@@ -452,9 +494,11 @@ nv set interface swp11s0 description HOST_gb057_mlx5_6
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
+nv set interface bond22 bond lacp-bypass on
 nv set interface bond22 bond lacp-rate fast
 nv set interface bond22 bond member swp11s1
 nv set interface bond22 bond mode lacp
+nv set interface bond22 bridge domain br_default untagged 30
 nv set interface bond22 bridge domain br_default vlan 20
 nv set interface bond22 bridge domain br_default vlan 30
 nv set interface bond22 description HOST_gb058_bond0
@@ -467,9 +511,11 @@ nv set interface swp11s1 description HOST_gb058_mlx5_6
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
+nv set interface bond23 bond lacp-bypass on
 nv set interface bond23 bond lacp-rate fast
 nv set interface bond23 bond member swp12s0
 nv set interface bond23 bond mode lacp
+nv set interface bond23 bridge domain br_default untagged 30
 nv set interface bond23 bridge domain br_default vlan 20
 nv set interface bond23 bridge domain br_default vlan 30
 nv set interface bond23 description HOST_gb059_bond0
@@ -482,9 +528,11 @@ nv set interface swp12s0 description HOST_gb059_mlx5_6
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
+nv set interface bond24 bond lacp-bypass on
 nv set interface bond24 bond lacp-rate fast
 nv set interface bond24 bond member swp12s1
 nv set interface bond24 bond mode lacp
+nv set interface bond24 bridge domain br_default untagged 30
 nv set interface bond24 bridge domain br_default vlan 20
 nv set interface bond24 bridge domain br_default vlan 30
 nv set interface bond24 description HOST_gb060_bond0
@@ -497,9 +545,11 @@ nv set interface swp12s1 description HOST_gb060_mlx5_6
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
+nv set interface bond25 bond lacp-bypass on
 nv set interface bond25 bond lacp-rate fast
 nv set interface bond25 bond member swp13s0
 nv set interface bond25 bond mode lacp
+nv set interface bond25 bridge domain br_default untagged 30
 nv set interface bond25 bridge domain br_default vlan 20
 nv set interface bond25 bridge domain br_default vlan 30
 nv set interface bond25 description HOST_gb061_bond0
@@ -512,9 +562,11 @@ nv set interface swp13s0 description HOST_gb061_mlx5_6
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
+nv set interface bond26 bond lacp-bypass on
 nv set interface bond26 bond lacp-rate fast
 nv set interface bond26 bond member swp13s1
 nv set interface bond26 bond mode lacp
+nv set interface bond26 bridge domain br_default untagged 30
 nv set interface bond26 bridge domain br_default vlan 20
 nv set interface bond26 bridge domain br_default vlan 30
 nv set interface bond26 description HOST_gb062_bond0
@@ -527,9 +579,11 @@ nv set interface swp13s1 description HOST_gb062_mlx5_6
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
+nv set interface bond27 bond lacp-bypass on
 nv set interface bond27 bond lacp-rate fast
 nv set interface bond27 bond member swp14s0
 nv set interface bond27 bond mode lacp
+nv set interface bond27 bridge domain br_default untagged 30
 nv set interface bond27 bridge domain br_default vlan 20
 nv set interface bond27 bridge domain br_default vlan 30
 nv set interface bond27 description HOST_gb063_bond0
@@ -542,9 +596,11 @@ nv set interface swp14s0 description HOST_gb063_mlx5_6
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
+nv set interface bond28 bond lacp-bypass on
 nv set interface bond28 bond lacp-rate fast
 nv set interface bond28 bond member swp14s1
 nv set interface bond28 bond mode lacp
+nv set interface bond28 bridge domain br_default untagged 30
 nv set interface bond28 bridge domain br_default vlan 20
 nv set interface bond28 bridge domain br_default vlan 30
 nv set interface bond28 description HOST_gb064_bond0
@@ -557,9 +613,11 @@ nv set interface swp14s1 description HOST_gb064_mlx5_6
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
+nv set interface bond29 bond lacp-bypass on
 nv set interface bond29 bond lacp-rate fast
 nv set interface bond29 bond member swp15s0
 nv set interface bond29 bond mode lacp
+nv set interface bond29 bridge domain br_default untagged 30
 nv set interface bond29 bridge domain br_default vlan 20
 nv set interface bond29 bridge domain br_default vlan 30
 nv set interface bond29 description HOST_gb065_bond0
@@ -572,9 +630,11 @@ nv set interface swp15s0 description HOST_gb065_mlx5_6
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
+nv set interface bond30 bond lacp-bypass on
 nv set interface bond30 bond lacp-rate fast
 nv set interface bond30 bond member swp15s1
 nv set interface bond30 bond mode lacp
+nv set interface bond30 bridge domain br_default untagged 30
 nv set interface bond30 bridge domain br_default vlan 20
 nv set interface bond30 bridge domain br_default vlan 30
 nv set interface bond30 description HOST_gb066_bond0
@@ -587,9 +647,11 @@ nv set interface swp15s1 description HOST_gb066_mlx5_6
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
+nv set interface bond31 bond lacp-bypass on
 nv set interface bond31 bond lacp-rate fast
 nv set interface bond31 bond member swp16s0
 nv set interface bond31 bond mode lacp
+nv set interface bond31 bridge domain br_default untagged 30
 nv set interface bond31 bridge domain br_default vlan 20
 nv set interface bond31 bridge domain br_default vlan 30
 nv set interface bond31 description HOST_gb067_bond0
@@ -602,9 +664,11 @@ nv set interface swp16s0 description HOST_gb067_mlx5_6
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
+nv set interface bond32 bond lacp-bypass on
 nv set interface bond32 bond lacp-rate fast
 nv set interface bond32 bond member swp16s1
 nv set interface bond32 bond mode lacp
+nv set interface bond32 bridge domain br_default untagged 30
 nv set interface bond32 bridge domain br_default vlan 20
 nv set interface bond32 bridge domain br_default vlan 30
 nv set interface bond32 description HOST_gb068_bond0
@@ -617,9 +681,11 @@ nv set interface swp16s1 description HOST_gb068_mlx5_6
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
+nv set interface bond33 bond lacp-bypass on
 nv set interface bond33 bond lacp-rate fast
 nv set interface bond33 bond member swp17s0
 nv set interface bond33 bond mode lacp
+nv set interface bond33 bridge domain br_default untagged 30
 nv set interface bond33 bridge domain br_default vlan 20
 nv set interface bond33 bridge domain br_default vlan 30
 nv set interface bond33 description HOST_gb069_bond0
@@ -632,9 +698,11 @@ nv set interface swp17s0 description HOST_gb069_mlx5_6
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
+nv set interface bond34 bond lacp-bypass on
 nv set interface bond34 bond lacp-rate fast
 nv set interface bond34 bond member swp17s1
 nv set interface bond34 bond mode lacp
+nv set interface bond34 bridge domain br_default untagged 30
 nv set interface bond34 bridge domain br_default vlan 20
 nv set interface bond34 bridge domain br_default vlan 30
 nv set interface bond34 description HOST_gb070_bond0
@@ -647,9 +715,11 @@ nv set interface swp17s1 description HOST_gb070_mlx5_6
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
+nv set interface bond35 bond lacp-bypass on
 nv set interface bond35 bond lacp-rate fast
 nv set interface bond35 bond member swp18s0
 nv set interface bond35 bond mode lacp
+nv set interface bond35 bridge domain br_default untagged 30
 nv set interface bond35 bridge domain br_default vlan 20
 nv set interface bond35 bridge domain br_default vlan 30
 nv set interface bond35 description HOST_gb071_bond0
@@ -662,9 +732,11 @@ nv set interface swp18s0 description HOST_gb071_mlx5_6
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
+nv set interface bond36 bond lacp-bypass on
 nv set interface bond36 bond lacp-rate fast
 nv set interface bond36 bond member swp18s1
 nv set interface bond36 bond mode lacp
+nv set interface bond36 bridge domain br_default untagged 30
 nv set interface bond36 bridge domain br_default vlan 20
 nv set interface bond36 bridge domain br_default vlan 30
 nv set interface bond36 description HOST_gb072_bond0

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-spine06
-nv set interface lo ip address 10.255.0.44/32
+nv set interface lo ip address 10.255.128.22/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.44/24
+nv set interface eth0 ip address 192.168.41.150/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -593,11 +593,11 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200001001
+nv set router bgp autonomous-system 4200002000
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.44
+nv set router bgp router-id 10.255.128.22
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 96
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.44/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.22/32
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group LEAVES remote-as external
 nv set vrf default router bgp peer-group LEAVES bfd enable on

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail1-leaf1
-nv set interface lo ip address 10.255.0.23/32
+nv set interface lo ip address 10.255.128.1/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.23/24
+nv set interface eth0 ip address 192.168.41.129/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb001_mlx5_1
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.4.128/31
+nv set interface swp1s0 ip address 10.12.0.0/31
 nv set interface swp1s1 description HOST_gb002_mlx5_1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.4.136/31
+nv set interface swp1s1 ip address 10.12.0.8/31
 nv set interface swp2s0 description HOST_gb003_mlx5_1
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.4.144/31
+nv set interface swp2s0 ip address 10.12.0.16/31
 nv set interface swp2s1 description HOST_gb004_mlx5_1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.4.152/31
+nv set interface swp2s1 ip address 10.12.0.24/31
 nv set interface swp3s0 description HOST_gb005_mlx5_1
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.4.160/31
+nv set interface swp3s0 ip address 10.12.0.32/31
 nv set interface swp3s1 description HOST_gb006_mlx5_1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.4.168/31
+nv set interface swp3s1 ip address 10.12.0.40/31
 nv set interface swp4s0 description HOST_gb007_mlx5_1
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.4.176/31
+nv set interface swp4s0 ip address 10.12.0.48/31
 nv set interface swp4s1 description HOST_gb008_mlx5_1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.4.184/31
+nv set interface swp4s1 ip address 10.12.0.56/31
 nv set interface swp5s0 description HOST_gb009_mlx5_1
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.4.192/31
+nv set interface swp5s0 ip address 10.12.0.64/31
 nv set interface swp5s1 description HOST_gb010_mlx5_1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.4.200/31
+nv set interface swp5s1 ip address 10.12.0.72/31
 nv set interface swp6s0 description HOST_gb011_mlx5_1
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.4.208/31
+nv set interface swp6s0 ip address 10.12.0.80/31
 nv set interface swp6s1 description HOST_gb012_mlx5_1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.4.216/31
+nv set interface swp6s1 ip address 10.12.0.88/31
 nv set interface swp7s0 description HOST_gb013_mlx5_1
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.4.224/31
+nv set interface swp7s0 ip address 10.12.0.96/31
 nv set interface swp7s1 description HOST_gb014_mlx5_1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.4.232/31
+nv set interface swp7s1 ip address 10.12.0.104/31
 nv set interface swp8s0 description HOST_gb015_mlx5_1
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.4.240/31
+nv set interface swp8s0 ip address 10.12.0.112/31
 nv set interface swp8s1 description HOST_gb016_mlx5_1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.4.248/31
+nv set interface swp8s1 ip address 10.12.0.120/31
 nv set interface swp9s0 description HOST_gb017_mlx5_1
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.5.0/31
+nv set interface swp9s0 ip address 10.12.0.128/31
 nv set interface swp9s1 description HOST_gb018_mlx5_1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.5.8/31
+nv set interface swp9s1 ip address 10.12.0.136/31
 nv set interface swp10s0 description HOST_gb019_mlx5_1
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.5.16/31
+nv set interface swp10s0 ip address 10.12.0.144/31
 nv set interface swp10s1 description HOST_gb020_mlx5_1
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.5.24/31
+nv set interface swp10s1 ip address 10.12.0.152/31
 nv set interface swp11s0 description HOST_gb021_mlx5_1
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.5.32/31
+nv set interface swp11s0 ip address 10.12.0.160/31
 nv set interface swp11s1 description HOST_gb022_mlx5_1
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.5.40/31
+nv set interface swp11s1 ip address 10.12.0.168/31
 nv set interface swp12s0 description HOST_gb023_mlx5_1
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.5.48/31
+nv set interface swp12s0 ip address 10.12.0.176/31
 nv set interface swp12s1 description HOST_gb024_mlx5_1
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.5.56/31
+nv set interface swp12s1 ip address 10.12.0.184/31
 nv set interface swp13s0 description HOST_gb025_mlx5_1
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.5.64/31
+nv set interface swp13s0 ip address 10.12.0.192/31
 nv set interface swp13s1 description HOST_gb026_mlx5_1
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.5.72/31
+nv set interface swp13s1 ip address 10.12.0.200/31
 nv set interface swp14s0 description HOST_gb027_mlx5_1
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.5.80/31
+nv set interface swp14s0 ip address 10.12.0.208/31
 nv set interface swp14s1 description HOST_gb028_mlx5_1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.5.88/31
+nv set interface swp14s1 ip address 10.12.0.216/31
 nv set interface swp15s0 description HOST_gb029_mlx5_1
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.5.96/31
+nv set interface swp15s0 ip address 10.12.0.224/31
 nv set interface swp15s1 description HOST_gb030_mlx5_1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.5.104/31
+nv set interface swp15s1 ip address 10.12.0.232/31
 nv set interface swp16s0 description HOST_gb031_mlx5_1
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.5.112/31
+nv set interface swp16s0 ip address 10.12.0.240/31
 nv set interface swp16s1 description HOST_gb032_mlx5_1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.5.120/31
+nv set interface swp16s1 ip address 10.12.0.248/31
 nv set interface swp17s0 description HOST_gb033_mlx5_1
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.5.128/31
+nv set interface swp17s0 ip address 10.12.1.0/31
 nv set interface swp17s1 description HOST_gb034_mlx5_1
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.5.136/31
+nv set interface swp17s1 ip address 10.12.1.8/31
 nv set interface swp18s0 description HOST_gb035_mlx5_1
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.5.144/31
+nv set interface swp18s0 ip address 10.12.1.16/31
 nv set interface swp18s1 description HOST_gb036_mlx5_1
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.5.152/31
+nv set interface swp18s1 ip address 10.12.1.24/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp1s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010016
+nv set router bgp autonomous-system 4210010000
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.23
+nv set router bgp router-id 10.255.128.1
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.23/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.128/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.136/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.144/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.152/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.160/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.168/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.176/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.184/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.192/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.200/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.208/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.216/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.224/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.232/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.240/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.248/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.0/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.8/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.16/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.24/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.32/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.40/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.48/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.56/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.64/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.72/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.80/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.88/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.96/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.104/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.112/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.120/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.128/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.136/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.144/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.152/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.1/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.0/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.8/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.16/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.24/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.32/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.40/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.48/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.56/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.64/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.72/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.80/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.88/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.96/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.104/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.112/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.120/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.128/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.136/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.144/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.152/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.160/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.168/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.176/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.184/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.192/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.200/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.208/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.216/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.224/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.232/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.240/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.248/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.0/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.8/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.16/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.24/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail1-leaf2
-nv set interface lo ip address 10.255.0.24/32
+nv set interface lo ip address 10.255.128.2/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.24/24
+nv set interface eth0 ip address 192.168.41.130/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb037_mlx5_1
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.5.160/31
+nv set interface swp1s0 ip address 10.12.1.32/31
 nv set interface swp1s1 description HOST_gb038_mlx5_1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.5.168/31
+nv set interface swp1s1 ip address 10.12.1.40/31
 nv set interface swp2s0 description HOST_gb039_mlx5_1
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.5.176/31
+nv set interface swp2s0 ip address 10.12.1.48/31
 nv set interface swp2s1 description HOST_gb040_mlx5_1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.5.184/31
+nv set interface swp2s1 ip address 10.12.1.56/31
 nv set interface swp3s0 description HOST_gb041_mlx5_1
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.5.192/31
+nv set interface swp3s0 ip address 10.12.1.64/31
 nv set interface swp3s1 description HOST_gb042_mlx5_1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.5.200/31
+nv set interface swp3s1 ip address 10.12.1.72/31
 nv set interface swp4s0 description HOST_gb043_mlx5_1
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.5.208/31
+nv set interface swp4s0 ip address 10.12.1.80/31
 nv set interface swp4s1 description HOST_gb044_mlx5_1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.5.216/31
+nv set interface swp4s1 ip address 10.12.1.88/31
 nv set interface swp5s0 description HOST_gb045_mlx5_1
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.5.224/31
+nv set interface swp5s0 ip address 10.12.1.96/31
 nv set interface swp5s1 description HOST_gb046_mlx5_1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.5.232/31
+nv set interface swp5s1 ip address 10.12.1.104/31
 nv set interface swp6s0 description HOST_gb047_mlx5_1
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.5.240/31
+nv set interface swp6s0 ip address 10.12.1.112/31
 nv set interface swp6s1 description HOST_gb048_mlx5_1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.5.248/31
+nv set interface swp6s1 ip address 10.12.1.120/31
 nv set interface swp7s0 description HOST_gb049_mlx5_1
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.6.0/31
+nv set interface swp7s0 ip address 10.12.1.128/31
 nv set interface swp7s1 description HOST_gb050_mlx5_1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.6.8/31
+nv set interface swp7s1 ip address 10.12.1.136/31
 nv set interface swp8s0 description HOST_gb051_mlx5_1
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.6.16/31
+nv set interface swp8s0 ip address 10.12.1.144/31
 nv set interface swp8s1 description HOST_gb052_mlx5_1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.6.24/31
+nv set interface swp8s1 ip address 10.12.1.152/31
 nv set interface swp9s0 description HOST_gb053_mlx5_1
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.6.32/31
+nv set interface swp9s0 ip address 10.12.1.160/31
 nv set interface swp9s1 description HOST_gb054_mlx5_1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.6.40/31
+nv set interface swp9s1 ip address 10.12.1.168/31
 nv set interface swp10s0 description HOST_gb055_mlx5_1
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.6.48/31
+nv set interface swp10s0 ip address 10.12.1.176/31
 nv set interface swp10s1 description HOST_gb056_mlx5_1
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.6.56/31
+nv set interface swp10s1 ip address 10.12.1.184/31
 nv set interface swp11s0 description HOST_gb057_mlx5_1
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.6.64/31
+nv set interface swp11s0 ip address 10.12.1.192/31
 nv set interface swp11s1 description HOST_gb058_mlx5_1
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.6.72/31
+nv set interface swp11s1 ip address 10.12.1.200/31
 nv set interface swp12s0 description HOST_gb059_mlx5_1
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.6.80/31
+nv set interface swp12s0 ip address 10.12.1.208/31
 nv set interface swp12s1 description HOST_gb060_mlx5_1
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.6.88/31
+nv set interface swp12s1 ip address 10.12.1.216/31
 nv set interface swp13s0 description HOST_gb061_mlx5_1
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.6.96/31
+nv set interface swp13s0 ip address 10.12.1.224/31
 nv set interface swp13s1 description HOST_gb062_mlx5_1
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.6.104/31
+nv set interface swp13s1 ip address 10.12.1.232/31
 nv set interface swp14s0 description HOST_gb063_mlx5_1
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.6.112/31
+nv set interface swp14s0 ip address 10.12.1.240/31
 nv set interface swp14s1 description HOST_gb064_mlx5_1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.6.120/31
+nv set interface swp14s1 ip address 10.12.1.248/31
 nv set interface swp15s0 description HOST_gb065_mlx5_1
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.6.128/31
+nv set interface swp15s0 ip address 10.12.2.0/31
 nv set interface swp15s1 description HOST_gb066_mlx5_1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.6.136/31
+nv set interface swp15s1 ip address 10.12.2.8/31
 nv set interface swp16s0 description HOST_gb067_mlx5_1
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.6.144/31
+nv set interface swp16s0 ip address 10.12.2.16/31
 nv set interface swp16s1 description HOST_gb068_mlx5_1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.6.152/31
+nv set interface swp16s1 ip address 10.12.2.24/31
 nv set interface swp17s0 description HOST_gb069_mlx5_1
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.6.160/31
+nv set interface swp17s0 ip address 10.12.2.32/31
 nv set interface swp17s1 description HOST_gb070_mlx5_1
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.6.168/31
+nv set interface swp17s1 ip address 10.12.2.40/31
 nv set interface swp18s0 description HOST_gb071_mlx5_1
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.6.176/31
+nv set interface swp18s0 ip address 10.12.2.48/31
 nv set interface swp18s1 description HOST_gb072_mlx5_1
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.6.184/31
+nv set interface swp18s1 ip address 10.12.2.56/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp4s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010017
+nv set router bgp autonomous-system 4210010001
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.24
+nv set router bgp router-id 10.255.128.2
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.24/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.160/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.168/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.176/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.184/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.192/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.200/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.208/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.216/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.224/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.232/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.240/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.248/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.0/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.8/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.16/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.24/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.32/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.40/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.48/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.56/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.64/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.72/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.80/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.88/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.96/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.104/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.112/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.120/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.128/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.136/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.144/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.152/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.160/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.168/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.176/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.184/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.2/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.32/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.40/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.48/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.56/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.64/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.72/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.80/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.88/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.96/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.104/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.112/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.120/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.128/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.136/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.144/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.152/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.160/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.168/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.176/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.184/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.192/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.200/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.208/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.216/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.224/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.232/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.240/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.248/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.0/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.8/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.16/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.24/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.32/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.40/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.48/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.56/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

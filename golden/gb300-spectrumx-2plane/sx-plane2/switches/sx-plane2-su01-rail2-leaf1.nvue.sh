@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail2-leaf1
-nv set interface lo ip address 10.255.0.27/32
+nv set interface lo ip address 10.255.128.5/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.27/24
+nv set interface eth0 ip address 192.168.41.133/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb001_mlx5_3
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.4.130/31
+nv set interface swp1s0 ip address 10.12.0.2/31
 nv set interface swp1s1 description HOST_gb002_mlx5_3
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.4.138/31
+nv set interface swp1s1 ip address 10.12.0.10/31
 nv set interface swp2s0 description HOST_gb003_mlx5_3
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.4.146/31
+nv set interface swp2s0 ip address 10.12.0.18/31
 nv set interface swp2s1 description HOST_gb004_mlx5_3
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.4.154/31
+nv set interface swp2s1 ip address 10.12.0.26/31
 nv set interface swp3s0 description HOST_gb005_mlx5_3
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.4.162/31
+nv set interface swp3s0 ip address 10.12.0.34/31
 nv set interface swp3s1 description HOST_gb006_mlx5_3
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.4.170/31
+nv set interface swp3s1 ip address 10.12.0.42/31
 nv set interface swp4s0 description HOST_gb007_mlx5_3
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.4.178/31
+nv set interface swp4s0 ip address 10.12.0.50/31
 nv set interface swp4s1 description HOST_gb008_mlx5_3
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.4.186/31
+nv set interface swp4s1 ip address 10.12.0.58/31
 nv set interface swp5s0 description HOST_gb009_mlx5_3
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.4.194/31
+nv set interface swp5s0 ip address 10.12.0.66/31
 nv set interface swp5s1 description HOST_gb010_mlx5_3
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.4.202/31
+nv set interface swp5s1 ip address 10.12.0.74/31
 nv set interface swp6s0 description HOST_gb011_mlx5_3
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.4.210/31
+nv set interface swp6s0 ip address 10.12.0.82/31
 nv set interface swp6s1 description HOST_gb012_mlx5_3
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.4.218/31
+nv set interface swp6s1 ip address 10.12.0.90/31
 nv set interface swp7s0 description HOST_gb013_mlx5_3
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.4.226/31
+nv set interface swp7s0 ip address 10.12.0.98/31
 nv set interface swp7s1 description HOST_gb014_mlx5_3
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.4.234/31
+nv set interface swp7s1 ip address 10.12.0.106/31
 nv set interface swp8s0 description HOST_gb015_mlx5_3
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.4.242/31
+nv set interface swp8s0 ip address 10.12.0.114/31
 nv set interface swp8s1 description HOST_gb016_mlx5_3
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.4.250/31
+nv set interface swp8s1 ip address 10.12.0.122/31
 nv set interface swp9s0 description HOST_gb017_mlx5_3
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.5.2/31
+nv set interface swp9s0 ip address 10.12.0.130/31
 nv set interface swp9s1 description HOST_gb018_mlx5_3
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.5.10/31
+nv set interface swp9s1 ip address 10.12.0.138/31
 nv set interface swp10s0 description HOST_gb019_mlx5_3
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.5.18/31
+nv set interface swp10s0 ip address 10.12.0.146/31
 nv set interface swp10s1 description HOST_gb020_mlx5_3
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.5.26/31
+nv set interface swp10s1 ip address 10.12.0.154/31
 nv set interface swp11s0 description HOST_gb021_mlx5_3
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.5.34/31
+nv set interface swp11s0 ip address 10.12.0.162/31
 nv set interface swp11s1 description HOST_gb022_mlx5_3
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.5.42/31
+nv set interface swp11s1 ip address 10.12.0.170/31
 nv set interface swp12s0 description HOST_gb023_mlx5_3
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.5.50/31
+nv set interface swp12s0 ip address 10.12.0.178/31
 nv set interface swp12s1 description HOST_gb024_mlx5_3
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.5.58/31
+nv set interface swp12s1 ip address 10.12.0.186/31
 nv set interface swp13s0 description HOST_gb025_mlx5_3
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.5.66/31
+nv set interface swp13s0 ip address 10.12.0.194/31
 nv set interface swp13s1 description HOST_gb026_mlx5_3
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.5.74/31
+nv set interface swp13s1 ip address 10.12.0.202/31
 nv set interface swp14s0 description HOST_gb027_mlx5_3
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.5.82/31
+nv set interface swp14s0 ip address 10.12.0.210/31
 nv set interface swp14s1 description HOST_gb028_mlx5_3
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.5.90/31
+nv set interface swp14s1 ip address 10.12.0.218/31
 nv set interface swp15s0 description HOST_gb029_mlx5_3
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.5.98/31
+nv set interface swp15s0 ip address 10.12.0.226/31
 nv set interface swp15s1 description HOST_gb030_mlx5_3
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.5.106/31
+nv set interface swp15s1 ip address 10.12.0.234/31
 nv set interface swp16s0 description HOST_gb031_mlx5_3
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.5.114/31
+nv set interface swp16s0 ip address 10.12.0.242/31
 nv set interface swp16s1 description HOST_gb032_mlx5_3
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.5.122/31
+nv set interface swp16s1 ip address 10.12.0.250/31
 nv set interface swp17s0 description HOST_gb033_mlx5_3
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.5.130/31
+nv set interface swp17s0 ip address 10.12.1.2/31
 nv set interface swp17s1 description HOST_gb034_mlx5_3
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.5.138/31
+nv set interface swp17s1 ip address 10.12.1.10/31
 nv set interface swp18s0 description HOST_gb035_mlx5_3
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.5.146/31
+nv set interface swp18s0 ip address 10.12.1.18/31
 nv set interface swp18s1 description HOST_gb036_mlx5_3
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.5.154/31
+nv set interface swp18s1 ip address 10.12.1.26/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp13s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010020
+nv set router bgp autonomous-system 4210010004
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.27
+nv set router bgp router-id 10.255.128.5
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.27/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.130/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.138/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.146/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.154/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.162/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.170/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.178/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.186/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.194/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.202/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.210/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.218/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.226/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.234/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.242/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.250/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.2/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.10/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.18/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.26/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.34/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.42/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.50/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.58/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.66/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.74/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.82/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.90/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.98/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.106/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.114/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.122/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.130/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.138/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.146/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.154/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.5/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.2/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.10/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.18/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.26/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.34/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.42/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.50/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.58/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.66/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.74/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.82/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.90/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.98/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.106/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.114/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.122/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.130/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.138/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.146/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.154/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.162/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.170/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.178/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.186/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.194/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.202/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.210/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.218/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.226/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.234/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.242/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.250/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.2/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.10/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.18/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.26/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

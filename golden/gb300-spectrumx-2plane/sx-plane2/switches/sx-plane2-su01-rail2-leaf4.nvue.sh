@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail2-leaf4
-nv set interface lo ip address 10.255.0.30/32
+nv set interface lo ip address 10.255.128.8/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.30/24
+nv set interface eth0 ip address 192.168.41.136/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb109_mlx5_3
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.7.226/31
+nv set interface swp1s0 ip address 10.12.3.98/31
 nv set interface swp1s1 description HOST_gb110_mlx5_3
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.7.234/31
+nv set interface swp1s1 ip address 10.12.3.106/31
 nv set interface swp2s0 description HOST_gb111_mlx5_3
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.7.242/31
+nv set interface swp2s0 ip address 10.12.3.114/31
 nv set interface swp2s1 description HOST_gb112_mlx5_3
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.7.250/31
+nv set interface swp2s1 ip address 10.12.3.122/31
 nv set interface swp3s0 description HOST_gb113_mlx5_3
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.8.2/31
+nv set interface swp3s0 ip address 10.12.3.130/31
 nv set interface swp3s1 description HOST_gb114_mlx5_3
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.8.10/31
+nv set interface swp3s1 ip address 10.12.3.138/31
 nv set interface swp4s0 description HOST_gb115_mlx5_3
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.8.18/31
+nv set interface swp4s0 ip address 10.12.3.146/31
 nv set interface swp4s1 description HOST_gb116_mlx5_3
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.8.26/31
+nv set interface swp4s1 ip address 10.12.3.154/31
 nv set interface swp5s0 description HOST_gb117_mlx5_3
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.8.34/31
+nv set interface swp5s0 ip address 10.12.3.162/31
 nv set interface swp5s1 description HOST_gb118_mlx5_3
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.8.42/31
+nv set interface swp5s1 ip address 10.12.3.170/31
 nv set interface swp6s0 description HOST_gb119_mlx5_3
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.8.50/31
+nv set interface swp6s0 ip address 10.12.3.178/31
 nv set interface swp6s1 description HOST_gb120_mlx5_3
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.8.58/31
+nv set interface swp6s1 ip address 10.12.3.186/31
 nv set interface swp7s0 description HOST_gb121_mlx5_3
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.8.66/31
+nv set interface swp7s0 ip address 10.12.3.194/31
 nv set interface swp7s1 description HOST_gb122_mlx5_3
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.8.74/31
+nv set interface swp7s1 ip address 10.12.3.202/31
 nv set interface swp8s0 description HOST_gb123_mlx5_3
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.8.82/31
+nv set interface swp8s0 ip address 10.12.3.210/31
 nv set interface swp8s1 description HOST_gb124_mlx5_3
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.8.90/31
+nv set interface swp8s1 ip address 10.12.3.218/31
 nv set interface swp9s0 description HOST_gb125_mlx5_3
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.8.98/31
+nv set interface swp9s0 ip address 10.12.3.226/31
 nv set interface swp9s1 description HOST_gb126_mlx5_3
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.8.106/31
+nv set interface swp9s1 ip address 10.12.3.234/31
 nv set interface swp10s0 description HOST_gb127_mlx5_3
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.8.114/31
+nv set interface swp10s0 ip address 10.12.3.242/31
 nv set interface swp10s1 description HOST_gb128_mlx5_3
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.8.122/31
+nv set interface swp10s1 ip address 10.12.3.250/31
 nv set interface swp11s0 description HOST_gb129_mlx5_3
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.8.130/31
+nv set interface swp11s0 ip address 10.12.4.2/31
 nv set interface swp11s1 description HOST_gb130_mlx5_3
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.8.138/31
+nv set interface swp11s1 ip address 10.12.4.10/31
 nv set interface swp12s0 description HOST_gb131_mlx5_3
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.8.146/31
+nv set interface swp12s0 ip address 10.12.4.18/31
 nv set interface swp12s1 description HOST_gb132_mlx5_3
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.8.154/31
+nv set interface swp12s1 ip address 10.12.4.26/31
 nv set interface swp13s0 description HOST_gb133_mlx5_3
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.8.162/31
+nv set interface swp13s0 ip address 10.12.4.34/31
 nv set interface swp13s1 description HOST_gb134_mlx5_3
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.8.170/31
+nv set interface swp13s1 ip address 10.12.4.42/31
 nv set interface swp14s0 description HOST_gb135_mlx5_3
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.8.178/31
+nv set interface swp14s0 ip address 10.12.4.50/31
 nv set interface swp14s1 description HOST_gb136_mlx5_3
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.8.186/31
+nv set interface swp14s1 ip address 10.12.4.58/31
 nv set interface swp15s0 description HOST_gb137_mlx5_3
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.8.194/31
+nv set interface swp15s0 ip address 10.12.4.66/31
 nv set interface swp15s1 description HOST_gb138_mlx5_3
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.8.202/31
+nv set interface swp15s1 ip address 10.12.4.74/31
 nv set interface swp16s0 description HOST_gb139_mlx5_3
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.8.210/31
+nv set interface swp16s0 ip address 10.12.4.82/31
 nv set interface swp16s1 description HOST_gb140_mlx5_3
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.8.218/31
+nv set interface swp16s1 ip address 10.12.4.90/31
 nv set interface swp17s0 description HOST_gb141_mlx5_3
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.8.226/31
+nv set interface swp17s0 ip address 10.12.4.98/31
 nv set interface swp17s1 description HOST_gb142_mlx5_3
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.8.234/31
+nv set interface swp17s1 ip address 10.12.4.106/31
 nv set interface swp18s0 description HOST_gb143_mlx5_3
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.8.242/31
+nv set interface swp18s0 ip address 10.12.4.114/31
 nv set interface swp18s1 description HOST_gb144_mlx5_3
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.8.250/31
+nv set interface swp18s1 ip address 10.12.4.122/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp22s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010023
+nv set router bgp autonomous-system 4210010007
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.30
+nv set router bgp router-id 10.255.128.8
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.30/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.226/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.234/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.242/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.250/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.2/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.10/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.18/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.26/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.34/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.42/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.50/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.58/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.66/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.74/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.82/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.90/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.98/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.106/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.114/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.122/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.130/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.138/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.146/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.154/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.162/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.170/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.178/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.186/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.194/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.202/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.210/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.218/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.226/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.234/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.242/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.250/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.8/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.98/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.106/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.114/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.122/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.130/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.138/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.146/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.154/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.162/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.170/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.178/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.186/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.194/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.202/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.210/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.218/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.226/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.234/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.242/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.250/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.2/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.10/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.18/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.26/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.34/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.42/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.50/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.58/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.66/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.74/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.82/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.90/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.98/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.106/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.114/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.122/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail3-leaf2
-nv set interface lo ip address 10.255.0.32/32
+nv set interface lo ip address 10.255.128.10/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.32/24
+nv set interface eth0 ip address 192.168.41.138/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb037_mlx5_7
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.5.164/31
+nv set interface swp1s0 ip address 10.12.1.36/31
 nv set interface swp1s1 description HOST_gb038_mlx5_7
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.5.172/31
+nv set interface swp1s1 ip address 10.12.1.44/31
 nv set interface swp2s0 description HOST_gb039_mlx5_7
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.5.180/31
+nv set interface swp2s0 ip address 10.12.1.52/31
 nv set interface swp2s1 description HOST_gb040_mlx5_7
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.5.188/31
+nv set interface swp2s1 ip address 10.12.1.60/31
 nv set interface swp3s0 description HOST_gb041_mlx5_7
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.5.196/31
+nv set interface swp3s0 ip address 10.12.1.68/31
 nv set interface swp3s1 description HOST_gb042_mlx5_7
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.5.204/31
+nv set interface swp3s1 ip address 10.12.1.76/31
 nv set interface swp4s0 description HOST_gb043_mlx5_7
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.5.212/31
+nv set interface swp4s0 ip address 10.12.1.84/31
 nv set interface swp4s1 description HOST_gb044_mlx5_7
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.5.220/31
+nv set interface swp4s1 ip address 10.12.1.92/31
 nv set interface swp5s0 description HOST_gb045_mlx5_7
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.5.228/31
+nv set interface swp5s0 ip address 10.12.1.100/31
 nv set interface swp5s1 description HOST_gb046_mlx5_7
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.5.236/31
+nv set interface swp5s1 ip address 10.12.1.108/31
 nv set interface swp6s0 description HOST_gb047_mlx5_7
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.5.244/31
+nv set interface swp6s0 ip address 10.12.1.116/31
 nv set interface swp6s1 description HOST_gb048_mlx5_7
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.5.252/31
+nv set interface swp6s1 ip address 10.12.1.124/31
 nv set interface swp7s0 description HOST_gb049_mlx5_7
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.6.4/31
+nv set interface swp7s0 ip address 10.12.1.132/31
 nv set interface swp7s1 description HOST_gb050_mlx5_7
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.6.12/31
+nv set interface swp7s1 ip address 10.12.1.140/31
 nv set interface swp8s0 description HOST_gb051_mlx5_7
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.6.20/31
+nv set interface swp8s0 ip address 10.12.1.148/31
 nv set interface swp8s1 description HOST_gb052_mlx5_7
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.6.28/31
+nv set interface swp8s1 ip address 10.12.1.156/31
 nv set interface swp9s0 description HOST_gb053_mlx5_7
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.6.36/31
+nv set interface swp9s0 ip address 10.12.1.164/31
 nv set interface swp9s1 description HOST_gb054_mlx5_7
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.6.44/31
+nv set interface swp9s1 ip address 10.12.1.172/31
 nv set interface swp10s0 description HOST_gb055_mlx5_7
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.6.52/31
+nv set interface swp10s0 ip address 10.12.1.180/31
 nv set interface swp10s1 description HOST_gb056_mlx5_7
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.6.60/31
+nv set interface swp10s1 ip address 10.12.1.188/31
 nv set interface swp11s0 description HOST_gb057_mlx5_7
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.6.68/31
+nv set interface swp11s0 ip address 10.12.1.196/31
 nv set interface swp11s1 description HOST_gb058_mlx5_7
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.6.76/31
+nv set interface swp11s1 ip address 10.12.1.204/31
 nv set interface swp12s0 description HOST_gb059_mlx5_7
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.6.84/31
+nv set interface swp12s0 ip address 10.12.1.212/31
 nv set interface swp12s1 description HOST_gb060_mlx5_7
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.6.92/31
+nv set interface swp12s1 ip address 10.12.1.220/31
 nv set interface swp13s0 description HOST_gb061_mlx5_7
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.6.100/31
+nv set interface swp13s0 ip address 10.12.1.228/31
 nv set interface swp13s1 description HOST_gb062_mlx5_7
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.6.108/31
+nv set interface swp13s1 ip address 10.12.1.236/31
 nv set interface swp14s0 description HOST_gb063_mlx5_7
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.6.116/31
+nv set interface swp14s0 ip address 10.12.1.244/31
 nv set interface swp14s1 description HOST_gb064_mlx5_7
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.6.124/31
+nv set interface swp14s1 ip address 10.12.1.252/31
 nv set interface swp15s0 description HOST_gb065_mlx5_7
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.6.132/31
+nv set interface swp15s0 ip address 10.12.2.4/31
 nv set interface swp15s1 description HOST_gb066_mlx5_7
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.6.140/31
+nv set interface swp15s1 ip address 10.12.2.12/31
 nv set interface swp16s0 description HOST_gb067_mlx5_7
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.6.148/31
+nv set interface swp16s0 ip address 10.12.2.20/31
 nv set interface swp16s1 description HOST_gb068_mlx5_7
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.6.156/31
+nv set interface swp16s1 ip address 10.12.2.28/31
 nv set interface swp17s0 description HOST_gb069_mlx5_7
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.6.164/31
+nv set interface swp17s0 ip address 10.12.2.36/31
 nv set interface swp17s1 description HOST_gb070_mlx5_7
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.6.172/31
+nv set interface swp17s1 ip address 10.12.2.44/31
 nv set interface swp18s0 description HOST_gb071_mlx5_7
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.6.180/31
+nv set interface swp18s0 ip address 10.12.2.52/31
 nv set interface swp18s1 description HOST_gb072_mlx5_7
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.6.188/31
+nv set interface swp18s1 ip address 10.12.2.60/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp28s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010025
+nv set router bgp autonomous-system 4210010009
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.32
+nv set router bgp router-id 10.255.128.10
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.32/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.164/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.172/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.180/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.188/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.196/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.204/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.212/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.220/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.228/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.236/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.244/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.252/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.4/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.12/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.20/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.28/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.36/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.44/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.52/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.60/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.68/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.76/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.84/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.92/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.100/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.108/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.116/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.124/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.132/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.140/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.148/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.156/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.164/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.172/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.180/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.188/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.10/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.36/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.44/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.52/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.60/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.68/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.76/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.84/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.92/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.100/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.108/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.116/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.124/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.132/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.140/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.148/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.156/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.164/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.172/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.180/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.188/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.196/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.204/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.212/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.220/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.228/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.236/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.244/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.252/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.4/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.12/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.20/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.28/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.36/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.44/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.52/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.60/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail3-leaf4
-nv set interface lo ip address 10.255.0.34/32
+nv set interface lo ip address 10.255.128.12/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.34/24
+nv set interface eth0 ip address 192.168.41.140/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb109_mlx5_7
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.7.228/31
+nv set interface swp1s0 ip address 10.12.3.100/31
 nv set interface swp1s1 description HOST_gb110_mlx5_7
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.7.236/31
+nv set interface swp1s1 ip address 10.12.3.108/31
 nv set interface swp2s0 description HOST_gb111_mlx5_7
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.7.244/31
+nv set interface swp2s0 ip address 10.12.3.116/31
 nv set interface swp2s1 description HOST_gb112_mlx5_7
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.7.252/31
+nv set interface swp2s1 ip address 10.12.3.124/31
 nv set interface swp3s0 description HOST_gb113_mlx5_7
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.8.4/31
+nv set interface swp3s0 ip address 10.12.3.132/31
 nv set interface swp3s1 description HOST_gb114_mlx5_7
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.8.12/31
+nv set interface swp3s1 ip address 10.12.3.140/31
 nv set interface swp4s0 description HOST_gb115_mlx5_7
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.8.20/31
+nv set interface swp4s0 ip address 10.12.3.148/31
 nv set interface swp4s1 description HOST_gb116_mlx5_7
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.8.28/31
+nv set interface swp4s1 ip address 10.12.3.156/31
 nv set interface swp5s0 description HOST_gb117_mlx5_7
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.8.36/31
+nv set interface swp5s0 ip address 10.12.3.164/31
 nv set interface swp5s1 description HOST_gb118_mlx5_7
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.8.44/31
+nv set interface swp5s1 ip address 10.12.3.172/31
 nv set interface swp6s0 description HOST_gb119_mlx5_7
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.8.52/31
+nv set interface swp6s0 ip address 10.12.3.180/31
 nv set interface swp6s1 description HOST_gb120_mlx5_7
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.8.60/31
+nv set interface swp6s1 ip address 10.12.3.188/31
 nv set interface swp7s0 description HOST_gb121_mlx5_7
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.8.68/31
+nv set interface swp7s0 ip address 10.12.3.196/31
 nv set interface swp7s1 description HOST_gb122_mlx5_7
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.8.76/31
+nv set interface swp7s1 ip address 10.12.3.204/31
 nv set interface swp8s0 description HOST_gb123_mlx5_7
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.8.84/31
+nv set interface swp8s0 ip address 10.12.3.212/31
 nv set interface swp8s1 description HOST_gb124_mlx5_7
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.8.92/31
+nv set interface swp8s1 ip address 10.12.3.220/31
 nv set interface swp9s0 description HOST_gb125_mlx5_7
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.8.100/31
+nv set interface swp9s0 ip address 10.12.3.228/31
 nv set interface swp9s1 description HOST_gb126_mlx5_7
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.8.108/31
+nv set interface swp9s1 ip address 10.12.3.236/31
 nv set interface swp10s0 description HOST_gb127_mlx5_7
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.8.116/31
+nv set interface swp10s0 ip address 10.12.3.244/31
 nv set interface swp10s1 description HOST_gb128_mlx5_7
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.8.124/31
+nv set interface swp10s1 ip address 10.12.3.252/31
 nv set interface swp11s0 description HOST_gb129_mlx5_7
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.8.132/31
+nv set interface swp11s0 ip address 10.12.4.4/31
 nv set interface swp11s1 description HOST_gb130_mlx5_7
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.8.140/31
+nv set interface swp11s1 ip address 10.12.4.12/31
 nv set interface swp12s0 description HOST_gb131_mlx5_7
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.8.148/31
+nv set interface swp12s0 ip address 10.12.4.20/31
 nv set interface swp12s1 description HOST_gb132_mlx5_7
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.8.156/31
+nv set interface swp12s1 ip address 10.12.4.28/31
 nv set interface swp13s0 description HOST_gb133_mlx5_7
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.8.164/31
+nv set interface swp13s0 ip address 10.12.4.36/31
 nv set interface swp13s1 description HOST_gb134_mlx5_7
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.8.172/31
+nv set interface swp13s1 ip address 10.12.4.44/31
 nv set interface swp14s0 description HOST_gb135_mlx5_7
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.8.180/31
+nv set interface swp14s0 ip address 10.12.4.52/31
 nv set interface swp14s1 description HOST_gb136_mlx5_7
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.8.188/31
+nv set interface swp14s1 ip address 10.12.4.60/31
 nv set interface swp15s0 description HOST_gb137_mlx5_7
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.8.196/31
+nv set interface swp15s0 ip address 10.12.4.68/31
 nv set interface swp15s1 description HOST_gb138_mlx5_7
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.8.204/31
+nv set interface swp15s1 ip address 10.12.4.76/31
 nv set interface swp16s0 description HOST_gb139_mlx5_7
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.8.212/31
+nv set interface swp16s0 ip address 10.12.4.84/31
 nv set interface swp16s1 description HOST_gb140_mlx5_7
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.8.220/31
+nv set interface swp16s1 ip address 10.12.4.92/31
 nv set interface swp17s0 description HOST_gb141_mlx5_7
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.8.228/31
+nv set interface swp17s0 ip address 10.12.4.100/31
 nv set interface swp17s1 description HOST_gb142_mlx5_7
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.8.236/31
+nv set interface swp17s1 ip address 10.12.4.108/31
 nv set interface swp18s0 description HOST_gb143_mlx5_7
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.8.244/31
+nv set interface swp18s0 ip address 10.12.4.116/31
 nv set interface swp18s1 description HOST_gb144_mlx5_7
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.8.252/31
+nv set interface swp18s1 ip address 10.12.4.124/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp34s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010027
+nv set router bgp autonomous-system 4210010011
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.34
+nv set router bgp router-id 10.255.128.12
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.34/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.228/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.236/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.244/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.252/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.4/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.12/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.20/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.28/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.36/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.44/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.52/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.60/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.68/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.76/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.84/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.92/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.100/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.108/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.116/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.124/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.132/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.140/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.148/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.156/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.164/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.172/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.180/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.188/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.196/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.204/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.212/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.220/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.228/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.236/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.244/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.252/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.12/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.100/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.108/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.116/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.124/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.132/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.140/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.148/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.156/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.164/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.172/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.180/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.188/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.196/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.204/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.212/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.220/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.228/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.236/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.244/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.252/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.4/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.12/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.20/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.28/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.36/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.44/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.52/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.60/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.68/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.76/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.84/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.92/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.100/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.108/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.116/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.124/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail4-leaf1
-nv set interface lo ip address 10.255.0.35/32
+nv set interface lo ip address 10.255.128.13/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.35/24
+nv set interface eth0 ip address 192.168.41.141/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb001_mlx5_9
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.4.134/31
+nv set interface swp1s0 ip address 10.12.0.6/31
 nv set interface swp1s1 description HOST_gb002_mlx5_9
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.4.142/31
+nv set interface swp1s1 ip address 10.12.0.14/31
 nv set interface swp2s0 description HOST_gb003_mlx5_9
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.4.150/31
+nv set interface swp2s0 ip address 10.12.0.22/31
 nv set interface swp2s1 description HOST_gb004_mlx5_9
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.4.158/31
+nv set interface swp2s1 ip address 10.12.0.30/31
 nv set interface swp3s0 description HOST_gb005_mlx5_9
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.4.166/31
+nv set interface swp3s0 ip address 10.12.0.38/31
 nv set interface swp3s1 description HOST_gb006_mlx5_9
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.4.174/31
+nv set interface swp3s1 ip address 10.12.0.46/31
 nv set interface swp4s0 description HOST_gb007_mlx5_9
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.4.182/31
+nv set interface swp4s0 ip address 10.12.0.54/31
 nv set interface swp4s1 description HOST_gb008_mlx5_9
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.4.190/31
+nv set interface swp4s1 ip address 10.12.0.62/31
 nv set interface swp5s0 description HOST_gb009_mlx5_9
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.4.198/31
+nv set interface swp5s0 ip address 10.12.0.70/31
 nv set interface swp5s1 description HOST_gb010_mlx5_9
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.4.206/31
+nv set interface swp5s1 ip address 10.12.0.78/31
 nv set interface swp6s0 description HOST_gb011_mlx5_9
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.4.214/31
+nv set interface swp6s0 ip address 10.12.0.86/31
 nv set interface swp6s1 description HOST_gb012_mlx5_9
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.4.222/31
+nv set interface swp6s1 ip address 10.12.0.94/31
 nv set interface swp7s0 description HOST_gb013_mlx5_9
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.4.230/31
+nv set interface swp7s0 ip address 10.12.0.102/31
 nv set interface swp7s1 description HOST_gb014_mlx5_9
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.4.238/31
+nv set interface swp7s1 ip address 10.12.0.110/31
 nv set interface swp8s0 description HOST_gb015_mlx5_9
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.4.246/31
+nv set interface swp8s0 ip address 10.12.0.118/31
 nv set interface swp8s1 description HOST_gb016_mlx5_9
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.4.254/31
+nv set interface swp8s1 ip address 10.12.0.126/31
 nv set interface swp9s0 description HOST_gb017_mlx5_9
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.5.6/31
+nv set interface swp9s0 ip address 10.12.0.134/31
 nv set interface swp9s1 description HOST_gb018_mlx5_9
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.5.14/31
+nv set interface swp9s1 ip address 10.12.0.142/31
 nv set interface swp10s0 description HOST_gb019_mlx5_9
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.5.22/31
+nv set interface swp10s0 ip address 10.12.0.150/31
 nv set interface swp10s1 description HOST_gb020_mlx5_9
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.5.30/31
+nv set interface swp10s1 ip address 10.12.0.158/31
 nv set interface swp11s0 description HOST_gb021_mlx5_9
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.5.38/31
+nv set interface swp11s0 ip address 10.12.0.166/31
 nv set interface swp11s1 description HOST_gb022_mlx5_9
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.5.46/31
+nv set interface swp11s1 ip address 10.12.0.174/31
 nv set interface swp12s0 description HOST_gb023_mlx5_9
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.5.54/31
+nv set interface swp12s0 ip address 10.12.0.182/31
 nv set interface swp12s1 description HOST_gb024_mlx5_9
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.5.62/31
+nv set interface swp12s1 ip address 10.12.0.190/31
 nv set interface swp13s0 description HOST_gb025_mlx5_9
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.5.70/31
+nv set interface swp13s0 ip address 10.12.0.198/31
 nv set interface swp13s1 description HOST_gb026_mlx5_9
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.5.78/31
+nv set interface swp13s1 ip address 10.12.0.206/31
 nv set interface swp14s0 description HOST_gb027_mlx5_9
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.5.86/31
+nv set interface swp14s0 ip address 10.12.0.214/31
 nv set interface swp14s1 description HOST_gb028_mlx5_9
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.5.94/31
+nv set interface swp14s1 ip address 10.12.0.222/31
 nv set interface swp15s0 description HOST_gb029_mlx5_9
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.5.102/31
+nv set interface swp15s0 ip address 10.12.0.230/31
 nv set interface swp15s1 description HOST_gb030_mlx5_9
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.5.110/31
+nv set interface swp15s1 ip address 10.12.0.238/31
 nv set interface swp16s0 description HOST_gb031_mlx5_9
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.5.118/31
+nv set interface swp16s0 ip address 10.12.0.246/31
 nv set interface swp16s1 description HOST_gb032_mlx5_9
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.5.126/31
+nv set interface swp16s1 ip address 10.12.0.254/31
 nv set interface swp17s0 description HOST_gb033_mlx5_9
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.5.134/31
+nv set interface swp17s0 ip address 10.12.1.6/31
 nv set interface swp17s1 description HOST_gb034_mlx5_9
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.5.142/31
+nv set interface swp17s1 ip address 10.12.1.14/31
 nv set interface swp18s0 description HOST_gb035_mlx5_9
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.5.150/31
+nv set interface swp18s0 ip address 10.12.1.22/31
 nv set interface swp18s1 description HOST_gb036_mlx5_9
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.5.158/31
+nv set interface swp18s1 ip address 10.12.1.30/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp37s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010028
+nv set router bgp autonomous-system 4210010012
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.35
+nv set router bgp router-id 10.255.128.13
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.35/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.134/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.142/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.150/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.158/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.166/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.174/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.182/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.190/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.198/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.206/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.214/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.222/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.230/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.238/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.246/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.4.254/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.6/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.14/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.22/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.30/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.38/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.46/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.54/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.62/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.70/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.78/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.86/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.94/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.102/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.110/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.118/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.126/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.134/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.142/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.150/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.5.158/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.13/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.6/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.14/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.22/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.30/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.38/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.46/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.54/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.62/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.70/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.78/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.86/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.94/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.102/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.110/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.118/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.126/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.134/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.142/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.150/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.158/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.166/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.174/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.182/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.190/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.198/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.206/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.214/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.222/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.230/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.238/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.246/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.0.254/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.6/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.14/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.22/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.1.30/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

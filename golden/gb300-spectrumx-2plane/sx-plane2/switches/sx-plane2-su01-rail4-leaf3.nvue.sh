@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail4-leaf3
-nv set interface lo ip address 10.255.0.37/32
+nv set interface lo ip address 10.255.128.15/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.37/24
+nv set interface eth0 ip address 192.168.41.143/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb073_mlx5_9
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.6.198/31
+nv set interface swp1s0 ip address 10.12.2.70/31
 nv set interface swp1s1 description HOST_gb074_mlx5_9
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.6.206/31
+nv set interface swp1s1 ip address 10.12.2.78/31
 nv set interface swp2s0 description HOST_gb075_mlx5_9
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.6.214/31
+nv set interface swp2s0 ip address 10.12.2.86/31
 nv set interface swp2s1 description HOST_gb076_mlx5_9
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.6.222/31
+nv set interface swp2s1 ip address 10.12.2.94/31
 nv set interface swp3s0 description HOST_gb077_mlx5_9
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.6.230/31
+nv set interface swp3s0 ip address 10.12.2.102/31
 nv set interface swp3s1 description HOST_gb078_mlx5_9
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.6.238/31
+nv set interface swp3s1 ip address 10.12.2.110/31
 nv set interface swp4s0 description HOST_gb079_mlx5_9
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.6.246/31
+nv set interface swp4s0 ip address 10.12.2.118/31
 nv set interface swp4s1 description HOST_gb080_mlx5_9
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.6.254/31
+nv set interface swp4s1 ip address 10.12.2.126/31
 nv set interface swp5s0 description HOST_gb081_mlx5_9
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.7.6/31
+nv set interface swp5s0 ip address 10.12.2.134/31
 nv set interface swp5s1 description HOST_gb082_mlx5_9
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.7.14/31
+nv set interface swp5s1 ip address 10.12.2.142/31
 nv set interface swp6s0 description HOST_gb083_mlx5_9
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.7.22/31
+nv set interface swp6s0 ip address 10.12.2.150/31
 nv set interface swp6s1 description HOST_gb084_mlx5_9
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.7.30/31
+nv set interface swp6s1 ip address 10.12.2.158/31
 nv set interface swp7s0 description HOST_gb085_mlx5_9
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.7.38/31
+nv set interface swp7s0 ip address 10.12.2.166/31
 nv set interface swp7s1 description HOST_gb086_mlx5_9
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.7.46/31
+nv set interface swp7s1 ip address 10.12.2.174/31
 nv set interface swp8s0 description HOST_gb087_mlx5_9
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.7.54/31
+nv set interface swp8s0 ip address 10.12.2.182/31
 nv set interface swp8s1 description HOST_gb088_mlx5_9
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.7.62/31
+nv set interface swp8s1 ip address 10.12.2.190/31
 nv set interface swp9s0 description HOST_gb089_mlx5_9
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.7.70/31
+nv set interface swp9s0 ip address 10.12.2.198/31
 nv set interface swp9s1 description HOST_gb090_mlx5_9
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.7.78/31
+nv set interface swp9s1 ip address 10.12.2.206/31
 nv set interface swp10s0 description HOST_gb091_mlx5_9
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.7.86/31
+nv set interface swp10s0 ip address 10.12.2.214/31
 nv set interface swp10s1 description HOST_gb092_mlx5_9
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.7.94/31
+nv set interface swp10s1 ip address 10.12.2.222/31
 nv set interface swp11s0 description HOST_gb093_mlx5_9
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.7.102/31
+nv set interface swp11s0 ip address 10.12.2.230/31
 nv set interface swp11s1 description HOST_gb094_mlx5_9
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.7.110/31
+nv set interface swp11s1 ip address 10.12.2.238/31
 nv set interface swp12s0 description HOST_gb095_mlx5_9
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.7.118/31
+nv set interface swp12s0 ip address 10.12.2.246/31
 nv set interface swp12s1 description HOST_gb096_mlx5_9
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.7.126/31
+nv set interface swp12s1 ip address 10.12.2.254/31
 nv set interface swp13s0 description HOST_gb097_mlx5_9
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.7.134/31
+nv set interface swp13s0 ip address 10.12.3.6/31
 nv set interface swp13s1 description HOST_gb098_mlx5_9
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.7.142/31
+nv set interface swp13s1 ip address 10.12.3.14/31
 nv set interface swp14s0 description HOST_gb099_mlx5_9
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.7.150/31
+nv set interface swp14s0 ip address 10.12.3.22/31
 nv set interface swp14s1 description HOST_gb100_mlx5_9
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.7.158/31
+nv set interface swp14s1 ip address 10.12.3.30/31
 nv set interface swp15s0 description HOST_gb101_mlx5_9
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.7.166/31
+nv set interface swp15s0 ip address 10.12.3.38/31
 nv set interface swp15s1 description HOST_gb102_mlx5_9
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.7.174/31
+nv set interface swp15s1 ip address 10.12.3.46/31
 nv set interface swp16s0 description HOST_gb103_mlx5_9
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.7.182/31
+nv set interface swp16s0 ip address 10.12.3.54/31
 nv set interface swp16s1 description HOST_gb104_mlx5_9
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.7.190/31
+nv set interface swp16s1 ip address 10.12.3.62/31
 nv set interface swp17s0 description HOST_gb105_mlx5_9
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.7.198/31
+nv set interface swp17s0 ip address 10.12.3.70/31
 nv set interface swp17s1 description HOST_gb106_mlx5_9
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.7.206/31
+nv set interface swp17s1 ip address 10.12.3.78/31
 nv set interface swp18s0 description HOST_gb107_mlx5_9
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.7.214/31
+nv set interface swp18s0 ip address 10.12.3.86/31
 nv set interface swp18s1 description HOST_gb108_mlx5_9
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.7.222/31
+nv set interface swp18s1 ip address 10.12.3.94/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp43s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010030
+nv set router bgp autonomous-system 4210010014
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.37
+nv set router bgp router-id 10.255.128.15
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.37/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.198/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.206/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.214/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.222/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.230/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.238/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.246/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.6.254/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.6/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.14/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.22/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.30/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.38/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.46/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.54/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.62/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.70/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.78/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.86/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.94/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.102/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.110/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.118/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.126/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.134/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.142/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.150/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.158/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.166/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.174/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.182/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.190/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.198/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.206/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.214/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.222/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.15/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.70/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.78/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.86/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.94/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.102/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.110/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.118/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.126/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.134/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.142/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.150/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.158/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.166/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.174/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.182/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.190/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.198/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.206/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.214/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.222/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.230/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.238/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.246/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.2.254/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.6/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.14/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.22/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.30/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.38/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.46/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.54/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.62/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.70/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.78/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.86/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.94/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on

@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail4-leaf4
-nv set interface lo ip address 10.255.0.38/32
+nv set interface lo ip address 10.255.128.16/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.38/24
+nv set interface eth0 ip address 192.168.41.144/24
 nv set interface eth0 ip gateway 192.168.41.254
 nv set interface eth0 ip vrf mgmt
 nv set interface eth0 type eth
@@ -141,182 +141,182 @@ nv set interface swp1s0 description HOST_gb109_mlx5_9
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.7.230/31
+nv set interface swp1s0 ip address 10.12.3.102/31
 nv set interface swp1s1 description HOST_gb110_mlx5_9
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.7.238/31
+nv set interface swp1s1 ip address 10.12.3.110/31
 nv set interface swp2s0 description HOST_gb111_mlx5_9
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.7.246/31
+nv set interface swp2s0 ip address 10.12.3.118/31
 nv set interface swp2s1 description HOST_gb112_mlx5_9
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.7.254/31
+nv set interface swp2s1 ip address 10.12.3.126/31
 nv set interface swp3s0 description HOST_gb113_mlx5_9
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.8.6/31
+nv set interface swp3s0 ip address 10.12.3.134/31
 nv set interface swp3s1 description HOST_gb114_mlx5_9
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.8.14/31
+nv set interface swp3s1 ip address 10.12.3.142/31
 nv set interface swp4s0 description HOST_gb115_mlx5_9
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.8.22/31
+nv set interface swp4s0 ip address 10.12.3.150/31
 nv set interface swp4s1 description HOST_gb116_mlx5_9
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.8.30/31
+nv set interface swp4s1 ip address 10.12.3.158/31
 nv set interface swp5s0 description HOST_gb117_mlx5_9
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.8.38/31
+nv set interface swp5s0 ip address 10.12.3.166/31
 nv set interface swp5s1 description HOST_gb118_mlx5_9
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.8.46/31
+nv set interface swp5s1 ip address 10.12.3.174/31
 nv set interface swp6s0 description HOST_gb119_mlx5_9
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.8.54/31
+nv set interface swp6s0 ip address 10.12.3.182/31
 nv set interface swp6s1 description HOST_gb120_mlx5_9
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.8.62/31
+nv set interface swp6s1 ip address 10.12.3.190/31
 nv set interface swp7s0 description HOST_gb121_mlx5_9
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.8.70/31
+nv set interface swp7s0 ip address 10.12.3.198/31
 nv set interface swp7s1 description HOST_gb122_mlx5_9
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.8.78/31
+nv set interface swp7s1 ip address 10.12.3.206/31
 nv set interface swp8s0 description HOST_gb123_mlx5_9
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.8.86/31
+nv set interface swp8s0 ip address 10.12.3.214/31
 nv set interface swp8s1 description HOST_gb124_mlx5_9
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.8.94/31
+nv set interface swp8s1 ip address 10.12.3.222/31
 nv set interface swp9s0 description HOST_gb125_mlx5_9
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.8.102/31
+nv set interface swp9s0 ip address 10.12.3.230/31
 nv set interface swp9s1 description HOST_gb126_mlx5_9
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.8.110/31
+nv set interface swp9s1 ip address 10.12.3.238/31
 nv set interface swp10s0 description HOST_gb127_mlx5_9
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.8.118/31
+nv set interface swp10s0 ip address 10.12.3.246/31
 nv set interface swp10s1 description HOST_gb128_mlx5_9
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.8.126/31
+nv set interface swp10s1 ip address 10.12.3.254/31
 nv set interface swp11s0 description HOST_gb129_mlx5_9
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.8.134/31
+nv set interface swp11s0 ip address 10.12.4.6/31
 nv set interface swp11s1 description HOST_gb130_mlx5_9
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.8.142/31
+nv set interface swp11s1 ip address 10.12.4.14/31
 nv set interface swp12s0 description HOST_gb131_mlx5_9
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.8.150/31
+nv set interface swp12s0 ip address 10.12.4.22/31
 nv set interface swp12s1 description HOST_gb132_mlx5_9
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.8.158/31
+nv set interface swp12s1 ip address 10.12.4.30/31
 nv set interface swp13s0 description HOST_gb133_mlx5_9
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.8.166/31
+nv set interface swp13s0 ip address 10.12.4.38/31
 nv set interface swp13s1 description HOST_gb134_mlx5_9
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.8.174/31
+nv set interface swp13s1 ip address 10.12.4.46/31
 nv set interface swp14s0 description HOST_gb135_mlx5_9
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.8.182/31
+nv set interface swp14s0 ip address 10.12.4.54/31
 nv set interface swp14s1 description HOST_gb136_mlx5_9
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.8.190/31
+nv set interface swp14s1 ip address 10.12.4.62/31
 nv set interface swp15s0 description HOST_gb137_mlx5_9
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.8.198/31
+nv set interface swp15s0 ip address 10.12.4.70/31
 nv set interface swp15s1 description HOST_gb138_mlx5_9
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.8.206/31
+nv set interface swp15s1 ip address 10.12.4.78/31
 nv set interface swp16s0 description HOST_gb139_mlx5_9
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.8.214/31
+nv set interface swp16s0 ip address 10.12.4.86/31
 nv set interface swp16s1 description HOST_gb140_mlx5_9
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.8.222/31
+nv set interface swp16s1 ip address 10.12.4.94/31
 nv set interface swp17s0 description HOST_gb141_mlx5_9
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.8.230/31
+nv set interface swp17s0 ip address 10.12.4.102/31
 nv set interface swp17s1 description HOST_gb142_mlx5_9
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.8.238/31
+nv set interface swp17s1 ip address 10.12.4.110/31
 nv set interface swp18s0 description HOST_gb143_mlx5_9
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.8.246/31
+nv set interface swp18s0 ip address 10.12.4.118/31
 nv set interface swp18s1 description HOST_gb144_mlx5_9
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.8.254/31
+nv set interface swp18s1 ip address 10.12.4.126/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp46s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
@@ -581,47 +581,47 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing enable on
-nv set router bgp autonomous-system 4200010031
+nv set router bgp autonomous-system 4210010015
 nv set router bgp enable on
-nv set router bgp router-id 10.255.0.38
+nv set router bgp router-id 10.255.128.16
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.38/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.230/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.238/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.246/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.7.254/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.6/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.14/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.22/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.30/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.38/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.46/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.54/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.62/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.70/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.78/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.86/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.94/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.102/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.110/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.118/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.126/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.134/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.142/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.150/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.158/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.166/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.174/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.182/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.190/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.198/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.206/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.214/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.222/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.230/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.238/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.246/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.8.254/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.16/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.102/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.110/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.118/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.126/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.134/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.142/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.150/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.158/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.166/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.174/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.182/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.190/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.198/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.206/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.214/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.222/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.230/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.238/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.246/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.254/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.6/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.14/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.22/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.30/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.38/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.46/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.54/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.62/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.70/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.78/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.86/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.94/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.102/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.110/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.118/31
+nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.126/31
 nv set vrf default router bgp enable on
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd enable on
