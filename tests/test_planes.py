@@ -293,3 +293,40 @@ def test_a_long_name_leaves_no_room_for_the_plane(tmp_path: Path) -> None:
     inv = _inventory(tmp_path, kind="roce", platform="eos", switch="arista-7060x5", name="x" * 36, count=8)
     run = subprocess.run([*FABGEN, "validate", str(inv)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "fabrics[0].name" in run.stderr and "-plane2" in run.stderr, run.stderr
+
+
+def _outside_parts(addresses: list[dict], parts: dict[str, str]) -> list[str]:
+    """Rows of a plane's addresses.csv outside the part of the pool their kind comes from:
+    loopbacks (interface lo), host ports (a node on either end), switch-to-switch links."""
+    nets = {k: ipaddress.ip_network(v) for k, v in parts.items()}
+    nodes = {r["device"] for r in addresses if r["role"] == "node"}
+    bad = []
+    for r in addresses:
+        pool = ("loopbacks" if r["interface"] == "lo" else
+                "hosts" if nodes & {r["device"], r["peer_device"]} else "links")
+        if ipaddress.ip_interface(r["address"]).ip not in nets[pool]:
+            bad.append(f"{r['device']} {r['interface']} {r['address']} not in {pool} {parts[pool]}")
+    return bad
+
+
+@pytest.mark.parametrize("planes", [2, 4])
+def test_each_plane_numbers_inside_its_reported_part_of_every_pool(planes: int, tmp_path: Path) -> None:
+    """report.json names each plane's own part of every pool (addressing.plane_pools); every
+    address the plane's addresses.csv holds is inside the part of its kind, the parts of the
+    planes are disjoint and inside the pool; the check finds plane 2's rows outside plane 1's parts."""
+    import json
+
+    render_to(_inventory(tmp_path, planes=planes, groups=GROUPS), tmp_path / "out")
+    out = tmp_path / "out"
+    report = json.loads((out / "report.json").read_text())["fabrics"]
+    parts = [report[f"sx-plane{p + 1}"]["addressing"]["plane_pools"] for p in range(planes)]
+    pools = report["sx-plane1"]["addressing"]["pools"]
+    for key, pool in pools.items():
+        nets = [ipaddress.ip_network(part[key]) for part in parts]
+        assert all(n.subnet_of(ipaddress.ip_network(pool)) for n in nets)
+        assert len({n.num_addresses for n in nets}) == 1
+        assert not any(a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1:])
+    rows = [_rows(out / f"sx-plane{p + 1}" / "addresses.csv") for p in range(planes)]
+    for p in range(planes):
+        assert rows[p] and _outside_parts(rows[p], parts[p]) == []
+    assert len(_outside_parts(rows[1], parts[0])) == len(rows[1])

@@ -47,12 +47,26 @@ def intent(ctx: Any) -> dict[str, Any]:
                    # one a bond: a two-bond server (bonds: 2) has two
                    "segments": sum(len(h.model.nics) // 2 for h in ctx.fabric.hosts), "es_sys_mac": ES_SYS_MAC}
     return {"platform_version": f.spec.platform_version, "qos": qos,
-            "addressing": {"pools": eth.pools.model_dump(), "host_addressing": eth.host_addressing,
-                           **({"host_routing": "bgp"} if bgp else {})},
+            "addressing": {"pools": eth.pools.model_dump(), **_plane_parts(f, eth.pools.model_dump()),
+                           "host_addressing": eth.host_addressing, **({"host_routing": "bgp"} if bgp else {})},
             **({"northsouth": overlay} if overlay else {}),
             "asn": asn,
             # the variable's name, never its value (fabgen does not read it)
             "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
+
+
+def _plane_parts(fabric: Any, pools: dict[str, str]) -> dict[str, Any]:
+    """A plane's own part of each pool (addressing.plane_part), which its addresses come from; a
+    one-plane fabric's part is the whole pool, so nothing is added."""
+    if fabric.planes == 1:
+        return {}
+    from fabgen.addressing import dotted_quad, plane_part
+
+    parts = {}
+    for key, pool in pools.items():
+        first, last = plane_part(pool, fabric)
+        parts[key] = f"{dotted_quad(first)}/{33 - (last - first + 1).bit_length()}"
+    return {"plane_pools": parts}
 
 
 def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[str, Any]:
