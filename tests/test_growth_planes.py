@@ -373,6 +373,37 @@ def test_a_management_prefix_whose_plane_part_cannot_hold_a_plane_is_refused() -
     assert not found
 
 
+
+@pytest.mark.parametrize("planes,nodes,plane", [(2, 28, 2), (4, 52, 2), (4, 52, 4)])
+def test_a_gateway_at_a_plane_parts_first_address_moves_no_switch(tmp_path: Path, planes: int, nodes: int,
+                                                                    plane: int) -> None:
+    """Plane p's switches take the addresses after its part's first, skipping the gateway. A gateway
+    at that first address is below them all: none moves, so a last plane whose switches fill its part
+    exactly (6 switches in 8 addresses) ends one below the broadcast, and validate, which counts the
+    gateway only inside the run, agrees. A gateway one above leaves that plane a switch short: refused."""
+    text = cluster(B300, nodes, planes, su=4, topology="fat-tree", servers=0, roles=())
+    net = IPNetwork(f"10.30.0.0/{32 - (8 * planes).bit_length() + 1}")  # 8 addresses a plane
+    part = plane_slice(net.size, planes)
+    first = net.first + (plane - 1) * part
+    fit = text.replace("management: 10.30.0.0/16", f"management: {{prefix: {net}, gateway: {IPAddress(first)}}}")
+    assert _validate_cli(tmp_path, fit).exit_code == 0
+    fabrics, contexts = build(validate(load_text(fit, "grow.yaml")))
+    for name, f in fabrics.items():
+        switches = sorted(f.switches, key=f.ordinal)
+        assert len(switches) == 6
+        start = net.first + f.plane * part
+        expected = [a for a in range(start + 1, start + part) if a != first][:len(switches)]
+        got = [int(IPAddress(contexts[name].allocation.management[s.name])) for s in switches]
+        assert got == expected, f"{name}: {[str(IPAddress(a)) for a in got]}"
+        assert net.last not in got and first not in got
+    inside = fit.replace(f"gateway: {IPAddress(first)}", f"gateway: {IPAddress(first + 1)}")
+    result = _validate_cli(tmp_path, inside)
+    if plane == planes:  # the last plane: 6 switches and the gateway in 8 addresses but the broadcast
+        assert result.exit_code == 2, result.output
+        assert f"plane {plane}'s 6 switches need 7 with the gateway" in result.output, result.output
+    else:  # a plane below the last has its part's last address too
+        assert result.exit_code == 0, result.output
+
 GROWTHS = [  # (platform, topology, nodes, su, tiers, storage, planes): unplanned, grown by a unit or a leaf
     ("eos", "rail-optimized", 8, 4, 2, 0, 1), ("eos", "rail-optimized", 8, 4, 3, 3, 1),
     ("opensm", "rail-optimized", 16, 8, 3, 3, 1), ("opensm", "fat-tree", 12, 4, 2, 0, 1),

@@ -204,7 +204,9 @@ def management_addresses(fabric: Fabric, node_prefixes: dict[str, str]) -> dict[
         gateway, (first, _) = gateway_of(m), plane_part(m.prefix, fabric)
         for s in fabric.switches:
             address = first + 1 + fabric.ordinal(s)
-            out[s.name] = dotted_quad(address + (first <= gateway <= address))  # the gateway is never a switch's
+            # the gateway is never a switch's; at the part's first address it is below every switch (they start
+            # after it), so only a gateway inside the run moves the switches above it (check_plane_parts counts so)
+            out[s.name] = dotted_quad(address + (first < gateway <= address))
     nxt: dict[str, int] = {}
     for h in fabric.hosts:
         prefix = node_prefixes.get(h.group)
