@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,73 @@ def test_topology_net_written_in_python_equals_its_template(case: str) -> None:
     for ctx in prepare(INVENTORIES / f"{case}.yaml").contexts.values():
         data = infiniband.structure(ctx)
         assert infiniband.topology_text(data) == render_template("infiniband/topology.net.j2", **data)
+
+
+STORAGE_IB = """version: 1
+cluster: c
+node_groups:
+  - {name: gpu, model: dgx-h100, count: 2}
+  - {name: st, model: server, role: storage, count: 2, hostname: 'st{n:02d}'}
+node_models:
+  server:
+    gpus: 0
+    nics:
+      - {rdma: mlx5_0, netdev: ibp1s0f0, speed: 400}
+      - {rdma: mlx5_1, netdev: ibp1s0f1, speed: 400}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: opensm
+    topology: rail-optimized
+    switch_model: qm9700
+    node_groups: [gpu, st]
+    scalable_unit: 4
+    infiniband: {subnet_managers: [sm1, sm2]GUIDMAP}
+"""
+
+
+def test_storage_servers_with_real_guids_are_not_warned_about_synthetic_ones(tmp_path: Path) -> None:
+    """Without planned_nodes the storage servers' synthetic GUIDs follow the compute nodes, and
+    validate and the report say how many each node added moves. A guid_map's real GUIDs never move:
+    only the storage ports left synthetic are counted, none when every GUID is real (what is left for
+    `validate --strict` is this small fabric's growth warnings, which planned_nodes would clear)."""
+    from typer.testing import CliRunner
+
+    from fabgen.cli import app
+    from fabgen.inventory.loader import load_text
+    from fabgen.inventory.validate import validate
+    from fabgen.pipeline import build
+
+    def moved(text: str) -> tuple[list[str], list[str]]:
+        path = tmp_path / "inv.yaml"
+        path.write_text(text)
+        validated = validate(load_text(text, str(path)))
+        _, contexts = build(validated)
+        warned = [w for w in validated.warnings.get("ib", []) if "numbered after its compute nodes" in w]
+        reported = [w for c in contexts.values() for w in c.summary.warnings if "storage servers'" in w]
+        return warned, reported
+
+    bare = STORAGE_IB.replace("GUIDMAP", "")
+    warned, reported = moved(bare)
+    assert len(warned) == 1 and "adding a compute node moves their 4 synthetic GUIDs" in warned[0], warned
+    assert len(reported) == 1 and "moves the storage servers' 4 synthetic GUIDs" in reported[0], reported
+    _, contexts = build(validate(load_text(bare, "inv.yaml")))
+    guids = next(iter(contexts.values())).allocation.guids  # switch or 'host/rdma' -> GUID: every one
+    rows = [(name.partition("/")[0], name.partition("/")[2] or "0") for name in guids]
+    mapped = STORAGE_IB.replace("GUIDMAP", ", guid_map: map.csv")
+
+    def write_map(keep) -> None:
+        lines = [f"{d},{p},0x946dae03{i:08x}" for i, (d, p) in enumerate(rows, 1) if keep(d, p)]
+        (tmp_path / "map.csv").write_text("device,port,guid\n" + "\n".join(lines) + "\n")
+
+    write_map(lambda d, p: (d, p) != ("st02", "mlx5_1"))  # one storage port left synthetic
+    warned, reported = moved(mapped)
+    assert len(warned) == 1 and "moves their 1 synthetic GUIDs" in warned[0], warned
+    assert len(reported) == 1 and "storage servers' 1 synthetic GUIDs" in reported[0], reported
+    write_map(lambda d, p: True)
+    assert moved(mapped) == ([], [])
+    result = CliRunner().invoke(app, ["validate", "--format", "json", str(tmp_path / "inv.yaml")])
+    assert result.exit_code == 0, result.output
+    said = [w["message"] for w in json.loads(result.output)["warnings"]]
+    assert said and not [w for w in said if "storage servers" in w or "synthetic" in w], said  # growth's remain
+    assert any(w.endswith("without re-cabling or re-addressing this fabric") for w in said), said

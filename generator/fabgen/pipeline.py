@@ -257,7 +257,8 @@ def _contexts(validated: Validated, fabrics: dict[str, Fabric],
     """What a target may read of each fabric; a multi-plane fabric's first plane also holds
     every plane's (the hosts' files cover them all)."""
     inv = validated.inventory
-    contexts = {name: Context(inv.cluster, f, allocations[name], summarize(f),
+    real = validated.guid_maps
+    contexts = {name: Context(inv.cluster, f, allocations[name], summarize(f, real.get(f.inventory_name)),
                               {g.name: g for g in inv.node_groups}, inv.kubernetes) for name, f in fabrics.items()}
     for spec in inv.fabrics:
         if spec.planes > 1:

@@ -50,7 +50,9 @@ def _warn_storage_follows(c: Checks, i: int, f, p, servers: int) -> None:
     say how many a compute node (or leaf) added would move, as the out-of-band block warning does."""
     from fabgen.spec.model import follows_compute
 
-    per_node, per_leaf = follows_compute(f, p, servers)
+    real = c.guid_maps.get(f.name, {})
+    given = sum(1 for host, _, model in c.storage.get(f.name, []) for nic in model.nics if (host, nic.rdma) in real)
+    per_node, per_leaf = follows_compute(f, p, servers, given)
     if not per_node and not per_leaf:
         return
     moved = [f"adding a compute node moves their {_listed(per_node)}"] if per_node else []

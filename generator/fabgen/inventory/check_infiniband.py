@@ -14,16 +14,25 @@ IB_RATES = (100, 200, 400, 800)  # Gb/s with an IBTA rate code (targets/infiniba
 # keeps the two equal)
 
 
-def check_infiniband(c: Checks, i: int, f) -> dict[tuple[str, str], int]:
-    """The infiniband: block; returns the fabric's GUID map ((device, port) -> GUID), empty without one."""
+def read_guid_maps(c: Checks) -> None:
+    """Every InfiniBand fabric's GUID map ((device, port) -> GUID) into c.guid_maps, read before the
+    checks across fabrics: the storage-server warning counts only the GUIDs the map leaves synthetic."""
+    for i, f in enumerate(c.inv.fabrics):
+        fplan = c.plans.get(f.name)
+        if f.kind == "infiniband" and f.infiniband is not None and f.infiniband.guid_map is not None and fplan:
+            c.guid_maps[f.name] = _read_guid_map(c, ("fabrics", i, "infiniband"), f, f.infiniband.guid_map, fplan)
+
+
+def check_infiniband(c: Checks, i: int, f) -> None:
+    """The infiniband: block (its GUID map is read by `read_guid_maps`)."""
     from fabgen.spec.schema import InfinibandOptions
 
     path = ("fabrics", i, "infiniband")
     if f.infiniband is not None and f.kind != "infiniband":
         c.report(path, f"the infiniband block applies to kind infiniband only (this fabric is {f.kind})", key=True)
-        return {}
+        return
     if f.kind != "infiniband":
-        return {}
+        return
     ib = f.infiniband or InfinibandOptions()
     fplan = c.plans.get(f.name)
     _check_subnet_manager_features(c, path, f, ib, fplan)
@@ -34,9 +43,6 @@ def check_infiniband(c: Checks, i: int, f) -> dict[tuple[str, str], int]:
                          "hosts in infiniband.subnet_managers, master first")
     _check_partitions(c, path, f, ib, fplan)
     _check_pkey_tables(c, path, f, ib)
-    if ib.guid_map is None or fplan is None:
-        return {}
-    return _read_guid_map(c, path, f, ib.guid_map, fplan)
 
 
 def _check_subnet_manager_features(c: Checks, path: PathT, f, ib, fplan) -> None:

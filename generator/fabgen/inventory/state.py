@@ -117,6 +117,7 @@ class Checks:
     members: dict[str, list[Member]] = field(default_factory=dict)
     storage: dict[str, list[Member]] = field(default_factory=dict)
     switches: dict[str, list[str]] = field(default_factory=dict)  # fabric -> its switch names (sized ones)
+    guid_maps: dict[str, dict[tuple[str, str], int]] = field(default_factory=dict)  # fabric -> its real GUIDs
     taken: list = field(default_factory=list)  # data pools handed out, (path, network)
     warnings: dict[str, list[str]] = field(default_factory=dict)  # fabric -> located warnings
     managed: dict[str, Any] = field(default_factory=dict)  # oob fabric -> its Layout: blocks and places

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.check_cluster import check_addressing, check_management_and_platform
 from fabgen.inventory.check_fabrics import check_fabric
-from fabgen.inventory.check_infiniband import check_infiniband
+from fabgen.inventory.check_infiniband import check_infiniband, read_guid_maps
 from fabgen.inventory.check_names import check_subnet_manager_names, check_switch_names
 from fabgen.inventory.check_nodes import check_node_groups, check_unattached
 from fabgen.inventory.check_oob import check_oob
@@ -42,13 +42,15 @@ def validate(loaded: Loaded) -> Validated:
             check_oob(c, i, f)
     check_switch_names(c)
     check_subnet_manager_names(c)
+    read_guid_maps(c)  # before check_addressing: its storage-server warning counts the GUIDs left synthetic
     check_addressing(c)
     check_management_and_platform(c)
     check_unattached(c)
-    guid_maps = {f.name: check_infiniband(c, i, f) for i, f in enumerate(c.inv.fabrics)}
+    for i, f in enumerate(c.inv.fabrics):
+        check_infiniband(c, i, f)
     if c.problems:
         raise InventoryError(c.problems)
-    v = Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, guid_maps,
+    v = Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, c.guid_maps,
                   c.warnings, c.managed, c.pending)
     return v
 

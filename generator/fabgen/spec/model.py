@@ -131,15 +131,18 @@ class Fabric:
         return [self.links[i] for i in self.ports.get(device, {}).values()]
 
 
-def follows_compute(spec: FabricSpec, plan: Plan, servers: int) -> tuple[dict[str, int], dict[str, int]]:
+def follows_compute(spec: FabricSpec, plan: Plan, servers: int,
+                    real_guids: int = 0) -> tuple[dict[str, int], dict[str, int]]:
     """The storage servers' identifiers a fabric without `planned_nodes` numbers after its compute
     nodes (docs/growth.md), as what -> how many: those each added compute node moves, and those a
     new compute leaf moves (leaf subnets follow the leaf's place, storage leaves after the compute
-    ones). With a plan they follow the planned nodes, and nothing moves."""
+    ones). With a plan they follow the planned nodes, and nothing moves. InfiniBand: only the
+    synthetic GUIDs move; `real_guids` of the storage servers' ports come from the guid_map."""
     if not servers or spec.planned_nodes is not None or spec.role == "oob":
         return {}, {}
     if spec.kind == "infiniband":
-        return {"synthetic GUIDs": plan.storage}, {}
+        synthetic = max(plan.storage - real_guids, 0)
+        return ({"synthetic GUIDs": synthetic} if synthetic else {}), {}
     if spec.role == "northsouth":
         return {"bond addresses": 2 * servers}, {}
     eth = spec.ethernet

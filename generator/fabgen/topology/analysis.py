@@ -51,7 +51,8 @@ def _planned(plan: Plan) -> dict[str, Any]:
             "switches": {"leaf": plan.leaves, "spine": plan.spines, "core": plan.cores}}
 
 
-def summarize(fabric: Fabric) -> Summary:
+def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None) -> Summary:
+    """The fabric's counts, ratios and warnings; `guid_map` (InfiniBand): the real GUIDs, which never move."""
     plan = fabric.plan
     switches = Counter(s.role for s in fabric.switches)
     links = Counter(lk.tier for lk in fabric.links)
@@ -75,7 +76,7 @@ def summarize(fabric: Fabric) -> Summary:
     warnings = list(fabric.warnings)
     if plan.topology == "rail-optimized":
         per_unit = Counter(h.unit for h in fabric.hosts if h.role == "compute")
-        moves = _completing_moves(fabric)
+        moves = _completing_moves(fabric, guid_map or {})
         for u in range(1, plan.present_units + 1):
             if per_unit[u] < plan.unit_nodes:
                 warnings.append(f"scalable unit {u} has {per_unit[u]} of {plan.unit_nodes} nodes; its leaves and "
@@ -107,10 +108,12 @@ def summarize(fabric: Fabric) -> Summary:
     )
 
 
-def _completing_moves(fabric: Fabric) -> str:
+def _completing_moves(fabric: Fabric, guid_map: dict[tuple[str, str], int]) -> str:
     """What completing a unit re-addresses on this fabric: nothing, or (no planned_nodes) the
     storage servers' identifiers numbered after the compute nodes, counted (docs/growth.md)."""
-    per_node, _ = follows_compute(fabric.spec, fabric.plan, sum(1 for h in fabric.hosts if h.role == "storage"))
+    servers = [h for h in fabric.hosts if h.role == "storage"]
+    real = sum(1 for h in servers for nic in h.model.nics if (h.name, nic.rdma) in guid_map)
+    per_node, _ = follows_compute(fabric.spec, fabric.plan, len(servers), real)
     if not per_node:
         return " or re-addressing this fabric"
     parts = [f"{n:,} {what}" for what, n in per_node.items()]
