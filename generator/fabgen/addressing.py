@@ -20,11 +20,17 @@ Ethernet (netaddr over the inventory's pools):
   (node by node, then the storage NICs);
   `leaf-subnet` gives each leaf a subnet sized to its host ports, the leaf takes the first
   address as gateway and the NIC on endpoint port p the address 2 + p;
-* ASNs: one per leaf (leaf + index - 1); spines share one (spines: tier) or one per pod;
-  cores share one (cores: tier) or one per core plane.
-* BGP to the host (storage and in-band fabrics, one plane): each node's service address from
-  the loopbacks pool's last address before the broadcast down, in planned node order (storage
-  servers after the planned nodes), so no node's depends on how many switches there are.
+* ASNs: one per leaf (leaf + p x stride + index - 1 on plane p, 0-based); spines share one
+  (spines: tier) or one per pod, cores one (cores: tier) or one per core plane, each tier's
+  plane p shifted p strides too. The stride (`asn_stride`) follows the tier's first ASN and the
+  next tier's above it, so editing asn.leaf/spine/core can renumber planes 2 and up (a
+  configuration change `fabgen diff` shows, never growth; docs/planes.md).
+* BGP to the host: each node's service address from the loopbacks pool's last address before
+  the broadcast down, in planned node order (storage servers after the planned nodes), so no
+  node's depends on how many switches there are; its ASN asn.host + its place. Always the whole
+  pool of a one-plane fabric: BGP to the host runs on storage and in-band fabrics only, and only
+  compute fabrics have planes (both refused at the key, inventory/check_cluster.py and
+  check_fabrics.py), so no plane part or stride applies.
 
 Management addresses (any fabric kind, where the inventory gives management prefixes):
 switches of a fabric take its prefix's host addresses in planned switch order, skipping the
