@@ -872,6 +872,8 @@ def test_a_netplan_route_is_installed_as_written() -> None:
         "route add 10.8.0.0/13 via 10.8.0.0 dev eth0 table 100"
     assert _route_line({"to": "10.8.0.0/31", "scope": "link", "table": 100}, "eth0") == \
         "route add 10.8.0.0/31 dev eth0 scope link table 100"
+    assert _route_line({"to": "10.8.0.0/13", "type": "unreachable", "table": 101}, "eth0") == \
+        "route add unreachable 10.8.0.0/13 table 101"
 
 
 def _uplink(fab) -> tuple[str, str]:

@@ -152,6 +152,9 @@ def rebuild(ns: str, eths: dict[str, Any], fabric: str | None = None, tag: str =
             links += [f"link set {dev} mtu {cfg.get('mtu', 1500)}", f"link set {dev} up"]
         addresses += [f"address add {a} dev {dev}" for a in cfg.get("addresses", [])]
         for r in cfg.get("routes") or []:
+            if r.get("type") == "unreachable":  # no interface, as networkd installs it
+                routes.append(f"route add unreachable {r['to']} table {r['table']}")
+                continue
             line = f"route add {r['to']}" + (f" via {r['via']}" if "via" in r else "") + f" dev {dev}"
             routes.append(line + "".join(f" {k} {r[k]}" for k in ("scope", "table", "metric") if k in r))
         routes += [f"rule add from {p['from']} table {p['table']}" for p in cfg.get("routing-policy", [])]
@@ -310,6 +313,75 @@ def test_the_check_refuses_the_netplan_without_main_table_routes(case: str, node
         assert any("storage server" in p and p.endswith("unreachable") for p in found), found
 
 
+def plane_parts(out: Path) -> dict[tuple[str, int], str]:
+    """(role, plane index) -> the hosts pool's part of that plane, as report.json names it (the
+    whole pool for a fabric of one plane)."""
+    fabrics = json.loads((out / "report.json").read_text())["fabrics"]
+    parts = {}
+    for f in fabrics.values():
+        if "addressing" not in f:
+            continue
+        plane = f["network_plane"]["plane"] - 1 if "network_plane" in f else 0
+        parts[f["role"], plane] = f["addressing"].get("plane_pools", f["addressing"]["pools"])["hosts"]
+    return parts
+
+
+def pool_routes_off_plane(eths: dict[str, Any], parts: dict[tuple[str, int], str], planes: int) -> list[str]:
+    """Every via route of a port (its own table's and the main table's, not the default) that is
+    not exactly its plane's part of the hosts pool (the plane from its table: role base + planes x
+    rail + plane)."""
+    bad = []
+    for name, cfg in eths.items():
+        role = role_of(cfg)
+        if role is None:
+            continue
+        table = cfg["routing-policy"][0]["table"]
+        plane = (table - TABLES[role]) % planes if role == "compute" else 0
+        vias = [r for r in cfg["routes"] if "via" in r and r["to"] != "default"]
+        assert {("table" in r) for r in vias} == {True, False}, (name, vias)  # one route of each table
+        bad += [f"{name} {'table ' + str(r['table']) if 'table' in r else 'main'}: {r['to']}, not {parts[role, plane]}"
+                for r in vias if r["to"] != parts[role, plane]]
+    return bad
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_pool_route_is_its_planes_part(case: str, renders: dict[str, Path], plans_of: dict[str, Any]) -> None:
+    """Each port's own table and the main table route only its plane's part of the hosts pool (on a
+    two-plane fabric a bound address of plane 2 finds no route to plane 1, whose leaves do not reach
+    it); the check refuses the whole pool in a port's table."""
+    parts = plane_parts(renders[case])
+    planes = compute_planes(case)
+    for node, eths in plans_of[case].items():
+        assert pool_routes_off_plane(eths, parts, planes) == [], node
+    if planes > 1:
+        node, eths = next((n, e) for n, e in plans_of[case].items() if ports_of(e, "compute"))
+        pool = json.loads((renders[case] / "report.json").read_text())["fabrics"]["sx-plane1"]["addressing"]
+        for n in ports_of(eths, "compute"):  # the rest of the pool, other planes', unreachable in its table
+            assert [(r["to"], r["table"]) for r in eths[n]["routes"] if r.get("type") == "unreachable"] == \
+                [(pool["pools"]["hosts"], eths[n]["routing-policy"][0]["table"])], n
+        whole = {n: {**c, "routes": [{**r, "to": pool["pools"]["hosts"]} if "table" in r and "via" in r else r
+                                     for r in c["routes"]]} if role_of(c) == "compute" else c for n, c in eths.items()}
+        assert len(pool_routes_off_plane(whole, parts, planes)) == len(ports_of(eths, "compute")), node
+
+
+@needs_netns
+def test_a_bound_address_of_one_plane_does_not_reach_another(plans_of: dict[str, Any], netns: Any) -> None:
+    """gpu001 of b300-cluster (two planes): from its plane-2 address of rail 0, a plane-1 host of
+    rail 0 is unreachable (no route in the port's table: its leaf cannot reach plane 1), while a
+    plane-2 host is reached on the same port."""
+    plans = plans_of["b300-cluster"]
+    eths = plans["gpu001"]
+    by_table = {c["routing-policy"][0]["table"]: n for n, c in eths.items() if role_of(c) == "compute"}
+    plane1, plane2 = by_table[TABLES["compute"]], by_table[TABLES["compute"] + 1]
+    peers = rail_peers(plans, "gpu001")
+    ns = netns()
+    kernel = rebuild(ns, eths)
+    source = own_ip(eths[plane2])
+    assert route_get(ns, peers[plane1], source) is None
+    got = route_get(ns, peers[plane2], source)
+    assert got is not None and kernel[got["dev"]] == plane2, got
+
+
 @pytest.mark.skipif(NETPLAN is None and not IN_CI, reason="netplan.io is not installed")
 @pytest.mark.parametrize("case,node", [("b300-cluster", "gpu001"), ("superpod-cluster", "store01"),
                                        ("spectrumx-518-lossy", "sx2-gpu01")])
@@ -335,6 +407,7 @@ def test_netplan_keeps_the_main_table_routes(case: str, node: str, renders: dict
         for r in cfg.get("routes", []):
             want = {"Destination": "0.0.0.0/0" if r["to"] == "default" else r["to"]}
             want |= {"Gateway": r["via"]} if "via" in r else {}
+            want |= {"Type": r["type"]} if "type" in r else {}
             want |= {"Table": str(r["table"])} if "table" in r else {"Metric": str(r["metric"])}
             match = [s for s in sections if want.items() <= s.items()]
             assert match, (name, r, sections)

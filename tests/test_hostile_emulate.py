@@ -99,6 +99,12 @@ CASES = {
     "netplan route table as text": (
         "roce-2node", NETPLAN, lambda t: t.replace("table: 100", "table: 100 proto static\\nlink", 1),
         [NETPLAN, "routes[0]", "table"]),
+    "netplan route of a type fabgen does not write": (
+        "roce-2node", NETPLAN, lambda t: t.replace("scope: link", "type: blackhole", 1),
+        [NETPLAN, "routes[0]", "type"]),
+    "netplan unreachable route via a leaf": (
+        "roce-2node", NETPLAN, lambda t: t.replace("scope: link", "type: unreachable\n        via: 10.8.0.0", 1),
+        [NETPLAN, "routes[0]", "type"]),
     "netplan mtu as a word": (
         "roce-2node", NETPLAN, lambda t: t.replace("mtu: 9000", "mtu: jumbo", 1), [NETPLAN, "mtu"]),
     "netplan rule from a command": (

@@ -329,7 +329,9 @@ def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     text = _netplan_text(joined)
     assert text == _netplan_text(plain)
     assert yaml.safe_load(text) == plain
-    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][2:] == \
+    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][-2:] == \
         [{"to": "10.0.0.0/17", "via": "10.0.0.2", "metric": 200}, {"to": "default", "via": "10.0.0.2", "metric": 200}]
+    assert {"to": "10.0.0.0/16", "type": "unreachable", "table": 102} in \
+        yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"]  # the rest of the pool: another plane's
     twice = _joined([*parts, {"enp1s0np0": {"mtu": 1500}}])
     assert type(twice) is dict and twice["enp1s0np0"] == {"mtu": 1500} and list(twice)[0] == "enp1s0np0"

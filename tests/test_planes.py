@@ -261,7 +261,9 @@ def test_netplan_generates_every_port(case: str, ports: int, tmp_path: Path) -> 
             unit = (units / f"10-netplan-{name}.network").read_text()
             assert f"Name={name}\n" in unit and f"Address={cfg['addresses'][0]}\n" in unit
             table = cfg["routing-policy"][0]["table"]
-            assert unit.count(f"Table={table}\n") == 3 and "Gateway=" in unit
+            in_table = sum(r.get("table") == table for r in cfg["routes"])  # 2, 3 with the other planes unreachable
+            assert unit.count(f"Table={table}\n") == in_table + 1 and in_table == (3 if "2plane" in case else 2)
+            assert ("Type=unreachable\n" in unit) == ("2plane" in case) and "Gateway=" in unit
             assert f"From={cfg['routing-policy'][0]['from']}\n" in unit
             assert "Destination=0.0.0.0/0" not in unit, "no default route on a rail port"
     text = (hosts[0] / "netplan.yaml").read_text()

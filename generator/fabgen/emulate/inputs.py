@@ -306,7 +306,8 @@ def _remote_as(value: object, where: str, what: str, empty: bool) -> None:
 
 # Hosts ---------------------------------------------------------------------------------------------
 
-ROUTE_KEYS = frozenset({"to", "via", "scope", "table", "metric", "on-link"})
+ROUTE_KEYS = frozenset({"to", "via", "scope", "table", "metric", "on-link", "type"})
+ROUTE_TYPES = frozenset({"unreachable"})  # another plane's part of a port's table (targets/hosts.py)
 SCOPES = frozenset({"link", "host", "global"})
 
 
@@ -354,6 +355,9 @@ def _route(route: object, where: str) -> None:
     network(route["to"], where, "to")
     if "via" in route:
         address(route["via"], where, "via")
+    if "type" in route and (route["type"] not in ROUTE_TYPES or "via" in route):
+        raise InputError(f"{where}: type {_shown(route['type'])} is not unreachable without `via`, as fabgen "
+                         "writes it")
     if route.get("scope") is not None and route["scope"] not in SCOPES:
         raise InputError(f"{where}: scope {_shown(route['scope'])} is not link, host or global")
     if route.get("table") is not None:

@@ -204,7 +204,10 @@ def _host_ip(b: Built, h: Host) -> None:
 def _route_line(route: dict, port: str) -> str:
     """A netplan route as networkd installs it: on the interface it is written under, in its table
     (the main table where it names none), with its scope, metric and on-link as written; nothing
-    added and nothing left out, so a host reaches exactly what its netplan lets it reach."""
+    added and nothing left out, so a host reaches exactly what its netplan lets it reach (an
+    unreachable route on no interface, as the kernel takes it)."""
+    if route.get("type") == "unreachable":
+        return f"route add unreachable {route['to']}" + (f" table {route['table']}" if "table" in route else "")
     line = f"route add {route['to']}" + (f" via {route['via']}" if "via" in route else "") + f" dev {port}"
     for key in ("scope", "table", "metric"):
         if route.get(key) is not None:

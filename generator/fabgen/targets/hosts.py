@@ -21,9 +21,10 @@ Every value comes from a decision made once elsewhere: the InfiniBand half of NC
   on the RoCE priority, CNP DSCP and priority, the RoCE ToS for all QPs, ARP sysctls for
   NICs that share a subnet. Netdevs are found from the RDMA name at run time, since
   their names change with the link type;
-* netplan: each rail NIC's address, MTU, a routing table per NIC (100 + rail) with the
-  host pool via its leaf and a rule `from <address>`, so traffic from a NIC's address (RDMA,
-  NCCL) leaves on its own rail; in the main table, for a client that binds no address (a
+* netplan: each rail NIC's address, MTU, a routing table per NIC (100 + rail) with its
+  plane's part of the hosts pool (the pool on one plane) via its leaf and a rule
+  `from <address>`, so traffic from a NIC's address (RDMA, NCCL) leaves on its own rail and
+  never towards another plane; in the main table, for a client that binds no address (a
   storage mount, a ping), the plane's part of the pool via every port of the plane, metrics
   100, 200, ... (the first port carries it, the next takes over on link loss; netplan writes
   no multipath route); no default route on rail NICs (in-band ports carry it). Ethernet-mode
@@ -184,12 +185,13 @@ METRIC = 100  # a port's main-table routes: the first port's of a plane, then ea
 def _netplan(ctx: Context, host, pool: str, mtu: int, k: int, placeholders: list[str],
              shapes: dict[Any, Any]) -> yamlout.Filled:
     """One fabric's part of a node's netplan: each port's address, a routing table per port
-    (the role's base + planes x rail + plane) with the fabric's host pool via the port's leaf and
-    a rule from its address, so traffic from a port's address (RDMA, a bound socket) leaves on
-    that port. The main table, for a client that binds no address (a mount, ip route get), has
-    the plane's part of the hosts pool via every port of the plane, one metric per port (100,
-    200, ...: the first port carries it, the next takes over when it loses its link); only the
-    in-band ports carry a default route, with the same metrics. pool: the hosts pool (CIDR); mtu: the host MTU;
+    (the role's base + planes x rail + plane) with its plane's part of the hosts pool via the
+    port's leaf and a rule from its address, so traffic from a port's address (RDMA, a bound
+    socket) leaves on that port, and only to its own plane. The main table, for a client that
+    binds no address (a mount, ip route get), has the plane's part of the hosts pool via every
+    port of the plane, one metric per port (100, 200, ...: the first port carries it, the next
+    takes over when networkd removes its routes on carrier loss); only the in-band ports carry a
+    default route, with the same metrics. pool: the hosts pool (CIDR); mtu: the host MTU;
     k: the host's place in the fabric's hosts (the same on every plane); placeholders: collects the
     interface names that are RDMA names standing in for an unknown netdev. The ports are one
     yamlout.Filled of the node's shape (`shapes`: by its models, then by its ports' names and
@@ -248,13 +250,18 @@ def _block(pool: str, pctx: Context) -> str:
 
 def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, *values: str) -> dict[str, Any]:
     """The make of a node's ports' Shape: each port's entry from its address/length, subnet,
-    gateway and address. Its table: the subnet on-link, the pool via its leaf (the rule from its
-    address); the main table: its plane's block via its leaf, and the default on in-band ports."""
+    gateway and address. Its table: the subnet on-link, its plane's block via its leaf (the rule
+    from its address); on a multi-plane fabric also the whole pool unreachable, so a bound address
+    of one plane finds no way to another plane (its leaf cannot reach it, and the main table would
+    send it out another plane's port with this plane's source); the main table: the same block via
+    its leaf, and the default on in-band ports."""
     out: dict[str, Any] = {}
     for n, (name, table, metric, block, default) in enumerate(layout):
         address, subnet, gateway, ip = values[4 * n:4 * n + 4]
-        routes = [{"to": subnet, "scope": "link", "table": table}, {"to": pool, "via": gateway, "table": table},
-                  {"to": block, "via": gateway, "metric": metric}]
+        routes = [{"to": subnet, "scope": "link", "table": table}, {"to": block, "via": gateway, "table": table}]
+        if block != pool:  # another plane's part: unreachable from this address, not on to the main table
+            routes.append({"to": pool, "type": "unreachable", "table": table})
+        routes.append({"to": block, "via": gateway, "metric": metric})
         if default:
             routes.append({"to": "default", "via": gateway, "metric": metric})
         out[name] = {"mtu": mtu, "addresses": [address], "routes": routes,
