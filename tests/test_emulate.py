@@ -861,6 +861,49 @@ def test_every_node_of_a_storage_fabric_pings_a_server_unbound(planes_storage: P
     assert all(p.ports == tuple(sorted(fab.hosts[p.host].ports)) for p in pairs)
 
 
+def test_an_unbound_ping_must_leave_by_a_port_of_the_destinations_plane() -> None:
+    """Two nodes of a two-plane fabric, a port on each plane: every pair's ports are the node's
+    ports of the destination's plane alone, and the check refuses an answered unbound ping whose
+    main table sent it out of the other plane's port (a bound ping is judged by its answer)."""
+    from fabgen.emulate import checks
+    from fabgen.emulate.model import Host, HostPort
+
+    def node(name: str, n: int) -> Host:
+        return Host(name, {f"p{k}": HostPort(f"p{k}", [f"10.{8 + 4 * k}.0.{2 * n + 1}/31"],
+                                             rules=[{"from": f"10.{8 + 4 * k}.0.{2 * n + 1}", "table": 100 + k}],
+                                             plane=f"sx-plane{k + 1}") for k in (0, 1)})
+
+    hosts = {"a": node("a", 0), "b": node("b", 1)}
+    pairs = checks.pairs(hosts)
+    assert len(pairs) == 8  # each node's port of each plane to the other's, bound and unbound
+    for p in pairs:
+        plane = next(port.plane for port in hosts[p.far].ports.values() if p.dst + "/31" in port.addresses)
+        assert p.ports == tuple(n for n, port in hosts[p.host].ports.items() if port.plane == plane), p
+    to_plane2 = next(p for p in pairs if p.src is None and p.dst.startswith("10.12."))
+    assert checks.passed(to_plane2, True, "p1") and not checks.passed(to_plane2, True, "p0")
+    assert not checks.passed(to_plane2, False, "p1")
+    bound = next(p for p in pairs if p.src is not None)
+    assert checks.passed(bound, True, "") and not checks.passed(bound, False, "")
+
+
+def test_a_two_plane_fabrics_unbound_pairs_stay_on_their_plane(planes_storage: Path) -> None:
+    """Read from a render: every unbound pair of a two-plane compute fabric holds the node's ports
+    of the destination's plane (addresses.csv of that plane), none of the other plane's."""
+    from fabgen.emulate import checks
+
+    fab = _read(planes_storage, "compute")
+    assert len(fab.planes) == 2
+    plane_of = {(r["device"], r["address"].split("/")[0]): r["fabric"] for r in fab.addresses if r["role"] == "node"}
+    ports_of = {(r["device"], r["fabric"]): r["interface"] for r in fab.addresses if r["role"] == "node"}
+    unbound = [p for p in checks.pairs(fab.hosts) if p.src is None]
+    assert unbound
+    for p in unbound:
+        plane = plane_of[p.far, p.dst]
+        assert p.ports and all(plane_of.get((p.host, a.split("/")[0])) == plane
+                               for n in p.ports for a in fab.hosts[p.host].ports[n].addresses), p
+        assert all(ports_of.get((p.host, other)) not in p.ports for other in fab.planes if other != plane), p
+
+
 def test_a_netplan_route_is_installed_as_written() -> None:
     """The lab adds nothing to a node's routes: a main-table route stays in the main table, on the
     interface it is written under, with its metric; a rule keeps its priority."""

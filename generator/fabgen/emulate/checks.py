@@ -302,7 +302,7 @@ _UNBOUND = ("(d=$(ip route get {dst} 2>/dev/null | sed -n 's/.* dev \\([^ ]*\\).
 class Pair:
     """One reachability check: `host` pings `dst` (an address of `far`) from `src`, or unbound
     (src None) through its main table, which must send it out of one of `ports` (the host's ports
-    on the fabric of the pair)."""
+    on the plane of `dst`: planes are separate networks, another plane's port cannot reach it)."""
 
     host: str
     src: str | None
@@ -333,9 +333,8 @@ def reach(ns: dict[str, str], pairs: list[Pair], seen: dict[Pair, tuple[bool, st
                    and w[1].isdigit()}
         out = []
         for k, p in enumerate(by_host[host]):
-            ok, dev = answers.get(k, (False, ""))
-            if p.src is None and ok and dev not in p.ports:
-                ok = False
+            answered, dev = answers.get(k, (False, ""))
+            ok = passed(p, answered, dev)
             if seen is not None:
                 seen[p] = (ok, dev)
             if ok:
@@ -345,37 +344,50 @@ def reach(ns: dict[str, str], pairs: list[Pair], seen: dict[Pair, tuple[bool, st
             else:
                 how = f"its main table sends it out of {dev}" if dev else "its main table has no route to it"
                 out.append(Finding(host, "reach", f"unbound (no source address, as a mount): does not reach "
-                                   f"{p.far} {p.dst} over this fabric's ports ({how})", [p.far]))
+                                   f"{p.far} {p.dst} over its ports on that plane ({', '.join(p.ports)}; {how})",
+                                   [p.far]))
         return out
     return [f for found in _side_by_side(one, sorted(by_host)).values() for f in found]
+
+
+def passed(p: Pair, answered: bool, dev: str) -> bool:
+    """A ping's verdict: answered, and unbound only out of one of the pair's ports (a main table
+    that sends plane-2 traffic out of a plane-1 port is wrong even where something answers)."""
+    return answered and (p.src is not None or dev in p.ports)
 
 
 def pairs(hosts: dict[str, Any], servers: list[str] | None = None) -> list[Pair]:
     """Each host port and the same rail's (routing table's) port of the next host, a ring per rail:
     once from the port's own address (its rule sends it out of that port) and once unbound (the
-    main table chooses); on a storage fabric (`servers`: its storage servers) each other node
-    unbound to one server's address too, the servers taken in turn."""
-    rails: dict[str, list[tuple[str, str]]] = {}
+    main table chooses, out of one of the host's ports on the destination's plane); on a storage
+    fabric (`servers`: its storage servers) each other node unbound to one server's address too,
+    the servers taken in turn."""
+    rails: dict[str, list[tuple[str, str, str]]] = {}
     for name in sorted(hosts):
         for port in hosts[name].ports.values():
             table = str(port.rules[0]["table"]) if port.rules else port.name
             for cidr in port.addresses:
-                rails.setdefault(table, []).append((name, cidr.split("/")[0]))
-    ports = {name: tuple(sorted(h.ports)) for name, h in hosts.items()}
+                rails.setdefault(table, []).append((name, cidr.split("/")[0], port.plane))
+    on_plane: dict[tuple[str, str], tuple[str, ...]] = {}  # (host, plane) -> its ports there
+    for name, h in hosts.items():
+        for port in sorted(h.ports.values(), key=lambda x: x.name):
+            on_plane[name, port.plane] = (*on_plane.get((name, port.plane), ()), port.name)
     out = []
     for ring in rails.values():
-        for k, (host, addr) in enumerate(ring):
-            far, far_addr = ring[(k + 1) % len(ring)]
+        for k, (host, addr, _) in enumerate(ring):
+            far, far_addr, plane = ring[(k + 1) % len(ring)]
             if far != host:
-                out += [Pair(host, addr, far, far_addr, ports[host]), Pair(host, None, far, far_addr, ports[host])]
+                mine = on_plane.get((host, plane), ())
+                out += [Pair(host, addr, far, far_addr, mine), Pair(host, None, far, far_addr, mine)]
     kept = sorted(s for s in servers or () if s in hosts)  # a sample may leave servers out
-    targets = [(s, c.split("/")[0]) for s in kept for port in hosts[s].ports.values() for c in port.addresses]
+    targets = [(s, c.split("/")[0], port.plane) for s in kept for port in hosts[s].ports.values()
+               for c in port.addresses]
     clients = [h for h in sorted(hosts) if h not in kept]
     unbound = {(p.host, p.dst) for p in out if p.src is None}
     for k, host in enumerate(clients):
         if targets and (host, targets[k % len(targets)][1]) not in unbound:
-            far, addr = targets[k % len(targets)]
-            out.append(Pair(host, None, far, addr, ports[host], "storage"))
+            far, addr, plane = targets[k % len(targets)]
+            out.append(Pair(host, None, far, addr, on_plane.get((host, plane), ()), "storage"))
     return out
 
 

@@ -101,6 +101,7 @@ class HostPort:
     routes: list[dict] = field(default_factory=list)
     rules: list[dict] = field(default_factory=list)
     mtu: int = 0
+    plane: str = ""  # the fabric (plane) whose addresses.csv gives the port: an unbound ping to it stays there
 
 
 @dataclass

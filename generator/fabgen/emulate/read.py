@@ -154,7 +154,7 @@ def _read_hosts(files: dict[str, bytes], fab: Fabric) -> None:
             if not r["address"]:  # a routed fabric addresses every node port (a northsouth leg has none)
                 raise BadInput(f"{r['fabric']}/addresses.csv: {r['device']} {r['interface']} has no address")
             host = fab.hosts.setdefault(r["device"], Host(r["device"]))
-            host.ports.setdefault(r["interface"], HostPort(r["interface"], []))
+            host.ports.setdefault(r["interface"], HostPort(r["interface"], [], plane=r["fabric"]))
     try:
         for name, host in fab.hosts.items():
             inputs.host(_read_host(files, host), f"hosts/{name}/netplan.yaml")
