@@ -117,3 +117,55 @@ def test_two_tier_plans_build_every_planned_spine() -> None:
     assert sum(s.role == "spine" for s in f.switches) == f.plan.spines
     (switch_later,) = [r for r in later_materials(f) if r["category"] == "switch"]
     assert switch_later["notes"].endswith(" leaf")
+
+
+MIXED = """version: 1
+cluster: mix
+node_groups:
+  - {name: old, model: dgx-h100, count: 8, hostname: 'h{n:03d}'}
+  - {name: new, model: dgx-b200, count: NEW, hostname: 'b{n:03d}'}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: opensm
+    topology: rail-optimized
+    switch_model: qm9700
+    node_groups: [old, new]
+    scalable_unit: 32
+    planned_nodes: 128
+"""
+
+
+def test_a_plan_of_mixed_models_names_the_model_its_absent_nodes_are_counted_as() -> None:
+    """The inventory lists no model for the nodes it does not list; bom-later.csv counts them as the
+    last present node's. Where the present nodes mix models, validate says so at planned_nodes,
+    naming the model the completion used, and bom.csv plus bom-later.csv are the bom.csv of the plan
+    filled with that model; one model: no warning."""
+    from fabgen.topology.build import build_complete, stand_in
+
+    validated = validate(load_text(MIXED.replace("NEW", "8"), "mix.yaml"))
+    (f,) = build(validated)[0].values()
+    (said,) = [w for w in validated.warnings["ib"] if "absent nodes" in w]
+    last = stand_in(f)
+    assert last is not None and last.model.key == "dgx-b200"
+    assert said.startswith("fabrics[0].planned_nodes (line 14") and "mix dgx-b200 and dgx-h100" in said
+    assert f"the plan's 112 absent nodes as {last.model.key}, the model of the last present node ({last.name}" in said
+    done = build_complete(f)
+    assert done is not None and {h.model.key for h in done.hosts[16:]} == {last.model.key}
+    (filled,) = fabrics(MIXED.replace("NEW", "120")).values()
+    assert rows(bill_of_materials(f)) + rows(later_materials(f)) == rows(bill_of_materials(filled))
+    one = validate(load_text(MIXED.replace("NEW", "8").replace("model: dgx-h100", "model: dgx-b200"), "one.yaml"))
+    assert not [w for w in one.warnings.get("ib", []) if "absent nodes" in w]
+
+
+def test_a_row_the_completed_plan_needs_fewer_of_is_not_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The present fabric is a part of the completed plan, so no row shrinks; were one to (a
+    completion that lost nodes), bom.csv and bom-later.csv would not add up to it: the render
+    stops, naming the row, instead of dropping it."""
+    from fabgen.targets import fabric as fabric_target
+
+    (f,) = fabrics(MIXED.replace("NEW", "8")).values()
+    (fewer,) = fabrics(MIXED.replace("NEW", "4")).values()
+    monkeypatch.setattr(fabric_target, "build_complete", lambda _: fewer)
+    with pytest.raises(AssertionError, match=r"ib: the completed plan needs fewer than bought now of .*dgx-b200"):
+        later_materials(f)

@@ -31,6 +31,8 @@ def check_addressing(c: Checks) -> None:
     for i, f in enumerate(c.inv.fabrics):
         if f.name in c.plans and f.planned_nodes is None:
             _warn_storage_follows(c, i, f, c.plans[f.name], len(c.storage.get(f.name, [])))
+        elif f.name in c.plans and f.role != "oob":
+            _warn_assumed_model(c, i, f, c.plans[f.name])
     managed: list = list(c.taken)  # management prefixes may overlap neither each other nor a data pool
     for i, g in enumerate(c.inv.node_groups):
         if g.management is not None:
@@ -60,6 +62,22 @@ def _warn_storage_follows(c: Checks, i: int, f, p, servers: int) -> None:
     c.warner(f.name)(("fabrics", i), f"fabric '{f.name}' has no planned_nodes, so its {servers} storage servers are "
                      f"numbered after its compute nodes: {'; '.join(moved)}; set planned_nodes to the size the "
                      "compute nodes will reach, or accept the re-addressing")
+
+
+def _warn_assumed_model(c: Checks, i: int, f, p) -> None:
+    """A plan's absent nodes are counted as the last present node's model (topology/build.py
+    `stand_in`) in bom-later.csv: say so where the present nodes mix models, whose later rows
+    (NICs, optics, cables) then hold only if the absent nodes are of that one."""
+    members = c.members.get(f.name, [])
+    models = sorted({model.key for _, _, model in members})
+    if not p.planned or len(models) < 2:
+        return
+    host, group, model = members[-1]
+    listed = ", ".join(models[:-1]) + " and " + models[-1]
+    c.warner(f.name)(("fabrics", i, "planned_nodes"), f"the present compute nodes mix {listed}; bom-later.csv and "
+                     f"report.md's 'Bought later' count the plan's {p.nodes - len(members):,} absent nodes as "
+                     f"{model.key}, the model of the last present node ({host}, group '{group}'): if they will be "
+                     "of another, their NICs, optics and cables differ from those rows")
 
 
 def _listed(counts: dict[str, int]) -> str:

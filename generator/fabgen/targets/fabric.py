@@ -69,17 +69,24 @@ def later_materials(f: Fabric) -> list[dict[str, Any]]:
     completes to (`planned_nodes` attached) less those bought now, counted by the same code. The
     cores, and the spines of pods already present, are bought now; the absent nodes' leaves, their
     pods' spines, their cables and optics later. Empty without a plan (and for the out-of-band network,
-    whose access switches are counted by their blocks)."""
+    whose access switches are counted by their blocks). The present fabric is a part of the
+    completed one, so no row of it shrinks; one that did would leave bom.csv and bom-later.csv not
+    adding up to the completed plan, and stops the render instead of being dropped."""
     done = build_complete(f)
     if done is None:
         return []
     now = Counter({(r["category"], r["part"], r["description"]): r["quantity"] for r in bill_of_materials(f)})
+    full = bill_of_materials(done)
+    fewer = now - Counter({(r["category"], r["part"], r["description"]): r["quantity"] for r in full})
+    if fewer:  # the present fabric is a part of the completed one: a row it needs less of is a fault here
+        raise AssertionError(f"{f.name}: the completed plan needs fewer than bought now of {sorted(fewer.items())}; "
+                             "bom.csv and bom-later.csv would not add up to it")
     roles = Counter(s.role for s in done.switches)
     roles.subtract(s.role for s in f.switches)
     rows = []
-    for r in bill_of_materials(done):
+    for r in full:
         n = r["quantity"] - now[(r["category"], r["part"], r["description"])]
-        if n <= 0:
+        if n == 0:
             continue
         notes = " + ".join(f"{roles[x]} {x}" for x in ("leaf", "spine", "core") if roles[x] > 0) \
             if r["category"] == "switch" else r["notes"]

@@ -100,16 +100,27 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     return Fabric(spec, plan, model, switches, hosts, b.links, b.ports)
 
 
+def stand_in(f: Fabric) -> Host | None:
+    """The present compute node the plan's absent nodes are counted as (the last one: its group and
+    model), where `f` has a plan beyond it; None where nothing is planned beyond `f`, or no
+    compute node is present to stand for the others. The inventory names no model for nodes it
+    does not list, so a fabric whose present nodes mix models is warned about at its
+    planned_nodes (inventory/check_cluster.py `_warn_assumed_model`)."""
+    compute = [h for h in f.hosts if h.role == "compute"]
+    if not f.plan.planned or not compute or f.spec.role == "oob":
+        return None
+    return compute[-1]
+
+
 def build_complete(f: Fabric) -> Fabric | None:
     """The fabric `f`'s plan completes to (`planned_nodes` attached), for what the plan buys later
-    (targets/fabric.py): the absent nodes are of the last present node's group and model, the
-    storage nodes those present. None where nothing is planned beyond `f`, or no compute node
-    is present to stand for the others."""
+    (targets/fabric.py): the absent nodes are of `stand_in`'s group and model, the storage nodes
+    those present. None where `stand_in` is."""
     plan = f.plan
-    compute = [h for h in f.hosts if h.role == "compute"]
-    if not plan.planned or not compute or f.spec.role == "oob":
+    last = stand_in(f)
+    if last is None:
         return None
-    last = compute[-1]
+    compute = [h for h in f.hosts if h.role == "compute"]
     members = [(h.name, h.group, h.model) for h in compute]
     members += [(f"{last.group}-planned{i + 1}", last.group, last.model) for i in range(plan.nodes - len(compute))]
     storage = [(h.name, h.group, h.model) for h in f.hosts if h.role == "storage"]
