@@ -173,6 +173,13 @@ CASES = {
     "EVPN node VLANs as a list": (
         "gb300-northsouth", "hosts/gb001/netplan.yaml", lambda t: t.split("  vlans:\n")[0] + "  vlans: []\n",
         ["hosts/gb001/netplan.yaml"]),
+    "EVPN node VLAN named as the bond": (
+        "gb300-northsouth", "hosts/gb001/netplan.yaml", lambda t: t.replace("    bond0.20:\n", "    bond0:\n", 1),
+        ["hosts/gb001/netplan.yaml", "network.vlans.bond0", "the bond"]),
+    "EVPN node VLAN named as a bond member": (
+        "gb300-northsouth", "hosts/gb001/netplan.yaml",
+        lambda t: t.replace("    bond0.20:\n", "    enP6p3s0f0np0:\n", 1),
+        ["hosts/gb001/netplan.yaml", "network.vlans.enP6p3s0f0np0", "members"]),
     "EVPN cable to a device of no plan": (
         "gb300-northsouth", "northsouth/cabling.csv",
         lambda t: t + "ghost,swp1,northsouth-spine01,swp99,400G,mmf,leaf-spine\n", ["northsouth/cabling.csv", "ghost"]),

@@ -205,6 +205,10 @@ def read_node(files: dict[str, bytes], name: str) -> Node:
         if "addresses" in bond:  # the untagged (in-band) tenant on the bond itself
             node.vlans["bond0"] = (0, list(bond["addresses"]), list(bond.get("routes", [])))
         for vname, v in net["vlans"].items():
+            if vname == "bond0" or vname in node.members:  # the bond's own entry (id 0) or a member's name
+                shown = inputs.name(vname, inputs.IFNAME, f"{path}: network.vlans", "VLAN interface")
+                raise inputs.InputError(f"{path}: network.vlans.{shown}: a VLAN interface named as the bond or one "
+                                        "of its members, which fabgen never writes (bond0.<id>)")
             node.vlans[vname] = (int(v["id"]), list(v["addresses"]), list(v.get("routes", [])))
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{path}: no bond0 with its VLANs ({exc!r})") from None
