@@ -1022,3 +1022,24 @@ def test_the_text_report_names_each_devices_checks_and_the_widths_a_failure_chan
     doc = r.as_dict()["checked"]
     assert doc["n1"]["reach"][1] == {"from": None, "to": "st1", "address": "10.2.0.9", "why": "storage",
                                      "before": {"ok": True, "port": "eth1"}, "after": {"ok": False, "port": "eth1"}}
+
+
+def test_the_text_report_summarises_and_the_json_holds_every_prefix() -> None:
+    """A failure that changes more widths than the text names (report.SHOWN): the text names the
+    first ones and how many more, pointing to the JSON, which holds every prefix, changed or not."""
+    from fabgen.emulate.checks import Checked
+    from fabgen.emulate.report import SHOWN, text
+    from fabgen.emulate.run import Result
+
+    c = Checked()
+    n = SHOWN + 3
+    prefixes = {f"10.0.0.{k}/32": f"s{k}" for k in range(n)} | {"10.0.1.0/32": "l2"}
+    for phase, width in (("before", 2), ("after", 1)):
+        plan = {f"s{k}": width for k in range(n)} | {"l2": 2}
+        held = {f"10.0.0.{k}/32": width for k in range(n)} | {"10.0.1.0/32": 2}
+        c.widths(phase, {"l1": plan}, prefixes, {"l1": held}, {"l1": held})
+    r = Result(["f"], 1, 2, 3, 1.0, [], [], [], checked=c.as_dict())
+    (line,) = [x for x in text(r).splitlines() if x.startswith("  l1:")]
+    assert line.count(" -> 1 (plan 1)") == SHOWN and "and 3 more (--format json lists every prefix)" in line
+    widths = r.as_dict()["checked"]["l1"]["widths"]
+    assert set(widths) == set(prefixes) and all(set(w) == {"before", "after"} for w in widths.values())

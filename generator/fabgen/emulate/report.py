@@ -44,7 +44,7 @@ def text(r: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-SHOWN = 8  # prefixes or pairs named per device and line; the JSON holds every one
+SHOWN = 8  # prefixes named per device and line: the text summarises, the JSON holds every prefix
 
 
 def _failed_over(r: Any) -> bool:
@@ -79,7 +79,8 @@ def _devices(checked: dict[str, Any]) -> list[tuple[str, str]]:
                    for p, w in sorted(c.get("widths", {}).items()) if "after" in w and "before" in w
                    and (w["before"]["rib"], w["before"]["planned"]) != (w["after"]["rib"], w["after"]["planned"])]
         if changed:
-            parts.append("widths: " + ", ".join(changed[:SHOWN]) + (f" and {len(changed) - SHOWN} more"
-                                                                     if len(changed) > SHOWN else ""))
+            parts.append("widths: " + ", ".join(changed[:SHOWN]) + (
+                f" and {len(changed) - SHOWN} more (--format json lists every prefix)" if len(changed) > SHOWN
+                else ""))
         out.append((dev, "; ".join(parts) or "nothing"))
     return out
