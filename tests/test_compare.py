@@ -584,3 +584,42 @@ def test_the_built_in_list_prices_the_roce_options_of_a_400g_fat_tree() -> None:
     assert by["arista-7060x5"]["rank"] and by["sn5600-sonic"]["rank"] and by["qm9700"]["rank"]
     assert by["arista-7060x6-64pe-b"]["rank"] is None
     assert "DCS-7060X6-64PE-B" in by["arista-7060x6-64pe-b"]["cost"]["missing"]
+
+
+def test_what_a_plan_buys_later_is_priced_apart(tmp_path: Path) -> None:
+    """`cost` prices what is bought now (bom.csv); with planned_nodes each option's `cost_later`
+    prices bom-later.csv's rows (the inventory's own option: the rows render writes), never added
+    to `cost`, and the table has a row for it. Without a plan `cost_later` is null and the row
+    absent."""
+    from test_growth import inventory
+
+    path = tmp_path / "plan.yaml"
+    path.write_text(inventory("eos", "rail-optimized", 8, 24, tiers=2))
+    prices, name = read(None)
+    data = compare(path, prices, name)
+    opts = data["fabrics"]["f"]["options"]
+    assert all(o["cost_later"] is not None for o in opts)
+    (mine,) = [o for o in opts if o["current"]]
+    files = run(path).files
+
+    def table(rows) -> Counter:  # a part may have a row per tier: summed
+        out: Counter = Counter()
+        for r in rows:
+            if r["category"] != "included":
+                out[(r["category"], r["part"])] += int(r["quantity"])
+        return out
+
+    def csv_rows(name: str) -> list[dict]:
+        return list(csv.DictReader(io.StringIO(files[name].decode())))
+
+    lines = table(mine["cost_later"]["lines"])
+    assert lines == table(csv_rows("f/bom-later.csv")) and lines
+    now = table(mine["cost"]["lines"])
+    assert now == table(csv_rows("f/bom.csv"))
+    priced = {x["part"]: x["unit_price"] for x in mine["cost"]["lines"] + mine["cost_later"]["lines"]}
+    assert mine["cost"]["priced_subtotal"] == pytest.approx(sum(n * (priced[p] or 0) for (_, p), n in now.items()))
+    assert "bought later, as the plan fills" in _cli(path).output
+    path.write_text(inventory("eos", "rail-optimized", 8, None, tiers=2))
+    unplanned = compare(path, prices, name)["fabrics"]["f"]["options"]
+    assert all(o["cost_later"] is None for o in unplanned)
+    assert "bought later" not in _cli(path).output

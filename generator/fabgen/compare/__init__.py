@@ -96,6 +96,8 @@ def _option(o: Option, need: dict[str, dict[str, list[str]]], gpus_per_node: flo
         "switch_hops": estimate.hops(o.plan),
         "needs": need[o.choice.kind]["all"], "needs_only_this": need[o.choice.kind]["only_this"],
         "cost": costing.cost(o.bom, o.choice.kind, s.gpus, prices, months),
+        # planned_nodes: what the plan buys later (bom-later.csv), priced apart and never in `cost`
+        "cost_later": costing.cost(o.bom_later, o.choice.kind, 0, prices, months) if o.bom_later else None,
         # every plane port carries traffic: a node's ports are its NICs times the planes
         "estimate": estimated,
     }

@@ -22,7 +22,7 @@ the reason, never dropped silently.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fabgen.errors import InventoryError
@@ -31,7 +31,7 @@ from fabgen.inventory.validate import Validated, validate
 from fabgen.spec.catalog import PLATFORMS_BY_KIND, SwitchModel
 from fabgen.spec.platforms import KINDS
 from fabgen.spec.sizing import Plan
-from fabgen.targets.fabric import bill_of_materials
+from fabgen.targets.fabric import bill_of_materials, later_materials
 from fabgen.topology.analysis import Summary, summarize
 from fabgen.topology.build import build_planes
 
@@ -67,6 +67,7 @@ class Option:
     summary: Summary
     bom: list[dict[str, Any]]
     model: SwitchModel
+    bom_later: list[dict[str, Any]] = field(default_factory=list)  # planned_nodes: bom-later.csv's rows
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def size(loaded: Loaded, validated: Validated, fabric_index: int, choice: Choice
     current = (choice.kind, choice.switch_model, choice.planes) == (spec.kind, spec.switch_model, spec.planes) and (
         choice.kind == "infiniband" or choice.platform == spec.platform) and not choice.scalable_unit
     return Option(spec.name, choice, current, planes[0].plan, _summed([summarize(f) for f in planes]),
-                  [row for f in planes for row in bill_of_materials(f)], model)
+                  [row for f in planes for row in bill_of_materials(f)], model,
+                  [row for f in planes for row in later_materials(f)])
 
 
 def _summed(summaries: list[Summary]) -> Summary:

@@ -60,6 +60,15 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
             return "-"
         return text if o["cost"]["complete"] else f"≥ {text}"
 
+    def later(o: dict[str, Any]) -> str:
+        c = o["cost_later"]
+        if c is None:
+            return "-"
+        text = _money(c["total"] if c["priced"] else c["priced_subtotal"], cur)
+        return text if c["complete"] else f"≥ {text} (unpriced: {', '.join(c['missing'])})"
+
+    planned = [row("bought later, as the plan fills (not above)", later)] \
+        if any(o.get("cost_later") for o in opts) else []
     compute = fabric.get("role", "compute") == "compute"
     estimates = [
         row("bus bandwidth per GPU (estimate)", lambda o: _gbs(o["estimate"]["busbw_per_gpu_gbs"])),
@@ -96,6 +105,7 @@ def rows(data: dict[str, Any], fabric: dict[str, Any]) -> list[list[str]]:
         row(f"per GPU-month ({data['amortization_months']} months)",
             lambda o: partial(o, _money(o["cost"]["per_gpu_month"], cur, 2))),
         row("per GPU-hour", lambda o: partial(o, _money(o["cost"]["per_gpu_hour"], cur, 3))),
+        *planned,
         *estimates,
     ]
 
