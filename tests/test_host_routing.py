@@ -5,7 +5,9 @@ by a client that binds no address (an NFS mount, a ping): `ip route get <storage
 on a storage port, `ip route get 8.8.8.8` on the in-band port, a host of the node's rail and plane
 is reached on that plane; and, bound, `ip route get <x> from <port address>` still uses that
 port's own table. The netplan without its main-table routes (what fabgen wrote before) fails the
-same check, and `netplan generate` keeps the main-table routes in the main table.
+same check, and `netplan generate` keeps the main-table routes in the main table. A port's own
+table routes only its plane's part of the hosts pool (the rest unreachable), and the failover on
+carrier loss is systemd-networkd's, run on the generated units in a namespace.
 
 Cases: b300-cluster (a two-plane Spectrum-X compute fabric, storage and in-band, /31s and an
 in-band leaf subnet), superpod-cluster (InfiniBand compute, RoCE storage with storage servers,
@@ -20,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -289,6 +292,93 @@ def test_the_second_storage_port_takes_over(plans_of: dict[str, Any], netns: Any
             assert kernel[got["dev"]] == want, (down, got)
         else:  # no storage port left: the default route (as before issue 55 with both up)
             assert kernel[got["dev"]] in ports_of(eths, "inband"), got
+
+
+NETWORKD = next((p for p in ("/lib/systemd/systemd-networkd", "/usr/lib/systemd/systemd-networkd")
+                 if Path(p).exists()), None)
+UNSHARE = shutil.which("unshare")
+# networkd in the node's namespace, in a mount namespace of its own: its units from the netplan's,
+# no other .network file, /sys read-only so it does not wait for udev (systemd's udev_available())
+NETWORKD_SH = """set -e
+mount -o remount,ro /sys
+mount -t tmpfs tmpfs /run/systemd
+mkdir -p /run/systemd/network /run/systemd/netif
+cp "$1"/* /run/systemd/network/
+mount -t tmpfs tmpfs /etc/systemd/network
+if id systemd-network >/dev/null 2>&1; then chown systemd-network /run/systemd/netif; fi
+exec "$2"
+"""
+
+
+def port_for(ns: str, dst: str, want: str) -> str | None:
+    """The port `ip route get dst` names, asked until it is `want` or WAIT seconds have passed
+    (networkd configures ports one by one); None: no route."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        got = route_get(ns, dst)
+        dev = got["dev"] if got else None
+        if dev == want or time.monotonic() > deadline:
+            return dev
+        time.sleep(0.1)
+
+
+@needs_netns
+@pytest.mark.skipif(NETWORKD is None or UNSHARE is None or NETPLAN is None,
+                    reason="needs systemd-networkd, unshare and netplan.io")
+def test_networkd_fails_over_on_carrier_loss(renders: dict[str, Path], plans_of: dict[str, Any], netns: Any,
+                                             tmp_path: Path) -> None:
+    """What performs the failover: gpu001's rendered netplan through `netplan generate` and
+    systemd-networkd, run in the node's namespace, its ports veths whose far ends stand for the
+    leaves. An unbound client to a storage server leaves by the first storage port; when that
+    port loses its carrier (its far end down, the port itself up), networkd removes its routes and
+    the second port carries it, and it comes back with the carrier (netplan writes neither
+    ConfigureWithoutCarrier= nor IgnoreCarrierLoss=: `ignore-carrier` is false by default). The
+    kernel alone (the lab, with no networkd) keeps the route over the port without carrier: that is no failover."""
+    assert NETPLAN is not None and NETWORKD is not None and UNSHARE is not None
+    plans = plans_of["b300-cluster"]
+    eths = plans["gpu001"]
+    first, second = ports_of(eths, "storage")
+    server = storage_servers(plans)["store01"][0]
+    root = tmp_path / "root"
+    (root / "etc" / "netplan").mkdir(parents=True)
+    conf = root / "etc" / "netplan" / "60-fabgen.yaml"
+    conf.write_text((renders["b300-cluster"] / "hosts" / "gpu001" / "netplan.yaml").read_text())
+    conf.chmod(0o600)
+    run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    units = "".join(p.read_text() for p in (root / "run" / "systemd" / "network").glob("*.network"))
+    assert "ConfigureWithoutCarrier" not in units and "IgnoreCarrierLoss" not in units  # networkd's default
+    node, leaves = netns(), netns()
+    far = {}
+    lines = ["link set lo up"]
+    for n, name in enumerate(n for n in eths if n != "lo"):
+        assert len(name) <= IFNAMSIZ
+        far[name] = f"far{n}"
+        lines.append(f"link add {name} type veth peer name far{n} netns {leaves}")
+    ip(node, "-batch", "-", stdin="\n".join(lines) + "\n")
+    ip(leaves, "-batch", "-", stdin="".join(f"link set {f} up\n" for f in far.values()))
+    daemon = subprocess.Popen([IP, "netns", "exec", node, UNSHARE, "-m", "sh", "-c", NETWORKD_SH, "networkd",
+                               str(root / "run" / "systemd" / "network"), NETWORKD],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert port_for(node, server, first) == first, "networkd configured the ports"
+        ip(leaves, "link", "set", far[first], "down")  # the cable's far end: gpu001's port stays admin up
+        assert port_for(node, server, second) == second
+        link = json.loads(ip(node, "-j", "link", "show", first).stdout)[0]
+        assert "UP" in link["flags"] and "LOWER_UP" not in link["flags"], link  # no carrier; networkd acted
+        ip(leaves, "link", "set", far[first], "up")
+        assert port_for(node, server, first) == first
+    finally:
+        daemon.kill()
+        daemon.wait(timeout=WAIT)
+    # the kernel alone, as the lab builds a node: carrier lost, the route over the port stays
+    alone = netns()
+    kernel = rebuild(alone, eths, tag="k")
+    dev = {v: k for k, v in kernel.items()}
+    ip(alone, "link", "set", f"kfar{list(eths).index(first)}", "down")
+    assert "NO-CARRIER" in ip(alone, "link", "show", dev[first]).stdout
+    got = route_get(alone, server)
+    assert got is not None and kernel[got["dev"]] == first, got
 
 
 @needs_netns
