@@ -93,10 +93,11 @@ def compute_planes(case: str) -> int:
 
 
 def storage_servers(plans: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
-    """The nodes that are on the storage fabric only, with their ports' addresses (a service
-    address on lo, BGP to the host, is reached by the routes the node's FRR learns)."""
+    """The nodes that are on the storage fabric only, with their ports' addresses and, with BGP to
+    the host, the service address on lo (the one a mount names: the node's FRR learns it as a /32,
+    and the netplan's route to the loopbacks pool reaches it before FRR is up)."""
     ports = {node: {n: c for n, c in eths.items() if n != "lo"} for node, eths in plans.items()}
-    return {node: [own_ip(c) for c in eths.values()] for node, eths in ports.items()
+    return {node: [own_ip(c) for c in plans[node].values()] for node, eths in ports.items()
             if eths and all(role_of(c) == "storage" for c in eths.values())}
 
 
@@ -193,11 +194,12 @@ def problems(ns: str, eths: dict[str, Any], kernel: dict[str, str], servers: dic
     """What an unbound or bound client of the rebuilt node finds wrong. peers: for each compute
     port, an address of another node on the same rail and plane."""
     address_of = {name: own_ip(c) for name, c in eths.items() if name != "lo"}
+    own = {own_ip(c) for c in eths.values()}  # its ports' and its service address
     storage, inband = ports_of(eths, "storage"), ports_of(eths, "inband")
     asked: list[tuple[str, str | None, list[str], str]] = []  # (destination, source, the right ports, what)
     if storage:
         asked += [(a, None, storage, f"unbound to storage server {server}")
-                  for server, addresses in servers.items() for a in addresses if a not in address_of.values()]
+                  for server, addresses in servers.items() for a in addresses if a not in own]
     if inband:
         first = min(inband, key=lambda n: next(r["metric"] for r in eths[n]["routes"] if r["to"] == "default"))
         asked.append(("8.8.8.8", None, [first], "the default route"))
@@ -240,9 +242,15 @@ def rail_peers(plans: dict[str, dict[str, Any]], node: str) -> dict[str, str]:
     return out
 
 
+EVERY_NODE = 160  # a cluster up to this many nodes is checked node by node (b300-cluster, superpod-cluster)
+
+
 def sample(plans: dict[str, dict[str, Any]]) -> list[str]:
-    """Every storage server and in-band-only node, and the first, a middle and the last node of the
-    others: the nodes' shapes, not their count, make the cases."""
+    """Every node of a cluster up to EVERY_NODE; of a larger one every storage server and
+    in-band-only node, and the first, a middle and the last node of the others (the nodes'
+    shapes, not their count, make spectrumx-518-lossy's cases)."""
+    if len(plans) <= EVERY_NODE:
+        return sorted(plans)
     others = [n for n, e in plans.items() if ports_of(e, "compute")]
     keep = {n for n, e in plans.items() if not ports_of(e, "compute")}
     keep |= {others[0], others[len(others) // 2], others[-1]} if others else set()
@@ -254,10 +262,11 @@ def sample(plans: dict[str, dict[str, Any]]) -> list[str]:
 @needs_netns
 @pytest.mark.parametrize("case", CASES)
 def test_an_unbound_client_routes_over_the_right_ports(case: str, plans_of: dict[str, Any], netns: Any) -> None:
-    """Rebuilt nodes (every storage server and head node, and compute nodes from the start, middle
-    and end): unbound to every storage server over a storage port and from that port's address,
-    the default over the first in-band port, a host of the same rail over the same plane, and
-    bound traffic in the port's own table."""
+    """Rebuilt nodes (every node of the two clusters with storage; of the 518-node one every
+    storage server and head node, and compute nodes from the start, middle and end): unbound to
+    every storage server (its ports and service address) over a storage port and from that port's
+    address, the default over the first in-band port, a host of the same rail over the same plane,
+    and bound traffic in the port's own table."""
     plans = plans_of[case]
     servers = storage_servers(plans)
     planes = compute_planes(case)
@@ -416,10 +425,20 @@ def plane_parts(out: Path) -> dict[tuple[str, int], str]:
     return parts
 
 
-def pool_routes_off_plane(eths: dict[str, Any], parts: dict[tuple[str, int], str], planes: int) -> list[str]:
+def service_pools(out: Path) -> dict[str, str]:
+    """role -> the loopbacks pool of a fabric with BGP to the host (its nodes' service addresses)."""
+    fabrics = json.loads((out / "report.json").read_text())["fabrics"]
+    return {f["role"]: f["addressing"]["pools"]["loopbacks"] for f in fabrics.values()
+            if f.get("addressing", {}).get("host_routing") == "bgp"}
+
+
+def pool_routes_off_plane(eths: dict[str, Any], parts: dict[tuple[str, int], str], planes: int,
+                          services: dict[str, str] | None = None) -> list[str]:
     """Every via route of a port (its own table's and the main table's, not the default) that is
     not exactly its plane's part of the hosts pool (the plane from its table: role base + planes x
-    rail + plane)."""
+    rail + plane), apart from one main-table route to the service addresses' pool with BGP to the
+    host (`services`: role -> that pool)."""
+    services = services or {}
     bad = []
     for name, cfg in eths.items():
         role = role_of(cfg)
@@ -428,6 +447,10 @@ def pool_routes_off_plane(eths: dict[str, Any], parts: dict[tuple[str, int], str
         table = cfg["routing-policy"][0]["table"]
         plane = (table - TABLES[role]) % planes if role == "compute" else 0
         vias = [r for r in cfg["routes"] if "via" in r and r["to"] != "default"]
+        if role in services:  # the service addresses, main table only, once
+            assert [r for r in vias if r["to"] == services[role]] == \
+                [r for r in vias if r["to"] == services[role] and "table" not in r][:1], (name, vias)
+            vias = [r for r in vias if r["to"] != services[role]]
         assert {("table" in r) for r in vias} == {True, False}, (name, vias)  # one route of each table
         bad += [f"{name} {'table ' + str(r['table']) if 'table' in r else 'main'}: {r['to']}, not {parts[role, plane]}"
                 for r in vias if r["to"] != parts[role, plane]]
@@ -439,10 +462,11 @@ def test_every_pool_route_is_its_planes_part(case: str, renders: dict[str, Path]
     """Each port's own table and the main table route only its plane's part of the hosts pool (on a
     two-plane fabric a bound address of plane 2 finds no route to plane 1, whose leaves do not reach
     it); the check refuses the whole pool in a port's table."""
-    parts = plane_parts(renders[case])
+    parts, services = plane_parts(renders[case]), service_pools(renders[case])
     planes = compute_planes(case)
+    assert bool(services) == (case == "superpod-cluster")  # its storage fabric runs BGP to the host
     for node, eths in plans_of[case].items():
-        assert pool_routes_off_plane(eths, parts, planes) == [], node
+        assert pool_routes_off_plane(eths, parts, planes, services) == [], node
     if planes > 1:
         node, eths = next((n, e) for n, e in plans_of[case].items() if ports_of(e, "compute"))
         pool = json.loads((renders[case] / "report.json").read_text())["fabrics"]["sx-plane1"]["addressing"]
@@ -578,3 +602,23 @@ def test_an_unbound_tcp_connect_reaches_the_storage_server(plans_of: dict[str, A
         assert source in storage and answered == target, line
     old = connects("gpu001", "store01", without_main_routes(eths), server, netns)
     assert all(("timed out" in line or "No route to host" in line) for line in old), old  # the in-band gateway
+
+
+@needs_netns
+def test_a_storage_service_address_is_reached_before_frr_is_up(renders: dict[str, Path], plans_of: dict[str, Any],
+                                                               netns: Any) -> None:
+    """With BGP to the host (superpod-cluster's storage fabric) a mount names a storage server's
+    service address (lo): the netplan alone reaches it over a storage port; without the route to
+    the loopbacks pool it is unreachable (FRR's /32s come only once BGP is up)."""
+    plans, services = plans_of["superpod-cluster"], service_pools(renders["superpod-cluster"])
+    servers = storage_servers(plans)
+    lo = {s: [own_ip(plans[s]["lo"])] for s in servers}
+    node = next(n for n, e in plans.items() if ports_of(e, "storage") and n not in servers)  # a DGX
+    eths = plans[node]
+    ns = netns()
+    assert problems(ns, eths, rebuild(ns, eths), lo, {}, 1) == []
+    stripped = {n: {**c, "routes": [r for r in c["routes"] if r["to"] != services.get(role_of(c) or "")]}
+                if "routes" in c else c for n, c in eths.items()}
+    ns = netns()
+    found = problems(ns, stripped, rebuild(ns, stripped), lo, {}, 1)
+    assert len(found) == len(lo) and all(p.endswith("is unreachable") or "leaves on" in p for p in found), found

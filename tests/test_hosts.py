@@ -321,7 +321,7 @@ def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     layout = (("enp1s0np0", 101, 100, "10.0.0.0/17", False), ("enp2s0np0", 102, 200, "10.0.0.0/17", True))
     values = ["10.0.0.1/31", "10.0.0.0/31", "10.0.0.0", "10.0.0.1",
               "10.0.0.3/31", "10.0.0.2/31", "10.0.0.2", "10.0.0.3"]
-    shape = yamlout.Shape(partial(_ports, layout, 9000, "10.0.0.0/16"), len(values))
+    shape = yamlout.Shape(partial(_ports, layout, 9000, "10.0.0.0/16", "10.255.0.0/24"), len(values))
     parts = [shape.fill(*values), {"lo": {"addresses": ["10.255.0.1/32"]}}]
     plain = {"network": {"version": 2, "renderer": "networkd", "ethernets": {**parts[0], **parts[1]}}}
     joined = {"network": {**plain["network"], "ethernets": _joined(parts)}}
@@ -329,8 +329,10 @@ def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     text = _netplan_text(joined)
     assert text == _netplan_text(plain)
     assert yaml.safe_load(text) == plain
-    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][-2:] == \
-        [{"to": "10.0.0.0/17", "via": "10.0.0.2", "metric": 200}, {"to": "default", "via": "10.0.0.2", "metric": 200}]
+    assert yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"][-3:] == \
+        [{"to": "10.0.0.0/17", "via": "10.0.0.2", "metric": 200},
+         {"to": "10.255.0.0/24", "via": "10.0.0.2", "metric": 200},  # BGP to the host: the service addresses
+         {"to": "default", "via": "10.0.0.2", "metric": 200}]
     assert {"to": "10.0.0.0/16", "type": "unreachable", "table": 102} in \
         yaml.safe_load(text)["network"]["ethernets"]["enp2s0np0"]["routes"]  # the rest of the pool: another plane's
     twice = _joined([*parts, {"enp1s0np0": {"mtu": 1500}}])

@@ -66,7 +66,8 @@ def invariants(out: Path) -> None:  # noqa: C901 (the numbered invariants, in tu
         text = (h / "netplan.yaml").read_text()  # 3. every node address in its netplan, on the named interface
         net = yaml.safe_load(text)["network"]
         eths = net["ethernets"]
-        named = {**eths, **net.get("vlans", {})}  # a northsouth bond's tenants are VLANs on it
+        # a northsouth bond carries its in-band tenant untagged (on the bond), the others as VLANs on it
+        named = {**eths, **net.get("bonds", {}), **net.get("vlans", {})}
         for iface, address in node_rows.get(h.name, {}).items():
             if not address:  # a bond member: in the netplan, in its bond
                 assert any(iface in b["interfaces"] for b in net.get("bonds", {}).values()), (h.name, iface)

@@ -227,7 +227,9 @@ def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
             unknown.append(name)
         layout.append((name, TABLES[role] + planes * r + p, METRIC * (r + 1), _block(pool, pctx), role == "inband"))
         ports.append((pctx.fabric.ports, pctx.allocation.link_ips, nic.rdma))
-    key = (tuple(layout), mtu, pool)
+    eth = options(ctx)
+    service = str(IPNetwork(eth.pools.loopbacks).cidr) if eth.host_routing == "bgp" else ""
+    key = (tuple(layout), mtu, pool, service)
     shape = shapes.get(key)
     if shape is None:
         shape = shapes[key] = yamlout.Shape(partial(_ports, *key), 4 * len(layout))
@@ -248,13 +250,15 @@ def _block(pool: str, pctx: Context) -> str:
     return str(block)
 
 
-def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, *values: str) -> dict[str, Any]:
+def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, service: str, *values: str) -> dict[str, Any]:
     """The make of a node's ports' Shape: each port's entry from its address/length, subnet,
     gateway and address. Its table: the subnet on-link, its plane's block via its leaf (the rule
     from its address); on a multi-plane fabric also the whole pool unreachable, so a bound address
     of one plane finds no way to another plane (its leaf cannot reach it, and the main table would
     send it out another plane's port with this plane's source); the main table: the same block via
-    its leaf, and the default on in-band ports."""
+    its leaf, with BGP to the host also the loopbacks pool (`service`: the nodes' service addresses,
+    which the node's FRR learns as /32s; this route reaches them while FRR is not up, as a mount at
+    boot needs), and the default on in-band ports."""
     out: dict[str, Any] = {}
     for n, (name, table, metric, block, default) in enumerate(layout):
         address, subnet, gateway, ip = values[4 * n:4 * n + 4]
@@ -262,6 +266,8 @@ def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, *values: str) -> dict
         if block != pool:  # another plane's part: unreachable from this address, not on to the main table
             routes.append({"to": pool, "type": "unreachable", "table": table})
         routes.append({"to": block, "via": gateway, "metric": metric})
+        if service:
+            routes.append({"to": service, "via": gateway, "metric": metric})
         if default:
             routes.append({"to": "default", "via": gateway, "metric": metric})
         out[name] = {"mtu": mtu, "addresses": [address], "routes": routes,
