@@ -270,4 +270,4 @@ def test_a_fabric_management_prefix_lists_the_management_addresses(tmp_path: Pat
     assert res.stdout.splitlines()[0].endswith(": moves 48 management addresses")
     assert section(res.stdout, "Management addresses changed") == [
         "sx-plane[1-2]-spine[01-16],sx-plane1-su01-leaf[1-8],sx-plane2-su01-leaf[1-8] management: "
-        "192.168.40.1 -> 10.77.0.1 ... 192.168.40.96 -> 10.77.0.96 (48, each moved alike)"]
+        "192.168.40.1 -> 10.77.0.1 ... 192.168.40.176 -> 10.77.0.176 (48, each moved alike)"]  # plane 2: .128/25
