@@ -148,6 +148,13 @@ def plane_part(pool: str, fabric: Fabric) -> tuple[int, int]:
     return first, first + size - 1
 
 
+def plane_cidr(pool: str, fabric: Fabric) -> str:
+    """This plane's part of a pool as a CIDR (the pool itself on one plane): parts are aligned
+    powers of two (planes are 1, 2 or 4), so one prefix each."""
+    first, last = plane_part(pool, fabric)
+    return f"{dotted_quad(first)}/{33 - (last - first + 1).bit_length()}"
+
+
 def allocate_ethernet(fabric: Fabric) -> Allocation:
     eth = fabric.spec.ethernet or EthernetOptions()
     plan = fabric.plan

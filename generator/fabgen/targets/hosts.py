@@ -38,9 +38,9 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
-from netaddr import IPNetwork, IPRange
+from netaddr import IPNetwork
 
-from fabgen.addressing import network_of, plane_part
+from fabgen.addressing import network_of, plane_cidr
 from fabgen.context import Context
 from fabgen.formats import yamlout
 from fabgen.formats.templating import render as render_template
@@ -245,9 +245,7 @@ def _block(pool: str, pctx: Context) -> str:
     """A plane's part of the fabric's hosts pool (the pool itself on one plane): every address the
     plane's host ports can take, none of another plane's, so a route to it leaves on the plane
     that reaches it (planes are separate networks)."""
-    first, last = plane_part(pool, pctx.fabric)
-    (block,) = IPRange(first, last).cidrs()  # an aligned part (addressing.plane_part)
-    return str(block)
+    return plane_cidr(pool, pctx.fabric)
 
 
 def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, service: str, *values: str) -> dict[str, Any]:

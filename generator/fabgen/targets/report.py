@@ -60,13 +60,9 @@ def _plane_parts(fabric: Any, pools: dict[str, str]) -> dict[str, Any]:
     one-plane fabric's part is the whole pool, so nothing is added."""
     if fabric.planes == 1:
         return {}
-    from fabgen.addressing import dotted_quad, plane_part
+    from fabgen.addressing import plane_cidr
 
-    parts = {}
-    for key, pool in pools.items():
-        first, last = plane_part(pool, fabric)
-        parts[key] = f"{dotted_quad(first)}/{33 - (last - first + 1).bit_length()}"
-    return {"plane_pools": parts}
+    return {"plane_pools": {key: plane_cidr(pool, fabric) for key, pool in pools.items()}}
 
 
 def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[str, Any]:
