@@ -171,15 +171,47 @@ def _yaml(head: str, data: Any) -> bytes:
     return (head + yamlout.dump(data)).encode()
 
 
+def _vars_yaml(head: str, data: dict[str, Any]) -> bytes:
+    """group_vars in block style with each list's items indented under their key, as ansible-lint
+    (its yamllint rules: `indentation` with indented sequences) wants a vars file; a few small
+    files, so a plain recursive walk."""
+    lines: list[str] = []
+    _block(data, "", lines)
+    return (head + "\n".join(lines) + "\n").encode()
+
+
+def _block(value: dict[str, Any], indent: str, lines: list[str]) -> None:
+    for key, v in value.items():
+        if isinstance(v, dict) and v:
+            lines.append(f"{indent}{yamlout.scalar(key)}:")
+            _block(v, indent + "  ", lines)
+        elif isinstance(v, list) and v:
+            lines.append(f"{indent}{yamlout.scalar(key)}:")
+            for item in v:
+                if isinstance(item, dict) and item:
+                    sub: list[str] = []
+                    _block(item, indent + "    ", sub)
+                    lines.append(f"{indent}  - {sub[0].lstrip()}")
+                    lines.extend(sub[1:])
+                else:
+                    lines.append(f"{indent}  - {yamlout.dump(item).rstrip()}")
+        else:
+            lines.append(f"{indent}{yamlout.scalar(key)}: {yamlout.dump(v).rstrip()}")
+
+
 def _json_yaml(head: str, data: dict[str, Any]) -> bytes:
     """host_vars as JSON, which is YAML (flow style): json's C encoder writes the structured
-    config of a 32k-GPU fabric ten times faster than any YAML emitter. One line per key, and
-    per key of fabgen_config, so a diff of two renders stays readable."""
+    config of a 32k-GPU fabric ten times faster than any YAML emitter. One line per key, per
+    key of fabgen_config and per file of a list (a subnet manager's dozen files on one line
+    broke ansible-lint's 160-column limit), so a diff of two renders stays readable."""
     lines = []
     for key, value in data.items():
         if key == "fabgen_config" and isinstance(value, dict) and value:
             inner = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in value.items())
             lines.append(f" {json.dumps(key)}: {{\n{inner}\n }}")
+        elif isinstance(value, list) and len(value) > 1:
+            inner = ",\n".join(f"  {json.dumps(v)}" for v in value)
+            lines.append(f" {json.dumps(key)}: [\n{inner}\n ]")
         else:
             lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
     return (head + "{\n" + ",\n".join(lines) + "\n}\n").encode()
@@ -214,18 +246,19 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     inventory = {"all": {"vars": {"fabgen_out": "{{ inventory_dir }}/.."}, "children": children}}
     yield "ansible/inventory.yml", _yaml(head, inventory)
     for name, gv in data["group_vars"].items():
-        yield f"ansible/group_vars/{name}.yml", _yaml(head, gv)
+        yield f"ansible/group_vars/{name}.yml", _vars_yaml(head, gv)
     yield from playbooks()
 
 
 def playbooks() -> Iterable[tuple[str, bytes]]:
     """The deploy playbooks fabgen ships, beside the inventory they read, so that a render folder
     deploys with the playbooks of the fabgen that wrote it: `ansible-playbook -i
-    OUT/ansible/inventory.yml OUT/ansible/deploy-eos.yml`; and the collections they need."""
+    OUT/ansible/inventory.yml OUT/ansible/deploy-eos.yml`; and what they need: the collections
+    (requirements.yml) and the Python packages (requirements.txt)."""
     from fabgen.formats.templating import playbooks_dir
 
     root = playbooks_dir()
-    for path in sorted([*root.glob("*.yml"), *root.glob("tasks/*.yml")]):
+    for path in sorted([*root.glob("*.yml"), *root.glob("tasks/*.yml"), root / "requirements.txt"]):
         yield f"ansible/{path.relative_to(root).as_posix()}", path.read_bytes()
 
 
