@@ -6,6 +6,7 @@ and the EOS playbook's connection finding its SSH library."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -157,12 +158,19 @@ def argument_errors(module: str, args: dict[str, Any], doc: dict[str, Any]) -> l
     return errors + [f"{module}: {e}" for e in result.errors]
 
 
-def module_calls(paths: list[Path]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(where, module, arguments) of every task, split from its keywords by Ansible's own parser."""
-    from ansible.parsing.mod_args import ModuleArgsParser
+@functools.cache
+def _plugin_loader() -> None:
+    """Ansible's collection finder, installed once per process (what ansible-playbook does first)."""
     from ansible.plugins.loader import init_plugin_loader
 
     init_plugin_loader()
+
+
+def module_calls(paths: list[Path]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(where, module, arguments) of every task, split from its keywords by Ansible's own parser."""
+    from ansible.parsing.mod_args import ModuleArgsParser
+
+    _plugin_loader()
     calls = []
     for path in paths:
         for task in playbook_tasks(path):
@@ -190,6 +198,22 @@ def test_every_task_gives_its_module_valid_arguments() -> None:
     docs = module_docs(modules)
     errors = [f"{where}: {e}" for where, module, args in calls for e in argument_errors(module, args, docs[module])]
     assert errors == []
+
+
+def test_requirements_name_every_collection_the_playbooks_use() -> None:
+    """requirements.yml names exactly the collections the playbooks' modules and connections come
+    from; the NVUE playbook needs none (the `ansible` package has no nvidia.nvue)."""
+    books = [ROOT / "ansible" / book for book in SHIPPED if book != "requirements.yml"]
+    connections = {play.get("connection", "ssh") for book in books
+                   for play in yaml.safe_load(book.read_text()) if "hosts" in play}
+    used = {m.rsplit(".", 1)[0] for _, m, _ in module_calls(books)} | {
+        c.rsplit(".", 1)[0] for c in connections if "." in c}
+    required = {c["name"] for c in yaml.safe_load((ROOT / "ansible" / "requirements.yml").read_text())["collections"]}
+    assert used - {"ansible.builtin"} == required
+    nvue = ROOT / "ansible" / "deploy-nvue.yml"
+    nvue_modules = {m for _, m, _ in module_calls([nvue, ROOT / "ansible" / "tasks" / "guard.yml"])}
+    assert {m.rsplit(".", 1)[0] for m in nvue_modules} == {"ansible.builtin"}, nvue_modules
+    assert all("connection" not in play for play in yaml.safe_load(nvue.read_text()))
 
 
 def test_misspelt_or_wrong_arguments_are_refused() -> None:
