@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -375,6 +376,24 @@ def _inline(value: Any) -> str:
     if isinstance(value, list):
         return "[]"
     return scalar(value)
+
+
+COMMENT_WIDTH = 80  # yamllint's default line length: a file's comment lines fit it (fabgen/formats/yamllint.yaml)
+
+# a file's head: a document start after its comment lines, which yamllint's document-start asks for
+DOCUMENT_START = "---\n"
+
+
+def comment(text: str) -> str:
+    """`text` as `# ` comment lines of at most COMMENT_WIDTH characters, broken at spaces (a word
+    longer than a line stands alone on its own: yamllint takes it), each ending in a newline.
+    Called once per file for its head, never per line; a text that fits is one line, unwrapped
+    (most heads fit: textwrap costs tens of microseconds, a few percent of a node's netplan)."""
+    if len(text) <= COMMENT_WIDTH - 2 and "\n" not in text:
+        return f"# {text}\n"
+    lines = textwrap.wrap(text, COMMENT_WIDTH, initial_indent="# ", subsequent_indent="# ",
+                          break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines) + "\n"
 
 
 def dump(value: Any) -> str:

@@ -118,9 +118,13 @@ def _ip_key(text: str) -> tuple[int, ...]:
 
 
 def dump(cat: dict[str, Any]) -> str:
-    head = ("# ANTA test catalog written by fabgen verify --anta-catalog from the render's plan.\n"
-            "# Run: anta nrfu --catalog <this file> (an ANTA inventory naming devices as the plan does)\n")
-    return head + yaml.dump(cat, Dumper=_NoAliases, sort_keys=False, default_flow_style=False, width=120)
+    head = ("# ANTA test catalog written by fabgen verify --anta-catalog from the render's\n"
+            "# plan. Run: anta nrfu --catalog <this file> (an ANTA inventory naming devices\n"
+            "# as the plan does)\n")
+    # explicit_start: the document start after the comment lines, as every YAML file fabgen writes
+    # (yamllint's document-start; fabgen/formats/yamllint.yaml)
+    return head + yaml.dump(cat, Dumper=_NoAliases, sort_keys=False, default_flow_style=False, width=120,
+                            explicit_start=True)
 
 
 class _NoAliases(yaml.SafeDumper):
