@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import ipaddress
-import json
 import re
 import shutil
 import subprocess
@@ -563,7 +562,7 @@ def test_subnet_manager_hosts_are_node_groups_on_their_fabric(tmp_path: Path) ->
     cabled = {r["a_device"]: r["z_device"] for r in read_cabling(out, "ib") if r["tier"] == "node-leaf"}
     assert cabled["ufm1"].startswith("ib-storage-leaf") and cabled["ufm2"].startswith("ib-storage-leaf")
     for sm in ("ufm1", "ufm2"):
-        hv = json.loads((out / "ansible" / "host_vars" / f"{sm}.yml").read_text().split("\n", 1)[1])
+        hv = yaml.safe_load((out / "ansible" / "host_vars" / f"{sm}.yml").read_text())  # JSON, read as YAML
         assert hv["fabgen_role"] == "subnet-manager"
         assert any(f["src"] == "ib/infiniband/opensm.conf" for f in hv["fabgen_files"])
     problems = _errors(UFM.replace("subnet_managers: [ufm1, ufm2]", "subnet_managers: [ufm1, head1]"), tmp_path)

@@ -38,7 +38,7 @@ def test_each_nvue_tree_is_made_once_and_ansible_gets_that_tree(tmp_path: Path,
         assert config["fabgen_platform"] == "nvue"
         # JSON writes the traffic class's key as a string, as YAML reads it back an int
         assert json.loads(json.dumps(tree)) == config["fabgen_config"]
-        host_vars = json.loads((out / "ansible" / "host_vars" / f"{name}.yml").read_text().split("\n", 1)[1])
+        host_vars = yaml.safe_load((out / "ansible" / "host_vars" / f"{name}.yml").read_text())  # JSON, read as YAML
         assert host_vars["fabgen_config_file"] == f"ansible/configs/{name}.json"
 
 

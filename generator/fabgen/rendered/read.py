@@ -164,7 +164,9 @@ def _shape_problem(rel: str, text: str) -> str | None:
                 return f"line {n} has {line.count(',') + 1} fields, not {len(columns)}"
         return None
     if rel.startswith(("ansible/host_vars/", "ansible/configs/")):
-        doc = json.loads(text.split("\n", 1)[1] if text.startswith("#") else text)
+        body = text.split("\n", 1)[1] if text.startswith("#") else text
+        # host_vars: JSON after the comment and, since issue 59, YAML's document start
+        doc = json.loads(body[4:] if body.startswith("---\n") else body)
         if rel.startswith("ansible/configs/") and not isinstance(doc, dict):
             return "a device config is a JSON object"
     return None
