@@ -59,7 +59,8 @@ def _switch_model(key: str, m: CustomSwitchModel, report: Callable[..., None]) -
         return None
     return SwitchModel(key, m.vendor, m.part or key, f"custom switch {key}", tuple(m.kinds),
                        tuple(m.platforms), cages, "cage", m.ports_per_cage,
-                       (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True, sku)
+                       (PortMode(m.speed, m.ports_per_cage, m.port_name),), m.transceiver, True, sku,
+                       rack_units=m.rack_units)
 
 
 def _port_names(m: CustomSwitchModel) -> tuple[list[str], str | None]:
@@ -115,7 +116,7 @@ def _node_model(key: str, n: CustomNodeModel, report: Callable[..., None]) -> No
     return NodeModel(key, n.vendor, n.part or key, f"custom node {key}", n.gpus, n.nic_model,
                      n.transceiver, nics, True, n.nvlink_domain, n.plane_rdma, ports,
                      tuple((r, n.nic_model if "nic_model" in n.model_fields_set else f"{r} NIC",
-                            n.transceiver) for r in ("storage", "inband", "oob")))
+                            n.transceiver) for r in ("storage", "inband", "oob")), rack_units=n.rack_units)
 
 
 def _device_clash(names: list[str]) -> str | None:

@@ -65,6 +65,8 @@ class SwitchModel:
     # to the site's management network.
     uplinks: tuple[str, ...] = ()
     uplink_speed: int = 0
+    # height in rack units: NetBox's device type needs it (u_height); the catalog entries cite theirs
+    rack_units: int = 1
 
     @property
     def native(self) -> PortMode:
@@ -197,6 +199,8 @@ class NodeModel:
     # 4 x 200G on B300 only (NVIDIA Network Operator, "Software Multiplane": numberOfPlanes 2 or 4,
     # "Quad-Plane (B300 only)")
     plane_counts: tuple[int, ...] = (2, 4)
+    # height in rack units (NetBox's u_height); an NVL72 compute tray is 1U of its rack
+    rack_units: int = 1
     # The form of the node's cages per role (spec/media.py picks the transceiver by it):
     # osfp-twin-flat (DGX H100/B200: two NICs behind a twin-port flat-top OSFP), osfp (one 400G
     # NIC per flat-top OSFP), osfp-800 (ConnectX-8), qsfp112 (BlueField-3 and ConnectX-7 cards),
@@ -302,6 +306,9 @@ _QUANTUM2_MODES = (
     PortMode(200, 4, "IB1/{c}/{pair}/{sub2}"),
 )
 
+# rack_units (NetBox's u_height): QM9700/QM9790 1U, SN5600 2U, SN2201 1U and Q3400-RA 4U as their
+# user manuals' "Specifications" give them; Arista 7060X5 and 7060X6 2RU (Arista's datasheets). No
+# primary source was readable where these were entered: check against the manuals before racking.
 SWITCHES: dict[str, SwitchModel] = {
     m.key: m
     for m in (
@@ -309,17 +316,20 @@ SWITCHES: dict[str, SwitchModel] = {
             "qm9700", "NVIDIA", "MQM9700-NS2F", "Quantum-2 QM9700, 64 x NDR 400G on 32 OSFP, managed",
             ("infiniband",), ("ufm", "opensm"), 32, "OSFP", 8, _QUANTUM2_MODES,
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
+            rack_units=1,
         ),
         SwitchModel(
             "qm9790", "NVIDIA", "MQM9790-NS2F", "Quantum-2 QM9790, 64 x NDR 400G on 32 OSFP, externally managed",
             ("infiniband",), ("ufm", "opensm"), 32, "OSFP", 8, _QUANTUM2_MODES,
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
+            rack_units=1,
         ),
         SwitchModel(
             "sn5600", "NVIDIA", "MSN5600", "Spectrum-4 SN5600, 64 x 800GbE OSFP (128 x 400GbE split)",
             ("spectrum-x",), ("nvue",), 64, "OSFP", 8,
             (PortMode(800, 1, "swp{c}"), PortMode(400, 2, "swp{c}s{j0}"), PortMode(200, 4, "swp{c}s{j0}")),
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
+            rack_units=2,
         ),
         SwitchModel(
             "arista-7060x5", "Arista", "DCS-7060PX5-64S", "Arista 7060X5, 64 x 400GbE OSFP (Tomahawk 4)",
@@ -329,6 +339,7 @@ SWITCHES: dict[str, SwitchModel] = {
                 PortMode(100, 4, "Ethernet{c}/{l}"),
             ),
             "OSFP-400G-SR8",
+            rack_units=2,
         ),
         # SONiC SKUs (spec/sonic_skus.py): port names, lanes, aliases and buffers of the SKU
         SwitchModel(
@@ -336,12 +347,14 @@ SWITCHES: dict[str, SwitchModel] = {
             "Arista 7060X6-64PE-B, 64 x 800G OSFP (Broadcom Tomahawk 5), SONiC SKU Arista-7060X6-64PE-B-O128: "
             "128 x 400GbE", ("roce",), ("sonic",), 64, "OSFP", 8, (PortMode(400, 2, "Ethernet{lane}"),),
             "OSFP-800G-2SR4 (twin-port 2 x 400G SR4)", sonic=TH5_7060X6_O128,
+            rack_units=2,
         ),
         SwitchModel(
             "sn5600-sonic", "NVIDIA", "MSN5600",
             "NVIDIA SN5600, 64 x 800G OSFP (Spectrum-4), SONiC SKU Mellanox-SN5600-O128: 128 x 400GbE",
             ("roce",), ("sonic",), 64, "OSFP", 8, (PortMode(400, 2, "Ethernet{lane}"),),
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)", sonic=SN5600_O128,
+            rack_units=2,
         ),
         # SN2201: 48 x 1GbE RJ45 (100M/1G) and 4 x 100GbE QSFP28, Cumulus Linux; NVIDIA's out-of-band
         # switch in DGX SuperPOD and NVL72 racks (SN2201 user manual, "Specifications"; Mission
@@ -351,6 +364,7 @@ SWITCHES: dict[str, SwitchModel] = {
             "sn2201", "NVIDIA", "MSN2201", "Spectrum SN2201, 48 x 1GbE RJ45 + 4 x 100GbE QSFP28 (out-of-band)",
             ("ethernet",), ("nvue",), 48, "RJ45", 1, (PortMode(1, 1, "swp{c}"),),
             "none (RJ45 copper)", uplinks=("swp49", "swp50", "swp51", "swp52"), uplink_speed=100,
+            rack_units=1,
         ),
         # Quantum-X800 Q3400-RA: 144 XDR 800G ports on 72 twin-port OSFP cages (NVIDIA Q3200-RA/Q3400-RA
         # XDR switch systems user manual; DGX SuperPOD B300 XDR RA-11339-001, "Compute fabric").
@@ -360,6 +374,7 @@ SWITCHES: dict[str, SwitchModel] = {
             "q3400", "NVIDIA", "Q3400-RA", "Quantum-X800 Q3400-RA, 144 x XDR 800G on 72 twin-port OSFP",
             ("infiniband",), ("ufm", "opensm"), 72, "OSFP", 8, (PortMode(800, 2, "{c}/{j}"),),
             "twin-port 2 x 800G XDR OSFP transceiver (1.6T)",
+            rack_units=4,
         ),
     )
 }
@@ -448,6 +463,9 @@ def _forms(compute: str) -> tuple[tuple[str, str], ...]:
     return (("compute", compute), ("storage", "qsfp112"), ("inband", "qsfp112"), ("oob", "rj45"))
 
 
+# rack_units: DGX H100/H200 8U, DGX B200 10U (their user guides, "Specifications"); DGX B300 10U is
+# assumed to be the B200's chassis height, not verified against a primary source; an NVL72 compute
+# tray is 1U of its rack (the default).
 NODES: dict[str, NodeModel] = {
     m.key: m
     for m in (
@@ -456,6 +474,7 @@ NODES: dict[str, NodeModel] = {
             8, "ConnectX-7 (single-port, network module)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
             _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("ConnectX-7 dual-port QSFP112 (slot 1, slot 2)"),
             forms=_forms("osfp-twin-flat"), nics_included=True,
+            rack_units=8,
         ),
         # DGX H200: the DGX H100's system with H200 GPUs (141 GB HBM3e each, 1,128 GB in all) and the
         # same networking: "Four OSFP ports serving eight single-port NVIDIA ConnectX-7 VPI, 2x
@@ -471,6 +490,7 @@ NODES: dict[str, NodeModel] = {
             8, "ConnectX-7 (single-port, network module)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
             _dgx_nics(), ports=_DGX_PORTS, role_parts=_parts("ConnectX-7 dual-port QSFP112 (slot 1, slot 2)"),
             forms=_forms("osfp-twin-flat"), nics_included=True,
+            rack_units=8,
         ),
         # DGX B200 keeps the DGX H100 compute layout: 8 single-port ConnectX-7 behind four
         # twin-port OSFP cages, storage on BlueField-3. Its rail order and device names follow
@@ -480,6 +500,7 @@ NODES: dict[str, NodeModel] = {
             8, "ConnectX-7 (single-port)", "MMA4Z00-NS-FLT (twin-port 2x400G SR8 OSFP, flat top)",
             _dgx_nics(), ports=_B200_PORTS, role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
             forms=_forms("osfp-twin-flat"), nics_included=True,
+            rack_units=10,
         ),
         # DGX B300: eight ConnectX-8 SuperNICs at 800G (XDR InfiniBand, or 2 x 400G Ethernet) behind
         # eight OSFP cages, one NIC each (DGX B300 User Guide, "Network Ports"; RA-11339-001). The
@@ -496,6 +517,7 @@ NODES: dict[str, NodeModel] = {
             plane_rdma="mlx5_{k}", ports=_B300_PORTS, ports_follow_planes=True,
             role_parts=_parts("BlueField-3 dual-port QSFP112 (slot 1, slot 2)"),
             forms=_forms("osfp-800"), nics_included=True,
+            rack_units=10,
         ),
         # GB200 / GB300 NVL72 compute trays: 4 GPUs and 4 compute NICs per tray, 18 trays per rack,
         # the rack one NVLink domain (NVIDIA NVL72 Enterprise RA, "System Hardware & Components";

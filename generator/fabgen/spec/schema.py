@@ -443,6 +443,8 @@ class CustomNodeModel(Strict):
     nvlink_domain: int = Field(
         default=1, ge=1, le=576, description="nodes per NVLink domain (a rack of NVL72 trays: 18); scalable units, "
         "Slurm blocks and the accelerator label keep a domain whole")
+    rack_units: int = Field(default=1, ge=1, le=60, description="height in rack units (NetBox's device type "
+                            "u_height)")
 
 
 BufferTable = dict[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]{1,64}$")],
@@ -483,6 +485,8 @@ class CustomSwitchModel(Strict):
     part: Text = Field(default="", description="BOM part number (default: the key)")
     transceiver: Text = Field(default="transceiver", description="BOM text: one per used cage")
     sonic: CustomSonicSku | None = Field(default=None, description="platform sonic: the SKU (required there)")
+    rack_units: int = Field(default=1, ge=1, le=60, description="height in rack units (NetBox's device type "
+                            "u_height)")
 
 
 class KubernetesOptions(Strict):

@@ -31,14 +31,30 @@ from fabgen.targets.base import CLUSTER, Deferred, Target
 COLUMNS = {
     "01-manufacturers.csv": ["name", "slug"],
     "02-device-roles.csv": ["name", "slug", "color"],
-    "03-device-types.csv": ["manufacturer", "model", "slug", "part_number"],
+    "03-device-types.csv": ["manufacturer", "model", "slug", "part_number", "u_height"],
     "04-sites.csv": ["name", "slug", "status"],
-    "05-devices.csv": ["name", "role", "manufacturer", "device_type", "site", "status", "description"],
-    "06-interfaces.csv": ["device", "name", "type", "speed", "enabled", "description"],
-    "07-cables.csv": ["side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
+    "05-racks.csv": ["site", "name", "status", "width", "u_height", "description"],
+    "06-devices.csv": ["name", "role", "manufacturer", "device_type", "site", "status", "description"],
+    "07-interfaces.csv": ["device", "name", "type", "speed", "enabled", "description"],
+    "08-cables.csv": ["side_a_device", "side_a_type", "side_a_name", "side_b_device", "side_b_type", "side_b_name",
                       "type", "status", "label"],
+    "09-vrfs.csv": ["name", "description"],
+    # no `vrf` column: NetBox's interface import finds a VRF by its route distinguisher, which EVPN
+    # switches derive per switch (auto RD); the addresses carry their VRF by name
+    "10-virtual-interfaces.csv": ["device", "name", "type", "parent", "enabled", "description"],
+    "11-ip-addresses.csv": ["address", "vrf", "status", "role", "device", "interface", "description"],
 }
-INTERFACES, CABLES = "06-interfaces.csv", "07-cables.csv"
+DEVICES, INTERFACES, CABLES = "06-devices.csv", "07-interfaces.csv", "08-cables.csv"
+VIRTUAL, ADDRESSES = "10-virtual-interfaces.csv", "11-ip-addresses.csv"
+# files written a fabric at a time (targets.Deferred, csvout.dumps_chunks)
+CHUNKED = (INTERFACES, CABLES, VIRTUAL, ADDRESSES)
+# NetBox's IPAddressStatusChoices has no `planned`: an address the plan gives and no device carries
+# yet is `reserved` (ipam/choices.py); set it to active once the device is up
+ADDRESS_STATUS = "reserved"
+# NetBox needs a rack's width and height where no rack type is named: an NVL72 rack is a 19-inch
+# rack of 48U (NVIDIA's MGX rack; no primary source was readable where this was entered: check the
+# rack's own datasheet before racking)
+RACK_WIDTH, RACK_UNITS = "19", "48"
 ROLE_COLORS = {"leaf": "2196f3", "spine": "3f51b5", "core": "673ab7", "gpu-node": "4caf50",
                "storage-node": "ff9800"}
 IB_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
@@ -74,40 +90,62 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     """Every row of every file, in import order; devices and ports once each across fabrics."""
     cluster = contexts[0].cluster if contexts else ""
     rows: dict[str, list[list[Any]]] = {name: [] for name in COLUMNS}
-    types: dict[str, tuple[str, str, str]] = {}  # model -> (manufacturer, part, description)
+    types: dict[str, tuple[str, str, int]] = {}  # model -> (manufacturer, part, height)
     roles: set[str] = set()
     devices: dict[str, list[Any]] = {}
+    racks: dict[str, str] = {}  # an NVL72 tray's NVLink rack -> the fabric that names it
     # a northsouth fabric's bonds (NetBox LAGs) add a `lag` column: only where a fabric has them,
     # so every other cluster's files keep their columns
     lagged = any(c.allocation.tenants is not None for c in contexts)
     for ctx in contexts:
         f = ctx.fabric
         sw = f.switch_model
-        types[sw.part] = (sw.vendor, sw.part, sw.description)
+        types[sw.part] = (sw.vendor, sw.part, sw.rack_units)
         for s in f.switches:
             roles.add(s.role)
             devices.setdefault(s.name, [s.name, s.role, sw.vendor, sw.part, cluster, "planned",
-                                        f"{f.name} {s.role}"])
+                                        f"{f.name} {s.role}", ""])
         for h in f.hosts:
             if h.role == "switch":  # a switch's management port: the switch is a device of its own fabric
                 continue
             role = "storage-node" if h.role == "storage" else "gpu-node" if h.model.gpus else "server"
             roles.add(role)
-            types[h.model.part] = (h.model.vendor, h.model.part, h.model.description)
+            types[h.model.part] = (h.model.vendor, h.model.part, h.model.rack_units)
+            if h.rack:
+                racks.setdefault(h.rack, f.inventory_name)
             rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack (description), for racking
             devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
-                                        f"{f.inventory_name} node group {h.group}{rack}"])
+                                        f"{f.inventory_name} node group {h.group}{rack}", h.rack or ""])
     vendors = sorted({v for v, _, _ in types.values()})
     rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
     rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
-    rows["03-device-types.csv"] = [[v, part, slug(part), part] for part, (v, _, _) in sorted(types.items())]
+    rows["03-device-types.csv"] = [[v, part, slug(part), part, units] for part, (v, _, units) in sorted(types.items())]
     rows["04-sites.csv"] = [[cluster, slug(cluster), "planned"]] if contexts else []
-    rows["05-devices.csv"] = list(devices.values())
-    # the two large files a fabric at a time, as they are written (targets.Deferred, csvout.dumps_chunks):
-    # at 131,072 GPUs of four planes they are 4.8 million rows, 630 MB held at once
+    rows["05-racks.csv"] = [[cluster, r, "planned", RACK_WIDTH, RACK_UNITS, f"NVLink rack of {fab}"]
+                            for r, fab in racks.items()]
+    # the rack column only where the plan knows racks (NVL72 clusters): other clusters keep their columns
+    rows[DEVICES] = list(devices.values()) if racks else [d[:-1] for d in devices.values()]
+    rows["09-vrfs.csv"] = _vrfs(contexts)
+    # the large files a fabric at a time, as they are written (targets.Deferred, csvout.dumps_chunks):
+    # at 131,072 GPUs of four planes the interfaces and cables are 4.8 million rows, 630 MB held at once
     rows[INTERFACES] = Deferred(partial(_interfaces, lagged), contexts)  # type: ignore[assignment]  # written as a list's rows
     rows[CABLES] = Deferred(_cables, contexts)  # type: ignore[assignment]  # written as a list's rows
-    return {"rows": rows, "lag": lagged}
+    ethernet = [c for c in contexts if c.fabric.spec.kind != "infiniband"]
+    rows[VIRTUAL] = Deferred(_virtual, ethernet)  # type: ignore[assignment]  # written as a list's rows
+    rows[ADDRESSES] = Deferred(_addresses, ethernet)  # type: ignore[assignment]  # written as a list's rows
+    return {"rows": rows, "lag": lagged, "rack": bool(racks)}
+
+
+def _vrfs(contexts: list[Context]) -> list[list[str]]:
+    """The northsouth tenants' VRFs, once each by name across fabrics (NetBox finds a VRF by name)."""
+    from fabgen.intent.northsouth import tenants
+
+    out: dict[str, str] = {}
+    for ctx in contexts:
+        if ctx.allocation.tenants is not None:
+            for ten in tenants(ctx):
+                out.setdefault(ten["vrf"], f"{ten['role']} tenant of {ctx.fabric.name}")
+    return [[name, text] for name, text in out.items()]
 
 
 def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
@@ -188,11 +226,88 @@ def _lag_order(f):
 
 
 
+_PLAN: dict[int, tuple[Context, list[list[str]], list[list[str]]]] = {}  # the last fabric's (both files read it)
+
+
+def _virtual(ctx: Context) -> list[list[str]]:
+    """A fabric's interfaces that carry an address and no cable: loopbacks, SVIs, a bond's VLANs."""
+    return _ip_plan(ctx)[0]
+
+
+def _addresses(ctx: Context) -> list[list[str]]:
+    """A fabric's addresses as NetBox's IP addresses, each on its device's interface (and VRF)."""
+    return _ip_plan(ctx)[1]
+
+
+def _ip_plan(ctx: Context) -> tuple[list[list[str]], list[list[str]]]:
+    """Both files of a fabric from its address plan (intent/addresses.py, addresses.csv), once a
+    fabric: node ports by their RDMA name as the interfaces file names them, an anycast gateway on
+    each leaf's SVI with role anycast, the tenants' addresses in their VRFs."""
+    held = _PLAN.get(id(ctx))
+    if held is not None and held[0] is ctx:
+        return held[1], held[2]
+    from fabgen.intent.addresses import LOOPBACK, address_rows, host_netdevs
+
+    f = ctx.fabric
+    rdma = {node: {netdev: r for r, netdev in ports.items()} for node, ports in host_netdevs(f).items()}
+    cabled = {(lk.a, lk.a_port) for lk in f.links} | {(lk.z, lk.z_port) for lk in f.links}
+    if ctx.allocation.tenants is not None:
+        cabled |= set(_lags(ctx).values())
+    vrf_of = _tenant_vrfs(ctx)
+    leaves = [s.name for s in f.by_role("leaf")]
+    loopback = LOOPBACK.get(f.spec.platform, "")
+    virtual: dict[tuple[str, str], list[str]] = {}
+    ips: list[list[str]] = []
+
+    def carry(dev: str, name: str) -> None:
+        if (dev, name) not in cabled and (dev, name) not in virtual:
+            base = name.split(".")[0]
+            parent = base if "." in name and (dev, base) in cabled else ""
+            virtual[dev, name] = [dev, name, "virtual", parent, "true", f.name]
+
+    for dev, role, _asn, iface, addr, peer, peer_if in address_rows(ctx):
+        if not addr:
+            continue  # a bond member: its bond carries the address
+        if role == "anycast":  # the tenant's gateway: on every leaf's SVI
+            vrf = vrf_of.get(("", iface), "")
+            for leaf in leaves:
+                carry(leaf, iface)
+                ips.append([addr, vrf, ADDRESS_STATUS, "anycast", leaf, iface, f"{f.name} {dev}"])
+            continue
+        name = rdma.get(dev, {}).get(iface, iface)
+        vrf = vrf_of.get((dev, iface), vrf_of.get(("", iface), "")) if role != "node" else vrf_of.get((dev, iface), "")
+        carry(dev, name)
+        far = f" to {peer}:{peer_if}" if peer else ""
+        ips.append([addr, vrf, ADDRESS_STATUS, "loopback" if iface == loopback else "", dev, name, f"{f.name}{far}"])
+    _PLAN.clear()
+    _PLAN[id(ctx)] = (ctx, list(virtual.values()), ips)
+    return list(virtual.values()), ips
+
+
+def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
+    """(device, interface) -> its tenant's VRF on a northsouth fabric: ("", SVI) for a leaf's VLAN
+    interface, (node, bond or bond VLAN) for a node's."""
+    if ctx.allocation.tenants is None:
+        return {}
+    from fabgen.intent.addresses import SVI
+    from fabgen.intent.northsouth import tenant_interfaces, tenants
+
+    f = ctx.fabric
+    overlay = tenants(ctx)
+    svi = SVI[f.spec.platform]
+    out = {("", svi.format(vlan=ten["vlan"])): ten["vrf"] for ten in overlay}
+    for h in f.hosts:
+        where = tenant_interfaces(overlay, len(h.model.nics))
+        out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay)})
+    return out
+
+
 def shard(data: dict[str, Any], part: int, parts: int) -> dict[str, Any]:
     """The cables file in part 1, everything else in part 0 (the two big files apart; one part:
     all of them)."""
     names = [n for n in COLUMNS if part == (1 % parts if n == CABLES else 0)]
-    return {"rows": {n: data["rows"][n] for n in names}, "lag": data.get("lag", False)}
+    return {"rows": {n: data["rows"][n] for n in names}, "lag": data.get("lag", False),
+            "rack": data.get("rack", False)}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
@@ -202,8 +317,10 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
             continue
         if name == INTERFACES and data.get("lag"):
             columns = [*columns, "lag"]
-        # the two large files: a fabric's rows at a time (Deferred, or a list of them once made)
-        text = csvout.dumps_chunks(columns, rows if name in (INTERFACES, CABLES) else [rows])
+        if name == DEVICES and data.get("rack"):
+            columns = [*columns, "rack"]
+        # the large files: a fabric's rows at a time (Deferred, or a list of them once made)
+        text = csvout.dumps_chunks(columns, rows if name in CHUNKED else [rows])
         if text is not None:  # a file with no rows is left out
             yield f"netbox/{name}", text
 
