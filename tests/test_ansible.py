@@ -265,3 +265,57 @@ def test_the_whole_cluster_stages_each_nodes_files_from_every_network(tmp_path: 
                       "store01": ["frr.conf", "netplan.yaml", "storage-nic-setup.sh"]}
     assert sorted(p.name for p in (stage / "ipminet-compute-access0001").iterdir()) == [
         "ipminet-compute-access0001.nvue.sh", "ipminet-compute-access0001.nvue.yaml"]
+
+
+FAKE_NV = """#!/bin/sh
+# NVUE's `nv`, as far as deploy-nvue.yml uses it: each call's arguments one line in the log
+echo "nv $*" >> "$FABGEN_NV_LOG"
+case "$*" in "config diff") echo "+ the change";; esac
+"""
+
+
+def nvue_run(out: Path, tmp: Path, *extra: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """The real deploy-nvue.yml on this machine in place of the switch (connection local, no
+    sudo), with a fake `nv` that logs its calls: the order of NVUE's commands, not NVUE."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "nv").write_text(FAKE_NV)
+    (bin_dir / "nv").chmod(0o755)
+    log = tmp / "nv.log"
+    log.unlink(missing_ok=True)
+    res = subprocess.run(
+        [PLAYBOOK, "-i", "ansible/inventory.yml", "ansible/deploy-nvue.yml", "--limit", "sx-su01-leaf1",
+         "-e", "ansible_connection=local", "-e", "ansible_become=false",
+         "-e", "ansible_python_interpreter={{ ansible_playbook_python }}",
+         "-e", f"fabgen_candidate={tmp}/switch/startup.yaml", "-e", "fabgen_reconnect_delay=0", *extra],
+        cwd=out, capture_output=True, text=True, timeout=600,
+        env={**ENV, **SECRETS, "PATH": f"{bin_dir}:{ENV['PATH']}", "FABGEN_NV_LOG": str(log)})
+    return res, log.read_text().splitlines() if log.exists() else []
+
+
+def test_nvue_deploy_applies_with_a_timer_and_confirms_after_reconnecting(tmp_path: Path) -> None:
+    """deploy-nvue.yml needs ansible-core alone: run for real, it uploads the rendered startup.yaml
+    with its secrets filled, replaces, applies with NVUE's rollback timer, reconnects and only then
+    confirms; --check shows the diff and detaches the pending revision, applying nothing."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "spectrumx-1su.yaml", out)
+    candidate = f"{tmp_path}/switch/startup.yaml"
+    review, calls = nvue_run(out, tmp_path, "--check")
+    assert review.returncode == 0, review.stdout[-3000:]
+    assert calls == [f"nv config replace {candidate}", "nv config diff", "nv config detach"]
+
+    applied, calls = nvue_run(out, tmp_path)
+    assert applied.returncode == 0, applied.stdout[-3000:]
+    assert calls == [f"nv config replace {candidate}", "nv config apply --confirm 600s --assume-yes",
+                     "nv config apply --confirm-yes"]
+    order = [line for line in applied.stdout.splitlines() if line.startswith("TASK [")]
+    assert [i for i, t in enumerate(order) if "Reconnect" in t or "Confirm" in t] == [len(order) - 2, len(order) - 1]
+    staged = (tmp_path / "switch" / "startup.yaml").read_text()
+    rendered = (out / "sx/switches/sx-su01-leaf1.nvue.yaml").read_text()
+    assert "lookup(" in rendered and "lookup(" not in staged and "$6$salt$hash" in staged
+
+    # the guard still runs first: a file without its management plane never reaches `nv`
+    path = out / "sx/switches/sx-su01-leaf1.nvue.yaml"
+    path.write_text(re.sub(r"(?ms)^      eth0:\n.*?(?=^      swp)", "", rendered, count=1))
+    refused, calls = nvue_run(out, tmp_path)
+    assert refused.returncode != 0 and calls == []
