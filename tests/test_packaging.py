@@ -43,6 +43,12 @@ def test_wheel_install_renders(tmp_path: Path) -> None:
                             "import fabgen.formats.templating as r; print(r.templates_dir(), r.playbooks_dir())"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
     assert all(w.startswith(str(env_dir)) for w in where), where
+    # the yamllint configuration is package data, found as docs/reference/outputs.md says
+    lint_config = subprocess.run([str(py), "-c", "from importlib.resources import files; "
+                                  "print(files('fabgen.formats') / 'yamllint.yaml')"],
+                                 capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+    assert lint_config.startswith(str(env_dir)), lint_config
+    assert Path(lint_config).read_bytes() == (ROOT / "generator/fabgen/formats/yamllint.yaml").read_bytes()
     # the deploy playbooks are package data, written beside the inventory they read, and run from there
     version = subprocess.run([str(env_dir / "bin" / "fabgen"), "--version"], capture_output=True, text=True)
     assert version.stdout.startswith("fabgen ") and version.returncode == 0
