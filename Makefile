@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real tools the integration tests feed our output to.
 APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck slurmctld slurm-client netplan.io frr \
-                iputils-ping lldpd ibutils qemu-system-x86 linux-image-amd64 busybox-static
+                iputils-ping lldpd ibutils qemu-system-x86 linux-image-amd64 busybox-static postgresql redis-server
 # (qemu, a stock kernel and busybox-static: the EVPN lab runs in a VM where the machine's own
 # kernel lacks bonding, 802.1Q or VRF; tests/evpn_vm.py)
 
@@ -18,7 +18,13 @@ AVD_VENV ?= .venv-avd
 # unpacks Debian unstable's slurmctld, with everything it links against, into a directory of its
 # own (nothing is installed on the machine); tests/test_slurm_yaml.py runs it there, chrooted.
 SLURM_ROOT ?= build/slurm-sid
-BENCH_ARGS ?=
+# NetBox (the `netbox` package from PyPI; 4.7 needs Python 3.12 or later) in a virtualenv of its
+# own, with PostgreSQL and Redis from Debian: tests/test_netbox_real.py imports renders into it.
+# Python: the first python3.13 or python3.12 that runs, else one pyenv keeps.
+NETBOX_VERSION := 4.7.3
+NETBOX_VENV ?= .venv-netbox
+NETBOX_PYTHON ?= $(shell for p in python3.13 python3.12 $(wildcard $(HOME)/.pyenv/versions/3.1[234]*/bin/python3); do \
+                 $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { echo $$p; break; }; done)
 
 .PHONY: example test lint system-deps bench bench-diff bench-ansible bench-avd
 
@@ -49,8 +55,8 @@ example: $(VENV)/.base
 	@echo "its bill of materials and the warnings to act on. The other files are listed in the README."
 	@echo "Run fabgen yourself with $(VENV)/bin/fabgen (or: . $(VENV)/bin/activate; fabgen --help)."
 
-test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed $(SLURM_ROOT)/.installed
-	AVD_VENV=$(AVD_VENV) SLURM_ROOT=$(SLURM_ROOT) $(PY) -m pytest
+test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed $(SLURM_ROOT)/.installed $(NETBOX_VENV)/.installed
+	AVD_VENV=$(AVD_VENV) SLURM_ROOT=$(SLURM_ROOT) NETBOX_VENV=$(NETBOX_VENV) $(PY) -m pytest
 
 # ruff and mypy with the configuration in pyproject.toml (tests/test_lint.py runs the same in `make test`)
 lint: $(VENV)/.installed
@@ -73,6 +79,12 @@ bench-ansible: $(VENV)/.installed
 $(AVD_VENV)/.installed: pyproject.toml
 	python3 -m venv $(AVD_VENV)
 	$(AVD_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[bench-avd]'
+	touch $@
+
+$(NETBOX_VENV)/.installed:
+	@test -n "$(NETBOX_PYTHON)" || { echo "NetBox $(NETBOX_VERSION) needs Python 3.12 or later: set NETBOX_PYTHON"; exit 1; }
+	$(NETBOX_PYTHON) -m venv $(NETBOX_VENV)
+	$(NETBOX_VENV)/bin/python -m pip install -q --disable-pip-version-check netbox==$(NETBOX_VERSION)
 	touch $@
 
 bench-avd: $(AVD_VENV)/.installed

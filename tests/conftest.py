@@ -34,3 +34,21 @@ def git(cwd: Path, *args: str) -> None:
 
     subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
                    capture_output=True, timeout=60)
+
+
+NETBOX_VENV = ROOT / os.environ.get("NETBOX_VENV", ".venv-netbox")  # the Makefile's NETBOX_VENV
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A real NetBox's migrations take minutes of one core: start them as soon as the run holds a
+    NetBox test, so the tests before it run meanwhile (tests/netbox_server.py)."""
+    if (NETBOX_VENV / ".installed").exists() and any(i.path.name == "test_netbox_real.py" for i in items):
+        from netbox_server import shared
+
+        shared(NETBOX_VENV)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from netbox_server import stop_shared
+
+    stop_shared()

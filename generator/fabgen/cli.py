@@ -534,6 +534,41 @@ def verify(
     raise typer.Exit(1 if v.issues else 0)
 
 
+@app.command("netbox-growth")
+def netbox_growth(
+    before: Path = typer.Argument(..., help="the OUT of the render NetBox already holds"),
+    after: Path = typer.Argument(..., help="the OUT of the grown cluster's render"),
+    output: Path = typer.Option(..., "--output", "-o", help="a new directory for the growth files"),
+) -> None:
+    """Write the NetBox files of the objects AFTER adds to BEFORE (each file's new rows, with its
+    header), to import after BEFORE's files in the same order. Exit 0: written; 1: AFTER changes
+    an object of BEFORE (not a growth); 2: bad input."""
+    from fabgen.rendered.read import NotARender
+    from fabgen.review.netbox_growth import NotAGrowth, growth, write
+
+    for side in (before, after):
+        _render_dir_or_exit(side)
+    if output.exists() or output.is_symlink():
+        typer.echo(printable(f"fabgen: --output {output}: exists; give a new directory"), err=True)
+        raise typer.Exit(2)
+    try:
+        files = growth(before, after)
+    except NotARender as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2) from None
+    except NotAGrowth as exc:
+        typer.echo(printable(f"fabgen: not a growth: {exc}"), err=True)
+        raise typer.Exit(1) from None
+    try:
+        write(files, output)
+    except OSError as exc:
+        typer.echo(printable(f"fabgen: --output {output}: cannot write it ({exc.strerror or exc})"), err=True)
+        raise typer.Exit(2) from None
+    rows = sum(data.count(b"\n") - 1 for data in files.values())
+    typer.echo(f"fabgen: wrote {len(files)} NetBox file(s), {rows} new object(s), to {printable(str(output))}",
+               err=True)
+
+
 @app.command()
 def schema(fmt: str = typer.Option("json", "--format", help="json (JSON Schema) or markdown (docs/inventory.md)")
            ) -> None:
