@@ -25,6 +25,7 @@ NETBOX_VERSION := 4.7.3
 NETBOX_VENV ?= .venv-netbox
 NETBOX_PYTHON ?= $(shell for p in python3.13 python3.12 $(wildcard $(HOME)/.pyenv/versions/3.1[234]*/bin/python3); do \
                  $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { echo $$p; break; }; done)
+BENCH_ARGS ?=
 
 .PHONY: example test lint system-deps bench bench-diff bench-ansible bench-avd
 
