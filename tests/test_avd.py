@@ -76,7 +76,7 @@ def compared(kind: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
         assert run.returncode == 0, run.stderr[-3000:]
         report = json.loads(run.stdout.strip().splitlines()[-1])
         _RUNS[kind] = {
-            "report": report,
+            "report": report, "out": tmp / "fabgen",
             "fabgen": {p.stem: p.read_text() for p in sorted(ours.glob("*.cfg"))},
             "avd": {p.stem: p.read_text() for p in sorted((tmp / "avd").glob("*.cfg"))},
         }
@@ -104,6 +104,43 @@ def test_avd_writes_the_same_lines(kind: str, tmp_path_factory: pytest.TempPathF
         assert line in leaf.splitlines(), line
     evpn = ("interface Vxlan1", "   address-family evpn", "      identifier 0000:0000:02fa:bc00:0001")
     assert all(line in leaf.splitlines() for line in evpn) == (kind == "eos-northsouth")
+
+
+@pytest.mark.parametrize("kind", ["eos-rail", "eos-fattree"])
+def test_anta_config_rules_hold_on_avds_config(kind: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The running config ANTA's VerifyRunningConfig reads here is not fabgen's own text: AVD's
+    config of the same switch (the `show running-config` an operator who deployed AVD's would
+    collect, in EOS's order and indentation), each switch held to the rules of fabgen's ANTA
+    catalog (fabgen verify --anta-catalog), which pass; AVD's config with the PFC priority moved fails."""
+    import asyncio
+
+    anta_catalog = pytest.importorskip("anta.catalog")
+    from anta.device import AsyncEOSDevice
+    from anta.tests.configuration import VerifyRunningConfig
+    from test_verify_state import eos_json
+
+    run = compared(kind, tmp_path_factory)
+    catalog = run["out"].parent / "anta.yml"
+    res = subprocess.run([sys.executable, "-m", "fabgen", "verify", str(run["out"]), "--anta-catalog", str(catalog)],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    cat = anta_catalog.AntaCatalog.parse(str(catalog))
+    checked = broken = 0
+    for name, config in run["avd"].items():
+        rules = [t.inputs for t in cat.tests if t.test is VerifyRunningConfig and name in t.inputs.filters.tags]
+        assert len(rules) == 1, name
+        dev = AsyncEOSDevice(host="192.0.2.1", username="u", password="p", name=name)  # never connected
+
+        def verdict(text: str) -> tuple[str, list[str]]:
+            out = asyncio.run(VerifyRunningConfig(dev, inputs=rules[0], eos_data=[eos_json(text)]).test())  # noqa: B023
+            return out.result, list(out.messages)
+        assert verdict(config) == ("success", []), name
+        checked += 1
+        moved = config.replace("priority-flow-control priority 3 no-drop", "priority-flow-control priority 4 no-drop")
+        if moved != config:
+            assert verdict(moved)[0] == "failure", name
+            broken += 1
+    assert checked == len(run["fabgen"]) == 12 and broken > 0
 
 
 def _sub(text: str, *pairs: str) -> str:

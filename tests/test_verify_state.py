@@ -2,7 +2,9 @@
 
 ANTA's own catalog loader reads every catalog (and refuses a broken one); ANTA's own
 VerifyRunningConfig runs the catalog's configuration rules against the rendered config (in the
-`show running-config | json` tree ANTA reads) and fails on a changed PFC priority or MTU. FRR's
+`show running-config | json` tree ANTA reads) and fails on a changed PFC priority or MTU;
+tests/test_avd.py runs the same rules on AVD's config of the same switches, a running config
+fabgen did not write (no EOS runs here to print its own). FRR's
 JSON from real daemons is tested in tests/test_emulate.py (`--save-state`, then `verify --frr`);
 here the reader's refusals and the comparison on state built from the plan."""
 
