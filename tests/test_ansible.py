@@ -303,6 +303,9 @@ def test_nvue_deploy_applies_with_a_timer_and_confirms_after_reconnecting(tmp_pa
     review, calls = nvue_run(out, tmp_path, "--check")
     assert review.returncode == 0, review.stdout[-3000:]
     assert calls == [f"nv config replace {candidate}", "nv config diff", "nv config detach"]
+    # the review loads this render's file (a first run has none on the switch) and prints NVUE's diff
+    assert "$6$salt$hash" in (tmp_path / "switch" / "startup.yaml").read_text()
+    assert '"+ the change"' in review.stdout, review.stdout[-3000:]
 
     applied, calls = nvue_run(out, tmp_path)
     assert applied.returncode == 0, applied.stdout[-3000:]
@@ -319,3 +322,61 @@ def test_nvue_deploy_applies_with_a_timer_and_confirms_after_reconnecting(tmp_pa
     path.write_text(re.sub(r"(?ms)^      eth0:\n.*?(?=^      swp)", "", rendered, count=1))
     refused, calls = nvue_run(out, tmp_path)
     assert refused.returncode != 0 and calls == []
+
+
+SONIC_TOOLS = {  # SONiC's commands as far as deploy-sonic.yml uses them, each call logged
+    "sonic-cfggen": 'python3 -c "import json,sys; print(json.dumps(json.load(open(sys.argv[1]))[sys.argv[2]]))"'
+                    ' "$2" "$4"',
+    "config": "",
+    "systemd-run": "",
+    # systemd_service reads the unit's state with `systemctl show`, then stops it if it runs
+    "systemctl": 'if [ "$1" = show ]; then printf "Id=%s\\nLoadState=loaded\\nActiveState=active\\n'
+                 'SubState=waiting\\n" "$2"; fi',
+}
+
+
+def sonic_run(out: Path, tmp: Path, *extra: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    """The real deploy-sonic.yml on this machine in place of the switch, its config_db.json in
+    tmp, with stand-ins for sonic-cfggen, config, systemd-run and systemctl that log their calls."""
+    bin_dir = tmp / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, body in SONIC_TOOLS.items():
+        (bin_dir / name).write_text(f'#!/bin/sh\necho "{name} $*" >> "$FABGEN_LOG"\n{body}\n')
+        (bin_dir / name).chmod(0o755)
+    log = tmp / "calls.log"
+    log.unlink(missing_ok=True)
+    res = subprocess.run(
+        [PLAYBOOK, "-i", "ansible/inventory.yml", "ansible/deploy-sonic.yml", "--limit", "fabric-leaf001",
+         "-e", "ansible_connection=local", "-e", "ansible_become=false",
+         "-e", "ansible_python_interpreter={{ ansible_playbook_python }}", "-e", f"fabgen_live={tmp}/live.json",
+         "-e", f"fabgen_candidate={tmp}/candidate.json", "-e", f"fabgen_previous={tmp}/previous.json",
+         "-e", "fabgen_reconnect_delay=0", *extra],
+        cwd=out, capture_output=True, text=True, timeout=600,
+        env={**ENV, **SECRETS, "PATH": f"{bin_dir}:{ENV['PATH']}", "FABGEN_LOG": str(log)})
+    return res, log.read_text().splitlines() if log.exists() else []
+
+
+def test_sonic_deploy_arms_the_rollback_before_reloading_and_stops_it_after_reconnecting(tmp_path: Path) -> None:
+    """deploy-sonic.yml run for real (ansible-core alone): --check parses the candidate and changes
+    nothing; apply keeps the live file, arms the rollback timer, installs and reloads, reconnects
+    and only then stops the timer (systemd_service)."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "fattree-2to1.yaml", out)
+    live = tmp_path / "live.json"
+    live.write_text('{"old": true}\n')
+    cfggen = f"sonic-cfggen -j {tmp_path}/candidate.json --var-json MGMT_INTERFACE"
+    review, calls = sonic_run(out, tmp_path, "--check")
+    assert review.returncode == 0, review.stdout[-3000:]
+    assert calls == [cfggen] and live.read_text() == '{"old": true}\n'
+    # the review parses and compares this render's candidate (a first run has none on the switch)
+    assert '"-{\\"old\\": true}"' in review.stdout, review.stdout[-3000:]
+
+    applied, calls = sonic_run(out, tmp_path)
+    assert applied.returncode == 0, applied.stdout[-3000:]
+    rollback = f"/bin/sh -c cp {tmp_path}/previous.json {live} && config reload -y"
+    assert calls == [cfggen, f"systemd-run --unit fabgen-rollback --on-active=600 {rollback}", "config reload -y",
+                     "systemctl show fabgen-rollback.timer", "systemctl stop fabgen-rollback.timer"]
+    assert (tmp_path / "previous.json").read_text() == '{"old": true}\n'
+    assert live.read_text() == (out / "fabric/switches/fabric-leaf001/config_db.json").read_text()
+    tasks = [line for line in applied.stdout.splitlines() if line.startswith("TASK [")]
+    assert "Reconnect" in tasks[-2] and "Confirm" in tasks[-1]
