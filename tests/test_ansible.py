@@ -380,3 +380,33 @@ def test_sonic_deploy_arms_the_rollback_before_reloading_and_stops_it_after_reco
     assert live.read_text() == (out / "fabric/switches/fabric-leaf001/config_db.json").read_text()
     tasks = [line for line in applied.stdout.splitlines() if line.startswith("TASK [")]
     assert "Reconnect" in tasks[-2] and "Confirm" in tasks[-1]
+
+
+def test_hosts_deploy_applies_a_changed_netplan_once_and_an_unchanged_one_never(tmp_path: Path) -> None:
+    """deploy-hosts.yml run for real on this machine in place of a node, the node's netplan
+    installed into a test folder (its files given as extra vars) and a stand-in `netplan` that
+    logs its calls: the handler applies a netplan the play changed, once, and a second run with
+    the same render changes nothing and applies nothing."""
+    out = tmp_path / "out"
+    render_to(INVENTORIES / "roce-2node.yaml", out)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "netplan").write_text('#!/bin/sh\necho "netplan $*" >> "$FABGEN_LOG"\n')
+    (bin_dir / "netplan").chmod(0o755)
+    log = tmp_path / "calls.log"
+    files = [{"src": "hosts/{{ inventory_hostname }}/netplan.yaml", "dest": f"{tmp_path}/node/60-fabgen-rails.yaml",
+              "mode": "0600"}]
+    (tmp_path / "node").mkdir()
+    cmd = [PLAYBOOK, "-i", "ansible/inventory.yml", "ansible/deploy-hosts.yml", "--limit", "gpu01",
+           "-e", "ansible_connection=local", "-e", "ansible_become=false",
+           "-e", "ansible_python_interpreter={{ ansible_playbook_python }}",
+           "-e", json.dumps({"fabgen_files": files, "fabgen_group_files": []})]
+    env = {**ENV, "PATH": f"{bin_dir}:{ENV['PATH']}", "FABGEN_LOG": str(log)}
+    first = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=600, env=env)
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert log.read_text().splitlines() == ["netplan apply"]
+    assert "RUNNING HANDLER [Apply rail addresses and routing tables]" in first.stdout
+    assert (tmp_path / "node/60-fabgen-rails.yaml").read_bytes() == (out / "hosts/gpu01/netplan.yaml").read_bytes()
+    second = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=600, env=env)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert log.read_text().splitlines() == ["netplan apply"] and _changed(second.stdout) == {"gpu01": 0}
