@@ -1,6 +1,9 @@
 """Ansible reads and runs the output: ansible-inventory lists every device in its groups, every
 playbook of ansible/ passes --syntax-check, and a real local run of the staging playbook
-changes files the first time and nothing the second."""
+changes files the first time and nothing the second. The deploy playbooks' guards run for real;
+the NVUE, SONiC and host playbooks run whole on this machine in place of the device, with
+stand-ins for the device's commands that log their calls (tests/test_ansible_lint.py: lint,
+module arguments, the EOS connection's SSH library)."""
 
 from __future__ import annotations
 

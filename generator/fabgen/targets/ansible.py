@@ -20,7 +20,9 @@ group_vars/nodes_<group>.yml, the node's own netplan named by a per-host pattern
 it is moved. Where the inventory gives management prefixes (fabrics[].management
 for switches, node_groups[].management for nodes), each device gets `ansible_host`, its
 allocated management address (`addressing.management_addresses`); elsewhere device names
-must resolve.
+must resolve. Every file starts with a comment and a YAML document start, and group_vars
+indent their lists: ansible-lint's production profile and yamllint take them as written
+(tests/test_ansible_lint.py).
 The playbooks under the repository's ansible/ folder deploy these files.
 """
 
