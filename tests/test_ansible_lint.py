@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -262,6 +263,26 @@ def connect_as_deploy_eos(tmp: Path, extra_path: str = "") -> subprocess.Complet
         env["PYTHONPATH"] = extra_path
     return subprocess.run([str(PLAYBOOK), "-i", "hosts.yml", "probe.yml"], cwd=tmp, capture_output=True,
                           text=True, timeout=300, env=env)
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~ \[;]", r.strip(), maxsplit=1)[0].lower() for r in requirements
+            if r.strip() and not r.strip().startswith("#")}
+
+
+def test_the_deploy_extra_and_the_renders_requirements_name_the_same_packages() -> None:
+    """`pip install fabgen[deploy]` and `pip install -r OUT/ansible/requirements.txt` install the
+    same packages, the test extra holds them (this file runs them), and the playbooks are written
+    with the requirements into every render."""
+    tomllib = pytest.importorskip("tomllib")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    listed = _names((ROOT / "ansible" / "requirements.txt").read_text().splitlines())
+    assert _names(extras["deploy"]) == listed == {"ansible", "ansible-pylibssh"}
+    assert listed <= _names(extras["test"])
+    from fabgen.targets.ansible import playbooks
+
+    written = dict(playbooks())
+    assert written["ansible/requirements.txt"] == (ROOT / "ansible" / "requirements.txt").read_bytes()
 
 
 def test_the_eos_playbooks_connection_loads_its_ssh_library(tmp_path: Path) -> None:
