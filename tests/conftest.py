@@ -44,8 +44,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     NetBox test, so the tests before it run meanwhile (tests/netbox_server.py)."""
     if (NETBOX_VENV / ".installed").exists() and any(i.path.name == "test_netbox_real.py" for i in items):
         from netbox_server import shared
+        from test_netbox_real import prepare
 
-        shared(NETBOX_VENV)
+        shared(NETBOX_VENV, prepare)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

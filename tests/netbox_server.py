@@ -3,9 +3,12 @@ NetBox from its virtualenv (the Makefile's NETBOX_VENV), all under one temporary
 
 `start()` takes a few seconds and leaves NetBox's migrations running in the background (about 8
 minutes of one core), so conftest.py starts it as soon as the collection holds a NetBox test and
-the rest of the suite runs meanwhile; `ready()` waits for them (bounded). Each import gets a
-database of its own, copied from the migrated one. `stop()` ends every process by its PID (the
-postmaster, redis-server, a migration still running) and removes the directory.
+the rest of the suite runs meanwhile; `ready()` waits for them (bounded). Jobs given to `later()`
+(a test's renders and imports: minutes of NetBox's per-row import) run one after another in a
+background thread once the migrations are done, and `result()` hands a test what its job
+returned or raised. Each import gets a database of its own, copied from the migrated one.
+`stop()` ends every process by its PID (the postmaster, redis-server, a migration still running)
+and removes the directory.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 MIGRATE_TIMEOUT = 30 * 60
 TEMPLATE = "netbox"
@@ -45,6 +51,45 @@ class NetBox:
         self.pg_port, self.redis_port = _free_port(), _free_port()
         self.pg = _pg_bin()
         self.user = "postgres" if os.geteuid() == 0 else None  # PostgreSQL refuses to run as root
+        self.jobs: list[tuple[str, Callable[[], Any]]] = []
+        self.results: dict[str, tuple[bool, Any]] = {}
+        self.done = threading.Condition()
+        self.worker: threading.Thread | None = None
+        self.stopping = False
+
+    def later(self, name: str, job: Callable[[], Any]) -> None:
+        """Run JOB after the migrations, in the background, after the jobs given before it."""
+        with self.done:
+            self.jobs.append((name, job))
+        if self.worker is None:
+            self.worker = threading.Thread(target=self._work, name="netbox-jobs", daemon=True)
+            self.worker.start()
+
+    def _work(self) -> None:
+        while True:
+            with self.done:
+                if not self.jobs or self.stopping:
+                    self.worker = None
+                    return
+                name, job = self.jobs.pop(0)
+            try:
+                self.ready()
+                outcome: tuple[bool, Any] = (True, job())
+            except BaseException as exc:  # noqa: BLE001  # handed to the test that asks
+                outcome = (False, exc)
+            with self.done:
+                self.results[name] = outcome
+                self.done.notify_all()
+
+    def result(self, name: str, timeout: float = MIGRATE_TIMEOUT + 20 * 60) -> Any:
+        """What job NAME returned (or raise what it raised), waiting for it (bounded)."""
+        with self.done:
+            if not self.done.wait_for(lambda: name in self.results, timeout=timeout):
+                raise RuntimeError(f"NetBox job {name} did not finish in {timeout} s")
+            ok, value = self.results[name]
+        if not ok:
+            raise value
+        return value
 
     def _pg_run(self, *args: str, timeout: float = 120) -> None:
         subprocess.run([str(self.pg / args[0]), *args[1:]], check=True, capture_output=True, timeout=timeout,
@@ -114,8 +159,25 @@ class NetBox:
         self._createdb(name, TEMPLATE)
         return self.env(name)
 
+    def run(self, args: list[str], env: dict[str, str] | None = None, timeout: float = 1200) -> tuple[int, str, str]:
+        """A job's command, its process known to `stop()` (a session ending mid-import stops it)."""
+        proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.procs["job"] = proc
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate(timeout=30)
+            raise
+        finally:
+            self.procs.pop("job", None)
+        return proc.returncode, out, err
+
     def stop(self) -> None:
-        for name in ("migrate", "redis", "postgres"):
+        with self.done:
+            self.stopping = True
+            self.jobs.clear()
+        for name in ("job", "migrate", "redis", "postgres"):
             proc = self.procs.pop(name, None)
             if proc is None or proc.poll() is not None:
                 continue
@@ -131,11 +193,14 @@ class NetBox:
 SHARED: list[NetBox] = []  # the session's one NetBox, started by conftest.py or the first test asking
 
 
-def shared(venv: Path) -> NetBox:
+def shared(venv: Path, prepare: Callable[[NetBox], None] | None = None) -> NetBox:
+    """The session's NetBox, started (and PREPARE given it, to queue its jobs) on first use."""
     if not SHARED:
         nb = NetBox(venv)
         SHARED.append(nb)
         nb.start()
+        if prepare is not None:
+            prepare(nb)
     return SHARED[0]
 
 

@@ -14,19 +14,74 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import IN_CI, INVENTORIES, NETBOX_VENV, ROOT
+from conftest import IN_CI, INVENTORIES, NETBOX_VENV
 
 pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).parent / "data"
 DRIVER = Path(__file__).parent / "netbox_import.py"
 FABGEN = [sys.executable, "-m", "fabgen"]
+
+
+def _render(nb, inventory: Path, out: Path) -> Path:
+    code, _, err = nb.run([*FABGEN, "render", str(inventory), "-o", str(out)], timeout=300)
+    assert code == 0, err[-3000:]
+    return out
+
+
+def _import(nb, database: str, folder: Path, fresh: bool = True) -> list[dict]:
+    env = nb.database(database) if fresh else nb.env(database)
+    code, out, err = nb.run([str(NETBOX_VENV / "bin" / "python"), str(DRIVER), "import", str(folder)], env=env)
+    assert code == 0, err[-3000:]
+    return json.loads(out)
+
+
+def _dump(nb, database: str) -> dict:
+    code, out, err = nb.run([str(NETBOX_VENV / "bin" / "python"), str(DRIVER), "dump"], env=nb.env(database),
+                            timeout=600)
+    assert code == 0, err[-3000:]
+    return json.loads(out)
+
+
+def prepare(nb) -> None:
+    """Queue the renders and imports (NetBox's import takes minutes): conftest.py calls this as the
+    run starts, so they run beside the other tests; the tests below assert on what they found."""
+    work = nb.dir / "renders"
+
+    def nvl72() -> dict:
+        base = _render(nb, DATA / "netbox-nvl72.yaml", work / "base")
+        first = {"result": _import(nb, "nvl72", base / "netbox"), "held": _dump(nb, "nvl72"), "render": base}
+        grown = _render(nb, DATA / "netbox-nvl72-grown.yaml", work / "grown")
+        code, _, err = nb.run([*FABGEN, "netbox-growth", str(base), str(grown), "-o", str(work / "growth")],
+                              timeout=300)
+        assert code == 0, err
+        growth = work / "growth" / "netbox"
+        return {**first, "grown": grown, "growth": growth, "growth_result": _import(nb, "nvl72", growth, fresh=False),
+                "after": _dump(nb, "nvl72")}
+
+    def roce() -> dict:
+        out = _render(nb, INVENTORIES / "roce-2node.yaml", work / "roce")
+        return {"result": _import(nb, "roce", out / "netbox"), "held": _dump(nb, "roce"), "render": out}
+
+    def broken() -> dict:
+        out = work / "roce" if (work / "roce").exists() else _render(nb, INVENTORIES / "roce-2node.yaml", work / "r2")
+        folder = work / "broken"
+        folder.mkdir()
+        for name in ("01-manufacturers.csv", "02-device-roles.csv", "03-device-types.csv", "06-devices.csv"):
+            shutil.copy(out / "netbox" / name, folder / name)
+        rows = list(csv.reader((folder / "03-device-types.csv").open()))
+        cut = rows[0].index("u_height")
+        with (folder / "03-device-types.csv").open("w", newline="") as fh:
+            csv.writer(fh, lineterminator="\n").writerows([r[:cut] + r[cut + 1:] for r in rows])
+        return {"result": _import(nb, "broken", folder)}
+
+    for name, job in (("roce", roce), ("broken", broken), ("nvl72", nvl72)):
+        nb.later(name, job)
 
 
 @pytest.fixture(scope="module")
@@ -37,30 +92,7 @@ def netbox():
         pytest.skip(f"NetBox is not installed in {NETBOX_VENV} (make {NETBOX_VENV}/.installed)")
     from netbox_server import shared
 
-    nb = shared(NETBOX_VENV)
-    nb.ready()
-    return nb
-
-
-def _render(inventory: Path, out: Path) -> Path:
-    subprocess.run([*FABGEN, "render", str(inventory), "-o", str(out)], check=True, capture_output=True, timeout=300,
-                   cwd=ROOT)
-    return out
-
-
-def _import(netbox, database: str, folder: Path) -> list[dict]:
-    env = netbox.database(database)
-    res = subprocess.run([str(NETBOX_VENV / "bin" / "python"), str(DRIVER), "import", str(folder)], env=env,
-                         capture_output=True, text=True, timeout=1200)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout)
-
-
-def _dump(netbox, database: str) -> dict:
-    res = subprocess.run([str(NETBOX_VENV / "bin" / "python"), str(DRIVER), "dump"], env=netbox.env(database),
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-3000:]
-    return json.loads(res.stdout)
+    return shared(NETBOX_VENV, prepare)
 
 
 def _rows(folder: Path, name: str) -> list[dict[str, str]]:
@@ -103,53 +135,37 @@ def _planned_addresses(render: Path) -> set[str]:
     return {r["address"] for p in render.glob("*/addresses.csv") for r in csv.DictReader(p.open()) if r["address"]}
 
 
-def test_nvl72_cluster_imports_whole_and_grows_by_new_objects_only(netbox, tmp_path):
+def test_nvl72_cluster_imports_whole_and_grows_by_new_objects_only(netbox):
     """Compute InfiniBand, a north-south Spectrum-X fabric with bonds and tenant VRFs, out-of-band:
     imported whole; then the cluster grown by a rack, its growth files imported on top."""
-    base = _render(DATA / "netbox-nvl72.yaml", tmp_path / "base")
-    _all_imported(_import(netbox, "nvl72", base / "netbox"), base / "netbox")
-    held = _dump(netbox, "nvl72")
+    run = netbox.result("nvl72")
+    base, held = run["render"], run["held"]
+    _all_imported(run["result"], base / "netbox")
     _holds_plan(held, base / "netbox")
     assert {a[0] for a in held["addresses"]} == _planned_addresses(base)
     assert held["racks"] and held["vrfs"] and any(i[3] for i in held["interfaces"])  # racks, VRFs, LAGs: there
 
-    grown = _render(DATA / "netbox-nvl72-grown.yaml", tmp_path / "grown")
-    subprocess.run([*FABGEN, "netbox-growth", str(base), str(grown), "-o", str(tmp_path / "growth")], check=True,
-                   capture_output=True, timeout=300, cwd=ROOT)
-    growth = tmp_path / "growth" / "netbox"
-    result = subprocess.run([str(NETBOX_VENV / "bin" / "python"), str(DRIVER), "import", str(growth)],
-                            env=netbox.env("nvl72"), capture_output=True, text=True, timeout=1200)
-    assert result.returncode == 0, result.stderr[-3000:]
-    _all_imported(json.loads(result.stdout), growth)
-    after = _dump(netbox, "nvl72")
-    _holds_plan(after, grown / "netbox")  # exactly the grown plan: nothing twice, nothing missing
+    growth, after = run["growth"], run["after"]
+    _all_imported(run["growth_result"], growth)
+    _holds_plan(after, run["grown"] / "netbox")  # exactly the grown plan: nothing twice, nothing missing
     assert len(after["devices"]) - len(held["devices"]) == len(_rows(growth, "devices")) > 0
     assert len(after["cables"]) - len(held["cables"]) == len(_rows(growth, "cables")) > 0
 
 
-def test_eos_fabric_addresses_on_loopbacks_and_svis(netbox, tmp_path):
+def test_eos_fabric_addresses_on_loopbacks_and_svis(netbox):
     """A RoCE EOS fabric: leaf SVIs and loopbacks are interfaces NetBox creates from the files, each
     address on its own."""
-    out = _render(INVENTORIES / "roce-2node.yaml", tmp_path / "r")
-    _all_imported(_import(netbox, "roce", out / "netbox"), out / "netbox")
-    held = _dump(netbox, "roce")
+    run = netbox.result("roce")
+    out, held = run["render"], run["held"]
+    _all_imported(run["result"], out / "netbox")
     _holds_plan(held, out / "netbox")
     assert {a[0] for a in held["addresses"]} == _planned_addresses(out)
     assert any(a[2] == "loopback" for a in held["addresses"])
 
 
-def test_netbox_refuses_device_types_without_height(netbox, tmp_path):
+def test_netbox_refuses_device_types_without_height(netbox):
     """The check can fail: the device-type file as fabgen wrote it before (no u_height) is refused
     by NetBox, and the import stops there."""
-    out = _render(INVENTORIES / "roce-2node.yaml", tmp_path / "r")
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    for name in ("01-manufacturers.csv", "02-device-roles.csv", "03-device-types.csv", "06-devices.csv"):
-        shutil.copy(out / "netbox" / name, broken / name)
-    rows = list(csv.reader((broken / "03-device-types.csv").open()))
-    cut = rows[0].index("u_height")
-    with (broken / "03-device-types.csv").open("w", newline="") as fh:
-        csv.writer(fh, lineterminator="\n").writerows([r[:cut] + r[cut + 1:] for r in rows])
-    result = _import(netbox, "broken", broken)
+    result = netbox.result("broken")["result"]
     assert [r["file"] for r in result] == ["01-manufacturers.csv", "02-device-roles.csv", "03-device-types.csv"]
     assert "u_height" in " ".join(result[-1]["errors"]) and "imported" not in result[-1]
