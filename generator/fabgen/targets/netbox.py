@@ -226,62 +226,72 @@ def _lag_order(f):
 
 
 
-_PLAN: dict[int, tuple[Context, list[list[str]], list[list[str]]]] = {}  # the last fabric's (both files read it)
-
-
 def _virtual(ctx: Context) -> list[list[str]]:
     """A fabric's interfaces that carry an address and no cable: loopbacks, SVIs, a bond's VLANs."""
-    return _ip_plan(ctx)[0]
+    return _ip_plan(ctx, False)[0]
 
 
 def _addresses(ctx: Context) -> list[list[str]]:
     """A fabric's addresses as NetBox's IP addresses, each on its device's interface (and VRF)."""
-    return _ip_plan(ctx)[1]
+    return _ip_plan(ctx, True)[1]
 
 
-def _ip_plan(ctx: Context) -> tuple[list[list[str]], list[list[str]]]:
+def _ip_plan(ctx: Context, addresses: bool) -> tuple[list[list[str]], list[list[str]]]:
     """Both files of a fabric from its address plan (intent/addresses.py, addresses.csv), once a
     fabric: node ports by their RDMA name as the interfaces file names them, an anycast gateway on
-    each leaf's SVI with role anycast, the tenants' addresses in their VRFs."""
-    held = _PLAN.get(id(ctx))
-    if held is not None and held[0] is ctx:
-        return held[1], held[2]
+    each leaf's SVI with role anycast, the tenants' addresses in their VRFs. A row with a far end
+    is a cabled port, and so is a node's bond (a LAG of the interfaces file); the rest (loopbacks,
+    SVIs, a bond's VLANs) are the virtual interfaces, told apart by name, not by a set of every
+    cabled port (at 32,768 GPUs of four planes that set took a second a plane). Without
+    ADDRESSES only the virtual interfaces (the two files are written a fabric at a time each, so
+    holding one fabric's rows for the other file would hold them all)."""
     from fabgen.intent.addresses import LOOPBACK, address_rows, host_netdevs
 
     f = ctx.fabric
-    rdma = {node: {netdev: r for r, netdev in ports.items()} for node, ports in host_netdevs(f).items()}
-    cabled = {(lk.a, lk.a_port) for lk in f.links} | {(lk.z, lk.z_port) for lk in f.links}
-    if ctx.allocation.tenants is not None:
-        cabled |= set(_lags(ctx).values())
+    by_model: dict[int, dict[str, str]] = {}  # netdev -> RDMA name, once per node model
+    rdma: dict[str, dict[str, str]] = {}
+    for host, ports in host_netdevs(f).items():
+        rdma[host] = by_model.get(id(ports)) or by_model.setdefault(id(ports), {v: r for r, v in ports.items()})
     vrf_of = _tenant_vrfs(ctx)
     leaves = [s.name for s in f.by_role("leaf")]
     loopback = LOOPBACK.get(f.spec.platform, "")
     virtual: dict[tuple[str, str], list[str]] = {}
     ips: list[list[str]] = []
-
-    def carry(dev: str, name: str) -> None:
-        if (dev, name) not in cabled and (dev, name) not in virtual:
-            base = name.split(".")[0]
-            parent = base if "." in name and (dev, base) in cabled else ""
-            virtual[dev, name] = [dev, name, "virtual", parent, "true", f.name]
-
+    name_of = f.name
     for dev, role, _asn, iface, addr, peer, peer_if in address_rows(ctx):
         if not addr:
             continue  # a bond member: its bond carries the address
         if role == "anycast":  # the tenant's gateway: on every leaf's SVI
-            vrf = vrf_of.get(("", iface), "")
-            for leaf in leaves:
-                carry(leaf, iface)
-                ips.append([addr, vrf, ADDRESS_STATUS, "anycast", leaf, iface, f"{f.name} {dev}"])
+            _anycast(leaves, iface, addr, vrf_of.get(("", iface), ""), (name_of, dev), virtual,
+                     ips if addresses else None)
             continue
-        name = rdma.get(dev, {}).get(iface, iface)
-        vrf = vrf_of.get((dev, iface), vrf_of.get(("", iface), "")) if role != "node" else vrf_of.get((dev, iface), "")
-        carry(dev, name)
-        far = f" to {peer}:{peer_if}" if peer else ""
-        ips.append([addr, vrf, ADDRESS_STATUS, "loopback" if iface == loopback else "", dev, name, f"{f.name}{far}"])
-    _PLAN.clear()
-    _PLAN[id(ctx)] = (ctx, list(virtual.values()), ips)
+        if peer and not addresses:
+            continue  # a cabled port's address: only the addresses file wants it
+        node = rdma.get(dev)
+        name = node.get(iface, iface) if node is not None else iface
+        if node is not None:
+            vrf = vrf_of.get((dev, iface), "")
+            if not peer and "." in name and (dev, name) not in virtual:  # a bond's VLAN
+                virtual[dev, name] = [dev, name, "virtual", name.split(".")[0], "true", name_of]
+        else:
+            vrf = vrf_of.get(("", iface), "")
+            if not peer and (dev, name) not in virtual:  # a loopback or an SVI
+                virtual[dev, name] = [dev, name, "virtual", "", "true", name_of]
+        if addresses:
+            ips.append([addr, vrf, ADDRESS_STATUS, "loopback" if iface == loopback else "", dev, name,
+                        f"{name_of} to {peer}:{peer_if}" if peer else name_of])
     return list(virtual.values()), ips
+
+
+def _anycast(leaves: list[str], svi: str, addr: str, vrf: str, names: tuple[str, str],
+             virtual: dict[tuple[str, str], list[str]], ips: list[list[str]] | None) -> None:
+    """A tenant's anycast gateway (NAMES: the fabric, the gateway): each leaf's SVI, and the address
+    on each with role anycast (NetBox allows an anycast address more than once)."""
+    for leaf in leaves:
+        if (leaf, svi) not in virtual:
+            virtual[leaf, svi] = [leaf, svi, "virtual", "", "true", names[0]]
+        if ips is not None:
+            ips.append([addr, vrf, ADDRESS_STATUS, "anycast", leaf, svi, " ".join(names)])
 
 
 def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
