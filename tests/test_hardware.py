@@ -159,9 +159,11 @@ def test_nvl72_units_blocks_and_labels_keep_racks_whole(tmp_path: Path) -> None:
     report = (out / "report.md").read_text()
     assert "10 NVLink racks" in report
     import csv
-    with open(out / "netbox" / "05-devices.csv", newline="") as fh:
-        trays = {r["name"]: r["description"] for r in csv.DictReader(fh) if r["role"] == "gpu-node"}
+    with open(out / "netbox" / "06-devices.csv", newline="") as fh:
+        devices = [r for r in csv.DictReader(fh) if r["role"] == "gpu-node"]
+    trays = {r["name"]: r["description"] for r in devices}
     assert {n: c.rsplit("NVLink rack ", 1)[-1] for n, c in trays.items()} == rack_of
+    assert {r["name"]: r["rack"] for r in devices} == rack_of  # each tray in its NetBox rack
 
 
 def test_nvl72_fat_tree_racks_are_labelled_but_no_kueue_level(tmp_path: Path) -> None:

@@ -185,7 +185,7 @@ def test_netplan_generate_takes_every_bond_and_refuses_a_broken_one(example: Pat
 
 
 def test_netbox_has_every_bond_as_a_lag(example: Path) -> None:
-    rows = _rows(example / "netbox" / "06-interfaces.csv")
+    rows = _rows(example / "netbox" / "07-interfaces.csv")
     lags = {(r["device"], r["name"]) for r in rows if r["type"] == "lag"}
     members: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in rows:

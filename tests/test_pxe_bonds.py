@@ -235,7 +235,7 @@ def test_a_two_bond_server_is_two_segments_on_its_leaf_pair(tmp_path: Path) -> N
         assert ipaddress.ip_interface(address).network == ipaddress.ip_interface(gateways[f"{role}-gateway"]).network
     assert [r["to"] for r in net["bonds"]["bond0"].get("routes", []) if r["to"] == "default"] == ["default"]
     assert not [r for r in net["bonds"]["bond1"].get("routes", []) if r["to"] == "default"]
-    lags = {(r["device"], r["name"]): r.get("lag", "") for r in _rows(out / "netbox" / "06-interfaces.csv")}
+    lags = {(r["device"], r["name"]): r.get("lag", "") for r in _rows(out / "netbox" / "07-interfaces.csv")}
     assert [lags["stor01", p] for p in ("mlx5_0", "mlx5_2", "mlx5_1", "mlx5_3")] == ["bond0", "bond0", "bond1", "bond1"]
     if NETPLAN is not None:
         run = _netplan_generate({"60-fabgen.yaml": (out / "hosts" / "stor01" / "netplan.yaml").read_text()},
