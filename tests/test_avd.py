@@ -28,7 +28,7 @@ import pytest
 from conftest import IN_CI, ROOT
 from fabgen.pipeline import render_to
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.append(str(ROOT / "benchmarks"))  # last: benchmarks/ansible.py must not shadow the ansible package
 import avd  # noqa: E402  (benchmarks/ is not a package; line_parity needs no pyavd)
 
 from inventories import inventory  # noqa: E402

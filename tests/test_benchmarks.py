@@ -16,7 +16,7 @@ from fabgen.inventory.loader import load_text
 from fabgen.inventory.validate import validate
 from fabgen.pipeline import build
 
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.append(str(ROOT / "benchmarks"))  # last: benchmarks/ansible.py must not shadow the ansible package
 import avd  # noqa: E402
 
 from inventories import KINDS, SIZES, inventory  # noqa: E402

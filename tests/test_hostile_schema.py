@@ -129,11 +129,11 @@ def number_paths(model: Any = Inventory, path: tuple = (), wanted=_is_number) ->
 BASE: dict[str, Any] = {
     "version": 1, "cluster": "c",
     "node_groups": [{"name": "gpu", "model": "box", "count": 2, "bonds": 1}],
-    "node_models": {"box": {"gpus": 8, "nvlink_domain": 1,
+    "node_models": {"box": {"gpus": 8, "nvlink_domain": 1, "rack_units": 8,
                             "nics": [{"rdma": "mlx5_0", "netdev": "eth0", "speed": 400}],
                             "ports": [{"role": "oob", "rdma": "bmc", "speed": 1}]}},
     "switch_models": {"sw": {"kinds": ["roce"], "platforms": ["eos"], "ports": 32, "speed": 400,
-                             "ports_per_cage": 1, "port_name": "Ethernet{n}"}},
+                             "ports_per_cage": 1, "port_name": "Ethernet{n}", "rack_units": 1}},
     "fabrics": [{
         "name": "f", "kind": "roce", "platform": "eos", "topology": "fat-tree", "switch_model": "sw",
         "node_groups": ["gpu"], "tiers": 2, "planes": 1, "oob_vlan": 10, "scalable_unit": 4, "planned_nodes": 4,
