@@ -24,6 +24,14 @@ data = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4)
 @given(st.one_of(st.dictionaries(keys, data, max_size=5), st.lists(data, max_size=5)))
 def test_round_trip(value) -> None:
     assert yaml.safe_load(dump(value)) == value
+    indented = dump(value, indent_sequences=True)
+    assert yaml.safe_load(indented) == value
+    # every list item under a key stands two spaces in from the key (ansible-lint's vars files)
+    lines = indented.splitlines()
+    for above, line in zip(lines, lines[1:]):
+        if above.rstrip().endswith(":") and line.lstrip().startswith("- "):
+            key_column = len(above) - len(above.lstrip(" -"))  # past the "- " of an item holding the key
+            assert len(line) - len(line.lstrip()) == key_column + 2, (above, line)
 
 
 def _paths(tree, prefix=""):

@@ -122,7 +122,8 @@ def texts(values: tuple[Any, ...] | list[Any]) -> list[str] | tuple[Any, ...]:
     return [cache[x] if x.__class__ is str else scalar(x) for x in values]
 
 
-def _emit(value: Any, indent: str, out: list[str]) -> None:
+def _emit(value: Any, indent: str, out: list[str], step: str = "") -> None:
+    # `step`: the indent of a list's items under their key ("" or, for indented sequences, "  ");
     # exact type tests first, strings looked up in the cache inline: the emitter visits every
     # node of every switch's NVUE tree (2.3 million at 64k GPUs), and the isinstance chain and a
     # call per scalar were half its time; other types take the general path, same output
@@ -141,17 +142,17 @@ def _emit(value: Any, indent: str, out: list[str]) -> None:
                     out.append(f"{indent}{key}: {'{}' if isinstance(v, dict) else '[]'}")
                 elif isinstance(v, dict):
                     out.append(f"{indent}{key}:")
-                    _emit(v, indent + "  ", out)
+                    _emit(v, indent + "  ", out, step)
                 else:
                     out.append(f"{indent}{key}:")
-                    _emit(v, indent, out)
+                    _emit(v, indent + step, out, step)
             else:
                 out.append(f"{indent}{key}: {scalar(v)}")
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (dict, list)) and item:
                 sub: list[str] = []
-                _emit(item, indent + "  ", sub)
+                _emit(item, indent + "  ", sub, step)
                 first = sub[0][len(indent) + 2:]
                 out.append(f"{indent}- {first}")
                 out.extend(sub[1:])
@@ -396,10 +397,12 @@ def comment(text: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def dump(value: Any) -> str:
-    """Block-style YAML for value (a dict or list), ending in a newline."""
+def dump(value: Any, indent_sequences: bool = False) -> str:
+    """Block-style YAML for value (a dict or list), ending in a newline. With `indent_sequences`
+    a list's items stand two spaces in from their key, as ansible-lint's yamllint rules want a
+    vars file (`indentation: indent-sequences: true`); without, at the key's column (PyYAML's)."""
     if not value:
         return _inline(value) + "\n"
     out: list[str] = []
-    _emit(value, "", out)
+    _emit(value, "", out, "  " if indent_sequences else "")
     return "\n".join(out) + "\n"

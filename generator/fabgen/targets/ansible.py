@@ -174,31 +174,9 @@ def _yaml(head: str, data: Any) -> bytes:
 
 
 def _vars_yaml(head: str, data: dict[str, Any]) -> bytes:
-    """group_vars in block style with each list's items indented under their key, as ansible-lint
-    (its yamllint rules: `indentation` with indented sequences) wants a vars file; a few small
-    files, so a plain recursive walk."""
-    lines: list[str] = []
-    _block(data, "", lines)
-    return (head + "\n".join(lines) + "\n").encode()
-
-
-def _block(value: dict[str, Any], indent: str, lines: list[str]) -> None:
-    for key, v in value.items():
-        if isinstance(v, dict) and v:
-            lines.append(f"{indent}{yamlout.scalar(key)}:")
-            _block(v, indent + "  ", lines)
-        elif isinstance(v, list) and v:
-            lines.append(f"{indent}{yamlout.scalar(key)}:")
-            for item in v:
-                if isinstance(item, dict) and item:
-                    sub: list[str] = []
-                    _block(item, indent + "    ", sub)
-                    lines.append(f"{indent}  - {sub[0].lstrip()}")
-                    lines.extend(sub[1:])
-                else:
-                    lines.append(f"{indent}  - {yamlout.dump(item).rstrip()}")
-        else:
-            lines.append(f"{indent}{yamlout.scalar(key)}: {yamlout.dump(v).rstrip()}")
+    """group_vars with each list's items indented under their key, as ansible-lint (its yamllint
+    rules: `indentation` with indented sequences) wants a vars file."""
+    return (head + yamlout.dump(data, indent_sequences=True)).encode()
 
 
 def _json_yaml(head: str, data: dict[str, Any]) -> bytes:
