@@ -527,11 +527,47 @@ def verify(
                        err=True)
             raise typer.Exit(2) from None
         typer.echo(printable(f"fabgen: wrote {anta_catalog}: {tests} ANTA tests for {switches} EOS switches"), err=True)
-        if not (ibnetdiscover or lldp or frr is not None):
+        if not (ibnetdiscover or lldp or frr is not None or running is not None):
             raise typer.Exit(0)
     text = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[fmt](v)
     typer.echo(printable_lines(text), nl=False)
     raise typer.Exit(1 if v.issues else 0)
+
+
+@app.command()
+def lab(
+    render_dir: Path = typer.Argument(..., help="the OUT of fabgen render"),
+    output: Path = typer.Option(..., "--output", "-o", help="a new directory for the lab files (containerlab/, "
+                                "netlab/, air/)"),
+    fabric: Optional[str] = typer.Option(None, "--fabric", help="this Ethernet fabric (or one plane of it) only; "
+                                         "default: every RoCE and Spectrum-X fabric"),
+    # the defaults are lab.run.MAX_SWITCHES and MAX_NODES (not imported here: the CLI loads the lab lazily)
+    max_switches: int = typer.Option(16, "--max-switches", min=2, max=4000, help="beyond this many switches (and "
+                                     "nodes that run BGP) write a sample chosen from the plan, as fabgen emulate "
+                                     "does: the top tier whole, then whole pods or leaves in order"),
+    max_nodes: int = typer.Option(8, "--max-nodes", min=0, max=8192, help="beyond this many nodes write a sample, "
+                                  "as for --max-switches"),
+    trust_edited: bool = typer.Option(False, "--trust-edited", help="use render files changed since fabgen wrote "
+                                      "them (or not written by it); the files' header names them"),
+) -> None:
+    """Write lab topologies of RENDER_DIR's Ethernet fabrics to boot with your own images: containerlab
+    (cEOS, SONiC-VS, Cumulus VX, Linux nodes), netlab and NVIDIA Air, each switch booting its rendered
+    config, every planned cable a link. Starts nothing. Exit 0: written; 2: bad input."""
+    from fabgen.emulate.read import BadInput
+    from fabgen.lab.run import lab as make_lab
+    from fabgen.lab.run import write
+
+    _render_dir_or_exit(render_dir)
+    if output.exists() or output.is_symlink():
+        typer.echo(printable(f"fabgen: --output {output}: exists; give a new directory"), err=True)
+        raise typer.Exit(2)
+    try:
+        files = make_lab(render_dir, fabric, max_switches, max_nodes, trust_edited)
+        write(output, files)
+    except BadInput as exc:
+        typer.echo(printable(f"fabgen: {exc}"), err=True)
+        raise typer.Exit(2) from None
+    typer.echo(printable(f"fabgen: wrote {len(files)} lab file(s) to {output}"), err=True)
 
 
 @app.command("netbox-growth")

@@ -1,0 +1,126 @@
+"""`fabgen lab`: a render folder to lab topologies users boot with their own images.
+
+Read as emulate reads a render (rendered/read.py through its manifest, emulate/read.py's strict
+reading of tables, configs and netplans), sampled as emulate samples a fabric too large for one
+machine (emulate/sample.py), then written as containerlab's, netlab's and NVIDIA Air's files into
+a new directory, all at once (output.Staging) or not at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabgen.emulate import inputs, sample
+from fabgen.emulate.model import TranslateError
+from fabgen.emulate.read import BadInput, Fabric, _plan, _tables, fabrics_of, read_fabric
+from fabgen.errors import OutputError, printable
+from fabgen.lab import writers
+from fabgen.lab.model import build, numberings
+from fabgen.lab.ports import Numbering
+from fabgen.output import Staging
+
+MAX_SWITCHES = 16  # a cEOS or SONiC-VS container takes about 1-2 GB: a laptop's lab
+MAX_NODES = 8
+
+
+def _render(render: Path, trust_edited: bool) -> tuple[dict[str, bytes], list[str]]:
+    """The render's files as its manifest lists them, and the notes on files trusted though edited."""
+    from fabgen.rendered import read as rendered
+
+    try:
+        files = rendered.read_render(render)
+        edited = rendered.trusted(render, files, trust_edited, "lab")
+    except rendered.NotARender as exc:
+        raise BadInput(str(exc)) from None
+    if "report.json" not in files:
+        raise BadInput(f"{printable(str(render))}: no report.json: not a render")
+    return files, edited
+
+
+def _name(files: dict[str, bytes]) -> str:
+    """The lab's name: the render's cluster name (report.json), held to the device-name rule."""
+    import json
+
+    try:
+        cluster = json.loads(files["report.json"]).get("cluster", "fabgen")
+        return inputs.name(cluster, inputs.DEVICE, "report.json: cluster", "cluster name")
+    except (ValueError, AttributeError, RecursionError) as exc:
+        raise BadInput(f"report.json: not a fabgen report ({str(exc)[:100]})") from None
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _sampled(fabs: list[Fabric], budget: int, node_budget: int) -> tuple[list[Fabric], list[str]]:
+    """The fabrics whole while they fit in `budget` switches (and nodes that run BGP) and
+    `node_budget` nodes; the first that does not as emulate's sample (sample.choose: the top tier
+    whole, then whole pods or leaves in order, their nodes while they fit); the rest left out."""
+    kept: list[Fabric] = []
+    notes: list[str] = []
+    used, spent = [0, 0], False
+    for f in fabs:
+        size = (sample.routers_of(f), len(f.hosts))
+        if spent:
+            notes.append(f"fabric {f.name} left out: the budget is spent; give it with --fabric")
+            continue
+        if used[0] + size[0] <= budget and used[1] + size[1] <= node_budget:
+            kept.append(f)
+            used = [used[0] + size[0], used[1] + size[1]]
+            continue
+        hosts_of: dict[str, set[str]] = {}
+        for c in f.cables:
+            for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
+                if far in f.hosts:
+                    hosts_of.setdefault(dev, set()).add(far)
+        keep, nodes = sample.choose(f.plan, hosts_of, budget - used[0], node_budget - used[1], 1 << 30)
+        if not any(f.plan.roles.get(d) == "leaf" for d in keep):
+            notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - used[0]} "
+                         f"switches left of --max-switches {budget}; give it with --fabric")
+            continue
+        switches, left = sample.restrict(f, keep, nodes, _plan)
+        kept.append(f)
+        notes.append(f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
+                     f"{len(f.hosts)} of {len(f.hosts) + left} nodes (plane by plane the top tier whole, then whole "
+                     "pods or leaves in order, their nodes in order while they fit, as fabgen emulate samples); "
+                     "cables to what is left out are not in the lab, and the kept switches' configs still name "
+                     "those ports and neighbours")
+        spent = True
+    if not kept:
+        raise BadInput(f"--max-switches {budget}: not even one fabric's top tier fits; give one fabric or plane "
+                       "(--fabric NAME-plane1) or a larger budget")
+    return kept, notes
+
+
+def lab(render: Path, fabric: str | None = None, max_switches: int = MAX_SWITCHES, max_nodes: int = MAX_NODES,
+        trust_edited: bool = False) -> dict[str, bytes]:
+    """Every file of the lab (path under OUT -> bytes), or BadInput naming what is wrong."""
+    files, edited = _render(render, trust_edited)
+    name = _name(files)
+    chosen = fabrics_of(files, fabric)
+    skipped = []
+    for f in list(chosen):
+        if f.platform not in writers.CLAB_KIND:
+            chosen.remove(f)
+            skipped.append(f"fabric {f.name} left out: platform {f.platform} has no lab image")
+    if not chosen:
+        raise BadInput("the render has no routed RoCE or Spectrum-X fabric to boot (northsouth, InfiniBand and "
+                       "out-of-band networks are not in the lab)")
+    try:
+        inputs.tables_fit(files, _tables([p for f in chosen for p in f.planes]))
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+    fabs = [read_fabric(files, f) for f in chosen]
+    numbered: dict[str, Numbering] = {}
+    for f in fabs:
+        numbered |= numberings(f)
+    fabs, notes = _sampled(fabs, max_switches, max_nodes)
+    notes = [*edited, *skipped, *notes, "fabrics: " + ", ".join(f.name for f in fabs)]
+    the_lab = build(name, fabs, numbered, notes)
+    return writers.containerlab(the_lab, files) | writers.netlab(the_lab) | writers.air(the_lab)
+
+
+def write(out: Path, files: dict[str, bytes]) -> None:
+    """Every file under OUT at once (a temporary tree beside it, renamed into place), or none."""
+    try:
+        Staging(out).commit(files)
+    except OutputError as exc:
+        raise BadInput(f"-o {printable(str(out))}: {exc}") from None
