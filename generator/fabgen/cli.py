@@ -527,7 +527,7 @@ def verify(
                        err=True)
             raise typer.Exit(2) from None
         typer.echo(printable(f"fabgen: wrote {anta_catalog}: {tests} ANTA tests for {switches} EOS switches"), err=True)
-        if not (ibnetdiscover or lldp or frr is not None or running is not None):
+        if not (ibnetdiscover or lldp or frr is not None):
             raise typer.Exit(0)
     text = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[fmt](v)
     typer.echo(printable_lines(text), nl=False)
