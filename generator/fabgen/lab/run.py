@@ -50,43 +50,52 @@ def _name(files: dict[str, bytes]) -> str:
         raise BadInput(str(exc)) from None
 
 
+def _hosts_of(f: Fabric) -> dict[str, set[str]]:
+    """The nodes cabled to each device of the fabric."""
+    hosts_of: dict[str, set[str]] = {}
+    for c in f.cables:
+        for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
+            if far in f.hosts:
+                hosts_of.setdefault(dev, set()).add(far)
+    return hosts_of
+
+
 def _sampled(fabs: list[Fabric], budget: int, node_budget: int) -> tuple[list[Fabric], list[str]]:
     """The fabrics whole while they fit in `budget` switches (and nodes that run BGP) and
     `node_budget` nodes; the first that does not as emulate's sample (sample.choose: the top tier
-    whole, then whole pods or leaves in order, their nodes while they fit); the rest left out."""
+    whole, then whole pods or leaves in order, their nodes while they fit); the rest left out. A
+    node kept on one fabric keeps its cables to the switches kept on another, so every planned
+    cable among the lab's devices is a link."""
     kept: list[Fabric] = []
     notes: list[str] = []
-    used, spent = [0, 0], False
+    used, cut = [0, 0], None
     for f in fabs:
         size = (sample.routers_of(f), len(f.hosts))
-        if spent:
+        if cut is not None:
             notes.append(f"fabric {f.name} left out: the budget is spent; give it with --fabric")
-            continue
-        if used[0] + size[0] <= budget and used[1] + size[1] <= node_budget:
+        elif used[0] + size[0] <= budget and used[1] + size[1] <= node_budget:
             kept.append(f)
             used = [used[0] + size[0], used[1] + size[1]]
-            continue
-        hosts_of: dict[str, set[str]] = {}
-        for c in f.cables:
-            for dev, far in ((c["a_device"], c["z_device"]), (c["z_device"], c["a_device"])):
-                if far in f.hosts:
-                    hosts_of.setdefault(dev, set()).add(far)
-        keep, nodes = sample.choose(f.plan, hosts_of, budget - used[0], node_budget - used[1], 1 << 30)
-        if not any(f.plan.roles.get(d) == "leaf" for d in keep):
-            notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - used[0]} "
-                         f"switches left of --max-switches {budget}; give it with --fabric")
-            continue
-        switches, left = sample.restrict(f, keep, nodes, _plan)
-        kept.append(f)
-        notes.append(f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
+        else:
+            keep, nodes = sample.choose(f.plan, _hosts_of(f), budget - used[0], node_budget - used[1], 1 << 30)
+            if not any(f.plan.roles.get(d) == "leaf" for d in keep):
+                notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - used[0]} "
+                             f"switches left of --max-switches {budget}; give it with --fabric")
+                continue
+            kept.append(f)
+            cut = (f, keep, nodes)
+    if not kept:
+        raise BadInput(f"--max-switches {budget}: not even one fabric's top tier fits; give one fabric or plane "
+                       "(--fabric NAME-plane1) or a larger budget")
+    if cut is not None:
+        f, keep, nodes = cut
+        elsewhere = {h for g in kept if g is not f for h in g.hosts}
+        switches, left = sample.restrict(f, keep, nodes | (elsewhere & set(f.hosts)), _plan)
+        notes.insert(0, f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
                      f"{len(f.hosts)} of {len(f.hosts) + left} nodes (plane by plane the top tier whole, then whole "
                      "pods or leaves in order, their nodes in order while they fit, as fabgen emulate samples); "
                      "cables to what is left out are not in the lab, and the kept switches' configs still name "
                      "those ports and neighbours")
-        spent = True
-    if not kept:
-        raise BadInput(f"--max-switches {budget}: not even one fabric's top tier fits; give one fabric or plane "
-                       "(--fabric NAME-plane1) or a larger budget")
     return kept, notes
 
 
@@ -114,6 +123,10 @@ def lab(render: Path, fabric: str | None = None, max_switches: int = MAX_SWITCHE
         numbered |= numberings(f)
     fabs, notes = _sampled(fabs, max_switches, max_nodes)
     notes = [*edited, *skipped, *notes, "fabrics: " + ", ".join(f.name for f in fabs)]
+    bgp = sorted({h.name for f in fabs for h in f.hosts.values() if h.frr})
+    if bgp:
+        notes.append(f"{len(bgp)} node(s) run BGP in the plan (hosts/<node>/frr.conf), which the node image does not "
+                     "start: their sessions to the leaves stay down unless the image runs FRR with that file")
     the_lab = build(name, fabs, numbered, notes)
     return writers.containerlab(the_lab, files) | writers.netlab(the_lab) | writers.air(the_lab)
 

@@ -5,6 +5,7 @@ at the top of each file (beside Air's JSON, which has no comments, in README.txt
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
@@ -23,6 +24,9 @@ CLAB_IMAGE = {"eos": "${FABGEN_CEOS_IMAGE:=ceos:latest}", "sonic": "${FABGEN_SON
 NETLAB_DEVICE = {"eos": "eos", "sonic": "sonic", "nvue": "cumulus_nvue", "linux": "linux"}
 # NVIDIA Air's images (its documentation's examples); Air has no EOS image
 AIR_OS = {"nvue": "cumulus-vx-5.16.1", "sonic": "sonic-vs-202305", "linux": "generic/ubuntu2404"}
+# netlab's node names (netsim/data/types.py, _id_validator): a letter or underscore first, at most
+# MAX_NODE_ID_LENGTH (16 by default, raised in the topology's defaults.const to fabgen's 64)
+NETLAB_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_-]{0,63}")
 SONIC_CONFIG = "/etc/sonic/config_db.json"  # sonic-vs reads its config there (its kind takes no startup-config)
 
 
@@ -67,7 +71,13 @@ def netlab(lab: Lab) -> dict[str, bytes]:
     """netlab/topology.yml: the same nodes and links for netlab's containerlab provider, each
     port with the ifindex netlab numbers it by and the rendered name; the startup configs are
     containerlab's copies (../containerlab/configs/). No addresses of netlab's own on the links:
-    the rendered configs hold them (start it with `netlab up --no-config`)."""
+    the rendered configs hold them (start it with `netlab up --no-config`). A device name netlab
+    does not take (one starting with a digit) gets README.txt saying so instead."""
+    odd = sorted(n for n in lab.nodes if not NETLAB_NAME.fullmatch(n))
+    if odd:
+        why = (f"no netlab topology: netlab's node names start with a letter or an underscore, and "
+               f"{len(odd)} device name(s) do not ({', '.join(odd[:5])}); use the containerlab topology")
+        return {"netlab/README.txt": _comment(Lab(lab.name, notes=[*lab.notes, why]), "netlab").encode()}
     nodes: dict[str, Any] = {}
     for name, n in sorted(lab.nodes.items()):
         node: dict[str, Any] = {"device": NETLAB_DEVICE[n.platform]}
@@ -94,7 +104,7 @@ def netlab(lab: Lab) -> dict[str, bytes]:
         index = numbering.ifindex(port) if numbering is not None else host_index[dev].index(port) + 1
         return {"node": dev, "ifindex": index, "ifname": port}
 
-    doc = {"provider": "clab",
+    doc = {"provider": "clab", "defaults": {"const": {"MAX_NODE_ID_LENGTH": 64}},
            "addressing": {"p2p": {"ipv4": False, "ipv6": False}, "lan": {"ipv4": False, "ipv6": False}},
            "nodes": nodes,
            "links": [{"interfaces": [end(k.a, k.a_port), end(k.z, k.z_port)]} for k in lab.links]}
@@ -108,6 +118,10 @@ def air(lab: Lab) -> dict[str, bytes]:
     has no image for, are left out with their links."""
     kept = {name for name, n in lab.nodes.items() if n.platform in AIR_OS}
     gone = sorted(set(lab.nodes) - kept)
+    if not any(lab.nodes[n].platform != "linux" for n in kept):
+        notes = [*lab.notes, "no Air topology: NVIDIA Air has no image for the lab's switches (EOS); use the "
+                 "containerlab or netlab topology"]
+        return {"air/README.txt": _comment(Lab(lab.name, notes=notes), "NVIDIA Air").encode()}
     nodes = {name: {"os": AIR_OS[lab.nodes[name].platform]} for name in sorted(kept)}
 
     def port(dev: str, p: str) -> str:
