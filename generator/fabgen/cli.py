@@ -491,6 +491,11 @@ def verify(
                                        "<device>.bgp.json (show bgp ipv4 unicast summary json), .routes.json (show ip "
                                        "route json) and .bfd.json (show bfd peers json); fabgen emulate --save-state "
                                        "writes one"),
+    running: Optional[Path] = typer.Option(None, "--running", help="the switches' running configs, held against the "
+                                           "rendered ones by meaning: a directory of <device>.cfg (EOS show "
+                                           "running-config), <device>.yaml (NVUE nv config show -o yaml) and "
+                                           "<device>.json (SONiC show runningconfiguration all); each switch that "
+                                           "differs gets its remediation"),
     anta_catalog: Optional[Path] = typer.Option(None, "--anta-catalog", help="write the EOS switches' expected state "
                                                 "as an ANTA test catalog to this file (BGP sessions, BFD peers, ECMP "
                                                 "widths, LLDP neighbours, port status, lossless QoS and MTU lines)"),
@@ -500,8 +505,9 @@ def verify(
 ) -> None:
     """Hold the built fabric's cabling, from LLDP and ibnetdiscover, against RENDER_DIR's plan: each
     cable from both ends (miswired, not cabled, unplanned, several neighbours; not deployed and
-    unverified apart) and the moves that repair it. Exit 0: as planned; 1: anything differs; 2: bad
-    input."""
+    unverified apart) and the moves that repair it; with --running, each switch's running config
+    (missing, extra, different settings, and the remediation). Exit 0: as planned; 1: anything
+    differs; 2: bad input."""
     from fabgen.verify import report
     from fabgen.verify.run import BadInput
     from fabgen.verify.run import anta_catalog as anta_catalog_of
@@ -511,11 +517,11 @@ def verify(
     _render_dir_or_exit(render_dir)
     try:
         if anta_catalog is not None:
-            _check_review_output(anta_catalog, (render_dir, *ibnetdiscover, *lldp, *([frr] if frr else [])),
-                                 "--anta-catalog")
+            _check_review_output(anta_catalog, (render_dir, *ibnetdiscover, *lldp, *([frr] if frr else []),
+                                                *([running] if running else [])), "--anta-catalog")
             catalog, switches, tests = anta_catalog_of(render_dir, fabric, trust_edited)
-        if ibnetdiscover or lldp or frr is not None or anta_catalog is None:
-            v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed, frr, trust_edited)
+        if ibnetdiscover or lldp or frr is not None or running is not None or anta_catalog is None:
+            v = run_verify(render_dir, ibnetdiscover, lldp, fabric, speed, frr, trust_edited, running)
     except BadInput as exc:
         typer.echo(printable(f"fabgen: {exc}"), err=True)
         raise typer.Exit(2) from None
@@ -527,7 +533,7 @@ def verify(
                        err=True)
             raise typer.Exit(2) from None
         typer.echo(printable(f"fabgen: wrote {anta_catalog}: {tests} ANTA tests for {switches} EOS switches"), err=True)
-        if not (ibnetdiscover or lldp or frr is not None):
+        if not (ibnetdiscover or lldp or frr is not None or running is not None):
             raise typer.Exit(0)
     text = {"text": report.to_text, "markdown": report.to_markdown, "json": report.to_json}[fmt](v)
     typer.echo(printable_lines(text), nl=False)

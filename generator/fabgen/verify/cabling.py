@@ -30,8 +30,9 @@ _MAC = re.compile(r"^([0-9a-f]{2}[:-]){5}[0-9a-f]{2}$|^([0-9a-f]{4}\.){2}[0-9a-f
 # characters (the kernel's IB_DEVICE_NAME_MAX, 64 with its NUL); anything else is no device name
 _RDMA = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,62}$")
 ISSUES = ("miswired", "not-cabled", "several-neighbours", "unplanned", "wrong-speed",  # exit 1
-          "bgp-session", "bgp-asn", "bgp-unplanned", "ecmp-width", "bfd")  # the last five: FRR's state (frr.py)
-APART = ("unverified", "not-deployed", "no-state")  # reported apart
+          "bgp-session", "bgp-asn", "bgp-unplanned", "ecmp-width", "bfd",  # these five: FRR's state (frr.py)
+          "config-missing", "config-extra", "config-different")  # the running configs (running.py)
+APART = ("unverified", "not-deployed", "no-state", "no-config")  # reported apart
 
 
 @dataclass
@@ -56,6 +57,9 @@ class Verdict:
     checked: int = 0  # planned cables held against evidence
     ok: int = 0
     states: int = 0  # switches whose FRR state was held against the plan
+    configs: int = 0  # switches whose running config was held against the rendered one
+    # device -> (what the remediation is, its lines): what makes its running config the plan's
+    remedies: dict[str, tuple[str, list[str]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     # every fabric of the plan: "held" (its cables against evidence), "no evidence given", or
     # "not asked" (--fabric named another): none is left out of the report without a word

@@ -1,7 +1,9 @@
 """The verdict of fabgen verify: for a terminal, as a ticket (Markdown) or for a program (JSON).
 
 JSON keys (docs/verify.md): `ok`, `checked` (planned cables held against evidence), `cabled`
-(matching), `states` (switches whose FRR state was held against the plan), `findings` (each:
+(matching), `states` (switches whose FRR state was held against the plan), `configs` (switches
+whose running config was held against the rendered one), `remediation` (per switch: `kind` and
+`lines`, what makes its running config the plan's), `findings` (each:
 `kind`, `fabric`, `device`, `port`, `expected`, `found`, `tier`), `repairs` (moves, a crossed pair
 as one), `counts` (per fabric and per tier, per kind), `notes` (with a line for each fabric no
 evidence was given for), `fabrics` (every fabric of the plan: held, no evidence given, or not
@@ -31,8 +33,9 @@ def _md(text: str) -> str:
 
 
 def as_dict(v: Verdict) -> dict[str, Any]:
-    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "states": v.states,
+    return {"ok": not v.issues, "checked": v.checked, "cabled": v.ok, "states": v.states, "configs": v.configs,
             "findings": [f.as_dict() for f in v.findings], "repairs": v.repairs, "counts": v.counts(),
+            "remediation": {d: {"kind": what, "lines": body} for d, (what, body) in sorted(v.remedies.items())},
             "notes": v.notes + _unheld(v), "fabrics": v.fabrics}
 
 
@@ -52,12 +55,20 @@ def _line(f: Any) -> str:
     return printable(f"{f.fabric}: {f.device} {f.port}: expected {f.expected}, found {f.found}")
 
 
+def _body(body: list[str], indent: str) -> list[str]:
+    """A remediation's lines, each printable on its own: a name from the running config cannot end the
+    block or forge a line of the report."""
+    return [indent + printable(line).replace("````", "\\`\\`\\`\\`") for line in body]
+
+
 def _scope(v: Verdict) -> str:
     parts = []
-    if v.checked or not v.states:
+    if v.checked or not (v.states or v.configs):
         parts.append(f"{v.checked} planned cables checked, {v.ok} as planned")
     if v.states:
         parts.append(f"the FRR state of {v.states} switch(es) checked")
+    if v.configs:
+        parts.append(f"the running config of {v.configs} switch(es) checked")
     return "; ".join(parts)
 
 
@@ -72,6 +83,8 @@ def to_text(v: Verdict) -> str:
             out += ["", f"{kind} ({len(rows)}):"] + [f"  {_line(f)}" for f in rows]
     if v.repairs:
         out += ["", f"repairs ({len(v.repairs)}):"] + [f"  {printable(r)}" for r in v.repairs]
+    for device, (what, body) in sorted(v.remedies.items()):
+        out += ["", f"remediation of {printable(device)}, {what}:"] + _body(body, "  ")
     for kind in APART:
         rows = [f for f in v.findings if f.kind == kind]
         if rows:
@@ -89,6 +102,8 @@ def to_markdown(v: Verdict) -> str:
         out += ["### Fabrics", ""] + [f"- {_md(line)}" for line in v.fabric_lines()] + [""]
     if v.repairs:
         out += ["### Repairs", ""] + [f"- [ ] {_md(r)}" for r in v.repairs] + [""]
+    for device, (what, body) in sorted(v.remedies.items()):
+        out += [f"### Remediation of {_md(device)}", "", _md(what), "", "````"] + _body(body, "") + ["````", ""]
     if issues:
         out += ["### Findings", "", "| kind | fabric | device | port | expected | found |", "|---|---|---|---|---|---|"]
         out += ["| " + " | ".join(_md(x) for x in (f.kind, f.fabric, f.device, f.port, f.expected, f.found)) + " |"

@@ -2,7 +2,8 @@
 
 Evidence: `--ibnetdiscover FILE` (infiniband-diags' default output) and `--lldp FILE_OR_DIR`
 (a directory holds one file per device, `<device>.json` or `.txt`, named as the plan names the
-device: lldpctl's JSON does not carry its own system's name). The render is read through its
+device: lldpctl's JSON does not carry its own system's name), `--frr DIR` (FRR's state, frr.py)
+and `--running DIR` (the switches' running configs, running.py). The render is read through its
 manifest. Exit 0: the evidence matches the plan; 1: anything differs; 2: bad input.
 """
 
@@ -69,21 +70,28 @@ def _within(rows: list[evidence.Seen], seen: list[evidence.Seen], path: Path) ->
 
 
 def verify(render: Path, ibnetdiscover: list[Path], lldp: list[Path], fabric: str | None = None,
-           speed: bool = False, frr: Path | None = None, trust_edited: bool = False) -> cabling.Verdict:
-    """Cabling from LLDP/ibnetdiscover, and FRR's state from `frr` (a directory), against the plan."""
-    if not ibnetdiscover and not lldp and frr is None:
-        raise BadInput("give evidence: --ibnetdiscover FILE, --lldp FILE_OR_DIR and/or --frr DIR")
-    for path in (*ibnetdiscover, *lldp, *([frr] if frr else [])):
+           speed: bool = False, frr: Path | None = None, trust_edited: bool = False,
+           running: Path | None = None) -> cabling.Verdict:
+    """Cabling from LLDP/ibnetdiscover, FRR's state from `frr` and the switches' running configs from
+    `running` (directories), against the plan."""
+    if not ibnetdiscover and not lldp and frr is None and running is None:
+        raise BadInput("give evidence: --ibnetdiscover FILE, --lldp FILE_OR_DIR, --frr DIR and/or --running DIR")
+    for path in (*ibnetdiscover, *lldp, *([frr] if frr else []), *([running] if running else [])):
         if not path.exists():
             raise BadInput(f"{path}: no such file or directory")
     if frr is not None and (frr.is_symlink() or not frr.is_dir()):
         raise BadInput(f"--frr {frr}: give a directory of <device>.bgp.json, .routes.json and .bfd.json")
+    if running is not None and (running.is_symlink() or not running.is_dir()):
+        raise BadInput(f"--running {running}: give a directory of <device>.cfg (EOS), <device>.yaml (NVUE) and "
+                       "<device>.json (SONiC)")
     files, edited = _render(render, trust_edited)
     v = cabling.Verdict()
     if ibnetdiscover or lldp:
         v = _cabling(files, ibnetdiscover, lldp, fabric, speed)
     if frr is not None:
         _frr_state(files, frr, fabric, v)
+    if running is not None:
+        _running(files, running, fabric, v)
     v.notes[:0] = edited  # the plan came from files edited by hand: the report says so first
     return v
 
@@ -134,6 +142,25 @@ def _frr_state(files: dict[str, bytes], folder: Path, fabric: str | None, v: cab
         frr.check_dir(expects, folder, known, _read, v)
     except Refused as exc:
         raise BadInput(str(exc)) from None
+
+
+def _running(files: dict[str, bytes], folder: Path, fabric: str | None, v: cabling.Verdict) -> None:
+    from fabgen.verify import running  # hier_config, only when asked
+
+    try:
+        running.check_dir(files, folder, fabric, lambda path: _read_config(path, running.MAX_CONFIG), v)
+    except Refused as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _read_config(path: Path, limit: int) -> str:
+    from fabgen.rendered.manifest import ManifestError, open_plain
+
+    try:
+        return open_plain(path, limit).decode("utf-8")
+    except (ManifestError, OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read it as a running config ({getattr(exc, 'strerror', None) or exc})") \
+            from None
 
 
 def anta_catalog(render: Path, fabric: str | None = None, trust_edited: bool = False) -> tuple[str, int, int]:
