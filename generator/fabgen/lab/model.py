@@ -39,11 +39,13 @@ class Lab:
 def numberings(fab: Fabric) -> dict[str, Numbering]:
     """Each switch's port names from every cable of the whole fabric (called before sampling)."""
     ports: dict[str, set[str]] = {}
+    where: dict[str, str] = {}
     for c in fab.cables:
         for dev, port in ((c["a_device"], c["a_port"]), (c["z_device"], c["z_port"])):
             if dev in fab.routers:
                 ports.setdefault(dev, set()).add(port)
-    return {dev: Numbering(fab.platform, dev, ps) for dev, ps in sorted(ports.items())}
+                where.setdefault(dev, f"{c['fabric']}/cabling.csv")
+    return {dev: Numbering(fab.platform, dev, ps, where[dev]) for dev, ps in sorted(ports.items())}
 
 
 def build(name: str, fabs: list[Fabric], numbered: dict[str, Numbering], notes: list[str]) -> Lab:

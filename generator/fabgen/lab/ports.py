@@ -23,10 +23,10 @@ NVUE = re.compile(r"swp(\d+)(?:s(\d+))?")
 SONIC_LANES = 4  # sonic-vs's front-panel ports: Ethernet0, Ethernet4, ... (eth1, eth2, ...)
 
 
-def _match(pattern: re.Pattern[str], port: str, device: str, image: str) -> re.Match[str]:
+def _match(pattern: re.Pattern[str], port: str, device: str, image: str, where: str) -> re.Match[str]:
     m = pattern.fullmatch(port)
     if m is None:
-        raise BadInput(f"{device} {port}: not a port name {image} has")
+        raise BadInput(f"{where}: {device} {port}: not a port name {image} has")
     return m
 
 
@@ -39,12 +39,12 @@ class Numbering:
     """One switch's ports as its lab image names them, from every port the plan cables on it (so
     a sample names each port as the whole fabric does)."""
 
-    def __init__(self, platform: str, device: str, ports: Iterable[str]) -> None:
-        self.platform, self.device = platform, device
+    def __init__(self, platform: str, device: str, ports: Iterable[str], where: str) -> None:
+        self.platform, self.device, self.where = platform, device, where  # where: the cabling.csv naming them
         self.ports = sorted(set(ports), key=natural)
         self.width, self.breakout = 1, False  # the widest breakout of a cage (Cumulus VX numbering)
         if platform == "nvue":
-            lanes = [_match(NVUE, p, device, "Cumulus VX").group(2) for p in self.ports]
+            lanes = [_match(NVUE, p, device, "Cumulus VX", where).group(2) for p in self.ports]
             self.breakout = any(x is not None for x in lanes)
             self.width = max((int(x) + 1 for x in lanes if x is not None), default=1)
         for p in self.ports:
@@ -53,22 +53,23 @@ class Numbering:
     def clab(self, port: str) -> str:
         """The port's name in containerlab (the link endpoint)."""
         if self.platform == "eos":
-            return "eth" + _match(EOS, port, self.device, "cEOS").group(1).replace("/", "_")
+            return "eth" + _match(EOS, port, self.device, "cEOS", self.where).group(1).replace("/", "_")
         if self.platform == "sonic":
             return f"eth{self.sonic_index(port) + 1}"
         return f"swp{self.vx_index(port)}"
 
     def sonic_index(self, port: str) -> int:
-        n = int(_match(SONIC, port, self.device, "sonic-vs").group(1))
+        n = int(_match(SONIC, port, self.device, "sonic-vs", self.where).group(1))
         if n % SONIC_LANES:
-            raise BadInput(f"{self.device} {port}: sonic-vs has no such port (its ports are Ethernet0, Ethernet4, ...)")
+            raise BadInput(f"{self.where}: {self.device} {port}: sonic-vs has no such port (its ports are "
+                           "Ethernet0, Ethernet4, ...)")
         return n // SONIC_LANES
 
     def vx_index(self, port: str) -> int:
-        m = _match(NVUE, port, self.device, "Cumulus VX")
+        m = _match(NVUE, port, self.device, "Cumulus VX", self.where)
         cage, lane = int(m.group(1)), int(m.group(2) or 0)
         if cage < 1:
-            raise BadInput(f"{self.device} {port}: Cumulus VX numbers its ports from swp1")
+            raise BadInput(f"{self.where}: {self.device} {port}: Cumulus VX numbers its ports from swp1")
         return (cage - 1) * self.width + lane + 1 if self.breakout else cage
 
     def ifindex(self, port: str) -> int:

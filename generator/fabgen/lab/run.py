@@ -62,16 +62,18 @@ def _hosts_of(f: Fabric) -> dict[str, set[str]]:
 
 def _sampled(fabs: list[Fabric], budget: int, node_budget: int) -> tuple[list[Fabric], list[str]]:
     """The fabrics whole while they fit in `budget` switches (and nodes that run BGP) and
-    `node_budget` nodes; the first that does not as emulate's sample (sample.choose: the top tier
-    whole, then whole pods or leaves in order, their nodes while they fit); the rest left out. A
-    node kept on one fabric keeps its cables to the switches kept on another, so every planned
-    cable among the lab's devices is a link."""
+    `node_budget` nodes; one that does not as emulate's sample (sample.choose: the top tier whole,
+    then whole pods or leaves in order, then their nodes while they fit). Where a sample keeps
+    every switch (only nodes were left out) the next fabric's switches are still taken; once a
+    sample leaves a switch out, the rest is left out. A node kept on one fabric keeps its cables
+    to the switches kept on another, so every planned cable among the lab's devices is a link."""
     kept: list[Fabric] = []
     notes: list[str] = []
-    used, cut = [0, 0], None
+    cuts: list[tuple[Fabric, set[str], set[str]]] = []
+    used, spent = [0, 0], False
     for f in fabs:
         size = (sample.routers_of(f), len(f.hosts))
-        if cut is not None:
+        if spent:
             notes.append(f"fabric {f.name} left out: the budget is spent; give it with --fabric")
         elif used[0] + size[0] <= budget and used[1] + size[1] <= node_budget:
             kept.append(f)
@@ -81,22 +83,25 @@ def _sampled(fabs: list[Fabric], budget: int, node_budget: int) -> tuple[list[Fa
             if not any(f.plan.roles.get(d) == "leaf" for d in keep):
                 notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - used[0]} "
                              f"switches left of --max-switches {budget}; give it with --fabric")
+                spent = True
                 continue
             kept.append(f)
-            cut = (f, keep, nodes)
+            cuts.append((f, keep, nodes))
+            used = [used[0] + len(keep) + len(nodes & set(f.plan.asn)), used[1] + len(nodes)]
+            spent = len(keep) < len(f.routers)
     if not kept:
         raise BadInput(f"--max-switches {budget}: not even one fabric's top tier fits; give one fabric or plane "
                        "(--fabric NAME-plane1) or a larger budget")
-    if cut is not None:
-        f, keep, nodes = cut
-        elsewhere = {h for g in kept if g is not f for h in g.hosts}
-        switches, left = sample.restrict(f, keep, nodes | (elsewhere & set(f.hosts)), _plan)
-        notes.insert(0, f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
+    held = {h for f in kept if all(f is not c[0] for c in cuts) for h in f.hosts} | {h for c in cuts for h in c[2]}
+    said = []
+    for f, keep, nodes in cuts:
+        switches, left = sample.restrict(f, keep, nodes | (held & set(f.hosts)), _plan)
+        said.append(f"fabric {f.name} sampled: {len(f.routers)} of {len(f.routers) + switches} switches, "
                      f"{len(f.hosts)} of {len(f.hosts) + left} nodes (plane by plane the top tier whole, then whole "
                      "pods or leaves in order, their nodes in order while they fit, as fabgen emulate samples); "
                      "cables to what is left out are not in the lab, and the kept switches' configs still name "
                      "those ports and neighbours")
-    return kept, notes
+    return kept, said + notes
 
 
 def lab(render: Path, fabric: str | None = None, max_switches: int = MAX_SWITCHES, max_nodes: int = MAX_NODES,
