@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fabgen.errors import printable
 from fabgen.verify.cabling import Finding, Verdict
 from fabgen.verify.untrusted import MAX_DEPTH, Refused, _deeper, lines, load
 
@@ -36,7 +37,7 @@ MAX_CONFIG = 4 * 1024 * 1024
 SUFFIXES = {"eos": (".cfg", ".txt"), "nvue": (".nvue.yaml", ".yaml", ".yml"), "sonic": (".json",)}
 WHAT = {"eos": "EOS show running-config", "nvue": "NVUE nv config show -o yaml",
         "sonic": "SONiC config_db JSON (show runningconfiguration all)"}
-NAMES = {"eos": "Arista EOS", "nvue": "Cumulus Linux (NVUE)", "sonic": "SONiC"}
+NAMES = {"eos": "an Arista EOS", "nvue": "a Cumulus Linux (NVUE)", "sonic": "a SONiC"}
 # A value fabgen leaves to the deploy (a secret from the environment): any value the switch holds matches it.
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
 _SUFFIX_OF = {".cfg": "eos", ".nvue.yaml": "nvue", "/config_db.json": "sonic"}  # rendered config -> platform
@@ -92,6 +93,11 @@ def planned(files: dict[str, bytes], fabric: str | None = None) -> dict[str, Pla
 # ---------------------------------------------------------------------------------------------- the files
 
 
+def _at(path: Path) -> str:
+    """A path as a message names it: a newline in a file's name is written as its escape."""
+    return printable(str(path))
+
+
 def files_of(folder: Path, plan: dict[str, Planned]) -> dict[str, tuple[Path, str]]:
     """device -> (its file, the platform its name says); every file must name a switch of the plan
     with its platform's suffix, and a switch only once (all named before any is read)."""
@@ -100,18 +106,18 @@ def files_of(folder: Path, plan: dict[str, Planned]) -> dict[str, tuple[Path, st
         name = path.name
         suffix = next((s for p in SUFFIXES.values() for s in p if name.endswith(s) and len(name) > len(s)), None)
         if suffix is None:
-            raise RunningError(f"{path}: not <device>.cfg/.txt (EOS), <device>.yaml/.nvue.yaml (NVUE) or "
+            raise RunningError(f"{_at(path)}: not <device>.cfg/.txt (EOS), <device>.yaml/.nvue.yaml (NVUE) or "
                                "<device>.json (SONiC)")
         device = name[:-len(suffix)]
         platform = next(p for p, s in SUFFIXES.items() if suffix in s)
         if device not in plan:
-            raise RunningError(f"{path}: {device!r} is no switch of the plan (name each file after its switch)")
+            raise RunningError(f"{_at(path)}: {device!r} is no switch of the plan (name each file after its switch)")
         want = plan[device].platform
         if platform != want:
-            raise RunningError(f"{path}: a {NAMES[platform]} file for {device}, a {NAMES[want]} switch in the plan "
-                               f"(give <device>{SUFFIXES[want][0]}: {WHAT[want]})")
+            raise RunningError(f"{_at(path)}: {NAMES[platform]} file for {device}, {NAMES[want]} switch in the plan "
+                               f"(give {device}{SUFFIXES[want][0]}: {WHAT[want]})")
         if device in out:
-            raise RunningError(f"{path}: a second running config of {device} (beside {out[device][0].name})")
+            raise RunningError(f"{_at(path)}: a second running config of {device} (beside {out[device][0].name})")
         out[device] = (path, platform)
     return out
 
@@ -131,7 +137,7 @@ def check_dir(files: dict[str, bytes], folder: Path, fabric: str | None, read: C
                                       "no file"))
             continue
         path = given[device][0]
-        result = compare(p.platform, files[p.path].decode("utf-8"), read(path), str(path))
+        result = compare(p.platform, files[p.path].decode("utf-8"), read(path), _at(path))
         v.configs += 1
         for d in result.diffs:
             v.findings.append(Finding(d.kind, p.fabric, device, d.where, d.expected, d.found))
@@ -164,9 +170,14 @@ EOS_DEFAULT_SECTIONS = {"system l1": {"unsupported speed action error", "unsuppo
 EOS_UNSHOWN = {"no shutdown"}
 
 
+def _head(text: str) -> str:
+    """The first line that is not blank or a YAML comment (what a file holds, at a glance)."""
+    return next((ln.strip() for ln in text[:4096].splitlines() if ln.strip() and not ln.startswith("#")), "")
+
+
 def _eos_refuse(text: str, where: str) -> None:
     """Refuse a file that is not an EOS running config, or was cut short (EOS ends it with `end`)."""
-    head = text.lstrip()[:200]
+    head = _head(text)
     if head.startswith(("{", "[")):
         raise RunningError(f"{where}: JSON, not EOS `show running-config` text (SONiC's config_db is <device>.json)")
     if head.startswith(("- header:", "- set:", "---")):
@@ -390,7 +401,7 @@ def _nv_set(path: tuple[str, ...], value: Any) -> str:
 
 def nvue(rendered: str, running: str, where: str) -> Result:
     """NVUE as its object tree: a subtree on one side only is one finding, a leaf that differs one."""
-    head = running.lstrip()[:200]
+    head = _head(running)
     if head.startswith("{"):
         raise RunningError(f"{where}: JSON, not NVUE's YAML (SONiC's config_db is <device>.json)")
     if re.match(r"!|hostname |interface |router ", head):
@@ -481,7 +492,7 @@ def _pointer(*parts: str) -> str:
 
 def sonic_db(text: str, where: str) -> dict[str, dict[str, dict[str, str]]]:
     """config_db as table -> key -> field -> value, every level its type checked."""
-    if text.lstrip().startswith(("- header:", "- set:", "!", "hostname ")):
+    if _head(text).startswith(("- header:", "- set:", "---", "!", "hostname ")):
         raise RunningError(f"{where}: not JSON: an NVUE or EOS configuration, not SONiC's config_db")
     doc = load(text, where, RunningError)
     if not isinstance(doc, dict):
