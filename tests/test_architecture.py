@@ -134,10 +134,13 @@ READERS = {
     "fabgen.rendered.read": ("fabgen.rendered.", "fabgen.errors"),
     "fabgen.emulate": ("fabgen.emulate.", *CONTRACT),
     "fabgen.verify": ("fabgen.verify.", "fabgen.emulate.", *CONTRACT),
+    # fabgen lab: emulate's reading and its sample, and output.py's atomic writer
+    "fabgen.lab": ("fabgen.lab.", "fabgen.emulate.", "fabgen.output", *CONTRACT),
 }
-BARRED = {"fabgen.verify": LAB}  # allowed by prefix above, barred by name
-ALWAYS = {"fabgen", "fabgen._version", "fabgen.emulate", "fabgen.verify", "fabgen.rendered", "fabgen.spec",
-          "fabgen.formats"}  # packages (their __init__ imports nothing that runs) and the version
+# allowed by prefix above, barred by name (the lab reuses emulate's sample, nothing else of its lab)
+BARRED = {"fabgen.verify": LAB, "fabgen.lab": tuple(m for m in LAB if m != "fabgen.emulate.sample")}
+ALWAYS = {"fabgen", "fabgen._version", "fabgen.emulate", "fabgen.verify", "fabgen.lab", "fabgen.rendered",
+          "fabgen.spec", "fabgen.formats"}  # packages (their __init__ imports nothing that runs) and the version
 
 
 def outside(g: nx.DiGraph, reader: str, allowed: tuple[str, ...]) -> list[str]:
@@ -162,6 +165,12 @@ def test_the_reader_check_notices_a_reach_into_the_stages_or_the_lab() -> None:
     g = graph(parents=True)
     g.add_edge("fabgen.verify.state", "fabgen.emulate.run")
     assert "fabgen.emulate.lab" in outside(g, "fabgen.verify", READERS["fabgen.verify"])
+    g = graph(parents=True)
+    g.add_edge("fabgen.lab.run", "fabgen.emulate.checks")
+    assert "fabgen.emulate.checks" in outside(g, "fabgen.lab", READERS["fabgen.lab"])
+    g = graph(parents=True)
+    g.add_edge("fabgen.lab.writers", "fabgen.targets.eos")
+    assert "fabgen.targets.eos" in outside(g, "fabgen.lab", READERS["fabgen.lab"])
 
 
 def _loaded(code: str) -> set[str]:
@@ -177,7 +186,8 @@ def test_verify_and_emulate_load_neither_networkx_nor_the_inventory_schema() -> 
     """Measured, not only read: the commands' help, and the readers' whole import."""
     for code in ("sys.argv = ['fabgen', 'verify', '--help']; from fabgen.cli import main; main()",
                  "sys.argv = ['fabgen', 'emulate', '--help']; from fabgen.cli import main; main()",
-                 "import fabgen.verify.run, fabgen.emulate.run"):
+                 "sys.argv = ['fabgen', 'lab', '--help']; from fabgen.cli import main; main()",
+                 "import fabgen.verify.run, fabgen.emulate.run, fabgen.lab.run"):
         loaded = _loaded(code)
         assert "fabgen.cli" in loaded or "fabgen.verify.run" in loaded
         assert not {"networkx", "fabgen.spec.schema", "fabgen.pipeline", "fabgen.api"} & loaded, code
