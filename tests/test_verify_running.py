@@ -60,6 +60,7 @@ def as_shown(platform: str, text: str) -> str:
             body.append(ln)
     assert body[-1] == "end"
     head = ["! Command: show running-config", "! device: x (DCS-7060X6-64PE, EOS-4.33.1F)", "!", "no aaa root", "!",
+            "no service interface inactive port-id allocation disabled", "!",
             "transceiver qsfp default-mode 4x10G", "!"]
     tail = ["interface Ethernet65", "!", "system l1", "   unsupported speed action error",
             "   unsupported error-correction action error", "!", "end"]

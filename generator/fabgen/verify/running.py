@@ -161,9 +161,10 @@ def _words(n: int, what: str) -> str:
 
 # ---------------------------------------------------------------------------------------------- EOS
 
-# Lines a switch adds to `show running-config` on its own, when the plan does not write them
-# (docs/verify.md, "What a switch adds"): top-level lines by their start.
-EOS_DEFAULTS = ("no aaa root", "transceiver qsfp default-mode 4x10G")
+# Top-level lines a switch adds to `show running-config` on its own, when the plan does not write
+# them (docs/verify.md, "What a switch adds on its own": seen in published EOS 4.2x-4.33 output).
+EOS_DEFAULTS = ("no aaa root", "no service interface inactive port-id allocation disabled",
+                "transceiver qsfp default-mode 4x10G")
 # Top-level sections a switch shows whether configured or not: left out when they hold only these children.
 EOS_DEFAULT_SECTIONS = {"system l1": {"unsupported speed action error", "unsupported error-correction action error"}}
 # Rendered lines a switch does not show because they are its default (an interface is up unless shut).
