@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from conftest import GOLDEN
 from fabgen.rendered.read import read_render
@@ -161,25 +162,24 @@ EDITS = {"eos": (edit_eos, [("config-different", "uc-tx-queue 3", "180000"),
                                 ("config-extra", "SNMP_USER", "intruder")])}
 
 
-def apply_eos(text: str, remedy: list[str]) -> str:
+def apply_eos(text: str, remedy: list[str], plan: Any = None) -> str:
     from hier_config import Platform, get_hconfig
 
     future = get_hconfig(Platform.ARISTA_EOS, text).future(get_hconfig(Platform.ARISTA_EOS, "\n".join(remedy)))
     return "\n".join(c.indentation + c.text for c in future.all_children_sorted()) + "\nend\n"
 
 
-def apply_nvue(text: str, remedy: list[str]) -> str:
-    """The commands applied to the running tree, each `nv set PATH VALUE` / `nv set PATH` (an empty
-    object) / `nv unset PATH`, read back with the tree's own shape where the path is ambiguous: a
-    last word that names an object the plan's patch creates is a key, otherwise a value."""
+def apply_nvue(text: str, remedy: list[str], plan: dict[str, Any]) -> str:
+    """The commands applied to the running tree: `nv unset PATH`, `nv set PATH VALUE`, and `nv set
+    PATH KEY` where PATH holds an object of keys (`ip address 10.0.0.1/31`, `link state down`).
+    NVUE tells the two apart by its object model; here the plan's tree gives the shape at PATH."""
     import yaml
 
-    doc = yaml.safe_load(text)
-    tree = running.nvue_tree(doc, "running")
+    tree = running.nvue_tree(yaml.safe_load(text), "running")
     assert remedy[-1] == "nv config apply"
     for line in remedy[:-1]:
         words = shlex.split(line)
-        assert words[:1] == ["nv"] and words[1] in ("set", "unset"), line
+        assert words[:2] in (["nv", "set"], ["nv", "unset"]), line
         path = words[2:]
         if words[1] == "unset":
             node = tree
@@ -188,21 +188,21 @@ def apply_nvue(text: str, remedy: list[str]) -> str:
             del node[path[-1]]
             continue
         *keys, last = path
-        node = tree
+        node, shape = tree, plan
         for k in keys[:-1]:
-            node = node.setdefault(k, {})
-        leaf = keys[-1]
-        # `address 10.0.0.1/31` (an empty object) against `min-threshold 150000` (a value): NVUE knows
-        # from its object model; here, a word that is not a number and holds `/`, `.` or `:`, or that
-        # follows a plural collection name, is a key
-        if re.search(r"[/:]", last) or leaf in ("address", "network", "server", "neighbor"):
-            node.setdefault(leaf, {})[last] = {}
+            if not isinstance(node.get(k), dict):
+                node[k] = {}
+            node, shape = node[k], shape.get(k, {})
+        if isinstance(shape.get(keys[-1]), dict):
+            if not isinstance(node.get(keys[-1]), dict):
+                node[keys[-1]] = {}
+            node[keys[-1]][last] = {}
         else:
-            node[leaf] = last
+            node[keys[-1]] = last
     return yaml.safe_dump([{"set": tree}], sort_keys=False)
 
 
-def apply_sonic(text: str, remedy: list[str]) -> str:
+def apply_sonic(text: str, remedy: list[str], plan: Any = None) -> str:
     import jsonpatch
 
     return json.dumps(jsonpatch.apply_patch(json.loads(text), json.loads("\n".join(remedy))))
@@ -230,7 +230,8 @@ def test_three_edits_are_exactly_three_findings_and_the_remediation_undoes_them(
     assert list(v.remedies) == [device]
     _, remedy = v.remedies[device]
     rendered = files[plan_of(files)[device].path].decode()
-    repaired = APPLY[platform](edited, remedy)
+    shape = running.nvue_tree(yaml.safe_load(rendered), "plan") if platform == "nvue" else None
+    repaired = APPLY[platform](edited, remedy, shape)
     assert running.compare(platform, rendered, repaired, "repaired").diffs == []
     # and the remediation is needed: the edited config itself is not the plan
     assert running.compare(platform, rendered, edited, "edited").diffs != []

@@ -300,7 +300,18 @@ def _pairs(missing: list[str], extra: list[str]) -> list[tuple[str, str]]:
         ours.setdefault(shape(t), []).append(t)
     for t in extra:
         theirs.setdefault(shape(t), []).append(t)
-    return [(ours[s][0], theirs[s][0]) for s in ours if len(ours[s]) == 1 and len(theirs.get(s, ())) == 1]
+    pairs = [(ours[s][0], theirs[s][0]) for s in ours if len(ours[s]) == 1 and len(theirs.get(s, ())) == 1]
+    # then a setting of one line whose value is words (`description ...`, `hostname ...`): the only
+    # missing and the only extra line that start with its first word
+    left = [t for t in missing if t not in {a for a, _ in pairs}]
+    right = [t for t in extra if t not in {b for _, b in pairs}]
+    for t in left:
+        first = t.split()[0]
+        mine = [x for x in left if x.split()[0] == first]
+        other = [x for x in right if x.split()[0] == first]
+        if len(mine) == 1 and len(other) == 1:
+            pairs.append((t, other[0]))
+    return pairs
 
 
 # ---------------------------------------------------------------------------------------------- NVUE
@@ -460,7 +471,10 @@ def _same(plan: Any, run: Any) -> bool:
 
 
 def _flat(v: Any) -> str:
+    """A value as a finding shows it: an object of bare keys (`state: {down: {}}`) by its keys."""
     if isinstance(v, dict):
+        if v and all(x == {} for x in v.values()):
+            return ", ".join(v)
         return "{}" if not v else _words(sum(1 for _ in _leaves(v, ())), "setting")
     return _scalar(v)
 
