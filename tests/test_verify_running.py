@@ -117,6 +117,12 @@ def test_a_switch_without_a_file_is_no_evidence(renders: dict, tmp_path: Path) -
     v = check(files, folder)
     assert [(f.kind, f.device) for f in v.findings] == [("no-config", "fabric-leaf002")]
     assert v.issues == [] and v.configs == len(plan_of(files)) - 1
+    # the render's own layout, <switch>/config_db.json, is read as <switch>.json
+    (folder / "fabric-leaf003").mkdir()
+    (folder / "fabric-leaf003.json").rename(folder / "fabric-leaf003" / "config_db.json")
+    assert check(files, folder).configs == len(plan_of(files)) - 1
+    (folder / "fabric-leaf003" / "config_db.json").rename(folder / "fabric-leaf003" / "other.json")
+    refused_with(files, folder, "fabric-leaf003/config_db.json", "cannot read it")
 
 
 # 2. Three hidden edits, exactly found, and the remediation undoes them -----------------------------------

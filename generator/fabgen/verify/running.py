@@ -3,7 +3,8 @@ by meaning, not text (docs/verify.md, "Running configuration").
 
 DIR holds one file a switch, named after it as the plan names it: `<device>.cfg` or `.txt` (EOS
 `show running-config`), `<device>.yaml` or `.nvue.yaml` (NVUE `nv config show -o yaml`),
-`<device>.json` (SONiC `show runningconfiguration all`, or /etc/sonic/config_db.json). Each is read
+`<device>.json` or `<device>/config_db.json` (SONiC `show runningconfiguration all`, or
+/etc/sonic/config_db.json). Each is read
 as its platform's structure: EOS as a tree of config lines (hier_config), NVUE as the YAML object
 tree, SONiC as config_db tables, keys and fields. What the plan has and the switch lacks is
 `config-missing`, what the switch has beyond the plan `config-extra`, a value that differs
@@ -104,10 +105,12 @@ def files_of(folder: Path, plan: dict[str, Planned]) -> dict[str, tuple[Path, st
     out: dict[str, tuple[Path, str]] = {}
     for path in sorted(folder.iterdir()):
         name = path.name
+        if path.is_dir() and not path.is_symlink():  # the render's own layout: <switch>/config_db.json
+            path, name = path / "config_db.json", f"{name}.json"
         suffix = next((s for p in SUFFIXES.values() for s in p if name.endswith(s) and len(name) > len(s)), None)
         if suffix is None:
             raise RunningError(f"{_at(path)}: not <device>.cfg/.txt (EOS), <device>.yaml/.nvue.yaml (NVUE) or "
-                               "<device>.json (SONiC)")
+                               "<device>.json or <device>/config_db.json (SONiC)")
         device = name[:-len(suffix)]
         platform = next(p for p, s in SUFFIXES.items() if suffix in s)
         if device not in plan:
