@@ -117,6 +117,9 @@ def test_a_switch_without_a_file_is_no_evidence(renders: dict, tmp_path: Path) -
     v = check(files, folder)
     assert [(f.kind, f.device) for f in v.findings] == [("no-config", "fabric-leaf002")]
     assert v.issues == [] and v.configs == len(plan_of(files)) - 1
+    # --fabric: the other fabrics' switches are named in a note, not held (fattree-2to1 has one fabric)
+    with pytest.raises(running.RunningError, match="no EOS, SONiC or NVUE switch config in fabric nowhere"):
+        running.check_dir(files, folder, "nowhere", lambda p: _read_config(p, running.MAX_CONFIG), Verdict())
     # the render's own layout, <switch>/config_db.json, is read as <switch>.json
     (folder / "fabric-leaf003").mkdir()
     (folder / "fabric-leaf003.json").rename(folder / "fabric-leaf003" / "config_db.json")

@@ -129,11 +129,17 @@ def check_dir(files: dict[str, bytes], folder: Path, fabric: str | None, read: C
               v: Verdict) -> None:
     """Each planned switch's running config in `folder` against its rendered config, into `v`; one
     switch's files in memory at a time."""
+    every = planned(files)
     plan = planned(files, fabric)
     if not plan:
+        fabrics = sorted({p.fabric for p in every.values()})
         raise RunningError("--running: the render has no EOS, SONiC or NVUE switch config"
-                           + (f" in fabric {fabric}" if fabric else ""))
-    given = files_of(folder, plan)
+                           + (f" in fabric {fabric} ({', '.join(fabrics) or 'none'})" if fabric else ""))
+    given = files_of(folder, every)  # a file of another fabric's switch is no typo: named, not held
+    others = sorted(set(given) - set(plan))
+    if others:
+        v.notes.append(f"--running: {len(others)} running config(s) of switches outside --fabric {fabric} not "
+                       f"held: {', '.join(others[:6])}")
     for device, p in sorted(plan.items()):
         if device not in given:
             v.findings.append(Finding("no-config", p.fabric, device, "", f"its running config ({WHAT[p.platform]})",
