@@ -372,7 +372,7 @@ def test_forged_names_are_refused(case: str, tmp_path: Path) -> None:
 
 def test_a_render_without_a_routed_fabric_and_an_existing_output_are_refused(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    refused(fabgen("lab", GOLDEN / "ib-3tier", "-o", out), out, "fabric")
+    refused(fabgen("lab", GOLDEN / "ib-3tier", "-o", out), out, "no routed RoCE or Spectrum-X fabric")
     out.mkdir()
     run = fabgen("lab", GOLDEN / "roce-2node", "-o", out)
     assert run.returncode == 2 and "exists" in run.stderr and not any(out.iterdir())

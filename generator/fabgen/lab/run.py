@@ -8,6 +8,8 @@ a new directory, all at once (output.Staging) or not at all.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 from fabgen.emulate import inputs, sample
@@ -21,6 +23,8 @@ from fabgen.output import Staging
 
 MAX_SWITCHES = 16  # a cEOS or SONiC-VS container takes about 1-2 GB: a laptop's lab
 MAX_NODES = 8
+NO_FABRIC = ("the render has no routed RoCE or Spectrum-X fabric to boot (northsouth, InfiniBand and out-of-band "
+             "networks are not in the lab)")
 
 
 def _render(render: Path, trust_edited: bool) -> tuple[dict[str, bytes], list[str]]:
@@ -39,8 +43,6 @@ def _render(render: Path, trust_edited: bool) -> tuple[dict[str, bytes], list[st
 
 def _name(files: dict[str, bytes]) -> str:
     """The lab's name: the render's cluster name (report.json), held to the device-name rule."""
-    import json
-
     try:
         cluster = json.loads(files["report.json"]).get("cluster", "fabgen")
         return inputs.name(cluster, inputs.DEVICE, "report.json: cluster", "cluster name")
@@ -60,22 +62,26 @@ def _hosts_of(f: Fabric) -> dict[str, set[str]]:
     return hosts_of
 
 
-def _sampled(fabs: list[Fabric], budget: int, node_budget: int) -> tuple[list[Fabric], list[str]]:
+def _sampled(fabs: list[Fabric], budget: int, node_budget: int,
+             read: Callable[[Fabric], Fabric]) -> tuple[list[Fabric], list[str]]:
     """The fabrics whole while they fit in `budget` switches (and nodes that run BGP) and
     `node_budget` nodes; one that does not as emulate's sample (sample.choose: the top tier whole,
     then whole pods or leaves in order, then their nodes while they fit). Where a sample keeps
     every switch (only nodes were left out) the next fabric's switches are still taken; once a
     sample leaves a switch out, the rest is left out. A node kept on one fabric keeps its cables
-    to the switches kept on another, so every planned cable among the lab's devices is a link."""
+    to the switches kept on another, so every planned cable among the lab's devices is a link.
+    Each fabric is `read` when its turn comes: one left out is never read past its tables' bounds."""
     kept: list[Fabric] = []
     notes: list[str] = []
     cuts: list[tuple[Fabric, set[str], set[str]]] = []
     used, spent = [0, 0], False
     for f in fabs:
-        size = (sample.routers_of(f), len(f.hosts))
         if spent:
             notes.append(f"fabric {f.name} left out: the budget is spent; give it with --fabric")
-        elif used[0] + size[0] <= budget and used[1] + size[1] <= node_budget:
+            continue
+        f = read(f)
+        size = (sample.routers_of(f), len(f.hosts))
+        if used[0] + size[0] <= budget and used[1] + size[1] <= node_budget:
             kept.append(f)
             used = [used[0] + size[0], used[1] + size[1]]
         else:
@@ -83,7 +89,6 @@ def _sampled(fabs: list[Fabric], budget: int, node_budget: int) -> tuple[list[Fa
             if not any(f.plan.roles.get(d) == "leaf" for d in keep):
                 notes.append(f"fabric {f.name} left out: its top tier alone is more than the {budget - used[0]} "
                              f"switches left of --max-switches {budget}; give it with --fabric")
-                spent = True
                 continue
             kept.append(f)
             cuts.append((f, keep, nodes))
@@ -109,24 +114,31 @@ def lab(render: Path, fabric: str | None = None, max_switches: int = MAX_SWITCHE
     """Every file of the lab (path under OUT -> bytes), or BadInput naming what is wrong."""
     files, edited = _render(render, trust_edited)
     name = _name(files)
-    chosen = fabrics_of(files, fabric)
+    try:
+        chosen = fabrics_of(files, fabric)
+    except BadInput as exc:
+        if "has no RoCE or Spectrum-X fabric" in str(exc):  # emulate's words: said as the lab's
+            raise BadInput(NO_FABRIC) from None
+        raise
     skipped = []
     for f in list(chosen):
         if f.platform not in writers.CLAB_KIND:
             chosen.remove(f)
             skipped.append(f"fabric {f.name} left out: platform {f.platform} has no lab image")
     if not chosen:
-        raise BadInput("the render has no routed RoCE or Spectrum-X fabric to boot (northsouth, InfiniBand and "
-                       "out-of-band networks are not in the lab)")
+        raise BadInput(NO_FABRIC)
     try:
         inputs.tables_fit(files, _tables([p for f in chosen for p in f.planes]))
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
-    fabs = [read_fabric(files, f) for f in chosen]
     numbered: dict[str, Numbering] = {}
-    for f in fabs:
-        numbered |= numberings(f)
-    fabs, notes = _sampled(fabs, max_switches, max_nodes)
+
+    def read(f: Fabric) -> Fabric:  # each switch's port names from the whole fabric, before its sample
+        f = read_fabric(files, f)
+        numbered.update(numberings(f))
+        return f
+
+    fabs, notes = _sampled(chosen, max_switches, max_nodes, read)
     notes = [*edited, *skipped, *notes, "fabrics: " + ", ".join(f.name for f in fabs)]
     bgp = sorted({h.name for f in fabs for h in f.hosts.values() if h.frr})
     if bgp:
