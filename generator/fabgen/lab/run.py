@@ -76,7 +76,7 @@ def _sampled(fabs: list[Fabric], budget: int, node_budget: int,
     cuts: list[tuple[Fabric, set[str], set[str]]] = []
     used, spent = [0, 0], False
     for f in fabs:
-        if spent:
+        if spent or used[0] >= budget:  # no switch fits any more: left out unread
             notes.append(f"fabric {f.name} left out: the budget is spent; give it with --fabric")
             continue
         f = read(f)
