@@ -96,8 +96,15 @@ def test_each_file_says_what_was_kept_at_the_top(labs: dict[str, dict[str, bytes
             head = files[path].decode().split("\n", 1)[0]
             assert head.startswith("# ") and "fabgen lab" in head, (case, path)
             assert "# fabrics: " in files[path].decode(), (case, path)
-    assert "sampled:" in _clab(labs["spectrumx-1su"])[0] or "sampled:" in labs["spectrumx-1su"][
-        "netlab/topology.yml"].decode()
+    assert "sampled: 18 of 24 switches, 3 of 64 nodes" in labs["spectrumx-1su"]["netlab/topology.yml"].decode()
+
+
+def test_the_sample_holds_the_budget(labs: dict[str, dict[str, bytes]]) -> None:
+    for case, files in labs.items():
+        nodes = _clab(files)[1]["topology"]["nodes"].values()
+        switches = sum(1 for n in nodes if n["kind"] != "linux")
+        assert 0 < switches <= BUDGET["max_switches"], case
+        assert sum(1 for n in nodes if n["kind"] == "linux") <= BUDGET["max_nodes"], case
 
 
 # startup configs -------------------------------------------------------------------------------
