@@ -96,7 +96,13 @@ def test_each_file_says_what_was_kept_at_the_top(labs: dict[str, dict[str, bytes
             head = files[path].decode().split("\n", 1)[0]
             assert head.startswith("# ") and "fabgen lab" in head, (case, path)
             assert "# fabrics: " in files[path].decode(), (case, path)
-    assert "sampled: 18 of 24 switches, 3 of 64 nodes" in labs["spectrumx-1su"]["netlab/topology.yml"].decode()
+    rows = _rows("spectrumx-1su", "sx/addresses.csv")  # the header's counts: the sample's and the plan's
+    switches = {r["device"] for r in rows if r["role"] in ("leaf", "spine", "core")}
+    nodes = {r["device"] for r in rows if r["role"] == "node"}
+    kept = _clab(labs["spectrumx-1su"])[1]["topology"]["nodes"]
+    said = (f"sampled: {len(switches & set(kept))} of {len(switches)} switches, {len(nodes & set(kept))} of "
+            f"{len(nodes)} nodes")
+    assert len(kept) < len(switches | nodes) and said in labs["spectrumx-1su"]["netlab/topology.yml"].decode()
 
 
 def test_the_sample_holds_the_budget(labs: dict[str, dict[str, bytes]]) -> None:
