@@ -89,6 +89,11 @@ def problems(version: str, tree: dict[str, Any]) -> list[str]:
     return out
 
 
+def release(header: dict[str, Any]) -> str:
+    """The release a file's header names: 'Cumulus Linux 5.16.0' -> '5.16' (the dialect to check it in)."""
+    return ".".join(str(header["version"]).removeprefix("Cumulus Linux ").split(".")[:2])
+
+
 def header_problems(version: str, header: dict[str, Any]) -> list[str]:
     root = models(version).NvueConfig
     try:

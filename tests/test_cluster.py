@@ -232,7 +232,7 @@ def test_storage_roce_gets_its_own_class_on_the_hosts(unseen: Path) -> None:
 
 
 def test_out_of_band_access_switches(unseen: Path) -> None:
-    """The access switches' NVUE files pass NVIDIA's object model (5.14; the YAML and its `nv set`
+    """The access switches' NVUE files pass NVIDIA's object model (of the release they name; the YAML and its `nv set`
     lines); every used port is an untagged member of the one management VLAN and says who is on
     it (the cabling plan's far end), unused ports are down; the uplink bond is the model's first
     two uplinks; the switch's address (its SVI) and every BMC's come from the management prefix,
@@ -260,12 +260,13 @@ def test_out_of_band_access_switches(unseen: Path) -> None:
     for p in switches:
         header, tree = read_nvue(p)
         name = p.name[:-len(".nvue.yaml")]
-        assert nvue_model.problems("5.14", tree) == [] and nvue_model.header_problems("5.14", header) == []
+        version = nvue_model.release(header)  # the default release's dialect (spec/platforms.py)
+        assert nvue_model.problems(version, tree) == [] and nvue_model.header_problems(version, header) == []
         built: dict = {}
         for line in p.with_name(name + ".nvue.sh").read_text().splitlines():
             if line.startswith("nv set "):
-                nvue_model.merge(built, nvue_model.parse_nv_set("5.14", line))
-        assert nvue_model.problems("5.14", built) == []
+                nvue_model.merge(built, nvue_model.parse_nv_set(version, line))
+        assert nvue_model.problems(version, built) == []
         iface = tree["interface"]
         for port in (f"swp{i}" for i in range(1, 49)):
             if (name, port) in cabled:
@@ -274,7 +275,7 @@ def test_out_of_band_access_switches(unseen: Path) -> None:
             else:
                 assert iface[port]["link"]["state"] == {"down": {}}
         assert set(iface["uplink"]["bond"]["member"]) == {"swp49", "swp50"}
-        (svi,) = iface["vlan42"]["ip"]["address"]
+        (svi,) = iface["vlan42"]["ipv4" if version >= "5.15" else "ip"]["address"]
         assert by_device[(name, "vlan42")] == svi
         assert tree["vrf"]["default"]["router"]["static"]["0.0.0.0/0"]["via"] == {"172.16.0.1": {}}
         assert tree["system"]["ntp"] if "ntp" in tree.get("system", {}) else tree["service"]["ntp"]

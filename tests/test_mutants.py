@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import yaml
-from readback import nvue_on, read_cabling, read_fabric
+from readback import nvue_ip, nvue_on, read_cabling, read_fabric
 
 from fabgen.pipeline import render_to, run
 
@@ -235,7 +235,7 @@ def test_out_of_band_addresses_skip_the_gateway_wherever_it_sits(tmp_path: Path)
         for name, address in access:
             doc = yaml.safe_load((out / "ipmi" / "switches" / f"{name}.nvue.yaml").read_text())
             tree = next(item["set"] for item in doc if "set" in item)
-            assert list(tree["interface"]["vlan10"]["ip"]["address"]) == [str(address)]
+            assert list(nvue_ip(tree["interface"]["vlan10"])["address"]) == [str(address)]
 
 
 def test_network_of_matches_the_standard_library_at_every_length() -> None:
@@ -614,8 +614,8 @@ def test_northsouth_leaves_take_their_own_svi_addresses_from_the_top_down(tmp_pa
         doc = yaml.safe_load((out / "ns" / "switches" / f"{name}.nvue.yaml").read_text())
         iface = next(item["set"] for item in doc if "set" in item)["interface"]
         for vlan, half in (("vlan20", halves[0]), ("vlan30", halves[1])):
-            assert list(iface[vlan]["ip"]["address"]) == [f"{half.broadcast_address - 1 - k}/17"]
-            assert list(iface[vlan]["ip"]["vrr"]["address"]) == [f"{half[1]}/17"]
+            assert list(nvue_ip(iface[vlan])["address"]) == [f"{half.broadcast_address - 1 - k}/17"]
+            assert list(nvue_ip(iface[vlan])["vrr"]["address"]) == [f"{half[1]}/17"]
 
 
 def test_plane_two_cores_take_the_asn_after_plane_ones(tmp_path: Path) -> None:

@@ -112,22 +112,22 @@ def test_every_node_is_one_ethernet_segment_on_a_leaf_pair(example: Path) -> Non
 
 
 def test_the_nvue_files_hold_to_the_object_model_in_both_dialects(example: Path, tmp_path: Path) -> None:
-    """Every switch file of the example (Cumulus Linux 5.14) and of the same cluster on 5.16 (the
-    newer dialect) validates against NVIDIA's NVUE model, the `nv set` script included; the model
+    """Every switch file of the example (the default release, Cumulus Linux 5.16) and of the same
+    cluster on 5.14 (the older dialect) validates against NVIDIA's NVUE model, the `nv set` script included; the model
     refuses an Ethernet segment under a key NVUE does not have."""
     text = EXAMPLE.read_text().replace("    platform: nvue\n    topology: rail-optimized\n    switch_model: sn5600\n",
-                                       "    platform: nvue\n    platform_version: '5.16'\n"
+                                       "    platform: nvue\n    platform_version: '5.14'\n"
                                        "    topology: rail-optimized\n    switch_model: sn5600\n", 1)
-    assert "5.16" in text
+    assert "'5.14'" in text
     (tmp_path / "inv").mkdir()
     inv = tmp_path / "inv" / "ns.yaml"
     inv.write_text(text)
     (tmp_path / "inv" / EXAMPLE.with_name("gb300-cluster-rdma-links.txt").name).write_bytes(
         EXAMPLE.with_name("gb300-cluster-rdma-links.txt").read_bytes())
     render_to(inv, tmp_path / "new")
-    for version, out in (("5.14", example), ("5.16", tmp_path / "new")):
+    for version, out in (("5.16", example), ("5.14", tmp_path / "new")):
         files = sorted((out / "northsouth" / "switches").glob("*.nvue.yaml"))
-        assert len(files) == 9
+        assert len(files) == 10  # 6 leaves and 4 spines (Spectrum-X spines in pairs: docs/guide/sizing.md)
         for f in files:
             tree = _nvue_tree(f)
             assert nvue_model.problems(version, tree) == [], f.name
@@ -144,7 +144,7 @@ def test_the_nvue_files_hold_to_the_object_model_in_both_dialects(example: Path,
     broken = _nvue_tree(example / "northsouth" / "switches" / "northsouth-su01-leaf1.nvue.yaml")
     seg = broken["interface"]["bond1"]["evpn"]["multihoming"]["segment"]
     seg["system-mac"] = seg.pop("mac-address")
-    assert any("system-mac: unknown key" in p for p in nvue_model.problems("5.14", broken))
+    assert any("system-mac: unknown key" in p for p in nvue_model.problems("5.16", broken))
 
 
 def test_netplan_generate_takes_every_bond_and_refuses_a_broken_one(example: Path, tmp_path: Path) -> None:

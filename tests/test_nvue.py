@@ -20,6 +20,7 @@ import pytest
 from readback import nvue_ip, nvue_on, read_cabling, read_nvue
 
 from conftest import IN_CI, INVENTORIES
+from fabgen.inventory.platform import DEFAULT_VERSION
 from fabgen.pipeline import render_to
 
 
@@ -63,7 +64,7 @@ def check_object_model(version: str, tree: dict, cmds: list[str], header: dict |
 
 
 def check_spectrum_x(out: Path, fabric: str, mode: str = "lossless", ar: bool = True,
-                     thresholds: tuple[int, int, int] = (150000, 1500000, 100), version: str = "5.14",
+                     thresholds: tuple[int, int, int] = (150000, 1500000, 100), version: str = DEFAULT_VERSION["nvue"],
                      watchdog: tuple[int, int] = (100, 2), model_sample: int = 6) -> dict[str, dict]:
     """watchdog: (polling interval, robustness) the inventory's timers make; every
     `model_sample`-th switch (and the first) is checked against the object model."""
@@ -136,7 +137,7 @@ def check_spectrum_x(out: Path, fabric: str, mode: str = "lossless", ar: bool = 
 
 def test_example_reads_back(tmp_path: Path) -> None:
     render_to(INVENTORIES / "spectrumx-1su.yaml", tmp_path)
-    trees = check_spectrum_x(tmp_path, "sx")
+    trees = check_spectrum_x(tmp_path, "sx", version="5.14")  # the example keeps the older dialect
     leaf = trees["sx-su01-leaf1"]["interface"]
     # 800G cages split 2x for the 400G ports: swp1 is broken out, swp1s0 and swp1s1 carry links
     assert leaf["swp1"]["link"]["breakout"] == {"2x": {}}

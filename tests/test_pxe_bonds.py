@@ -48,22 +48,26 @@ def _leaf_bonds(out: Path) -> dict[str, dict[str, dict]]:
 
 def test_every_nvue_leaf_bond_bypasses_lacp_with_in_band_untagged(example: Path) -> None:
     """Each node's leg on every leaf: LACP bypass on, the in-band VLAN untagged and storage among
-    its VLANs; the object model takes it and refuses the newer release's spelling on 5.14."""
+    its VLANs, in the word of the release the file names (`on` to 5.14, `enabled` from 5.15); the
+    object model takes it and refuses the other dialect's word."""
     bonds = _leaf_bonds(example)
+    leaf = next(iter(bonds))
+    header = yaml.safe_load((example / "northsouth" / "switches" / f"{leaf}.nvue.yaml").read_text())[0]["header"]
+    version = nvue_model.release(header)
+    word, other = ("on", "enabled") if version in ("5.13", "5.14") else ("enabled", "on")
     legs = sum(len(b) for b in bonds.values())
     cabled = [r for r in _rows(example / "northsouth" / "cabling.csv") if r["tier"] == "node-leaf"]
     assert legs == len(cabled) > 0
     for leaf, mine in bonds.items():
         for name, node in mine.items():
-            assert node["bond"]["lacp-bypass"] == "on", (leaf, name)
+            assert node["bond"]["lacp-bypass"] == word, (leaf, name)
             domain = node["bridge"]["domain"]["br_default"]
             assert domain["untagged"] == INBAND and str(STORAGE) in domain["vlan"], (leaf, name)
-    leaf = next(iter(bonds))
     tree = _nvue_tree(example / "northsouth" / "switches" / f"{leaf}.nvue.yaml")
-    assert nvue_model.problems("5.14", tree) == []
+    assert nvue_model.problems(version, tree) == []
     bond = next(iter(bonds[leaf]))
-    tree["interface"][bond]["bond"]["lacp-bypass"] = "enabled"  # 5.15's word
-    assert any("lacp-bypass" in p for p in nvue_model.problems("5.14", tree))
+    tree["interface"][bond]["bond"]["lacp-bypass"] = other
+    assert any("lacp-bypass" in p for p in nvue_model.problems(version, tree))
 
 
 def test_every_eos_port_channel_falls_back_to_in_band_access(tmp_path: Path) -> None:
@@ -217,11 +221,11 @@ def test_a_two_bond_server_is_two_segments_on_its_leaf_pair(tmp_path: Path) -> N
             ids.append(ends[0][2])
             for *_, node in ends:
                 assert node["bridge"]["domain"]["br_default"] == {"untagged": vlan, "vlan": {str(vlan): {}}}
-                assert node["bond"]["lacp-bypass"] == "on"
+                assert node["bond"]["lacp-bypass"] == "enabled"  # the default release, 5.16
     assert len(set(ids)) == len(ids)  # every bond a segment of its own
     for leaf in _leaf_bonds(out):
         if "storage" in leaf:
-            assert nvue_model.problems("5.14", _nvue_tree(out / "northsouth" / "switches" / f"{leaf}.nvue.yaml")) == []
+            assert nvue_model.problems("5.16", _nvue_tree(out / "northsouth" / "switches" / f"{leaf}.nvue.yaml")) == []
     net = yaml.safe_load((out / "hosts" / "stor01" / "netplan.yaml").read_text())["network"]
     assert set(net["bonds"]) == {"bond0", "bond1"} and "vlans" not in net
     assert net["bonds"]["bond0"]["interfaces"] == ["enp1s0f0np0", "enp2s0f0np0"]

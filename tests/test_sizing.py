@@ -7,7 +7,10 @@ import math
 from fractions import Fraction
 
 import pytest
+import yaml
 
+from conftest import INVENTORIES
+from fabgen import api
 from fabgen.spec.sizing import SizingError, leaf_split, plan
 
 
@@ -248,3 +251,47 @@ def test_a_unit_of_several_leaves_per_rail_takes_whole_racks_per_leaf() -> None:
     assert (p.down, p.group_leaves, p.leaves, p.tiers) == (36, 4, 16, 2)
     with pytest.raises(SizingError, match="whole NVLink domains"):
         gb200(1, su=150)
+
+
+# NVIDIA ERA-00012 (GB300 NVL72 Enterprise RA, 2-4-5-800, two Spectrum-X planes on SN5600 at 400G)
+# Table 11: compute switches of both planes for 1-8 racks; Table 6: leaves and spines at 2, 4 and
+# 8 racks (../shared figures: a leaf per rail and plane takes two racks, 36 trays)
+ERA_GB300 = {1: 12, 2: 12, 3: 24, 4: 24, 5: 32, 6: 32, 7: 44, 8: 44}
+ERA_GB300_TIERS = {2: (8, 4), 4: (16, 8), 8: (32, 12)}
+
+
+@pytest.mark.parametrize("racks", sorted(ERA_GB300))
+def test_published_gb300_spectrum_x_rows(racks: int) -> None:
+    """The GB300 two-plane example at 1-8 racks with a leaf per two racks builds NVIDIA's counts:
+    spines in pairs (4 a plane at 3-4 racks, where 3 would hold a leaf's 36 uplinks)."""
+    inv = yaml.safe_load((INVENTORIES / "gb300-spectrumx-2plane.yaml").read_text())
+    inv["node_groups"][0]["count"] = 18 * racks
+    inv["fabrics"][0]["scalable_unit"] = 36
+    (f,) = api.validate(inv).fabrics
+    assert (f.planes, f.endpoints) == (2, 18 * racks * 4 * 2)
+    assert sum(f.switches.values()) == ERA_GB300[racks]
+    if racks in ERA_GB300_TIERS:
+        assert (f.switches["leaf"], f.switches["spine"]) == ERA_GB300_TIERS[racks]
+
+
+def test_spectrum_x_spines_come_in_pairs_only_where_the_uplinks_allow() -> None:
+    """even_spines: the fewest even divisor of a leaf's uplinks that holds them (3 racks of GB300:
+    4, not 3); uplinks with no even divisor keep the odd rule; the fewest otherwise."""
+    def gb300(nodes: int, even: bool):
+        return plan(topology="rail-optimized", radix=128, speed=400, nodes=nodes, rails=4, ratio=Fraction(1),
+                    scalable_unit=36, domain=18, even_spines=even)
+    assert (gb300(54, False).spines, gb300(54, True).spines) == (3, 4)
+    assert (gb300(144, False).spines, gb300(144, True).spines) == (6, 6)
+    for nodes in range(1, 3000, 37):
+        for ratio in (Fraction(1), Fraction(3), Fraction(5, 3)):
+            odd = rail(nodes, su=None, ratio=ratio)
+            kw = dict(topology="rail-optimized", radix=64, speed=400, nodes=nodes, rails=8, ratio=ratio)
+            even = plan(**kw, even_spines=True)
+            if even.tiers != 2:
+                continue
+            assert even.up % even.spines == 0 and even.spine_down <= 64  # balanced, and the spines hold every leaf
+            assert even.spines >= odd.spines
+            if any(d % 2 == 0 and even.up % d == 0 and d >= odd.spines for d in range(2, even.up + 1)):
+                assert even.spines % 2 == 0, (nodes, ratio)
+            else:
+                assert even.spines == odd.spines

@@ -356,7 +356,7 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
                  ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
                  model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
                  storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1),
-                 storage_pairs=f.role == "northsouth")
+                 storage_pairs=f.role == "northsouth", even_spines=f.kind == "spectrum-x")
     try:
         sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
     except SizingError as exc:

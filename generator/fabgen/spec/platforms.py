@@ -50,7 +50,7 @@ PLATFORMS: dict[str, Platform] = {p.name: p for p in (
     # are those its output is validated against with NVIDIA's published object model (nvueschema).
     Platform("nvue", kinds=("spectrum-x", "ethernet"), mgmt_port="eth0", loopback="lo", svi="vlan{vlan}",
              unnumbered=True, mgmt_vrf="mgmt", fixed_vrf=True,
-             versions=("5.13", "5.14", "5.15", "5.16", "5.17", "5.18"), default_version="5.14",
+             versions=("5.13", "5.14", "5.15", "5.16", "5.17", "5.18"), default_version="5.16",
              config_file=".nvue.yaml", runs_frr=True, one_item_per_switch=True, evpn_multihoming=True),
     # InfiniBand subnet managers: the managed switches' management port.
     Platform("ufm", kinds=("infiniband",), mgmt_port="mgmt0"),

@@ -162,6 +162,19 @@ def _smallest_divisor_at_least(n: int, low: int) -> int | None:
     return None
 
 
+def _two_tier_spines(up: int, low: int, even: bool) -> int | None:
+    """The spines of a two-tier fabric: the fewest that divide a leaf's `up` uplinks and hold them
+    all (`low`); with `even`, the fewest even such count where one exists. NVIDIA's Spectrum-X
+    designs deploy spines in pairs: ERA-00012 (GB300 NVL72, 2-4-5-800) Table 11 gives 4 spines a
+    plane at 3-4 racks, where 3 would hold the uplinks, and every spine count of NVIDIA's
+    net-configurator outputs (NVIDIA/enterprise-ras at 993eed6/2f46cb2) is even (2, 6, 8)."""
+    if even:
+        for d in range(max(2, low + low % 2), up + 1, 2):
+            if up % d == 0:
+                return d
+    return _smallest_divisor_at_least(up, low)
+
+
 def plan(*, nodes: int, planned_nodes: int | None = None, **kw: Any) -> Plan:
     """Size one fabric for `planned_nodes` (default: the nodes present) and note what the
     `nodes` present fill of it. Raises SizingError naming the inventory key at fault."""
@@ -189,6 +202,7 @@ def _size(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
     storage: int = 0, domain: int = 1, storage_spread: int = 1, storage_pairs: bool = False,
+    even_spines: bool = False,
 ) -> Plan:
     k = radix
     endpoints = nodes * rails
@@ -203,7 +217,8 @@ def _size(
         if scalable_unit is not None and su + su * q // p > k:
             return _rail_groups(su=su, topology=topology, radix=k, speed=speed, nodes=nodes, rails=rails,
                                 ratio=ratio, tiers=tiers, model=model, storage=storage, domain=domain,
-                                storage_spread=storage_spread, storage_pairs=storage_pairs)
+                                storage_spread=storage_spread, storage_pairs=storage_pairs,
+                                even_spines=even_spines)
         down, up = su, su * q // p
         unit_nodes, leaves_per_unit = su, rails
         units = math.ceil(nodes / su)
@@ -250,7 +265,7 @@ def _size(
             raise SizingError("tiers", f"two tiers of {k}-port switches hold at most {max_units_2} {unit_word} "
                               f"({max_units_2 * int(per_unit)} endpoints at {rtxt}:1); this fabric needs {units}"
                               f"{with_storage} ({endpoints + storage} endpoints): use tiers: 3 or auto")
-        spines = _smallest_divisor_at_least(up, math.ceil(leaves * up / k))
+        spines = _two_tier_spines(up, math.ceil(leaves * up / k), even_spines)
         assert spines is not None  # leaves <= k guarantees spines = up fits
         width = up // spines
         return Plan(**common, tiers=2, pods=1, units_per_pod=units, spines_per_pod=spines,
@@ -336,7 +351,7 @@ def _storage_leaves(storage: int, down: int, spread: int, pairs: bool = False) -
 
 def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
                  tiers: str | int, model: str, storage: int, domain: int, storage_spread: int,
-                 storage_pairs: bool = False) -> Plan:
+                 storage_pairs: bool = False, even_spines: bool = False) -> Plan:
     """A scalable unit larger than one leaf per rail, as NVIDIA builds the GB200 SuperPOD
     (RA-11338-001, "Compute Fabric": an SU of 8 racks; beyond one SU each SU holds 4 spine-leaf
     groups, one per rail, each of 8 leaves, one per rack, and 6 spines, attached to 6 core groups,
@@ -378,7 +393,7 @@ def _rail_groups(*, su: int, topology: str, radix: int, speed: int, nodes: int, 
         if leaves > k:
             raise SizingError("tiers", f"two tiers of {k}-port switches hold at most {k} leaves; this fabric needs "
                               f"{leaves}: use tiers: 3 or auto")
-        spines = _smallest_divisor_at_least(up, math.ceil(leaves * up / k))
+        spines = _two_tier_spines(up, math.ceil(leaves * up / k), even_spines)
         assert spines is not None  # leaves <= k
         return Plan(**common, tiers=2, pods=1, units_per_pod=units, spines_per_pod=spines,
                     leaf_spine_width=up // spines, spine_down=leaves * (up // spines), spine_up=0,

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname storage-servers-leaf1
-nv set interface lo ip address 10.254.0.9/32
+nv set interface lo ipv4 address 10.254.0.9/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.10/24
-nv set interface eth0 ip gateway 192.168.41.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.41.10/24
+nv set interface eth0 ipv4 gateway 192.168.41.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -141,22 +141,22 @@ nv set interface swp1s0 description HOST_store01_mlx5_0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 100.127.4.0/31
+nv set interface swp1s0 ipv4 address 100.127.4.0/31
 nv set interface swp1s1 description HOST_store02_mlx5_0
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 100.127.4.4/31
+nv set interface swp1s1 ipv4 address 100.127.4.4/31
 nv set interface swp2s0 description HOST_store03_mlx5_0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 100.127.4.8/31
+nv set interface swp2s0 ipv4 address 100.127.4.8/31
 nv set interface swp2s1 description HOST_store04_mlx5_0
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 100.127.4.12/31
+nv set interface swp2s1 ipv4 address 100.127.4.12/31
 nv set interface swp3s0 link state down
 nv set interface swp3s0 type swp
 nv set interface swp3s1 link state down
@@ -280,279 +280,283 @@ nv set interface swp32s1 type swp
 nv set interface swp33s0 description P2P_storage-spine01_swp33s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_storage-spine01_swp33s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_storage-spine01_swp34s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_storage-spine01_swp34s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_storage-spine01_swp35s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_storage-spine01_swp35s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_storage-spine01_swp36s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_storage-spine01_swp36s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp37s0 description P2P_storage-spine02_swp33s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
-nv set interface swp37s0 router adaptive-routing enable on
+nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s1 description P2P_storage-spine02_swp33s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
-nv set interface swp37s1 router adaptive-routing enable on
+nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp38s0 description P2P_storage-spine02_swp34s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
-nv set interface swp38s0 router adaptive-routing enable on
+nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s1 description P2P_storage-spine02_swp34s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
-nv set interface swp38s1 router adaptive-routing enable on
+nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp39s0 description P2P_storage-spine02_swp35s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
-nv set interface swp39s0 router adaptive-routing enable on
+nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s1 description P2P_storage-spine02_swp35s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
-nv set interface swp39s1 router adaptive-routing enable on
+nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp40s0 description P2P_storage-spine02_swp36s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
-nv set interface swp40s0 router adaptive-routing enable on
+nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s1 description P2P_storage-spine02_swp36s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
-nv set interface swp40s1 router adaptive-routing enable on
+nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp41s0 description P2P_storage-spine03_swp33s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
-nv set interface swp41s0 router adaptive-routing enable on
+nv set interface swp41s0 router adaptive-routing state enabled
 nv set interface swp41s1 description P2P_storage-spine03_swp33s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
-nv set interface swp41s1 router adaptive-routing enable on
+nv set interface swp41s1 router adaptive-routing state enabled
 nv set interface swp42s0 description P2P_storage-spine03_swp34s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
-nv set interface swp42s0 router adaptive-routing enable on
+nv set interface swp42s0 router adaptive-routing state enabled
 nv set interface swp42s1 description P2P_storage-spine03_swp34s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
-nv set interface swp42s1 router adaptive-routing enable on
+nv set interface swp42s1 router adaptive-routing state enabled
 nv set interface swp43s0 description P2P_storage-spine03_swp35s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
-nv set interface swp43s0 router adaptive-routing enable on
+nv set interface swp43s0 router adaptive-routing state enabled
 nv set interface swp43s1 description P2P_storage-spine03_swp35s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
-nv set interface swp43s1 router adaptive-routing enable on
+nv set interface swp43s1 router adaptive-routing state enabled
 nv set interface swp44s0 description P2P_storage-spine03_swp36s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
-nv set interface swp44s0 router adaptive-routing enable on
+nv set interface swp44s0 router adaptive-routing state enabled
 nv set interface swp44s1 description P2P_storage-spine03_swp36s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
-nv set interface swp44s1 router adaptive-routing enable on
+nv set interface swp44s1 router adaptive-routing state enabled
 nv set interface swp45s0 description P2P_storage-spine04_swp33s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
-nv set interface swp45s0 router adaptive-routing enable on
+nv set interface swp45s0 router adaptive-routing state enabled
 nv set interface swp45s1 description P2P_storage-spine04_swp33s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
-nv set interface swp45s1 router adaptive-routing enable on
+nv set interface swp45s1 router adaptive-routing state enabled
 nv set interface swp46s0 description P2P_storage-spine04_swp34s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
-nv set interface swp46s0 router adaptive-routing enable on
+nv set interface swp46s0 router adaptive-routing state enabled
 nv set interface swp46s1 description P2P_storage-spine04_swp34s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
-nv set interface swp46s1 router adaptive-routing enable on
+nv set interface swp46s1 router adaptive-routing state enabled
 nv set interface swp47s0 description P2P_storage-spine04_swp35s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
-nv set interface swp47s0 router adaptive-routing enable on
+nv set interface swp47s0 router adaptive-routing state enabled
 nv set interface swp47s1 description P2P_storage-spine04_swp35s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
-nv set interface swp47s1 router adaptive-routing enable on
+nv set interface swp47s1 router adaptive-routing state enabled
 nv set interface swp48s0 description P2P_storage-spine04_swp36s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
-nv set interface swp48s0 router adaptive-routing enable on
+nv set interface swp48s0 router adaptive-routing state enabled
 nv set interface swp48s1 description P2P_storage-spine04_swp36s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
-nv set interface swp48s1 router adaptive-routing enable on
+nv set interface swp48s1 router adaptive-routing state enabled
 nv set interface swp49s0 description P2P_storage-spine05_swp33s0
 nv set interface swp49s0 link mtu 9100
 nv set interface swp49s0 type swp
-nv set interface swp49s0 router adaptive-routing enable on
+nv set interface swp49s0 router adaptive-routing state enabled
 nv set interface swp49s1 description P2P_storage-spine05_swp33s1
 nv set interface swp49s1 link mtu 9100
 nv set interface swp49s1 type swp
-nv set interface swp49s1 router adaptive-routing enable on
+nv set interface swp49s1 router adaptive-routing state enabled
 nv set interface swp50s0 description P2P_storage-spine05_swp34s0
 nv set interface swp50s0 link mtu 9100
 nv set interface swp50s0 type swp
-nv set interface swp50s0 router adaptive-routing enable on
+nv set interface swp50s0 router adaptive-routing state enabled
 nv set interface swp50s1 description P2P_storage-spine05_swp34s1
 nv set interface swp50s1 link mtu 9100
 nv set interface swp50s1 type swp
-nv set interface swp50s1 router adaptive-routing enable on
+nv set interface swp50s1 router adaptive-routing state enabled
 nv set interface swp51s0 description P2P_storage-spine05_swp35s0
 nv set interface swp51s0 link mtu 9100
 nv set interface swp51s0 type swp
-nv set interface swp51s0 router adaptive-routing enable on
+nv set interface swp51s0 router adaptive-routing state enabled
 nv set interface swp51s1 description P2P_storage-spine05_swp35s1
 nv set interface swp51s1 link mtu 9100
 nv set interface swp51s1 type swp
-nv set interface swp51s1 router adaptive-routing enable on
+nv set interface swp51s1 router adaptive-routing state enabled
 nv set interface swp52s0 description P2P_storage-spine05_swp36s0
 nv set interface swp52s0 link mtu 9100
 nv set interface swp52s0 type swp
-nv set interface swp52s0 router adaptive-routing enable on
+nv set interface swp52s0 router adaptive-routing state enabled
 nv set interface swp52s1 description P2P_storage-spine05_swp36s1
 nv set interface swp52s1 link mtu 9100
 nv set interface swp52s1 type swp
-nv set interface swp52s1 router adaptive-routing enable on
+nv set interface swp52s1 router adaptive-routing state enabled
 nv set interface swp53s0 description P2P_storage-spine06_swp33s0
 nv set interface swp53s0 link mtu 9100
 nv set interface swp53s0 type swp
-nv set interface swp53s0 router adaptive-routing enable on
+nv set interface swp53s0 router adaptive-routing state enabled
 nv set interface swp53s1 description P2P_storage-spine06_swp33s1
 nv set interface swp53s1 link mtu 9100
 nv set interface swp53s1 type swp
-nv set interface swp53s1 router adaptive-routing enable on
+nv set interface swp53s1 router adaptive-routing state enabled
 nv set interface swp54s0 description P2P_storage-spine06_swp34s0
 nv set interface swp54s0 link mtu 9100
 nv set interface swp54s0 type swp
-nv set interface swp54s0 router adaptive-routing enable on
+nv set interface swp54s0 router adaptive-routing state enabled
 nv set interface swp54s1 description P2P_storage-spine06_swp34s1
 nv set interface swp54s1 link mtu 9100
 nv set interface swp54s1 type swp
-nv set interface swp54s1 router adaptive-routing enable on
+nv set interface swp54s1 router adaptive-routing state enabled
 nv set interface swp55s0 description P2P_storage-spine06_swp35s0
 nv set interface swp55s0 link mtu 9100
 nv set interface swp55s0 type swp
-nv set interface swp55s0 router adaptive-routing enable on
+nv set interface swp55s0 router adaptive-routing state enabled
 nv set interface swp55s1 description P2P_storage-spine06_swp35s1
 nv set interface swp55s1 link mtu 9100
 nv set interface swp55s1 type swp
-nv set interface swp55s1 router adaptive-routing enable on
+nv set interface swp55s1 router adaptive-routing state enabled
 nv set interface swp56s0 description P2P_storage-spine06_swp36s0
 nv set interface swp56s0 link mtu 9100
 nv set interface swp56s0 type swp
-nv set interface swp56s0 router adaptive-routing enable on
+nv set interface swp56s0 router adaptive-routing state enabled
 nv set interface swp56s1 description P2P_storage-spine06_swp36s1
 nv set interface swp56s1 link mtu 9100
 nv set interface swp56s1 type swp
-nv set interface swp56s1 router adaptive-routing enable on
+nv set interface swp56s1 router adaptive-routing state enabled
 nv set interface swp57s0 description P2P_storage-spine07_swp33s0
 nv set interface swp57s0 link mtu 9100
 nv set interface swp57s0 type swp
-nv set interface swp57s0 router adaptive-routing enable on
+nv set interface swp57s0 router adaptive-routing state enabled
 nv set interface swp57s1 description P2P_storage-spine07_swp33s1
 nv set interface swp57s1 link mtu 9100
 nv set interface swp57s1 type swp
-nv set interface swp57s1 router adaptive-routing enable on
+nv set interface swp57s1 router adaptive-routing state enabled
 nv set interface swp58s0 description P2P_storage-spine07_swp34s0
 nv set interface swp58s0 link mtu 9100
 nv set interface swp58s0 type swp
-nv set interface swp58s0 router adaptive-routing enable on
+nv set interface swp58s0 router adaptive-routing state enabled
 nv set interface swp58s1 description P2P_storage-spine07_swp34s1
 nv set interface swp58s1 link mtu 9100
 nv set interface swp58s1 type swp
-nv set interface swp58s1 router adaptive-routing enable on
+nv set interface swp58s1 router adaptive-routing state enabled
 nv set interface swp59s0 description P2P_storage-spine07_swp35s0
 nv set interface swp59s0 link mtu 9100
 nv set interface swp59s0 type swp
-nv set interface swp59s0 router adaptive-routing enable on
+nv set interface swp59s0 router adaptive-routing state enabled
 nv set interface swp59s1 description P2P_storage-spine07_swp35s1
 nv set interface swp59s1 link mtu 9100
 nv set interface swp59s1 type swp
-nv set interface swp59s1 router adaptive-routing enable on
+nv set interface swp59s1 router adaptive-routing state enabled
 nv set interface swp60s0 description P2P_storage-spine07_swp36s0
 nv set interface swp60s0 link mtu 9100
 nv set interface swp60s0 type swp
-nv set interface swp60s0 router adaptive-routing enable on
+nv set interface swp60s0 router adaptive-routing state enabled
 nv set interface swp60s1 description P2P_storage-spine07_swp36s1
 nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
-nv set interface swp60s1 router adaptive-routing enable on
+nv set interface swp60s1 router adaptive-routing state enabled
 nv set interface swp61s0 description P2P_storage-spine08_swp33s0
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
-nv set interface swp61s0 router adaptive-routing enable on
+nv set interface swp61s0 router adaptive-routing state enabled
 nv set interface swp61s1 description P2P_storage-spine08_swp33s1
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
-nv set interface swp61s1 router adaptive-routing enable on
+nv set interface swp61s1 router adaptive-routing state enabled
 nv set interface swp62s0 description P2P_storage-spine08_swp34s0
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
-nv set interface swp62s0 router adaptive-routing enable on
+nv set interface swp62s0 router adaptive-routing state enabled
 nv set interface swp62s1 description P2P_storage-spine08_swp34s1
 nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
-nv set interface swp62s1 router adaptive-routing enable on
+nv set interface swp62s1 router adaptive-routing state enabled
 nv set interface swp63s0 description P2P_storage-spine08_swp35s0
 nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
-nv set interface swp63s0 router adaptive-routing enable on
+nv set interface swp63s0 router adaptive-routing state enabled
 nv set interface swp63s1 description P2P_storage-spine08_swp35s1
 nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
-nv set interface swp63s1 router adaptive-routing enable on
+nv set interface swp63s1 router adaptive-routing state enabled
 nv set interface swp64s0 description P2P_storage-spine08_swp36s0
 nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
-nv set interface swp64s0 router adaptive-routing enable on
+nv set interface swp64s0 router adaptive-routing state enabled
 nv set interface swp64s1 description P2P_storage-spine08_swp36s1
 nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
-nv set interface swp64s1 router adaptive-routing enable on
-nv set qos roce enable on
+nv set interface swp64s1 router adaptive-routing state enabled
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200020008
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.9
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.9/32
 nv set vrf default router bgp address-family ipv4-unicast network 100.127.4.0/31
 nv set vrf default router bgp address-family ipv4-unicast network 100.127.4.4/31
 nv set vrf default router bgp address-family ipv4-unicast network 100.127.4.8/31
 nv set vrf default router bgp address-family ipv4-unicast network 100.127.4.12/31
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp33s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp33s0 type unnumbered
 nv set vrf default router bgp neighbor swp33s1 peer-group SPINES

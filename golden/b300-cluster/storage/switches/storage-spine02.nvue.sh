@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname storage-spine02
-nv set interface lo ip address 10.254.0.12/32
+nv set interface lo ipv4 address 10.254.0.12/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.13/24
-nv set interface eth0 ip gateway 192.168.41.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.41.13/24
+nv set interface eth0 ipv4 gateway 192.168.41.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -140,67 +140,67 @@ nv set interface swp64 type swp
 nv set interface swp1s0 description P2P_storage-su01-leaf1_swp37s0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
-nv set interface swp1s0 router adaptive-routing enable on
+nv set interface swp1s0 router adaptive-routing state enabled
 nv set interface swp1s1 description P2P_storage-su01-leaf1_swp37s1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
-nv set interface swp1s1 router adaptive-routing enable on
+nv set interface swp1s1 router adaptive-routing state enabled
 nv set interface swp2s0 description P2P_storage-su01-leaf1_swp38s0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
-nv set interface swp2s0 router adaptive-routing enable on
+nv set interface swp2s0 router adaptive-routing state enabled
 nv set interface swp2s1 description P2P_storage-su01-leaf1_swp38s1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
-nv set interface swp2s1 router adaptive-routing enable on
+nv set interface swp2s1 router adaptive-routing state enabled
 nv set interface swp3s0 description P2P_storage-su01-leaf1_swp39s0
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
-nv set interface swp3s0 router adaptive-routing enable on
+nv set interface swp3s0 router adaptive-routing state enabled
 nv set interface swp3s1 description P2P_storage-su01-leaf1_swp39s1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
-nv set interface swp3s1 router adaptive-routing enable on
+nv set interface swp3s1 router adaptive-routing state enabled
 nv set interface swp4s0 description P2P_storage-su01-leaf1_swp40s0
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
-nv set interface swp4s0 router adaptive-routing enable on
+nv set interface swp4s0 router adaptive-routing state enabled
 nv set interface swp4s1 description P2P_storage-su01-leaf1_swp40s1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
-nv set interface swp4s1 router adaptive-routing enable on
+nv set interface swp4s1 router adaptive-routing state enabled
 nv set interface swp5s0 description P2P_storage-su01-leaf2_swp37s0
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
-nv set interface swp5s0 router adaptive-routing enable on
+nv set interface swp5s0 router adaptive-routing state enabled
 nv set interface swp5s1 description P2P_storage-su01-leaf2_swp37s1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
-nv set interface swp5s1 router adaptive-routing enable on
+nv set interface swp5s1 router adaptive-routing state enabled
 nv set interface swp6s0 description P2P_storage-su01-leaf2_swp38s0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
-nv set interface swp6s0 router adaptive-routing enable on
+nv set interface swp6s0 router adaptive-routing state enabled
 nv set interface swp6s1 description P2P_storage-su01-leaf2_swp38s1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
-nv set interface swp6s1 router adaptive-routing enable on
+nv set interface swp6s1 router adaptive-routing state enabled
 nv set interface swp7s0 description P2P_storage-su01-leaf2_swp39s0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
-nv set interface swp7s0 router adaptive-routing enable on
+nv set interface swp7s0 router adaptive-routing state enabled
 nv set interface swp7s1 description P2P_storage-su01-leaf2_swp39s1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
-nv set interface swp7s1 router adaptive-routing enable on
+nv set interface swp7s1 router adaptive-routing state enabled
 nv set interface swp8s0 description P2P_storage-su01-leaf2_swp40s0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
-nv set interface swp8s0 router adaptive-routing enable on
+nv set interface swp8s0 router adaptive-routing state enabled
 nv set interface swp8s1 description P2P_storage-su01-leaf2_swp40s1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
-nv set interface swp8s1 router adaptive-routing enable on
+nv set interface swp8s1 router adaptive-routing state enabled
 nv set interface swp9s0 link state down
 nv set interface swp9s0 type swp
 nv set interface swp9s1 link state down
@@ -300,67 +300,67 @@ nv set interface swp32s1 type swp
 nv set interface swp33s0 description P2P_storage-servers-leaf1_swp37s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_storage-servers-leaf1_swp37s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_storage-servers-leaf1_swp38s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_storage-servers-leaf1_swp38s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_storage-servers-leaf1_swp39s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_storage-servers-leaf1_swp39s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_storage-servers-leaf1_swp40s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_storage-servers-leaf1_swp40s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp37s0 description P2P_storage-servers-leaf2_swp37s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
-nv set interface swp37s0 router adaptive-routing enable on
+nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s1 description P2P_storage-servers-leaf2_swp37s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
-nv set interface swp37s1 router adaptive-routing enable on
+nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp38s0 description P2P_storage-servers-leaf2_swp38s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
-nv set interface swp38s0 router adaptive-routing enable on
+nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s1 description P2P_storage-servers-leaf2_swp38s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
-nv set interface swp38s1 router adaptive-routing enable on
+nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp39s0 description P2P_storage-servers-leaf2_swp39s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
-nv set interface swp39s0 router adaptive-routing enable on
+nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s1 description P2P_storage-servers-leaf2_swp39s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
-nv set interface swp39s1 router adaptive-routing enable on
+nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp40s0 description P2P_storage-servers-leaf2_swp40s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
-nv set interface swp40s0 router adaptive-routing enable on
+nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s1 description P2P_storage-servers-leaf2_swp40s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
-nv set interface swp40s1 router adaptive-routing enable on
+nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp41s0 link state down
 nv set interface swp41s0 type swp
 nv set interface swp41s1 link state down
@@ -457,22 +457,26 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200002000
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.12
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 80
 nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.12/32
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
-nv set vrf default router bgp peer-group LEAVES bfd enable on
+nv set vrf default router bgp peer-group LEAVES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES

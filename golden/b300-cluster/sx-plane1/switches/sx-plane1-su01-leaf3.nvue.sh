@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname sx-plane1-su01-leaf3
-nv set interface lo ip address 10.255.0.3/32
+nv set interface lo ipv4 address 10.255.0.3/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.40.4/24
-nv set interface eth0 ip gateway 192.168.40.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.40.4/24
+nv set interface eth0 ipv4 gateway 192.168.40.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -141,589 +141,593 @@ nv set interface swp1s0 description HOST_gpu001_mlx5_4
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.0.4/31
+nv set interface swp1s0 ipv4 address 10.8.0.4/31
 nv set interface swp1s1 description HOST_gpu002_mlx5_4
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.0.20/31
+nv set interface swp1s1 ipv4 address 10.8.0.20/31
 nv set interface swp2s0 description HOST_gpu003_mlx5_4
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.0.36/31
+nv set interface swp2s0 ipv4 address 10.8.0.36/31
 nv set interface swp2s1 description HOST_gpu004_mlx5_4
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.0.52/31
+nv set interface swp2s1 ipv4 address 10.8.0.52/31
 nv set interface swp3s0 description HOST_gpu005_mlx5_4
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.0.68/31
+nv set interface swp3s0 ipv4 address 10.8.0.68/31
 nv set interface swp3s1 description HOST_gpu006_mlx5_4
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.0.84/31
+nv set interface swp3s1 ipv4 address 10.8.0.84/31
 nv set interface swp4s0 description HOST_gpu007_mlx5_4
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.0.100/31
+nv set interface swp4s0 ipv4 address 10.8.0.100/31
 nv set interface swp4s1 description HOST_gpu008_mlx5_4
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.0.116/31
+nv set interface swp4s1 ipv4 address 10.8.0.116/31
 nv set interface swp5s0 description HOST_gpu009_mlx5_4
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.0.132/31
+nv set interface swp5s0 ipv4 address 10.8.0.132/31
 nv set interface swp5s1 description HOST_gpu010_mlx5_4
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.0.148/31
+nv set interface swp5s1 ipv4 address 10.8.0.148/31
 nv set interface swp6s0 description HOST_gpu011_mlx5_4
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.0.164/31
+nv set interface swp6s0 ipv4 address 10.8.0.164/31
 nv set interface swp6s1 description HOST_gpu012_mlx5_4
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.0.180/31
+nv set interface swp6s1 ipv4 address 10.8.0.180/31
 nv set interface swp7s0 description HOST_gpu013_mlx5_4
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.0.196/31
+nv set interface swp7s0 ipv4 address 10.8.0.196/31
 nv set interface swp7s1 description HOST_gpu014_mlx5_4
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.0.212/31
+nv set interface swp7s1 ipv4 address 10.8.0.212/31
 nv set interface swp8s0 description HOST_gpu015_mlx5_4
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.0.228/31
+nv set interface swp8s0 ipv4 address 10.8.0.228/31
 nv set interface swp8s1 description HOST_gpu016_mlx5_4
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.0.244/31
+nv set interface swp8s1 ipv4 address 10.8.0.244/31
 nv set interface swp9s0 description HOST_gpu017_mlx5_4
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.1.4/31
+nv set interface swp9s0 ipv4 address 10.8.1.4/31
 nv set interface swp9s1 description HOST_gpu018_mlx5_4
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.1.20/31
+nv set interface swp9s1 ipv4 address 10.8.1.20/31
 nv set interface swp10s0 description HOST_gpu019_mlx5_4
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.1.36/31
+nv set interface swp10s0 ipv4 address 10.8.1.36/31
 nv set interface swp10s1 description HOST_gpu020_mlx5_4
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.1.52/31
+nv set interface swp10s1 ipv4 address 10.8.1.52/31
 nv set interface swp11s0 description HOST_gpu021_mlx5_4
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.1.68/31
+nv set interface swp11s0 ipv4 address 10.8.1.68/31
 nv set interface swp11s1 description HOST_gpu022_mlx5_4
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.1.84/31
+nv set interface swp11s1 ipv4 address 10.8.1.84/31
 nv set interface swp12s0 description HOST_gpu023_mlx5_4
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.1.100/31
+nv set interface swp12s0 ipv4 address 10.8.1.100/31
 nv set interface swp12s1 description HOST_gpu024_mlx5_4
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.1.116/31
+nv set interface swp12s1 ipv4 address 10.8.1.116/31
 nv set interface swp13s0 description HOST_gpu025_mlx5_4
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.1.132/31
+nv set interface swp13s0 ipv4 address 10.8.1.132/31
 nv set interface swp13s1 description HOST_gpu026_mlx5_4
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.1.148/31
+nv set interface swp13s1 ipv4 address 10.8.1.148/31
 nv set interface swp14s0 description HOST_gpu027_mlx5_4
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.1.164/31
+nv set interface swp14s0 ipv4 address 10.8.1.164/31
 nv set interface swp14s1 description HOST_gpu028_mlx5_4
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.1.180/31
+nv set interface swp14s1 ipv4 address 10.8.1.180/31
 nv set interface swp15s0 description HOST_gpu029_mlx5_4
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.1.196/31
+nv set interface swp15s0 ipv4 address 10.8.1.196/31
 nv set interface swp15s1 description HOST_gpu030_mlx5_4
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.1.212/31
+nv set interface swp15s1 ipv4 address 10.8.1.212/31
 nv set interface swp16s0 description HOST_gpu031_mlx5_4
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.1.228/31
+nv set interface swp16s0 ipv4 address 10.8.1.228/31
 nv set interface swp16s1 description HOST_gpu032_mlx5_4
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.1.244/31
+nv set interface swp16s1 ipv4 address 10.8.1.244/31
 nv set interface swp17s0 description HOST_gpu033_mlx5_4
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.2.4/31
+nv set interface swp17s0 ipv4 address 10.8.2.4/31
 nv set interface swp17s1 description HOST_gpu034_mlx5_4
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.2.20/31
+nv set interface swp17s1 ipv4 address 10.8.2.20/31
 nv set interface swp18s0 description HOST_gpu035_mlx5_4
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.2.36/31
+nv set interface swp18s0 ipv4 address 10.8.2.36/31
 nv set interface swp18s1 description HOST_gpu036_mlx5_4
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.2.52/31
+nv set interface swp18s1 ipv4 address 10.8.2.52/31
 nv set interface swp19s0 description HOST_gpu037_mlx5_4
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
 nv set interface swp19s0 qos pfc-watchdog state enable
-nv set interface swp19s0 ip address 10.8.2.68/31
+nv set interface swp19s0 ipv4 address 10.8.2.68/31
 nv set interface swp19s1 description HOST_gpu038_mlx5_4
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
 nv set interface swp19s1 qos pfc-watchdog state enable
-nv set interface swp19s1 ip address 10.8.2.84/31
+nv set interface swp19s1 ipv4 address 10.8.2.84/31
 nv set interface swp20s0 description HOST_gpu039_mlx5_4
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
 nv set interface swp20s0 qos pfc-watchdog state enable
-nv set interface swp20s0 ip address 10.8.2.100/31
+nv set interface swp20s0 ipv4 address 10.8.2.100/31
 nv set interface swp20s1 description HOST_gpu040_mlx5_4
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
 nv set interface swp20s1 qos pfc-watchdog state enable
-nv set interface swp20s1 ip address 10.8.2.116/31
+nv set interface swp20s1 ipv4 address 10.8.2.116/31
 nv set interface swp21s0 description HOST_gpu041_mlx5_4
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
 nv set interface swp21s0 qos pfc-watchdog state enable
-nv set interface swp21s0 ip address 10.8.2.132/31
+nv set interface swp21s0 ipv4 address 10.8.2.132/31
 nv set interface swp21s1 description HOST_gpu042_mlx5_4
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
 nv set interface swp21s1 qos pfc-watchdog state enable
-nv set interface swp21s1 ip address 10.8.2.148/31
+nv set interface swp21s1 ipv4 address 10.8.2.148/31
 nv set interface swp22s0 description HOST_gpu043_mlx5_4
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
 nv set interface swp22s0 qos pfc-watchdog state enable
-nv set interface swp22s0 ip address 10.8.2.164/31
+nv set interface swp22s0 ipv4 address 10.8.2.164/31
 nv set interface swp22s1 description HOST_gpu044_mlx5_4
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
 nv set interface swp22s1 qos pfc-watchdog state enable
-nv set interface swp22s1 ip address 10.8.2.180/31
+nv set interface swp22s1 ipv4 address 10.8.2.180/31
 nv set interface swp23s0 description HOST_gpu045_mlx5_4
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
 nv set interface swp23s0 qos pfc-watchdog state enable
-nv set interface swp23s0 ip address 10.8.2.196/31
+nv set interface swp23s0 ipv4 address 10.8.2.196/31
 nv set interface swp23s1 description HOST_gpu046_mlx5_4
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
 nv set interface swp23s1 qos pfc-watchdog state enable
-nv set interface swp23s1 ip address 10.8.2.212/31
+nv set interface swp23s1 ipv4 address 10.8.2.212/31
 nv set interface swp24s0 description HOST_gpu047_mlx5_4
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
 nv set interface swp24s0 qos pfc-watchdog state enable
-nv set interface swp24s0 ip address 10.8.2.228/31
+nv set interface swp24s0 ipv4 address 10.8.2.228/31
 nv set interface swp24s1 description HOST_gpu048_mlx5_4
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
 nv set interface swp24s1 qos pfc-watchdog state enable
-nv set interface swp24s1 ip address 10.8.2.244/31
+nv set interface swp24s1 ipv4 address 10.8.2.244/31
 nv set interface swp25s0 description HOST_gpu049_mlx5_4
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
 nv set interface swp25s0 qos pfc-watchdog state enable
-nv set interface swp25s0 ip address 10.8.3.4/31
+nv set interface swp25s0 ipv4 address 10.8.3.4/31
 nv set interface swp25s1 description HOST_gpu050_mlx5_4
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
 nv set interface swp25s1 qos pfc-watchdog state enable
-nv set interface swp25s1 ip address 10.8.3.20/31
+nv set interface swp25s1 ipv4 address 10.8.3.20/31
 nv set interface swp26s0 description HOST_gpu051_mlx5_4
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
 nv set interface swp26s0 qos pfc-watchdog state enable
-nv set interface swp26s0 ip address 10.8.3.36/31
+nv set interface swp26s0 ipv4 address 10.8.3.36/31
 nv set interface swp26s1 description HOST_gpu052_mlx5_4
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
 nv set interface swp26s1 qos pfc-watchdog state enable
-nv set interface swp26s1 ip address 10.8.3.52/31
+nv set interface swp26s1 ipv4 address 10.8.3.52/31
 nv set interface swp27s0 description HOST_gpu053_mlx5_4
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
 nv set interface swp27s0 qos pfc-watchdog state enable
-nv set interface swp27s0 ip address 10.8.3.68/31
+nv set interface swp27s0 ipv4 address 10.8.3.68/31
 nv set interface swp27s1 description HOST_gpu054_mlx5_4
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
 nv set interface swp27s1 qos pfc-watchdog state enable
-nv set interface swp27s1 ip address 10.8.3.84/31
+nv set interface swp27s1 ipv4 address 10.8.3.84/31
 nv set interface swp28s0 description HOST_gpu055_mlx5_4
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
 nv set interface swp28s0 qos pfc-watchdog state enable
-nv set interface swp28s0 ip address 10.8.3.100/31
+nv set interface swp28s0 ipv4 address 10.8.3.100/31
 nv set interface swp28s1 description HOST_gpu056_mlx5_4
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
 nv set interface swp28s1 qos pfc-watchdog state enable
-nv set interface swp28s1 ip address 10.8.3.116/31
+nv set interface swp28s1 ipv4 address 10.8.3.116/31
 nv set interface swp29s0 description HOST_gpu057_mlx5_4
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
 nv set interface swp29s0 qos pfc-watchdog state enable
-nv set interface swp29s0 ip address 10.8.3.132/31
+nv set interface swp29s0 ipv4 address 10.8.3.132/31
 nv set interface swp29s1 description HOST_gpu058_mlx5_4
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
 nv set interface swp29s1 qos pfc-watchdog state enable
-nv set interface swp29s1 ip address 10.8.3.148/31
+nv set interface swp29s1 ipv4 address 10.8.3.148/31
 nv set interface swp30s0 description HOST_gpu059_mlx5_4
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
 nv set interface swp30s0 qos pfc-watchdog state enable
-nv set interface swp30s0 ip address 10.8.3.164/31
+nv set interface swp30s0 ipv4 address 10.8.3.164/31
 nv set interface swp30s1 description HOST_gpu060_mlx5_4
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
 nv set interface swp30s1 qos pfc-watchdog state enable
-nv set interface swp30s1 ip address 10.8.3.180/31
+nv set interface swp30s1 ipv4 address 10.8.3.180/31
 nv set interface swp31s0 description HOST_gpu061_mlx5_4
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
 nv set interface swp31s0 qos pfc-watchdog state enable
-nv set interface swp31s0 ip address 10.8.3.196/31
+nv set interface swp31s0 ipv4 address 10.8.3.196/31
 nv set interface swp31s1 description HOST_gpu062_mlx5_4
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
 nv set interface swp31s1 qos pfc-watchdog state enable
-nv set interface swp31s1 ip address 10.8.3.212/31
+nv set interface swp31s1 ipv4 address 10.8.3.212/31
 nv set interface swp32s0 description HOST_gpu063_mlx5_4
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
 nv set interface swp32s0 qos pfc-watchdog state enable
-nv set interface swp32s0 ip address 10.8.3.228/31
+nv set interface swp32s0 ipv4 address 10.8.3.228/31
 nv set interface swp32s1 description HOST_gpu064_mlx5_4
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
 nv set interface swp32s1 qos pfc-watchdog state enable
-nv set interface swp32s1 ip address 10.8.3.244/31
+nv set interface swp32s1 ipv4 address 10.8.3.244/31
 nv set interface swp33s0 description P2P_sx-plane1-spine01_swp5s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_sx-plane1-spine01_swp5s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_sx-plane1-spine01_swp6s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_sx-plane1-spine01_swp6s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_sx-plane1-spine02_swp5s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_sx-plane1-spine02_swp5s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_sx-plane1-spine02_swp6s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_sx-plane1-spine02_swp6s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp37s0 description P2P_sx-plane1-spine03_swp5s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
-nv set interface swp37s0 router adaptive-routing enable on
+nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s1 description P2P_sx-plane1-spine03_swp5s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
-nv set interface swp37s1 router adaptive-routing enable on
+nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp38s0 description P2P_sx-plane1-spine03_swp6s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
-nv set interface swp38s0 router adaptive-routing enable on
+nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s1 description P2P_sx-plane1-spine03_swp6s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
-nv set interface swp38s1 router adaptive-routing enable on
+nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp39s0 description P2P_sx-plane1-spine04_swp5s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
-nv set interface swp39s0 router adaptive-routing enable on
+nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s1 description P2P_sx-plane1-spine04_swp5s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
-nv set interface swp39s1 router adaptive-routing enable on
+nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp40s0 description P2P_sx-plane1-spine04_swp6s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
-nv set interface swp40s0 router adaptive-routing enable on
+nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s1 description P2P_sx-plane1-spine04_swp6s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
-nv set interface swp40s1 router adaptive-routing enable on
+nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp41s0 description P2P_sx-plane1-spine05_swp5s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
-nv set interface swp41s0 router adaptive-routing enable on
+nv set interface swp41s0 router adaptive-routing state enabled
 nv set interface swp41s1 description P2P_sx-plane1-spine05_swp5s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
-nv set interface swp41s1 router adaptive-routing enable on
+nv set interface swp41s1 router adaptive-routing state enabled
 nv set interface swp42s0 description P2P_sx-plane1-spine05_swp6s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
-nv set interface swp42s0 router adaptive-routing enable on
+nv set interface swp42s0 router adaptive-routing state enabled
 nv set interface swp42s1 description P2P_sx-plane1-spine05_swp6s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
-nv set interface swp42s1 router adaptive-routing enable on
+nv set interface swp42s1 router adaptive-routing state enabled
 nv set interface swp43s0 description P2P_sx-plane1-spine06_swp5s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
-nv set interface swp43s0 router adaptive-routing enable on
+nv set interface swp43s0 router adaptive-routing state enabled
 nv set interface swp43s1 description P2P_sx-plane1-spine06_swp5s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
-nv set interface swp43s1 router adaptive-routing enable on
+nv set interface swp43s1 router adaptive-routing state enabled
 nv set interface swp44s0 description P2P_sx-plane1-spine06_swp6s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
-nv set interface swp44s0 router adaptive-routing enable on
+nv set interface swp44s0 router adaptive-routing state enabled
 nv set interface swp44s1 description P2P_sx-plane1-spine06_swp6s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
-nv set interface swp44s1 router adaptive-routing enable on
+nv set interface swp44s1 router adaptive-routing state enabled
 nv set interface swp45s0 description P2P_sx-plane1-spine07_swp5s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
-nv set interface swp45s0 router adaptive-routing enable on
+nv set interface swp45s0 router adaptive-routing state enabled
 nv set interface swp45s1 description P2P_sx-plane1-spine07_swp5s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
-nv set interface swp45s1 router adaptive-routing enable on
+nv set interface swp45s1 router adaptive-routing state enabled
 nv set interface swp46s0 description P2P_sx-plane1-spine07_swp6s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
-nv set interface swp46s0 router adaptive-routing enable on
+nv set interface swp46s0 router adaptive-routing state enabled
 nv set interface swp46s1 description P2P_sx-plane1-spine07_swp6s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
-nv set interface swp46s1 router adaptive-routing enable on
+nv set interface swp46s1 router adaptive-routing state enabled
 nv set interface swp47s0 description P2P_sx-plane1-spine08_swp5s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
-nv set interface swp47s0 router adaptive-routing enable on
+nv set interface swp47s0 router adaptive-routing state enabled
 nv set interface swp47s1 description P2P_sx-plane1-spine08_swp5s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
-nv set interface swp47s1 router adaptive-routing enable on
+nv set interface swp47s1 router adaptive-routing state enabled
 nv set interface swp48s0 description P2P_sx-plane1-spine08_swp6s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
-nv set interface swp48s0 router adaptive-routing enable on
+nv set interface swp48s0 router adaptive-routing state enabled
 nv set interface swp48s1 description P2P_sx-plane1-spine08_swp6s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
-nv set interface swp48s1 router adaptive-routing enable on
+nv set interface swp48s1 router adaptive-routing state enabled
 nv set interface swp49s0 description P2P_sx-plane1-spine09_swp5s0
 nv set interface swp49s0 link mtu 9100
 nv set interface swp49s0 type swp
-nv set interface swp49s0 router adaptive-routing enable on
+nv set interface swp49s0 router adaptive-routing state enabled
 nv set interface swp49s1 description P2P_sx-plane1-spine09_swp5s1
 nv set interface swp49s1 link mtu 9100
 nv set interface swp49s1 type swp
-nv set interface swp49s1 router adaptive-routing enable on
+nv set interface swp49s1 router adaptive-routing state enabled
 nv set interface swp50s0 description P2P_sx-plane1-spine09_swp6s0
 nv set interface swp50s0 link mtu 9100
 nv set interface swp50s0 type swp
-nv set interface swp50s0 router adaptive-routing enable on
+nv set interface swp50s0 router adaptive-routing state enabled
 nv set interface swp50s1 description P2P_sx-plane1-spine09_swp6s1
 nv set interface swp50s1 link mtu 9100
 nv set interface swp50s1 type swp
-nv set interface swp50s1 router adaptive-routing enable on
+nv set interface swp50s1 router adaptive-routing state enabled
 nv set interface swp51s0 description P2P_sx-plane1-spine10_swp5s0
 nv set interface swp51s0 link mtu 9100
 nv set interface swp51s0 type swp
-nv set interface swp51s0 router adaptive-routing enable on
+nv set interface swp51s0 router adaptive-routing state enabled
 nv set interface swp51s1 description P2P_sx-plane1-spine10_swp5s1
 nv set interface swp51s1 link mtu 9100
 nv set interface swp51s1 type swp
-nv set interface swp51s1 router adaptive-routing enable on
+nv set interface swp51s1 router adaptive-routing state enabled
 nv set interface swp52s0 description P2P_sx-plane1-spine10_swp6s0
 nv set interface swp52s0 link mtu 9100
 nv set interface swp52s0 type swp
-nv set interface swp52s0 router adaptive-routing enable on
+nv set interface swp52s0 router adaptive-routing state enabled
 nv set interface swp52s1 description P2P_sx-plane1-spine10_swp6s1
 nv set interface swp52s1 link mtu 9100
 nv set interface swp52s1 type swp
-nv set interface swp52s1 router adaptive-routing enable on
+nv set interface swp52s1 router adaptive-routing state enabled
 nv set interface swp53s0 description P2P_sx-plane1-spine11_swp5s0
 nv set interface swp53s0 link mtu 9100
 nv set interface swp53s0 type swp
-nv set interface swp53s0 router adaptive-routing enable on
+nv set interface swp53s0 router adaptive-routing state enabled
 nv set interface swp53s1 description P2P_sx-plane1-spine11_swp5s1
 nv set interface swp53s1 link mtu 9100
 nv set interface swp53s1 type swp
-nv set interface swp53s1 router adaptive-routing enable on
+nv set interface swp53s1 router adaptive-routing state enabled
 nv set interface swp54s0 description P2P_sx-plane1-spine11_swp6s0
 nv set interface swp54s0 link mtu 9100
 nv set interface swp54s0 type swp
-nv set interface swp54s0 router adaptive-routing enable on
+nv set interface swp54s0 router adaptive-routing state enabled
 nv set interface swp54s1 description P2P_sx-plane1-spine11_swp6s1
 nv set interface swp54s1 link mtu 9100
 nv set interface swp54s1 type swp
-nv set interface swp54s1 router adaptive-routing enable on
+nv set interface swp54s1 router adaptive-routing state enabled
 nv set interface swp55s0 description P2P_sx-plane1-spine12_swp5s0
 nv set interface swp55s0 link mtu 9100
 nv set interface swp55s0 type swp
-nv set interface swp55s0 router adaptive-routing enable on
+nv set interface swp55s0 router adaptive-routing state enabled
 nv set interface swp55s1 description P2P_sx-plane1-spine12_swp5s1
 nv set interface swp55s1 link mtu 9100
 nv set interface swp55s1 type swp
-nv set interface swp55s1 router adaptive-routing enable on
+nv set interface swp55s1 router adaptive-routing state enabled
 nv set interface swp56s0 description P2P_sx-plane1-spine12_swp6s0
 nv set interface swp56s0 link mtu 9100
 nv set interface swp56s0 type swp
-nv set interface swp56s0 router adaptive-routing enable on
+nv set interface swp56s0 router adaptive-routing state enabled
 nv set interface swp56s1 description P2P_sx-plane1-spine12_swp6s1
 nv set interface swp56s1 link mtu 9100
 nv set interface swp56s1 type swp
-nv set interface swp56s1 router adaptive-routing enable on
+nv set interface swp56s1 router adaptive-routing state enabled
 nv set interface swp57s0 description P2P_sx-plane1-spine13_swp5s0
 nv set interface swp57s0 link mtu 9100
 nv set interface swp57s0 type swp
-nv set interface swp57s0 router adaptive-routing enable on
+nv set interface swp57s0 router adaptive-routing state enabled
 nv set interface swp57s1 description P2P_sx-plane1-spine13_swp5s1
 nv set interface swp57s1 link mtu 9100
 nv set interface swp57s1 type swp
-nv set interface swp57s1 router adaptive-routing enable on
+nv set interface swp57s1 router adaptive-routing state enabled
 nv set interface swp58s0 description P2P_sx-plane1-spine13_swp6s0
 nv set interface swp58s0 link mtu 9100
 nv set interface swp58s0 type swp
-nv set interface swp58s0 router adaptive-routing enable on
+nv set interface swp58s0 router adaptive-routing state enabled
 nv set interface swp58s1 description P2P_sx-plane1-spine13_swp6s1
 nv set interface swp58s1 link mtu 9100
 nv set interface swp58s1 type swp
-nv set interface swp58s1 router adaptive-routing enable on
+nv set interface swp58s1 router adaptive-routing state enabled
 nv set interface swp59s0 description P2P_sx-plane1-spine14_swp5s0
 nv set interface swp59s0 link mtu 9100
 nv set interface swp59s0 type swp
-nv set interface swp59s0 router adaptive-routing enable on
+nv set interface swp59s0 router adaptive-routing state enabled
 nv set interface swp59s1 description P2P_sx-plane1-spine14_swp5s1
 nv set interface swp59s1 link mtu 9100
 nv set interface swp59s1 type swp
-nv set interface swp59s1 router adaptive-routing enable on
+nv set interface swp59s1 router adaptive-routing state enabled
 nv set interface swp60s0 description P2P_sx-plane1-spine14_swp6s0
 nv set interface swp60s0 link mtu 9100
 nv set interface swp60s0 type swp
-nv set interface swp60s0 router adaptive-routing enable on
+nv set interface swp60s0 router adaptive-routing state enabled
 nv set interface swp60s1 description P2P_sx-plane1-spine14_swp6s1
 nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
-nv set interface swp60s1 router adaptive-routing enable on
+nv set interface swp60s1 router adaptive-routing state enabled
 nv set interface swp61s0 description P2P_sx-plane1-spine15_swp5s0
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
-nv set interface swp61s0 router adaptive-routing enable on
+nv set interface swp61s0 router adaptive-routing state enabled
 nv set interface swp61s1 description P2P_sx-plane1-spine15_swp5s1
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
-nv set interface swp61s1 router adaptive-routing enable on
+nv set interface swp61s1 router adaptive-routing state enabled
 nv set interface swp62s0 description P2P_sx-plane1-spine15_swp6s0
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
-nv set interface swp62s0 router adaptive-routing enable on
+nv set interface swp62s0 router adaptive-routing state enabled
 nv set interface swp62s1 description P2P_sx-plane1-spine15_swp6s1
 nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
-nv set interface swp62s1 router adaptive-routing enable on
+nv set interface swp62s1 router adaptive-routing state enabled
 nv set interface swp63s0 description P2P_sx-plane1-spine16_swp5s0
 nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
-nv set interface swp63s0 router adaptive-routing enable on
+nv set interface swp63s0 router adaptive-routing state enabled
 nv set interface swp63s1 description P2P_sx-plane1-spine16_swp5s1
 nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
-nv set interface swp63s1 router adaptive-routing enable on
+nv set interface swp63s1 router adaptive-routing state enabled
 nv set interface swp64s0 description P2P_sx-plane1-spine16_swp6s0
 nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
-nv set interface swp64s0 router adaptive-routing enable on
+nv set interface swp64s0 router adaptive-routing state enabled
 nv set interface swp64s1 description P2P_sx-plane1-spine16_swp6s1
 nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
-nv set interface swp64s1 router adaptive-routing enable on
-nv set qos roce enable on
+nv set interface swp64s1 router adaptive-routing state enabled
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200010002
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.255.0.3
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.3/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.4/31
@@ -790,9 +794,9 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.196/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.212/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.228/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.244/31
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp33s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp33s0 type unnumbered
 nv set vrf default router bgp neighbor swp33s1 peer-group SPINES

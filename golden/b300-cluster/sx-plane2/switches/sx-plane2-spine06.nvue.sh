@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-spine06
-nv set interface lo ip address 10.255.128.38/32
+nv set interface lo ipv4 address 10.255.128.38/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.40.166/24
-nv set interface eth0 ip gateway 192.168.40.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.40.166/24
+nv set interface eth0 ipv4 gateway 192.168.40.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -140,131 +140,131 @@ nv set interface swp64 type swp
 nv set interface swp1s0 description P2P_sx-plane2-su01-leaf1_swp43s0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
-nv set interface swp1s0 router adaptive-routing enable on
+nv set interface swp1s0 router adaptive-routing state enabled
 nv set interface swp1s1 description P2P_sx-plane2-su01-leaf1_swp43s1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
-nv set interface swp1s1 router adaptive-routing enable on
+nv set interface swp1s1 router adaptive-routing state enabled
 nv set interface swp2s0 description P2P_sx-plane2-su01-leaf1_swp44s0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
-nv set interface swp2s0 router adaptive-routing enable on
+nv set interface swp2s0 router adaptive-routing state enabled
 nv set interface swp2s1 description P2P_sx-plane2-su01-leaf1_swp44s1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
-nv set interface swp2s1 router adaptive-routing enable on
+nv set interface swp2s1 router adaptive-routing state enabled
 nv set interface swp3s0 description P2P_sx-plane2-su01-leaf2_swp43s0
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
-nv set interface swp3s0 router adaptive-routing enable on
+nv set interface swp3s0 router adaptive-routing state enabled
 nv set interface swp3s1 description P2P_sx-plane2-su01-leaf2_swp43s1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
-nv set interface swp3s1 router adaptive-routing enable on
+nv set interface swp3s1 router adaptive-routing state enabled
 nv set interface swp4s0 description P2P_sx-plane2-su01-leaf2_swp44s0
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
-nv set interface swp4s0 router adaptive-routing enable on
+nv set interface swp4s0 router adaptive-routing state enabled
 nv set interface swp4s1 description P2P_sx-plane2-su01-leaf2_swp44s1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
-nv set interface swp4s1 router adaptive-routing enable on
+nv set interface swp4s1 router adaptive-routing state enabled
 nv set interface swp5s0 description P2P_sx-plane2-su01-leaf3_swp43s0
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
-nv set interface swp5s0 router adaptive-routing enable on
+nv set interface swp5s0 router adaptive-routing state enabled
 nv set interface swp5s1 description P2P_sx-plane2-su01-leaf3_swp43s1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
-nv set interface swp5s1 router adaptive-routing enable on
+nv set interface swp5s1 router adaptive-routing state enabled
 nv set interface swp6s0 description P2P_sx-plane2-su01-leaf3_swp44s0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
-nv set interface swp6s0 router adaptive-routing enable on
+nv set interface swp6s0 router adaptive-routing state enabled
 nv set interface swp6s1 description P2P_sx-plane2-su01-leaf3_swp44s1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
-nv set interface swp6s1 router adaptive-routing enable on
+nv set interface swp6s1 router adaptive-routing state enabled
 nv set interface swp7s0 description P2P_sx-plane2-su01-leaf4_swp43s0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
-nv set interface swp7s0 router adaptive-routing enable on
+nv set interface swp7s0 router adaptive-routing state enabled
 nv set interface swp7s1 description P2P_sx-plane2-su01-leaf4_swp43s1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
-nv set interface swp7s1 router adaptive-routing enable on
+nv set interface swp7s1 router adaptive-routing state enabled
 nv set interface swp8s0 description P2P_sx-plane2-su01-leaf4_swp44s0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
-nv set interface swp8s0 router adaptive-routing enable on
+nv set interface swp8s0 router adaptive-routing state enabled
 nv set interface swp8s1 description P2P_sx-plane2-su01-leaf4_swp44s1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
-nv set interface swp8s1 router adaptive-routing enable on
+nv set interface swp8s1 router adaptive-routing state enabled
 nv set interface swp9s0 description P2P_sx-plane2-su01-leaf5_swp43s0
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
-nv set interface swp9s0 router adaptive-routing enable on
+nv set interface swp9s0 router adaptive-routing state enabled
 nv set interface swp9s1 description P2P_sx-plane2-su01-leaf5_swp43s1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
-nv set interface swp9s1 router adaptive-routing enable on
+nv set interface swp9s1 router adaptive-routing state enabled
 nv set interface swp10s0 description P2P_sx-plane2-su01-leaf5_swp44s0
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
-nv set interface swp10s0 router adaptive-routing enable on
+nv set interface swp10s0 router adaptive-routing state enabled
 nv set interface swp10s1 description P2P_sx-plane2-su01-leaf5_swp44s1
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
-nv set interface swp10s1 router adaptive-routing enable on
+nv set interface swp10s1 router adaptive-routing state enabled
 nv set interface swp11s0 description P2P_sx-plane2-su01-leaf6_swp43s0
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
-nv set interface swp11s0 router adaptive-routing enable on
+nv set interface swp11s0 router adaptive-routing state enabled
 nv set interface swp11s1 description P2P_sx-plane2-su01-leaf6_swp43s1
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
-nv set interface swp11s1 router adaptive-routing enable on
+nv set interface swp11s1 router adaptive-routing state enabled
 nv set interface swp12s0 description P2P_sx-plane2-su01-leaf6_swp44s0
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
-nv set interface swp12s0 router adaptive-routing enable on
+nv set interface swp12s0 router adaptive-routing state enabled
 nv set interface swp12s1 description P2P_sx-plane2-su01-leaf6_swp44s1
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
-nv set interface swp12s1 router adaptive-routing enable on
+nv set interface swp12s1 router adaptive-routing state enabled
 nv set interface swp13s0 description P2P_sx-plane2-su01-leaf7_swp43s0
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
-nv set interface swp13s0 router adaptive-routing enable on
+nv set interface swp13s0 router adaptive-routing state enabled
 nv set interface swp13s1 description P2P_sx-plane2-su01-leaf7_swp43s1
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
-nv set interface swp13s1 router adaptive-routing enable on
+nv set interface swp13s1 router adaptive-routing state enabled
 nv set interface swp14s0 description P2P_sx-plane2-su01-leaf7_swp44s0
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
-nv set interface swp14s0 router adaptive-routing enable on
+nv set interface swp14s0 router adaptive-routing state enabled
 nv set interface swp14s1 description P2P_sx-plane2-su01-leaf7_swp44s1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
-nv set interface swp14s1 router adaptive-routing enable on
+nv set interface swp14s1 router adaptive-routing state enabled
 nv set interface swp15s0 description P2P_sx-plane2-su01-leaf8_swp43s0
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
-nv set interface swp15s0 router adaptive-routing enable on
+nv set interface swp15s0 router adaptive-routing state enabled
 nv set interface swp15s1 description P2P_sx-plane2-su01-leaf8_swp43s1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
-nv set interface swp15s1 router adaptive-routing enable on
+nv set interface swp15s1 router adaptive-routing state enabled
 nv set interface swp16s0 description P2P_sx-plane2-su01-leaf8_swp44s0
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
-nv set interface swp16s0 router adaptive-routing enable on
+nv set interface swp16s0 router adaptive-routing state enabled
 nv set interface swp16s1 description P2P_sx-plane2-su01-leaf8_swp44s1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
-nv set interface swp16s1 router adaptive-routing enable on
+nv set interface swp16s1 router adaptive-routing state enabled
 nv set interface swp17s0 link state down
 nv set interface swp17s0 type swp
 nv set interface swp17s1 link state down
@@ -457,22 +457,26 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200002000
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.255.128.38
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.38/32
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
-nv set vrf default router bgp peer-group LEAVES bfd enable on
+nv set vrf default router bgp peer-group LEAVES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES

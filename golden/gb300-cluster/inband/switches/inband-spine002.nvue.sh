@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname inband-spine002
-nv set interface lo ip address 10.252.0.6/32
+nv set interface lo ipv4 address 10.252.0.6/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.62.7/24
-nv set interface eth0 ip gateway 192.168.62.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.62.7/24
+nv set interface eth0 ipv4 gateway 192.168.62.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 4x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 4x
@@ -140,515 +140,515 @@ nv set interface swp64 type swp
 nv set interface swp1s0 description P2P_inband-su001-leaf1_swp49s0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
-nv set interface swp1s0 router adaptive-routing enable on
+nv set interface swp1s0 router adaptive-routing state enabled
 nv set interface swp1s1 description P2P_inband-su001-leaf1_swp49s1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
-nv set interface swp1s1 router adaptive-routing enable on
+nv set interface swp1s1 router adaptive-routing state enabled
 nv set interface swp1s2 description P2P_inband-su001-leaf1_swp49s2
 nv set interface swp1s2 link mtu 9100
 nv set interface swp1s2 type swp
-nv set interface swp1s2 router adaptive-routing enable on
+nv set interface swp1s2 router adaptive-routing state enabled
 nv set interface swp1s3 description P2P_inband-su001-leaf1_swp49s3
 nv set interface swp1s3 link mtu 9100
 nv set interface swp1s3 type swp
-nv set interface swp1s3 router adaptive-routing enable on
+nv set interface swp1s3 router adaptive-routing state enabled
 nv set interface swp2s0 description P2P_inband-su001-leaf1_swp50s0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
-nv set interface swp2s0 router adaptive-routing enable on
+nv set interface swp2s0 router adaptive-routing state enabled
 nv set interface swp2s1 description P2P_inband-su001-leaf1_swp50s1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
-nv set interface swp2s1 router adaptive-routing enable on
+nv set interface swp2s1 router adaptive-routing state enabled
 nv set interface swp2s2 description P2P_inband-su001-leaf1_swp50s2
 nv set interface swp2s2 link mtu 9100
 nv set interface swp2s2 type swp
-nv set interface swp2s2 router adaptive-routing enable on
+nv set interface swp2s2 router adaptive-routing state enabled
 nv set interface swp2s3 description P2P_inband-su001-leaf1_swp50s3
 nv set interface swp2s3 link mtu 9100
 nv set interface swp2s3 type swp
-nv set interface swp2s3 router adaptive-routing enable on
+nv set interface swp2s3 router adaptive-routing state enabled
 nv set interface swp3s0 description P2P_inband-su001-leaf1_swp51s0
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
-nv set interface swp3s0 router adaptive-routing enable on
+nv set interface swp3s0 router adaptive-routing state enabled
 nv set interface swp3s1 description P2P_inband-su001-leaf1_swp51s1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
-nv set interface swp3s1 router adaptive-routing enable on
+nv set interface swp3s1 router adaptive-routing state enabled
 nv set interface swp3s2 description P2P_inband-su001-leaf1_swp51s2
 nv set interface swp3s2 link mtu 9100
 nv set interface swp3s2 type swp
-nv set interface swp3s2 router adaptive-routing enable on
+nv set interface swp3s2 router adaptive-routing state enabled
 nv set interface swp3s3 description P2P_inband-su001-leaf1_swp51s3
 nv set interface swp3s3 link mtu 9100
 nv set interface swp3s3 type swp
-nv set interface swp3s3 router adaptive-routing enable on
+nv set interface swp3s3 router adaptive-routing state enabled
 nv set interface swp4s0 description P2P_inband-su001-leaf1_swp52s0
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
-nv set interface swp4s0 router adaptive-routing enable on
+nv set interface swp4s0 router adaptive-routing state enabled
 nv set interface swp4s1 description P2P_inband-su001-leaf1_swp52s1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
-nv set interface swp4s1 router adaptive-routing enable on
+nv set interface swp4s1 router adaptive-routing state enabled
 nv set interface swp4s2 description P2P_inband-su001-leaf1_swp52s2
 nv set interface swp4s2 link mtu 9100
 nv set interface swp4s2 type swp
-nv set interface swp4s2 router adaptive-routing enable on
+nv set interface swp4s2 router adaptive-routing state enabled
 nv set interface swp4s3 description P2P_inband-su001-leaf1_swp52s3
 nv set interface swp4s3 link mtu 9100
 nv set interface swp4s3 type swp
-nv set interface swp4s3 router adaptive-routing enable on
+nv set interface swp4s3 router adaptive-routing state enabled
 nv set interface swp5s0 description P2P_inband-su001-leaf1_swp53s0
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
-nv set interface swp5s0 router adaptive-routing enable on
+nv set interface swp5s0 router adaptive-routing state enabled
 nv set interface swp5s1 description P2P_inband-su001-leaf1_swp53s1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
-nv set interface swp5s1 router adaptive-routing enable on
+nv set interface swp5s1 router adaptive-routing state enabled
 nv set interface swp5s2 description P2P_inband-su001-leaf1_swp53s2
 nv set interface swp5s2 link mtu 9100
 nv set interface swp5s2 type swp
-nv set interface swp5s2 router adaptive-routing enable on
+nv set interface swp5s2 router adaptive-routing state enabled
 nv set interface swp5s3 description P2P_inband-su001-leaf1_swp53s3
 nv set interface swp5s3 link mtu 9100
 nv set interface swp5s3 type swp
-nv set interface swp5s3 router adaptive-routing enable on
+nv set interface swp5s3 router adaptive-routing state enabled
 nv set interface swp6s0 description P2P_inband-su001-leaf1_swp54s0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
-nv set interface swp6s0 router adaptive-routing enable on
+nv set interface swp6s0 router adaptive-routing state enabled
 nv set interface swp6s1 description P2P_inband-su001-leaf1_swp54s1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
-nv set interface swp6s1 router adaptive-routing enable on
+nv set interface swp6s1 router adaptive-routing state enabled
 nv set interface swp6s2 description P2P_inband-su001-leaf1_swp54s2
 nv set interface swp6s2 link mtu 9100
 nv set interface swp6s2 type swp
-nv set interface swp6s2 router adaptive-routing enable on
+nv set interface swp6s2 router adaptive-routing state enabled
 nv set interface swp6s3 description P2P_inband-su001-leaf1_swp54s3
 nv set interface swp6s3 link mtu 9100
 nv set interface swp6s3 type swp
-nv set interface swp6s3 router adaptive-routing enable on
+nv set interface swp6s3 router adaptive-routing state enabled
 nv set interface swp7s0 description P2P_inband-su001-leaf1_swp55s0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
-nv set interface swp7s0 router adaptive-routing enable on
+nv set interface swp7s0 router adaptive-routing state enabled
 nv set interface swp7s1 description P2P_inband-su001-leaf1_swp55s1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
-nv set interface swp7s1 router adaptive-routing enable on
+nv set interface swp7s1 router adaptive-routing state enabled
 nv set interface swp7s2 description P2P_inband-su001-leaf1_swp55s2
 nv set interface swp7s2 link mtu 9100
 nv set interface swp7s2 type swp
-nv set interface swp7s2 router adaptive-routing enable on
+nv set interface swp7s2 router adaptive-routing state enabled
 nv set interface swp7s3 description P2P_inband-su001-leaf1_swp55s3
 nv set interface swp7s3 link mtu 9100
 nv set interface swp7s3 type swp
-nv set interface swp7s3 router adaptive-routing enable on
+nv set interface swp7s3 router adaptive-routing state enabled
 nv set interface swp8s0 description P2P_inband-su001-leaf1_swp56s0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
-nv set interface swp8s0 router adaptive-routing enable on
+nv set interface swp8s0 router adaptive-routing state enabled
 nv set interface swp8s1 description P2P_inband-su001-leaf1_swp56s1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
-nv set interface swp8s1 router adaptive-routing enable on
+nv set interface swp8s1 router adaptive-routing state enabled
 nv set interface swp8s2 description P2P_inband-su001-leaf1_swp56s2
 nv set interface swp8s2 link mtu 9100
 nv set interface swp8s2 type swp
-nv set interface swp8s2 router adaptive-routing enable on
+nv set interface swp8s2 router adaptive-routing state enabled
 nv set interface swp8s3 description P2P_inband-su001-leaf1_swp56s3
 nv set interface swp8s3 link mtu 9100
 nv set interface swp8s3 type swp
-nv set interface swp8s3 router adaptive-routing enable on
+nv set interface swp8s3 router adaptive-routing state enabled
 nv set interface swp9s0 description P2P_inband-su001-leaf1_swp57s0
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
-nv set interface swp9s0 router adaptive-routing enable on
+nv set interface swp9s0 router adaptive-routing state enabled
 nv set interface swp9s1 description P2P_inband-su001-leaf1_swp57s1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
-nv set interface swp9s1 router adaptive-routing enable on
+nv set interface swp9s1 router adaptive-routing state enabled
 nv set interface swp9s2 description P2P_inband-su001-leaf1_swp57s2
 nv set interface swp9s2 link mtu 9100
 nv set interface swp9s2 type swp
-nv set interface swp9s2 router adaptive-routing enable on
+nv set interface swp9s2 router adaptive-routing state enabled
 nv set interface swp9s3 description P2P_inband-su001-leaf1_swp57s3
 nv set interface swp9s3 link mtu 9100
 nv set interface swp9s3 type swp
-nv set interface swp9s3 router adaptive-routing enable on
+nv set interface swp9s3 router adaptive-routing state enabled
 nv set interface swp10s0 description P2P_inband-su001-leaf1_swp58s0
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
-nv set interface swp10s0 router adaptive-routing enable on
+nv set interface swp10s0 router adaptive-routing state enabled
 nv set interface swp10s1 description P2P_inband-su001-leaf1_swp58s1
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
-nv set interface swp10s1 router adaptive-routing enable on
+nv set interface swp10s1 router adaptive-routing state enabled
 nv set interface swp10s2 description P2P_inband-su001-leaf1_swp58s2
 nv set interface swp10s2 link mtu 9100
 nv set interface swp10s2 type swp
-nv set interface swp10s2 router adaptive-routing enable on
+nv set interface swp10s2 router adaptive-routing state enabled
 nv set interface swp10s3 description P2P_inband-su001-leaf1_swp58s3
 nv set interface swp10s3 link mtu 9100
 nv set interface swp10s3 type swp
-nv set interface swp10s3 router adaptive-routing enable on
+nv set interface swp10s3 router adaptive-routing state enabled
 nv set interface swp11s0 description P2P_inband-su001-leaf1_swp59s0
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
-nv set interface swp11s0 router adaptive-routing enable on
+nv set interface swp11s0 router adaptive-routing state enabled
 nv set interface swp11s1 description P2P_inband-su001-leaf1_swp59s1
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
-nv set interface swp11s1 router adaptive-routing enable on
+nv set interface swp11s1 router adaptive-routing state enabled
 nv set interface swp11s2 description P2P_inband-su001-leaf1_swp59s2
 nv set interface swp11s2 link mtu 9100
 nv set interface swp11s2 type swp
-nv set interface swp11s2 router adaptive-routing enable on
+nv set interface swp11s2 router adaptive-routing state enabled
 nv set interface swp11s3 description P2P_inband-su001-leaf1_swp59s3
 nv set interface swp11s3 link mtu 9100
 nv set interface swp11s3 type swp
-nv set interface swp11s3 router adaptive-routing enable on
+nv set interface swp11s3 router adaptive-routing state enabled
 nv set interface swp12s0 description P2P_inband-su001-leaf1_swp60s0
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
-nv set interface swp12s0 router adaptive-routing enable on
+nv set interface swp12s0 router adaptive-routing state enabled
 nv set interface swp12s1 description P2P_inband-su001-leaf1_swp60s1
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
-nv set interface swp12s1 router adaptive-routing enable on
+nv set interface swp12s1 router adaptive-routing state enabled
 nv set interface swp12s2 description P2P_inband-su001-leaf1_swp60s2
 nv set interface swp12s2 link mtu 9100
 nv set interface swp12s2 type swp
-nv set interface swp12s2 router adaptive-routing enable on
+nv set interface swp12s2 router adaptive-routing state enabled
 nv set interface swp12s3 description P2P_inband-su001-leaf1_swp60s3
 nv set interface swp12s3 link mtu 9100
 nv set interface swp12s3 type swp
-nv set interface swp12s3 router adaptive-routing enable on
+nv set interface swp12s3 router adaptive-routing state enabled
 nv set interface swp13s0 description P2P_inband-su001-leaf1_swp61s0
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
-nv set interface swp13s0 router adaptive-routing enable on
+nv set interface swp13s0 router adaptive-routing state enabled
 nv set interface swp13s1 description P2P_inband-su001-leaf1_swp61s1
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
-nv set interface swp13s1 router adaptive-routing enable on
+nv set interface swp13s1 router adaptive-routing state enabled
 nv set interface swp13s2 description P2P_inband-su001-leaf1_swp61s2
 nv set interface swp13s2 link mtu 9100
 nv set interface swp13s2 type swp
-nv set interface swp13s2 router adaptive-routing enable on
+nv set interface swp13s2 router adaptive-routing state enabled
 nv set interface swp13s3 description P2P_inband-su001-leaf1_swp61s3
 nv set interface swp13s3 link mtu 9100
 nv set interface swp13s3 type swp
-nv set interface swp13s3 router adaptive-routing enable on
+nv set interface swp13s3 router adaptive-routing state enabled
 nv set interface swp14s0 description P2P_inband-su001-leaf1_swp62s0
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
-nv set interface swp14s0 router adaptive-routing enable on
+nv set interface swp14s0 router adaptive-routing state enabled
 nv set interface swp14s1 description P2P_inband-su001-leaf1_swp62s1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
-nv set interface swp14s1 router adaptive-routing enable on
+nv set interface swp14s1 router adaptive-routing state enabled
 nv set interface swp14s2 description P2P_inband-su001-leaf1_swp62s2
 nv set interface swp14s2 link mtu 9100
 nv set interface swp14s2 type swp
-nv set interface swp14s2 router adaptive-routing enable on
+nv set interface swp14s2 router adaptive-routing state enabled
 nv set interface swp14s3 description P2P_inband-su001-leaf1_swp62s3
 nv set interface swp14s3 link mtu 9100
 nv set interface swp14s3 type swp
-nv set interface swp14s3 router adaptive-routing enable on
+nv set interface swp14s3 router adaptive-routing state enabled
 nv set interface swp15s0 description P2P_inband-su001-leaf1_swp63s0
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
-nv set interface swp15s0 router adaptive-routing enable on
+nv set interface swp15s0 router adaptive-routing state enabled
 nv set interface swp15s1 description P2P_inband-su001-leaf1_swp63s1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
-nv set interface swp15s1 router adaptive-routing enable on
+nv set interface swp15s1 router adaptive-routing state enabled
 nv set interface swp15s2 description P2P_inband-su001-leaf1_swp63s2
 nv set interface swp15s2 link mtu 9100
 nv set interface swp15s2 type swp
-nv set interface swp15s2 router adaptive-routing enable on
+nv set interface swp15s2 router adaptive-routing state enabled
 nv set interface swp15s3 description P2P_inband-su001-leaf1_swp63s3
 nv set interface swp15s3 link mtu 9100
 nv set interface swp15s3 type swp
-nv set interface swp15s3 router adaptive-routing enable on
+nv set interface swp15s3 router adaptive-routing state enabled
 nv set interface swp16s0 description P2P_inband-su001-leaf1_swp64s0
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
-nv set interface swp16s0 router adaptive-routing enable on
+nv set interface swp16s0 router adaptive-routing state enabled
 nv set interface swp16s1 description P2P_inband-su001-leaf1_swp64s1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
-nv set interface swp16s1 router adaptive-routing enable on
+nv set interface swp16s1 router adaptive-routing state enabled
 nv set interface swp16s2 description P2P_inband-su001-leaf1_swp64s2
 nv set interface swp16s2 link mtu 9100
 nv set interface swp16s2 type swp
-nv set interface swp16s2 router adaptive-routing enable on
+nv set interface swp16s2 router adaptive-routing state enabled
 nv set interface swp16s3 description P2P_inband-su001-leaf1_swp64s3
 nv set interface swp16s3 link mtu 9100
 nv set interface swp16s3 type swp
-nv set interface swp16s3 router adaptive-routing enable on
+nv set interface swp16s3 router adaptive-routing state enabled
 nv set interface swp17s0 description P2P_inband-su001-leaf2_swp49s0
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
-nv set interface swp17s0 router adaptive-routing enable on
+nv set interface swp17s0 router adaptive-routing state enabled
 nv set interface swp17s1 description P2P_inband-su001-leaf2_swp49s1
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
-nv set interface swp17s1 router adaptive-routing enable on
+nv set interface swp17s1 router adaptive-routing state enabled
 nv set interface swp17s2 description P2P_inband-su001-leaf2_swp49s2
 nv set interface swp17s2 link mtu 9100
 nv set interface swp17s2 type swp
-nv set interface swp17s2 router adaptive-routing enable on
+nv set interface swp17s2 router adaptive-routing state enabled
 nv set interface swp17s3 description P2P_inband-su001-leaf2_swp49s3
 nv set interface swp17s3 link mtu 9100
 nv set interface swp17s3 type swp
-nv set interface swp17s3 router adaptive-routing enable on
+nv set interface swp17s3 router adaptive-routing state enabled
 nv set interface swp18s0 description P2P_inband-su001-leaf2_swp50s0
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
-nv set interface swp18s0 router adaptive-routing enable on
+nv set interface swp18s0 router adaptive-routing state enabled
 nv set interface swp18s1 description P2P_inband-su001-leaf2_swp50s1
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
-nv set interface swp18s1 router adaptive-routing enable on
+nv set interface swp18s1 router adaptive-routing state enabled
 nv set interface swp18s2 description P2P_inband-su001-leaf2_swp50s2
 nv set interface swp18s2 link mtu 9100
 nv set interface swp18s2 type swp
-nv set interface swp18s2 router adaptive-routing enable on
+nv set interface swp18s2 router adaptive-routing state enabled
 nv set interface swp18s3 description P2P_inband-su001-leaf2_swp50s3
 nv set interface swp18s3 link mtu 9100
 nv set interface swp18s3 type swp
-nv set interface swp18s3 router adaptive-routing enable on
+nv set interface swp18s3 router adaptive-routing state enabled
 nv set interface swp19s0 description P2P_inband-su001-leaf2_swp51s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
+nv set interface swp19s0 router adaptive-routing state enabled
 nv set interface swp19s1 description P2P_inband-su001-leaf2_swp51s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
+nv set interface swp19s1 router adaptive-routing state enabled
 nv set interface swp19s2 description P2P_inband-su001-leaf2_swp51s2
 nv set interface swp19s2 link mtu 9100
 nv set interface swp19s2 type swp
-nv set interface swp19s2 router adaptive-routing enable on
+nv set interface swp19s2 router adaptive-routing state enabled
 nv set interface swp19s3 description P2P_inband-su001-leaf2_swp51s3
 nv set interface swp19s3 link mtu 9100
 nv set interface swp19s3 type swp
-nv set interface swp19s3 router adaptive-routing enable on
+nv set interface swp19s3 router adaptive-routing state enabled
 nv set interface swp20s0 description P2P_inband-su001-leaf2_swp52s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
+nv set interface swp20s0 router adaptive-routing state enabled
 nv set interface swp20s1 description P2P_inband-su001-leaf2_swp52s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
+nv set interface swp20s1 router adaptive-routing state enabled
 nv set interface swp20s2 description P2P_inband-su001-leaf2_swp52s2
 nv set interface swp20s2 link mtu 9100
 nv set interface swp20s2 type swp
-nv set interface swp20s2 router adaptive-routing enable on
+nv set interface swp20s2 router adaptive-routing state enabled
 nv set interface swp20s3 description P2P_inband-su001-leaf2_swp52s3
 nv set interface swp20s3 link mtu 9100
 nv set interface swp20s3 type swp
-nv set interface swp20s3 router adaptive-routing enable on
+nv set interface swp20s3 router adaptive-routing state enabled
 nv set interface swp21s0 description P2P_inband-su001-leaf2_swp53s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
+nv set interface swp21s0 router adaptive-routing state enabled
 nv set interface swp21s1 description P2P_inband-su001-leaf2_swp53s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
+nv set interface swp21s1 router adaptive-routing state enabled
 nv set interface swp21s2 description P2P_inband-su001-leaf2_swp53s2
 nv set interface swp21s2 link mtu 9100
 nv set interface swp21s2 type swp
-nv set interface swp21s2 router adaptive-routing enable on
+nv set interface swp21s2 router adaptive-routing state enabled
 nv set interface swp21s3 description P2P_inband-su001-leaf2_swp53s3
 nv set interface swp21s3 link mtu 9100
 nv set interface swp21s3 type swp
-nv set interface swp21s3 router adaptive-routing enable on
+nv set interface swp21s3 router adaptive-routing state enabled
 nv set interface swp22s0 description P2P_inband-su001-leaf2_swp54s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
+nv set interface swp22s0 router adaptive-routing state enabled
 nv set interface swp22s1 description P2P_inband-su001-leaf2_swp54s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
+nv set interface swp22s1 router adaptive-routing state enabled
 nv set interface swp22s2 description P2P_inband-su001-leaf2_swp54s2
 nv set interface swp22s2 link mtu 9100
 nv set interface swp22s2 type swp
-nv set interface swp22s2 router adaptive-routing enable on
+nv set interface swp22s2 router adaptive-routing state enabled
 nv set interface swp22s3 description P2P_inband-su001-leaf2_swp54s3
 nv set interface swp22s3 link mtu 9100
 nv set interface swp22s3 type swp
-nv set interface swp22s3 router adaptive-routing enable on
+nv set interface swp22s3 router adaptive-routing state enabled
 nv set interface swp23s0 description P2P_inband-su001-leaf2_swp55s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
+nv set interface swp23s0 router adaptive-routing state enabled
 nv set interface swp23s1 description P2P_inband-su001-leaf2_swp55s1
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
+nv set interface swp23s1 router adaptive-routing state enabled
 nv set interface swp23s2 description P2P_inband-su001-leaf2_swp55s2
 nv set interface swp23s2 link mtu 9100
 nv set interface swp23s2 type swp
-nv set interface swp23s2 router adaptive-routing enable on
+nv set interface swp23s2 router adaptive-routing state enabled
 nv set interface swp23s3 description P2P_inband-su001-leaf2_swp55s3
 nv set interface swp23s3 link mtu 9100
 nv set interface swp23s3 type swp
-nv set interface swp23s3 router adaptive-routing enable on
+nv set interface swp23s3 router adaptive-routing state enabled
 nv set interface swp24s0 description P2P_inband-su001-leaf2_swp56s0
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
+nv set interface swp24s0 router adaptive-routing state enabled
 nv set interface swp24s1 description P2P_inband-su001-leaf2_swp56s1
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
+nv set interface swp24s1 router adaptive-routing state enabled
 nv set interface swp24s2 description P2P_inband-su001-leaf2_swp56s2
 nv set interface swp24s2 link mtu 9100
 nv set interface swp24s2 type swp
-nv set interface swp24s2 router adaptive-routing enable on
+nv set interface swp24s2 router adaptive-routing state enabled
 nv set interface swp24s3 description P2P_inband-su001-leaf2_swp56s3
 nv set interface swp24s3 link mtu 9100
 nv set interface swp24s3 type swp
-nv set interface swp24s3 router adaptive-routing enable on
+nv set interface swp24s3 router adaptive-routing state enabled
 nv set interface swp25s0 description P2P_inband-su001-leaf2_swp57s0
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s0 router adaptive-routing enable on
+nv set interface swp25s0 router adaptive-routing state enabled
 nv set interface swp25s1 description P2P_inband-su001-leaf2_swp57s1
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s1 router adaptive-routing enable on
+nv set interface swp25s1 router adaptive-routing state enabled
 nv set interface swp25s2 description P2P_inband-su001-leaf2_swp57s2
 nv set interface swp25s2 link mtu 9100
 nv set interface swp25s2 type swp
-nv set interface swp25s2 router adaptive-routing enable on
+nv set interface swp25s2 router adaptive-routing state enabled
 nv set interface swp25s3 description P2P_inband-su001-leaf2_swp57s3
 nv set interface swp25s3 link mtu 9100
 nv set interface swp25s3 type swp
-nv set interface swp25s3 router adaptive-routing enable on
+nv set interface swp25s3 router adaptive-routing state enabled
 nv set interface swp26s0 description P2P_inband-su001-leaf2_swp58s0
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s0 router adaptive-routing enable on
+nv set interface swp26s0 router adaptive-routing state enabled
 nv set interface swp26s1 description P2P_inband-su001-leaf2_swp58s1
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s1 router adaptive-routing enable on
+nv set interface swp26s1 router adaptive-routing state enabled
 nv set interface swp26s2 description P2P_inband-su001-leaf2_swp58s2
 nv set interface swp26s2 link mtu 9100
 nv set interface swp26s2 type swp
-nv set interface swp26s2 router adaptive-routing enable on
+nv set interface swp26s2 router adaptive-routing state enabled
 nv set interface swp26s3 description P2P_inband-su001-leaf2_swp58s3
 nv set interface swp26s3 link mtu 9100
 nv set interface swp26s3 type swp
-nv set interface swp26s3 router adaptive-routing enable on
+nv set interface swp26s3 router adaptive-routing state enabled
 nv set interface swp27s0 description P2P_inband-su001-leaf2_swp59s0
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s0 router adaptive-routing enable on
+nv set interface swp27s0 router adaptive-routing state enabled
 nv set interface swp27s1 description P2P_inband-su001-leaf2_swp59s1
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s1 router adaptive-routing enable on
+nv set interface swp27s1 router adaptive-routing state enabled
 nv set interface swp27s2 description P2P_inband-su001-leaf2_swp59s2
 nv set interface swp27s2 link mtu 9100
 nv set interface swp27s2 type swp
-nv set interface swp27s2 router adaptive-routing enable on
+nv set interface swp27s2 router adaptive-routing state enabled
 nv set interface swp27s3 description P2P_inband-su001-leaf2_swp59s3
 nv set interface swp27s3 link mtu 9100
 nv set interface swp27s3 type swp
-nv set interface swp27s3 router adaptive-routing enable on
+nv set interface swp27s3 router adaptive-routing state enabled
 nv set interface swp28s0 description P2P_inband-su001-leaf2_swp60s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s0 router adaptive-routing enable on
+nv set interface swp28s0 router adaptive-routing state enabled
 nv set interface swp28s1 description P2P_inband-su001-leaf2_swp60s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s1 router adaptive-routing enable on
+nv set interface swp28s1 router adaptive-routing state enabled
 nv set interface swp28s2 description P2P_inband-su001-leaf2_swp60s2
 nv set interface swp28s2 link mtu 9100
 nv set interface swp28s2 type swp
-nv set interface swp28s2 router adaptive-routing enable on
+nv set interface swp28s2 router adaptive-routing state enabled
 nv set interface swp28s3 description P2P_inband-su001-leaf2_swp60s3
 nv set interface swp28s3 link mtu 9100
 nv set interface swp28s3 type swp
-nv set interface swp28s3 router adaptive-routing enable on
+nv set interface swp28s3 router adaptive-routing state enabled
 nv set interface swp29s0 description P2P_inband-su001-leaf2_swp61s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s0 router adaptive-routing enable on
+nv set interface swp29s0 router adaptive-routing state enabled
 nv set interface swp29s1 description P2P_inband-su001-leaf2_swp61s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s1 router adaptive-routing enable on
+nv set interface swp29s1 router adaptive-routing state enabled
 nv set interface swp29s2 description P2P_inband-su001-leaf2_swp61s2
 nv set interface swp29s2 link mtu 9100
 nv set interface swp29s2 type swp
-nv set interface swp29s2 router adaptive-routing enable on
+nv set interface swp29s2 router adaptive-routing state enabled
 nv set interface swp29s3 description P2P_inband-su001-leaf2_swp61s3
 nv set interface swp29s3 link mtu 9100
 nv set interface swp29s3 type swp
-nv set interface swp29s3 router adaptive-routing enable on
+nv set interface swp29s3 router adaptive-routing state enabled
 nv set interface swp30s0 description P2P_inband-su001-leaf2_swp62s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s0 router adaptive-routing enable on
+nv set interface swp30s0 router adaptive-routing state enabled
 nv set interface swp30s1 description P2P_inband-su001-leaf2_swp62s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s1 router adaptive-routing enable on
+nv set interface swp30s1 router adaptive-routing state enabled
 nv set interface swp30s2 description P2P_inband-su001-leaf2_swp62s2
 nv set interface swp30s2 link mtu 9100
 nv set interface swp30s2 type swp
-nv set interface swp30s2 router adaptive-routing enable on
+nv set interface swp30s2 router adaptive-routing state enabled
 nv set interface swp30s3 description P2P_inband-su001-leaf2_swp62s3
 nv set interface swp30s3 link mtu 9100
 nv set interface swp30s3 type swp
-nv set interface swp30s3 router adaptive-routing enable on
+nv set interface swp30s3 router adaptive-routing state enabled
 nv set interface swp31s0 description P2P_inband-su001-leaf2_swp63s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s0 router adaptive-routing enable on
+nv set interface swp31s0 router adaptive-routing state enabled
 nv set interface swp31s1 description P2P_inband-su001-leaf2_swp63s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s1 router adaptive-routing enable on
+nv set interface swp31s1 router adaptive-routing state enabled
 nv set interface swp31s2 description P2P_inband-su001-leaf2_swp63s2
 nv set interface swp31s2 link mtu 9100
 nv set interface swp31s2 type swp
-nv set interface swp31s2 router adaptive-routing enable on
+nv set interface swp31s2 router adaptive-routing state enabled
 nv set interface swp31s3 description P2P_inband-su001-leaf2_swp63s3
 nv set interface swp31s3 link mtu 9100
 nv set interface swp31s3 type swp
-nv set interface swp31s3 router adaptive-routing enable on
+nv set interface swp31s3 router adaptive-routing state enabled
 nv set interface swp32s0 description P2P_inband-su001-leaf2_swp64s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s0 router adaptive-routing enable on
+nv set interface swp32s0 router adaptive-routing state enabled
 nv set interface swp32s1 description P2P_inband-su001-leaf2_swp64s1
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s1 router adaptive-routing enable on
+nv set interface swp32s1 router adaptive-routing state enabled
 nv set interface swp32s2 description P2P_inband-su001-leaf2_swp64s2
 nv set interface swp32s2 link mtu 9100
 nv set interface swp32s2 type swp
-nv set interface swp32s2 router adaptive-routing enable on
+nv set interface swp32s2 router adaptive-routing state enabled
 nv set interface swp32s3 description P2P_inband-su001-leaf2_swp64s3
 nv set interface swp32s3 link mtu 9100
 nv set interface swp32s3 type swp
-nv set interface swp32s3 router adaptive-routing enable on
+nv set interface swp32s3 router adaptive-routing state enabled
 nv set interface swp33s0 link state down
 nv set interface swp33s0 type swp
 nv set interface swp33s1 link state down
@@ -905,22 +905,26 @@ nv set interface swp64s2 link state down
 nv set interface swp64s2 type swp
 nv set interface swp64s3 link state down
 nv set interface swp64s3 type swp
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200003000
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.252.0.6
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 256
 nv set vrf default router bgp address-family ipv4-unicast network 10.252.0.6/32
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
-nv set vrf default router bgp peer-group LEAVES bfd enable on
+nv set vrf default router bgp peer-group LEAVES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname inband-su001-leaf2
-nv set interface lo ip address 10.252.0.2/32
+nv set interface lo ipv4 address 10.252.0.2/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.62.3/24
-nv set interface eth0 ip gateway 192.168.62.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.62.3/24
+nv set interface eth0 ipv4 gateway 192.168.62.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 4x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 4x
@@ -612,536 +612,540 @@ nv set interface swp32s3 type swp
 nv set interface swp33s0 description P2P_inband-spine001_swp17s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_inband-spine001_swp17s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp33s2 description P2P_inband-spine001_swp17s2
 nv set interface swp33s2 link mtu 9100
 nv set interface swp33s2 type swp
-nv set interface swp33s2 router adaptive-routing enable on
+nv set interface swp33s2 router adaptive-routing state enabled
 nv set interface swp33s3 description P2P_inband-spine001_swp17s3
 nv set interface swp33s3 link mtu 9100
 nv set interface swp33s3 type swp
-nv set interface swp33s3 router adaptive-routing enable on
+nv set interface swp33s3 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_inband-spine001_swp18s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_inband-spine001_swp18s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp34s2 description P2P_inband-spine001_swp18s2
 nv set interface swp34s2 link mtu 9100
 nv set interface swp34s2 type swp
-nv set interface swp34s2 router adaptive-routing enable on
+nv set interface swp34s2 router adaptive-routing state enabled
 nv set interface swp34s3 description P2P_inband-spine001_swp18s3
 nv set interface swp34s3 link mtu 9100
 nv set interface swp34s3 type swp
-nv set interface swp34s3 router adaptive-routing enable on
+nv set interface swp34s3 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_inband-spine001_swp19s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_inband-spine001_swp19s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp35s2 description P2P_inband-spine001_swp19s2
 nv set interface swp35s2 link mtu 9100
 nv set interface swp35s2 type swp
-nv set interface swp35s2 router adaptive-routing enable on
+nv set interface swp35s2 router adaptive-routing state enabled
 nv set interface swp35s3 description P2P_inband-spine001_swp19s3
 nv set interface swp35s3 link mtu 9100
 nv set interface swp35s3 type swp
-nv set interface swp35s3 router adaptive-routing enable on
+nv set interface swp35s3 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_inband-spine001_swp20s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_inband-spine001_swp20s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp36s2 description P2P_inband-spine001_swp20s2
 nv set interface swp36s2 link mtu 9100
 nv set interface swp36s2 type swp
-nv set interface swp36s2 router adaptive-routing enable on
+nv set interface swp36s2 router adaptive-routing state enabled
 nv set interface swp36s3 description P2P_inband-spine001_swp20s3
 nv set interface swp36s3 link mtu 9100
 nv set interface swp36s3 type swp
-nv set interface swp36s3 router adaptive-routing enable on
+nv set interface swp36s3 router adaptive-routing state enabled
 nv set interface swp37s0 description P2P_inband-spine001_swp21s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
-nv set interface swp37s0 router adaptive-routing enable on
+nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s1 description P2P_inband-spine001_swp21s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
-nv set interface swp37s1 router adaptive-routing enable on
+nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp37s2 description P2P_inband-spine001_swp21s2
 nv set interface swp37s2 link mtu 9100
 nv set interface swp37s2 type swp
-nv set interface swp37s2 router adaptive-routing enable on
+nv set interface swp37s2 router adaptive-routing state enabled
 nv set interface swp37s3 description P2P_inband-spine001_swp21s3
 nv set interface swp37s3 link mtu 9100
 nv set interface swp37s3 type swp
-nv set interface swp37s3 router adaptive-routing enable on
+nv set interface swp37s3 router adaptive-routing state enabled
 nv set interface swp38s0 description P2P_inband-spine001_swp22s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
-nv set interface swp38s0 router adaptive-routing enable on
+nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s1 description P2P_inband-spine001_swp22s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
-nv set interface swp38s1 router adaptive-routing enable on
+nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp38s2 description P2P_inband-spine001_swp22s2
 nv set interface swp38s2 link mtu 9100
 nv set interface swp38s2 type swp
-nv set interface swp38s2 router adaptive-routing enable on
+nv set interface swp38s2 router adaptive-routing state enabled
 nv set interface swp38s3 description P2P_inband-spine001_swp22s3
 nv set interface swp38s3 link mtu 9100
 nv set interface swp38s3 type swp
-nv set interface swp38s3 router adaptive-routing enable on
+nv set interface swp38s3 router adaptive-routing state enabled
 nv set interface swp39s0 description P2P_inband-spine001_swp23s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
-nv set interface swp39s0 router adaptive-routing enable on
+nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s1 description P2P_inband-spine001_swp23s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
-nv set interface swp39s1 router adaptive-routing enable on
+nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp39s2 description P2P_inband-spine001_swp23s2
 nv set interface swp39s2 link mtu 9100
 nv set interface swp39s2 type swp
-nv set interface swp39s2 router adaptive-routing enable on
+nv set interface swp39s2 router adaptive-routing state enabled
 nv set interface swp39s3 description P2P_inband-spine001_swp23s3
 nv set interface swp39s3 link mtu 9100
 nv set interface swp39s3 type swp
-nv set interface swp39s3 router adaptive-routing enable on
+nv set interface swp39s3 router adaptive-routing state enabled
 nv set interface swp40s0 description P2P_inband-spine001_swp24s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
-nv set interface swp40s0 router adaptive-routing enable on
+nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s1 description P2P_inband-spine001_swp24s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
-nv set interface swp40s1 router adaptive-routing enable on
+nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp40s2 description P2P_inband-spine001_swp24s2
 nv set interface swp40s2 link mtu 9100
 nv set interface swp40s2 type swp
-nv set interface swp40s2 router adaptive-routing enable on
+nv set interface swp40s2 router adaptive-routing state enabled
 nv set interface swp40s3 description P2P_inband-spine001_swp24s3
 nv set interface swp40s3 link mtu 9100
 nv set interface swp40s3 type swp
-nv set interface swp40s3 router adaptive-routing enable on
+nv set interface swp40s3 router adaptive-routing state enabled
 nv set interface swp41s0 description P2P_inband-spine001_swp25s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
-nv set interface swp41s0 router adaptive-routing enable on
+nv set interface swp41s0 router adaptive-routing state enabled
 nv set interface swp41s1 description P2P_inband-spine001_swp25s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
-nv set interface swp41s1 router adaptive-routing enable on
+nv set interface swp41s1 router adaptive-routing state enabled
 nv set interface swp41s2 description P2P_inband-spine001_swp25s2
 nv set interface swp41s2 link mtu 9100
 nv set interface swp41s2 type swp
-nv set interface swp41s2 router adaptive-routing enable on
+nv set interface swp41s2 router adaptive-routing state enabled
 nv set interface swp41s3 description P2P_inband-spine001_swp25s3
 nv set interface swp41s3 link mtu 9100
 nv set interface swp41s3 type swp
-nv set interface swp41s3 router adaptive-routing enable on
+nv set interface swp41s3 router adaptive-routing state enabled
 nv set interface swp42s0 description P2P_inband-spine001_swp26s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
-nv set interface swp42s0 router adaptive-routing enable on
+nv set interface swp42s0 router adaptive-routing state enabled
 nv set interface swp42s1 description P2P_inband-spine001_swp26s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
-nv set interface swp42s1 router adaptive-routing enable on
+nv set interface swp42s1 router adaptive-routing state enabled
 nv set interface swp42s2 description P2P_inband-spine001_swp26s2
 nv set interface swp42s2 link mtu 9100
 nv set interface swp42s2 type swp
-nv set interface swp42s2 router adaptive-routing enable on
+nv set interface swp42s2 router adaptive-routing state enabled
 nv set interface swp42s3 description P2P_inband-spine001_swp26s3
 nv set interface swp42s3 link mtu 9100
 nv set interface swp42s3 type swp
-nv set interface swp42s3 router adaptive-routing enable on
+nv set interface swp42s3 router adaptive-routing state enabled
 nv set interface swp43s0 description P2P_inband-spine001_swp27s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
-nv set interface swp43s0 router adaptive-routing enable on
+nv set interface swp43s0 router adaptive-routing state enabled
 nv set interface swp43s1 description P2P_inband-spine001_swp27s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
-nv set interface swp43s1 router adaptive-routing enable on
+nv set interface swp43s1 router adaptive-routing state enabled
 nv set interface swp43s2 description P2P_inband-spine001_swp27s2
 nv set interface swp43s2 link mtu 9100
 nv set interface swp43s2 type swp
-nv set interface swp43s2 router adaptive-routing enable on
+nv set interface swp43s2 router adaptive-routing state enabled
 nv set interface swp43s3 description P2P_inband-spine001_swp27s3
 nv set interface swp43s3 link mtu 9100
 nv set interface swp43s3 type swp
-nv set interface swp43s3 router adaptive-routing enable on
+nv set interface swp43s3 router adaptive-routing state enabled
 nv set interface swp44s0 description P2P_inband-spine001_swp28s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
-nv set interface swp44s0 router adaptive-routing enable on
+nv set interface swp44s0 router adaptive-routing state enabled
 nv set interface swp44s1 description P2P_inband-spine001_swp28s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
-nv set interface swp44s1 router adaptive-routing enable on
+nv set interface swp44s1 router adaptive-routing state enabled
 nv set interface swp44s2 description P2P_inband-spine001_swp28s2
 nv set interface swp44s2 link mtu 9100
 nv set interface swp44s2 type swp
-nv set interface swp44s2 router adaptive-routing enable on
+nv set interface swp44s2 router adaptive-routing state enabled
 nv set interface swp44s3 description P2P_inband-spine001_swp28s3
 nv set interface swp44s3 link mtu 9100
 nv set interface swp44s3 type swp
-nv set interface swp44s3 router adaptive-routing enable on
+nv set interface swp44s3 router adaptive-routing state enabled
 nv set interface swp45s0 description P2P_inband-spine001_swp29s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
-nv set interface swp45s0 router adaptive-routing enable on
+nv set interface swp45s0 router adaptive-routing state enabled
 nv set interface swp45s1 description P2P_inband-spine001_swp29s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
-nv set interface swp45s1 router adaptive-routing enable on
+nv set interface swp45s1 router adaptive-routing state enabled
 nv set interface swp45s2 description P2P_inband-spine001_swp29s2
 nv set interface swp45s2 link mtu 9100
 nv set interface swp45s2 type swp
-nv set interface swp45s2 router adaptive-routing enable on
+nv set interface swp45s2 router adaptive-routing state enabled
 nv set interface swp45s3 description P2P_inband-spine001_swp29s3
 nv set interface swp45s3 link mtu 9100
 nv set interface swp45s3 type swp
-nv set interface swp45s3 router adaptive-routing enable on
+nv set interface swp45s3 router adaptive-routing state enabled
 nv set interface swp46s0 description P2P_inband-spine001_swp30s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
-nv set interface swp46s0 router adaptive-routing enable on
+nv set interface swp46s0 router adaptive-routing state enabled
 nv set interface swp46s1 description P2P_inband-spine001_swp30s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
-nv set interface swp46s1 router adaptive-routing enable on
+nv set interface swp46s1 router adaptive-routing state enabled
 nv set interface swp46s2 description P2P_inband-spine001_swp30s2
 nv set interface swp46s2 link mtu 9100
 nv set interface swp46s2 type swp
-nv set interface swp46s2 router adaptive-routing enable on
+nv set interface swp46s2 router adaptive-routing state enabled
 nv set interface swp46s3 description P2P_inband-spine001_swp30s3
 nv set interface swp46s3 link mtu 9100
 nv set interface swp46s3 type swp
-nv set interface swp46s3 router adaptive-routing enable on
+nv set interface swp46s3 router adaptive-routing state enabled
 nv set interface swp47s0 description P2P_inband-spine001_swp31s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
-nv set interface swp47s0 router adaptive-routing enable on
+nv set interface swp47s0 router adaptive-routing state enabled
 nv set interface swp47s1 description P2P_inband-spine001_swp31s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
-nv set interface swp47s1 router adaptive-routing enable on
+nv set interface swp47s1 router adaptive-routing state enabled
 nv set interface swp47s2 description P2P_inband-spine001_swp31s2
 nv set interface swp47s2 link mtu 9100
 nv set interface swp47s2 type swp
-nv set interface swp47s2 router adaptive-routing enable on
+nv set interface swp47s2 router adaptive-routing state enabled
 nv set interface swp47s3 description P2P_inband-spine001_swp31s3
 nv set interface swp47s3 link mtu 9100
 nv set interface swp47s3 type swp
-nv set interface swp47s3 router adaptive-routing enable on
+nv set interface swp47s3 router adaptive-routing state enabled
 nv set interface swp48s0 description P2P_inband-spine001_swp32s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
-nv set interface swp48s0 router adaptive-routing enable on
+nv set interface swp48s0 router adaptive-routing state enabled
 nv set interface swp48s1 description P2P_inband-spine001_swp32s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
-nv set interface swp48s1 router adaptive-routing enable on
+nv set interface swp48s1 router adaptive-routing state enabled
 nv set interface swp48s2 description P2P_inband-spine001_swp32s2
 nv set interface swp48s2 link mtu 9100
 nv set interface swp48s2 type swp
-nv set interface swp48s2 router adaptive-routing enable on
+nv set interface swp48s2 router adaptive-routing state enabled
 nv set interface swp48s3 description P2P_inband-spine001_swp32s3
 nv set interface swp48s3 link mtu 9100
 nv set interface swp48s3 type swp
-nv set interface swp48s3 router adaptive-routing enable on
+nv set interface swp48s3 router adaptive-routing state enabled
 nv set interface swp49s0 description P2P_inband-spine002_swp17s0
 nv set interface swp49s0 link mtu 9100
 nv set interface swp49s0 type swp
-nv set interface swp49s0 router adaptive-routing enable on
+nv set interface swp49s0 router adaptive-routing state enabled
 nv set interface swp49s1 description P2P_inband-spine002_swp17s1
 nv set interface swp49s1 link mtu 9100
 nv set interface swp49s1 type swp
-nv set interface swp49s1 router adaptive-routing enable on
+nv set interface swp49s1 router adaptive-routing state enabled
 nv set interface swp49s2 description P2P_inband-spine002_swp17s2
 nv set interface swp49s2 link mtu 9100
 nv set interface swp49s2 type swp
-nv set interface swp49s2 router adaptive-routing enable on
+nv set interface swp49s2 router adaptive-routing state enabled
 nv set interface swp49s3 description P2P_inband-spine002_swp17s3
 nv set interface swp49s3 link mtu 9100
 nv set interface swp49s3 type swp
-nv set interface swp49s3 router adaptive-routing enable on
+nv set interface swp49s3 router adaptive-routing state enabled
 nv set interface swp50s0 description P2P_inband-spine002_swp18s0
 nv set interface swp50s0 link mtu 9100
 nv set interface swp50s0 type swp
-nv set interface swp50s0 router adaptive-routing enable on
+nv set interface swp50s0 router adaptive-routing state enabled
 nv set interface swp50s1 description P2P_inband-spine002_swp18s1
 nv set interface swp50s1 link mtu 9100
 nv set interface swp50s1 type swp
-nv set interface swp50s1 router adaptive-routing enable on
+nv set interface swp50s1 router adaptive-routing state enabled
 nv set interface swp50s2 description P2P_inband-spine002_swp18s2
 nv set interface swp50s2 link mtu 9100
 nv set interface swp50s2 type swp
-nv set interface swp50s2 router adaptive-routing enable on
+nv set interface swp50s2 router adaptive-routing state enabled
 nv set interface swp50s3 description P2P_inband-spine002_swp18s3
 nv set interface swp50s3 link mtu 9100
 nv set interface swp50s3 type swp
-nv set interface swp50s3 router adaptive-routing enable on
+nv set interface swp50s3 router adaptive-routing state enabled
 nv set interface swp51s0 description P2P_inband-spine002_swp19s0
 nv set interface swp51s0 link mtu 9100
 nv set interface swp51s0 type swp
-nv set interface swp51s0 router adaptive-routing enable on
+nv set interface swp51s0 router adaptive-routing state enabled
 nv set interface swp51s1 description P2P_inband-spine002_swp19s1
 nv set interface swp51s1 link mtu 9100
 nv set interface swp51s1 type swp
-nv set interface swp51s1 router adaptive-routing enable on
+nv set interface swp51s1 router adaptive-routing state enabled
 nv set interface swp51s2 description P2P_inband-spine002_swp19s2
 nv set interface swp51s2 link mtu 9100
 nv set interface swp51s2 type swp
-nv set interface swp51s2 router adaptive-routing enable on
+nv set interface swp51s2 router adaptive-routing state enabled
 nv set interface swp51s3 description P2P_inband-spine002_swp19s3
 nv set interface swp51s3 link mtu 9100
 nv set interface swp51s3 type swp
-nv set interface swp51s3 router adaptive-routing enable on
+nv set interface swp51s3 router adaptive-routing state enabled
 nv set interface swp52s0 description P2P_inband-spine002_swp20s0
 nv set interface swp52s0 link mtu 9100
 nv set interface swp52s0 type swp
-nv set interface swp52s0 router adaptive-routing enable on
+nv set interface swp52s0 router adaptive-routing state enabled
 nv set interface swp52s1 description P2P_inband-spine002_swp20s1
 nv set interface swp52s1 link mtu 9100
 nv set interface swp52s1 type swp
-nv set interface swp52s1 router adaptive-routing enable on
+nv set interface swp52s1 router adaptive-routing state enabled
 nv set interface swp52s2 description P2P_inband-spine002_swp20s2
 nv set interface swp52s2 link mtu 9100
 nv set interface swp52s2 type swp
-nv set interface swp52s2 router adaptive-routing enable on
+nv set interface swp52s2 router adaptive-routing state enabled
 nv set interface swp52s3 description P2P_inband-spine002_swp20s3
 nv set interface swp52s3 link mtu 9100
 nv set interface swp52s3 type swp
-nv set interface swp52s3 router adaptive-routing enable on
+nv set interface swp52s3 router adaptive-routing state enabled
 nv set interface swp53s0 description P2P_inband-spine002_swp21s0
 nv set interface swp53s0 link mtu 9100
 nv set interface swp53s0 type swp
-nv set interface swp53s0 router adaptive-routing enable on
+nv set interface swp53s0 router adaptive-routing state enabled
 nv set interface swp53s1 description P2P_inband-spine002_swp21s1
 nv set interface swp53s1 link mtu 9100
 nv set interface swp53s1 type swp
-nv set interface swp53s1 router adaptive-routing enable on
+nv set interface swp53s1 router adaptive-routing state enabled
 nv set interface swp53s2 description P2P_inband-spine002_swp21s2
 nv set interface swp53s2 link mtu 9100
 nv set interface swp53s2 type swp
-nv set interface swp53s2 router adaptive-routing enable on
+nv set interface swp53s2 router adaptive-routing state enabled
 nv set interface swp53s3 description P2P_inband-spine002_swp21s3
 nv set interface swp53s3 link mtu 9100
 nv set interface swp53s3 type swp
-nv set interface swp53s3 router adaptive-routing enable on
+nv set interface swp53s3 router adaptive-routing state enabled
 nv set interface swp54s0 description P2P_inband-spine002_swp22s0
 nv set interface swp54s0 link mtu 9100
 nv set interface swp54s0 type swp
-nv set interface swp54s0 router adaptive-routing enable on
+nv set interface swp54s0 router adaptive-routing state enabled
 nv set interface swp54s1 description P2P_inband-spine002_swp22s1
 nv set interface swp54s1 link mtu 9100
 nv set interface swp54s1 type swp
-nv set interface swp54s1 router adaptive-routing enable on
+nv set interface swp54s1 router adaptive-routing state enabled
 nv set interface swp54s2 description P2P_inband-spine002_swp22s2
 nv set interface swp54s2 link mtu 9100
 nv set interface swp54s2 type swp
-nv set interface swp54s2 router adaptive-routing enable on
+nv set interface swp54s2 router adaptive-routing state enabled
 nv set interface swp54s3 description P2P_inband-spine002_swp22s3
 nv set interface swp54s3 link mtu 9100
 nv set interface swp54s3 type swp
-nv set interface swp54s3 router adaptive-routing enable on
+nv set interface swp54s3 router adaptive-routing state enabled
 nv set interface swp55s0 description P2P_inband-spine002_swp23s0
 nv set interface swp55s0 link mtu 9100
 nv set interface swp55s0 type swp
-nv set interface swp55s0 router adaptive-routing enable on
+nv set interface swp55s0 router adaptive-routing state enabled
 nv set interface swp55s1 description P2P_inband-spine002_swp23s1
 nv set interface swp55s1 link mtu 9100
 nv set interface swp55s1 type swp
-nv set interface swp55s1 router adaptive-routing enable on
+nv set interface swp55s1 router adaptive-routing state enabled
 nv set interface swp55s2 description P2P_inband-spine002_swp23s2
 nv set interface swp55s2 link mtu 9100
 nv set interface swp55s2 type swp
-nv set interface swp55s2 router adaptive-routing enable on
+nv set interface swp55s2 router adaptive-routing state enabled
 nv set interface swp55s3 description P2P_inband-spine002_swp23s3
 nv set interface swp55s3 link mtu 9100
 nv set interface swp55s3 type swp
-nv set interface swp55s3 router adaptive-routing enable on
+nv set interface swp55s3 router adaptive-routing state enabled
 nv set interface swp56s0 description P2P_inband-spine002_swp24s0
 nv set interface swp56s0 link mtu 9100
 nv set interface swp56s0 type swp
-nv set interface swp56s0 router adaptive-routing enable on
+nv set interface swp56s0 router adaptive-routing state enabled
 nv set interface swp56s1 description P2P_inband-spine002_swp24s1
 nv set interface swp56s1 link mtu 9100
 nv set interface swp56s1 type swp
-nv set interface swp56s1 router adaptive-routing enable on
+nv set interface swp56s1 router adaptive-routing state enabled
 nv set interface swp56s2 description P2P_inband-spine002_swp24s2
 nv set interface swp56s2 link mtu 9100
 nv set interface swp56s2 type swp
-nv set interface swp56s2 router adaptive-routing enable on
+nv set interface swp56s2 router adaptive-routing state enabled
 nv set interface swp56s3 description P2P_inband-spine002_swp24s3
 nv set interface swp56s3 link mtu 9100
 nv set interface swp56s3 type swp
-nv set interface swp56s3 router adaptive-routing enable on
+nv set interface swp56s3 router adaptive-routing state enabled
 nv set interface swp57s0 description P2P_inband-spine002_swp25s0
 nv set interface swp57s0 link mtu 9100
 nv set interface swp57s0 type swp
-nv set interface swp57s0 router adaptive-routing enable on
+nv set interface swp57s0 router adaptive-routing state enabled
 nv set interface swp57s1 description P2P_inband-spine002_swp25s1
 nv set interface swp57s1 link mtu 9100
 nv set interface swp57s1 type swp
-nv set interface swp57s1 router adaptive-routing enable on
+nv set interface swp57s1 router adaptive-routing state enabled
 nv set interface swp57s2 description P2P_inband-spine002_swp25s2
 nv set interface swp57s2 link mtu 9100
 nv set interface swp57s2 type swp
-nv set interface swp57s2 router adaptive-routing enable on
+nv set interface swp57s2 router adaptive-routing state enabled
 nv set interface swp57s3 description P2P_inband-spine002_swp25s3
 nv set interface swp57s3 link mtu 9100
 nv set interface swp57s3 type swp
-nv set interface swp57s3 router adaptive-routing enable on
+nv set interface swp57s3 router adaptive-routing state enabled
 nv set interface swp58s0 description P2P_inband-spine002_swp26s0
 nv set interface swp58s0 link mtu 9100
 nv set interface swp58s0 type swp
-nv set interface swp58s0 router adaptive-routing enable on
+nv set interface swp58s0 router adaptive-routing state enabled
 nv set interface swp58s1 description P2P_inband-spine002_swp26s1
 nv set interface swp58s1 link mtu 9100
 nv set interface swp58s1 type swp
-nv set interface swp58s1 router adaptive-routing enable on
+nv set interface swp58s1 router adaptive-routing state enabled
 nv set interface swp58s2 description P2P_inband-spine002_swp26s2
 nv set interface swp58s2 link mtu 9100
 nv set interface swp58s2 type swp
-nv set interface swp58s2 router adaptive-routing enable on
+nv set interface swp58s2 router adaptive-routing state enabled
 nv set interface swp58s3 description P2P_inband-spine002_swp26s3
 nv set interface swp58s3 link mtu 9100
 nv set interface swp58s3 type swp
-nv set interface swp58s3 router adaptive-routing enable on
+nv set interface swp58s3 router adaptive-routing state enabled
 nv set interface swp59s0 description P2P_inband-spine002_swp27s0
 nv set interface swp59s0 link mtu 9100
 nv set interface swp59s0 type swp
-nv set interface swp59s0 router adaptive-routing enable on
+nv set interface swp59s0 router adaptive-routing state enabled
 nv set interface swp59s1 description P2P_inband-spine002_swp27s1
 nv set interface swp59s1 link mtu 9100
 nv set interface swp59s1 type swp
-nv set interface swp59s1 router adaptive-routing enable on
+nv set interface swp59s1 router adaptive-routing state enabled
 nv set interface swp59s2 description P2P_inband-spine002_swp27s2
 nv set interface swp59s2 link mtu 9100
 nv set interface swp59s2 type swp
-nv set interface swp59s2 router adaptive-routing enable on
+nv set interface swp59s2 router adaptive-routing state enabled
 nv set interface swp59s3 description P2P_inband-spine002_swp27s3
 nv set interface swp59s3 link mtu 9100
 nv set interface swp59s3 type swp
-nv set interface swp59s3 router adaptive-routing enable on
+nv set interface swp59s3 router adaptive-routing state enabled
 nv set interface swp60s0 description P2P_inband-spine002_swp28s0
 nv set interface swp60s0 link mtu 9100
 nv set interface swp60s0 type swp
-nv set interface swp60s0 router adaptive-routing enable on
+nv set interface swp60s0 router adaptive-routing state enabled
 nv set interface swp60s1 description P2P_inband-spine002_swp28s1
 nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
-nv set interface swp60s1 router adaptive-routing enable on
+nv set interface swp60s1 router adaptive-routing state enabled
 nv set interface swp60s2 description P2P_inband-spine002_swp28s2
 nv set interface swp60s2 link mtu 9100
 nv set interface swp60s2 type swp
-nv set interface swp60s2 router adaptive-routing enable on
+nv set interface swp60s2 router adaptive-routing state enabled
 nv set interface swp60s3 description P2P_inband-spine002_swp28s3
 nv set interface swp60s3 link mtu 9100
 nv set interface swp60s3 type swp
-nv set interface swp60s3 router adaptive-routing enable on
+nv set interface swp60s3 router adaptive-routing state enabled
 nv set interface swp61s0 description P2P_inband-spine002_swp29s0
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
-nv set interface swp61s0 router adaptive-routing enable on
+nv set interface swp61s0 router adaptive-routing state enabled
 nv set interface swp61s1 description P2P_inband-spine002_swp29s1
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
-nv set interface swp61s1 router adaptive-routing enable on
+nv set interface swp61s1 router adaptive-routing state enabled
 nv set interface swp61s2 description P2P_inband-spine002_swp29s2
 nv set interface swp61s2 link mtu 9100
 nv set interface swp61s2 type swp
-nv set interface swp61s2 router adaptive-routing enable on
+nv set interface swp61s2 router adaptive-routing state enabled
 nv set interface swp61s3 description P2P_inband-spine002_swp29s3
 nv set interface swp61s3 link mtu 9100
 nv set interface swp61s3 type swp
-nv set interface swp61s3 router adaptive-routing enable on
+nv set interface swp61s3 router adaptive-routing state enabled
 nv set interface swp62s0 description P2P_inband-spine002_swp30s0
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
-nv set interface swp62s0 router adaptive-routing enable on
+nv set interface swp62s0 router adaptive-routing state enabled
 nv set interface swp62s1 description P2P_inband-spine002_swp30s1
 nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
-nv set interface swp62s1 router adaptive-routing enable on
+nv set interface swp62s1 router adaptive-routing state enabled
 nv set interface swp62s2 description P2P_inband-spine002_swp30s2
 nv set interface swp62s2 link mtu 9100
 nv set interface swp62s2 type swp
-nv set interface swp62s2 router adaptive-routing enable on
+nv set interface swp62s2 router adaptive-routing state enabled
 nv set interface swp62s3 description P2P_inband-spine002_swp30s3
 nv set interface swp62s3 link mtu 9100
 nv set interface swp62s3 type swp
-nv set interface swp62s3 router adaptive-routing enable on
+nv set interface swp62s3 router adaptive-routing state enabled
 nv set interface swp63s0 description P2P_inband-spine002_swp31s0
 nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
-nv set interface swp63s0 router adaptive-routing enable on
+nv set interface swp63s0 router adaptive-routing state enabled
 nv set interface swp63s1 description P2P_inband-spine002_swp31s1
 nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
-nv set interface swp63s1 router adaptive-routing enable on
+nv set interface swp63s1 router adaptive-routing state enabled
 nv set interface swp63s2 description P2P_inband-spine002_swp31s2
 nv set interface swp63s2 link mtu 9100
 nv set interface swp63s2 type swp
-nv set interface swp63s2 router adaptive-routing enable on
+nv set interface swp63s2 router adaptive-routing state enabled
 nv set interface swp63s3 description P2P_inband-spine002_swp31s3
 nv set interface swp63s3 link mtu 9100
 nv set interface swp63s3 type swp
-nv set interface swp63s3 router adaptive-routing enable on
+nv set interface swp63s3 router adaptive-routing state enabled
 nv set interface swp64s0 description P2P_inband-spine002_swp32s0
 nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
-nv set interface swp64s0 router adaptive-routing enable on
+nv set interface swp64s0 router adaptive-routing state enabled
 nv set interface swp64s1 description P2P_inband-spine002_swp32s1
 nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
-nv set interface swp64s1 router adaptive-routing enable on
+nv set interface swp64s1 router adaptive-routing state enabled
 nv set interface swp64s2 description P2P_inband-spine002_swp32s2
 nv set interface swp64s2 link mtu 9100
 nv set interface swp64s2 type swp
-nv set interface swp64s2 router adaptive-routing enable on
+nv set interface swp64s2 router adaptive-routing state enabled
 nv set interface swp64s3 description P2P_inband-spine002_swp32s3
 nv set interface swp64s3 link mtu 9100
 nv set interface swp64s3 type swp
-nv set interface swp64s3 router adaptive-routing enable on
-nv set interface vlan100 ip address 10.160.1.1/24
+nv set interface swp64s3 router adaptive-routing state enabled
+nv set interface vlan100 ipv4 address 10.160.1.1/24
 nv set interface vlan100 type svi
 nv set interface vlan100 vlan 100
 nv set bridge domain br_default vlan 100
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200030001
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.252.0.2
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
 nv set vrf default router bgp address-family ipv4-unicast network 10.252.0.2/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.160.1.0/24
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp33s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp33s0 type unnumbered
 nv set vrf default router bgp neighbor swp33s1 peer-group SPINES

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname northsouth-spine02
-nv set interface lo ip address 10.254.0.12/32
+nv set interface lo ipv4 address 10.254.0.12/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.61.13/24
-nv set interface eth0 ip gateway 192.168.61.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.61.13/24
+nv set interface eth0 ipv4 gateway 192.168.61.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -137,198 +137,174 @@ nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
 nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
-nv set interface swp1s0 description P2P_northsouth-su01-leaf1_swp25s0
+nv set interface swp1s0 description P2P_northsouth-su01-leaf1_swp23s1
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
-nv set interface swp1s0 router adaptive-routing enable on
-nv set interface swp1s1 description P2P_northsouth-su01-leaf1_swp25s1
+nv set interface swp1s0 router adaptive-routing state enabled
+nv set interface swp1s1 description P2P_northsouth-su01-leaf1_swp24s0
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
-nv set interface swp1s1 router adaptive-routing enable on
-nv set interface swp2s0 description P2P_northsouth-su01-leaf1_swp26s0
+nv set interface swp1s1 router adaptive-routing state enabled
+nv set interface swp2s0 description P2P_northsouth-su01-leaf1_swp24s1
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
-nv set interface swp2s0 router adaptive-routing enable on
-nv set interface swp2s1 description P2P_northsouth-su01-leaf1_swp26s1
+nv set interface swp2s0 router adaptive-routing state enabled
+nv set interface swp2s1 description P2P_northsouth-su01-leaf1_swp25s0
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
-nv set interface swp2s1 router adaptive-routing enable on
-nv set interface swp3s0 description P2P_northsouth-su01-leaf1_swp27s0
+nv set interface swp2s1 router adaptive-routing state enabled
+nv set interface swp3s0 description P2P_northsouth-su01-leaf1_swp25s1
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
-nv set interface swp3s0 router adaptive-routing enable on
-nv set interface swp3s1 description P2P_northsouth-su01-leaf1_swp27s1
+nv set interface swp3s0 router adaptive-routing state enabled
+nv set interface swp3s1 description P2P_northsouth-su01-leaf1_swp26s0
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
-nv set interface swp3s1 router adaptive-routing enable on
-nv set interface swp4s0 description P2P_northsouth-su01-leaf1_swp28s0
+nv set interface swp3s1 router adaptive-routing state enabled
+nv set interface swp4s0 description P2P_northsouth-su01-leaf1_swp26s1
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
-nv set interface swp4s0 router adaptive-routing enable on
-nv set interface swp4s1 description P2P_northsouth-su01-leaf1_swp28s1
+nv set interface swp4s0 router adaptive-routing state enabled
+nv set interface swp4s1 description P2P_northsouth-su01-leaf1_swp27s0
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
-nv set interface swp4s1 router adaptive-routing enable on
-nv set interface swp5s0 description P2P_northsouth-su01-leaf1_swp29s0
+nv set interface swp4s1 router adaptive-routing state enabled
+nv set interface swp5s0 description P2P_northsouth-su01-leaf1_swp27s1
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
-nv set interface swp5s0 router adaptive-routing enable on
-nv set interface swp5s1 description P2P_northsouth-su01-leaf1_swp29s1
+nv set interface swp5s0 router adaptive-routing state enabled
+nv set interface swp5s1 description P2P_northsouth-su01-leaf2_swp23s1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
-nv set interface swp5s1 router adaptive-routing enable on
-nv set interface swp6s0 description P2P_northsouth-su01-leaf1_swp30s0
+nv set interface swp5s1 router adaptive-routing state enabled
+nv set interface swp6s0 description P2P_northsouth-su01-leaf2_swp24s0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
-nv set interface swp6s0 router adaptive-routing enable on
-nv set interface swp6s1 description P2P_northsouth-su01-leaf1_swp30s1
+nv set interface swp6s0 router adaptive-routing state enabled
+nv set interface swp6s1 description P2P_northsouth-su01-leaf2_swp24s1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
-nv set interface swp6s1 router adaptive-routing enable on
+nv set interface swp6s1 router adaptive-routing state enabled
 nv set interface swp7s0 description P2P_northsouth-su01-leaf2_swp25s0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
-nv set interface swp7s0 router adaptive-routing enable on
+nv set interface swp7s0 router adaptive-routing state enabled
 nv set interface swp7s1 description P2P_northsouth-su01-leaf2_swp25s1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
-nv set interface swp7s1 router adaptive-routing enable on
+nv set interface swp7s1 router adaptive-routing state enabled
 nv set interface swp8s0 description P2P_northsouth-su01-leaf2_swp26s0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
-nv set interface swp8s0 router adaptive-routing enable on
+nv set interface swp8s0 router adaptive-routing state enabled
 nv set interface swp8s1 description P2P_northsouth-su01-leaf2_swp26s1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
-nv set interface swp8s1 router adaptive-routing enable on
+nv set interface swp8s1 router adaptive-routing state enabled
 nv set interface swp9s0 description P2P_northsouth-su01-leaf2_swp27s0
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
-nv set interface swp9s0 router adaptive-routing enable on
+nv set interface swp9s0 router adaptive-routing state enabled
 nv set interface swp9s1 description P2P_northsouth-su01-leaf2_swp27s1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
-nv set interface swp9s1 router adaptive-routing enable on
-nv set interface swp10s0 description P2P_northsouth-su01-leaf2_swp28s0
+nv set interface swp9s1 router adaptive-routing state enabled
+nv set interface swp10s0 description P2P_northsouth-su02-leaf1_swp23s1
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
-nv set interface swp10s0 router adaptive-routing enable on
-nv set interface swp10s1 description P2P_northsouth-su01-leaf2_swp28s1
+nv set interface swp10s0 router adaptive-routing state enabled
+nv set interface swp10s1 description P2P_northsouth-su02-leaf1_swp24s0
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
-nv set interface swp10s1 router adaptive-routing enable on
-nv set interface swp11s0 description P2P_northsouth-su01-leaf2_swp29s0
+nv set interface swp10s1 router adaptive-routing state enabled
+nv set interface swp11s0 description P2P_northsouth-su02-leaf1_swp24s1
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
-nv set interface swp11s0 router adaptive-routing enable on
-nv set interface swp11s1 description P2P_northsouth-su01-leaf2_swp29s1
+nv set interface swp11s0 router adaptive-routing state enabled
+nv set interface swp11s1 description P2P_northsouth-su02-leaf1_swp25s0
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
-nv set interface swp11s1 router adaptive-routing enable on
-nv set interface swp12s0 description P2P_northsouth-su01-leaf2_swp30s0
+nv set interface swp11s1 router adaptive-routing state enabled
+nv set interface swp12s0 description P2P_northsouth-su02-leaf1_swp25s1
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
-nv set interface swp12s0 router adaptive-routing enable on
-nv set interface swp12s1 description P2P_northsouth-su01-leaf2_swp30s1
+nv set interface swp12s0 router adaptive-routing state enabled
+nv set interface swp12s1 description P2P_northsouth-su02-leaf1_swp26s0
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
-nv set interface swp12s1 router adaptive-routing enable on
-nv set interface swp13s0 description P2P_northsouth-su02-leaf1_swp25s0
+nv set interface swp12s1 router adaptive-routing state enabled
+nv set interface swp13s0 description P2P_northsouth-su02-leaf1_swp26s1
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
-nv set interface swp13s0 router adaptive-routing enable on
-nv set interface swp13s1 description P2P_northsouth-su02-leaf1_swp25s1
+nv set interface swp13s0 router adaptive-routing state enabled
+nv set interface swp13s1 description P2P_northsouth-su02-leaf1_swp27s0
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
-nv set interface swp13s1 router adaptive-routing enable on
-nv set interface swp14s0 description P2P_northsouth-su02-leaf1_swp26s0
+nv set interface swp13s1 router adaptive-routing state enabled
+nv set interface swp14s0 description P2P_northsouth-su02-leaf1_swp27s1
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
-nv set interface swp14s0 router adaptive-routing enable on
-nv set interface swp14s1 description P2P_northsouth-su02-leaf1_swp26s1
+nv set interface swp14s0 router adaptive-routing state enabled
+nv set interface swp14s1 description P2P_northsouth-su02-leaf2_swp23s1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
-nv set interface swp14s1 router adaptive-routing enable on
-nv set interface swp15s0 description P2P_northsouth-su02-leaf1_swp27s0
+nv set interface swp14s1 router adaptive-routing state enabled
+nv set interface swp15s0 description P2P_northsouth-su02-leaf2_swp24s0
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
-nv set interface swp15s0 router adaptive-routing enable on
-nv set interface swp15s1 description P2P_northsouth-su02-leaf1_swp27s1
+nv set interface swp15s0 router adaptive-routing state enabled
+nv set interface swp15s1 description P2P_northsouth-su02-leaf2_swp24s1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
-nv set interface swp15s1 router adaptive-routing enable on
-nv set interface swp16s0 description P2P_northsouth-su02-leaf1_swp28s0
+nv set interface swp15s1 router adaptive-routing state enabled
+nv set interface swp16s0 description P2P_northsouth-su02-leaf2_swp25s0
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
-nv set interface swp16s0 router adaptive-routing enable on
-nv set interface swp16s1 description P2P_northsouth-su02-leaf1_swp28s1
+nv set interface swp16s0 router adaptive-routing state enabled
+nv set interface swp16s1 description P2P_northsouth-su02-leaf2_swp25s1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
-nv set interface swp16s1 router adaptive-routing enable on
-nv set interface swp17s0 description P2P_northsouth-su02-leaf1_swp29s0
+nv set interface swp16s1 router adaptive-routing state enabled
+nv set interface swp17s0 description P2P_northsouth-su02-leaf2_swp26s0
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
-nv set interface swp17s0 router adaptive-routing enable on
-nv set interface swp17s1 description P2P_northsouth-su02-leaf1_swp29s1
+nv set interface swp17s0 router adaptive-routing state enabled
+nv set interface swp17s1 description P2P_northsouth-su02-leaf2_swp26s1
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
-nv set interface swp17s1 router adaptive-routing enable on
-nv set interface swp18s0 description P2P_northsouth-su02-leaf1_swp30s0
+nv set interface swp17s1 router adaptive-routing state enabled
+nv set interface swp18s0 description P2P_northsouth-su02-leaf2_swp27s0
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
-nv set interface swp18s0 router adaptive-routing enable on
-nv set interface swp18s1 description P2P_northsouth-su02-leaf1_swp30s1
+nv set interface swp18s0 router adaptive-routing state enabled
+nv set interface swp18s1 description P2P_northsouth-su02-leaf2_swp27s1
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
-nv set interface swp18s1 router adaptive-routing enable on
-nv set interface swp19s0 description P2P_northsouth-su02-leaf2_swp25s0
-nv set interface swp19s0 link mtu 9100
+nv set interface swp18s1 router adaptive-routing state enabled
+nv set interface swp19s0 link state down
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
-nv set interface swp19s1 description P2P_northsouth-su02-leaf2_swp25s1
-nv set interface swp19s1 link mtu 9100
+nv set interface swp19s1 link state down
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
-nv set interface swp20s0 description P2P_northsouth-su02-leaf2_swp26s0
-nv set interface swp20s0 link mtu 9100
+nv set interface swp20s0 link state down
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
-nv set interface swp20s1 description P2P_northsouth-su02-leaf2_swp26s1
-nv set interface swp20s1 link mtu 9100
+nv set interface swp20s1 link state down
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
-nv set interface swp21s0 description P2P_northsouth-su02-leaf2_swp27s0
-nv set interface swp21s0 link mtu 9100
+nv set interface swp21s0 link state down
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
-nv set interface swp21s1 description P2P_northsouth-su02-leaf2_swp27s1
-nv set interface swp21s1 link mtu 9100
+nv set interface swp21s1 link state down
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
-nv set interface swp22s0 description P2P_northsouth-su02-leaf2_swp28s0
-nv set interface swp22s0 link mtu 9100
+nv set interface swp22s0 link state down
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
-nv set interface swp22s1 description P2P_northsouth-su02-leaf2_swp28s1
-nv set interface swp22s1 link mtu 9100
+nv set interface swp22s1 link state down
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
-nv set interface swp23s0 description P2P_northsouth-su02-leaf2_swp29s0
-nv set interface swp23s0 link mtu 9100
+nv set interface swp23s0 link state down
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
-nv set interface swp23s1 description P2P_northsouth-su02-leaf2_swp29s1
-nv set interface swp23s1 link mtu 9100
+nv set interface swp23s1 link state down
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
-nv set interface swp24s0 description P2P_northsouth-su02-leaf2_swp30s0
-nv set interface swp24s0 link mtu 9100
+nv set interface swp24s0 link state down
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
-nv set interface swp24s1 description P2P_northsouth-su02-leaf2_swp30s1
-nv set interface swp24s1 link mtu 9100
+nv set interface swp24s1 link state down
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
 nv set interface swp25s0 link state down
 nv set interface swp25s0 type swp
 nv set interface swp25s1 link state down
@@ -377,42 +353,78 @@ nv set interface swp36s0 link state down
 nv set interface swp36s0 type swp
 nv set interface swp36s1 link state down
 nv set interface swp36s1 type swp
-nv set interface swp37s0 link state down
+nv set interface swp37s0 description P2P_northsouth-storage-leaf1_swp23s1
+nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
-nv set interface swp37s1 link state down
+nv set interface swp37s0 router adaptive-routing state enabled
+nv set interface swp37s1 description P2P_northsouth-storage-leaf1_swp24s0
+nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
-nv set interface swp38s0 link state down
+nv set interface swp37s1 router adaptive-routing state enabled
+nv set interface swp38s0 description P2P_northsouth-storage-leaf1_swp24s1
+nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
-nv set interface swp38s1 link state down
+nv set interface swp38s0 router adaptive-routing state enabled
+nv set interface swp38s1 description P2P_northsouth-storage-leaf1_swp25s0
+nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
-nv set interface swp39s0 link state down
+nv set interface swp38s1 router adaptive-routing state enabled
+nv set interface swp39s0 description P2P_northsouth-storage-leaf1_swp25s1
+nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
-nv set interface swp39s1 link state down
+nv set interface swp39s0 router adaptive-routing state enabled
+nv set interface swp39s1 description P2P_northsouth-storage-leaf1_swp26s0
+nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
-nv set interface swp40s0 link state down
+nv set interface swp39s1 router adaptive-routing state enabled
+nv set interface swp40s0 description P2P_northsouth-storage-leaf1_swp26s1
+nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
-nv set interface swp40s1 link state down
+nv set interface swp40s0 router adaptive-routing state enabled
+nv set interface swp40s1 description P2P_northsouth-storage-leaf1_swp27s0
+nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
-nv set interface swp41s0 link state down
+nv set interface swp40s1 router adaptive-routing state enabled
+nv set interface swp41s0 description P2P_northsouth-storage-leaf1_swp27s1
+nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
-nv set interface swp41s1 link state down
+nv set interface swp41s0 router adaptive-routing state enabled
+nv set interface swp41s1 description P2P_northsouth-storage-leaf2_swp23s1
+nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
-nv set interface swp42s0 link state down
+nv set interface swp41s1 router adaptive-routing state enabled
+nv set interface swp42s0 description P2P_northsouth-storage-leaf2_swp24s0
+nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
-nv set interface swp42s1 link state down
+nv set interface swp42s0 router adaptive-routing state enabled
+nv set interface swp42s1 description P2P_northsouth-storage-leaf2_swp24s1
+nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
-nv set interface swp43s0 link state down
+nv set interface swp42s1 router adaptive-routing state enabled
+nv set interface swp43s0 description P2P_northsouth-storage-leaf2_swp25s0
+nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
-nv set interface swp43s1 link state down
+nv set interface swp43s0 router adaptive-routing state enabled
+nv set interface swp43s1 description P2P_northsouth-storage-leaf2_swp25s1
+nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
-nv set interface swp44s0 link state down
+nv set interface swp43s1 router adaptive-routing state enabled
+nv set interface swp44s0 description P2P_northsouth-storage-leaf2_swp26s0
+nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
-nv set interface swp44s1 link state down
+nv set interface swp44s0 router adaptive-routing state enabled
+nv set interface swp44s1 description P2P_northsouth-storage-leaf2_swp26s1
+nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
-nv set interface swp45s0 link state down
+nv set interface swp44s1 router adaptive-routing state enabled
+nv set interface swp45s0 description P2P_northsouth-storage-leaf2_swp27s0
+nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
-nv set interface swp45s1 link state down
+nv set interface swp45s0 router adaptive-routing state enabled
+nv set interface swp45s1 description P2P_northsouth-storage-leaf2_swp27s1
+nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
+nv set interface swp45s1 router adaptive-routing state enabled
 nv set interface swp46s0 link state down
 nv set interface swp46s0 type swp
 nv set interface swp46s1 link state down
@@ -425,102 +437,54 @@ nv set interface swp48s0 link state down
 nv set interface swp48s0 type swp
 nv set interface swp48s1 link state down
 nv set interface swp48s1 type swp
-nv set interface swp49s0 description P2P_northsouth-storage-leaf1_swp25s0
-nv set interface swp49s0 link mtu 9100
+nv set interface swp49s0 link state down
 nv set interface swp49s0 type swp
-nv set interface swp49s0 router adaptive-routing enable on
-nv set interface swp49s1 description P2P_northsouth-storage-leaf1_swp25s1
-nv set interface swp49s1 link mtu 9100
+nv set interface swp49s1 link state down
 nv set interface swp49s1 type swp
-nv set interface swp49s1 router adaptive-routing enable on
-nv set interface swp50s0 description P2P_northsouth-storage-leaf1_swp26s0
-nv set interface swp50s0 link mtu 9100
+nv set interface swp50s0 link state down
 nv set interface swp50s0 type swp
-nv set interface swp50s0 router adaptive-routing enable on
-nv set interface swp50s1 description P2P_northsouth-storage-leaf1_swp26s1
-nv set interface swp50s1 link mtu 9100
+nv set interface swp50s1 link state down
 nv set interface swp50s1 type swp
-nv set interface swp50s1 router adaptive-routing enable on
-nv set interface swp51s0 description P2P_northsouth-storage-leaf1_swp27s0
-nv set interface swp51s0 link mtu 9100
+nv set interface swp51s0 link state down
 nv set interface swp51s0 type swp
-nv set interface swp51s0 router adaptive-routing enable on
-nv set interface swp51s1 description P2P_northsouth-storage-leaf1_swp27s1
-nv set interface swp51s1 link mtu 9100
+nv set interface swp51s1 link state down
 nv set interface swp51s1 type swp
-nv set interface swp51s1 router adaptive-routing enable on
-nv set interface swp52s0 description P2P_northsouth-storage-leaf1_swp28s0
-nv set interface swp52s0 link mtu 9100
+nv set interface swp52s0 link state down
 nv set interface swp52s0 type swp
-nv set interface swp52s0 router adaptive-routing enable on
-nv set interface swp52s1 description P2P_northsouth-storage-leaf1_swp28s1
-nv set interface swp52s1 link mtu 9100
+nv set interface swp52s1 link state down
 nv set interface swp52s1 type swp
-nv set interface swp52s1 router adaptive-routing enable on
-nv set interface swp53s0 description P2P_northsouth-storage-leaf1_swp29s0
-nv set interface swp53s0 link mtu 9100
+nv set interface swp53s0 link state down
 nv set interface swp53s0 type swp
-nv set interface swp53s0 router adaptive-routing enable on
-nv set interface swp53s1 description P2P_northsouth-storage-leaf1_swp29s1
-nv set interface swp53s1 link mtu 9100
+nv set interface swp53s1 link state down
 nv set interface swp53s1 type swp
-nv set interface swp53s1 router adaptive-routing enable on
-nv set interface swp54s0 description P2P_northsouth-storage-leaf1_swp30s0
-nv set interface swp54s0 link mtu 9100
+nv set interface swp54s0 link state down
 nv set interface swp54s0 type swp
-nv set interface swp54s0 router adaptive-routing enable on
-nv set interface swp54s1 description P2P_northsouth-storage-leaf1_swp30s1
-nv set interface swp54s1 link mtu 9100
+nv set interface swp54s1 link state down
 nv set interface swp54s1 type swp
-nv set interface swp54s1 router adaptive-routing enable on
-nv set interface swp55s0 description P2P_northsouth-storage-leaf2_swp25s0
-nv set interface swp55s0 link mtu 9100
+nv set interface swp55s0 link state down
 nv set interface swp55s0 type swp
-nv set interface swp55s0 router adaptive-routing enable on
-nv set interface swp55s1 description P2P_northsouth-storage-leaf2_swp25s1
-nv set interface swp55s1 link mtu 9100
+nv set interface swp55s1 link state down
 nv set interface swp55s1 type swp
-nv set interface swp55s1 router adaptive-routing enable on
-nv set interface swp56s0 description P2P_northsouth-storage-leaf2_swp26s0
-nv set interface swp56s0 link mtu 9100
+nv set interface swp56s0 link state down
 nv set interface swp56s0 type swp
-nv set interface swp56s0 router adaptive-routing enable on
-nv set interface swp56s1 description P2P_northsouth-storage-leaf2_swp26s1
-nv set interface swp56s1 link mtu 9100
+nv set interface swp56s1 link state down
 nv set interface swp56s1 type swp
-nv set interface swp56s1 router adaptive-routing enable on
-nv set interface swp57s0 description P2P_northsouth-storage-leaf2_swp27s0
-nv set interface swp57s0 link mtu 9100
+nv set interface swp57s0 link state down
 nv set interface swp57s0 type swp
-nv set interface swp57s0 router adaptive-routing enable on
-nv set interface swp57s1 description P2P_northsouth-storage-leaf2_swp27s1
-nv set interface swp57s1 link mtu 9100
+nv set interface swp57s1 link state down
 nv set interface swp57s1 type swp
-nv set interface swp57s1 router adaptive-routing enable on
-nv set interface swp58s0 description P2P_northsouth-storage-leaf2_swp28s0
-nv set interface swp58s0 link mtu 9100
+nv set interface swp58s0 link state down
 nv set interface swp58s0 type swp
-nv set interface swp58s0 router adaptive-routing enable on
-nv set interface swp58s1 description P2P_northsouth-storage-leaf2_swp28s1
-nv set interface swp58s1 link mtu 9100
+nv set interface swp58s1 link state down
 nv set interface swp58s1 type swp
-nv set interface swp58s1 router adaptive-routing enable on
-nv set interface swp59s0 description P2P_northsouth-storage-leaf2_swp29s0
-nv set interface swp59s0 link mtu 9100
+nv set interface swp59s0 link state down
 nv set interface swp59s0 type swp
-nv set interface swp59s0 router adaptive-routing enable on
-nv set interface swp59s1 description P2P_northsouth-storage-leaf2_swp29s1
-nv set interface swp59s1 link mtu 9100
+nv set interface swp59s1 link state down
 nv set interface swp59s1 type swp
-nv set interface swp59s1 router adaptive-routing enable on
-nv set interface swp60s0 description P2P_northsouth-storage-leaf2_swp30s0
-nv set interface swp60s0 link mtu 9100
+nv set interface swp60s0 link state down
 nv set interface swp60s0 type swp
-nv set interface swp60s0 router adaptive-routing enable on
-nv set interface swp60s1 description P2P_northsouth-storage-leaf2_swp30s1
-nv set interface swp60s1 link mtu 9100
+nv set interface swp60s1 link state down
 nv set interface swp60s1 type swp
-nv set interface swp60s1 router adaptive-routing enable on
 nv set interface swp61s0 link state down
 nv set interface swp61s0 type swp
 nv set interface swp61s1 link state down
@@ -537,26 +501,30 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set evpn enable on
-nv set evpn multihoming enable on
-nv set qos roce enable on
+nv set evpn state enabled
+nv set evpn multihoming state enabled
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200002000
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.12
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 120
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 90
 nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.12/32
-nv set vrf default router bgp address-family l2vpn-evpn enable on
-nv set vrf default router bgp enable on
+nv set vrf default router bgp address-family l2vpn-evpn state enabled
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
-nv set vrf default router bgp peer-group LEAVES bfd enable on
-nv set vrf default router bgp peer-group LEAVES address-family l2vpn-evpn enable on
+nv set vrf default router bgp peer-group LEAVES bfd profile FABRIC
+nv set vrf default router bgp peer-group LEAVES address-family l2vpn-evpn state enabled
 nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES
@@ -629,77 +597,41 @@ nv set vrf default router bgp neighbor swp18s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp18s0 type unnumbered
 nv set vrf default router bgp neighbor swp18s1 peer-group LEAVES
 nv set vrf default router bgp neighbor swp18s1 type unnumbered
-nv set vrf default router bgp neighbor swp19s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp19s0 type unnumbered
-nv set vrf default router bgp neighbor swp19s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp19s1 type unnumbered
-nv set vrf default router bgp neighbor swp20s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp20s0 type unnumbered
-nv set vrf default router bgp neighbor swp20s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp20s1 type unnumbered
-nv set vrf default router bgp neighbor swp21s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp21s0 type unnumbered
-nv set vrf default router bgp neighbor swp21s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp21s1 type unnumbered
-nv set vrf default router bgp neighbor swp22s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp22s0 type unnumbered
-nv set vrf default router bgp neighbor swp22s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp22s1 type unnumbered
-nv set vrf default router bgp neighbor swp23s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp23s0 type unnumbered
-nv set vrf default router bgp neighbor swp23s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp23s1 type unnumbered
-nv set vrf default router bgp neighbor swp24s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp24s0 type unnumbered
-nv set vrf default router bgp neighbor swp24s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp24s1 type unnumbered
-nv set vrf default router bgp neighbor swp49s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp49s0 type unnumbered
-nv set vrf default router bgp neighbor swp49s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp49s1 type unnumbered
-nv set vrf default router bgp neighbor swp50s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp50s0 type unnumbered
-nv set vrf default router bgp neighbor swp50s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp50s1 type unnumbered
-nv set vrf default router bgp neighbor swp51s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp51s0 type unnumbered
-nv set vrf default router bgp neighbor swp51s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp51s1 type unnumbered
-nv set vrf default router bgp neighbor swp52s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp52s0 type unnumbered
-nv set vrf default router bgp neighbor swp52s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp52s1 type unnumbered
-nv set vrf default router bgp neighbor swp53s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp53s0 type unnumbered
-nv set vrf default router bgp neighbor swp53s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp53s1 type unnumbered
-nv set vrf default router bgp neighbor swp54s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp54s0 type unnumbered
-nv set vrf default router bgp neighbor swp54s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp54s1 type unnumbered
-nv set vrf default router bgp neighbor swp55s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp55s0 type unnumbered
-nv set vrf default router bgp neighbor swp55s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp55s1 type unnumbered
-nv set vrf default router bgp neighbor swp56s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp56s0 type unnumbered
-nv set vrf default router bgp neighbor swp56s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp56s1 type unnumbered
-nv set vrf default router bgp neighbor swp57s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp57s0 type unnumbered
-nv set vrf default router bgp neighbor swp57s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp57s1 type unnumbered
-nv set vrf default router bgp neighbor swp58s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp58s0 type unnumbered
-nv set vrf default router bgp neighbor swp58s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp58s1 type unnumbered
-nv set vrf default router bgp neighbor swp59s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp59s0 type unnumbered
-nv set vrf default router bgp neighbor swp59s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp59s1 type unnumbered
-nv set vrf default router bgp neighbor swp60s0 peer-group LEAVES
-nv set vrf default router bgp neighbor swp60s0 type unnumbered
-nv set vrf default router bgp neighbor swp60s1 peer-group LEAVES
-nv set vrf default router bgp neighbor swp60s1 type unnumbered
+nv set vrf default router bgp neighbor swp37s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp37s0 type unnumbered
+nv set vrf default router bgp neighbor swp37s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp37s1 type unnumbered
+nv set vrf default router bgp neighbor swp38s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp38s0 type unnumbered
+nv set vrf default router bgp neighbor swp38s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp38s1 type unnumbered
+nv set vrf default router bgp neighbor swp39s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp39s0 type unnumbered
+nv set vrf default router bgp neighbor swp39s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp39s1 type unnumbered
+nv set vrf default router bgp neighbor swp40s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp40s0 type unnumbered
+nv set vrf default router bgp neighbor swp40s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp40s1 type unnumbered
+nv set vrf default router bgp neighbor swp41s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp41s0 type unnumbered
+nv set vrf default router bgp neighbor swp41s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp41s1 type unnumbered
+nv set vrf default router bgp neighbor swp42s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp42s0 type unnumbered
+nv set vrf default router bgp neighbor swp42s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp42s1 type unnumbered
+nv set vrf default router bgp neighbor swp43s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp43s0 type unnumbered
+nv set vrf default router bgp neighbor swp43s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp43s1 type unnumbered
+nv set vrf default router bgp neighbor swp44s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp44s0 type unnumbered
+nv set vrf default router bgp neighbor swp44s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp44s1 type unnumbered
+nv set vrf default router bgp neighbor swp45s0 peer-group LEAVES
+nv set vrf default router bgp neighbor swp45s0 type unnumbered
+nv set vrf default router bgp neighbor swp45s1 peer-group LEAVES
+nv set vrf default router bgp neighbor swp45s1 type unnumbered
 
 nv config apply --confirm 600s --assume-yes

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname northsouth-storage-leaf1
-nv set interface lo ip address 10.254.0.9/32
+nv set interface lo ipv4 address 10.254.0.9/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.61.10/24
-nv set interface eth0 ip gateway 192.168.61.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.61.10/24
+nv set interface eth0 ipv4 gateway 192.168.61.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -137,7 +137,7 @@ nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
 nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
-nv set interface bond1 bond lacp-bypass on
+nv set interface bond1 bond lacp-bypass enabled
 nv set interface bond1 bond lacp-rate fast
 nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
@@ -145,7 +145,7 @@ nv set interface bond1 bridge domain br_default untagged 30
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
 nv set interface bond1 description HOST_stor01_bond0
-nv set interface bond1 evpn multihoming segment enable on
+nv set interface bond1 evpn multihoming segment state enabled
 nv set interface bond1 evpn multihoming segment local-id 145
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond1 link mtu 9100
@@ -154,7 +154,7 @@ nv set interface swp1s0 description HOST_stor01_mlx5_0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface bond2 bond lacp-bypass on
+nv set interface bond2 bond lacp-bypass enabled
 nv set interface bond2 bond lacp-rate fast
 nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
@@ -162,7 +162,7 @@ nv set interface bond2 bridge domain br_default untagged 30
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
 nv set interface bond2 description HOST_stor02_bond0
-nv set interface bond2 evpn multihoming segment enable on
+nv set interface bond2 evpn multihoming segment state enabled
 nv set interface bond2 evpn multihoming segment local-id 146
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond2 link mtu 9100
@@ -171,7 +171,7 @@ nv set interface swp1s1 description HOST_stor02_mlx5_0
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface bond3 bond lacp-bypass on
+nv set interface bond3 bond lacp-bypass enabled
 nv set interface bond3 bond lacp-rate fast
 nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
@@ -179,7 +179,7 @@ nv set interface bond3 bridge domain br_default untagged 30
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
 nv set interface bond3 description HOST_stor03_bond0
-nv set interface bond3 evpn multihoming segment enable on
+nv set interface bond3 evpn multihoming segment state enabled
 nv set interface bond3 evpn multihoming segment local-id 147
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond3 link mtu 9100
@@ -188,7 +188,7 @@ nv set interface swp2s0 description HOST_stor03_mlx5_0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface bond4 bond lacp-bypass on
+nv set interface bond4 bond lacp-bypass enabled
 nv set interface bond4 bond lacp-rate fast
 nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
@@ -196,7 +196,7 @@ nv set interface bond4 bridge domain br_default untagged 30
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
 nv set interface bond4 description HOST_stor04_bond0
-nv set interface bond4 evpn multihoming segment enable on
+nv set interface bond4 evpn multihoming segment state enabled
 nv set interface bond4 evpn multihoming segment local-id 148
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond4 link mtu 9100
@@ -269,186 +269,186 @@ nv set interface swp18s0 link state down
 nv set interface swp18s0 type swp
 nv set interface swp18s1 link state down
 nv set interface swp18s1 type swp
-nv set interface swp19s0 description P2P_northsouth-spine01_swp49s0
+nv set interface swp19s0 description P2P_northsouth-spine01_swp37s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
-nv set interface swp19s0 evpn multihoming uplink on
-nv set interface swp19s1 description P2P_northsouth-spine01_swp49s1
+nv set interface swp19s0 router adaptive-routing state enabled
+nv set interface swp19s0 evpn multihoming uplink enabled
+nv set interface swp19s1 description P2P_northsouth-spine01_swp37s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
-nv set interface swp19s1 evpn multihoming uplink on
-nv set interface swp20s0 description P2P_northsouth-spine01_swp50s0
+nv set interface swp19s1 router adaptive-routing state enabled
+nv set interface swp19s1 evpn multihoming uplink enabled
+nv set interface swp20s0 description P2P_northsouth-spine01_swp38s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
-nv set interface swp20s0 evpn multihoming uplink on
-nv set interface swp20s1 description P2P_northsouth-spine01_swp50s1
+nv set interface swp20s0 router adaptive-routing state enabled
+nv set interface swp20s0 evpn multihoming uplink enabled
+nv set interface swp20s1 description P2P_northsouth-spine01_swp38s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
-nv set interface swp20s1 evpn multihoming uplink on
-nv set interface swp21s0 description P2P_northsouth-spine01_swp51s0
+nv set interface swp20s1 router adaptive-routing state enabled
+nv set interface swp20s1 evpn multihoming uplink enabled
+nv set interface swp21s0 description P2P_northsouth-spine01_swp39s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
-nv set interface swp21s0 evpn multihoming uplink on
-nv set interface swp21s1 description P2P_northsouth-spine01_swp51s1
+nv set interface swp21s0 router adaptive-routing state enabled
+nv set interface swp21s0 evpn multihoming uplink enabled
+nv set interface swp21s1 description P2P_northsouth-spine01_swp39s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
-nv set interface swp21s1 evpn multihoming uplink on
-nv set interface swp22s0 description P2P_northsouth-spine01_swp52s0
+nv set interface swp21s1 router adaptive-routing state enabled
+nv set interface swp21s1 evpn multihoming uplink enabled
+nv set interface swp22s0 description P2P_northsouth-spine01_swp40s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
-nv set interface swp22s0 evpn multihoming uplink on
-nv set interface swp22s1 description P2P_northsouth-spine01_swp52s1
+nv set interface swp22s0 router adaptive-routing state enabled
+nv set interface swp22s0 evpn multihoming uplink enabled
+nv set interface swp22s1 description P2P_northsouth-spine01_swp40s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
-nv set interface swp22s1 evpn multihoming uplink on
-nv set interface swp23s0 description P2P_northsouth-spine01_swp53s0
+nv set interface swp22s1 router adaptive-routing state enabled
+nv set interface swp22s1 evpn multihoming uplink enabled
+nv set interface swp23s0 description P2P_northsouth-spine01_swp41s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
-nv set interface swp23s0 evpn multihoming uplink on
-nv set interface swp23s1 description P2P_northsouth-spine01_swp53s1
+nv set interface swp23s0 router adaptive-routing state enabled
+nv set interface swp23s0 evpn multihoming uplink enabled
+nv set interface swp23s1 description P2P_northsouth-spine02_swp37s0
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
-nv set interface swp23s1 evpn multihoming uplink on
-nv set interface swp24s0 description P2P_northsouth-spine01_swp54s0
+nv set interface swp23s1 router adaptive-routing state enabled
+nv set interface swp23s1 evpn multihoming uplink enabled
+nv set interface swp24s0 description P2P_northsouth-spine02_swp37s1
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
-nv set interface swp24s0 evpn multihoming uplink on
-nv set interface swp24s1 description P2P_northsouth-spine01_swp54s1
+nv set interface swp24s0 router adaptive-routing state enabled
+nv set interface swp24s0 evpn multihoming uplink enabled
+nv set interface swp24s1 description P2P_northsouth-spine02_swp38s0
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
-nv set interface swp24s1 evpn multihoming uplink on
-nv set interface swp25s0 description P2P_northsouth-spine02_swp49s0
+nv set interface swp24s1 router adaptive-routing state enabled
+nv set interface swp24s1 evpn multihoming uplink enabled
+nv set interface swp25s0 description P2P_northsouth-spine02_swp38s1
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s0 router adaptive-routing enable on
-nv set interface swp25s0 evpn multihoming uplink on
-nv set interface swp25s1 description P2P_northsouth-spine02_swp49s1
+nv set interface swp25s0 router adaptive-routing state enabled
+nv set interface swp25s0 evpn multihoming uplink enabled
+nv set interface swp25s1 description P2P_northsouth-spine02_swp39s0
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s1 router adaptive-routing enable on
-nv set interface swp25s1 evpn multihoming uplink on
-nv set interface swp26s0 description P2P_northsouth-spine02_swp50s0
+nv set interface swp25s1 router adaptive-routing state enabled
+nv set interface swp25s1 evpn multihoming uplink enabled
+nv set interface swp26s0 description P2P_northsouth-spine02_swp39s1
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s0 router adaptive-routing enable on
-nv set interface swp26s0 evpn multihoming uplink on
-nv set interface swp26s1 description P2P_northsouth-spine02_swp50s1
+nv set interface swp26s0 router adaptive-routing state enabled
+nv set interface swp26s0 evpn multihoming uplink enabled
+nv set interface swp26s1 description P2P_northsouth-spine02_swp40s0
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s1 router adaptive-routing enable on
-nv set interface swp26s1 evpn multihoming uplink on
-nv set interface swp27s0 description P2P_northsouth-spine02_swp51s0
+nv set interface swp26s1 router adaptive-routing state enabled
+nv set interface swp26s1 evpn multihoming uplink enabled
+nv set interface swp27s0 description P2P_northsouth-spine02_swp40s1
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s0 router adaptive-routing enable on
-nv set interface swp27s0 evpn multihoming uplink on
-nv set interface swp27s1 description P2P_northsouth-spine02_swp51s1
+nv set interface swp27s0 router adaptive-routing state enabled
+nv set interface swp27s0 evpn multihoming uplink enabled
+nv set interface swp27s1 description P2P_northsouth-spine02_swp41s0
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s1 router adaptive-routing enable on
-nv set interface swp27s1 evpn multihoming uplink on
-nv set interface swp28s0 description P2P_northsouth-spine02_swp52s0
+nv set interface swp27s1 router adaptive-routing state enabled
+nv set interface swp27s1 evpn multihoming uplink enabled
+nv set interface swp28s0 description P2P_northsouth-spine03_swp37s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s0 router adaptive-routing enable on
-nv set interface swp28s0 evpn multihoming uplink on
-nv set interface swp28s1 description P2P_northsouth-spine02_swp52s1
+nv set interface swp28s0 router adaptive-routing state enabled
+nv set interface swp28s0 evpn multihoming uplink enabled
+nv set interface swp28s1 description P2P_northsouth-spine03_swp37s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s1 router adaptive-routing enable on
-nv set interface swp28s1 evpn multihoming uplink on
-nv set interface swp29s0 description P2P_northsouth-spine02_swp53s0
+nv set interface swp28s1 router adaptive-routing state enabled
+nv set interface swp28s1 evpn multihoming uplink enabled
+nv set interface swp29s0 description P2P_northsouth-spine03_swp38s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s0 router adaptive-routing enable on
-nv set interface swp29s0 evpn multihoming uplink on
-nv set interface swp29s1 description P2P_northsouth-spine02_swp53s1
+nv set interface swp29s0 router adaptive-routing state enabled
+nv set interface swp29s0 evpn multihoming uplink enabled
+nv set interface swp29s1 description P2P_northsouth-spine03_swp38s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s1 router adaptive-routing enable on
-nv set interface swp29s1 evpn multihoming uplink on
-nv set interface swp30s0 description P2P_northsouth-spine02_swp54s0
+nv set interface swp29s1 router adaptive-routing state enabled
+nv set interface swp29s1 evpn multihoming uplink enabled
+nv set interface swp30s0 description P2P_northsouth-spine03_swp39s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s0 router adaptive-routing enable on
-nv set interface swp30s0 evpn multihoming uplink on
-nv set interface swp30s1 description P2P_northsouth-spine02_swp54s1
+nv set interface swp30s0 router adaptive-routing state enabled
+nv set interface swp30s0 evpn multihoming uplink enabled
+nv set interface swp30s1 description P2P_northsouth-spine03_swp39s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s1 router adaptive-routing enable on
-nv set interface swp30s1 evpn multihoming uplink on
-nv set interface swp31s0 description P2P_northsouth-spine03_swp49s0
+nv set interface swp30s1 router adaptive-routing state enabled
+nv set interface swp30s1 evpn multihoming uplink enabled
+nv set interface swp31s0 description P2P_northsouth-spine03_swp40s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s0 router adaptive-routing enable on
-nv set interface swp31s0 evpn multihoming uplink on
-nv set interface swp31s1 description P2P_northsouth-spine03_swp49s1
+nv set interface swp31s0 router adaptive-routing state enabled
+nv set interface swp31s0 evpn multihoming uplink enabled
+nv set interface swp31s1 description P2P_northsouth-spine03_swp40s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s1 router adaptive-routing enable on
-nv set interface swp31s1 evpn multihoming uplink on
-nv set interface swp32s0 description P2P_northsouth-spine03_swp50s0
+nv set interface swp31s1 router adaptive-routing state enabled
+nv set interface swp31s1 evpn multihoming uplink enabled
+nv set interface swp32s0 description P2P_northsouth-spine03_swp41s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s0 router adaptive-routing enable on
-nv set interface swp32s0 evpn multihoming uplink on
-nv set interface swp32s1 description P2P_northsouth-spine03_swp50s1
+nv set interface swp32s0 router adaptive-routing state enabled
+nv set interface swp32s0 evpn multihoming uplink enabled
+nv set interface swp32s1 description P2P_northsouth-spine04_swp37s0
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s1 router adaptive-routing enable on
-nv set interface swp32s1 evpn multihoming uplink on
-nv set interface swp33s0 description P2P_northsouth-spine03_swp51s0
+nv set interface swp32s1 router adaptive-routing state enabled
+nv set interface swp32s1 evpn multihoming uplink enabled
+nv set interface swp33s0 description P2P_northsouth-spine04_swp37s1
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
-nv set interface swp33s0 evpn multihoming uplink on
-nv set interface swp33s1 description P2P_northsouth-spine03_swp51s1
+nv set interface swp33s0 router adaptive-routing state enabled
+nv set interface swp33s0 evpn multihoming uplink enabled
+nv set interface swp33s1 description P2P_northsouth-spine04_swp38s0
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
-nv set interface swp33s1 evpn multihoming uplink on
-nv set interface swp34s0 description P2P_northsouth-spine03_swp52s0
+nv set interface swp33s1 router adaptive-routing state enabled
+nv set interface swp33s1 evpn multihoming uplink enabled
+nv set interface swp34s0 description P2P_northsouth-spine04_swp38s1
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
-nv set interface swp34s0 evpn multihoming uplink on
-nv set interface swp34s1 description P2P_northsouth-spine03_swp52s1
+nv set interface swp34s0 router adaptive-routing state enabled
+nv set interface swp34s0 evpn multihoming uplink enabled
+nv set interface swp34s1 description P2P_northsouth-spine04_swp39s0
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
-nv set interface swp34s1 evpn multihoming uplink on
-nv set interface swp35s0 description P2P_northsouth-spine03_swp53s0
+nv set interface swp34s1 router adaptive-routing state enabled
+nv set interface swp34s1 evpn multihoming uplink enabled
+nv set interface swp35s0 description P2P_northsouth-spine04_swp39s1
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
-nv set interface swp35s0 evpn multihoming uplink on
-nv set interface swp35s1 description P2P_northsouth-spine03_swp53s1
+nv set interface swp35s0 router adaptive-routing state enabled
+nv set interface swp35s0 evpn multihoming uplink enabled
+nv set interface swp35s1 description P2P_northsouth-spine04_swp40s0
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
-nv set interface swp35s1 evpn multihoming uplink on
-nv set interface swp36s0 description P2P_northsouth-spine03_swp54s0
+nv set interface swp35s1 router adaptive-routing state enabled
+nv set interface swp35s1 evpn multihoming uplink enabled
+nv set interface swp36s0 description P2P_northsouth-spine04_swp40s1
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
-nv set interface swp36s0 evpn multihoming uplink on
-nv set interface swp36s1 description P2P_northsouth-spine03_swp54s1
+nv set interface swp36s0 router adaptive-routing state enabled
+nv set interface swp36s0 evpn multihoming uplink enabled
+nv set interface swp36s1 description P2P_northsouth-spine04_swp41s0
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
-nv set interface swp36s1 evpn multihoming uplink on
+nv set interface swp36s1 router adaptive-routing state enabled
+nv set interface swp36s1 evpn multihoming uplink enabled
 nv set interface swp37s0 link state down
 nv set interface swp37s0 type swp
 nv set interface swp37s1 link state down
@@ -562,48 +562,52 @@ nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
 nv set interface vlan20 description STORAGE
-nv set interface vlan20 ip address 10.160.127.246/17
-nv set interface vlan20 ip vrr enable on
-nv set interface vlan20 ip vrr address 10.160.0.1/17
-nv set interface vlan20 ip vrr mac-address 00:00:5e:00:01:01
-nv set interface vlan20 ip vrf STORAGE
+nv set interface vlan20 ipv4 address 10.160.127.246/17
+nv set interface vlan20 ipv4 vrr state enabled
+nv set interface vlan20 ipv4 vrr address 10.160.0.1/17
+nv set interface vlan20 ipv4 vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan20 type svi
 nv set interface vlan20 vlan 20
+nv set interface vlan20 vrf STORAGE
 nv set interface vlan30 description INBAND
-nv set interface vlan30 ip address 10.160.255.246/17
-nv set interface vlan30 ip vrr enable on
-nv set interface vlan30 ip vrr address 10.160.128.1/17
-nv set interface vlan30 ip vrr mac-address 00:00:5e:00:01:01
-nv set interface vlan30 ip vrf INBAND
+nv set interface vlan30 ipv4 address 10.160.255.246/17
+nv set interface vlan30 ipv4 vrr state enabled
+nv set interface vlan30 ipv4 vrr address 10.160.128.1/17
+nv set interface vlan30 ipv4 vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan30 type svi
 nv set interface vlan30 vlan 30
-nv set evpn enable on
-nv set evpn multihoming enable on
-nv set nve vxlan enable on
-nv set nve vxlan arp-nd-suppress on
+nv set interface vlan30 vrf INBAND
+nv set evpn state enabled
+nv set evpn multihoming state enabled
+nv set nve vxlan state enabled
+nv set nve vxlan arp-nd-suppress enabled
 nv set nve vxlan port 4789
 nv set nve vxlan source address 10.254.0.9
 nv set bridge domain br_default vlan 20 vni 10020
 nv set bridge domain br_default vlan 30 vni 10030
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200020008
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.9
-nv set router vrr enable on
+nv set router vrr state enabled
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.9/32
-nv set vrf default router bgp address-family l2vpn-evpn enable on
-nv set vrf default router bgp enable on
+nv set vrf default router bgp address-family l2vpn-evpn state enabled
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
-nv set vrf default router bgp peer-group SPINES address-family l2vpn-evpn enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
+nv set vrf default router bgp peer-group SPINES address-family l2vpn-evpn state enabled
 nv set vrf default router bgp neighbor swp19s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp19s0 type unnumbered
 nv set vrf default router bgp neighbor swp19s1 peer-group SPINES
@@ -676,17 +680,17 @@ nv set vrf default router bgp neighbor swp36s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s0 type unnumbered
 nv set vrf default router bgp neighbor swp36s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s1 type unnumbered
-nv set vrf STORAGE evpn enable on
+nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 4020
-nv set vrf STORAGE router bgp enable on
-nv set vrf STORAGE router bgp address-family ipv4-unicast enable on
-nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected enable on
-nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn enable on
-nv set vrf INBAND evpn enable on
+nv set vrf STORAGE router bgp state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf INBAND evpn state enabled
 nv set vrf INBAND evpn vni 4030
-nv set vrf INBAND router bgp enable on
-nv set vrf INBAND router bgp address-family ipv4-unicast enable on
-nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected enable on
-nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn enable on
+nv set vrf INBAND router bgp state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn state enabled
 
 nv config apply --confirm 600s --assume-yes

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname northsouth-su01-leaf1
-nv set interface lo ip address 10.254.0.1/32
+nv set interface lo ipv4 address 10.254.0.1/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.61.2/24
-nv set interface eth0 ip gateway 192.168.61.1
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.61.2/24
+nv set interface eth0 ipv4 gateway 192.168.61.1
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -137,7 +137,7 @@ nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
 nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
-nv set interface bond1 bond lacp-bypass on
+nv set interface bond1 bond lacp-bypass enabled
 nv set interface bond1 bond lacp-rate fast
 nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
@@ -145,7 +145,7 @@ nv set interface bond1 bridge domain br_default untagged 30
 nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
 nv set interface bond1 description HOST_gb001_bond0
-nv set interface bond1 evpn multihoming segment enable on
+nv set interface bond1 evpn multihoming segment state enabled
 nv set interface bond1 evpn multihoming segment local-id 1
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond1 link mtu 9100
@@ -154,7 +154,7 @@ nv set interface swp1s0 description HOST_gb001_mlx5_2
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface bond2 bond lacp-bypass on
+nv set interface bond2 bond lacp-bypass enabled
 nv set interface bond2 bond lacp-rate fast
 nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
@@ -162,7 +162,7 @@ nv set interface bond2 bridge domain br_default untagged 30
 nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
 nv set interface bond2 description HOST_gb002_bond0
-nv set interface bond2 evpn multihoming segment enable on
+nv set interface bond2 evpn multihoming segment state enabled
 nv set interface bond2 evpn multihoming segment local-id 2
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond2 link mtu 9100
@@ -171,7 +171,7 @@ nv set interface swp1s1 description HOST_gb002_mlx5_2
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface bond3 bond lacp-bypass on
+nv set interface bond3 bond lacp-bypass enabled
 nv set interface bond3 bond lacp-rate fast
 nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
@@ -179,7 +179,7 @@ nv set interface bond3 bridge domain br_default untagged 30
 nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
 nv set interface bond3 description HOST_gb003_bond0
-nv set interface bond3 evpn multihoming segment enable on
+nv set interface bond3 evpn multihoming segment state enabled
 nv set interface bond3 evpn multihoming segment local-id 3
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond3 link mtu 9100
@@ -188,7 +188,7 @@ nv set interface swp2s0 description HOST_gb003_mlx5_2
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface bond4 bond lacp-bypass on
+nv set interface bond4 bond lacp-bypass enabled
 nv set interface bond4 bond lacp-rate fast
 nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
@@ -196,7 +196,7 @@ nv set interface bond4 bridge domain br_default untagged 30
 nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
 nv set interface bond4 description HOST_gb004_bond0
-nv set interface bond4 evpn multihoming segment enable on
+nv set interface bond4 evpn multihoming segment state enabled
 nv set interface bond4 evpn multihoming segment local-id 4
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond4 link mtu 9100
@@ -205,7 +205,7 @@ nv set interface swp2s1 description HOST_gb004_mlx5_2
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface bond5 bond lacp-bypass on
+nv set interface bond5 bond lacp-bypass enabled
 nv set interface bond5 bond lacp-rate fast
 nv set interface bond5 bond member swp3s0
 nv set interface bond5 bond mode lacp
@@ -213,7 +213,7 @@ nv set interface bond5 bridge domain br_default untagged 30
 nv set interface bond5 bridge domain br_default vlan 20
 nv set interface bond5 bridge domain br_default vlan 30
 nv set interface bond5 description HOST_gb005_bond0
-nv set interface bond5 evpn multihoming segment enable on
+nv set interface bond5 evpn multihoming segment state enabled
 nv set interface bond5 evpn multihoming segment local-id 5
 nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond5 link mtu 9100
@@ -222,7 +222,7 @@ nv set interface swp3s0 description HOST_gb005_mlx5_2
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface bond6 bond lacp-bypass on
+nv set interface bond6 bond lacp-bypass enabled
 nv set interface bond6 bond lacp-rate fast
 nv set interface bond6 bond member swp3s1
 nv set interface bond6 bond mode lacp
@@ -230,7 +230,7 @@ nv set interface bond6 bridge domain br_default untagged 30
 nv set interface bond6 bridge domain br_default vlan 20
 nv set interface bond6 bridge domain br_default vlan 30
 nv set interface bond6 description HOST_gb006_bond0
-nv set interface bond6 evpn multihoming segment enable on
+nv set interface bond6 evpn multihoming segment state enabled
 nv set interface bond6 evpn multihoming segment local-id 6
 nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond6 link mtu 9100
@@ -239,7 +239,7 @@ nv set interface swp3s1 description HOST_gb006_mlx5_2
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface bond7 bond lacp-bypass on
+nv set interface bond7 bond lacp-bypass enabled
 nv set interface bond7 bond lacp-rate fast
 nv set interface bond7 bond member swp4s0
 nv set interface bond7 bond mode lacp
@@ -247,7 +247,7 @@ nv set interface bond7 bridge domain br_default untagged 30
 nv set interface bond7 bridge domain br_default vlan 20
 nv set interface bond7 bridge domain br_default vlan 30
 nv set interface bond7 description HOST_gb007_bond0
-nv set interface bond7 evpn multihoming segment enable on
+nv set interface bond7 evpn multihoming segment state enabled
 nv set interface bond7 evpn multihoming segment local-id 7
 nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond7 link mtu 9100
@@ -256,7 +256,7 @@ nv set interface swp4s0 description HOST_gb007_mlx5_2
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface bond8 bond lacp-bypass on
+nv set interface bond8 bond lacp-bypass enabled
 nv set interface bond8 bond lacp-rate fast
 nv set interface bond8 bond member swp4s1
 nv set interface bond8 bond mode lacp
@@ -264,7 +264,7 @@ nv set interface bond8 bridge domain br_default untagged 30
 nv set interface bond8 bridge domain br_default vlan 20
 nv set interface bond8 bridge domain br_default vlan 30
 nv set interface bond8 description HOST_gb008_bond0
-nv set interface bond8 evpn multihoming segment enable on
+nv set interface bond8 evpn multihoming segment state enabled
 nv set interface bond8 evpn multihoming segment local-id 8
 nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond8 link mtu 9100
@@ -273,7 +273,7 @@ nv set interface swp4s1 description HOST_gb008_mlx5_2
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface bond9 bond lacp-bypass on
+nv set interface bond9 bond lacp-bypass enabled
 nv set interface bond9 bond lacp-rate fast
 nv set interface bond9 bond member swp5s0
 nv set interface bond9 bond mode lacp
@@ -281,7 +281,7 @@ nv set interface bond9 bridge domain br_default untagged 30
 nv set interface bond9 bridge domain br_default vlan 20
 nv set interface bond9 bridge domain br_default vlan 30
 nv set interface bond9 description HOST_gb009_bond0
-nv set interface bond9 evpn multihoming segment enable on
+nv set interface bond9 evpn multihoming segment state enabled
 nv set interface bond9 evpn multihoming segment local-id 9
 nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond9 link mtu 9100
@@ -290,7 +290,7 @@ nv set interface swp5s0 description HOST_gb009_mlx5_2
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface bond10 bond lacp-bypass on
+nv set interface bond10 bond lacp-bypass enabled
 nv set interface bond10 bond lacp-rate fast
 nv set interface bond10 bond member swp5s1
 nv set interface bond10 bond mode lacp
@@ -298,7 +298,7 @@ nv set interface bond10 bridge domain br_default untagged 30
 nv set interface bond10 bridge domain br_default vlan 20
 nv set interface bond10 bridge domain br_default vlan 30
 nv set interface bond10 description HOST_gb010_bond0
-nv set interface bond10 evpn multihoming segment enable on
+nv set interface bond10 evpn multihoming segment state enabled
 nv set interface bond10 evpn multihoming segment local-id 10
 nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond10 link mtu 9100
@@ -307,7 +307,7 @@ nv set interface swp5s1 description HOST_gb010_mlx5_2
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface bond11 bond lacp-bypass on
+nv set interface bond11 bond lacp-bypass enabled
 nv set interface bond11 bond lacp-rate fast
 nv set interface bond11 bond member swp6s0
 nv set interface bond11 bond mode lacp
@@ -315,7 +315,7 @@ nv set interface bond11 bridge domain br_default untagged 30
 nv set interface bond11 bridge domain br_default vlan 20
 nv set interface bond11 bridge domain br_default vlan 30
 nv set interface bond11 description HOST_gb011_bond0
-nv set interface bond11 evpn multihoming segment enable on
+nv set interface bond11 evpn multihoming segment state enabled
 nv set interface bond11 evpn multihoming segment local-id 11
 nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond11 link mtu 9100
@@ -324,7 +324,7 @@ nv set interface swp6s0 description HOST_gb011_mlx5_2
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface bond12 bond lacp-bypass on
+nv set interface bond12 bond lacp-bypass enabled
 nv set interface bond12 bond lacp-rate fast
 nv set interface bond12 bond member swp6s1
 nv set interface bond12 bond mode lacp
@@ -332,7 +332,7 @@ nv set interface bond12 bridge domain br_default untagged 30
 nv set interface bond12 bridge domain br_default vlan 20
 nv set interface bond12 bridge domain br_default vlan 30
 nv set interface bond12 description HOST_gb012_bond0
-nv set interface bond12 evpn multihoming segment enable on
+nv set interface bond12 evpn multihoming segment state enabled
 nv set interface bond12 evpn multihoming segment local-id 12
 nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond12 link mtu 9100
@@ -341,7 +341,7 @@ nv set interface swp6s1 description HOST_gb012_mlx5_2
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface bond13 bond lacp-bypass on
+nv set interface bond13 bond lacp-bypass enabled
 nv set interface bond13 bond lacp-rate fast
 nv set interface bond13 bond member swp7s0
 nv set interface bond13 bond mode lacp
@@ -349,7 +349,7 @@ nv set interface bond13 bridge domain br_default untagged 30
 nv set interface bond13 bridge domain br_default vlan 20
 nv set interface bond13 bridge domain br_default vlan 30
 nv set interface bond13 description HOST_gb013_bond0
-nv set interface bond13 evpn multihoming segment enable on
+nv set interface bond13 evpn multihoming segment state enabled
 nv set interface bond13 evpn multihoming segment local-id 13
 nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond13 link mtu 9100
@@ -358,7 +358,7 @@ nv set interface swp7s0 description HOST_gb013_mlx5_2
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface bond14 bond lacp-bypass on
+nv set interface bond14 bond lacp-bypass enabled
 nv set interface bond14 bond lacp-rate fast
 nv set interface bond14 bond member swp7s1
 nv set interface bond14 bond mode lacp
@@ -366,7 +366,7 @@ nv set interface bond14 bridge domain br_default untagged 30
 nv set interface bond14 bridge domain br_default vlan 20
 nv set interface bond14 bridge domain br_default vlan 30
 nv set interface bond14 description HOST_gb014_bond0
-nv set interface bond14 evpn multihoming segment enable on
+nv set interface bond14 evpn multihoming segment state enabled
 nv set interface bond14 evpn multihoming segment local-id 14
 nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond14 link mtu 9100
@@ -375,7 +375,7 @@ nv set interface swp7s1 description HOST_gb014_mlx5_2
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface bond15 bond lacp-bypass on
+nv set interface bond15 bond lacp-bypass enabled
 nv set interface bond15 bond lacp-rate fast
 nv set interface bond15 bond member swp8s0
 nv set interface bond15 bond mode lacp
@@ -383,7 +383,7 @@ nv set interface bond15 bridge domain br_default untagged 30
 nv set interface bond15 bridge domain br_default vlan 20
 nv set interface bond15 bridge domain br_default vlan 30
 nv set interface bond15 description HOST_gb015_bond0
-nv set interface bond15 evpn multihoming segment enable on
+nv set interface bond15 evpn multihoming segment state enabled
 nv set interface bond15 evpn multihoming segment local-id 15
 nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond15 link mtu 9100
@@ -392,7 +392,7 @@ nv set interface swp8s0 description HOST_gb015_mlx5_2
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface bond16 bond lacp-bypass on
+nv set interface bond16 bond lacp-bypass enabled
 nv set interface bond16 bond lacp-rate fast
 nv set interface bond16 bond member swp8s1
 nv set interface bond16 bond mode lacp
@@ -400,7 +400,7 @@ nv set interface bond16 bridge domain br_default untagged 30
 nv set interface bond16 bridge domain br_default vlan 20
 nv set interface bond16 bridge domain br_default vlan 30
 nv set interface bond16 description HOST_gb016_bond0
-nv set interface bond16 evpn multihoming segment enable on
+nv set interface bond16 evpn multihoming segment state enabled
 nv set interface bond16 evpn multihoming segment local-id 16
 nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond16 link mtu 9100
@@ -409,7 +409,7 @@ nv set interface swp8s1 description HOST_gb016_mlx5_2
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface bond17 bond lacp-bypass on
+nv set interface bond17 bond lacp-bypass enabled
 nv set interface bond17 bond lacp-rate fast
 nv set interface bond17 bond member swp9s0
 nv set interface bond17 bond mode lacp
@@ -417,7 +417,7 @@ nv set interface bond17 bridge domain br_default untagged 30
 nv set interface bond17 bridge domain br_default vlan 20
 nv set interface bond17 bridge domain br_default vlan 30
 nv set interface bond17 description HOST_gb017_bond0
-nv set interface bond17 evpn multihoming segment enable on
+nv set interface bond17 evpn multihoming segment state enabled
 nv set interface bond17 evpn multihoming segment local-id 17
 nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond17 link mtu 9100
@@ -426,7 +426,7 @@ nv set interface swp9s0 description HOST_gb017_mlx5_2
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface bond18 bond lacp-bypass on
+nv set interface bond18 bond lacp-bypass enabled
 nv set interface bond18 bond lacp-rate fast
 nv set interface bond18 bond member swp9s1
 nv set interface bond18 bond mode lacp
@@ -434,7 +434,7 @@ nv set interface bond18 bridge domain br_default untagged 30
 nv set interface bond18 bridge domain br_default vlan 20
 nv set interface bond18 bridge domain br_default vlan 30
 nv set interface bond18 description HOST_gb018_bond0
-nv set interface bond18 evpn multihoming segment enable on
+nv set interface bond18 evpn multihoming segment state enabled
 nv set interface bond18 evpn multihoming segment local-id 18
 nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond18 link mtu 9100
@@ -443,7 +443,7 @@ nv set interface swp9s1 description HOST_gb018_mlx5_2
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface bond19 bond lacp-bypass on
+nv set interface bond19 bond lacp-bypass enabled
 nv set interface bond19 bond lacp-rate fast
 nv set interface bond19 bond member swp10s0
 nv set interface bond19 bond mode lacp
@@ -451,7 +451,7 @@ nv set interface bond19 bridge domain br_default untagged 30
 nv set interface bond19 bridge domain br_default vlan 20
 nv set interface bond19 bridge domain br_default vlan 30
 nv set interface bond19 description HOST_gb019_bond0
-nv set interface bond19 evpn multihoming segment enable on
+nv set interface bond19 evpn multihoming segment state enabled
 nv set interface bond19 evpn multihoming segment local-id 19
 nv set interface bond19 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond19 link mtu 9100
@@ -460,7 +460,7 @@ nv set interface swp10s0 description HOST_gb019_mlx5_2
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface bond20 bond lacp-bypass on
+nv set interface bond20 bond lacp-bypass enabled
 nv set interface bond20 bond lacp-rate fast
 nv set interface bond20 bond member swp10s1
 nv set interface bond20 bond mode lacp
@@ -468,7 +468,7 @@ nv set interface bond20 bridge domain br_default untagged 30
 nv set interface bond20 bridge domain br_default vlan 20
 nv set interface bond20 bridge domain br_default vlan 30
 nv set interface bond20 description HOST_gb020_bond0
-nv set interface bond20 evpn multihoming segment enable on
+nv set interface bond20 evpn multihoming segment state enabled
 nv set interface bond20 evpn multihoming segment local-id 20
 nv set interface bond20 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond20 link mtu 9100
@@ -477,7 +477,7 @@ nv set interface swp10s1 description HOST_gb020_mlx5_2
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface bond21 bond lacp-bypass on
+nv set interface bond21 bond lacp-bypass enabled
 nv set interface bond21 bond lacp-rate fast
 nv set interface bond21 bond member swp11s0
 nv set interface bond21 bond mode lacp
@@ -485,7 +485,7 @@ nv set interface bond21 bridge domain br_default untagged 30
 nv set interface bond21 bridge domain br_default vlan 20
 nv set interface bond21 bridge domain br_default vlan 30
 nv set interface bond21 description HOST_gb021_bond0
-nv set interface bond21 evpn multihoming segment enable on
+nv set interface bond21 evpn multihoming segment state enabled
 nv set interface bond21 evpn multihoming segment local-id 21
 nv set interface bond21 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond21 link mtu 9100
@@ -494,7 +494,7 @@ nv set interface swp11s0 description HOST_gb021_mlx5_2
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface bond22 bond lacp-bypass on
+nv set interface bond22 bond lacp-bypass enabled
 nv set interface bond22 bond lacp-rate fast
 nv set interface bond22 bond member swp11s1
 nv set interface bond22 bond mode lacp
@@ -502,7 +502,7 @@ nv set interface bond22 bridge domain br_default untagged 30
 nv set interface bond22 bridge domain br_default vlan 20
 nv set interface bond22 bridge domain br_default vlan 30
 nv set interface bond22 description HOST_gb022_bond0
-nv set interface bond22 evpn multihoming segment enable on
+nv set interface bond22 evpn multihoming segment state enabled
 nv set interface bond22 evpn multihoming segment local-id 22
 nv set interface bond22 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond22 link mtu 9100
@@ -511,7 +511,7 @@ nv set interface swp11s1 description HOST_gb022_mlx5_2
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface bond23 bond lacp-bypass on
+nv set interface bond23 bond lacp-bypass enabled
 nv set interface bond23 bond lacp-rate fast
 nv set interface bond23 bond member swp12s0
 nv set interface bond23 bond mode lacp
@@ -519,7 +519,7 @@ nv set interface bond23 bridge domain br_default untagged 30
 nv set interface bond23 bridge domain br_default vlan 20
 nv set interface bond23 bridge domain br_default vlan 30
 nv set interface bond23 description HOST_gb023_bond0
-nv set interface bond23 evpn multihoming segment enable on
+nv set interface bond23 evpn multihoming segment state enabled
 nv set interface bond23 evpn multihoming segment local-id 23
 nv set interface bond23 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond23 link mtu 9100
@@ -528,7 +528,7 @@ nv set interface swp12s0 description HOST_gb023_mlx5_2
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface bond24 bond lacp-bypass on
+nv set interface bond24 bond lacp-bypass enabled
 nv set interface bond24 bond lacp-rate fast
 nv set interface bond24 bond member swp12s1
 nv set interface bond24 bond mode lacp
@@ -536,7 +536,7 @@ nv set interface bond24 bridge domain br_default untagged 30
 nv set interface bond24 bridge domain br_default vlan 20
 nv set interface bond24 bridge domain br_default vlan 30
 nv set interface bond24 description HOST_gb024_bond0
-nv set interface bond24 evpn multihoming segment enable on
+nv set interface bond24 evpn multihoming segment state enabled
 nv set interface bond24 evpn multihoming segment local-id 24
 nv set interface bond24 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond24 link mtu 9100
@@ -545,7 +545,7 @@ nv set interface swp12s1 description HOST_gb024_mlx5_2
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface bond25 bond lacp-bypass on
+nv set interface bond25 bond lacp-bypass enabled
 nv set interface bond25 bond lacp-rate fast
 nv set interface bond25 bond member swp13s0
 nv set interface bond25 bond mode lacp
@@ -553,7 +553,7 @@ nv set interface bond25 bridge domain br_default untagged 30
 nv set interface bond25 bridge domain br_default vlan 20
 nv set interface bond25 bridge domain br_default vlan 30
 nv set interface bond25 description HOST_gb025_bond0
-nv set interface bond25 evpn multihoming segment enable on
+nv set interface bond25 evpn multihoming segment state enabled
 nv set interface bond25 evpn multihoming segment local-id 25
 nv set interface bond25 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond25 link mtu 9100
@@ -562,7 +562,7 @@ nv set interface swp13s0 description HOST_gb025_mlx5_2
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface bond26 bond lacp-bypass on
+nv set interface bond26 bond lacp-bypass enabled
 nv set interface bond26 bond lacp-rate fast
 nv set interface bond26 bond member swp13s1
 nv set interface bond26 bond mode lacp
@@ -570,7 +570,7 @@ nv set interface bond26 bridge domain br_default untagged 30
 nv set interface bond26 bridge domain br_default vlan 20
 nv set interface bond26 bridge domain br_default vlan 30
 nv set interface bond26 description HOST_gb026_bond0
-nv set interface bond26 evpn multihoming segment enable on
+nv set interface bond26 evpn multihoming segment state enabled
 nv set interface bond26 evpn multihoming segment local-id 26
 nv set interface bond26 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond26 link mtu 9100
@@ -579,7 +579,7 @@ nv set interface swp13s1 description HOST_gb026_mlx5_2
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface bond27 bond lacp-bypass on
+nv set interface bond27 bond lacp-bypass enabled
 nv set interface bond27 bond lacp-rate fast
 nv set interface bond27 bond member swp14s0
 nv set interface bond27 bond mode lacp
@@ -587,7 +587,7 @@ nv set interface bond27 bridge domain br_default untagged 30
 nv set interface bond27 bridge domain br_default vlan 20
 nv set interface bond27 bridge domain br_default vlan 30
 nv set interface bond27 description HOST_gb027_bond0
-nv set interface bond27 evpn multihoming segment enable on
+nv set interface bond27 evpn multihoming segment state enabled
 nv set interface bond27 evpn multihoming segment local-id 27
 nv set interface bond27 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond27 link mtu 9100
@@ -596,7 +596,7 @@ nv set interface swp14s0 description HOST_gb027_mlx5_2
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface bond28 bond lacp-bypass on
+nv set interface bond28 bond lacp-bypass enabled
 nv set interface bond28 bond lacp-rate fast
 nv set interface bond28 bond member swp14s1
 nv set interface bond28 bond mode lacp
@@ -604,7 +604,7 @@ nv set interface bond28 bridge domain br_default untagged 30
 nv set interface bond28 bridge domain br_default vlan 20
 nv set interface bond28 bridge domain br_default vlan 30
 nv set interface bond28 description HOST_gb028_bond0
-nv set interface bond28 evpn multihoming segment enable on
+nv set interface bond28 evpn multihoming segment state enabled
 nv set interface bond28 evpn multihoming segment local-id 28
 nv set interface bond28 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond28 link mtu 9100
@@ -613,7 +613,7 @@ nv set interface swp14s1 description HOST_gb028_mlx5_2
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface bond29 bond lacp-bypass on
+nv set interface bond29 bond lacp-bypass enabled
 nv set interface bond29 bond lacp-rate fast
 nv set interface bond29 bond member swp15s0
 nv set interface bond29 bond mode lacp
@@ -621,7 +621,7 @@ nv set interface bond29 bridge domain br_default untagged 30
 nv set interface bond29 bridge domain br_default vlan 20
 nv set interface bond29 bridge domain br_default vlan 30
 nv set interface bond29 description HOST_gb029_bond0
-nv set interface bond29 evpn multihoming segment enable on
+nv set interface bond29 evpn multihoming segment state enabled
 nv set interface bond29 evpn multihoming segment local-id 29
 nv set interface bond29 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond29 link mtu 9100
@@ -630,7 +630,7 @@ nv set interface swp15s0 description HOST_gb029_mlx5_2
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface bond30 bond lacp-bypass on
+nv set interface bond30 bond lacp-bypass enabled
 nv set interface bond30 bond lacp-rate fast
 nv set interface bond30 bond member swp15s1
 nv set interface bond30 bond mode lacp
@@ -638,7 +638,7 @@ nv set interface bond30 bridge domain br_default untagged 30
 nv set interface bond30 bridge domain br_default vlan 20
 nv set interface bond30 bridge domain br_default vlan 30
 nv set interface bond30 description HOST_gb030_bond0
-nv set interface bond30 evpn multihoming segment enable on
+nv set interface bond30 evpn multihoming segment state enabled
 nv set interface bond30 evpn multihoming segment local-id 30
 nv set interface bond30 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond30 link mtu 9100
@@ -647,7 +647,7 @@ nv set interface swp15s1 description HOST_gb030_mlx5_2
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface bond31 bond lacp-bypass on
+nv set interface bond31 bond lacp-bypass enabled
 nv set interface bond31 bond lacp-rate fast
 nv set interface bond31 bond member swp16s0
 nv set interface bond31 bond mode lacp
@@ -655,7 +655,7 @@ nv set interface bond31 bridge domain br_default untagged 30
 nv set interface bond31 bridge domain br_default vlan 20
 nv set interface bond31 bridge domain br_default vlan 30
 nv set interface bond31 description HOST_gb031_bond0
-nv set interface bond31 evpn multihoming segment enable on
+nv set interface bond31 evpn multihoming segment state enabled
 nv set interface bond31 evpn multihoming segment local-id 31
 nv set interface bond31 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond31 link mtu 9100
@@ -664,7 +664,7 @@ nv set interface swp16s0 description HOST_gb031_mlx5_2
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface bond32 bond lacp-bypass on
+nv set interface bond32 bond lacp-bypass enabled
 nv set interface bond32 bond lacp-rate fast
 nv set interface bond32 bond member swp16s1
 nv set interface bond32 bond mode lacp
@@ -672,7 +672,7 @@ nv set interface bond32 bridge domain br_default untagged 30
 nv set interface bond32 bridge domain br_default vlan 20
 nv set interface bond32 bridge domain br_default vlan 30
 nv set interface bond32 description HOST_gb032_bond0
-nv set interface bond32 evpn multihoming segment enable on
+nv set interface bond32 evpn multihoming segment state enabled
 nv set interface bond32 evpn multihoming segment local-id 32
 nv set interface bond32 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond32 link mtu 9100
@@ -681,7 +681,7 @@ nv set interface swp16s1 description HOST_gb032_mlx5_2
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface bond33 bond lacp-bypass on
+nv set interface bond33 bond lacp-bypass enabled
 nv set interface bond33 bond lacp-rate fast
 nv set interface bond33 bond member swp17s0
 nv set interface bond33 bond mode lacp
@@ -689,7 +689,7 @@ nv set interface bond33 bridge domain br_default untagged 30
 nv set interface bond33 bridge domain br_default vlan 20
 nv set interface bond33 bridge domain br_default vlan 30
 nv set interface bond33 description HOST_gb033_bond0
-nv set interface bond33 evpn multihoming segment enable on
+nv set interface bond33 evpn multihoming segment state enabled
 nv set interface bond33 evpn multihoming segment local-id 33
 nv set interface bond33 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond33 link mtu 9100
@@ -698,7 +698,7 @@ nv set interface swp17s0 description HOST_gb033_mlx5_2
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface bond34 bond lacp-bypass on
+nv set interface bond34 bond lacp-bypass enabled
 nv set interface bond34 bond lacp-rate fast
 nv set interface bond34 bond member swp17s1
 nv set interface bond34 bond mode lacp
@@ -706,7 +706,7 @@ nv set interface bond34 bridge domain br_default untagged 30
 nv set interface bond34 bridge domain br_default vlan 20
 nv set interface bond34 bridge domain br_default vlan 30
 nv set interface bond34 description HOST_gb034_bond0
-nv set interface bond34 evpn multihoming segment enable on
+nv set interface bond34 evpn multihoming segment state enabled
 nv set interface bond34 evpn multihoming segment local-id 34
 nv set interface bond34 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond34 link mtu 9100
@@ -715,7 +715,7 @@ nv set interface swp17s1 description HOST_gb034_mlx5_2
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface bond35 bond lacp-bypass on
+nv set interface bond35 bond lacp-bypass enabled
 nv set interface bond35 bond lacp-rate fast
 nv set interface bond35 bond member swp18s0
 nv set interface bond35 bond mode lacp
@@ -723,7 +723,7 @@ nv set interface bond35 bridge domain br_default untagged 30
 nv set interface bond35 bridge domain br_default vlan 20
 nv set interface bond35 bridge domain br_default vlan 30
 nv set interface bond35 description HOST_gb035_bond0
-nv set interface bond35 evpn multihoming segment enable on
+nv set interface bond35 evpn multihoming segment state enabled
 nv set interface bond35 evpn multihoming segment local-id 35
 nv set interface bond35 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond35 link mtu 9100
@@ -732,7 +732,7 @@ nv set interface swp18s0 description HOST_gb035_mlx5_2
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface bond36 bond lacp-bypass on
+nv set interface bond36 bond lacp-bypass enabled
 nv set interface bond36 bond lacp-rate fast
 nv set interface bond36 bond member swp18s1
 nv set interface bond36 bond mode lacp
@@ -740,7 +740,7 @@ nv set interface bond36 bridge domain br_default untagged 30
 nv set interface bond36 bridge domain br_default vlan 20
 nv set interface bond36 bridge domain br_default vlan 30
 nv set interface bond36 description HOST_gb036_bond0
-nv set interface bond36 evpn multihoming segment enable on
+nv set interface bond36 evpn multihoming segment state enabled
 nv set interface bond36 evpn multihoming segment local-id 36
 nv set interface bond36 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond36 link mtu 9100
@@ -752,183 +752,183 @@ nv set interface swp18s1 qos pfc-watchdog state enable
 nv set interface swp19s0 description P2P_northsouth-spine01_swp1s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
-nv set interface swp19s0 evpn multihoming uplink on
+nv set interface swp19s0 router adaptive-routing state enabled
+nv set interface swp19s0 evpn multihoming uplink enabled
 nv set interface swp19s1 description P2P_northsouth-spine01_swp1s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
-nv set interface swp19s1 evpn multihoming uplink on
+nv set interface swp19s1 router adaptive-routing state enabled
+nv set interface swp19s1 evpn multihoming uplink enabled
 nv set interface swp20s0 description P2P_northsouth-spine01_swp2s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
-nv set interface swp20s0 evpn multihoming uplink on
+nv set interface swp20s0 router adaptive-routing state enabled
+nv set interface swp20s0 evpn multihoming uplink enabled
 nv set interface swp20s1 description P2P_northsouth-spine01_swp2s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
-nv set interface swp20s1 evpn multihoming uplink on
+nv set interface swp20s1 router adaptive-routing state enabled
+nv set interface swp20s1 evpn multihoming uplink enabled
 nv set interface swp21s0 description P2P_northsouth-spine01_swp3s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
-nv set interface swp21s0 evpn multihoming uplink on
+nv set interface swp21s0 router adaptive-routing state enabled
+nv set interface swp21s0 evpn multihoming uplink enabled
 nv set interface swp21s1 description P2P_northsouth-spine01_swp3s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
-nv set interface swp21s1 evpn multihoming uplink on
+nv set interface swp21s1 router adaptive-routing state enabled
+nv set interface swp21s1 evpn multihoming uplink enabled
 nv set interface swp22s0 description P2P_northsouth-spine01_swp4s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
-nv set interface swp22s0 evpn multihoming uplink on
+nv set interface swp22s0 router adaptive-routing state enabled
+nv set interface swp22s0 evpn multihoming uplink enabled
 nv set interface swp22s1 description P2P_northsouth-spine01_swp4s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
-nv set interface swp22s1 evpn multihoming uplink on
+nv set interface swp22s1 router adaptive-routing state enabled
+nv set interface swp22s1 evpn multihoming uplink enabled
 nv set interface swp23s0 description P2P_northsouth-spine01_swp5s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
-nv set interface swp23s0 evpn multihoming uplink on
-nv set interface swp23s1 description P2P_northsouth-spine01_swp5s1
+nv set interface swp23s0 router adaptive-routing state enabled
+nv set interface swp23s0 evpn multihoming uplink enabled
+nv set interface swp23s1 description P2P_northsouth-spine02_swp1s0
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
-nv set interface swp23s1 evpn multihoming uplink on
-nv set interface swp24s0 description P2P_northsouth-spine01_swp6s0
+nv set interface swp23s1 router adaptive-routing state enabled
+nv set interface swp23s1 evpn multihoming uplink enabled
+nv set interface swp24s0 description P2P_northsouth-spine02_swp1s1
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
-nv set interface swp24s0 evpn multihoming uplink on
-nv set interface swp24s1 description P2P_northsouth-spine01_swp6s1
+nv set interface swp24s0 router adaptive-routing state enabled
+nv set interface swp24s0 evpn multihoming uplink enabled
+nv set interface swp24s1 description P2P_northsouth-spine02_swp2s0
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
-nv set interface swp24s1 evpn multihoming uplink on
-nv set interface swp25s0 description P2P_northsouth-spine02_swp1s0
+nv set interface swp24s1 router adaptive-routing state enabled
+nv set interface swp24s1 evpn multihoming uplink enabled
+nv set interface swp25s0 description P2P_northsouth-spine02_swp2s1
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s0 router adaptive-routing enable on
-nv set interface swp25s0 evpn multihoming uplink on
-nv set interface swp25s1 description P2P_northsouth-spine02_swp1s1
+nv set interface swp25s0 router adaptive-routing state enabled
+nv set interface swp25s0 evpn multihoming uplink enabled
+nv set interface swp25s1 description P2P_northsouth-spine02_swp3s0
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s1 router adaptive-routing enable on
-nv set interface swp25s1 evpn multihoming uplink on
-nv set interface swp26s0 description P2P_northsouth-spine02_swp2s0
+nv set interface swp25s1 router adaptive-routing state enabled
+nv set interface swp25s1 evpn multihoming uplink enabled
+nv set interface swp26s0 description P2P_northsouth-spine02_swp3s1
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s0 router adaptive-routing enable on
-nv set interface swp26s0 evpn multihoming uplink on
-nv set interface swp26s1 description P2P_northsouth-spine02_swp2s1
+nv set interface swp26s0 router adaptive-routing state enabled
+nv set interface swp26s0 evpn multihoming uplink enabled
+nv set interface swp26s1 description P2P_northsouth-spine02_swp4s0
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s1 router adaptive-routing enable on
-nv set interface swp26s1 evpn multihoming uplink on
-nv set interface swp27s0 description P2P_northsouth-spine02_swp3s0
+nv set interface swp26s1 router adaptive-routing state enabled
+nv set interface swp26s1 evpn multihoming uplink enabled
+nv set interface swp27s0 description P2P_northsouth-spine02_swp4s1
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s0 router adaptive-routing enable on
-nv set interface swp27s0 evpn multihoming uplink on
-nv set interface swp27s1 description P2P_northsouth-spine02_swp3s1
+nv set interface swp27s0 router adaptive-routing state enabled
+nv set interface swp27s0 evpn multihoming uplink enabled
+nv set interface swp27s1 description P2P_northsouth-spine02_swp5s0
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s1 router adaptive-routing enable on
-nv set interface swp27s1 evpn multihoming uplink on
-nv set interface swp28s0 description P2P_northsouth-spine02_swp4s0
+nv set interface swp27s1 router adaptive-routing state enabled
+nv set interface swp27s1 evpn multihoming uplink enabled
+nv set interface swp28s0 description P2P_northsouth-spine03_swp1s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s0 router adaptive-routing enable on
-nv set interface swp28s0 evpn multihoming uplink on
-nv set interface swp28s1 description P2P_northsouth-spine02_swp4s1
+nv set interface swp28s0 router adaptive-routing state enabled
+nv set interface swp28s0 evpn multihoming uplink enabled
+nv set interface swp28s1 description P2P_northsouth-spine03_swp1s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s1 router adaptive-routing enable on
-nv set interface swp28s1 evpn multihoming uplink on
-nv set interface swp29s0 description P2P_northsouth-spine02_swp5s0
+nv set interface swp28s1 router adaptive-routing state enabled
+nv set interface swp28s1 evpn multihoming uplink enabled
+nv set interface swp29s0 description P2P_northsouth-spine03_swp2s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s0 router adaptive-routing enable on
-nv set interface swp29s0 evpn multihoming uplink on
-nv set interface swp29s1 description P2P_northsouth-spine02_swp5s1
+nv set interface swp29s0 router adaptive-routing state enabled
+nv set interface swp29s0 evpn multihoming uplink enabled
+nv set interface swp29s1 description P2P_northsouth-spine03_swp2s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s1 router adaptive-routing enable on
-nv set interface swp29s1 evpn multihoming uplink on
-nv set interface swp30s0 description P2P_northsouth-spine02_swp6s0
+nv set interface swp29s1 router adaptive-routing state enabled
+nv set interface swp29s1 evpn multihoming uplink enabled
+nv set interface swp30s0 description P2P_northsouth-spine03_swp3s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s0 router adaptive-routing enable on
-nv set interface swp30s0 evpn multihoming uplink on
-nv set interface swp30s1 description P2P_northsouth-spine02_swp6s1
+nv set interface swp30s0 router adaptive-routing state enabled
+nv set interface swp30s0 evpn multihoming uplink enabled
+nv set interface swp30s1 description P2P_northsouth-spine03_swp3s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s1 router adaptive-routing enable on
-nv set interface swp30s1 evpn multihoming uplink on
-nv set interface swp31s0 description P2P_northsouth-spine03_swp1s0
+nv set interface swp30s1 router adaptive-routing state enabled
+nv set interface swp30s1 evpn multihoming uplink enabled
+nv set interface swp31s0 description P2P_northsouth-spine03_swp4s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s0 router adaptive-routing enable on
-nv set interface swp31s0 evpn multihoming uplink on
-nv set interface swp31s1 description P2P_northsouth-spine03_swp1s1
+nv set interface swp31s0 router adaptive-routing state enabled
+nv set interface swp31s0 evpn multihoming uplink enabled
+nv set interface swp31s1 description P2P_northsouth-spine03_swp4s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s1 router adaptive-routing enable on
-nv set interface swp31s1 evpn multihoming uplink on
-nv set interface swp32s0 description P2P_northsouth-spine03_swp2s0
+nv set interface swp31s1 router adaptive-routing state enabled
+nv set interface swp31s1 evpn multihoming uplink enabled
+nv set interface swp32s0 description P2P_northsouth-spine03_swp5s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s0 router adaptive-routing enable on
-nv set interface swp32s0 evpn multihoming uplink on
-nv set interface swp32s1 description P2P_northsouth-spine03_swp2s1
+nv set interface swp32s0 router adaptive-routing state enabled
+nv set interface swp32s0 evpn multihoming uplink enabled
+nv set interface swp32s1 description P2P_northsouth-spine04_swp1s0
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s1 router adaptive-routing enable on
-nv set interface swp32s1 evpn multihoming uplink on
-nv set interface swp33s0 description P2P_northsouth-spine03_swp3s0
+nv set interface swp32s1 router adaptive-routing state enabled
+nv set interface swp32s1 evpn multihoming uplink enabled
+nv set interface swp33s0 description P2P_northsouth-spine04_swp1s1
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
-nv set interface swp33s0 evpn multihoming uplink on
-nv set interface swp33s1 description P2P_northsouth-spine03_swp3s1
+nv set interface swp33s0 router adaptive-routing state enabled
+nv set interface swp33s0 evpn multihoming uplink enabled
+nv set interface swp33s1 description P2P_northsouth-spine04_swp2s0
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
-nv set interface swp33s1 evpn multihoming uplink on
-nv set interface swp34s0 description P2P_northsouth-spine03_swp4s0
+nv set interface swp33s1 router adaptive-routing state enabled
+nv set interface swp33s1 evpn multihoming uplink enabled
+nv set interface swp34s0 description P2P_northsouth-spine04_swp2s1
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
-nv set interface swp34s0 evpn multihoming uplink on
-nv set interface swp34s1 description P2P_northsouth-spine03_swp4s1
+nv set interface swp34s0 router adaptive-routing state enabled
+nv set interface swp34s0 evpn multihoming uplink enabled
+nv set interface swp34s1 description P2P_northsouth-spine04_swp3s0
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
-nv set interface swp34s1 evpn multihoming uplink on
-nv set interface swp35s0 description P2P_northsouth-spine03_swp5s0
+nv set interface swp34s1 router adaptive-routing state enabled
+nv set interface swp34s1 evpn multihoming uplink enabled
+nv set interface swp35s0 description P2P_northsouth-spine04_swp3s1
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
-nv set interface swp35s0 evpn multihoming uplink on
-nv set interface swp35s1 description P2P_northsouth-spine03_swp5s1
+nv set interface swp35s0 router adaptive-routing state enabled
+nv set interface swp35s0 evpn multihoming uplink enabled
+nv set interface swp35s1 description P2P_northsouth-spine04_swp4s0
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
-nv set interface swp35s1 evpn multihoming uplink on
-nv set interface swp36s0 description P2P_northsouth-spine03_swp6s0
+nv set interface swp35s1 router adaptive-routing state enabled
+nv set interface swp35s1 evpn multihoming uplink enabled
+nv set interface swp36s0 description P2P_northsouth-spine04_swp4s1
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
-nv set interface swp36s0 evpn multihoming uplink on
-nv set interface swp36s1 description P2P_northsouth-spine03_swp6s1
+nv set interface swp36s0 router adaptive-routing state enabled
+nv set interface swp36s0 evpn multihoming uplink enabled
+nv set interface swp36s1 description P2P_northsouth-spine04_swp5s0
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
-nv set interface swp36s1 evpn multihoming uplink on
+nv set interface swp36s1 router adaptive-routing state enabled
+nv set interface swp36s1 evpn multihoming uplink enabled
 nv set interface swp37s0 link state down
 nv set interface swp37s0 type swp
 nv set interface swp37s1 link state down
@@ -1042,48 +1042,52 @@ nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
 nv set interface vlan20 description STORAGE
-nv set interface vlan20 ip address 10.160.127.254/17
-nv set interface vlan20 ip vrr enable on
-nv set interface vlan20 ip vrr address 10.160.0.1/17
-nv set interface vlan20 ip vrr mac-address 00:00:5e:00:01:01
-nv set interface vlan20 ip vrf STORAGE
+nv set interface vlan20 ipv4 address 10.160.127.254/17
+nv set interface vlan20 ipv4 vrr state enabled
+nv set interface vlan20 ipv4 vrr address 10.160.0.1/17
+nv set interface vlan20 ipv4 vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan20 type svi
 nv set interface vlan20 vlan 20
+nv set interface vlan20 vrf STORAGE
 nv set interface vlan30 description INBAND
-nv set interface vlan30 ip address 10.160.255.254/17
-nv set interface vlan30 ip vrr enable on
-nv set interface vlan30 ip vrr address 10.160.128.1/17
-nv set interface vlan30 ip vrr mac-address 00:00:5e:00:01:01
-nv set interface vlan30 ip vrf INBAND
+nv set interface vlan30 ipv4 address 10.160.255.254/17
+nv set interface vlan30 ipv4 vrr state enabled
+nv set interface vlan30 ipv4 vrr address 10.160.128.1/17
+nv set interface vlan30 ipv4 vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan30 type svi
 nv set interface vlan30 vlan 30
-nv set evpn enable on
-nv set evpn multihoming enable on
-nv set nve vxlan enable on
-nv set nve vxlan arp-nd-suppress on
+nv set interface vlan30 vrf INBAND
+nv set evpn state enabled
+nv set evpn multihoming state enabled
+nv set nve vxlan state enabled
+nv set nve vxlan arp-nd-suppress enabled
 nv set nve vxlan port 4789
 nv set nve vxlan source address 10.254.0.1
 nv set bridge domain br_default vlan 20 vni 10020
 nv set bridge domain br_default vlan 30 vni 10030
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200020000
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.1
-nv set router vrr enable on
+nv set router vrr state enabled
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.1/32
-nv set vrf default router bgp address-family l2vpn-evpn enable on
-nv set vrf default router bgp enable on
+nv set vrf default router bgp address-family l2vpn-evpn state enabled
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
-nv set vrf default router bgp peer-group SPINES address-family l2vpn-evpn enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
+nv set vrf default router bgp peer-group SPINES address-family l2vpn-evpn state enabled
 nv set vrf default router bgp neighbor swp19s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp19s0 type unnumbered
 nv set vrf default router bgp neighbor swp19s1 peer-group SPINES
@@ -1156,17 +1160,17 @@ nv set vrf default router bgp neighbor swp36s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s0 type unnumbered
 nv set vrf default router bgp neighbor swp36s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s1 type unnumbered
-nv set vrf STORAGE evpn enable on
+nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 4020
-nv set vrf STORAGE router bgp enable on
-nv set vrf STORAGE router bgp address-family ipv4-unicast enable on
-nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected enable on
-nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn enable on
-nv set vrf INBAND evpn enable on
+nv set vrf STORAGE router bgp state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf INBAND evpn state enabled
 nv set vrf INBAND evpn vni 4030
-nv set vrf INBAND router bgp enable on
-nv set vrf INBAND router bgp address-family ipv4-unicast enable on
-nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected enable on
-nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn enable on
+nv set vrf INBAND router bgp state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn state enabled
 
 nv config apply --confirm 600s --assume-yes

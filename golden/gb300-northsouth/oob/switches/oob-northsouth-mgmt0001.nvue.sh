@@ -38,7 +38,8 @@ nv set interface swp12 type swp
 nv set interface swp13 bridge domain br_default access 10
 nv set interface swp13 description OOB_northsouth-spine03_eth0
 nv set interface swp13 type swp
-nv set interface swp14 link state down
+nv set interface swp14 bridge domain br_default access 10
+nv set interface swp14 description OOB_northsouth-spine04_eth0
 nv set interface swp14 type swp
 nv set interface swp15 link state down
 nv set interface swp15 type swp
@@ -114,7 +115,7 @@ nv set interface uplink bond mode lacp
 nv set interface uplink bridge domain br_default access 10
 nv set interface uplink description UPLINK_site_management
 nv set interface uplink type bond
-nv set interface vlan10 ip address 192.168.1.244/23
+nv set interface vlan10 ipv4 address 192.168.1.244/23
 nv set interface vlan10 type svi
 nv set interface vlan10 vlan 10
 nv set bridge domain br_default vlan 10

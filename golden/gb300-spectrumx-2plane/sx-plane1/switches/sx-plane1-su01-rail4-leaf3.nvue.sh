@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname sx-plane1-su01-rail4-leaf3
-nv set interface lo ip address 10.255.0.15/32
+nv set interface lo ipv4 address 10.255.0.15/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.15/24
-nv set interface eth0 ip gateway 192.168.41.254
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.41.15/24
+nv set interface eth0 ipv4 gateway 192.168.41.254
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -141,326 +141,326 @@ nv set interface swp1s0 description HOST_gb073_mlx5_8
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.8.2.70/31
+nv set interface swp1s0 ipv4 address 10.8.2.70/31
 nv set interface swp1s1 description HOST_gb074_mlx5_8
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.8.2.78/31
+nv set interface swp1s1 ipv4 address 10.8.2.78/31
 nv set interface swp2s0 description HOST_gb075_mlx5_8
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.8.2.86/31
+nv set interface swp2s0 ipv4 address 10.8.2.86/31
 nv set interface swp2s1 description HOST_gb076_mlx5_8
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.8.2.94/31
+nv set interface swp2s1 ipv4 address 10.8.2.94/31
 nv set interface swp3s0 description HOST_gb077_mlx5_8
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.8.2.102/31
+nv set interface swp3s0 ipv4 address 10.8.2.102/31
 nv set interface swp3s1 description HOST_gb078_mlx5_8
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.8.2.110/31
+nv set interface swp3s1 ipv4 address 10.8.2.110/31
 nv set interface swp4s0 description HOST_gb079_mlx5_8
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.8.2.118/31
+nv set interface swp4s0 ipv4 address 10.8.2.118/31
 nv set interface swp4s1 description HOST_gb080_mlx5_8
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.8.2.126/31
+nv set interface swp4s1 ipv4 address 10.8.2.126/31
 nv set interface swp5s0 description HOST_gb081_mlx5_8
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.8.2.134/31
+nv set interface swp5s0 ipv4 address 10.8.2.134/31
 nv set interface swp5s1 description HOST_gb082_mlx5_8
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.8.2.142/31
+nv set interface swp5s1 ipv4 address 10.8.2.142/31
 nv set interface swp6s0 description HOST_gb083_mlx5_8
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.8.2.150/31
+nv set interface swp6s0 ipv4 address 10.8.2.150/31
 nv set interface swp6s1 description HOST_gb084_mlx5_8
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.8.2.158/31
+nv set interface swp6s1 ipv4 address 10.8.2.158/31
 nv set interface swp7s0 description HOST_gb085_mlx5_8
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.8.2.166/31
+nv set interface swp7s0 ipv4 address 10.8.2.166/31
 nv set interface swp7s1 description HOST_gb086_mlx5_8
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.8.2.174/31
+nv set interface swp7s1 ipv4 address 10.8.2.174/31
 nv set interface swp8s0 description HOST_gb087_mlx5_8
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.8.2.182/31
+nv set interface swp8s0 ipv4 address 10.8.2.182/31
 nv set interface swp8s1 description HOST_gb088_mlx5_8
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.8.2.190/31
+nv set interface swp8s1 ipv4 address 10.8.2.190/31
 nv set interface swp9s0 description HOST_gb089_mlx5_8
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.8.2.198/31
+nv set interface swp9s0 ipv4 address 10.8.2.198/31
 nv set interface swp9s1 description HOST_gb090_mlx5_8
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.8.2.206/31
+nv set interface swp9s1 ipv4 address 10.8.2.206/31
 nv set interface swp10s0 description HOST_gb091_mlx5_8
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.8.2.214/31
+nv set interface swp10s0 ipv4 address 10.8.2.214/31
 nv set interface swp10s1 description HOST_gb092_mlx5_8
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.8.2.222/31
+nv set interface swp10s1 ipv4 address 10.8.2.222/31
 nv set interface swp11s0 description HOST_gb093_mlx5_8
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.8.2.230/31
+nv set interface swp11s0 ipv4 address 10.8.2.230/31
 nv set interface swp11s1 description HOST_gb094_mlx5_8
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.8.2.238/31
+nv set interface swp11s1 ipv4 address 10.8.2.238/31
 nv set interface swp12s0 description HOST_gb095_mlx5_8
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.8.2.246/31
+nv set interface swp12s0 ipv4 address 10.8.2.246/31
 nv set interface swp12s1 description HOST_gb096_mlx5_8
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.8.2.254/31
+nv set interface swp12s1 ipv4 address 10.8.2.254/31
 nv set interface swp13s0 description HOST_gb097_mlx5_8
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.8.3.6/31
+nv set interface swp13s0 ipv4 address 10.8.3.6/31
 nv set interface swp13s1 description HOST_gb098_mlx5_8
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.8.3.14/31
+nv set interface swp13s1 ipv4 address 10.8.3.14/31
 nv set interface swp14s0 description HOST_gb099_mlx5_8
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.8.3.22/31
+nv set interface swp14s0 ipv4 address 10.8.3.22/31
 nv set interface swp14s1 description HOST_gb100_mlx5_8
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.8.3.30/31
+nv set interface swp14s1 ipv4 address 10.8.3.30/31
 nv set interface swp15s0 description HOST_gb101_mlx5_8
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.8.3.38/31
+nv set interface swp15s0 ipv4 address 10.8.3.38/31
 nv set interface swp15s1 description HOST_gb102_mlx5_8
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.8.3.46/31
+nv set interface swp15s1 ipv4 address 10.8.3.46/31
 nv set interface swp16s0 description HOST_gb103_mlx5_8
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.8.3.54/31
+nv set interface swp16s0 ipv4 address 10.8.3.54/31
 nv set interface swp16s1 description HOST_gb104_mlx5_8
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.8.3.62/31
+nv set interface swp16s1 ipv4 address 10.8.3.62/31
 nv set interface swp17s0 description HOST_gb105_mlx5_8
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.8.3.70/31
+nv set interface swp17s0 ipv4 address 10.8.3.70/31
 nv set interface swp17s1 description HOST_gb106_mlx5_8
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.8.3.78/31
+nv set interface swp17s1 ipv4 address 10.8.3.78/31
 nv set interface swp18s0 description HOST_gb107_mlx5_8
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.8.3.86/31
+nv set interface swp18s0 ipv4 address 10.8.3.86/31
 nv set interface swp18s1 description HOST_gb108_mlx5_8
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.8.3.94/31
+nv set interface swp18s1 ipv4 address 10.8.3.94/31
 nv set interface swp19s0 description P2P_sx-plane1-spine01_swp43s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
+nv set interface swp19s0 router adaptive-routing state enabled
 nv set interface swp19s1 description P2P_sx-plane1-spine01_swp43s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
+nv set interface swp19s1 router adaptive-routing state enabled
 nv set interface swp20s0 description P2P_sx-plane1-spine01_swp44s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
+nv set interface swp20s0 router adaptive-routing state enabled
 nv set interface swp20s1 description P2P_sx-plane1-spine01_swp44s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
+nv set interface swp20s1 router adaptive-routing state enabled
 nv set interface swp21s0 description P2P_sx-plane1-spine01_swp45s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
+nv set interface swp21s0 router adaptive-routing state enabled
 nv set interface swp21s1 description P2P_sx-plane1-spine01_swp45s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
+nv set interface swp21s1 router adaptive-routing state enabled
 nv set interface swp22s0 description P2P_sx-plane1-spine02_swp43s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
+nv set interface swp22s0 router adaptive-routing state enabled
 nv set interface swp22s1 description P2P_sx-plane1-spine02_swp43s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
+nv set interface swp22s1 router adaptive-routing state enabled
 nv set interface swp23s0 description P2P_sx-plane1-spine02_swp44s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
+nv set interface swp23s0 router adaptive-routing state enabled
 nv set interface swp23s1 description P2P_sx-plane1-spine02_swp44s1
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
+nv set interface swp23s1 router adaptive-routing state enabled
 nv set interface swp24s0 description P2P_sx-plane1-spine02_swp45s0
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
+nv set interface swp24s0 router adaptive-routing state enabled
 nv set interface swp24s1 description P2P_sx-plane1-spine02_swp45s1
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
+nv set interface swp24s1 router adaptive-routing state enabled
 nv set interface swp25s0 description P2P_sx-plane1-spine03_swp43s0
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s0 router adaptive-routing enable on
+nv set interface swp25s0 router adaptive-routing state enabled
 nv set interface swp25s1 description P2P_sx-plane1-spine03_swp43s1
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s1 router adaptive-routing enable on
+nv set interface swp25s1 router adaptive-routing state enabled
 nv set interface swp26s0 description P2P_sx-plane1-spine03_swp44s0
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s0 router adaptive-routing enable on
+nv set interface swp26s0 router adaptive-routing state enabled
 nv set interface swp26s1 description P2P_sx-plane1-spine03_swp44s1
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s1 router adaptive-routing enable on
+nv set interface swp26s1 router adaptive-routing state enabled
 nv set interface swp27s0 description P2P_sx-plane1-spine03_swp45s0
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s0 router adaptive-routing enable on
+nv set interface swp27s0 router adaptive-routing state enabled
 nv set interface swp27s1 description P2P_sx-plane1-spine03_swp45s1
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s1 router adaptive-routing enable on
+nv set interface swp27s1 router adaptive-routing state enabled
 nv set interface swp28s0 description P2P_sx-plane1-spine04_swp43s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s0 router adaptive-routing enable on
+nv set interface swp28s0 router adaptive-routing state enabled
 nv set interface swp28s1 description P2P_sx-plane1-spine04_swp43s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s1 router adaptive-routing enable on
+nv set interface swp28s1 router adaptive-routing state enabled
 nv set interface swp29s0 description P2P_sx-plane1-spine04_swp44s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s0 router adaptive-routing enable on
+nv set interface swp29s0 router adaptive-routing state enabled
 nv set interface swp29s1 description P2P_sx-plane1-spine04_swp44s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s1 router adaptive-routing enable on
+nv set interface swp29s1 router adaptive-routing state enabled
 nv set interface swp30s0 description P2P_sx-plane1-spine04_swp45s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s0 router adaptive-routing enable on
+nv set interface swp30s0 router adaptive-routing state enabled
 nv set interface swp30s1 description P2P_sx-plane1-spine04_swp45s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s1 router adaptive-routing enable on
+nv set interface swp30s1 router adaptive-routing state enabled
 nv set interface swp31s0 description P2P_sx-plane1-spine05_swp43s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s0 router adaptive-routing enable on
+nv set interface swp31s0 router adaptive-routing state enabled
 nv set interface swp31s1 description P2P_sx-plane1-spine05_swp43s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s1 router adaptive-routing enable on
+nv set interface swp31s1 router adaptive-routing state enabled
 nv set interface swp32s0 description P2P_sx-plane1-spine05_swp44s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s0 router adaptive-routing enable on
+nv set interface swp32s0 router adaptive-routing state enabled
 nv set interface swp32s1 description P2P_sx-plane1-spine05_swp44s1
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s1 router adaptive-routing enable on
+nv set interface swp32s1 router adaptive-routing state enabled
 nv set interface swp33s0 description P2P_sx-plane1-spine05_swp45s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_sx-plane1-spine05_swp45s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_sx-plane1-spine06_swp43s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_sx-plane1-spine06_swp43s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_sx-plane1-spine06_swp44s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_sx-plane1-spine06_swp44s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_sx-plane1-spine06_swp45s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_sx-plane1-spine06_swp45s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp37s0 link state down
 nv set interface swp37s0 type swp
 nv set interface swp37s1 link state down
@@ -573,17 +573,21 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200010014
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.255.0.15
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.15/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.2.70/31
@@ -622,9 +626,9 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.70/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.78/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.86/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.8.3.94/31
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp19s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp19s0 type unnumbered
 nv set vrf default router bgp neighbor swp19s1 peer-group SPINES

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-spine01
-nv set interface lo ip address 10.255.128.17/32
+nv set interface lo ipv4 address 10.255.128.17/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.145/24
-nv set interface eth0 ip gateway 192.168.41.254
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.41.145/24
+nv set interface eth0 ipv4 gateway 192.168.41.254
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -140,387 +140,387 @@ nv set interface swp64 type swp
 nv set interface swp1s0 description P2P_sx-plane2-su01-rail1-leaf1_swp19s0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
-nv set interface swp1s0 router adaptive-routing enable on
+nv set interface swp1s0 router adaptive-routing state enabled
 nv set interface swp1s1 description P2P_sx-plane2-su01-rail1-leaf1_swp19s1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
-nv set interface swp1s1 router adaptive-routing enable on
+nv set interface swp1s1 router adaptive-routing state enabled
 nv set interface swp2s0 description P2P_sx-plane2-su01-rail1-leaf1_swp20s0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
-nv set interface swp2s0 router adaptive-routing enable on
+nv set interface swp2s0 router adaptive-routing state enabled
 nv set interface swp2s1 description P2P_sx-plane2-su01-rail1-leaf1_swp20s1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
-nv set interface swp2s1 router adaptive-routing enable on
+nv set interface swp2s1 router adaptive-routing state enabled
 nv set interface swp3s0 description P2P_sx-plane2-su01-rail1-leaf1_swp21s0
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
-nv set interface swp3s0 router adaptive-routing enable on
+nv set interface swp3s0 router adaptive-routing state enabled
 nv set interface swp3s1 description P2P_sx-plane2-su01-rail1-leaf1_swp21s1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
-nv set interface swp3s1 router adaptive-routing enable on
+nv set interface swp3s1 router adaptive-routing state enabled
 nv set interface swp4s0 description P2P_sx-plane2-su01-rail1-leaf2_swp19s0
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
-nv set interface swp4s0 router adaptive-routing enable on
+nv set interface swp4s0 router adaptive-routing state enabled
 nv set interface swp4s1 description P2P_sx-plane2-su01-rail1-leaf2_swp19s1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
-nv set interface swp4s1 router adaptive-routing enable on
+nv set interface swp4s1 router adaptive-routing state enabled
 nv set interface swp5s0 description P2P_sx-plane2-su01-rail1-leaf2_swp20s0
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
-nv set interface swp5s0 router adaptive-routing enable on
+nv set interface swp5s0 router adaptive-routing state enabled
 nv set interface swp5s1 description P2P_sx-plane2-su01-rail1-leaf2_swp20s1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
-nv set interface swp5s1 router adaptive-routing enable on
+nv set interface swp5s1 router adaptive-routing state enabled
 nv set interface swp6s0 description P2P_sx-plane2-su01-rail1-leaf2_swp21s0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
-nv set interface swp6s0 router adaptive-routing enable on
+nv set interface swp6s0 router adaptive-routing state enabled
 nv set interface swp6s1 description P2P_sx-plane2-su01-rail1-leaf2_swp21s1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
-nv set interface swp6s1 router adaptive-routing enable on
+nv set interface swp6s1 router adaptive-routing state enabled
 nv set interface swp7s0 description P2P_sx-plane2-su01-rail1-leaf3_swp19s0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
-nv set interface swp7s0 router adaptive-routing enable on
+nv set interface swp7s0 router adaptive-routing state enabled
 nv set interface swp7s1 description P2P_sx-plane2-su01-rail1-leaf3_swp19s1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
-nv set interface swp7s1 router adaptive-routing enable on
+nv set interface swp7s1 router adaptive-routing state enabled
 nv set interface swp8s0 description P2P_sx-plane2-su01-rail1-leaf3_swp20s0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
-nv set interface swp8s0 router adaptive-routing enable on
+nv set interface swp8s0 router adaptive-routing state enabled
 nv set interface swp8s1 description P2P_sx-plane2-su01-rail1-leaf3_swp20s1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
-nv set interface swp8s1 router adaptive-routing enable on
+nv set interface swp8s1 router adaptive-routing state enabled
 nv set interface swp9s0 description P2P_sx-plane2-su01-rail1-leaf3_swp21s0
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
-nv set interface swp9s0 router adaptive-routing enable on
+nv set interface swp9s0 router adaptive-routing state enabled
 nv set interface swp9s1 description P2P_sx-plane2-su01-rail1-leaf3_swp21s1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
-nv set interface swp9s1 router adaptive-routing enable on
+nv set interface swp9s1 router adaptive-routing state enabled
 nv set interface swp10s0 description P2P_sx-plane2-su01-rail1-leaf4_swp19s0
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
-nv set interface swp10s0 router adaptive-routing enable on
+nv set interface swp10s0 router adaptive-routing state enabled
 nv set interface swp10s1 description P2P_sx-plane2-su01-rail1-leaf4_swp19s1
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
-nv set interface swp10s1 router adaptive-routing enable on
+nv set interface swp10s1 router adaptive-routing state enabled
 nv set interface swp11s0 description P2P_sx-plane2-su01-rail1-leaf4_swp20s0
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
-nv set interface swp11s0 router adaptive-routing enable on
+nv set interface swp11s0 router adaptive-routing state enabled
 nv set interface swp11s1 description P2P_sx-plane2-su01-rail1-leaf4_swp20s1
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
-nv set interface swp11s1 router adaptive-routing enable on
+nv set interface swp11s1 router adaptive-routing state enabled
 nv set interface swp12s0 description P2P_sx-plane2-su01-rail1-leaf4_swp21s0
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
-nv set interface swp12s0 router adaptive-routing enable on
+nv set interface swp12s0 router adaptive-routing state enabled
 nv set interface swp12s1 description P2P_sx-plane2-su01-rail1-leaf4_swp21s1
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
-nv set interface swp12s1 router adaptive-routing enable on
+nv set interface swp12s1 router adaptive-routing state enabled
 nv set interface swp13s0 description P2P_sx-plane2-su01-rail2-leaf1_swp19s0
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
-nv set interface swp13s0 router adaptive-routing enable on
+nv set interface swp13s0 router adaptive-routing state enabled
 nv set interface swp13s1 description P2P_sx-plane2-su01-rail2-leaf1_swp19s1
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
-nv set interface swp13s1 router adaptive-routing enable on
+nv set interface swp13s1 router adaptive-routing state enabled
 nv set interface swp14s0 description P2P_sx-plane2-su01-rail2-leaf1_swp20s0
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
-nv set interface swp14s0 router adaptive-routing enable on
+nv set interface swp14s0 router adaptive-routing state enabled
 nv set interface swp14s1 description P2P_sx-plane2-su01-rail2-leaf1_swp20s1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
-nv set interface swp14s1 router adaptive-routing enable on
+nv set interface swp14s1 router adaptive-routing state enabled
 nv set interface swp15s0 description P2P_sx-plane2-su01-rail2-leaf1_swp21s0
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
-nv set interface swp15s0 router adaptive-routing enable on
+nv set interface swp15s0 router adaptive-routing state enabled
 nv set interface swp15s1 description P2P_sx-plane2-su01-rail2-leaf1_swp21s1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
-nv set interface swp15s1 router adaptive-routing enable on
+nv set interface swp15s1 router adaptive-routing state enabled
 nv set interface swp16s0 description P2P_sx-plane2-su01-rail2-leaf2_swp19s0
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
-nv set interface swp16s0 router adaptive-routing enable on
+nv set interface swp16s0 router adaptive-routing state enabled
 nv set interface swp16s1 description P2P_sx-plane2-su01-rail2-leaf2_swp19s1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
-nv set interface swp16s1 router adaptive-routing enable on
+nv set interface swp16s1 router adaptive-routing state enabled
 nv set interface swp17s0 description P2P_sx-plane2-su01-rail2-leaf2_swp20s0
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
-nv set interface swp17s0 router adaptive-routing enable on
+nv set interface swp17s0 router adaptive-routing state enabled
 nv set interface swp17s1 description P2P_sx-plane2-su01-rail2-leaf2_swp20s1
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
-nv set interface swp17s1 router adaptive-routing enable on
+nv set interface swp17s1 router adaptive-routing state enabled
 nv set interface swp18s0 description P2P_sx-plane2-su01-rail2-leaf2_swp21s0
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
-nv set interface swp18s0 router adaptive-routing enable on
+nv set interface swp18s0 router adaptive-routing state enabled
 nv set interface swp18s1 description P2P_sx-plane2-su01-rail2-leaf2_swp21s1
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
-nv set interface swp18s1 router adaptive-routing enable on
+nv set interface swp18s1 router adaptive-routing state enabled
 nv set interface swp19s0 description P2P_sx-plane2-su01-rail2-leaf3_swp19s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
+nv set interface swp19s0 router adaptive-routing state enabled
 nv set interface swp19s1 description P2P_sx-plane2-su01-rail2-leaf3_swp19s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
+nv set interface swp19s1 router adaptive-routing state enabled
 nv set interface swp20s0 description P2P_sx-plane2-su01-rail2-leaf3_swp20s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
+nv set interface swp20s0 router adaptive-routing state enabled
 nv set interface swp20s1 description P2P_sx-plane2-su01-rail2-leaf3_swp20s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
+nv set interface swp20s1 router adaptive-routing state enabled
 nv set interface swp21s0 description P2P_sx-plane2-su01-rail2-leaf3_swp21s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
+nv set interface swp21s0 router adaptive-routing state enabled
 nv set interface swp21s1 description P2P_sx-plane2-su01-rail2-leaf3_swp21s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
+nv set interface swp21s1 router adaptive-routing state enabled
 nv set interface swp22s0 description P2P_sx-plane2-su01-rail2-leaf4_swp19s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
+nv set interface swp22s0 router adaptive-routing state enabled
 nv set interface swp22s1 description P2P_sx-plane2-su01-rail2-leaf4_swp19s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
+nv set interface swp22s1 router adaptive-routing state enabled
 nv set interface swp23s0 description P2P_sx-plane2-su01-rail2-leaf4_swp20s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
+nv set interface swp23s0 router adaptive-routing state enabled
 nv set interface swp23s1 description P2P_sx-plane2-su01-rail2-leaf4_swp20s1
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
+nv set interface swp23s1 router adaptive-routing state enabled
 nv set interface swp24s0 description P2P_sx-plane2-su01-rail2-leaf4_swp21s0
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
+nv set interface swp24s0 router adaptive-routing state enabled
 nv set interface swp24s1 description P2P_sx-plane2-su01-rail2-leaf4_swp21s1
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
+nv set interface swp24s1 router adaptive-routing state enabled
 nv set interface swp25s0 description P2P_sx-plane2-su01-rail3-leaf1_swp19s0
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s0 router adaptive-routing enable on
+nv set interface swp25s0 router adaptive-routing state enabled
 nv set interface swp25s1 description P2P_sx-plane2-su01-rail3-leaf1_swp19s1
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s1 router adaptive-routing enable on
+nv set interface swp25s1 router adaptive-routing state enabled
 nv set interface swp26s0 description P2P_sx-plane2-su01-rail3-leaf1_swp20s0
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s0 router adaptive-routing enable on
+nv set interface swp26s0 router adaptive-routing state enabled
 nv set interface swp26s1 description P2P_sx-plane2-su01-rail3-leaf1_swp20s1
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s1 router adaptive-routing enable on
+nv set interface swp26s1 router adaptive-routing state enabled
 nv set interface swp27s0 description P2P_sx-plane2-su01-rail3-leaf1_swp21s0
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s0 router adaptive-routing enable on
+nv set interface swp27s0 router adaptive-routing state enabled
 nv set interface swp27s1 description P2P_sx-plane2-su01-rail3-leaf1_swp21s1
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s1 router adaptive-routing enable on
+nv set interface swp27s1 router adaptive-routing state enabled
 nv set interface swp28s0 description P2P_sx-plane2-su01-rail3-leaf2_swp19s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s0 router adaptive-routing enable on
+nv set interface swp28s0 router adaptive-routing state enabled
 nv set interface swp28s1 description P2P_sx-plane2-su01-rail3-leaf2_swp19s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s1 router adaptive-routing enable on
+nv set interface swp28s1 router adaptive-routing state enabled
 nv set interface swp29s0 description P2P_sx-plane2-su01-rail3-leaf2_swp20s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s0 router adaptive-routing enable on
+nv set interface swp29s0 router adaptive-routing state enabled
 nv set interface swp29s1 description P2P_sx-plane2-su01-rail3-leaf2_swp20s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s1 router adaptive-routing enable on
+nv set interface swp29s1 router adaptive-routing state enabled
 nv set interface swp30s0 description P2P_sx-plane2-su01-rail3-leaf2_swp21s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s0 router adaptive-routing enable on
+nv set interface swp30s0 router adaptive-routing state enabled
 nv set interface swp30s1 description P2P_sx-plane2-su01-rail3-leaf2_swp21s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s1 router adaptive-routing enable on
+nv set interface swp30s1 router adaptive-routing state enabled
 nv set interface swp31s0 description P2P_sx-plane2-su01-rail3-leaf3_swp19s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s0 router adaptive-routing enable on
+nv set interface swp31s0 router adaptive-routing state enabled
 nv set interface swp31s1 description P2P_sx-plane2-su01-rail3-leaf3_swp19s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s1 router adaptive-routing enable on
+nv set interface swp31s1 router adaptive-routing state enabled
 nv set interface swp32s0 description P2P_sx-plane2-su01-rail3-leaf3_swp20s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s0 router adaptive-routing enable on
+nv set interface swp32s0 router adaptive-routing state enabled
 nv set interface swp32s1 description P2P_sx-plane2-su01-rail3-leaf3_swp20s1
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s1 router adaptive-routing enable on
+nv set interface swp32s1 router adaptive-routing state enabled
 nv set interface swp33s0 description P2P_sx-plane2-su01-rail3-leaf3_swp21s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_sx-plane2-su01-rail3-leaf3_swp21s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_sx-plane2-su01-rail3-leaf4_swp19s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_sx-plane2-su01-rail3-leaf4_swp19s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_sx-plane2-su01-rail3-leaf4_swp20s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_sx-plane2-su01-rail3-leaf4_swp20s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_sx-plane2-su01-rail3-leaf4_swp21s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_sx-plane2-su01-rail3-leaf4_swp21s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp37s0 description P2P_sx-plane2-su01-rail4-leaf1_swp19s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
-nv set interface swp37s0 router adaptive-routing enable on
+nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s1 description P2P_sx-plane2-su01-rail4-leaf1_swp19s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
-nv set interface swp37s1 router adaptive-routing enable on
+nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp38s0 description P2P_sx-plane2-su01-rail4-leaf1_swp20s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
-nv set interface swp38s0 router adaptive-routing enable on
+nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s1 description P2P_sx-plane2-su01-rail4-leaf1_swp20s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
-nv set interface swp38s1 router adaptive-routing enable on
+nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp39s0 description P2P_sx-plane2-su01-rail4-leaf1_swp21s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
-nv set interface swp39s0 router adaptive-routing enable on
+nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s1 description P2P_sx-plane2-su01-rail4-leaf1_swp21s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
-nv set interface swp39s1 router adaptive-routing enable on
+nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp40s0 description P2P_sx-plane2-su01-rail4-leaf2_swp19s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
-nv set interface swp40s0 router adaptive-routing enable on
+nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s1 description P2P_sx-plane2-su01-rail4-leaf2_swp19s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
-nv set interface swp40s1 router adaptive-routing enable on
+nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp41s0 description P2P_sx-plane2-su01-rail4-leaf2_swp20s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
-nv set interface swp41s0 router adaptive-routing enable on
+nv set interface swp41s0 router adaptive-routing state enabled
 nv set interface swp41s1 description P2P_sx-plane2-su01-rail4-leaf2_swp20s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
-nv set interface swp41s1 router adaptive-routing enable on
+nv set interface swp41s1 router adaptive-routing state enabled
 nv set interface swp42s0 description P2P_sx-plane2-su01-rail4-leaf2_swp21s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
-nv set interface swp42s0 router adaptive-routing enable on
+nv set interface swp42s0 router adaptive-routing state enabled
 nv set interface swp42s1 description P2P_sx-plane2-su01-rail4-leaf2_swp21s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
-nv set interface swp42s1 router adaptive-routing enable on
+nv set interface swp42s1 router adaptive-routing state enabled
 nv set interface swp43s0 description P2P_sx-plane2-su01-rail4-leaf3_swp19s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
-nv set interface swp43s0 router adaptive-routing enable on
+nv set interface swp43s0 router adaptive-routing state enabled
 nv set interface swp43s1 description P2P_sx-plane2-su01-rail4-leaf3_swp19s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
-nv set interface swp43s1 router adaptive-routing enable on
+nv set interface swp43s1 router adaptive-routing state enabled
 nv set interface swp44s0 description P2P_sx-plane2-su01-rail4-leaf3_swp20s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
-nv set interface swp44s0 router adaptive-routing enable on
+nv set interface swp44s0 router adaptive-routing state enabled
 nv set interface swp44s1 description P2P_sx-plane2-su01-rail4-leaf3_swp20s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
-nv set interface swp44s1 router adaptive-routing enable on
+nv set interface swp44s1 router adaptive-routing state enabled
 nv set interface swp45s0 description P2P_sx-plane2-su01-rail4-leaf3_swp21s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
-nv set interface swp45s0 router adaptive-routing enable on
+nv set interface swp45s0 router adaptive-routing state enabled
 nv set interface swp45s1 description P2P_sx-plane2-su01-rail4-leaf3_swp21s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
-nv set interface swp45s1 router adaptive-routing enable on
+nv set interface swp45s1 router adaptive-routing state enabled
 nv set interface swp46s0 description P2P_sx-plane2-su01-rail4-leaf4_swp19s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
-nv set interface swp46s0 router adaptive-routing enable on
+nv set interface swp46s0 router adaptive-routing state enabled
 nv set interface swp46s1 description P2P_sx-plane2-su01-rail4-leaf4_swp19s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
-nv set interface swp46s1 router adaptive-routing enable on
+nv set interface swp46s1 router adaptive-routing state enabled
 nv set interface swp47s0 description P2P_sx-plane2-su01-rail4-leaf4_swp20s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
-nv set interface swp47s0 router adaptive-routing enable on
+nv set interface swp47s0 router adaptive-routing state enabled
 nv set interface swp47s1 description P2P_sx-plane2-su01-rail4-leaf4_swp20s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
-nv set interface swp47s1 router adaptive-routing enable on
+nv set interface swp47s1 router adaptive-routing state enabled
 nv set interface swp48s0 description P2P_sx-plane2-su01-rail4-leaf4_swp21s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
-nv set interface swp48s0 router adaptive-routing enable on
+nv set interface swp48s0 router adaptive-routing state enabled
 nv set interface swp48s1 description P2P_sx-plane2-su01-rail4-leaf4_swp21s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
-nv set interface swp48s1 router adaptive-routing enable on
+nv set interface swp48s1 router adaptive-routing state enabled
 nv set interface swp49s0 link state down
 nv set interface swp49s0 type swp
 nv set interface swp49s1 link state down
@@ -585,22 +585,26 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200002000
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.255.128.17
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 96
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.17/32
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
-nv set vrf default router bgp peer-group LEAVES bfd enable on
+nv set vrf default router bgp peer-group LEAVES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES

@@ -3,12 +3,12 @@
 set -euo pipefail
 
 nv set system hostname sx-plane2-su01-rail2-leaf4
-nv set interface lo ip address 10.255.128.8/32
+nv set interface lo ipv4 address 10.255.128.8/32
 nv set interface lo type loopback
-nv set interface eth0 ip address 192.168.41.136/24
-nv set interface eth0 ip gateway 192.168.41.254
-nv set interface eth0 ip vrf mgmt
+nv set interface eth0 ipv4 address 192.168.41.136/24
+nv set interface eth0 ipv4 gateway 192.168.41.254
 nv set interface eth0 type eth
+nv set interface eth0 vrf mgmt
 nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
 nv set interface swp2 link breakout 2x
@@ -141,326 +141,326 @@ nv set interface swp1s0 description HOST_gb109_mlx5_3
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ip address 10.12.3.98/31
+nv set interface swp1s0 ipv4 address 10.12.3.98/31
 nv set interface swp1s1 description HOST_gb110_mlx5_3
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ip address 10.12.3.106/31
+nv set interface swp1s1 ipv4 address 10.12.3.106/31
 nv set interface swp2s0 description HOST_gb111_mlx5_3
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ip address 10.12.3.114/31
+nv set interface swp2s0 ipv4 address 10.12.3.114/31
 nv set interface swp2s1 description HOST_gb112_mlx5_3
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ip address 10.12.3.122/31
+nv set interface swp2s1 ipv4 address 10.12.3.122/31
 nv set interface swp3s0 description HOST_gb113_mlx5_3
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ip address 10.12.3.130/31
+nv set interface swp3s0 ipv4 address 10.12.3.130/31
 nv set interface swp3s1 description HOST_gb114_mlx5_3
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ip address 10.12.3.138/31
+nv set interface swp3s1 ipv4 address 10.12.3.138/31
 nv set interface swp4s0 description HOST_gb115_mlx5_3
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ip address 10.12.3.146/31
+nv set interface swp4s0 ipv4 address 10.12.3.146/31
 nv set interface swp4s1 description HOST_gb116_mlx5_3
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ip address 10.12.3.154/31
+nv set interface swp4s1 ipv4 address 10.12.3.154/31
 nv set interface swp5s0 description HOST_gb117_mlx5_3
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ip address 10.12.3.162/31
+nv set interface swp5s0 ipv4 address 10.12.3.162/31
 nv set interface swp5s1 description HOST_gb118_mlx5_3
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ip address 10.12.3.170/31
+nv set interface swp5s1 ipv4 address 10.12.3.170/31
 nv set interface swp6s0 description HOST_gb119_mlx5_3
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ip address 10.12.3.178/31
+nv set interface swp6s0 ipv4 address 10.12.3.178/31
 nv set interface swp6s1 description HOST_gb120_mlx5_3
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ip address 10.12.3.186/31
+nv set interface swp6s1 ipv4 address 10.12.3.186/31
 nv set interface swp7s0 description HOST_gb121_mlx5_3
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ip address 10.12.3.194/31
+nv set interface swp7s0 ipv4 address 10.12.3.194/31
 nv set interface swp7s1 description HOST_gb122_mlx5_3
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ip address 10.12.3.202/31
+nv set interface swp7s1 ipv4 address 10.12.3.202/31
 nv set interface swp8s0 description HOST_gb123_mlx5_3
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ip address 10.12.3.210/31
+nv set interface swp8s0 ipv4 address 10.12.3.210/31
 nv set interface swp8s1 description HOST_gb124_mlx5_3
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ip address 10.12.3.218/31
+nv set interface swp8s1 ipv4 address 10.12.3.218/31
 nv set interface swp9s0 description HOST_gb125_mlx5_3
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ip address 10.12.3.226/31
+nv set interface swp9s0 ipv4 address 10.12.3.226/31
 nv set interface swp9s1 description HOST_gb126_mlx5_3
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ip address 10.12.3.234/31
+nv set interface swp9s1 ipv4 address 10.12.3.234/31
 nv set interface swp10s0 description HOST_gb127_mlx5_3
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
-nv set interface swp10s0 ip address 10.12.3.242/31
+nv set interface swp10s0 ipv4 address 10.12.3.242/31
 nv set interface swp10s1 description HOST_gb128_mlx5_3
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
-nv set interface swp10s1 ip address 10.12.3.250/31
+nv set interface swp10s1 ipv4 address 10.12.3.250/31
 nv set interface swp11s0 description HOST_gb129_mlx5_3
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
-nv set interface swp11s0 ip address 10.12.4.2/31
+nv set interface swp11s0 ipv4 address 10.12.4.2/31
 nv set interface swp11s1 description HOST_gb130_mlx5_3
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
-nv set interface swp11s1 ip address 10.12.4.10/31
+nv set interface swp11s1 ipv4 address 10.12.4.10/31
 nv set interface swp12s0 description HOST_gb131_mlx5_3
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
-nv set interface swp12s0 ip address 10.12.4.18/31
+nv set interface swp12s0 ipv4 address 10.12.4.18/31
 nv set interface swp12s1 description HOST_gb132_mlx5_3
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
-nv set interface swp12s1 ip address 10.12.4.26/31
+nv set interface swp12s1 ipv4 address 10.12.4.26/31
 nv set interface swp13s0 description HOST_gb133_mlx5_3
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
-nv set interface swp13s0 ip address 10.12.4.34/31
+nv set interface swp13s0 ipv4 address 10.12.4.34/31
 nv set interface swp13s1 description HOST_gb134_mlx5_3
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
-nv set interface swp13s1 ip address 10.12.4.42/31
+nv set interface swp13s1 ipv4 address 10.12.4.42/31
 nv set interface swp14s0 description HOST_gb135_mlx5_3
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
-nv set interface swp14s0 ip address 10.12.4.50/31
+nv set interface swp14s0 ipv4 address 10.12.4.50/31
 nv set interface swp14s1 description HOST_gb136_mlx5_3
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
-nv set interface swp14s1 ip address 10.12.4.58/31
+nv set interface swp14s1 ipv4 address 10.12.4.58/31
 nv set interface swp15s0 description HOST_gb137_mlx5_3
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
-nv set interface swp15s0 ip address 10.12.4.66/31
+nv set interface swp15s0 ipv4 address 10.12.4.66/31
 nv set interface swp15s1 description HOST_gb138_mlx5_3
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
-nv set interface swp15s1 ip address 10.12.4.74/31
+nv set interface swp15s1 ipv4 address 10.12.4.74/31
 nv set interface swp16s0 description HOST_gb139_mlx5_3
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
-nv set interface swp16s0 ip address 10.12.4.82/31
+nv set interface swp16s0 ipv4 address 10.12.4.82/31
 nv set interface swp16s1 description HOST_gb140_mlx5_3
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
-nv set interface swp16s1 ip address 10.12.4.90/31
+nv set interface swp16s1 ipv4 address 10.12.4.90/31
 nv set interface swp17s0 description HOST_gb141_mlx5_3
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
-nv set interface swp17s0 ip address 10.12.4.98/31
+nv set interface swp17s0 ipv4 address 10.12.4.98/31
 nv set interface swp17s1 description HOST_gb142_mlx5_3
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
-nv set interface swp17s1 ip address 10.12.4.106/31
+nv set interface swp17s1 ipv4 address 10.12.4.106/31
 nv set interface swp18s0 description HOST_gb143_mlx5_3
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
-nv set interface swp18s0 ip address 10.12.4.114/31
+nv set interface swp18s0 ipv4 address 10.12.4.114/31
 nv set interface swp18s1 description HOST_gb144_mlx5_3
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
-nv set interface swp18s1 ip address 10.12.4.122/31
+nv set interface swp18s1 ipv4 address 10.12.4.122/31
 nv set interface swp19s0 description P2P_sx-plane2-spine01_swp22s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s0 router adaptive-routing enable on
+nv set interface swp19s0 router adaptive-routing state enabled
 nv set interface swp19s1 description P2P_sx-plane2-spine01_swp22s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s1 router adaptive-routing enable on
+nv set interface swp19s1 router adaptive-routing state enabled
 nv set interface swp20s0 description P2P_sx-plane2-spine01_swp23s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s0 router adaptive-routing enable on
+nv set interface swp20s0 router adaptive-routing state enabled
 nv set interface swp20s1 description P2P_sx-plane2-spine01_swp23s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s1 router adaptive-routing enable on
+nv set interface swp20s1 router adaptive-routing state enabled
 nv set interface swp21s0 description P2P_sx-plane2-spine01_swp24s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s0 router adaptive-routing enable on
+nv set interface swp21s0 router adaptive-routing state enabled
 nv set interface swp21s1 description P2P_sx-plane2-spine01_swp24s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s1 router adaptive-routing enable on
+nv set interface swp21s1 router adaptive-routing state enabled
 nv set interface swp22s0 description P2P_sx-plane2-spine02_swp22s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s0 router adaptive-routing enable on
+nv set interface swp22s0 router adaptive-routing state enabled
 nv set interface swp22s1 description P2P_sx-plane2-spine02_swp22s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s1 router adaptive-routing enable on
+nv set interface swp22s1 router adaptive-routing state enabled
 nv set interface swp23s0 description P2P_sx-plane2-spine02_swp23s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s0 router adaptive-routing enable on
+nv set interface swp23s0 router adaptive-routing state enabled
 nv set interface swp23s1 description P2P_sx-plane2-spine02_swp23s1
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s1 router adaptive-routing enable on
+nv set interface swp23s1 router adaptive-routing state enabled
 nv set interface swp24s0 description P2P_sx-plane2-spine02_swp24s0
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s0 router adaptive-routing enable on
+nv set interface swp24s0 router adaptive-routing state enabled
 nv set interface swp24s1 description P2P_sx-plane2-spine02_swp24s1
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s1 router adaptive-routing enable on
+nv set interface swp24s1 router adaptive-routing state enabled
 nv set interface swp25s0 description P2P_sx-plane2-spine03_swp22s0
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s0 router adaptive-routing enable on
+nv set interface swp25s0 router adaptive-routing state enabled
 nv set interface swp25s1 description P2P_sx-plane2-spine03_swp22s1
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s1 router adaptive-routing enable on
+nv set interface swp25s1 router adaptive-routing state enabled
 nv set interface swp26s0 description P2P_sx-plane2-spine03_swp23s0
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s0 router adaptive-routing enable on
+nv set interface swp26s0 router adaptive-routing state enabled
 nv set interface swp26s1 description P2P_sx-plane2-spine03_swp23s1
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s1 router adaptive-routing enable on
+nv set interface swp26s1 router adaptive-routing state enabled
 nv set interface swp27s0 description P2P_sx-plane2-spine03_swp24s0
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s0 router adaptive-routing enable on
+nv set interface swp27s0 router adaptive-routing state enabled
 nv set interface swp27s1 description P2P_sx-plane2-spine03_swp24s1
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s1 router adaptive-routing enable on
+nv set interface swp27s1 router adaptive-routing state enabled
 nv set interface swp28s0 description P2P_sx-plane2-spine04_swp22s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s0 router adaptive-routing enable on
+nv set interface swp28s0 router adaptive-routing state enabled
 nv set interface swp28s1 description P2P_sx-plane2-spine04_swp22s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s1 router adaptive-routing enable on
+nv set interface swp28s1 router adaptive-routing state enabled
 nv set interface swp29s0 description P2P_sx-plane2-spine04_swp23s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s0 router adaptive-routing enable on
+nv set interface swp29s0 router adaptive-routing state enabled
 nv set interface swp29s1 description P2P_sx-plane2-spine04_swp23s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s1 router adaptive-routing enable on
+nv set interface swp29s1 router adaptive-routing state enabled
 nv set interface swp30s0 description P2P_sx-plane2-spine04_swp24s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s0 router adaptive-routing enable on
+nv set interface swp30s0 router adaptive-routing state enabled
 nv set interface swp30s1 description P2P_sx-plane2-spine04_swp24s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s1 router adaptive-routing enable on
+nv set interface swp30s1 router adaptive-routing state enabled
 nv set interface swp31s0 description P2P_sx-plane2-spine05_swp22s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s0 router adaptive-routing enable on
+nv set interface swp31s0 router adaptive-routing state enabled
 nv set interface swp31s1 description P2P_sx-plane2-spine05_swp22s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s1 router adaptive-routing enable on
+nv set interface swp31s1 router adaptive-routing state enabled
 nv set interface swp32s0 description P2P_sx-plane2-spine05_swp23s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s0 router adaptive-routing enable on
+nv set interface swp32s0 router adaptive-routing state enabled
 nv set interface swp32s1 description P2P_sx-plane2-spine05_swp23s1
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s1 router adaptive-routing enable on
+nv set interface swp32s1 router adaptive-routing state enabled
 nv set interface swp33s0 description P2P_sx-plane2-spine05_swp24s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing enable on
+nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s1 description P2P_sx-plane2-spine05_swp24s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing enable on
+nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp34s0 description P2P_sx-plane2-spine06_swp22s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing enable on
+nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s1 description P2P_sx-plane2-spine06_swp22s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing enable on
+nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp35s0 description P2P_sx-plane2-spine06_swp23s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing enable on
+nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s1 description P2P_sx-plane2-spine06_swp23s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing enable on
+nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp36s0 description P2P_sx-plane2-spine06_swp24s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing enable on
+nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s1 description P2P_sx-plane2-spine06_swp24s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing enable on
+nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp37s0 link state down
 nv set interface swp37s0 type swp
 nv set interface swp37s1 link state down
@@ -573,17 +573,21 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set qos roce enable on
+nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos pfc-watchdog polling-interval 100
 nv set qos pfc-watchdog robustness 2
-nv set router adaptive-routing enable on
+nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4210010007
-nv set router bgp enable on
+nv set router bgp state enabled
 nv set router bgp router-id 10.255.128.8
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.8/32
 nv set vrf default router bgp address-family ipv4-unicast network 10.12.3.98/31
@@ -622,9 +626,9 @@ nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.98/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.106/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.114/31
 nv set vrf default router bgp address-family ipv4-unicast network 10.12.4.122/31
-nv set vrf default router bgp enable on
+nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd enable on
+nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
 nv set vrf default router bgp neighbor swp19s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp19s0 type unnumbered
 nv set vrf default router bgp neighbor swp19s1 peer-group SPINES
