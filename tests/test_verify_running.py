@@ -360,3 +360,22 @@ def test_the_command_line_exit_codes(renders: dict, tmp_path: Path) -> None:
     hostile = fabgen("verify", GOLDEN / "fattree-2to1", "--running", folder)
     assert hostile.returncode == 2 and "Traceback" not in hostile.stderr and hostile.stderr.count("\n") == 1
     assert "nobody" in hostile.stderr and hostile.stdout == ""
+
+
+def test_a_config_at_the_bound_of_all_differences_is_reported_without_remediation(renders: dict,
+                                                                                    tmp_path: Path) -> None:
+    """4 MiB of lines the plan does not have (90,000 users): every one a finding, within the timeout, and no
+    line-by-line remediation past MAX_REMEDIATED (hier_config's negation is quadratic in them)."""
+    files = renders["eos"]
+    folder = write_dir(tmp_path, "eos", files)
+    e = CASES["eos"][1]
+    users = "".join(f"username u{i} privilege 1 role network-operator nopassword\n" for i in range(90_000))
+    text = (users[: running.MAX_CONFIG - 100].rsplit("\n", 1)[0]) + "\nend\n"
+    (folder / f"{e}.cfg").write_text(text)
+    res = fabgen("verify", GOLDEN / CASES["eos"][0], "--running", folder, "--format", "json")
+    assert res.returncode == 1, res.stderr[-2000:]
+    doc = json.loads(res.stdout)
+    found = [f for f in doc["findings"] if f["device"] == e]
+    assert len(found) > running.MAX_REMEDIATED and e not in doc["remediation"]
+    assert {f["device"] for f in doc["findings"]} == {e}
+    assert any("a full replace" in n for n in doc["notes"])

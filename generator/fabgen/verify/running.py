@@ -28,12 +28,16 @@ from typing import Any
 
 from fabgen.errors import printable
 from fabgen.verify.cabling import Finding, Verdict
-from fabgen.verify.untrusted import MAX_DEPTH, Refused, _deeper, lines, load
+from fabgen.verify.untrusted import MAX_DEPTH, Refused, lines, load
 
 # One running config: the largest rendered switch config is about 140 KB (a SONiC config_db of
 # 128 ports, golden/fattree-2to1); a switch's defaults add tens of KB. 4 MiB is more than twenty
 # times that, and keeps a file of the smallest YAML values near 1.3 million objects to parse.
 MAX_CONFIG = 4 * 1024 * 1024
+# A switch that differs in more settings runs another config, not the plan drifted: no line-by-line
+# remediation (hier_config's negation rebuilds its section's index a line, quadratic in the lines
+# removed: 1,000 take a fraction of a second, 6,000 twelve seconds).
+MAX_REMEDIATED = 1_000
 # The file names a platform's running config may take in DIR, and what each holds.
 SUFFIXES = {"eos": (".cfg", ".txt"), "nvue": (".nvue.yaml", ".yaml", ".yml"), "sonic": (".json",)}
 WHAT = {"eos": "EOS show running-config", "nvue": "NVUE nv config show -o yaml",
@@ -67,6 +71,7 @@ class Result:
 
     diffs: list[Diff] = field(default_factory=list)
     remedy: list[str] = field(default_factory=list)
+    note: str = ""  # why there is no remediation
 
 
 # ---------------------------------------------------------------------------------------------- the plan
@@ -152,6 +157,8 @@ def check_dir(files: dict[str, bytes], folder: Path, fabric: str | None, read: C
             v.findings.append(Finding(d.kind, p.fabric, device, d.where, d.expected, d.found))
         if result.remedy:
             v.remedies[device] = (REMEDY[p.platform], result.remedy)
+        if result.note:
+            v.notes.append(result.note)
 
 
 def compare(platform: str, rendered: str, running: str, where: str) -> Result:
@@ -215,7 +222,10 @@ def eos(rendered: str, running: str, where: str) -> Result:
     _eos_defaults(plan, run)
     result = Result()
     _eos_diff(plan, run, (), result)
-    if result.diffs:
+    if len(result.diffs) > MAX_REMEDIATED:
+        result.note = (f"{where}: {len(result.diffs):,} differences, more than the {MAX_REMEDIATED:,} a remediation is "
+                       "written for: deploy the rendered config (a full replace) instead")
+    elif result.diffs:
         remedy = WorkflowRemediation(run, plan).remediation_config
         result.remedy = [c.indentation + c.text for c in remedy.all_children_sorted()]
     return result
@@ -276,8 +286,9 @@ def _eos_diff(plan: Any, run: Any, path: tuple[str, ...], result: Result) -> Non
         missing.remove(a)
         extra.remove(b)
     for kind, side, other, nodes in (("config-missing", missing, theirs, ours), ("config-extra", extra, ours, theirs)):
+        known = {_key(t) for t in other}
         for key, group in _groups(side):
-            whole = not any(_key(t) == key for t in other) and len(group) > 1
+            whole = key not in known and len(group) > 1
             for text in ([key] if whole else group):
                 lines_of = group if whole else [text]
                 size = sum(1 + sum(1 for _ in nodes[t].all_children()) for t in lines_of)
@@ -312,14 +323,14 @@ def _pairs(missing: list[str], extra: list[str]) -> list[tuple[str, str]]:
     pairs = [(ours[s][0], theirs[s][0]) for s in ours if len(ours[s]) == 1 and len(theirs.get(s, ())) == 1]
     # then a setting of one line whose value is words (`description ...`, `hostname ...`): the only
     # missing and the only extra line that start with its first word
-    left = [t for t in missing if t not in {a for a, _ in pairs}]
-    right = [t for t in extra if t not in {b for _, b in pairs}]
-    for t in left:
-        first = t.split()[0]
-        mine = [x for x in left if x.split()[0] == first]
-        other = [x for x in right if x.split()[0] == first]
-        if len(mine) == 1 and len(other) == 1:
-            pairs.append((t, other[0]))
+    paired = {a for a, _ in pairs} | {b for _, b in pairs}
+    mine: dict[str, list[str]] = {}
+    other: dict[str, list[str]] = {}
+    for side, texts in ((mine, missing), (other, extra)):
+        for t in texts:
+            if t not in paired:
+                side.setdefault(t.split()[0], []).append(t)
+    pairs += [(m[0], other[w][0]) for w, m in mine.items() if len(m) == 1 and len(other.get(w, ())) == 1]
     return pairs
 
 
@@ -538,9 +549,7 @@ def _text(v: Any) -> str:
 def sonic(rendered: str, running: str, where: str) -> Result:
     """SONiC as config_db: an entry on one side only is one finding, a field that differs one; the
     remediation a JSON Patch, as `config apply-patch` takes it."""
-    run = sonic_db(running, where)
-    if _deeper(run, MAX_DEPTH):
-        raise RunningError(f"{where}: JSON nested deeper than {MAX_DEPTH} levels")
+    run = sonic_db(running, where)  # load() refuses JSON nested past MAX_DEPTH
     plan = sonic_db(rendered, "the rendered config")
     result = Result()
     ops: list[dict[str, Any]] = []
