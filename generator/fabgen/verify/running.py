@@ -253,14 +253,17 @@ def _secrets(plan: Any, run: Any) -> None:
 
 def _eos_defaults(plan: Any, run: Any) -> None:
     """Drop what a switch adds on its own, where the plan does not say otherwise."""
-    for child in list(run.children):
+    def default(child: Any) -> bool:
         if plan.get_child(equals=child.text) is not None:
-            continue
+            return False
         kids = {c.text for c in child.children}
         section = EOS_DEFAULT_SECTIONS.get(child.text)
-        if (child.text in EOS_DEFAULTS or (section is not None and kids <= section)
-                or (child.text.startswith("interface ") and not kids)):
-            child.delete()
+        return (child.text in EOS_DEFAULTS or (section is not None and kids <= section)
+                or (child.text.startswith("interface ") and not kids))
+    kept = [c for c in run.children if not default(c)]
+    if len(kept) < len(run.children):  # one rebuild: a child's delete() rebuilds its parent's index
+        run.children.clear()
+        run.children.extend(kept)
     for tree in (plan, run):  # absent or written, the same (`shutdown` against it is still found)
         for section in tree.children:
             if section.text.startswith("interface "):
