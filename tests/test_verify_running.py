@@ -290,6 +290,7 @@ def test_hostile_running_configs_are_refused_in_one_located_line(renders: dict, 
         (eos, "evil\nfabric: forged.cfg", eos_text, ["is no switch of the plan", "\\n"]),  # a name forging a line
         (eos, f"{e}.cfg", eos_text.replace("hostname", "hostname \x1b[2Jx", 1), ["a control character"]),
         (eos, "notes.md", "hello", ["not <device>.cfg"]),
+        (eos, f"{e}.cfg", "".join(" " * i + f"s{i}\n" for i in range(2000)) + "end\n", [":98:", "indented more"]),
         (nvue, f"{n}.yaml", "- set: &a {x: 1}\n- set: *a\n", ["a YAML alias"]),
         (nvue, f"{n}.yaml", "- set:\n    x: " + "[" * 200 + "]" * 200 + "\n", ["nested"]),
         (nvue, f"{n}.yaml", "just: a mapping\n", ["not NVUE's YAML"]),

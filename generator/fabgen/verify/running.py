@@ -206,6 +206,9 @@ def _eos_refuse(text: str, where: str) -> None:
     for n, ln in enumerate(text.splitlines(), 1):
         if "\t" in ln or (ln and not ln.isprintable()):
             raise RunningError(f"{where}:{n}: a control character in the line: not EOS `show running-config` text")
+        if len(ln) - len(ln.lstrip(" ")) > 3 * MAX_DEPTH:  # EOS indents 3 a level; a section nests a few
+            raise RunningError(f"{where}:{n}: indented more than {3 * MAX_DEPTH} spaces: sections nested deeper "
+                               f"than {MAX_DEPTH} levels are no EOS config")
 
 
 def eos(rendered: str, running: str, where: str) -> Result:
