@@ -211,16 +211,30 @@ def _eos_refuse(text: str, where: str) -> None:
                                f"than {MAX_DEPTH} levels are no EOS config")
 
 
+def _eos_driver() -> Any:
+    """hier_config's Arista EOS driver, and EOS's own removal of an account: `no username NAME` (EOS
+    User Manual, "username"), not the account's line with `no` before it."""
+    from hier_config import Platform, get_hconfig_driver
+    from hier_config.models import MatchRule, NegationSubRule
+
+    driver = get_hconfig_driver(Platform.ARISTA_EOS)
+    driver.rules.negation_sub.append(NegationSubRule(
+        match_rules=(MatchRule(re_search=r"^username \S+ (privilege|role|secret|nopassword)\b"),),
+        search=r"^(no username \S+) .*$", replace=r"\1"))
+    return driver
+
+
 def eos(rendered: str, running: str, where: str) -> Result:
     """EOS as trees of config lines (hier_config, its Arista EOS driver); the remediation is its own."""
-    from hier_config import Platform, WorkflowRemediation, get_hconfig
+    from hier_config import WorkflowRemediation, get_hconfig
 
     _eos_refuse(running, where)
+    driver = _eos_driver()
     try:
-        run = get_hconfig(Platform.ARISTA_EOS, running)
+        run = get_hconfig(driver, running)
     except Exception as exc:  # noqa: BLE001  # hier_config's parse errors have no common type
         raise RunningError(f"{where}: not EOS `show running-config` text ({exc})") from None
-    plan = get_hconfig(Platform.ARISTA_EOS, rendered)
+    plan = get_hconfig(driver, rendered)
     _secrets(plan, run)
     _eos_defaults(plan, run)
     result = Result()
