@@ -52,7 +52,8 @@ def to_json(v: Verdict) -> str:
 
 def _line(f: Any) -> str:
     """One finding, one line: a newline in a name from the evidence is written as its escape."""
-    return printable(f"{f.fabric}: {f.device} {f.port}: expected {f.expected}, found {f.found}")
+    where = f"{f.device} {f.port}" if f.port else f.device  # a whole switch (no-config) names no port
+    return printable(f"{f.fabric}: {where}: expected {f.expected}, found {f.found}")
 
 
 def _body(body: list[str], indent: str) -> list[str]:
