@@ -140,7 +140,7 @@ BASE: dict[str, Any] = {
         "oversubscription": 1,
         "ethernet": {"mtu": 9100, "host_mtu": 9000, "gid_index": 3, "qps_per_connection": 4,
                      "qos": {"roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
-                             "roce_bandwidth_percent": 50,
+                             "roce_bandwidth_percent": 50, "lossless_buffer_percent": 90,
                              "ecn": {"min_threshold_kbytes": 150, "max_threshold_kbytes": 1500, "probability": 100},
                              "pfc_watchdog": {"detection_ms": 200, "restoration_ms": 200, "poll_interval_ms": 100}},
                      "asn": {"leaf": 4200010000, "spine": 4200001000, "core": 4200000000, "host": 4200100000},

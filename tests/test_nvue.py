@@ -331,3 +331,53 @@ def test_a_qos_value_the_roce_profile_fixes_is_refused_on_nvue(key: str, value: 
     assert leaf["qos"]["roce"]["mode"] == "lossless"
     nccl = (tmp_path / "ok" / "host-groups" / "gpu" / "nccl.env").read_text()
     assert f"NCCL_IB_TC={NVUE_ROCE_PROFILE['roce_dscp'] * 4 + 2}" in nccl
+
+
+@pytest.mark.parametrize("version", ["5.14", "5.16"])
+def test_the_lossless_buffer_share_is_the_traffic_pools_nvidia_writes(version: str, tmp_path: Path) -> None:
+    """lossless_buffer_percent: 90 gives every switch NVIDIA's generator's two traffic pools (RoCE
+    lossless 90%, default lossy 10%: net-configurator's gl-plane1-01-config.sh) in the YAML and the
+    script, accepted by the release's object model, which refuses a pool share past 100; without
+    the key no pool is written (the RoCE profile's stand)."""
+    inv = tmp_path / "q.yaml"
+    inv.write_text(QOS_INVENTORY.format(qos="lossless_buffer_percent: 90").replace(
+        "    platform: nvue\n", f"    platform: nvue\n    platform_version: '{version}'\n"))
+    render_to(inv, tmp_path / "out")
+    switches = sorted((tmp_path / "out" / "sx" / "switches").glob("*.nvue.yaml"))
+    assert switches
+    for path in switches:
+        header, tree = read_nvue(path)
+        assert nvue_model.release(header) == version
+        assert tree["qos"]["traffic-pool"] == {"default-lossy": {"memory-percent": 10},
+                                               "roce-lossless": {"memory-percent": 90}}
+        assert nvue_model.problems(version, tree) == []
+        script = path.with_name(path.name.replace(".yaml", ".sh")).read_text()
+        assert "nv set qos traffic-pool roce-lossless memory-percent 90\n" in script
+    tree["qos"]["traffic-pool"]["roce-lossless"]["memory-percent"] = 150
+    assert any("memory-percent" in p for p in nvue_model.problems(version, tree))
+    inv.write_text(QOS_INVENTORY.format(qos="mode: lossless"))
+    render_to(inv, tmp_path / "plain")
+    _, leaf = read_nvue(tmp_path / "plain" / "sx" / "switches" / "sx-su01-leaf1.nvue.yaml")
+    assert "traffic-pool" not in leaf["qos"]
+
+
+@pytest.mark.parametrize("change,why,eos", [
+    ("mode: lossy, lossless_buffer_percent: 90", "lossy mode has no lossless pool", False),
+    ("lossless_buffer_percent: 100", "must be at most 99", False),
+    ("lossless_buffer_percent: 90", "eos switches take none from fabgen", True)])
+def test_a_lossless_buffer_share_nvue_cannot_take_is_refused_at_its_line(change: str, why: str, eos: bool,
+                                                                          tmp_path: Path) -> None:
+    """Only NVUE in lossless mode has the pools; a share is a whole percentage below 100."""
+    import subprocess
+    import sys
+
+    inv = tmp_path / "q.yaml"
+    text = QOS_INVENTORY.format(qos=change)
+    if eos:
+        text = text.replace("kind: spectrum-x", "kind: roce").replace("platform: nvue", "platform: eos").replace(
+            "sn5600", "arista-7060x5")
+    inv.write_text(text)
+    res = subprocess.run([sys.executable, "-m", "fabgen", "render", str(inv), "-o", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "q.yaml:13:" in res.stderr and why in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "out").exists()

@@ -59,6 +59,10 @@ def qos_intent(ctx: Context) -> dict[str, Any]:
                      "restoration_ms": q.pfc_watchdog.restoration_ms,
                      "poll_interval_ms": q.pfc_watchdog.poll_interval_ms, "action": q.pfc_watchdog.action},
         "mode": q.mode,
+        # NVUE's traffic pools, only where the inventory sizes them (the RoCE profile's otherwise)
+        **({"buffer_pools": {"roce-lossless": q.lossless_buffer_percent,
+                             "default-lossy": 100 - q.lossless_buffer_percent}}
+           if q.lossless_buffer_percent is not None else {}),
         "mtu": eth.mtu,
         "host_mtu": eth.host_mtu,
         "host_tos": q.roce_dscp * 4 + 2,  # DSCP << 2 with ECT(0): what NCCL_IB_TC carries

@@ -57,6 +57,11 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
                        f"{value} ms cannot be written; use {value // 10 * 10} or {value // 10 * 10 + 10}")
     if f.platform == "nvue":
         _check_nvue_roce_profile(qos, (*path, "ethernet", "qos"), report)
+    if qos.lossless_buffer_percent is not None and (f.platform != "nvue" or qos.mode != "lossless"):
+        report((*path, "ethernet", "qos", "lossless_buffer_percent"),
+               "lossless_buffer_percent sizes NVUE's RoCE lossless traffic pool: "
+               + (f"{f.platform} switches take none from fabgen (their buffers stay at the platform's profile)"
+                  if f.platform != "nvue" else "lossy mode has no lossless pool") + "; leave it out")
     if f.platform == "nvue" and wd.enabled:
         if wd.detection_ms % wd.poll_interval_ms:
             report((*wpath, "detection_ms"), f"NVUE declares a queue stalled after a whole number of polling "

@@ -164,6 +164,11 @@ class Qos(Strict):
     cnp_dscp: int = Field(default=48, ge=0, le=63, description="DSCP of congestion notification packets")
     cnp_priority: int = Field(default=6, ge=0, le=7, description="traffic class of CNPs: strict priority, no PFC")
     roce_bandwidth_percent: int = Field(default=50, ge=1, le=99, description="DWRR share of the RoCE queue")
+    lossless_buffer_percent: int | None = Field(
+        default=None, ge=1, le=99,
+        description="NVUE, lossless: share of the switch's shared buffer for the RoCE lossless traffic pool "
+                    "(qos traffic-pool roce-lossless memory-percent; the rest to default-lossy); none leaves the "
+                    "pools to Cumulus's RoCE profile. NVIDIA's Enterprise RA generator writes 90")
     ecn: Ecn = Field(default_factory=Ecn)
     pfc_watchdog: PfcWatchdog = Field(default_factory=PfcWatchdog)
 

@@ -227,6 +227,9 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
         wd = qos["watchdog"]
         tree["qos"]["pfc-watchdog"] = {"polling-interval": wd["poll_interval_ms"],
                                        "robustness": wd["detection_ms"] // wd["poll_interval_ms"]}
+    if "buffer_pools" in qos:  # the inventory's split of the shared buffer, as NVIDIA's generator writes it
+        tree["qos"]["traffic-pool"] = {pool: {"memory-percent": percent}
+                                       for pool, percent in sorted(qos["buffer_pools"].items())}
     bgp = sw["bgp"]
     tree["router"] = {"adaptive-routing": d.on(ar),
                       "bgp": {"autonomous-system": bgp["asn"], **d.on(), "router-id": bgp["router_id"]}}
