@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from fabgen.errors import printable
+from fabgen.spec.platforms import PLATFORMS
 from fabgen.verify.cabling import Finding, Verdict
 from fabgen.verify.untrusted import MAX_DEPTH, Refused, lines, load
 
@@ -45,7 +46,10 @@ WHAT = {"eos": "EOS show running-config", "nvue": "NVUE nv config show -o yaml",
 NAMES = {"eos": "an Arista EOS", "nvue": "a Cumulus Linux (NVUE)", "sonic": "a SONiC"}
 # A value fabgen leaves to the deploy (a secret from the environment): any value the switch holds matches it.
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
-_SUFFIX_OF = {".cfg": "eos", ".nvue.yaml": "nvue", "/config_db.json": "sonic"}  # rendered config -> platform
+# a rendered switch config's suffix -> its platform: each platform's own `config_file` (spec/platforms.py)
+_SUFFIX_OF = {p.config_file: name for name, p in PLATFORMS.items() if p.config_file and name in SUFFIXES}
+_CONFIG = re.compile(r"^(?P<f>[^/]+)/switches/(?P<d>[^/]+?)(?P<s>"
+                     + "|".join(re.escape(s) for s in sorted(_SUFFIX_OF)) + ")$")
 
 
 TOP = "top level"  # where a difference outside every section is
@@ -89,7 +93,7 @@ def planned(files: dict[str, bytes], fabric: str | None = None) -> dict[str, Pla
     """Every switch of the render with a config verify compares: device -> where its config is."""
     out: dict[str, Planned] = {}
     for path in sorted(files):
-        m = re.match(r"^(?P<f>[^/]+)/switches/(?P<d>[^/]+?)(?P<s>\.cfg|\.nvue\.yaml|/config_db\.json)$", path)
+        m = _CONFIG.match(path)
         if m is None or (fabric is not None and m["f"] != fabric and not m["f"].startswith(f"{fabric}-plane")):
             continue
         out[m["d"]] = Planned(m["d"], m["f"], _SUFFIX_OF[m["s"]], path)
