@@ -102,7 +102,7 @@ def _is_float(annotation: Any) -> bool:
     return float in _unwrap(annotation)
 
 
-DICT_KEYS = {"switch_models": "sw", "node_models": "box"}  # the base inventory's entries
+DICT_KEYS = {"switch_models": "sw", "node_models": "box", "roles": "spine"}  # the base inventory's entries
 
 
 def number_paths(model: Any = Inventory, path: tuple = (), wanted=_is_number) -> list[tuple]:
@@ -149,7 +149,12 @@ BASE: dict[str, Any] = {
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},
         "cabling": {"node_leaf": {"length_m": 10}, "leaf_spine": {"length_m": 10}, "spine_core": {"length_m": 10}},
+        "baseline": {"telemetry": {"sflow": {"collectors": ["10.0.0.9"], "sample_rate": 4096}},
+                     "roles": {"spine": {"telemetry": {"sflow": {"collectors": ["10.0.0.9"], "sample_rate": 4096}}}}},
     }],
+    "baseline": {"telemetry": {"sflow": {"collectors": ["10.0.0.9"], "sample_rate": 4096}},
+                 "roles": {"spine": {"telemetry": {"sflow": {"collectors": ["10.0.0.9"], "sample_rate": 4096}}}}},
+    "provisioning": {"server": "10.0.0.5", "mac_map": "macs.csv", "http_port": 80},
 }
 
 NUMBER_PATHS = number_paths()

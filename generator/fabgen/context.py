@@ -23,6 +23,7 @@ class Context:
     summary: Summary
     groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
     kubernetes: Any = None  # the inventory's KubernetesOptions (cluster-wide)
+    baseline: Any = None  # the inventory's site baseline (intent/baseline.py), or None
     # a multi-plane fabric's first plane: the contexts of all its planes, in order (the hosts'
     # files cover every plane at once); () otherwise
     planes: tuple[Context, ...] = ()

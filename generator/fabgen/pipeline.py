@@ -259,7 +259,8 @@ def _contexts(validated: Validated, fabrics: dict[str, Fabric],
     inv = validated.inventory
     real = validated.guid_maps
     contexts = {name: Context(inv.cluster, f, allocations[name], summarize(f, real.get(f.inventory_name)),
-                              {g.name: g for g in inv.node_groups}, inv.kubernetes) for name, f in fabrics.items()}
+                              {g.name: g for g in inv.node_groups}, inv.kubernetes, inv.baseline)
+                for name, f in fabrics.items()}
     for spec in inv.fabrics:
         if spec.planes > 1:
             names = plane_names(spec)

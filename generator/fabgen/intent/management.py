@@ -12,23 +12,27 @@ import ipaddress
 from typing import Any
 
 from fabgen.intent import secret_ref
+from fabgen.intent.baseline import users_of
 from fabgen.inventory.management import gateway_of, vrf_of
 from fabgen.spec.model import Fabric
+from fabgen.spec.schema import Baseline
 
 ROLES = {"admin", "read-only"}
 
 
-def plane(fabric: Fabric) -> dict[str, Any] | None:
+def plane(fabric: Fabric, site: Baseline | None = None) -> dict[str, Any] | None:
     """Fabric-wide settings (one object every switch shares; each switch's own address is
-    the allocation's), or None without a management block."""
+    the allocation's), or None without a management block. The accounts are the management
+    block's, else the baseline's (the fabric's, then the site's)."""
     m = fabric.spec.management
     if m is None:
         return None
     net = ipaddress.IPv4Network(m.prefix)
+    accounts = m.users or users_of(site, fabric.spec.baseline)
     users = [{"name": u.name, "role": u.role, "password_env": u.password_hash.env,
               "password": secret_ref(u.password_hash.env),
               "ssh_key_env": u.ssh_key.env if u.ssh_key else None,
-              "ssh_key": secret_ref(u.ssh_key.env) if u.ssh_key else None} for u in m.users]
+              "ssh_key": secret_ref(u.ssh_key.env) if u.ssh_key else None} for u in accounts]
     return {"prefix": str(net), "prefix_len": net.prefixlen,
             "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
             "vrf": vrf_of(m, fabric.spec.platform),

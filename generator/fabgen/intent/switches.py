@@ -33,6 +33,7 @@ from typing import Any
 from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
+from fabgen.intent.baseline import baseline
 from fabgen.intent.management import plane as management_plane
 from fabgen.intent.northsouth import (
     BOND_ID_STRIDE,
@@ -104,7 +105,8 @@ class SwitchIntents:
         # /31s does not tear sessions down.
         self.limit = max(MIN_MAX_ROUTES, 2 * planned_prefixes(f.plan, eth.host_addressing))
         self.roles = {s.name: s.role for s in f.switches}
-        self.mgmt = management_plane(f)
+        self.mgmt = management_plane(f, ctx.baseline)
+        self.site = ctx.baseline
         self.names = f.switch_model.port_names(f.plan.speed)
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
         self.ns = ctx.allocation.tenants
@@ -115,6 +117,14 @@ class SwitchIntents:
         self.bond_vlans = {(b, n): bond_vlans(bond_tenants(self.overlay, b, n)) for b, n in set(self.bond_of.values())
                            } if self.overlay is not None else {}
         self.order = {s.name: k for k, s in enumerate(f.switches)}
+
+    def baseline(self, role: str) -> dict[str, Any]:
+        """{"baseline": the switch's baseline (intent/baseline.py)}, or {} without one (the
+        structured config is then what it was before baselines), or without a management plane."""
+        if self.mgmt is None:
+            return {}
+        b = baseline(self.site, self.f.spec.baseline, role, self.f.spec.platform, self.mgmt["prefix"])
+        return {} if b is None else {"baseline": b}
 
     def __call__(self, s: Any) -> dict[str, Any]:
         f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
@@ -189,6 +199,7 @@ class SwitchIntents:
         groups = sorted({n["peer_group"] for n in neighbors})
         return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
+            **self.baseline(s.role),
             "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),

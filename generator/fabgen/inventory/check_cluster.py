@@ -124,9 +124,10 @@ def check_management_and_platform(c: Checks) -> None:
             if f.role == "oob":  # the access switches and every BMC port of the plan
                 layout = c.managed[f.name]
                 check_management(i, f, layout.planned_switches + layout.bmc_places, bare, c.report, warn, c.taken,
-                                 "access switches, BMCs and their gateway")
+                                 "access switches, BMCs and their gateway", c.inv.baseline)
             else:
-                check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken)
+                check_management(i, f, f.planes * (p.leaves + p.spines + p.cores), bare, c.report, warn, c.taken,
+                                 site=c.inv.baseline)
                 check_plane_parts(i, f, p.leaves + p.spines + p.cores, bare, c.report)
 
 

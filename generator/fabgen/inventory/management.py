@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from fabgen.inventory.ethernet import check_prefix
 from fabgen.spec.platforms import PLATFORMS
-from fabgen.spec.schema import Fabric, Management
+from fabgen.spec.schema import DOMAIN_PATTERN, Baseline, Fabric, Management
 
 Report = Callable[[tuple, str], None]
 
@@ -38,7 +38,7 @@ def vrf_of(m: Management, platform: str) -> str:
 
 
 def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, report: Report, warn: Report,
-                     taken: list, what: str = "switches and their gateway") -> None:
+                     taken: list, what: str = "switches and their gateway", site: Baseline | None = None) -> None:
     """Report problems of fabrics[i].management; `taken` collects management prefixes."""
     m = f.management
     if m is None:
@@ -58,12 +58,7 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
                  "if the router is elsewhere")
     else:
         _check_gateway((*path, "gateway"), m.gateway, net, report)
-    for key in ("ntp", "dns", "syslog"):
-        for j, server in enumerate(getattr(m, key)):
-            why = server_problem(server)
-            if why:
-                report((*path, key, j), f"{why} ({key} servers are given by address, so the switch needs no name "
-                       "resolution to reach them)")
+    _check_servers(path, m, report)
     fixed = FIXED_VRF.get(f.platform)
     if m.vrf is not None and fixed is not None and m.vrf != fixed:
         report((*path, "vrf"), f"{f.platform} has one management VRF, named '{fixed}': leave vrf out or write "
@@ -74,7 +69,24 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
     if f.kind == "infiniband":
         _check_unrendered(path, m, report)
         return
-    _check_users(path, f, m, report, warn)
+    _check_users(path, f, m, report, warn, site)
+
+
+def _check_servers(path: tuple, m: Management, report: Report) -> None:
+    """NTP, DNS and syslog servers: addresses, or for NTP a DNS name the switch can resolve."""
+    for key in ("ntp", "dns", "syslog"):
+        for j, server in enumerate(getattr(m, key)):
+            if key == "ntp" and re.fullmatch(DOMAIN_PATTERN, server) and not _looks_numeric(server):
+                if not m.dns:  # NTP by name, as NVIDIA's generator writes it (N.cumulusnetworks.pool.ntp.org)
+                    report((*path, key, j), f"NTP server {server!r} is a name: the switch resolves it with "
+                           "management.dns, which is empty; give a DNS server or the NTP server's address")
+                continue
+            why = server_problem(server)
+            if why and key == "ntp":
+                report((*path, key, j), f"{why} (an NTP server is an address or a DNS name)")
+            elif why:
+                report((*path, key, j), f"{why} ({key} servers are given by address, so the switch needs no name "
+                       "resolution to reach them)")
 
 
 # fabgen writes no switch configuration for an InfiniBand fabric (the subnet manager configures
@@ -89,6 +101,11 @@ def _check_unrendered(path: tuple, m: Management, report: Report) -> None:
                    "switch configuration there (the subnet manager configures the fabric), only the switches' "
                    "management addresses from prefix; remove it")
             return
+
+
+def _looks_numeric(text: str) -> bool:
+    """A dotted name of digits only (10.0.0.300) is a mistyped address, not a host name."""
+    return all(part.isdigit() for part in text.split("."))
 
 
 def server_problem(text: str) -> str | None:
@@ -126,12 +143,33 @@ def _check_gateway(where: tuple, text: str, net: ipaddress.IPv4Network, report: 
                f"of {net}")
 
 
-def _check_users(path: tuple, f: Fabric, m: Management, report: Report, warn: Report) -> None:
-    names = [u.name for u in m.users]
+def accounts(f: Fabric, site: Baseline | None) -> list:
+    """The fabric's local accounts: its management block's, else its baseline's, else the site's
+    (intent/baseline.py `users_of` renders the same choice)."""
+    if f.management is not None and f.management.users:
+        return list(f.management.users)
+    for block in (f.baseline, site):
+        if block is not None and block.users is not None:
+            return list(block.users)
+    return []
+
+
+def _check_users(path: tuple, f: Fabric, m: Management, report: Report, warn: Report,
+                 site: Baseline | None = None) -> None:
+    if not m.users and f.baseline is not None and f.baseline.users is not None:
+        _check_accounts(("fabrics", path[1], "baseline"), f, f.baseline.users, report, warn)
+    elif not m.users and site is not None and site.users is not None:
+        _check_accounts(("baseline",), f, site.users, report, warn)
+    else:
+        _check_accounts(path, f, m.users, report, warn)
+
+
+def _check_accounts(path: tuple, f: Fabric, users: list, report: Report, warn: Report) -> None:
+    names = [u.name for u in users]
     for j, name in enumerate(names):
         if names.index(name) != j:
             report((*path, "users", j, "name"), f"user '{name}' is declared twice")
-    for j, u in enumerate(m.users):
+    for j, u in enumerate(users):
         if u.ssh_key is not None and u.ssh_key.env == u.password_hash.env:
             report((*path, "users", j, "ssh_key"), f"the password hash and the SSH key of '{u.name}' come from one "
                    f"variable ({u.ssh_key.env}): a variable holds one secret; give the key its own")
@@ -139,17 +177,17 @@ def _check_users(path: tuple, f: Fabric, m: Management, report: Report, warn: Re
             report((*path, "users", j, "ssh_key"), "NVUE takes an SSH key as its type and body apart, which fabgen "
                    "cannot split from one secret it never reads: ssh_key is rendered on EOS only; add the key on "
                    "the switch (nv set system aaa user ... ssh authorized-key) or leave it out")
-    if f.platform in KEEPS_USERS and m.users:
+    if f.platform in KEEPS_USERS and users:
         warn((*path, "users"), "SONiC keeps local accounts in the Linux user database, which config reload "
              "leaves alone: these users are not rendered")
-    elif f.platform == "eos" and not m.users:
+    elif f.platform == "eos" and not users:
         warn(path, "EOS configure replace removes every account the file does not carry: declare "
              "management.users (the deploy playbook refuses a config without one)")
-    elif f.platform == "nvue" and not m.users:
+    elif f.platform == "nvue" and not users:
         warn(path, "NVUE nv config replace replaces the NVUE-managed accounts with the file's, and it carries "
              "none: declare management.users (with an admin account), or accounts set on the switch are gone "
              "after the deploy")
-    elif f.platform in ("eos", "nvue") and m.users and not any(u.role == "admin" for u in m.users):
+    elif f.platform in ("eos", "nvue") and users and not any(u.role == "admin" for u in users):
         report((*path, "users"), f"a full replace keeps only these accounts and none is admin: nobody could "
                f"configure the {'switch' if f.role != 'oob' else 'access switch'} after the deploy; make one "
                "role admin")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 from fabgen.errors import InventoryError, Problem
+from fabgen.inventory.check_baseline import check_baseline
 from fabgen.inventory.check_cluster import check_addressing, check_management_and_platform
 from fabgen.inventory.check_fabrics import check_fabric
 from fabgen.inventory.check_infiniband import check_infiniband, read_guid_maps
@@ -45,6 +46,7 @@ def validate(loaded: Loaded) -> Validated:
     read_guid_maps(c)  # before check_addressing: its storage-server warning counts the GUIDs left synthetic
     check_addressing(c)
     check_management_and_platform(c)
+    check_baseline(c.inv.baseline, c.inv.fabrics, c.report, c.warner(""))
     check_unattached(c)
     for i, f in enumerate(c.inv.fabrics):
         check_infiniband(c, i, f)

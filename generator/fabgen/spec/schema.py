@@ -309,6 +309,147 @@ class Management(Strict):
     users: list[User] = Field(default_factory=list, max_length=16, description="local accounts (EOS, NVUE)")
 
 
+# Banner text reaches EOS `banner login` (ended by a line `EOF`), NVUE `system message` (a quoted
+# shell word in the script) and SONiC's BANNER_MESSAGE: letters, digits, spaces and punctuation
+# that none of them interprets (no quotes, '$', '`', '\\', braces or '%'), at most 20 lines of 80.
+BANNER_LINE = r"[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]{0,80}"
+BANNER_PATTERN = rf"^{BANNER_LINE}(\n{BANNER_LINE}){{0,19}}$"
+BannerText = Annotated[str, StringConstraints(pattern=BANNER_PATTERN, min_length=1, max_length=1700)]
+# An IANA time zone name (Etc/UTC, Europe/Berlin, America/Argentina/Buenos_Aires); checked
+# against the tz database in validation.
+TIMEZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(/[A-Za-z0-9][A-Za-z0-9_+-]{0,30}){0,2}$"
+# An LDAP distinguished name of plain attribute=value parts (dc=example,dc=com).
+LDAP_DN_PATTERN = r"^[A-Za-z][A-Za-z0-9-]*=[A-Za-z0-9 ._-]+(,[A-Za-z][A-Za-z0-9-]*=[A-Za-z0-9 ._-]+)*$"
+# An Ansible variable name, the key of a value kept in an Ansible Vault file.
+VAULT_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+
+
+class VaultRef(Strict):
+    """A secret kept in an Ansible Vault file: the name of the variable that holds it, which the
+    deploy playbooks read (with --ask-vault-pass or a vault password file)."""
+
+    vault: str = Field(pattern=VAULT_PATTERN, description="Ansible variable name in a vault-encrypted vars file")
+
+
+# A baseline secret: an environment variable or an Ansible Vault variable; never its value.
+AnySecret = Annotated[EnvRef | VaultRef, BeforeValidator(_no_literal_secret)]
+
+
+class Banner(Strict):
+    """Login banners (NVUE system message, EOS banner, SONiC BANNER_MESSAGE)."""
+
+    login: BannerText | None = Field(default=None, description="shown before login (NVUE pre-login, EOS banner "
+                                     "login, SONiC login)")
+    motd: BannerText | None = Field(default=None, description="shown after login (NVUE post-login, EOS banner "
+                                    "motd, SONiC motd)")
+
+
+class Aaa(Strict):
+    """A remote AAA server group; local accounts stay as the fallback."""
+
+    protocol: Literal["tacacs+", "radius", "ldap"] = Field(description="tacacs+ (NVUE, EOS, SONiC), radius (NVUE, "
+                                                           "EOS, SONiC) or ldap (NVUE)")
+    servers: list[str] = Field(min_length=1, max_length=4, description="server addresses, in order of preference")
+    secret: AnySecret = Field(description="the shared key (TACACS+, RADIUS) or the LDAP bind password, as {env: "
+                              "VARIABLE} or {vault: variable}")
+    base_dn: Annotated[str, StringConstraints(pattern=LDAP_DN_PATTERN, max_length=200)] | None = Field(
+        default=None, description="ldap: the search base (required for ldap)")
+    bind_dn: Annotated[str, StringConstraints(pattern=LDAP_DN_PATTERN, max_length=200)] | None = Field(
+        default=None, description="ldap: the account the switch binds as (required for ldap)")
+    fallback_local: bool = Field(default=True, description="local accounts when no server answers (authentication "
+                                 "order: remote, then local)")
+
+
+class ControlPlane(Strict):
+    """The control-plane ACL: who may reach the switch's management services."""
+
+    allow: list[str] = Field(min_length=1, max_length=16, description="IPv4 prefixes admitted to SSH, SNMP and the "
+                             "API (and ICMP); everything else sent to the switch's management services is dropped")
+    deploy_from: str | None = Field(default=None, description="the IPv4 prefix the deploy (Ansible) runs from; an "
+                                    "ACL that does not admit it is refused (default: the fabric's management prefix)")
+
+
+class SnmpUser(Strict):
+    """An SNMPv3 user with authentication (SHA) and privacy (AES-128)."""
+
+    name: Annotated[str, StringConstraints(pattern=USER_PATTERN)] = Field(description="SNMPv3 user name")
+    auth: AnySecret = Field(description="SHA authentication passphrase, as {env: VARIABLE} or {vault: variable}")
+    priv: AnySecret = Field(description="AES-128 privacy passphrase, as {env: VARIABLE} or {vault: variable}")
+
+
+class Snmp(Strict):
+    """SNMPv3 only (authPriv): no community strings."""
+
+    users: list[SnmpUser] = Field(min_length=1, max_length=8)
+    location: Annotated[str, StringConstraints(pattern=BANNER_LINE, min_length=1, max_length=80)] | None = None
+    contact: Annotated[str, StringConstraints(pattern=BANNER_LINE, min_length=1, max_length=80)] | None = None
+
+
+class Sflow(Strict):
+    """sFlow sampling to collectors (NVUE, EOS, SONiC)."""
+
+    collectors: list[str] = Field(min_length=1, max_length=2, description="collector addresses (UDP 6343)")
+    sample_rate: int = Field(default=16384, ge=256, le=1_000_000, description="one packet in this many sampled")
+
+
+class Telemetry(Strict):
+    """Telemetry the switch exports."""
+
+    wjh: bool | None = Field(default=None, description="NVUE (Spectrum): What Just Happened drop reports with the "
+                             "forwarding triggers l2, l3 and tunnel, as NVIDIA's generator writes them (default on "
+                             "NVUE with a baseline: on)")
+    histograms: bool | None = Field(default=None, description="NVUE (Spectrum): ingress and egress buffer and "
+                                    "counter histograms on every used switch port (default off)")
+    sflow: Sflow | None = None
+    gnmi: bool | None = Field(default=None, description="streaming telemetry: EOS `management api gnmi`, SONiC "
+                              "GNMI, NVUE gnmi-server (default off)")
+
+
+class BaselineSettings(Strict):
+    """The baseline's settings; every key left out is inherited (site, fabric, role)."""
+
+    timezone: Annotated[str, StringConstraints(pattern=TIMEZONE_PATTERN)] | None = Field(
+        default=None, description="IANA time zone (Etc/UTC); NVIDIA's generator writes Etc/Zulu")
+    banner: Banner | None = None
+    aaa: Aaa | None = None
+    control_plane: ControlPlane | None = None
+    snmp: Snmp | None = None
+    telemetry: Telemetry | None = None
+    api: bool | None = Field(default=None, description="the switch's HTTPS API: NVUE `system api`, EOS "
+                             "`management api http-commands` in the management VRF (default on NVUE: on)")
+    auto_save: bool | None = Field(default=None, description="NVUE: `system config auto-save` (default: on, as "
+                                   "NVIDIA writes it)")
+    users: list[User] | None = Field(default=None, max_length=16, description="local accounts everywhere the "
+                                     "baseline applies; a fabric's management.users replaces them there")
+
+
+SwitchRole = Literal["leaf", "spine", "core", "access"]
+
+
+class Baseline(BaselineSettings):
+    """The switch baseline every operator's security review asks for: one block of site defaults
+    (top-level `baseline`), overridden key by key per fabric (`fabrics[].baseline`) and per switch
+    role (`roles`) in either."""
+
+    roles: dict[SwitchRole, BaselineSettings] = Field(default_factory=dict, description="per switch role (leaf, "
+                                                      "spine, core, access: the out-of-band switches): keys that "
+                                                      "replace the block's own for that role")
+
+
+class Provisioning(Strict):
+    """Zero-touch provisioning of the switches from one server on the management network:
+    DHCP (dnsmasq) with a reservation per switch of the MAC map, and the files a static web
+    server serves (docs/guide/bring-up.md)."""
+
+    server: str = Field(description="IPv4 address of the provisioning server (DHCP and HTTP) inside a fabric's "
+                        "management prefix, outside its switches' addresses")
+    interface: DeviceName = Field(default="eth0", description="the server's interface on that management network "
+                                  "(its netplan and dnsmasq's interface)")
+    mac_map: Annotated[str, StringConstraints(max_length=1024)] = Field(
+        description="CSV of switch,mac (each switch's management-port MAC); relative to the inventory")
+    http_port: int = Field(default=80, ge=1, le=65535, description="the web server's TCP port")
+
+
 def _management_mapping(value: Any) -> Any:
     """The version-1 form, a bare prefix, is the mapping with only `prefix`."""
     return {"prefix": value} if isinstance(value, str) else value
@@ -397,6 +538,8 @@ class Fabric(Strict):
             for n, p in PLATFORMS.items() if p.versions) + ")")
     cabling: Cabling = Field(default_factory=Cabling, description="length or medium per tier: cabling.csv's media "
                              "and the BOM's cables and transceivers")
+    baseline: Baseline | None = Field(default=None, description="the switch baseline for this fabric's switches: "
+                                      "keys that replace the site's (top-level baseline) here")
 
 
 class CustomNic(Strict):
@@ -514,6 +657,11 @@ class Inventory(Strict):
     node_models: dict[Name, CustomNodeModel] = Field(default_factory=dict)
     kubernetes: KubernetesOptions = Field(default_factory=KubernetesOptions,
                                           description="Kubernetes topology labels and Kueue objects")
+    baseline: Baseline | None = Field(default=None, description="the switch baseline of every Ethernet fabric "
+                                      "(site defaults): users, AAA, control-plane ACL, banners, timezone, SNMPv3, "
+                                      "telemetry, API, auto-save")
+    provisioning: Provisioning | None = Field(default=None, description="zero-touch provisioning: a DHCP server "
+                                              "and the files a web server serves, from the MAC map")
 
 
 SCHEMA_ID = "https://fabgen.dev/schema/inventory-v1.json"  # an identifier, not fetched by anything

@@ -1,0 +1,192 @@
+"""Checks of the switch baseline (`baseline` at the top and in `fabrics[]`, with their `roles`).
+
+The baseline is applied by the same full replace as the fabric, so a wrong one locks the
+operator out as surely as a wrong management address: the control-plane ACL must admit the
+prefix the deploy runs from, AAA falls back to local accounts unless told otherwise, and a
+key that a platform cannot carry is refused where it is written, naming the fabric.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Iterator
+
+from fabgen.inventory.management import server_problem
+from fabgen.spec.schema import Baseline, BaselineSettings, Fabric
+
+Report = Callable[[tuple, str], None]
+
+# What each platform's target renders (spec/schema.py names them; docs/baseline.md).
+AAA_PROTOCOLS = {"nvue": {"tacacs+", "radius", "ldap"}, "eos": {"tacacs+", "radius"}, "sonic": {"tacacs+", "radius"}}
+SPECTRUM_ONLY = ("wjh", "histograms")  # NVUE on Spectrum; EOS and SONiC have sFlow and gNMI instead
+NVUE_ONLY = ("auto_save",)  # EOS saves by the playbook's copy, SONiC by config save
+NO_API = {"sonic"}  # SONiC's REST server is not part of config_db.json
+
+
+def _blocks(path: tuple, b: Baseline) -> Iterator[tuple[tuple, BaselineSettings, str | None]]:
+    yield path, b, None
+    for role, r in b.roles.items():
+        yield (*path, "roles", role), r, role
+
+
+def check_baseline(inv_baseline: Baseline | None, fabrics: list[Fabric], report: Report, warn: Report) -> None:
+    """Every baseline block against the platforms of the fabrics it applies to."""
+    ethernet = [(i, f) for i, f in enumerate(fabrics) if f.kind != "infiniband"]
+    if inv_baseline is not None:
+        for path, block, role in _blocks(("baseline",), inv_baseline):
+            _check_block(path, block, role, [f for _, f in ethernet if f.management is not None], report)
+        if not any(f.management is not None for _, f in ethernet):
+            warn(("baseline",), "no Ethernet fabric has a management block: the baseline is rendered nowhere")
+    for i, f in enumerate(fabrics):
+        if f.baseline is None:
+            continue
+        path = ("fabrics", i, "baseline")
+        if f.kind == "infiniband":
+            report(path, "fabgen writes no switch configuration for an InfiniBand fabric (the subnet manager "
+                   "configures it): remove baseline")
+            continue
+        if f.management is None:
+            report(path, "the baseline is rendered with the management plane: give the fabric a management block")
+            continue
+        for bpath, block, role in _blocks(path, f.baseline):
+            _check_block(bpath, block, role, [f], report)
+
+
+def _check_block(path: tuple, b: BaselineSettings, role: str | None, fabrics: list[Fabric],
+                 report: Report) -> None:
+    if role is not None and b.users is not None:
+        report((*path, "users"), "accounts are the same on every switch of a fabric: give users in the baseline "
+               "itself, not per role")
+    if b.timezone is not None:
+        _check_timezone((*path, "timezone"), b.timezone, report)
+    if b.banner is not None:
+        _check_banner((*path, "banner"), b, report)
+    if b.aaa is not None:
+        _check_aaa((*path, "aaa"), b, fabrics, report)
+    if b.control_plane is not None:
+        _check_acl((*path, "control_plane"), b, fabrics, report)
+    if b.snmp is not None:
+        _check_snmp((*path, "snmp"), b, report)
+    if b.telemetry is not None:
+        _check_telemetry((*path, "telemetry"), b, fabrics, report)
+    _check_platform_keys(path, b, fabrics, report)
+
+
+def _check_banner(where: tuple, b: BaselineSettings, report: Report) -> None:
+    assert b.banner is not None
+    for key in ("login", "motd"):
+        text = getattr(b.banner, key)
+        if text is not None and any(line.strip() == "EOF" for line in text.split("\n")):
+            report((*where, key), "a line reading EOF ends an EOS banner early: reword it")
+
+
+def _check_snmp(where: tuple, b: BaselineSettings, report: Report) -> None:
+    assert b.snmp is not None
+    names = [u.name for u in b.snmp.users]
+    for j, name in enumerate(names):
+        if names.index(name) != j:
+            report((*where, "users", j, "name"), f"SNMPv3 user '{name}' is declared twice")
+    for j, u in enumerate(b.snmp.users):
+        if u.auth == u.priv:
+            report((*where, "users", j, "priv"), f"the authentication and privacy passphrases of '{u.name}' come "
+                   "from one variable: give each its own")
+
+
+def _check_platform_keys(path: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+    """Keys a platform of the fabrics it applies to has no counterpart for."""
+    for key in NVUE_ONLY:
+        other = next((f for f in fabrics if f.platform != "nvue"), None)
+        if getattr(b, key) and other is not None:
+            report((*path, key), f"{key} is an NVUE setting; fabric '{other.name}' runs {other.platform}: leave it "
+                   "out there (set it in the fabric's own baseline)")
+    bare = next((f for f in fabrics if f.platform in NO_API), None)
+    if b.api and bare is not None:
+        report((*path, "api"), f"fabgen renders no API server for {bare.platform} (fabric '{bare.name}'): SONiC's "
+               "REST and gNMI servers are set apart; use telemetry.gnmi")
+
+
+def _check_timezone(where: tuple, name: str, report: Report) -> None:
+    from zoneinfo import ZoneInfoNotFoundError, available_timezones
+
+    zones = available_timezones()
+    if not zones:  # no tz database on this machine: the pattern alone
+        return
+    if name not in zones:
+        try:
+            from zoneinfo import ZoneInfo
+
+            ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            report(where, f"{name!r} is not a time zone of the IANA database (Etc/UTC, Europe/Berlin, ...)")
+
+
+def _check_aaa(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+    aaa = b.aaa
+    assert aaa is not None
+    for j, server in enumerate(aaa.servers):
+        why = server_problem(server)
+        if why:
+            report((*where, "servers", j), why)
+    if aaa.protocol == "ldap" and (aaa.base_dn is None or aaa.bind_dn is None):
+        report(where, "ldap needs base_dn (where accounts are searched) and bind_dn (who the switch binds as)")
+    elif aaa.protocol != "ldap" and (aaa.base_dn is not None or aaa.bind_dn is not None):
+        report((*where, "base_dn" if aaa.base_dn is not None else "bind_dn"), f"base_dn and bind_dn are LDAP's; "
+               f"{aaa.protocol} takes servers and a shared key (secret)")
+    for f in fabrics:
+        if aaa.protocol not in AAA_PROTOCOLS.get(f.platform, set()):
+            report((*where, "protocol"), f"fabric '{f.name}' runs {f.platform}, which fabgen configures for "
+                   f"{' and '.join(sorted(AAA_PROTOCOLS.get(f.platform, set())))} only")
+            return
+
+
+def _check_acl(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+    acl = b.control_plane
+    assert acl is not None
+    allowed: list[ipaddress.IPv4Network] = []
+    for j, text in enumerate(acl.allow):
+        net = _prefix(text)
+        if net is None:
+            report((*where, "allow", j), f"{text!r} is not an IPv4 prefix (10.0.0.0/24)")
+        else:
+            allowed.append(net)
+    deploy = _prefix(acl.deploy_from) if acl.deploy_from is not None else None
+    if acl.deploy_from is not None and deploy is None:
+        report((*where, "deploy_from"), f"{acl.deploy_from!r} is not an IPv4 prefix (10.0.0.0/24)")
+        return
+    if len(allowed) != len(acl.allow):
+        return
+    for f in fabrics:
+        source = deploy
+        if source is None and f.management is not None:
+            source = _prefix(f.management.prefix)
+        if source is not None and not any(source.subnet_of(a) for a in allowed):
+            said = "deploy_from" if deploy is not None else f"the management prefix of fabric '{f.name}'"
+            report((*where, "allow"), f"the control-plane ACL admits {', '.join(map(str, allowed))} but not {source} "
+                   f"({said}), where the deploy runs from: the switch would refuse the deploy's own SSH after the "
+                   "replace; admit it, or set deploy_from to the prefix the deploy really uses")
+            return
+
+
+def _check_telemetry(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+    t = b.telemetry
+    assert t is not None
+    if t.sflow is not None:
+        for j, server in enumerate(t.sflow.collectors):
+            why = server_problem(server)
+            if why:
+                report((*where, "sflow", "collectors", j), why)
+    for key in SPECTRUM_ONLY:
+        if getattr(t, key):
+            for f in fabrics:
+                if f.platform != "nvue":
+                    report((*where, key), f"{key} is a Spectrum feature fabgen renders on NVUE; fabric '{f.name}' "
+                           f"runs {f.platform} (use sflow or gnmi there)")
+                    break
+
+
+def _prefix(text: str) -> ipaddress.IPv4Network | None:
+    try:
+        net = ipaddress.IPv4Network(text, strict=True)
+    except ValueError:
+        return None
+    return net if "/" in text else None
