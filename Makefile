@@ -5,9 +5,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # Real tools the integration tests feed our output to.
 APT_PACKAGES := opensm ibsim-utils infiniband-diags graphviz libyang-tools shellcheck slurmctld slurm-client netplan.io frr \
-                iputils-ping lldpd ibutils qemu-system-x86 linux-image-amd64 busybox-static postgresql redis-server
+                iputils-ping lldpd ibutils qemu-system-x86 linux-image-amd64 busybox-static postgresql redis-server \
+                dnsmasq-base
 # (qemu, a stock kernel and busybox-static: the EVPN lab runs in a VM where the machine's own
 # kernel lacks bonding, 802.1Q or VRF; tests/evpn_vm.py)
+# (dnsmasq-base: the dnsmasq binary alone, for the ZTP lab in tests/test_ztp_lab.py; the `dnsmasq`
+# package would also start a DNS service on the machine itself)
 
 # Arista AVD (pyavd) in a virtualenv of its own, so pyavd's pins never touch the test one:
 # `make test` builds it for tests/test_avd.py (AVD renders the same designs, every EOS line is
