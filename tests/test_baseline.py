@@ -1,0 +1,204 @@
+"""The switch baseline in the inventory: where each key comes from (site, fabric, role), and the
+values a full replace must never carry (an ACL that shuts out the deploy, a key a platform
+cannot hold, text that would end a banner), refused where they are written.
+
+How each platform spells the baseline is tested beside its real consumer (test_baseline_nvue,
+test_baseline_eos, test_baseline_sonic); this file holds the rules every platform shares."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fabgen.errors import InventoryError
+from fabgen.intent.switches import switch_configs
+from fabgen.pipeline import prepare, render_to
+
+INV = """version: 1
+cluster: b
+node_groups:
+  - {{name: n, model: dgx-h100, count: 16}}
+fabrics:
+  - name: sx
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [n]
+    management:
+      prefix: 10.77.0.0/24
+      gateway: 10.77.0.1
+      dns: [10.0.0.2]
+      ntp: [ntp.example.net]
+{fabric_baseline}
+  - name: st
+    kind: roce
+    role: storage
+    platform: eos
+    topology: fat-tree
+    switch_model: arista-7060x5
+    node_groups: [n]
+    management:
+      prefix: 10.78.0.0/24
+      gateway: 10.78.0.1
+{site}
+"""
+
+SITE = """baseline:
+  timezone: Europe/Berlin
+  banner: {login: "Authorized use only"}
+  aaa: {protocol: tacacs+, servers: [10.0.0.10], secret: {vault: tacacs_key}}
+  control_plane: {allow: [10.0.0.0/8]}
+  users: [{name: ops, password_hash: {env: OPS_HASH}}]
+  roles:
+    spine: {timezone: Etc/UTC}
+"""
+
+
+def _write(tmp_path: Path, site: str = SITE, fabric_baseline: str = "") -> Path:
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INV.format(site=site, fabric_baseline=fabric_baseline))
+    return inv
+
+
+def _refused(tmp_path: Path, site: str = SITE, fabric_baseline: str = "") -> str:
+    inv = _write(tmp_path, site, fabric_baseline)
+    with pytest.raises(InventoryError) as err:
+        render_to(inv, tmp_path / "out")
+    assert not (tmp_path / "out").exists(), "nothing written"
+    return str(err.value)
+
+
+def _baselines(inv: Path) -> dict[str, dict]:
+    p = prepare(inv)
+    return {sw["name"]: sw for ctx in p.contexts.values() for sw in switch_configs(ctx)}
+
+
+def test_each_key_comes_from_the_most_specific_block(tmp_path: Path) -> None:
+    fabric = """    baseline:
+      banner: {login: "Spectrum-X fabric", motd: "Changes by ticket only"}
+      roles:
+        leaf: {timezone: Asia/Tokyo}"""
+    switches = _baselines(_write(tmp_path, fabric_baseline=fabric))
+    sx_leaf = next(s for n, s in switches.items() if n.startswith("sx-") and s["role"] == "leaf")
+    sx_spine = next(s for n, s in switches.items() if n.startswith("sx-") and s["role"] == "spine")
+    st_leaf = next(s for n, s in switches.items() if n.startswith("st-"))
+    # the fabric's role block beats the site's block; the site's role block beats the site's block
+    assert sx_leaf["baseline"]["timezone"] == "Asia/Tokyo"
+    assert sx_spine["baseline"]["timezone"] == "Etc/UTC"
+    assert st_leaf["baseline"]["timezone"] == "Europe/Berlin"
+    # a key is taken whole from the most specific block that gives it: the fabric's banner
+    assert sx_leaf["baseline"]["banner"] == {"login": "Spectrum-X fabric", "motd": "Changes by ticket only"}
+    assert st_leaf["baseline"]["banner"] == {"login": "Authorized use only", "motd": None}
+    # the site's accounts reach every fabric whose management block names none
+    assert [u["name"] for u in sx_leaf["management"]["users"]] == ["ops"]
+    assert [u["name"] for u in st_leaf["management"]["users"]] == ["ops"]
+    # NVIDIA's baseline defaults on NVUE only; EOS keeps its own
+    assert (sx_leaf["baseline"]["api"], sx_leaf["baseline"]["auto_save"], sx_leaf["baseline"]["telemetry"]["wjh"]) \
+        == (True, True, True)
+    assert (st_leaf["baseline"]["api"], st_leaf["baseline"]["auto_save"], st_leaf["baseline"]["telemetry"]["wjh"]) \
+        == (False, False, False)
+    # the deploy's prefix defaults to each fabric's own management prefix
+    assert sx_leaf["baseline"]["control_plane"]["deploy_from"] == "10.77.0.0/24"
+    assert st_leaf["baseline"]["control_plane"]["deploy_from"] == "10.78.0.0/24"
+
+
+def test_secrets_are_references_only(tmp_path: Path) -> None:
+    site = SITE.replace("control_plane: {allow: [10.0.0.0/8]}", """control_plane: {allow: [10.0.0.0/8]}
+  snmp: {users: [{name: nms, auth: {env: SNMP_AUTH}, priv: {vault: snmp_priv}}]}""")
+    sw = next(iter(_baselines(_write(tmp_path, site=site)).values()))
+    assert sw["baseline"]["aaa"]["secret"] == "{{ tacacs_key }}"
+    assert sw["baseline"]["snmp"]["users"][0]["auth"] == "{{ lookup('ansible.builtin.env', 'SNMP_AUTH') }}"
+    assert sw["baseline"]["snmp"]["users"][0]["priv_source"] == {"vault": "snmp_priv"}
+
+
+def test_no_baseline_leaves_the_switch_intent_as_it_was(tmp_path: Path) -> None:
+    switches = _baselines(_write(tmp_path, site=""))
+    assert switches and not any("baseline" in s for s in switches.values())
+
+
+@pytest.mark.parametrize("site,fabric,message,where", [
+    # the lock-out guard: the ACL must admit the prefix the deploy runs from
+    (SITE.replace("allow: [10.0.0.0/8]", "allow: [192.168.0.0/16]"), "",
+     "the control-plane ACL admits 192.168.0.0/16 but not 10.77.0.0/24", "baseline.control_plane.allow"),
+    (SITE.replace("allow: [10.0.0.0/8]", "allow: [10.0.0.0/8], deploy_from: 172.16.9.0/24"), "",
+     "but not 172.16.9.0/24 (deploy_from)", "baseline.control_plane.allow"),
+    (SITE.replace("allow: [10.0.0.0/8]", "allow: [10.0.0.1/8]"), "",
+     "'10.0.0.1/8' is not an IPv4 prefix", "baseline.control_plane.allow[0]"),
+    # a key a platform of the fabrics it applies to cannot carry
+    (SITE.replace("protocol: tacacs+", "protocol: ldap, base_dn: 'dc=example,dc=com', bind_dn: 'cn=sw,dc=example,"
+                  "dc=com'"), "", "fabric 'st' runs eos, which fabgen configures for radius and tacacs+ only",
+     "baseline.aaa.protocol"),
+    (SITE + "  telemetry: {wjh: true}\n", "", "wjh is a Spectrum feature fabgen renders on NVUE; fabric 'st' runs eos",
+     "baseline.telemetry.wjh"),
+    (SITE + "  auto_save: true\n", "", "auto_save is an NVUE setting; fabric 'st' runs eos", "baseline.auto_save"),
+    (SITE.replace("protocol: tacacs+", "protocol: ldap"), "", "ldap needs base_dn", "baseline.aaa"),
+    (SITE.replace("servers: [10.0.0.10]", "servers: [tacacs.example]"), "", "'tacacs.example' is not an IP address",
+     "baseline.aaa.servers[0]"),
+    (SITE.replace("timezone: Etc/UTC", "timezone: Mars/Olympus_Mons"), "",
+     "'Mars/Olympus_Mons' is not a time zone", "baseline.roles.spine.timezone"),
+    (SITE.replace('"Authorized use only"', '"Authorized use only\\nEOF\\nrm -rf /"'), "",
+     "a line reading EOF ends an EOS banner early", "baseline.banner.login"),
+    (SITE.replace("spine: {timezone: Etc/UTC}", "spine: {users: [{name: x, password_hash: {env: X}}]}"), "",
+     "accounts are the same on every switch of a fabric", "baseline.roles.spine.users"),
+    # the fabric's own block: only where the management plane is rendered
+    ("", "    baseline: {timezone: Etc/UTC}\n    ethernet: {}", None, None),
+])
+def test_a_baseline_that_would_lock_out_or_cannot_be_rendered_is_refused(site: str, fabric: str, message: str | None,
+                                                                          where: str | None, tmp_path: Path) -> None:
+    if message is None:  # the control case of the table: a fabric block alone is accepted
+        assert _baselines(_write(tmp_path, site=site, fabric_baseline=fabric))
+        return
+    text = _refused(tmp_path, site, fabric)
+    line = next(x for x in text.splitlines() if message in x)
+    assert f" {where}: " in line, line
+    assert re.match(r"^\S*inv\.yaml:\d+:\d+: ", line), "located"
+
+
+@pytest.mark.parametrize("text", [
+    "it's ours",  # a quote would end NVUE's quoted shell word
+    "cost $HOME",  # shell expansion
+    "{{ lookup('pipe', 'id') }}",  # Jinja in the deploy's template module
+    "100% ours",  # a format directive
+    "line\r\nfeed",  # a carriage return
+    "\n".join(["x"] * 21),  # more than 20 lines
+])
+def test_banner_text_that_a_config_would_interpret_is_refused(text: str, tmp_path: Path) -> None:
+    site = SITE.replace('{login: "Authorized use only"}', "{login: " + yaml.safe_dump(text, width=1000).split("\n...")[0]
+                        .strip() + "}")
+    message = _refused(tmp_path, site=site)
+    assert "baseline.banner.login" in message
+
+
+def test_ldap_base_dn_is_ldap_only(tmp_path: Path) -> None:
+    message = _refused(tmp_path, site=SITE.replace("secret: {vault: tacacs_key}",
+                                                    "secret: {vault: tacacs_key}, base_dn: 'dc=x,dc=y'"))
+    assert "base_dn and bind_dn are LDAP's" in message
+
+
+def test_a_clear_text_secret_is_refused(tmp_path: Path) -> None:
+    message = _refused(tmp_path, site=SITE.replace("secret: {vault: tacacs_key}", "secret: s3cret"))
+    assert "secrets are never written into the inventory" in message
+
+
+def test_a_baseline_on_an_infiniband_fabric_is_refused(tmp_path: Path) -> None:
+    inv = tmp_path / "ib.yaml"
+    inv.write_text("""version: 1
+cluster: b
+node_groups:
+  - {name: n, model: dgx-h100, count: 16}
+fabrics:
+  - name: ib
+    kind: infiniband
+    platform: ufm
+    topology: rail-optimized
+    switch_model: qm9700
+    node_groups: [n]
+    baseline: {timezone: Etc/UTC}
+""")
+    with pytest.raises(InventoryError) as err:
+        render_to(inv, tmp_path / "out")
+    assert "fabrics[0].baseline: fabgen writes no switch configuration for an InfiniBand fabric" in str(err.value)
