@@ -24,6 +24,8 @@ class Context:
     groups: dict[str, Any] = field(default_factory=dict)  # node group name -> inventory NodeGroup
     kubernetes: Any = None  # the inventory's KubernetesOptions (cluster-wide)
     baseline: Any = None  # the inventory's site baseline (intent/baseline.py), or None
+    provisioning: Any = None  # the inventory's Provisioning (targets/provisioning.py), or None
+    macs: dict[str, str] = field(default_factory=dict)  # switch -> management MAC, from the MAC map
     # a multi-plane fabric's first plane: the contexts of all its planes, in order (the hosts'
     # files cover every plane at once); () otherwise
     planes: tuple[Context, ...] = ()

@@ -259,7 +259,8 @@ def _contexts(validated: Validated, fabrics: dict[str, Fabric],
     inv = validated.inventory
     real = validated.guid_maps
     contexts = {name: Context(inv.cluster, f, allocations[name], summarize(f, real.get(f.inventory_name)),
-                              {g.name: g for g in inv.node_groups}, inv.kubernetes, inv.baseline)
+                              {g.name: g for g in inv.node_groups}, inv.kubernetes, inv.baseline,
+                              inv.provisioning, validated.macs)
                 for name, f in fabrics.items()}
     for spec in inv.fabrics:
         if spec.planes > 1:
@@ -357,12 +358,13 @@ def _topologies(validated: Validated, fabrics: dict[str, Fabric]) -> None:
 
 def _inputs_outside(out: Path, inventory: Path, validated: Validated) -> None:
     """Refuse to render into the folder that holds the inventory or a file it names (a GUID map, an
-    rdma_links file): OUT is replaced whole, and an input inside it is not fabgen's to replace,
+    rdma_links file, a MAC map): OUT is replaced whole, and an input inside it is not fabgen's to replace,
     whatever a manifest says."""
     base = inventory.parent
     inputs = [inventory] + [base / f.infiniband.guid_map for f in validated.inventory.fabrics
                             if f.infiniband and f.infiniband.guid_map]
     inputs += [base / g.rdma_links for g in validated.inventory.node_groups if g.rdma_links]
+    inputs += [base / p.mac_map for p in (validated.inventory.provisioning,) if p]
     root = out.absolute().resolve()
     for path in inputs:
         real = path.absolute().resolve()

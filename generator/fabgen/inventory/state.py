@@ -69,6 +69,7 @@ class Validated:
     # the growth checks of unplanned fabrics, left to the stage after validation that may compare
     # plans (topology/growth.py, run by the pipeline beside the build); it files them with `settle`
     pending: list[PendingGrowth] = field(default_factory=list)
+    macs: dict[str, str] = field(default_factory=dict)  # switch -> management MAC (provisioning.mac_map)
 
     def settle(self, found: list[list[str]]) -> None:
         """File the growth checks' warnings where validate would have filed them (one check per
@@ -124,6 +125,7 @@ class Checks:
     manager: dict[str, str] = field(default_factory=dict)  # fabric -> the out-of-band network managing it
     group_models: dict[str, Any] = field(default_factory=dict)  # node group -> its model as its nodes are
     pending: list = field(default_factory=list)  # growth checks: (fabric, place among its warnings, check)
+    macs: dict[str, str] = field(default_factory=dict)  # switch -> management MAC (provisioning.mac_map)
 
     def report(self, path: PathT, message: str, key: bool = False) -> None:
         line, col = self.loaded.where(path, key=key)

@@ -19,6 +19,7 @@ from fabgen.inventory.check_infiniband import check_infiniband, read_guid_maps
 from fabgen.inventory.check_names import check_subnet_manager_names, check_switch_names
 from fabgen.inventory.check_nodes import check_node_groups, check_unattached
 from fabgen.inventory.check_oob import check_oob
+from fabgen.inventory.check_provisioning import check_provisioning
 from fabgen.inventory.custom_models import resolve_models
 from fabgen.inventory.defaults import with_default_pools
 from fabgen.inventory.loader import Loaded
@@ -50,10 +51,11 @@ def validate(loaded: Loaded) -> Validated:
     check_unattached(c)
     for i, f in enumerate(c.inv.fabrics):
         check_infiniband(c, i, f)
+    check_provisioning(c)
     if c.problems:
         raise InventoryError(c.problems)
     v = Validated(loaded, c.inv, c.switch_models, c.node_models, c.plans, c.members, c.storage, c.guid_maps,
-                  c.warnings, c.managed, c.pending)
+                  c.warnings, c.managed, c.pending, c.macs)
     return v
 
 

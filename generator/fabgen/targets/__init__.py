@@ -21,10 +21,23 @@ def registry() -> dict[str, Target]:
     """Every target, per-fabric ones first, then the cluster-wide ones in the order they
     read each other (the report reads the fabric target's bill of materials, Ansible every
     device's files). A new output is one module with a TARGET and one line here."""
-    from fabgen.targets import ansible, eos, fabric, hosts, infiniband, kubernetes, netbox, nvue, report, slurm, sonic
+    from fabgen.targets import (
+        ansible,
+        eos,
+        fabric,
+        hosts,
+        infiniband,
+        kubernetes,
+        netbox,
+        nvue,
+        provisioning,
+        report,
+        slurm,
+        sonic,
+    )
 
     targets = [fabric.TARGET, infiniband.TARGET, eos.TARGET, sonic.TARGET, nvue.TARGET, nvue.OOB_TARGET, hosts.TARGET,
-               slurm.TARGET, kubernetes.TARGET, netbox.TARGET, report.TARGET, ansible.TARGET]
+               slurm.TARGET, kubernetes.TARGET, netbox.TARGET, report.TARGET, ansible.TARGET, provisioning.TARGET]
     return {t.name: t for t in targets}
 
 

@@ -1,0 +1,131 @@
+"""Zero-touch provisioning: a factory-fresh switch's way from power-on to its rendered config
+(docs/guide/bring-up.md), written only when the inventory has a `provisioning` block.
+
+Files under OUT/provisioning/ (and the playbook beside the others, OUT/ansible/provision.yml):
+* dnsmasq.conf: DHCP only (`port=0`), on the server's interface; one static `dhcp-range` per
+  management prefix served (tagged with the fabric's name: router, DNS, NTP by address, domain),
+  one `dhcp-host` per switch of the MAC map (its MAC, its planned management address, its name,
+  tagged with the switch's name) and per switch its provisioning URL: option 239 for Cumulus
+  Linux (its ZTP script), option 67 (bootfile-name) for EOS (a bootstrap script) and SONiC (its
+  ztp.json). `dhcp-ignore=tag:!known`: a MAC outside the map gets no address at all.
+  dnsmasq rather than ISC Kea: docs/decisions.md, "Provisioning by dnsmasq".
+* netplan.yaml: the provisioning server's own address on its interface, and a route to every
+  other served management prefix through its own prefix's gateway (the relay path).
+* www/: the web root, served as it is by any static server: ztp/<switch>.sh (Cumulus),
+  ztp/<switch>.eos.sh (EOS), ztp/<switch>.ztp.json (SONiC). Each fetches configs/<switch>.<ext>
+  from the same server; configs/ is filled by provision.yml (the rendered configs hold secret
+  references, filled there by Ansible's template module), never by the render.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from fabgen.context import Context
+from fabgen.formats.templating import render as render_template
+from fabgen.spec.platforms import PLATFORMS
+from fabgen.targets.base import CLUSTER, Target
+
+# what each platform's switch fetches: (its ZTP file under www/ztp/, its DHCP option, its config's
+# name under www/configs/ after the switch's name)
+ZTP = {
+    "nvue": (".sh", 239, ".nvue.yaml"),
+    "eos": (".eos.sh", 67, ".cfg"),
+    "sonic": (".ztp.json", 67, ".config_db.json"),
+}
+CONFIRM = "600s"  # NVUE's rollback timer, as deploy-nvue.yml uses it
+
+
+def _served(ctx: Context) -> bool:
+    """Whether the context's switches are provisioned (inventory/check_provisioning.py decides)."""
+    from fabgen.inventory.check_provisioning import provisioned
+
+    return ctx.provisioning is not None and provisioned(ctx.fabric.spec) is None
+
+
+def _network(spec: Any) -> dict[str, Any]:
+    """A management prefix as dnsmasq and netplan read it."""
+    from fabgen.inventory.management import gateway_of
+
+    m = spec.management
+    net = ipaddress.IPv4Network(m.prefix)
+    return {"tag": spec.name, "prefix": str(net), "network": str(net.network_address), "netmask": str(net.netmask),
+            "prefixlen": net.prefixlen, "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
+            "dns": list(m.dns), "ntp": [s for s in m.ntp if _is_address(s)], "domain": m.domain}
+
+
+def _is_address(text: str) -> bool:
+    try:
+        ipaddress.IPv4Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
+    """The DHCP server's networks and reservations and each mapped switch's files, in the order of
+    the plan (fabrics, then switches)."""
+    if not contexts or contexts[0].provisioning is None:
+        return {"provisioning": None}
+    p, macs = contexts[0].provisioning, contexts[0].macs
+    port = "" if p.http_port == 80 else f":{p.http_port}"
+    base = f"http://{p.server}{port}"
+    networks: dict[str, dict[str, Any]] = {}
+    switches: list[dict[str, Any]] = []
+    own = None
+    server = ipaddress.IPv4Address(p.server)
+    for ctx in contexts:
+        spec = ctx.fabric.spec
+        if spec.management is not None and server in ipaddress.IPv4Network(spec.management.prefix):
+            own = own or _network(spec)
+        if not _served(ctx):
+            continue
+        networks.setdefault(spec.name, _network(spec))
+        platform = spec.platform
+        script, option, config = ZTP[platform]
+        for s in ctx.fabric.switches:
+            if s.name not in macs:
+                continue
+            switches.append({
+                "name": s.name, "fabric": spec.name, "platform": platform, "mac": macs[s.name],
+                "address": ctx.allocation.management[s.name], "prefixlen": networks[spec.name]["prefixlen"],
+                "option": option, "script": f"ztp/{s.name}{script}", "url": f"{base}/ztp/{s.name}{script}",
+                "config": f"configs/{s.name}{config}", "config_url": f"{base}/configs/{s.name}{config}",
+                "src": f"{ctx.fabric.name}/switches/{s.name}{PLATFORMS[platform].config_file}"})
+    assert own is not None  # validation: the server is inside one management prefix
+    routes = [{"to": n["prefix"], "via": own["gateway"]} for n in networks.values() if n["prefix"] != own["prefix"]]
+    return {"provisioning": {"cluster": contexts[0].cluster, "server": p.server, "interface": p.interface,
+                             "http_port": p.http_port, "base": base, "own": own, "routes": routes,
+                             "networks": list(networks.values()), "switches": switches, "confirm": CONFIRM}}
+
+
+def _ztp_json(sw: dict[str, Any]) -> bytes:
+    """SONiC ZTP's JSON: one configdb-json section whose url object names the rendered config_db
+    (sonic-net/SONiC doc/ztp/ztp.md, "configdb-json" and "url object"); clear-config loads it in
+    place of the factory config (the plugin's `config reload`)."""
+    doc = {"ztp": {"configdb-json": {"url": {"source": sw["config_url"], "destination": "/etc/sonic/config_db.json"},
+                                     "clear-config": True, "save-config": True}}}
+    return (json.dumps(doc, indent=2) + "\n").encode()
+
+
+def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
+    d = data["provisioning"]
+    if d is None:
+        return
+    yield "provisioning/dnsmasq.conf", render_template("provisioning/dnsmasq.conf.j2", d=d).encode()
+    yield "provisioning/netplan.yaml", render_template("provisioning/netplan.yaml.j2", d=d).encode()
+    for sw in d["switches"]:
+        if sw["platform"] == "nvue":
+            text = render_template("provisioning/cumulus-ztp.sh.j2", d=d, sw=sw).encode()
+        elif sw["platform"] == "eos":
+            text = render_template("provisioning/eos-ztp.sh.j2", d=d, sw=sw).encode()
+        else:
+            text = _ztp_json(sw)
+        yield f"provisioning/www/{sw['script']}", text
+    yield "ansible/provision.yml", render_template("provisioning/provision.yml.j2", d=d).encode()
+
+
+TARGET = Target("provisioning", lambda ctx: True, structure, render, scope=CLUSTER)
