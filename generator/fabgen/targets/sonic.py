@@ -32,6 +32,10 @@ Values come from the intent layer (`intent/`); decided here is only how SONiC ho
 * the management plane (`management_tables`): eth0 with the switch's address and gateway in
   SONiC's management VRF, NTP, name and syslog servers, so `config reload` of the file keeps
   the switch reachable. Local accounts live outside CONFIG_DB and survive the reload.
+* the switch baseline, where the inventory has one (`baseline_tables`): TACACS+ or RADIUS with
+  AAA, caclmgrd's control-plane ACLs, BANNER_MESSAGE (202405 on), the timezone, SNMPv3 users,
+  sFlow and gNMI (GNMI from 202311 on, TELEMETRY in 202305); secrets as references the deploy
+  playbook's template fills. Without a baseline the file is what it was, byte for byte.
 """
 
 from __future__ import annotations
@@ -229,6 +233,12 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], ports: list[dict[str, 
         db["VLAN_INTERFACE"] = {vlan: empty, f"{vlan}|{svi['ip']}/{svi['prefix']}": empty}
     if sw["management"]:
         db.update(management_tables(sw["management"]))
+    b = sw.get("baseline")
+    if b is not None and sw["management"]:
+        if b["timezone"]:
+            db["DEVICE_METADATA"]["localhost"]["timezone"] = b["timezone"]
+        used = [i["name"] for i in interfaces if i["kind"] != "unused"]
+        db.update(baseline_tables(b, sw["management"], used, shared["release"]))
     bgp = sw["bgp"]
     db["BGP_GLOBALS"] = {VRF: {"local_asn": s(bgp["asn"]), "router_id": bgp["router_id"]}}
     db["BGP_GLOBALS_AF"] = {f"{VRF}|{AF}": {"max_ebgp_paths": s(bgp["ecmp"])}}
@@ -299,6 +309,133 @@ def management_tables(m: dict[str, Any]) -> dict[str, Any]:
         "NTP_SERVER": {server: {} for server in m["ntp"]},
         "DNS_NAMESERVER": {server: {} for server in m["dns"]},
         "SYSLOG_SERVER": {server: {"vrf": vrf} for server in m["syslog"]},
+    }
+
+
+# The switch baseline (intent/baseline.py) in CONFIG_DB, every table and field as the SONiC
+# YANG models of sonic-buildimage define them (src/sonic-yang-models/yang-models: sonic-system-aaa,
+# sonic-system-tacacs, sonic-system-radius, sonic-acl, sonic-banner, sonic-snmp, sonic-sflow,
+# sonic-gnmi, sonic-telemetry, sonic-feature; tests/data/sonic-yang-extra keeps them). Secrets are
+# the intent's reference text, filled by deploy-sonic.yml's template task, never their values.
+FIRST_BANNER_RELEASE = "202405"  # BANNER_MESSAGE (sonic-banner.yang, hostcfgd) from 202405 on
+FIRST_GNMI_RELEASE = "202311"  # docker-sonic-gnmi reads GNMI from 202311 on; 202305 runs telemetry
+GNMI_PORT = "50051"
+# the gNMI server's certificate, key and client CA where SONiC's telemetry tooling keeps them
+GNMI_CERTS = {"server_crt": "/etc/sonic/telemetry/streamingtelemetryserver.cer",
+              "server_key": "/etc/sonic/telemetry/streamingtelemetryserver.key",
+              "ca_crt": "/etc/sonic/telemetry/dsmsroot.cer"}
+MGMT_ACL = "FABGEN_MGMT"  # the control-plane ACL of SSH and SNMP
+GNMI_ACL = "FABGEN_GNMI"  # gNMI's port, as caclmgrd's EXTERNAL_CLIENT service
+ACL_TOP = 9999  # priority of the first ACCEPT rule; caclmgrd applies rules by priority, highest first
+AAA_METHOD = {"tacacs+": "tacacs+", "radius": "radius"}
+
+
+def baseline_tables(b: dict[str, Any], m: dict[str, Any], used: list[str], release: str) -> dict[str, Any]:
+    """The baseline's tables for one switch: AAA, control-plane ACLs, banner, SNMPv3, sFlow and
+    gNMI; the timezone is DEVICE_METADATA's (config_db). `m` is the management plane (its VRF
+    and this switch's address), `used` the ports sFlow samples, `release` the SONiC release."""
+    tables: dict[str, Any] = {}
+    if b["aaa"]:
+        tables.update(aaa_tables(b["aaa"], m["vrf"]))
+    if b["control_plane"]:
+        tables.update(acl_tables(b["control_plane"]["allow"], b["telemetry"]["gnmi"]))
+    banner = b["banner"]
+    if banner and release >= FIRST_BANNER_RELEASE:
+        text = {k: v for k, v in banner.items() if v is not None}
+        tables["BANNER_MESSAGE"] = {"global": {"state": "enabled", **text}}
+    if b["snmp"]:
+        tables.update(snmp_tables(b["snmp"], m))
+    sflow = b["telemetry"]["sflow"]
+    if sflow:
+        tables.update(sflow_tables(sflow, m["vrf"], used))
+    if b["telemetry"]["gnmi"]:
+        table = "GNMI" if release >= FIRST_GNMI_RELEASE else "TELEMETRY"
+        tables[table] = {"certs": dict(GNMI_CERTS),
+                         "gnmi": {"port": GNMI_PORT, "client_auth": "true", "log_level": "2"}}
+    return tables
+
+
+def _vrf(vrf: str) -> str:
+    """The AAA and sFlow tables name SONiC's management VRF `mgmt`, any other `default`."""
+    return "mgmt" if vrf == "mgmt" else "default"
+
+
+def aaa_tables(aaa: dict[str, Any], vrf: str) -> dict[str, Any]:
+    """TACACS+ or RADIUS: the shared key (a reference) in the global row, one server row each,
+    the first server the highest priority; authentication by the server, then the local accounts
+    when `fallback_local` (pam_tacplus/pam_radius: an unreachable server passes to `local`, a
+    wrong password does not: failthrough stays off)."""
+    method = AAA_METHOD[aaa["protocol"]]
+    count = len(aaa["servers"])
+    if method == "tacacs+":
+        table, servers = "TACPLUS", "TACPLUS_SERVER"
+        row = {"tcp_port": "49"}
+    else:
+        table, servers = "RADIUS", "RADIUS_SERVER"
+        row = {"auth_port": "1812"}
+    login = f"{method},local" if aaa["fallback_local"] else method
+    return {
+        table: {"global": {"passkey": aaa["secret"], "auth_type": "pap"}},
+        servers: {server: {**row, "priority": str(count - k), "vrf": _vrf(vrf)}
+                  for k, server in enumerate(aaa["servers"])},
+        "AAA": {"authentication": {"login": login, "failthrough": "false",
+                                   "fallback": "true" if aaa["fallback_local"] else "false"}},
+    }
+
+
+def acl_tables(allow: list[str], gnmi: bool) -> dict[str, Any]:
+    """Control-plane ACLs (caclmgrd): SSH and SNMP, and gNMI's port when it runs, accepted from
+    the allowed prefixes and dropped from anywhere else. caclmgrd also drops all other traffic
+    to the switch once any such rule exists (after established connections, ICMP, DHCP and BGP),
+    so gNMI needs its own EXTERNAL_CLIENT table to stay reachable."""
+    tables: dict[str, tuple[list[str], dict[str, str]]] = {MGMT_ACL: (["SSH", "SNMP"], {})}
+    if gnmi:
+        tables[GNMI_ACL] = (["EXTERNAL_CLIENT"], {"L4_DST_PORT": GNMI_PORT})
+    acl_table: dict[str, Any] = {}
+    acl_rule: dict[str, Any] = {}
+    for name, (services, match) in tables.items():
+        acl_table[name] = {"type": "CTRLPLANE", "stage": "ingress", "services": services,
+                           "policy_desc": f"{name}: management access from the allowed prefixes only"}
+        for k, prefix in enumerate(allow):
+            acl_rule[f"{name}|ALLOW_{k + 1}"] = {"PRIORITY": str(ACL_TOP - k), "SRC_IP": prefix,
+                                                 "PACKET_ACTION": "ACCEPT", **match}
+        acl_rule[f"{name}|DEFAULT_DROP"] = {"PRIORITY": "1", "SRC_IP": "0.0.0.0/0", "PACKET_ACTION": "DROP",
+                                            **match}
+    return {"ACL_TABLE": acl_table, "ACL_RULE": acl_rule}
+
+
+def snmp_tables(snmp: dict[str, Any], m: dict[str, Any]) -> dict[str, Any]:
+    """SNMPv3 users, read-only with SHA and AES (authPriv), their passphrases as references;
+    location and contact; and the agent's address: snmpd listens in the management VRF only
+    where SNMP_AGENT_ADDRESS_CONFIG names it (docker-snmp's snmpd.conf.j2)."""
+    users = {u["name"]: {"SNMP_USER_TYPE": "Priv", "SNMP_USER_PERMISSION": "RO", "SNMP_USER_AUTH_TYPE": "SHA",
+                         "SNMP_USER_AUTH_PASSWORD": u["auth"], "SNMP_USER_ENCRYPTION_TYPE": "AES",
+                         "SNMP_USER_ENCRYPTION_PASSWORD": u["priv"]} for u in snmp["users"]}
+    tables: dict[str, Any] = {"SNMP_USER": users}
+    info = {}
+    if snmp["location"]:
+        info["LOCATION"] = {"Location": snmp["location"]}
+    if snmp["contact"]:
+        info["CONTACT"] = {"Contact": snmp["contact"]}
+    if info:
+        tables["SNMP"] = info
+    vrf = "mgmt" if m["vrf"] == "mgmt" else ""
+    tables["SNMP_AGENT_ADDRESS_CONFIG"] = {f"{m['address']}|161|{vrf}": {}}
+    return tables
+
+
+def sflow_tables(sflow: dict[str, Any], vrf: str, used: list[str]) -> dict[str, Any]:
+    """sFlow on: the feature (off in SONiC's init_cfg.json), the agent on eth0, the collectors
+    reached through the management VRF, and the sampling rate on every used port (SFLOW_SESSION:
+    SONiC takes a rate per port only)."""
+    rate = str(sflow["sample_rate"])
+    return {
+        "FEATURE": {"sflow": {"state": "enabled"}},
+        "SFLOW": {"global": {"admin_state": "up", "agent_id": MGMT_PORT}},
+        "SFLOW_COLLECTOR": {f"collector{k + 1}": {"collector_ip": ip, "collector_port": "6343",
+                                                  "collector_vrf": _vrf(vrf)}
+                            for k, ip in enumerate(sflow["collectors"])},
+        "SFLOW_SESSION": {port: {"admin_state": "up", "sample_rate": rate} for port in used},
     }
 
 
@@ -423,6 +560,7 @@ def structure(ctx: Context) -> dict[str, Any]:
     model = ctx.fabric.switch_model
     version = version_of(ctx.fabric.spec) or FIRST_UP_DOWN_RELEASE
     shared = shared_tables(qos_intent(ctx), model.sonic, policy_tables(ctx), admin_up(version))
+    shared["release"] = version
     ports = port_table(model, ctx.fabric.plan.speed)
     switches = [(sw["name"], config_db(sw, shared, ports, model.sonic), sw) for sw in switch_configs(ctx)]
     del shared["port_shapes"], shared["neighbor_shapes"]  # config_db's caches: the rows hold their shapes
