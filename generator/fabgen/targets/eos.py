@@ -16,6 +16,13 @@ accounts as environment references, because a replace removes everything it does
 carry. Host ports of a `leaf-subnet` leaf are edge ports (`spanning-tree portfast` with
 BPDU guard): they face NICs, which never bridge, so they forward at once instead of waiting
 out spanning tree's listening and learning; a NIC that does send BPDUs is shut down.
+
+A fabric with a baseline (intent/baseline.py) adds, each where AVD's eos_cli_config_gen puts it:
+sFlow and SNMPv3 after the QoS profile, the time zone before the VLANs, banners, gNMI and the
+AAA servers after eAPI, the control-plane ACL before `ip routing` and its `system control-plane`
+attachment (management VRF only: the fabric's BGP in the default VRF keeps EOS's default
+control-plane ACL) before the static routes. Secrets are the deploy's references, spelled where
+EOS takes the clear text (`key 0`, SNMP passphrases), since the deploy fills in the value itself.
 """
 
 from __future__ import annotations
@@ -39,6 +46,16 @@ ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous dep
 # fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
 USER_ROLES = {"admin": {"privilege": 15, "role": "network-admin"},
               "read-only": {"privilege": 1, "role": "network-operator"}}
+# Names of the baseline's objects (the AVD comparison, benchmarks/avd.py, uses the same)
+AAA_GROUP = {"tacacs+": "FABGEN-TACACS", "radius": "FABGEN-RADIUS"}
+CONTROL_PLANE_ACL = "FABGEN-CONTROL-PLANE"
+SNMP_GROUP = "FABGEN-V3"
+GNMI_TRANSPORT = "default"
+ACL_STEP = 10
+# What the control-plane ACL admits from anywhere before the allowed prefixes: ICMP (as the
+# baseline promises) and the replies to what the switch itself opened (NTP, DNS, TACACS+,
+# RADIUS answers), EOS's `tracked` match as in its own default-control-plane-acl.
+ACL_ANY = ("permit icmp any any", "permit ip any any tracked")
 
 
 def _seconds(ms: int) -> str:
@@ -75,8 +92,62 @@ def structure(ctx: Context) -> dict[str, Any]:
     # next-hop-unchanged); EVPN all-active multihoming, no MLAG peer link (docs/northsouth.md)
     eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES,
            "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP, "overlay_bfd": OVERLAY_BFD}
-    return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos,
-            "switches": switch_configs(ctx)}
+    switches = [sw if not sw.get("baseline") else {**sw, "eos_baseline": eos_baseline(sw["baseline"])}
+                for sw in switch_configs(ctx)]
+    return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos, "switches": switches}
+
+
+def eos_baseline(b: dict[str, Any]) -> dict[str, Any]:
+    """A switch's baseline (intent/baseline.py) as EOS spells it; the management VRF is the
+    template's (`sw.management.vrf`). Keys without a value are None and render nothing."""
+    tel = b["telemetry"]
+    return {
+        "timezone": b["timezone"],
+        "banners": _banners(b["banner"]),
+        "aaa": _aaa(b["aaa"]),
+        "acl": _acl(b["control_plane"]),
+        "snmp": _snmp(b["snmp"]),
+        "sflow": tel["sflow"],
+        "gnmi": GNMI_TRANSPORT if tel["gnmi"] else None,
+        "api": b["api"],
+    }
+
+
+def _banners(banner: dict[str, Any] | None) -> list[tuple[str, list[str]]]:
+    """[(login|motd, its lines)]: each banner ends at a line reading EOF (validation refuses one
+    inside the text)."""
+    if not banner:
+        return []
+    return [(kind, banner[kind].split("\n")) for kind in ("login", "motd") if banner[kind] is not None]
+
+
+def _aaa(aaa: dict[str, Any] | None) -> dict[str, Any] | None:
+    """One server group of the baseline's protocol; its key in clear (`key 0`), because the deploy
+    fills the reference with the secret itself; login and exec authorization by the group, then
+    the local accounts where `fallback_local` says so."""
+    if not aaa:
+        return None
+    group = AAA_GROUP[aaa["protocol"]]
+    methods = f"group {group}" + (" local" if aaa["fallback_local"] else "")
+    return {"protocol": aaa["protocol"], "group": group, "servers": aaa["servers"], "key": aaa["secret"],
+            "methods": methods}
+
+
+def _acl(cp: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The control-plane ACL: ICMP and replies from anywhere, everything else from the allowed
+    prefixes only (the lock-out guard in validation has made sure they admit the deploy)."""
+    if not cp:
+        return None
+    rules = [*ACL_ANY, *(f"permit ip {prefix} any" for prefix in cp["allow"])]
+    return {"name": CONTROL_PLANE_ACL, "entries": [(ACL_STEP * (i + 1), r) for i, r in enumerate(rules)]}
+
+
+def _snmp(snmp: dict[str, Any] | None) -> dict[str, Any] | None:
+    """SNMPv3 only, authPriv: one group, every user in it with SHA and AES-128 passphrases."""
+    if not snmp:
+        return None
+    return {"group": SNMP_GROUP, "location": snmp["location"], "contact": snmp["contact"],
+            "users": [{"name": u["name"], "auth": u["auth"], "priv": u["priv"]} for u in snmp["users"]]}
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
