@@ -7,6 +7,8 @@ ports, every host port as a routed l3_interface with fabgen's address, and the s
 lossless QoS profile (PFC on the RoCE priority, ECN on its queue, the watchdog) on every
 used port. AVD picks its own loopback and point-to-point addresses from pools; the counts
 it produces (interfaces, BGP neighbors per switch) are compared with fabgen's in `parity`.
+A switch's accounts and switch baseline (`baseline_config`) go to its node's `structured_config`
+as eos_cli_config_gen keys, so a per-role baseline is per switch on AVD's side too.
 
 `run_avd` then times AVD's documented pyavd flow (validate_inputs, get_avd_facts,
 get_device_structured_config, get_device_config) and writes one .cfg per switch. It is
@@ -85,8 +87,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
         # ids count from 1 within each node type, in fabgen's switch order
         offsets.setdefault(t, len(types) - 1)  # fabgen numbers loopbacks across all switches in order
         node: dict[str, Any] = {"name": sw["name"], "id": len(nodes[t]) + 1, "bgp_as": str(sw["bgp"]["asn"])}
-        if sw["management"]:
-            node["mgmt_ip"] = f"{sw['management']['address']}/{sw['management']['prefix_len']}"
+        _node_management(node, sw)
         # Uplinks: the fabric ports towards the tier above, in port order; parallel links to
         # one peer repeat it (AVD offsets each by its index in the list).
         up = [i for i in sw["interfaces"] if i["kind"] == "fabric" and tier[i["peer_role"]] > tier[sw["role"]]]
@@ -144,6 +145,15 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
     return common, types
 
 
+def _node_management(node: dict[str, Any], sw: dict[str, Any]) -> None:
+    """A node's management address, and its accounts and baseline as eos_cli_config_gen's own keys."""
+    if sw["management"]:
+        node["mgmt_ip"] = f"{sw['management']['address']}/{sw['management']['prefix_len']}"
+    own = baseline_config(sw)
+    if own:
+        node["structured_config"] = own
+
+
 def _management_inputs(common: dict[str, Any], m: dict[str, Any] | None) -> None:
     """The management plane as fabgen renders it (if the fabric has one): gateway and VRF, NTP,
     DNS and syslog servers."""
@@ -158,6 +168,72 @@ def _management_inputs(common: dict[str, Any], m: dict[str, Any] | None) -> None
                                   **({"domain": m["domain"]} if m["domain"] else {})}
     if m["syslog"]:
         common["logging_settings"] = {"hosts": [{"name": ip, "vrf": "use_mgmt_interface_vrf"} for ip in m["syslog"]]}
+
+
+def baseline_config(sw: dict[str, Any]) -> dict[str, Any]:
+    """A switch's accounts and baseline (fabgen's intent, intent/baseline.py: not the EOS target's
+    spelling of it) in AVD's eos_cli_config_gen keys: the same policy, so that AVD's lines for
+    it can be compared with fabgen's. Only the object names are fabgen's (targets/eos.py); every
+    secret is the deploy's reference, given to AVD as the clear-text key (`key_type` 0), since the
+    deploy fills in the secret itself."""
+    from fabgen.targets.eos import AAA_GROUP, CONTROL_PLANE_ACL, SNMP_GROUP, USER_ROLES
+
+    m = sw["management"]
+    b = sw.get("baseline")
+    out: dict[str, Any] = {}
+    if m and m["users"]:
+        out["local_users"] = [{"name": u["name"], "privilege": USER_ROLES[u["role"]]["privilege"],
+                               "role": USER_ROLES[u["role"]]["role"], "sha512_password": u["password"],
+                               **({"ssh_key": u["ssh_key"]} if u.get("ssh_key") else {})} for u in m["users"]]
+        out["aaa_authorization"] = {"exec": {"default": "local"}}
+    if not b or not m:
+        return out
+    vrf = m["vrf"]
+    if b["timezone"]:
+        out["clock"] = {"timezone": b["timezone"]}
+    if b["banner"]:
+        out["banners"] = {k: f"{text}\nEOF\n" for k, text in b["banner"].items() if text is not None}
+    aaa = b["aaa"]
+    if aaa:
+        group = AAA_GROUP[aaa["protocol"]]
+        hosts = [{"host": s, "key": aaa["secret"], "key_type": "0"} for s in aaa["servers"]]
+        if aaa["protocol"] == "tacacs+":
+            out["tacacs_servers"] = {"hosts": [{**h, "vrf": vrf} for h in hosts]}
+        else:
+            out["radius_server"] = {"vrfs": [{"name": vrf, "servers": hosts}]}
+        out["aaa_server_groups"] = [{"name": group, "type": aaa["protocol"],
+                                     "servers": [{"server": s, "vrf": vrf} for s in aaa["servers"]]}]
+        methods = f"group {group}" + (" local" if aaa["fallback_local"] else "")
+        out["aaa_authentication"] = {"login": {"default": methods}}
+        out["aaa_authorization"] = {"exec": {"default": methods}}
+    cp = b["control_plane"]
+    if cp:
+        entries: list[dict[str, Any]] = [{"protocol": "icmp", "source": "any", "destination": "any"},
+                                         {"protocol": "ip", "source": "any", "destination": "any", "tracked": True},
+                                         *({"protocol": "ip", "source": prefix, "destination": "any"}
+                                           for prefix in cp["allow"])]
+        out["ip_access_lists"] = [{"name": CONTROL_PLANE_ACL, "entries": [
+            {"sequence": 10 * (i + 1), "action": "permit", **e} for i, e in enumerate(entries)]}]
+        out["system"] = {"control_plane": {"ipv4_access_groups": [{"acl_name": CONTROL_PLANE_ACL, "vrf": vrf}]}}
+    snmp = b["snmp"]
+    if snmp:
+        out["snmp_server"] = {
+            **{k: snmp[k] for k in ("contact", "location") if snmp[k]},
+            "groups": [{"name": SNMP_GROUP, "version": "v3", "authentication": "priv"}],
+            "users": [{"name": u["name"], "group": SNMP_GROUP, "version": "v3", "auth": "sha",
+                       "auth_passphrase": u["auth"], "priv": "aes", "priv_passphrase": u["priv"]}
+                      for u in snmp["users"]],
+            "vrfs": [{"name": vrf, "enable": True}]}
+    tel = b["telemetry"]
+    if tel["sflow"]:
+        out["sflow"] = {"sample": tel["sflow"]["sample_rate"], "run": True, "vrfs": [
+            {"name": vrf, "destinations": [{"destination": c} for c in tel["sflow"]["collectors"]],
+             "source_interface": "Management1"}]}
+    if tel["gnmi"]:
+        out["management_api_gnmi"] = {"transport": {"grpc": [{"name": "default", "vrf": vrf}]}}
+    if b["api"]:
+        out["management_api_http"] = {"enable_https": True, "enable_vrfs": [{"name": vrf}]}
+    return out
 
 
 def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile: str,
@@ -345,13 +421,21 @@ def _sections(text: str) -> dict[str, list[tuple[str, ...]]]:
     """Top-level line -> its indented lines, each with the lines it is nested under (an `rd`
     under `vrf STORAGE` is not the same line under `vrf INBAND`, nor `no priority` under one
     `uc-tx-queue` as under another); comments and separators dropped; fabgen's peer groups per
-    tier and AVD's single underlay group are one name, so lines compare."""
+    tier and AVD's single underlay group are one name, so lines compare. A banner's text, up to
+    its EOF, belongs to its `banner` line whatever its indentation."""
     out: dict[str, list[tuple[str, ...]]] = {}
     head = None
     stack: list[tuple[int, str]] = []  # the enclosing indented lines: (indent, line)
+    banner: str | None = None  # the banner whose text this is
     for line in text.splitlines():
+        if banner is not None:
+            out[banner].append((line,))
+            banner = None if line == "EOF" else banner
+            continue
         if not line.strip() or line.lstrip().startswith("!"):
             continue
+        if line.startswith("banner "):
+            banner = line
         line = PEER_GROUPS.sub("PEERS", line)
         indent = len(line) - len(line.lstrip(" "))
         if not indent:
