@@ -259,3 +259,20 @@ def test_no_baseline_no_baseline_tables(tmp_path: Path) -> None:
     render_to(INVENTORIES / "fattree-2to1.yaml", tmp_path)
     for path in _configs(tmp_path).values():
         assert not BASELINE_TABLES & set(json.loads(path.read_text())), path
+
+
+def test_emulate_reads_a_baseline_config_as_the_same_router(rendered: tuple[Path, Any], tmp_path: Path) -> None:
+    """fabgen emulate's strict SONiC translator leaves the baseline's tables out by name (they
+    route nothing): the router it reads is the one of the same file without them."""
+    from fabgen.emulate import sonic as translator
+
+    out, _ = rendered
+    path = _one_per_role(out)["leaf"]
+    with_baseline = translator.translate("leaf", path.read_text(), str(path))
+    db = json.loads(path.read_text())
+    bare = {t: rows for t, rows in db.items() if t not in BASELINE_TABLES}
+    del bare["DEVICE_METADATA"]["localhost"]["timezone"]
+    without = translator.translate("leaf", json.dumps(bare), "bare")
+    assert "baseline" in with_baseline.ignored and "baseline" not in without.ignored
+    with_baseline.ignored.discard("baseline")
+    assert vars(with_baseline) == vars(without)

@@ -9,8 +9,8 @@ route_map_in/out -> `neighbor G route-map M in|out`; BGP_NEIGHBOR (asn, peer_gro
 (`SET|seq|prefix|ge..le`, action) -> `ip prefix-list SET seq N permit PREFIX ge X le Y`;
 ROUTE_MAP (`MAP|seq`, route_operation, match_prefix_set) -> `route-map MAP permit N` /
 `match ip address prefix-list SET`. Interfaces: INTERFACE, LOOPBACK_INTERFACE, VLAN,
-VLAN_MEMBER, VLAN_INTERFACE. Tables of QoS, buffers and the management plane are left out by
-name; any other table, or a field of a translated table this module does not know, is a
+VLAN_MEMBER, VLAN_INTERFACE. Tables of QoS, buffers, the management plane and the switch
+baseline are left out by name; any other table, or a field of a translated table this module does not know, is a
 TranslateError.
 """
 
@@ -29,6 +29,10 @@ LEFT_OUT = {  # tables not emulated, and what they are
                           "TC_TO_PRIORITY_GROUP_MAP", "TC_TO_QUEUE_MAP", "WRED_PROFILE")},
     **{t: "management" for t in ("DNS_NAMESERVER", "MGMT_INTERFACE", "MGMT_PORT", "MGMT_VRF_CONFIG", "NTP",
                                  "NTP_SERVER", "SYSLOG_SERVER")},
+    # the switch baseline (targets/sonic.py baseline_tables): access, telemetry, nothing routed
+    **{t: "baseline" for t in ("AAA", "ACL_RULE", "ACL_TABLE", "BANNER_MESSAGE", "FEATURE", "GNMI", "RADIUS",
+                               "RADIUS_SERVER", "SFLOW", "SFLOW_COLLECTOR", "SFLOW_SESSION", "SNMP",
+                               "SNMP_AGENT_ADDRESS_CONFIG", "SNMP_USER", "TACPLUS", "TACPLUS_SERVER", "TELEMETRY")},
     "PORT": "ports", "ROUTE_MAP_SET": "policy names",
 }
 FIELDS = {  # the fields of each translated table this module reads (any other is an error)
@@ -39,7 +43,7 @@ FIELDS = {  # the fields of each translated table this module reads (any other i
     "INTERFACE": set(), "LOOPBACK_INTERFACE": set(), "VLAN": {"mtu", "vlanid"}, "VLAN_MEMBER": {"tagging_mode"},
     "VLAN_INTERFACE": set(), "DEVICE_METADATA": {"bgp_asn", "buffer_model", "default_pfcwd_status",
                                                  "docker_routing_config_mode", "frr_mgmt_framework_config",
-                                                 "hostname", "hwsku", "platform", "type"},
+                                                 "hostname", "hwsku", "platform", "timezone", "type"},
 }
 ACTIVE = ("up", "true")  # admin_status: frrcfgd takes up/down from 202505 on, true/false before
 
