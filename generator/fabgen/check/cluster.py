@@ -66,7 +66,8 @@ def check_cluster(validated: Any, fabrics: dict[str, Any], contexts: dict[str, A
     """Raise InventoryError with every claim made twice in the cluster (a node group's nodes all
     break a rule alike: its first node is named, with how many more)."""
     where = _Where(validated)
-    problems = _ports(where, fabrics) + _addresses(where, fabrics, contexts) + _hosts(where, fabrics)
+    problems = (_ports(where, fabrics) + _addresses(where, fabrics, contexts) + _hosts(where, fabrics)
+                + _provisioning_server(where, fabrics, contexts))
     if problems:
         raise InventoryError(_folded(problems)[:50])
 
@@ -205,6 +206,25 @@ def _addresses(where: _Where, fabrics: dict[str, Any], contexts: dict[str, Any])
         if len(out) >= 50:
             break
     return out
+
+
+def _provisioning_server(where: _Where, fabrics: dict[str, Any], contexts: dict[str, Any]) -> list[tuple[Problem, Any]]:
+    """The provisioning server's address is no device's: not a switch's or a node's management
+    address, not a BMC's on the out-of-band network (validation kept it off the data pools and
+    the gateways; these are known only now)."""
+    p = where.inv.provisioning
+    if p is None:
+        return []
+    for name, f in fabrics.items():
+        alloc = contexts[name].allocation
+        owner = next((dev for dev, ip in alloc.management.items() if ip == p.server), None)
+        if owner is None and f.spec.role == "oob":
+            owner = next((f.links[idx].a for idx, ips in alloc.link_ips.items() if ips[0] == p.server), None)
+        if owner is not None:
+            return [(where.problem(("provisioning", "server"), f"{p.server} is the management address of {owner} "
+                                   f"(fabric {where.name(f)}): give the provisioning server an address no device "
+                                   "takes"), None)]
+    return []
 
 
 def _path(key: tuple) -> str:

@@ -19,7 +19,7 @@ from fabgen.spec.sizing import Plan
 MAX_ENDPOINTS = 524_288
 MAX_FABRIC_NAME = 40  # device names are '<fabric>-su01-leaf1' and must stay DNS labels
 # top-level folders of OUT that are not a fabric's (a fabric's files go to OUT/<fabric>/)
-RESERVED_FOLDERS = frozenset({"ansible", "hosts", "host-groups", "slurm"})
+RESERVED_FOLDERS = frozenset({"ansible", "hosts", "host-groups", "slurm", "provisioning"})
 NAME_RE = re.compile(NAME_PATTERN)
 PORT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9/_.:-]{0,62}")
 

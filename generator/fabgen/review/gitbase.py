@@ -39,8 +39,9 @@ MAX_FILE_BYTES = 32 * 1024**2  # above each reader's own limit (inventory 8 MiB,
 MAX_TOTAL_BYTES = 256 * 1024**2
 GIT_TIMEOUT = 120  # seconds for one git command: reading a few blobs takes milliseconds
 
-# Where an inventory names a file relative to itself: (list key, nested mapping keys..., file key)
-SIDE_FILES = (("node_groups", "rdma_links"), ("fabrics", "infiniband", "guid_map"))
+# Where an inventory names a file relative to itself: (list key, nested mapping keys..., file key);
+# a top-level mapping (provisioning) is read as a list of one
+SIDE_FILES = (("node_groups", "rdma_links"), ("fabrics", "infiniband", "guid_map"), ("provisioning", "mac_map"))
 
 _LINK_ANSWERS = {  # git cat-file --follow-symlinks: why REF's path gives no file
     "symlink": "is a symbolic link out of the repository (to {}); fabgen follows links only inside it",
@@ -243,12 +244,13 @@ def _named(data: Any) -> Iterator[tuple[str, str]]:
         return
     for top, *inner, key in SIDE_FILES:
         items = data.get(top)
-        for i, item in enumerate(items if isinstance(items, list) else ()):
+        single = isinstance(items, dict)
+        for i, item in enumerate([items] if single else items if isinstance(items, list) else ()):
             for k in inner:
                 item = item.get(k) if isinstance(item, dict) else None
             value = item.get(key) if isinstance(item, dict) else None
             if isinstance(value, str):
-                yield f"{top}[{i}].{'.'.join([*inner, key])}", value
+                yield f"{top}{'' if single else f'[{i}]'}.{'.'.join([*inner, key])}", value
 
 
 def _inside(folder: str, value: str, ref: str, what: str) -> str:

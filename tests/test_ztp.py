@@ -1,0 +1,276 @@
+"""Zero-touch provisioning as its consumers read it: dnsmasq's own config test takes dnsmasq.conf
+(and refuses a broken copy), every MAC of the map gets exactly its switch's planned address (read
+from the render's Ansible inventory, not written here) and its platform's provisioning URL, a
+switch missing from the map gets nothing, shellcheck passes every script, SONiC's ztp.json has
+the keys of SONiC's ZTP document, provision.yml passes ansible-playbook --syntax-check; a hostile
+MAC map or server address is refused with a located message, exit 2, nothing written. The DHCP
+exchange itself runs in network namespaces in tests/test_ztp_lab.py."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import IN_CI
+from fabgen.cli import app
+from fabgen.pipeline import render_to
+
+DATA = Path(__file__).resolve().parent / "data" / "ztp"
+DNSMASQ = shutil.which("dnsmasq") or shutil.which("dnsmasq", path="/usr/sbin:/sbin")
+SHELLCHECK = shutil.which("shellcheck")
+BIN = Path(sys.executable).parent
+PLAYBOOK = shutil.which("ansible-playbook", path=str(BIN)) or shutil.which("ansible-playbook")
+EXTENSION = {"nvue": ".sh", "eos": ".eos.sh", "sonic": ".ztp.json"}  # docs/guide/bring-up.md
+OPTION = {"nvue": "239", "eos": "option:bootfile-name", "sonic": "option:bootfile-name"}
+
+
+def _need(tool: str | None, name: str) -> str:
+    if tool is None:
+        if IN_CI:
+            raise RuntimeError(f"CI must have {name}: the Makefile's APT_PACKAGES installs it")
+        pytest.skip(f"{name} not installed")
+    return tool
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("ztp") / "out"
+    render_to(DATA / "inventory.yaml", path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def planned(out: Path) -> dict[str, tuple[str, str]]:
+    """switch -> (platform, management address) as the render's Ansible inventory and host_vars say."""
+    inv = yaml.safe_load((out / "ansible" / "inventory.yml").read_text())
+    address: dict[str, str] = {}
+    for group in inv["all"]["children"].values():
+        for host, hv in (group["hosts"] or {}).items():
+            if hv and "ansible_host" in hv:
+                address[host] = hv["ansible_host"]
+    platform = {}
+    for path in (out / "ansible" / "host_vars").glob("*.yml"):
+        hv = yaml.safe_load(path.read_text())
+        if hv.get("fabgen_role") in ("leaf", "spine", "core"):
+            platform[path.stem] = hv["fabgen_platform"]
+    return {name: (platform[name], address[name]) for name in platform}
+
+
+def _mac_map() -> dict[str, str]:
+    with (DATA / "macs.csv").open() as fh:
+        rows = [r for r in csv.reader(line for line in fh if not line.startswith("#"))][1:]
+    return {switch: mac.lower().replace("-", ":") for switch, mac in rows}
+
+
+def _conf(out: Path) -> list[str]:
+    return (out / "provisioning" / "dnsmasq.conf").read_text().splitlines()
+
+
+def test_dnsmasq_accepts_the_rendered_config_and_refuses_a_broken_one(out: Path, tmp_path: Path) -> None:
+    dnsmasq = _need(DNSMASQ, "dnsmasq")
+    conf = out / "provisioning" / "dnsmasq.conf"
+    res = subprocess.run([dnsmasq, "--test", f"--conf-file={conf}"], capture_output=True, text=True, timeout=30)
+    assert res.returncode == 0, res.stderr
+    broken = tmp_path / "broken.conf"
+    broken.write_text(conf.read_text().replace(",static,", ",stati,", 1))
+    res = subprocess.run([dnsmasq, "--test", f"--conf-file={broken}"], capture_output=True, text=True, timeout=30)
+    assert res.returncode != 0
+
+
+def test_every_mapped_mac_gets_its_planned_address_name_and_url(out: Path,
+                                                                planned: dict[str, tuple[str, str]]) -> None:
+    lines = _conf(out)
+    hosts = {}
+    for line in lines:
+        if line.startswith("dhcp-host="):
+            mac, tag, address, name = line.removeprefix("dhcp-host=").split(",")
+            hosts[mac] = (tag, address, name)
+    macs = _mac_map()
+    assert len(hosts) == len(macs)
+    server = yaml.safe_load((DATA / "inventory.yaml").read_text())["provisioning"]["server"]
+    for switch, mac in macs.items():
+        platform, address = planned[switch]
+        assert hosts[mac] == (f"set:{switch}", address, switch)
+        url = f"http://{server}/ztp/{switch}{EXTENSION[platform]}"
+        assert f'dhcp-option-force=tag:{switch},{OPTION[platform]},"{url}"' in lines
+        assert (out / "provisioning" / "www" / "ztp" / f"{switch}{EXTENSION[platform]}").is_file()
+    assert "dhcp-ignore=tag:!known" in lines and "port=0" in lines
+
+
+def test_each_prefix_gives_its_gateway_and_only_addresses_as_ntp(out: Path) -> None:
+    inv = yaml.safe_load((DATA / "inventory.yaml").read_text())
+    lines = _conf(out)
+    for f in inv["fabrics"]:
+        m = f["management"]
+        assert f"dhcp-option=tag:{f['name']},option:router,{m['gateway']}" in lines
+        ntp = [s for s in m.get("ntp", []) if re.fullmatch(r"[\d.]+", s)]
+        assert (f"dhcp-option=tag:{f['name']},option:ntp-server,{','.join(ntp)}" in lines) == bool(ntp)
+    netplan = yaml.safe_load((out / "provisioning" / "netplan.yaml").read_text())
+    eth = netplan["network"]["ethernets"][inv["provisioning"]["interface"]]
+    assert eth["addresses"] == [f"{inv['provisioning']['server']}/24"]
+    assert {r["to"] for r in eth["routes"]} == {f["management"]["prefix"] for f in inv["fabrics"][1:]}
+
+
+def test_a_switch_missing_from_the_map_gets_nothing(out: Path, planned: dict[str, tuple[str, str]]) -> None:
+    missing = set(planned) - set(_mac_map())
+    assert missing  # the test inventory leaves one out on purpose
+    text = (out / "provisioning" / "dnsmasq.conf").read_text()
+    ztp = {p.name for p in (out / "provisioning" / "www" / "ztp").iterdir()}
+    for switch in missing:
+        assert not re.search(rf"\b{re.escape(switch)}\b", text)
+        assert planned[switch][1] not in text
+        assert not any(name.startswith(f"{switch}.") for name in ztp)
+
+
+def test_the_missing_switches_are_one_warning() -> None:
+    from fabgen.api import validate
+
+    warnings = [w.message for w in validate(DATA / "inventory.yaml").warnings if "MAC map" in w.message]
+    assert len(warnings) == 1 and "so-spine01" in warnings[0]
+
+
+def test_shellcheck_passes_every_script_and_fails_a_broken_one(out: Path, tmp_path: Path) -> None:
+    shellcheck = _need(SHELLCHECK, "shellcheck")
+    scripts = sorted((out / "provisioning" / "www" / "ztp").glob("*.sh"))
+    assert {p.name.split(".", 1)[1] for p in scripts} == {"sh", "eos.sh"}
+    res = subprocess.run([shellcheck, *map(str, scripts)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stdout
+    broken = tmp_path / "broken.sh"
+    broken.write_text(scripts[0].read_text() + 'for f in $(ls /var/lib); do echo "$f"; done\n')
+    assert subprocess.run([shellcheck, str(broken)], capture_output=True, timeout=60).returncode != 0
+
+
+def test_the_cumulus_script_applies_under_the_rollback_guard(out: Path, planned: dict[str, tuple[str, str]]) -> None:
+    for switch, (platform, address) in planned.items():
+        path = out / "provisioning" / "www" / "ztp" / f"{switch}.sh"
+        if platform != "nvue" or not path.exists():
+            continue
+        text = path.read_text()
+        assert text.startswith("#!/bin/bash\n") and "\n# CUMULUS-AUTOPROVISIONING\n" in text
+        assert "\nset -euo pipefail\n" in text and f'ADDRESS="{address}/' in text
+        text = text.split("\nset -euo pipefail\n", 1)[1]  # the commands, not the comments above them
+        steps = ["curl ", "nv config replace", "nv config apply --confirm 600s", "ping ",
+                 "nv config apply --confirm-yes"]
+        at = [text.index(s) for s in steps]
+        assert at == sorted(at), "fetch, replace, apply with the timer, reach the server, then confirm"
+        assert f"/configs/{switch}.nvue.yaml" in text
+
+
+def test_sonic_ztp_json_names_its_config_db(out: Path, planned: dict[str, tuple[str, str]]) -> None:
+    """SONiC's ZTP document (sonic-net/SONiC doc/ztp/ztp.md): a `ztp` object first, a configdb-json
+    section whose url object has source and destination."""
+    found = 0
+    for path in (out / "provisioning" / "www" / "ztp").glob("*.ztp.json"):
+        switch = path.name.removesuffix(".ztp.json")
+        assert planned[switch][0] == "sonic"
+        doc = json.loads(path.read_text())
+        section = doc["ztp"]["configdb-json"]
+        assert section["url"]["source"].endswith(f"/configs/{switch}.config_db.json")
+        assert section["url"]["destination"] == "/etc/sonic/config_db.json"
+        found += 1
+    assert found == sum(1 for s, (p, _) in planned.items() if p == "sonic" and s in _mac_map())
+
+
+def test_provision_playbook_installs_what_the_scripts_fetch(out: Path) -> None:
+    play = yaml.safe_load((out / "ansible" / "provision.yml").read_text())[0]
+    configs = {c["dest"]: c["src"] for c in play["vars"]["fabgen_switch_configs"]}
+    for script in (out / "provisioning" / "www" / "ztp").iterdir():
+        fetched = re.findall(r"/(configs/[^\"]+)\"", script.read_text())
+        assert len(fetched) == 1 and fetched[0] in configs, script.name
+        assert (out / configs[fetched[0]]).is_file()
+    assert set(play["vars"]["fabgen_ztp_files"]) == {f"ztp/{p.name}" for p in
+                                                       (out / "provisioning" / "www" / "ztp").iterdir()}
+    assert not (out / "provisioning" / "www" / "configs").exists(), "configs hold secret references: never rendered"
+
+
+def test_provision_playbook_passes_syntax_check(out: Path) -> None:
+    playbook = _need(PLAYBOOK, "ansible-playbook")
+    env = {"ANSIBLE_NOCOLOR": "1", "PATH": f"{BIN}:/usr/bin:/bin"}
+    res = subprocess.run([playbook, "-i", "localhost,", "--syntax-check", "ansible/provision.yml"], cwd=out,
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert res.returncode == 0, res.stdout[-1500:] + res.stderr[-1500:]
+
+
+def _case(tmp_path: Path, macs: str, inventory: str | None = None) -> tuple[int, str, Path]:
+    """Render a copy of the test inventory with MACS as its map: (exit code, stderr, OUT)."""
+    (tmp_path / "macs.csv").write_text(macs)
+    (tmp_path / "inventory.yaml").write_text(inventory or (DATA / "inventory.yaml").read_text())
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(tmp_path / "inventory.yaml"), "-o", str(out)])
+    return result.exit_code, result.stderr, out
+
+
+GOOD = "switch,mac\nsx-leaf001,1c:34:da:00:00:01\n"
+
+
+@pytest.mark.parametrize("macs,line,col,says", [
+    (GOOD + "sx-spine01,1c:34:da:00:00:01\n", 3, 12, "also given at line 2"),
+    (GOOD + "sx-leaf001,1c:34:da:00:00:09\n", 3, 1, "listed again (first at line 2)"),
+    (GOOD + "sx-spine01,1c:34:da:00:00\n", 3, 12, "not a MAC address"),
+    (GOOD + "sx-spine01,1c:34:da:00-00-02\n", 3, 12, "not a MAC address"),
+    (GOOD + "sx-spine01,01:00:5e:00:00:01\n", 3, 12, "multicast"),
+    (GOOD + "sx-spine01,00:00:00:00:00:00\n", 3, 12, "not a switch port's MAC"),
+    (GOOD + "sx-spine09,1c:34:da:00:00:02\n", 3, 1, "not a switch of this inventory"),
+    (GOOD + "sx-spine01,aa:bb:cc:dd:ee:ff\nrm -rf /\n", 4, 1, "expected 2 columns"),
+    (GOOD + 'sx-spine01,"aa:bb:cc:dd:ee:ff\nrm -rf /"\n', 3, 1, "not a CSV row"),
+    (GOOD + '"sx-spine01,set:known",aa:bb:cc:dd:ee:ff\n', 3, 1, "not a name fabgen gives"),
+    (GOOD + "sx-spine01 #x,aa:bb:cc:dd:ee:ff\n", 3, 1, "expected 2 columns"),
+    (GOOD + "sx-spine01,aa:bb:cc:dd:ee:ff,dhcp-ignore\n", 3, 1, "expected 2 columns"),
+    (GOOD + "sx-spine01,aa:bb:cc:dd:ee:ff\x1b[2K\n", 3, 29, "a control character"),
+    (GOOD + "sx-spine01,aa:bb:cc:dd:ee:ff\rdhcp-range=x\n", 3, 29, "a control character"),
+])
+def test_a_hostile_mac_map_is_refused_at_its_line(tmp_path: Path, macs: str, line: int, col: int, says: str) -> None:
+    code, stderr, out = _case(tmp_path, macs)
+    assert code == 2, stderr
+    assert f"macs.csv:{line}:{col}: " in stderr and says in stderr, stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("server,says", [
+    ("172.30.0.1", "is the gateway of 172.30.0.0/24"),
+    ("172.30.0.3", "is the management address of sx-spine01"),
+    ("172.28.0.9", "inside exactly one management prefix"),
+    ("172.30.0.255", "broadcast address"),
+    ("::1", "not an IPv4 address"),
+])
+def test_a_server_address_a_device_takes_is_refused(tmp_path: Path, server: str, says: str) -> None:
+    inventory = (DATA / "inventory.yaml").read_text().replace("server: 172.30.0.250", f"server: \"{server}\"")
+    code, stderr, out = _case(tmp_path, GOOD, inventory)
+    assert code == 2 and says in stderr, stderr
+    assert re.search(r"inventory\.yaml:\d+:\d+: provisioning\.server: ", stderr), stderr
+    assert not out.exists()
+
+
+def test_a_render_into_the_folder_of_the_mac_map_is_refused(tmp_path: Path) -> None:
+    """OUT is replaced whole: the folder holding the MAC map is never OUT, as for a GUID map."""
+    from fabgen.errors import OutputError
+    from fabgen.inventory.loader import load
+    from fabgen.inventory.validate import validate
+    from fabgen.pipeline import _inputs_outside
+
+    (tmp_path / "inv").mkdir()
+    (tmp_path / "maps").mkdir()
+    (tmp_path / "maps" / "macs.csv").write_text(GOOD)
+    text = (DATA / "inventory.yaml").read_text().replace("mac_map: macs.csv", "mac_map: ../maps/macs.csv")
+    (tmp_path / "inv" / "inventory.yaml").write_text(text)
+    validated = validate(load(tmp_path / "inv" / "inventory.yaml"))
+    with pytest.raises(OutputError, match="macs.csv is inside"):
+        _inputs_outside(tmp_path / "maps", tmp_path / "inv" / "inventory.yaml", validated)
+    _inputs_outside(tmp_path / "out", tmp_path / "inv" / "inventory.yaml", validated)
+
+
+def test_diff_base_reads_the_mac_map_beside_the_inventory() -> None:
+    from fabgen.review.gitbase import _side_files
+
+    text = (DATA / "inventory.yaml").read_bytes()
+    assert _side_files(text, "site/inventory.yaml", "HEAD") == {
+        "site/macs.csv": "site/inventory.yaml provisioning.mac_map 'macs.csv' (site/inventory.yaml's side file)"}
