@@ -276,3 +276,25 @@ def test_emulate_reads_a_baseline_config_as_the_same_router(rendered: tuple[Path
     assert "baseline" in with_baseline.ignored and "baseline" not in without.ignored
     with_baseline.ignored.discard("baseline")
     assert vars(with_baseline) == vars(without)
+
+
+def test_verify_running_takes_the_filled_secrets_and_sonics_own_rows(rendered: tuple[Path, Any]) -> None:
+    """fabgen verify --running: the switch's config_db (secrets filled, SONiC's own FEATURE rows
+    and banner fields beside the plan's) runs as planned; a changed ACL rule is found, and no
+    finding or remediation shows a secret's value."""
+    from fabgen.verify import running
+
+    out, _ = rendered
+    text = _one_per_role(out)["leaf"].read_text()
+    live = json.loads(_filled(text))
+    live["FEATURE"]["sflow"].update({"auto_restart": "enabled", "delayed": "False"})
+    live["FEATURE"]["lldp"] = {"state": "enabled", "auto_restart": "enabled"}
+    live["BANNER_MESSAGE"]["global"]["logout"] = ""
+    result = running.sonic(text, json.dumps(live), "leaf")
+    assert result.diffs == [] and result.remedy == [], result.diffs[:5]
+    live["ACL_RULE"]["FABGEN_MGMT|ALLOW_2"]["SRC_IP"] = "0.0.0.0/0"
+    live["TACPLUS"]["global"]["passkey"] = "another-Key-2"
+    result = running.sonic(text, json.dumps(live), "leaf")
+    assert [(d.kind, d.where) for d in result.diffs] == [("config-different", "ACL_RULE|FABGEN_MGMT|ALLOW_2")]
+    shown = json.dumps([vars(d) for d in result.diffs]) + "\n".join(result.remedy)
+    assert not any(v in shown for v in [*ENV.values(), *VAULT.values(), "another-Key-2"])

@@ -596,6 +596,14 @@ def sonic(rendered: str, running: str, where: str) -> Result:
     return result
 
 
+def _same_db(plan: Any, run: Any) -> bool:
+    """A config_db value: a secret's reference (the baseline's TACACS+ key, SNMP passphrases, the
+    BGP password) matches any value the switch holds, which is never shown."""
+    if isinstance(plan, str) and "{{" in plan:
+        return _same(plan, run)
+    return _text(plan) == _text(run)
+
+
 def _entry(key: str, fields: dict[str, Any]) -> str:
     return f"{key} ({_words(len(fields), 'field')})" if fields else key
 
@@ -609,10 +617,14 @@ def _sonic_table(table: str, ours: dict[str, Any], theirs: dict[str, Any], resul
             ops.append({"op": "add", "path": _pointer(table, key), "value": a})
             continue
         if a is None:
+            if table in SONIC_TABLES:  # SONiC's own rows beside the plan's (FEATURE's other features)
+                continue
             result.diffs.append(Diff("config-extra", table, "nothing", _entry(key, b)))
             ops.append({"op": "remove", "path": _pointer(table, key)})
             continue
         box = SONIC_FIELDS.get((table, key), frozenset())
+        if table in SONIC_TABLES:  # and their fields (FEATURE|sflow's auto_restart, the banner's logout)
+            box = box | (b.keys() - a.keys())
         for f in sorted(a.keys() | b.keys()):
             here = f"{table}|{key}"
             if f not in b:
@@ -622,6 +634,6 @@ def _sonic_table(table: str, ours: dict[str, Any], theirs: dict[str, Any], resul
                 if f not in box:
                     result.diffs.append(Diff("config-extra", here, "nothing", f"{f}: {_text(b[f])}"))
                     ops.append({"op": "remove", "path": _pointer(table, key, f)})
-            elif _text(a[f]) != _text(b[f]):
+            elif not _same_db(a[f], b[f]):
                 result.diffs.append(Diff("config-different", here, f"{f}: {_text(a[f])}", f"{f}: {_text(b[f])}"))
                 ops.append({"op": "replace", "path": _pointer(table, key, f), "value": a[f]})
