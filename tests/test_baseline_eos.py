@@ -204,3 +204,39 @@ def test_control_plane_acl_admits_the_management_prefix(run: dict[str, Any]) -> 
         subnet = ipaddress.IPv4Interface(mgmt.split()[-1]).network
         assert any(subnet.subnet_of(a) for a in admitted), (name, subnet, admitted)
         assert sections["system control-plane"] == [("   ip access-group FABGEN-CONTROL-PLANE vrf MGMT in",)], name
+
+
+def _strip_baseline(text: str) -> str:
+    """The config without the baseline's sections (the accounts stay): what the fabric alone renders."""
+    heads = ("sflow ", "snmp-server ", "clock ", "banner ", "management api gnmi", "tacacs-server ", "radius-server ",
+             "aaa group ", "aaa authentication ", "aaa authorization ", "ip access-list ", "system control-plane")
+    kept: list[str] = []
+    skip = banner = False
+    for line in text.splitlines():
+        if banner:
+            banner = line != "EOF"
+            continue
+        if not line.startswith(" "):
+            skip, banner = line.startswith(heads), line.startswith("banner ")
+        if not skip:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def test_the_emulation_reads_the_baseline_as_management(run: dict[str, Any]) -> None:
+    """`fabgen emulate` (and verify, lab) read a baseline config: the baseline's lines are known
+    and left out as management and telemetry, the routing is the same as without them, and a
+    banner's text is text even where it reads like a config line; an unknown line still fails."""
+    from fabgen.emulate import eos
+    from fabgen.emulate.model import TranslateError
+
+    for name, text in run["fabgen"].items():
+        r = eos.translate(name, text, name)
+        assert {"management", "telemetry"} <= r.ignored, name
+        plain = eos.translate(name, _strip_baseline(text), name)
+        assert (r.routed, r.neighbors, r.networks) == (plain.routed, plain.neighbors, plain.networks), name
+    leaf = run["fabgen"]["f-su01-leaf1"]
+    tricky = _sub(leaf, "All activity is logged.\n", "interface Ethernet9/9\n")
+    assert "Ethernet9/9" not in eos.translate("leaf", tricky, "leaf").routed
+    with pytest.raises(TranslateError, match="does not know 'monitor session 1 source Ethernet1/1'"):
+        eos.translate("leaf", _sub(leaf, "sflow run\n", "sflow run\nmonitor session 1 source Ethernet1/1\n"), "leaf")

@@ -26,10 +26,16 @@ _TOP_IGNORED = [
     (r"ip domain lookup .*", "management"), (r"dns domain \S+", "management"), (r"aaa .*", "management"),
     (r"username .*", "management"), (rf"ip route vrf \S+ {_CIDR} {_IP}", "management"),
     (r"no ip routing vrf \S+", "management"), (r"end", "end"),
+    # the switch baseline (targets/eos.py): services on the management VRF, none of them routing
+    (r"clock timezone \S+", "management"), (r"snmp-server .*", "management"), (r"sflow .*", "telemetry"),
+    (r"(tacacs|radius)-server host .*", "management"),
 ]
 _BLOCK_IGNORED = [  # whole blocks: header -> what they are
     (r"qos profile \S+", "qos"), (r"management (ssh|api http-commands)", "management"),
     (r"vrf instance \S+", "management"), (rf"vlan {_N}", "layer 2"),
+    (r"banner (login|motd)", "management"), (r"management api gnmi", "telemetry"),
+    (r"aaa group server (tacacs\+|radius) \S+", "management"), (r"ip access-list \S+", "management"),
+    (r"system control-plane", "management"),
 ]
 _INTERFACE_IGNORED = [
     (r"description .*", "name"), (r"mtu [0-9]+", "mtu"), (r"service-profile \S+", "qos"),
@@ -105,10 +111,17 @@ def translate(name: str, text: str, where: str) -> Router:
 
 
 def _blocks(text: str, where: str) -> list[tuple[int, str, list[tuple[int, str]]]]:
-    """The config's sections: (line number, header, body), comments and blank lines left out."""
+    """The config's sections: (line number, header, body), comments and blank lines left out;
+    a banner's text, whatever it reads, is its body up to the line EOF."""
     lines = text.split("\n")
     blocks: list[tuple[int, str, list[tuple[int, str]]]] = []  # (line number, header, body)
+    banner = False
     for n, raw in enumerate(lines, 1):
+        if banner:
+            banner = raw != "EOF"
+            blocks[-1][2].append((n, raw))
+            continue
+        banner = raw.startswith("banner ")
         if not raw.strip():
             continue
         if raw.startswith("!"):
