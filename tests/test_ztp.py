@@ -274,3 +274,15 @@ def test_diff_base_reads_the_mac_map_beside_the_inventory() -> None:
     text = (DATA / "inventory.yaml").read_bytes()
     assert _side_files(text, "site/inventory.yaml", "HEAD") == {
         "site/macs.csv": "site/inventory.yaml provisioning.mac_map 'macs.csv' (site/inventory.yaml's side file)"}
+
+
+def test_diff_of_a_changed_map_adds_no_device(tmp_path: Path) -> None:
+    """A MAC added to the map changes the provisioning files, and no switch's own files: the
+    review reports no device added (the ZTP files are not a device's, rendered/paths.py)."""
+    shutil.copytree(DATA, tmp_path / "after")
+    with (tmp_path / "after" / "macs.csv").open("a") as fh:
+        fh.write("so-spine01,b8:ce:f6:00:00:23\n")
+    result = CliRunner().invoke(app, ["diff", str(DATA / "inventory.yaml"), str(tmp_path / "after" / "inventory.yaml")])
+    assert result.exit_code in (0, 1), result.stderr
+    assert "Devices added" not in result.stdout and "== provisioning/dnsmasq.conf" in result.stdout
+    assert "+dhcp-host=b8:ce:f6:00:00:23,set:so-spine01," in result.stdout

@@ -13,12 +13,10 @@ ADDRESS_COLUMNS = ("device", "role", "asn", "interface", "address", "peer_device
 COUNTED = ("nodes", "gpus", "endpoints", "pods", "scalable_units", "nvlink_racks", "links")
 
 # a device's own files: a switch's config (each platform's `config_file`, spec/platforms.py, and NVUE's
-# apply script; tests/test_architecture.py holds the two together), a node's folder, a switch's
-# zero-touch provisioning file (targets/provisioning.py: Cumulus, EOS, SONiC)
+# apply script; tests/test_architecture.py holds the two together), a node's folder
 DEVICE_FILE = [
     re.compile(r"^[^/]+/switches/(?P<d>[^/]+?)(\.cfg|\.nvue\.yaml|\.nvue\.sh|/config_db\.json)$"),
     re.compile(r"^hosts/(?P<d>[^/]+)/"),
-    re.compile(r"^provisioning/www/ztp/(?P<d>[^/]+?)(\.sh|\.eos\.sh|\.ztp\.json)$"),
 ]
 GROUP_FILE = re.compile(r"^host-groups/(?P<g>[^/]+)/")
 # an IPv4 or IPv6 address or prefix, folded to <address> where devices change alike
