@@ -20,6 +20,7 @@ import yaml
 
 from conftest import IN_CI, INVENTORIES, ROOT
 from fabgen.pipeline import render_to
+from fabgen.targets import sonic
 
 SHARED = ROOT.parent / "shared"
 YANG_CHECK = SHARED / "tools" / "sonic_yang_check.py"
@@ -61,10 +62,12 @@ def _inventory(directory: Path, release: str | None = None) -> Path:
     """fattree-2to1 (SONiC) with the baseline above, an NTP server by name, and a release."""
     text = (INVENTORIES / "fattree-2to1.yaml").read_text()
     text = text.replace("ntp: [192.168.101.1]", "ntp: [192.168.101.1, ntp1.example.net]")
+    baseline = BASELINE
     if release:
         text = text.replace("    platform: sonic\n", f"    platform: sonic\n    platform_version: \"{release}\"\n")
+        baseline = re.sub(r"  banner:\n(    .*\n)+", "", baseline)  # a release before 202405 has no banner
     inv = directory / "inv.yaml"
-    inv.write_text(text + BASELINE)
+    inv.write_text(text + baseline)
     return inv
 
 
@@ -246,6 +249,13 @@ def test_release_202305_spells_gnmi_as_telemetry_and_has_no_banner(tmp_path: Pat
     leaf = _one_per_role(out)["leaf"]
     db = json.loads(leaf.read_text())
     assert "TELEMETRY" in db and "GNMI" not in db and "BANNER_MESSAGE" not in db
+    # the banner is written only where the release has BANNER_MESSAGE (sonic-banner.yang, 202405)
+    sw = {"banner": {"login": "Authorized use only", "motd": None}, "aaa": None, "control_plane": None,
+          "snmp": None, "telemetry": {"sflow": None, "gnmi": False}}
+    m = {"vrf": "mgmt", "address": "192.168.100.1"}
+    assert sonic.baseline_tables(sw, m, [], "202311") == {}
+    assert sonic.baseline_tables(sw, m, [], "202405") == {
+        "BANNER_MESSAGE": {"global": {"state": "enabled", "login": "Authorized use only"}}}
     # the models kept here are master's, whose BGP tables take admin_status up/down, where 202305's
     # frrcfgd takes true/false (sonic.py admin_up): the baseline's tables are checked without BGP's
     filled = json.loads(_filled(leaf.read_text()))
