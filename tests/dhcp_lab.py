@@ -12,6 +12,7 @@ every namespace removed when the lab closes, also on failure; every wait is boun
 from __future__ import annotations
 
 import ipaddress
+import os
 import shutil
 import subprocess
 import sys
@@ -42,17 +43,13 @@ FETCH = "import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlo
 
 def available() -> str:
     """Why this machine cannot run the lab ('' when it can)."""
-    import os
-
     if os.geteuid() != 0:
         return "needs root for network namespaces"
-    for tool, path in (("ip", shutil.which("ip")), ("dnsmasq", shutil.which("dnsmasq") or
-                       (DNSMASQ if Path(DNSMASQ).exists() else None)),
-                       ("busybox", shutil.which("busybox") or (BUSYBOX if Path(BUSYBOX).exists() else None))):
-        if path is None:
+    for tool, path in (("ip", shutil.which("ip") or "/usr/sbin/ip"), ("dnsmasq", DNSMASQ), ("busybox", BUSYBOX)):
+        if not Path(path).exists():
             return f"needs {tool} (`make test` installs it)"
     if run("ip", "netns", "list", check=False).returncode != 0:
-        return "`ip netns` does not work here"
+        return "needs `ip netns`, which does not work here"
     return ""
 
 
@@ -102,6 +99,8 @@ class ProvisioningLab:
         run("ip", "-n", self.sw, "link", "set", "srv", "master", "br0")
         run("ip", "-n", self.srv, "addr", "add", str(self.server), "dev", self.interface)
         pid_file = self.la.dir / "dnsmasq.pid"
+        # the PID, lease and log files in the run's directory (root's), given on the command line
+        # as a test must (the rendered file names none); --user=root: dnsmasq keeps writing them
         self.la.process(self.srv, [DNSMASQ, "--keep-in-foreground", f"--conf-file={conf}",
                                    f"--pid-file={pid_file}", f"--dhcp-leasefile={self.la.dir / 'dnsmasq.leases'}",
                                    "--user=root", f"--log-facility={self.dnsmasq_log}"],
