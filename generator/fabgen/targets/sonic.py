@@ -362,9 +362,11 @@ def _vrf(vrf: str) -> str:
 
 def aaa_tables(aaa: dict[str, Any], vrf: str) -> dict[str, Any]:
     """TACACS+ or RADIUS: the shared key (a reference) in the global row, one server row each,
-    the first server the highest priority; authentication by the server, then the local accounts
-    when `fallback_local` (pam_tacplus/pam_radius: an unreachable server passes to `local`, a
-    wrong password does not: failthrough stays off)."""
+    the first server the highest priority; authentication by the servers, then the local accounts
+    when `fallback_local`. hostcfgd's PAM template (sonic-host-services common-auth-sonic.j2, the
+    same in 202305) makes an unreachable server pass to the next module and a refused password
+    stop there (failthrough off); it reads `login` only, not AAA's `fallback`, and writes
+    `tacacs+` as it writes `tacacs+,local`: TACACS+ always falls back to the local accounts."""
     method = AAA_METHOD[aaa["protocol"]]
     count = len(aaa["servers"])
     if method == "tacacs+":
@@ -378,8 +380,7 @@ def aaa_tables(aaa: dict[str, Any], vrf: str) -> dict[str, Any]:
         table: {"global": {"passkey": aaa["secret"], "auth_type": "pap"}},
         servers: {server: {**row, "priority": str(count - k), "vrf": _vrf(vrf)}
                   for k, server in enumerate(aaa["servers"])},
-        "AAA": {"authentication": {"login": login, "failthrough": "false",
-                                   "fallback": "true" if aaa["fallback_local"] else "false"}},
+        "AAA": {"authentication": {"login": login, "failthrough": "false"}},
     }
 
 
