@@ -240,3 +240,27 @@ def test_the_emulation_reads_the_baseline_as_management(run: dict[str, Any]) -> 
     assert "Ethernet9/9" not in eos.translate("leaf", tricky, "leaf").routed
     with pytest.raises(TranslateError, match="does not know 'monitor session 1 source Ethernet1/1'"):
         eos.translate("leaf", _sub(leaf, "sflow run\n", "sflow run\nmonitor session 1 source Ethernet1/1\n"), "leaf")
+
+
+def _as_eos_shows(text: str) -> str:
+    """The rendered config as `show running-config` prints it once deployed: the AAA keys given
+    in clear shown encrypted (`key 7`), the SNMPv3 passphrases as localized hashes, the account's
+    hash filled in."""
+    text = re.sub(r"key 0 \{\{.*?\}\}", "key 7 070E33455D1D18544541", text)
+    text = re.sub(r"v3 auth sha \{\{.*?\}\} priv aes \{\{.*?\}\}",
+                  "v3 localized f5717f001c7280300000 auth sha 0x6f1b priv aes 0x91ac", text)
+    return re.sub(r"\{\{.*?\}\}", "$6$rounds=656000$filled.by.the.deploy", text)
+
+
+def test_verify_running_matches_the_deployed_baseline(run: dict[str, Any]) -> None:
+    """`fabgen verify --running`: a switch running the deployed baseline matches the plan, its
+    secrets unchecked however EOS shows them; a TACACS+ server moved to another VRF is found."""
+    from fabgen.verify import running
+
+    for name, text in run["fabgen"].items():
+        assert running.eos(text, _as_eos_shows(text), name).diffs == [], name
+    leaf = run["fabgen"]["f-su01-leaf1"]
+    moved = _sub(_as_eos_shows(leaf), "10.191.0.11 vrf MGMT key 7", "10.191.0.11 vrf default key 7")
+    diffs = running.eos(leaf, moved, "leaf").diffs
+    assert [(d.kind, d.found) for d in diffs] == [
+        ("config-different", "tacacs-server host 10.191.0.11 vrf default key 7 070E33455D1D18544541")], diffs

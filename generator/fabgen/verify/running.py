@@ -46,6 +46,11 @@ WHAT = {"eos": "EOS show running-config", "nvue": "NVUE nv config show -o yaml",
 NAMES = {"eos": "an Arista EOS", "nvue": "a Cumulus Linux (NVUE)", "sonic": "a SONiC"}
 # A value fabgen leaves to the deploy (a secret from the environment): any value the switch holds matches it.
 _PLACEHOLDER = re.compile(r"\{\{.*?\}\}")
+# How EOS shows a secret the deploy gave it in clear (targets/eos.py): a TACACS+ or RADIUS `key 0`
+# as `key 7` (or 8a) with the encrypted key, SNMPv3 passphrases as localized hashes after the
+# engine ID (EOS User Manual, "tacacs-server host", "snmp-server user"): (rendered, shown) regexes.
+_EOS_SHOWN = ((re.escape(" key 0 "), r"\ key\ (?:0|7|8a)\ "),
+              (re.escape(" v3 auth "), r"\ v3(?:\ localized\ \S+)?\ auth\ "))
 # a rendered switch config's suffix -> its platform: each platform's own `config_file` (spec/platforms.py)
 _SUFFIX_OF = {p.config_file: name for name, p in PLATFORMS.items() if p.config_file and name in SUFFIXES}
 _CONFIG = re.compile(r"^(?P<f>[^/]+)/switches/(?P<d>[^/]+?)(?P<s>"
@@ -259,7 +264,10 @@ def _secrets(plan: Any, run: Any) -> None:
         if "{{" not in child.text:
             continue
         parts = _PLACEHOLDER.split(child.text)
-        pattern = re.compile(".+".join(re.escape(p) for p in parts))
+        text = ".+".join(re.escape(p) for p in parts)
+        for rendered, shown in _EOS_SHOWN:
+            text = text.replace(rendered, shown)
+        pattern = re.compile(text)
         parent = run
         for text in list(child.path())[:-1]:
             parent = parent.get_child(equals=text)
