@@ -286,3 +286,17 @@ def test_diff_of_a_changed_map_adds_no_device(tmp_path: Path) -> None:
     assert result.exit_code in (0, 1), result.stderr
     assert "Devices added" not in result.stdout and "== provisioning/dnsmasq.conf" in result.stdout
     assert "+dhcp-host=b8:ce:f6:00:00:23,set:so-spine01," in result.stdout
+
+
+def test_provision_playbook_passes_ansible_lint_and_its_modules_arguments(out: Path, tmp_path: Path) -> None:
+    """ansible-lint's production profile, and each task's arguments against its module's own
+    documentation, as for the deploy playbooks (tests/test_ansible_lint.py)."""
+    import test_ansible_lint as al
+
+    _need(str(al.LINT) if al.LINT else None, "ansible-lint")
+    shutil.copytree(out / "ansible", tmp_path / "ansible")
+    status, found = al.lint(tmp_path, "ansible/provision.yml")
+    assert status == 0 and not found, found
+    calls = al.module_calls([out / "ansible" / "provision.yml"])
+    docs = al.module_docs({m for _, m, _ in calls})
+    assert [e for where, m, args in calls for e in al.argument_errors(m, args, docs[m])] == []
