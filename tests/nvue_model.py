@@ -109,7 +109,13 @@ def parse_nv_set(version: str, line: str) -> dict[str, Any]:
     the last word where the model expects a value is that value."""
     words = line.split()
     assert words[:2] == ["nv", "set"], line
-    words = words[2:]
+    return parse_nv_words(version, words[2:])
+
+
+def parse_nv_words(version: str, words: list[str]) -> dict[str, Any]:
+    """The words after `nv set` as the shell passes them (a quoted value with spaces or newlines
+    is one word) -> the tree, as parse_nv_set; where the model takes a list, the value is
+    comma-separated (`nv set system aaa authentication order tacacs,local`)."""
     tree: dict[str, Any] = {}
     node = tree
     annotation: Any = models(version).NvueConfig
@@ -126,7 +132,8 @@ def parse_nv_set(version: str, line: str) -> dict[str, Any]:
             if last:
                 node[word] = {}
             elif _model_of(annotation) is None and _dict_value(annotation) is None:
-                node[word] = _scalar(" ".join(words[i + 1:]))
+                text = " ".join(words[i + 1:])
+                node[word] = text.split(",") if _is_list(annotation) else _scalar(text)
                 return tree
             else:
                 node = node.setdefault(word, {})
@@ -137,6 +144,10 @@ def parse_nv_set(version: str, line: str) -> dict[str, Any]:
             continue
         raise ValueError(f"{' '.join(words)}: no key or value expected at '{word}'")
     return tree
+
+
+def _is_list(annotation: Any) -> bool:
+    return any(typing.get_origin(a) is list for a in _unwrap(annotation))
 
 
 def _scalar(text: str) -> Any:

@@ -180,13 +180,20 @@ def test_a_filled_shape_is_written_as_json_as_its_tree(template, values) -> None
         Shape(partial(_made_up, template), 3).written(_ENC, _STR, "json")
 
 
-def test_dump_paths_refuses_a_list() -> None:
+def test_dump_paths_refuses_a_list_of_mappings() -> None:
+    """A list of scalars is block items and one comma-joined path (as `nv set` takes a list);
+    a list of mappings or lists, or an empty one, has no `nv set` spelling and is refused."""
     import pytest
+    import yaml
 
-    from fabgen.formats.yamlout import dump_paths
+    from fabgen.formats.yamlout import dump, dump_paths
 
-    with pytest.raises(TypeError, match="a b is a list"):
-        dump_paths({"a": {"b": [1]}}, "")
+    lines, paths = dump_paths({"a": {"b": ["tacacs", "local"]}}, "")
+    assert "\n".join(lines) + "\n" == dump({"a": {"b": ["tacacs", "local"]}})
+    assert yaml.safe_load("\n".join(lines)) == {"a": {"b": ["tacacs", "local"]}} and paths == ["a b tacacs,local"]
+    for bad in ([{"c": 1}], [[1]], []):
+        with pytest.raises(TypeError, match="a b is a list"):
+            dump_paths({"a": {"b": bad}}, "")
 
 
 def test_addresses_take_the_general_rule() -> None:

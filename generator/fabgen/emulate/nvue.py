@@ -30,6 +30,8 @@ _IGNORED = [
     (r"router/bgp/(enable|state)", "on"), (r"vrf/default/router/bgp/(enable|state)", "on"),
     (r"vrf/default/router/bgp/peer-group/[^/]+/bfd/profile", "bfd timers"),
     (r"interface/uplink/.*", "management"),
+    (r"acl/.*", "management"),  # the baseline's control-plane ACL (targets/nvue.py)
+    (rf"interface/{_IFACE}/telemetry/.*", "telemetry"),  # the baseline's histograms
 ]
 
 

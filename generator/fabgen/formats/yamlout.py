@@ -163,7 +163,7 @@ def _emit(value: Any, indent: str, out: list[str], step: str = "") -> None:
 
 
 def dump_paths(mapping: dict[str, Any], indent: str, lead: str = "") -> tuple[list[str], list[str]]:
-    """The block-style lines of a mapping of mappings and scalars (no lists) at `indent`, as
+    """The block-style lines of a mapping of mappings, scalars and lists of scalars at `indent`, as
     `dump` writes them, and every leaf's path as words after `lead` (`key key value`; an empty
     mapping's path alone), from one walk: NVUE's startup.yaml and its `nv set` lines are the same
     tree, and walking it twice was a third of a 64k-GPU Spectrum-X render. An entry of either
@@ -340,7 +340,14 @@ def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], p
                 lines.append(f"{indent}{key}: {{}}")
                 paths.append(here)
         elif isinstance(v, list):
-            raise TypeError(f"dump_paths takes mappings and scalars; {here} is a list")
+            if not v or any(isinstance(x, (dict, list)) for x in v):
+                raise TypeError(f"dump_paths takes mappings, scalars and lists of scalars; {here} is a list of "
+                                "mappings, of lists or empty")
+            # a list of scalars (NVUE's `system aaa authentication order`): block items, as dump
+            # writes them, and one path with the items joined by commas, as `nv set` takes a list
+            lines.append(f"{indent}{key}:")
+            lines.extend(f"{indent}- {scalar(x)}" for x in v)
+            paths.append(f"{here} {','.join(map(str, v))}")
         else:
             lines.append(f"{indent}{key}: {scalar(v)}")
             paths.append(f"{here} {v}")

@@ -29,10 +29,14 @@ Decisions:
   swpNs1), every cage alike so port names follow one plan.
 * BGP unnumbered on switch-to-switch ports (no /31s to allocate or mismatch), the same
   ASN plan as the RoCE targets, loopback and host subnets announced as networks.
+* the switch baseline (intent/baseline.py), where the inventory has one: NVIDIA's spelling
+  where its generator writes the key (`_baseline`, below; docs/decisions.md says where fabgen
+  differs), its secrets references in the YAML and shell variables in the script.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
@@ -42,6 +46,8 @@ from fabgen.context import Context
 from fabgen.formats import yamlout
 from fabgen.formats.configfile import config_file
 from fabgen.intent import secret_ref
+from fabgen.intent.baseline import baseline as baseline_of
+from fabgen.intent.baseline import users_of
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents
 from fabgen.inventory.management import gateway_of
@@ -54,6 +60,39 @@ MGMT_PORT = PLATFORMS["nvue"].mgmt_port
 BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
 BFD_TIMERS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # FRR's defaults
 USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
+
+# The switch baseline. NVIDIA's generator (NVIDIA/enterprise-ras, net-configurator, the
+# 2-4-5-800 output: gs-plane1-01-config.sh, cl-01-config.sh) writes `system api state enabled`,
+# `system config auto-save state enabled`, the control-plane ACLs `acl-default-dos` and
+# `acl-default-whitelist` inbound, `system message pre-login/post-login`, `system date-time
+# timezone`, WJH with the forwarding triggers l2, l3 and tunnel, and on its core switches these
+# histograms on every port; the keys of each release are NVIDIA's object model (nvueschema).
+NVUE_API_PORT = 8765  # the NVUE REST API's port (not written: NVIDIA writes only `state enabled`)
+GNMI_PORT = 9339  # gNMI's IANA port, written, so that the server and the ACL agree
+CP_ACL = "fabgen-mgmt"  # the baseline's control-plane ACL
+DOS_ACL = "acl-default-dos"  # NVIDIA's built-in DoS rules, bound as NVIDIA's generator binds them
+WJH_TRIGGERS = ("l2", "l3", "tunnel")
+HISTOGRAM: dict[str, Any] = {"counter": {"counter-type": {"rx-packet": {}, "tx-packet": {}}},
+                             "egress-buffer": {"traffic-class": {"0": {}}},
+                             "ingress-buffer": {"priority-group": {"0": {}, "1": {}}}}
+AAA_KEY = {"tacacs+": "tacacs", "radius": "radius", "ldap": "ldap"}
+
+
+class ShellWord(str):
+    """Text with spaces or newlines (a banner, the SNMP location): a string like any in the YAML,
+    one single-quoted word of its `nv set` line, as NVIDIA's generator quotes its banners
+    (dump_paths formats a leaf's value with f"{value}": the quotes go there). Validation keeps
+    quotes out of such text (spec/schema.py BANNER_LINE)."""
+
+    __slots__ = ()
+
+    def __format__(self, spec: str) -> str:
+        return shlex.quote(str(self))
+
+
+# A secret the script reads from its environment: (variable, the reference text in the tree,
+# "env" or "vault"); the deploy playbooks fill the same reference in the YAML.
+Secret = tuple[str, str, str]
 
 
 class Dialect:
@@ -111,6 +150,104 @@ def _management(tree: dict[str, Any], iface: dict[str, Any], m: dict[str, Any], 
         tree["service"] = service
 
 
+def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> None:
+    """The switch baseline (intent/baseline.py) into the tree: `system` keys, and the
+    control-plane ACL under `acl`; the services that reach a server (AAA, SNMP, sFlow) in
+    the management VRF `vrf` (an access switch's: default)."""
+    system = tree["system"]
+    if b["timezone"]:  # `system date-time timezone` from 5.15, `system timezone` before
+        if d.new:
+            system["date-time"] = {"timezone": b["timezone"]}
+        else:
+            system["timezone"] = b["timezone"]
+    banner = b["banner"]
+    if banner and (banner["login"] or banner["motd"]):
+        system["message"] = {key: ShellWord(text) for key, text in (("pre-login", banner["login"]),
+                                                                   ("post-login", banner["motd"])) if text}
+    if b["aaa"]:
+        system.setdefault("aaa", {}).update(_aaa(b["aaa"], vrf, d))
+    if b["control_plane"]:
+        ports = _services(b)
+        system["control-plane"] = {"acl": {DOS_ACL: {"inbound": {}}, CP_ACL: {"inbound": {}}}}
+        tree["acl"] = {CP_ACL: {"rule": _acl_rules(b["control_plane"]["allow"], ports), "type": "ipv4"}}
+    if b["snmp"]:
+        system["snmp-server"] = _snmp(b["snmp"], vrf)
+    t = b["telemetry"]
+    if t["sflow"]:
+        collector = {"interface": vrf} if vrf != "default" else {}
+        system["sflow"] = {"collector": {ip: dict(collector) for ip in t["sflow"]["collectors"]},
+                           "sampling-rate": {"default": t["sflow"]["sample_rate"]}, "state": "enabled"}
+    if t["gnmi"]:
+        system["gnmi-server"] = {"port": GNMI_PORT, "state": "enabled"}
+    # WJH, the API and auto-save: NVIDIA's generator writes them on; off is written too (a full
+    # replace leaves the release's default otherwise)
+    system["wjh"] = ({"channel": {"forwarding": {"trigger": {k: {} for k in WJH_TRIGGERS}}}, **d.on()}
+                     if t["wjh"] else d.on(False))
+    system["api"] = {"state": "enabled" if b["api"] else "disabled"}  # `state` in every release
+    system["config"] = {"auto-save": {"state": "enabled" if b["auto_save"] else "disabled"}}
+
+
+def _aaa(a: dict[str, Any], vrf: str, d: Dialect) -> dict[str, Any]:
+    """The remote AAA server group, its key (a reference) and the authentication order: the
+    server first, then local accounts when fallback_local. A server's priority: the first
+    listed the highest."""
+    key = AAA_KEY[a["protocol"]]
+    n = len(a["servers"])
+    group: dict[str, Any] = {}
+    if key == "ldap":
+        group.update({"base-dn": a["base_dn"], "bind-dn": a["bind_dn"]})
+    group.update({"secret": a["secret"], "server": {ip: {"priority": n - k} for k, ip in enumerate(a["servers"])},
+                  "vrf": vrf})
+    methods = [key, "local"] if a["fallback_local"] else [key]
+    if d.new:  # a list from 5.15 (`authentication order tacacs,local`) ...
+        order: dict[str, Any] = {"authentication": {"order": methods}}
+    else:  # ... before, entries by priority, the lowest first
+        order = {"authentication-order": {str(10 * (k + 1)): {m: {}} for k, m in enumerate(methods)}}
+    return {**order, key: group}
+
+
+def _services(b: dict[str, Any]) -> list[tuple[str, int]]:
+    """The management services the control-plane ACL guards, (protocol, port): SSH and SNMP,
+    the NVUE API and gNMI where the baseline runs them."""
+    ports = [("tcp", 22), ("udp", 161)]
+    if b["api"]:
+        ports.append(("tcp", NVUE_API_PORT))
+    if b["telemetry"]["gnmi"]:
+        ports.append(("tcp", GNMI_PORT))
+    return ports
+
+
+def _acl_rules(allow: list[str], ports: list[tuple[str, int]]) -> dict[str, Any]:
+    """Each allowed prefix admitted to each service and to ICMP, then each service and ICMP echo
+    refused from anywhere else. Other traffic to the switch (BGP, BFD, LLDP, ...) is not this
+    ACL's: it would otherwise cut the fabric's own sessions."""
+    rules: list[dict[str, Any]] = []
+    for prefix in allow:
+        for proto, port in ports:
+            rules.append({"action": {"permit": {}}, "match": {"ip": {
+                "protocol": proto, "source-ip": prefix, proto: {"dest-port": {str(port): {}}}}}})
+        rules.append({"action": {"permit": {}}, "match": {"ip": {"protocol": "icmp", "source-ip": prefix}}})
+    for proto, port in ports:
+        rules.append({"action": {"deny": {}}, "match": {"ip": {"protocol": proto,
+                                                               proto: {"dest-port": {str(port): {}}}}}})
+    rules.append({"action": {"deny": {}}, "match": {"ip": {"icmp-type": "echo-request", "protocol": "icmp"}}})
+    return {str(10 * (k + 1)): rule for k, rule in enumerate(rules)}
+
+
+def _snmp(snmp: dict[str, Any], vrf: str) -> dict[str, Any]:
+    """SNMPv3 only: each user with SHA authentication and AES privacy (passphrases as
+    references), listening in the management VRF; location and contact."""
+    out: dict[str, Any] = {"listening-address": {"all": {"vrf": vrf} if vrf != "default" else {}},
+                           "state": "enabled"}
+    if snmp["contact"]:
+        out["system-contact"] = ShellWord(snmp["contact"])
+    if snmp["location"]:
+        out["system-location"] = ShellWord(snmp["location"])
+    out["username"] = {u["name"]: {"auth-sha": {u["auth"]: {"encrypt-aes": {u["priv"]: {}}}}}
+                       for u in snmp["users"]}
+    return out
+
+
 def _watchdog(qos: dict[str, Any]) -> bool:
     """The PFC watchdog runs only in lossless mode (lossy mode has no PFC)."""
     return qos["mode"] == "lossless" and qos["watchdog"]["enabled"]
@@ -135,14 +272,17 @@ class _Parts:
     a run compiled once per fabric, written by one format per switch). watchdog: the PFC watchdog
     on host ports; ar_ports: adaptive routing on fabric ports."""
 
-    def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool):
+    def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool,
+                 histograms: bool = False):
         self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
         self.cage = yamlout.Shared({"link": {"breakout": {breakout: {}}}, "type": "swp"}) if breakout else None
         link = yamlout.Shared({"mtu": mtu})
+        # the baseline's histograms on every used port (telemetry.histograms)
+        telemetry = {"telemetry": yamlout.Shared({"histogram": HISTOGRAM})} if histograms else {}
         host = {"link": link, "type": "swp",
-                **({"qos": yamlout.Shared({"pfc-watchdog": {"state": "enable"}})} if watchdog else {})}
+                **({"qos": yamlout.Shared({"pfc-watchdog": {"state": "enable"}})} if watchdog else {}), **telemetry}
         fabric = {"link": link, "type": "swp", **({"router": yamlout.Shared({"adaptive-routing": d.on()})}
-                                                  if ar_ports else {})}
+                                                  if ar_ports else {}), **telemetry}
         # EVPN-MH uplink tracking on a leaf's fabric ports: no segment without uplinks
         uplink = {**fabric, "evpn": yamlout.Shared({"multihoming": {"uplink": d.word()}})}
         # a used port's sub-tree by its kind, from its values (description; address or VLAN), and
@@ -345,7 +485,8 @@ def structure(ctx: Context) -> dict[str, Any]:
     version = version_of(f.spec) or ""
     dialect = Dialect(version)
     # every switch's `mtu` (intent/switches.py)
-    parts = _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports)
+    # without and with the baseline's histograms (a role may differ: intent/baseline.py)
+    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h) for h in (False, True)}
     make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {version}.0"}
@@ -353,18 +494,48 @@ def structure(ctx: Context) -> dict[str, Any]:
 
 
 def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
-            parts: _Parts, s: Any) -> tuple[str, dict[str, Any], list[str]]:
-    """One switch's item: its name, its NVUE tree and the environment variables its secrets come from."""
+            parts: dict[bool, _Parts], s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
+    """One switch's item: its name, its NVUE tree and the variables its secrets come from."""
     sw = intents(s)
-    tree = _tree(sw, qos, ar, breakout, cages, d, parts)
+    b = sw.get("baseline")
+    tree = _tree(sw, qos, ar, breakout, cages, d, parts[bool(b and b["telemetry"]["histograms"])])
+    if b and sw["management"]:
+        _baseline(tree, b, sw["management"]["vrf"], d)
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
     if sw["management"]:
         envs += [u["password_env"] for u in sw["management"]["users"]]
-    return sw["name"], tree, envs
+    return sw["name"], tree, _with_baseline([(e, secret_ref(e), "env") for e in envs], b)
+
+
+def _with_baseline(secrets: list[Secret], b: dict[str, Any] | None) -> list[Secret]:
+    """`secrets` and then the baseline's (AAA key, SNMPv3 passphrases), each variable once."""
+    if not b:
+        return secrets
+    refs: list[tuple[dict[str, str], str]] = []
+    if b["aaa"]:
+        refs.append((b["aaa"]["secret_source"], b["aaa"]["secret"]))
+    for u in b["snmp"]["users"] if b["snmp"] else []:
+        refs += [(u["auth_source"], u["auth"]), (u["priv_source"], u["priv"])]
+    out = list(secrets)
+    for source, ref in refs:
+        ((kind, var),) = source.items()
+        if all(var != v for v, _, _ in out):
+            out.append((var, ref, kind))
+    return out
+
+
+def _check_line(var: str, kind: str) -> str:
+    """The script's check that a secret's variable is set: an environment variable as the
+    playbooks' lookup reads it, or a shell variable named after the Ansible Vault variable
+    (the script does not read the vault: export it from there)."""
+    if kind == "vault":
+        return (f': "${{{var}:?set {var} to the Ansible Vault variable {var} (a secret this configuration '
+                'references)}"')
+    return f': "${{{var}:?set {var} (a secret this configuration references)}}"'
 
 
 def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
-    for name, tree, envs in data["switches"]:
+    for name, tree, secrets in data["switches"]:
         head = yamlout.comment(f"{name}: NVUE startup.yaml, fabric {data['fabric']} ({data['cluster']}); "
                                "generated by fabgen") + yamlout.DOCUMENT_START
         # dump([{"header": ...}, {"set": tree}]), the tree's lines and its nv set lines in one walk
@@ -374,12 +545,11 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
         lines = ["#!/usr/bin/env bash",
                  f"# {name}: the configuration of {name}.nvue.yaml as NVUE commands; generated by fabgen",
                  "set -euo pipefail", ""]
-        for env in envs:
+        for var, ref, kind in secrets:
             # the script reads each secret from its own environment, as the YAML's reference does
-            ref = secret_ref(env)
-            lines += [f': "${{{env}:?set {env} (a secret this configuration references)}}"']
-            cmds = [c.replace(ref, f'"${{{env}}}"') for c in cmds]
-        if envs:
+            lines.append(_check_line(var, kind))
+            cmds = [c.replace(ref, f'"${{{var}}}"') for c in cmds]
+        if secrets:
             lines.append("")
         lines += cmds  # `nv set <path>` lines, several to an entry (yamlout.dump_paths)
         # applied with a rollback timer: unless `nv config apply --confirm-yes` follows within
@@ -404,7 +574,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
 UPLINK = "uplink"
 
 
-def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any], list[str]]:
+def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any], list[Secret]]:
     f = ctx.fabric
     m = f.spec.management
     assert m is not None
@@ -413,12 +583,15 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     gateway = dotted_quad(gateway_of(m))
     tree: dict[str, Any] = {"system": {"hostname": s.name}}
     iface: dict[str, Any] = {}
+    accounts = m.users or users_of(ctx.baseline, f.spec.baseline)  # as intent/management.py takes them
     services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default", "ntp": m.ntp,
                 "dns": m.dns, "syslog": m.syslog, "domain": m.domain,
                 "users": [{"name": u.name, "role": u.role, "password": secret_ref(u.password_hash.env)}
-                          for u in m.users]}
+                          for u in accounts]}
     _management(tree, iface, services, d)
     iface.clear()  # eth0 stays unused: the switch is managed on its SVI
+    b = baseline_of(ctx.baseline, f.spec.baseline, "access", f.spec.platform, m.prefix)
+    telemetry = {"telemetry": {"histogram": HISTOGRAM}} if b and b["telemetry"]["histograms"] else {}
     used = f.ports.get(s.name, {})
     for name in f.switch_model.port_names(f.plan.speed):
         idx = used.get(name)
@@ -427,7 +600,7 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
             continue
         lk = f.links[idx]
         iface[name] = {"bridge": {"domain": {"br_default": {"access": vlan}}},
-                       "description": f"OOB_{lk.a}_{lk.a_port}", "type": "swp"}
+                       "description": f"OOB_{lk.a}_{lk.a_port}", "type": "swp", **telemetry}
     members = f.switch_model.uplinks[:2]
     iface[UPLINK] = {"bond": {"member": {p: {} for p in members}, "mode": "lacp"},
                      "bridge": {"domain": {"br_default": {"access": vlan}}},
@@ -436,11 +609,13 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     tree["interface"] = iface
     tree["bridge"] = {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
     tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
-    envs = [u.password_hash.env for u in m.users]
-    return tree, envs
+    if b:
+        _baseline(tree, b, "default", d)
+    envs = [u.password_hash.env for u in accounts]
+    return tree, _with_baseline([(e, secret_ref(e), "env") for e in envs], b)
 
 
-def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[str]]:
+def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
     return (s.name, *_access_tree(ctx, s, d, vlan))
 
 
