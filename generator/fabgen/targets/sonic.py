@@ -426,9 +426,10 @@ def snmp_tables(snmp: dict[str, Any], m: dict[str, Any]) -> dict[str, Any]:
 
 
 def sflow_tables(sflow: dict[str, Any], vrf: str, used: list[str]) -> dict[str, Any]:
-    """sFlow on: the feature (off in SONiC's init_cfg.json), the agent on eth0, the collectors
-    reached through the management VRF, and the sampling rate on every used port (SFLOW_SESSION:
-    SONiC takes a rate per port only)."""
+    """sFlow on: the feature's state only (off in SONiC's init_cfg.json, which `config reload`
+    loads before the file, sonic-utilities config/main.py, so its other fields stay), the agent
+    on eth0, the collectors reached through the management VRF, and the sampling rate on every
+    used port (SFLOW_SESSION: SONiC takes a rate per port only)."""
     rate = str(sflow["sample_rate"])
     return {
         "FEATURE": {"sflow": {"state": "enabled"}},
