@@ -50,6 +50,10 @@ def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def planned(out: Path) -> dict[str, tuple[str, str]]:
+    return _planned(out)
+
+
+def _planned(out: Path) -> dict[str, tuple[str, str]]:
     """switch -> (platform, management address) as the render's Ansible inventory and host_vars say."""
     inv = yaml.safe_load((out / "ansible" / "inventory.yml").read_text())
     address: dict[str, str] = {}
@@ -300,3 +304,37 @@ def test_provision_playbook_passes_ansible_lint_and_its_modules_arguments(out: P
     calls = al.module_calls([out / "ansible" / "provision.yml"])
     docs = al.module_docs({m for _, m, _ in calls})
     assert [e for where, m, args in calls for e in al.argument_errors(m, args, docs[m])] == []
+
+
+def test_planes_share_their_fabric_s_range_and_a_server_on_the_oob_routes_to_each(tmp_path: Path) -> None:
+    """b300-cluster: a two-plane compute fabric, storage and in-band fabrics, and the out-of-band
+    network the server sits on. A plane's switches are served from their fabric's one prefix (one
+    range, the fabric's tag); the server's netplan routes every served prefix via the OOB gateway."""
+    from conftest import INVENTORIES
+
+    for name in ("b300-cluster.yaml", "b300-cluster-rdma-links.txt"):
+        shutil.copy(INVENTORIES / name, tmp_path / name)
+    inv = tmp_path / "b300-cluster.yaml"
+    inv.write_text(inv.read_text() + "\nprovisioning:\n  server: 192.168.3.200\n  mac_map: macs.csv\n")
+    (tmp_path / "macs.csv").write_text("switch,mac\nsx-plane1-su01-leaf1,02:00:00:00:00:01\n"
+                                       "sx-plane2-spine01,02:00:00:00:00:02\nstorage-servers-leaf1,02:00:00:00:00:03\n")
+    render_to(inv, tmp_path / "out")
+    out = tmp_path / "out"
+    lines = _conf(out)
+    doc = yaml.safe_load(inv.read_text())
+    served = [f for f in doc["fabrics"] if f.get("role") != "oob"]
+    ranges = [line for line in lines if line.startswith("dhcp-range=")]
+    assert sorted(ranges) == sorted(f"dhcp-range=set:{f['name']},{f['management']['prefix'].split('/')[0]},static,"
+                                    f"255.255.255.0,12h" for f in served)
+    planned = _planned(out)
+    for switch, fabric in (("sx-plane1-su01-leaf1", "sx"), ("sx-plane2-spine01", "sx"),
+                           ("storage-servers-leaf1", "storage")):
+        assert any(line.startswith("dhcp-host=") and line.endswith(f",{planned[switch][1]},{switch}")
+                   for line in lines)
+        ztp = (out / "provisioning" / "www" / "ztp" / f"{switch}.sh").read_text()
+        assert f'ADDRESS="{planned[switch][1]}/24"' in ztp
+        assert any(f"tag:{fabric}" in line for line in lines)
+    oob = next(f for f in doc["fabrics"] if f.get("role") == "oob")["management"]
+    eth = yaml.safe_load((out / "provisioning" / "netplan.yaml").read_text())["network"]["ethernets"]["eth0"]
+    assert eth["addresses"] == ["192.168.3.200/22"] and oob["prefix"].endswith("/22")
+    assert eth["routes"] == [{"to": f["management"]["prefix"], "via": oob["gateway"]} for f in served]

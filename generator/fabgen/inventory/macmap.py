@@ -22,6 +22,7 @@ from fabgen.errors import Problem
 MAX_BYTES = 4 * 1024 * 1024  # 10,000 switches' rows are 400 KB
 MAX_LINE = 200  # a switch name (at most 63 characters) and a MAC
 MAX_PROBLEMS = 100  # a map of another cluster is wrong on every row: the first ones say why
+MAX_HINTS = 10  # unknown names given a "did you mean" (each compares with every switch's name)
 _MAC = re.compile(r"^([0-9A-Fa-f]{2})([:-])[0-9A-Fa-f]{2}(\2[0-9A-Fa-f]{2}){4}$")
 _TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # what a switch name can be (a DNS label and dots)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -68,6 +69,7 @@ class _Rows:
         self.problems: list[Problem] = []
         self.switch_line: dict[str, int] = {}
         self.mac_line: dict[str, int] = {}
+        self.hints = 0
 
     def problem(self, lineno: int, col: int, message: str) -> None:
         self.problems.append(Problem(lineno, col, "", message, self.shown))
@@ -129,7 +131,13 @@ class _Rows:
             self.problem(lineno, 1, "the switch column is not a name fabgen gives (letters, digits, '_', '.', '-')")
             return False
         if switch not in self.known:
-            self.problem(lineno, 1, f"{switch} is not a switch of this inventory")
+            hint = ""
+            if self.hints < MAX_HINTS:
+                from fabgen.inventory.messages import did_you_mean
+
+                self.hints += 1
+                hint = did_you_mean(switch, list(self.known))
+            self.problem(lineno, 1, f"{switch} is not a switch of this inventory{hint}")
             return False
         why = self.known[switch]
         if why is not None:

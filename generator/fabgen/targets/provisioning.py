@@ -46,13 +46,14 @@ def _served(ctx: Context) -> bool:
     return ctx.provisioning is not None and provisioned(ctx.fabric.spec) is None
 
 
-def _network(spec: Any) -> dict[str, Any]:
-    """A management prefix as dnsmasq and netplan read it."""
+def _network(name: str, spec: Any) -> dict[str, Any]:
+    """A fabric's management prefix as dnsmasq and netplan read it (`name`: the inventory's
+    fabric, whose planes share the prefix and its gateway)."""
     from fabgen.inventory.management import gateway_of
 
     m = spec.management
     net = ipaddress.IPv4Network(m.prefix)
-    return {"tag": spec.name, "prefix": str(net), "network": str(net.network_address), "netmask": str(net.netmask),
+    return {"tag": name, "prefix": str(net), "network": str(net.network_address), "netmask": str(net.netmask),
             "prefixlen": net.prefixlen, "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
             "dns": list(m.dns), "ntp": [s for s in m.ntp if _is_address(s)], "domain": m.domain}
 
@@ -78,20 +79,20 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     own = None
     server = ipaddress.IPv4Address(p.server)
     for ctx in contexts:
-        spec = ctx.fabric.spec
+        spec, name = ctx.fabric.spec, ctx.fabric.inventory_name
         if spec.management is not None and server in ipaddress.IPv4Network(spec.management.prefix):
-            own = own or _network(spec)
+            own = own or _network(name, spec)
         if not _served(ctx):
             continue
-        networks.setdefault(spec.name, _network(spec))
+        network = networks.setdefault(name, _network(name, spec))
         platform = spec.platform
         script, option, config = ZTP[platform]
         for s in ctx.fabric.switches:
             if s.name not in macs:
                 continue
             switches.append({
-                "name": s.name, "fabric": spec.name, "platform": platform, "mac": macs[s.name],
-                "address": ctx.allocation.management[s.name], "prefixlen": networks[spec.name]["prefixlen"],
+                "name": s.name, "fabric": name, "platform": platform, "mac": macs[s.name],
+                "address": ctx.allocation.management[s.name], "prefixlen": network["prefixlen"],
                 "option": option, "script": f"ztp/{s.name}{script}", "url": f"{base}/ztp/{s.name}{script}",
                 "config": f"configs/{s.name}{config}", "config_url": f"{base}/configs/{s.name}{config}",
                 "src": f"{ctx.fabric.name}/switches/{s.name}{PLATFORMS[platform].config_file}"})
