@@ -106,7 +106,8 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
 def _ztp_json(sw: dict[str, Any]) -> bytes:
     """SONiC ZTP's JSON: one configdb-json section whose url object names the rendered config_db
     (sonic-net/SONiC doc/ztp/ztp.md, "configdb-json" and "url object"); clear-config loads it in
-    place of the factory config (the plugin's `config reload`)."""
+    place of the factory config (`config reload`), save-config keeps it (`config save`): the keys
+    sonic-net/sonic-ztp's src/usr/lib/ztp/plugins/configdb-json reads."""
     doc = {"ztp": {"configdb-json": {"url": {"source": sw["config_url"], "destination": "/etc/sonic/config_db.json"},
                                      "clear-config": True, "save-config": True}}}
     return (json.dumps(doc, indent=2) + "\n").encode()
