@@ -202,3 +202,36 @@ fabrics:
     with pytest.raises(InventoryError) as err:
         render_to(inv, tmp_path / "out")
     assert "fabrics[0].baseline: fabgen writes no switch configuration for an InfiniBand fabric" in str(err.value)
+
+
+def test_what_sonic_cannot_carry_is_refused(tmp_path: Path) -> None:
+    inv = tmp_path / "sonic.yaml"
+    inv.write_text("""version: 1
+cluster: b
+node_groups:
+  - {name: n, model: dgx-h100, count: 16}
+fabrics:
+  - name: so
+    kind: roce
+    platform: sonic
+    platform_version: "202311"
+    topology: fat-tree
+    switch_model: sn5600-sonic
+    node_groups: [n]
+    management: {prefix: 10.79.0.0/24, gateway: 10.79.0.1}
+baseline:
+  banner: {login: "Authorized use only"}
+  aaa: {protocol: tacacs+, servers: [10.0.0.10], secret: {env: TACACS_KEY}, fallback_local: false}
+  snmp: {users: [{name: nms, auth: {env: SNMP_AUTH}, priv: {env: SNMP_PRIV}}]}
+""")
+    with pytest.raises(InventoryError) as err:
+        render_to(inv, tmp_path / "out")
+    text = str(err.value)
+    assert "baseline.banner: fabric 'so' runs SONiC 202311, which has no login banner" in text
+    assert "baseline.aaa.fallback_local: SONiC (fabric 'so') falls back to the local accounts" in text
+    assert "baseline.snmp.users[0].name: SONiC takes SNMPv3 user names of 4 to 32 characters" in text
+    # the same block is accepted where the release has the banner table and the rest is rendered
+    inv.write_text(inv.read_text().replace('"202311"', '"202411"').replace(", fallback_local: false", "")
+                   .replace("name: nms", "name: nmsro"))
+    render_to(inv, tmp_path / "out")
+    assert (tmp_path / "out" / "so").is_dir()

@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Callable, Iterator
 
 from fabgen.inventory.management import server_problem
+from fabgen.inventory.platform import version_of
 from fabgen.spec.schema import Baseline, BaselineSettings, Fabric
 
 Report = Callable[[tuple, str], None]
@@ -21,6 +22,8 @@ AAA_PROTOCOLS = {"nvue": {"tacacs+", "radius", "ldap"}, "eos": {"tacacs+", "radi
 SPECTRUM_ONLY = ("wjh", "histograms")  # NVUE on Spectrum; EOS and SONiC have sFlow and gNMI instead
 NVUE_ONLY = ("auto_save",)  # EOS saves by the playbook's copy, SONiC by config save
 NO_API = {"sonic"}  # SONiC's REST server is not part of config_db.json
+SONIC_FIRST_BANNER = "202405"  # sonic-banner.yang (BANNER_MESSAGE) exists from 202405 on
+SONIC_SNMP_USER_MIN = 4  # sonic-snmp.yang SNMP_USER name: length 4..32
 
 
 def _blocks(path: tuple, b: Baseline) -> Iterator[tuple[tuple, BaselineSettings, str | None]]:
@@ -70,6 +73,7 @@ def _check_block(path: tuple, b: BaselineSettings, role: str | None, fabrics: li
     if b.telemetry is not None:
         _check_telemetry((*path, "telemetry"), b, fabrics, report)
     _check_platform_keys(path, b, fabrics, report)
+    _check_sonic(path, b, fabrics, report)
 
 
 def _check_banner(where: tuple, b: BaselineSettings, report: Report) -> None:
@@ -103,6 +107,27 @@ def _check_platform_keys(path: tuple, b: BaselineSettings, fabrics: list[Fabric]
     if b.api and bare is not None:
         report((*path, "api"), f"fabgen renders no API server for {bare.platform} (fabric '{bare.name}'): SONiC's "
                "REST and gNMI servers are set apart; use telemetry.gnmi")
+
+
+def _check_sonic(path: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+    """What SONiC's YANG models refuse or its release lacks (targets/sonic.py baseline_tables)."""
+    sonic = [f for f in fabrics if f.platform == "sonic"]
+    if not sonic:
+        return
+    old = next((f for f in sonic if (version_of(f) or "") < SONIC_FIRST_BANNER), None)
+    if b.banner is not None and old is not None:
+        report((*path, "banner"), f"fabric '{old.name}' runs SONiC {version_of(old)}, which has no login banner "
+               f"in config_db (BANNER_MESSAGE comes with {SONIC_FIRST_BANNER}): leave the banner out there (set "
+               "it in the other fabrics' own baseline) or raise platform_version")
+    if b.aaa is not None and b.aaa.protocol == "tacacs+" and not b.aaa.fallback_local:
+        report((*path, "aaa", "fallback_local"), f"SONiC (fabric '{sonic[0].name}') falls back to the local "
+               "accounts whenever no TACACS+ server answers (hostcfgd's PAM template writes login tacacs+ as "
+               "tacacs+,local): fallback_local: false cannot be rendered there; use radius, or leave it true")
+    if b.snmp is not None:
+        for j, u in enumerate(b.snmp.users):
+            if len(u.name) < SONIC_SNMP_USER_MIN:
+                report((*path, "snmp", "users", j, "name"), f"SONiC takes SNMPv3 user names of "
+                       f"{SONIC_SNMP_USER_MIN} to 32 characters (fabric '{sonic[0].name}'): '{u.name}' is refused")
 
 
 def _check_timezone(where: tuple, name: str, report: Report) -> None:
