@@ -254,6 +254,13 @@ def test_a_server_address_a_device_takes_is_refused(tmp_path: Path, server: str,
     assert not out.exists()
 
 
+def test_an_interface_name_linux_cannot_hold_is_refused(tmp_path: Path) -> None:
+    inventory = (DATA / "inventory.yaml").read_text().replace("interface: eth0", "interface: enp1s0f0np0-mgmt")
+    code, stderr, out = _case(tmp_path, GOOD, inventory)
+    assert code == 2 and re.search(r"inventory\.yaml:\d+:\d+: provisioning\.interface: .*longer than the 15", stderr)
+    assert not out.exists()
+
+
 def test_a_render_into_the_folder_of_the_mac_map_is_refused(tmp_path: Path) -> None:
     """OUT is replaced whole: the folder holding the MAC map is never OUT, as for a GUID map."""
     from fabgen.errors import OutputError

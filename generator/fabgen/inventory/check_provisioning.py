@@ -16,6 +16,7 @@ from fabgen.inventory.state import Checks
 
 PLATFORMS = ("nvue", "eos", "sonic")  # the platforms with a zero-touch provisioning script
 MAX_LISTED = 20  # switches named in the warning of those missing from the map
+IFNAMSIZ = 15  # the longest Linux interface name (IFNAMSIZ less the terminating NUL)
 
 
 def provisioned(fabric) -> str | None:
@@ -41,6 +42,9 @@ def check_provisioning(c: Checks) -> None:
                  "with a management prefix", key=True)
         return
     _check_server(c, p.server, fabrics)
+    if len(p.interface) > IFNAMSIZ:
+        c.report(("provisioning", "interface"), f"{p.interface!r} is longer than the {IFNAMSIZ} characters of a Linux "
+                 "interface name (netplan and dnsmasq name it)")
     known: dict[str, str | None] = {}
     for f in fabrics:
         why = provisioned(f)
