@@ -345,3 +345,20 @@ def test_planes_share_their_fabric_s_range_and_a_server_on_the_oob_routes_to_eac
     eth = yaml.safe_load((out / "provisioning" / "netplan.yaml").read_text())["network"]["ethernets"]["eth0"]
     assert eth["addresses"] == ["192.168.3.200/22"] and oob["prefix"].endswith("/22")
     assert eth["routes"] == [{"to": f["management"]["prefix"], "via": oob["gateway"]} for f in served]
+
+
+def test_diff_base_compares_the_mac_map_of_a_git_revision(tmp_path: Path) -> None:
+    """`fabgen diff --base REF` reads REF's MAC map beside REF's inventory: a MAC changed in the
+    working tree shows as the reservation's change."""
+    repo = tmp_path / "repo"
+    shutil.copytree(DATA, repo / "site")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    for args in (("init", "-q", "-b", "main"), ("add", "."), ("commit", "-q", "-m", "base")):
+        subprocess.run(["git", *args], cwd=repo, check=True, env=env, capture_output=True, timeout=60)
+    macs = repo / "site" / "macs.csv"
+    macs.write_text(macs.read_text().replace("b8:ce:f6:00:00:21", "b8:ce:f6:00:00:99"))
+    res = CliRunner().invoke(app, ["diff", "--base", "main", str(repo / "site" / "inventory.yaml")])
+    assert res.exit_code == 0, res.output[-2000:]
+    assert "-dhcp-host=b8:ce:f6:00:00:21,set:so-leaf001," in res.output
+    assert "+dhcp-host=b8:ce:f6:00:00:99,set:so-leaf001," in res.output
