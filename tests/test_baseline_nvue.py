@@ -207,8 +207,13 @@ def test_every_aaa_protocol_in_both_dialects(version: str, protocol: str, fallba
     order = got["authentication"]["order"] if d.new else [
         next(iter(e)) for _, e in sorted(got["authentication-order"].items(), key=lambda kv: int(kv[0]))]
     assert order == ([key, "local"] if fallback else [key])
+    # the first listed comes first, as the release's model describes `priority` ("higher comes
+    # first" or "lower comes first")
+    entry = getattr(nvue_model.models(version), f"NvueConfigSystemAaa{key.capitalize()}ServerEntry")
+    said = entry.model_fields["priority"].description
+    sense = 1 if "higher comes first" in said else -1 if "lower comes first" in said else 0
     prio = got[key]["server"]
-    assert prio["10.0.0.1"]["priority"] > prio["10.0.0.2"]["priority"]  # the first listed preferred
+    assert sense * (prio["10.0.0.1"]["priority"] - prio["10.0.0.2"]["priority"]) > 0, said
 
 
 def _first_match(rules: dict[str, Any], source: str, proto: str, port: int | None) -> str | None:

@@ -95,6 +95,11 @@ class ShellWord(str):
 Secret = tuple[str, str, str]
 
 
+def _release(version: str) -> tuple[int, int]:
+    major, minor = (int(x) for x in version.split("."))
+    return major, minor
+
+
 class Dialect:
     """How one Cumulus Linux release spells the same intent (the object model changed at 5.15:
     `ip` -> `ipv4`, `enable on` -> `state enabled`, NTP and DNS under `system`, BFD profiles)."""
@@ -103,6 +108,10 @@ class Dialect:
         self.version = version
         self.new = nvue_state_dialect(version)
         self.ip = "ipv4" if self.new else "ip"
+        # AAA servers' `priority`, as NVIDIA's object model describes it: RADIUS's "lower comes
+        # first" in every release; TACACS+'s and LDAP's "higher comes first" up to 5.17, "lower
+        # comes first" from 5.18
+        self.lower_first = {"radius"} | ({"tacacs", "ldap"} if _release(version) >= (5, 18) else set())
 
     def word(self, value: bool = True) -> str:
         """A bare on/off value in the release's spelling (`arp-nd-suppress on` / `enabled`)."""
@@ -189,14 +198,15 @@ def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> 
 
 def _aaa(a: dict[str, Any], vrf: str, d: Dialect) -> dict[str, Any]:
     """The remote AAA server group, its key (a reference) and the authentication order: the
-    server first, then local accounts when fallback_local. A server's priority: the first
-    listed the highest."""
+    server first, then local accounts when fallback_local. The servers' priorities put the
+    first listed first, in the release's sense of priority (`Dialect.lower_first`)."""
     key = AAA_KEY[a["protocol"]]
     n = len(a["servers"])
+    rank = (lambda k: k + 1) if key in d.lower_first else (lambda k: n - k)
     group: dict[str, Any] = {}
     if key == "ldap":
         group.update({"base-dn": a["base_dn"], "bind-dn": a["bind_dn"]})
-    group.update({"secret": a["secret"], "server": {ip: {"priority": n - k} for k, ip in enumerate(a["servers"])},
+    group.update({"secret": a["secret"], "server": {ip: {"priority": rank(k)} for k, ip in enumerate(a["servers"])},
                   "vrf": vrf})
     methods = [key, "local"] if a["fallback_local"] else [key]
     if d.new:  # a list from 5.15 (`authentication order tacacs,local`) ...
