@@ -29,14 +29,19 @@ DNSMASQ = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
 OPTIONS = ("subnet", "router", "dns", "hostname", "domain", "ntpsrv", "bootfile", "239")
 
 # udhcpc runs this at each DHCP event with the lease's options in its environment (busybox's
-# names: ip, subnet, router, dns, ntpsrv, hostname, domain, bootfile for option 67, boot_file for
-# the BOOTP header's file field, opt239 in hex); on a lease it writes them to $DHCP_ENV.
+# names: ip, subnet, router, dns, ntpsrv, hostname, domain, bootfile for option 67, opt239 in
+# hex); on a lease it writes those, and nothing else of its environment, to $DHCP_ENV.
+LEASE_KEYS = ("ip", "subnet", "router", "dns", "ntpsrv", "hostname", "domain", "bootfile", "opt239")
 SCRIPT = """#!/bin/sh
 case "$1" in
-  bound|renew) env > "$DHCP_ENV" ;;
+  bound|renew)
+    for key in KEYS; do
+      eval "value=\\$$key"
+      printf '%s=%s\\n' "$key" "$value"
+    done > "$DHCP_ENV" ;;
 esac
 exit 0
-"""
+""".replace("KEYS", " ".join(LEASE_KEYS))
 
 FETCH = "import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1], timeout=5).read())"
 
@@ -123,6 +128,16 @@ class ProvisioningLab:
         """A route of the server's own (its netplan's routes), inside its namespace."""
         run("ip", "-n", self.srv, "route", "add", prefix, "via", via)
 
+    def gateways(self, addresses: list[str]) -> None:
+        """One management VLAN for every prefix (fabgen's out-of-band network): a router on the
+        server's link holding each prefix's gateway (with its prefix length), no relay; the
+        server answers the other prefixes' broadcasts itself (dnsmasq's shared-network)."""
+        self.rt = self._namespace()
+        self.la.veth(self.rt, "up0", self.sw, "rt0")
+        run("ip", "-n", self.sw, "link", "set", "rt0", "master", "br0")
+        for address in addresses:
+            run("ip", "-n", self.rt, "addr", "add", address, "dev", "up0")
+
     def router(self, gateway: str, segments: dict[str, str]) -> None:
         """The routed management network: a router holding `gateway` (the server's own prefix's
         gateway, with its prefix length) and, for each other management prefix, its gateway
@@ -177,7 +192,7 @@ class ProvisioningLab:
         done = run("ip", "netns", "exec", ns, "env", f"DHCP_ENV={out}", *args, timeout=tries * 2 + 10, check=False)
         if done.returncode != 0 or not out.exists():
             return None
-        env = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
+        env = {k: v for k, _, v in (line.partition("=") for line in out.read_text().splitlines()) if v}
         prefix = ipaddress.ip_network(f"0.0.0.0/{env['subnet']}").prefixlen
         run("ip", "-n", ns, "addr", "add", f"{env['ip']}/{prefix}", "dev", "eth0")
         if env.get("router"):  # the lease's gateway: the way to a server in another prefix
