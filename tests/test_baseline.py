@@ -96,11 +96,11 @@ def test_each_key_comes_from_the_most_specific_block(tmp_path: Path) -> None:
     # the site's accounts reach every fabric whose management block names none
     assert [u["name"] for u in sx_leaf["management"]["users"]] == ["ops"]
     assert [u["name"] for u in st_leaf["management"]["users"]] == ["ops"]
-    # NVIDIA's baseline defaults on NVUE only; EOS keeps its own
+    # NVIDIA's baseline defaults on NVUE; EOS keeps the eAPI its configs always had
     assert (sx_leaf["baseline"]["api"], sx_leaf["baseline"]["auto_save"], sx_leaf["baseline"]["telemetry"]["wjh"]) \
         == (True, True, True)
     assert (st_leaf["baseline"]["api"], st_leaf["baseline"]["auto_save"], st_leaf["baseline"]["telemetry"]["wjh"]) \
-        == (False, False, False)
+        == (True, False, False), "EOS keeps its eAPI, nothing else"
     # the deploy's prefix defaults to each fabric's own management prefix
     assert sx_leaf["baseline"]["control_plane"]["deploy_from"] == "10.77.0.0/24"
     assert st_leaf["baseline"]["control_plane"]["deploy_from"] == "10.78.0.0/24"

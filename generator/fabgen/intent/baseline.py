@@ -19,10 +19,12 @@ KEYS = tuple(BaselineSettings.model_fields)
 # What a baseline switches on where the inventory says nothing, per platform: NVIDIA's
 # generator (NVIDIA/enterprise-ras, net-configurator, every switch of its 2-4-5-800 output)
 # writes `system api state enabled`, `system config auto-save state enabled` and WJH with
-# the forwarding triggers l2, l3 and tunnel on every Cumulus switch. EOS and SONiC keep
-# their own defaults (no eAPI, no gNMI) unless asked.
+# the forwarding triggers l2, l3 and tunnel on every Cumulus switch. fabgen's EOS configs
+# have always carried eAPI in the management VRF (ANTA reads the switch through it), so a
+# baseline keeps it; gNMI, sFlow and the rest are off on EOS and SONiC unless asked.
 PLATFORM_DEFAULTS: dict[str, dict[str, bool]] = {
     "nvue": {"api": True, "auto_save": True, "wjh": True},
+    "eos": {"api": True},
 }
 
 
