@@ -339,3 +339,19 @@ def test_scripts_pass_shellcheck(renders: dict[str, Path]) -> None:
                for f, n in (("sx", "sx-spine01.nvue.sh"), ("oob", "oob-sx-access0001.nvue.sh"))]
     run = subprocess.run(["shellcheck", "-s", "bash", *map(str, scripts)], capture_output=True, text=True)
     assert run.returncode == 0, run.stdout
+
+
+def test_a_role_without_histograms_takes_the_whole_telemetry_key(tmp_path: Path) -> None:
+    """A role's `telemetry` replaces the site's whole: spines without histograms (and without the
+    site's sFlow, which that key no longer names), leaves with both; WJH stays NVIDIA's default."""
+    inv = tmp_path / "inv.yaml"
+    inv.write_text(INVENTORY.format(version="5.15").replace(
+        "    spine: {timezone: Europe/Berlin}", "    spine: {telemetry: {histograms: false}}"))
+    render_to(inv, tmp_path / "out")
+    for path in sorted((tmp_path / "out" / "sx" / "switches").glob("*.nvue.yaml")):
+        _, tree = read_nvue(path)
+        spine = "spine" in path.name
+        ports = [v for v in tree["interface"].values() if v.get("type") == "swp" and "description" in v]
+        assert ports and all(("telemetry" in v) != spine for v in ports), path.name
+        assert ("sflow" in tree["system"]) != spine and tree["system"]["wjh"]["state"] == "enabled"
+        assert nvue_model.problems("5.15", tree) == []
