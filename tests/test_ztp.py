@@ -362,3 +362,22 @@ def test_diff_base_compares_the_mac_map_of_a_git_revision(tmp_path: Path) -> Non
     assert res.exit_code == 0, res.output[-2000:]
     assert "-dhcp-host=b8:ce:f6:00:00:21,set:so-leaf001," in res.output
     assert "+dhcp-host=b8:ce:f6:00:00:99,set:so-leaf001," in res.output
+
+
+def test_each_script_s_guard_passes_its_own_rendered_config_and_no_other(out: Path) -> None:
+    """The lock-out guard of each script (the config must set the switch's own management address)
+    holds for the config the playbook installs for it, and fails for a neighbour's: run as the
+    script runs it, grep -F over the rendered file."""
+    play = yaml.safe_load((out / "ansible" / "provision.yml").read_text())[0]
+    configs = {c["dest"]: out / c["src"] for c in play["vars"]["fabgen_switch_configs"]}
+    scripts = sorted((out / "provisioning" / "www" / "ztp").glob("*.sh"))
+    for script in scripts:
+        text = script.read_text()
+        address = re.search(r'^ADDRESS="([^"]+)"$', text, re.M)
+        config = re.search(r'/(configs/[^"]+)"$', text, re.M)
+        assert address and config, script.name
+        needle = ("ip address " if script.name.endswith(".eos.sh") else "") + address.group(1)
+        own = configs[config.group(1)]
+        assert subprocess.run(["grep", "-qF", "--", needle, str(own)]).returncode == 0, script.name
+        other = next(p for d, p in configs.items() if d != config.group(1) and p.suffix == own.suffix)
+        assert subprocess.run(["grep", "-qF", "--", needle, str(other)]).returncode != 0, script.name
