@@ -140,6 +140,8 @@ def test_no_baseline_leaves_the_switch_intent_as_it_was(tmp_path: Path) -> None:
      "baseline.aaa.servers[0]"),
     (SITE.replace("timezone: Etc/UTC", "timezone: Mars/Olympus_Mons"), "",
      "'Mars/Olympus_Mons' is not a time zone", "baseline.roles.spine.timezone"),
+    (SITE.replace("timezone: Etc/UTC", "timezone: Europe/Kyiv"), "",  # in the tz database, not in NVUE's list
+     "did you mean Europe/Kiev?", "baseline.roles.spine.timezone"),
     (SITE.replace('"Authorized use only"', '"Authorized use only\\nEOF\\nrm -rf /"'), "",
      "a line reading EOF ends an EOS banner early", "baseline.banner.login"),
     (SITE.replace("spine: {timezone: Etc/UTC}", "spine: {users: [{name: x, password_hash: {env: X}}]}"), "",
@@ -167,10 +169,29 @@ def test_a_baseline_that_would_lock_out_or_cannot_be_rendered_is_refused(site: s
     "\n".join(["x"] * 21),  # more than 20 lines
 ])
 def test_banner_text_that_a_config_would_interpret_is_refused(text: str, tmp_path: Path) -> None:
-    site = SITE.replace('{login: "Authorized use only"}', "{login: " + yaml.safe_dump(text, width=1000).split("\n...")[0]
-                        .strip() + "}")
+    quoted = yaml.safe_dump(text, width=1000).split("\n...")[0].strip()
+    site = SITE.replace('{login: "Authorized use only"}', "{login: " + quoted + "}")
     message = _refused(tmp_path, site=site)
     assert "baseline.banner.login" in message
+
+
+def test_the_time_zones_are_nvue_s_own_list_in_every_release() -> None:
+    import importlib
+    import inspect
+
+    from fabgen.spec.platforms import PLATFORMS
+    from fabgen.spec.timezones import TIMEZONES
+
+    for release in PLATFORMS["nvue"].versions:
+        source = inspect.getsource(importlib.import_module("nvueschema.models.v" + release.replace(".", "_")))
+        literal = re.search(r"timezone: Optional\[Optional\[Literal\[(.*?)\]\]\]", source)
+        assert literal, release
+        assert set(re.findall(r'"([^"]+)"', literal.group(1))) == TIMEZONES, release
+
+
+def test_a_vault_variable_is_lower_case(tmp_path: Path) -> None:
+    message = _refused(tmp_path, site=SITE.replace("{vault: tacacs_key}", "{vault: PATH}"))
+    assert "baseline.aaa.secret" in message
 
 
 def test_ldap_base_dn_is_ldap_only(tmp_path: Path) -> None:

@@ -8,12 +8,14 @@ key that a platform cannot carry is refused where it is written, naming the fabr
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 from collections.abc import Callable, Iterator
 
 from fabgen.inventory.management import server_problem
 from fabgen.inventory.platform import version_of
 from fabgen.spec.schema import Baseline, BaselineSettings, Fabric
+from fabgen.spec.timezones import TIMEZONES
 
 Report = Callable[[tuple, str], None]
 
@@ -131,18 +133,11 @@ def _check_sonic(path: tuple, b: BaselineSettings, fabrics: list[Fabric], report
 
 
 def _check_timezone(where: tuple, name: str, report: Report) -> None:
-    from zoneinfo import ZoneInfoNotFoundError, available_timezones
-
-    zones = available_timezones()
-    if not zones:  # no tz database on this machine: the pattern alone
-        return
-    if name not in zones:
-        try:
-            from zoneinfo import ZoneInfo
-
-            ZoneInfo(name)
-        except (ZoneInfoNotFoundError, ValueError):
-            report(where, f"{name!r} is not a time zone of the IANA database (Etc/UTC, Europe/Berlin, ...)")
+    if name not in TIMEZONES:
+        near = difflib.get_close_matches(name, sorted(TIMEZONES), n=1)
+        hint = f": did you mean {near[0]}?" if near else " (Etc/UTC, Europe/Berlin, America/New_York, ...)"
+        report(where, f"{name!r} is not a time zone the switches take (the IANA names of NVIDIA's NVUE "
+               f"list){hint}")
 
 
 def _check_aaa(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:

@@ -316,12 +316,14 @@ BANNER_LINE = r"[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]{0,80}"
 BANNER_PATTERN = rf"^{BANNER_LINE}(\n{BANNER_LINE}){{0,19}}$"
 BannerText = Annotated[str, StringConstraints(pattern=BANNER_PATTERN, min_length=1, max_length=1700)]
 # An IANA time zone name (Etc/UTC, Europe/Berlin, America/Argentina/Buenos_Aires); checked
-# against the tz database in validation.
+# against spec/timezones.py in validation.
 TIMEZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(/[A-Za-z0-9][A-Za-z0-9_+-]{0,30}){0,2}$"
 # An LDAP distinguished name of plain attribute=value parts (dc=example,dc=com).
 LDAP_DN_PATTERN = r"^[A-Za-z][A-Za-z0-9-]*=[A-Za-z0-9 ._-]+(,[A-Za-z][A-Za-z0-9-]*=[A-Za-z0-9 ._-]+)*$"
-# An Ansible variable name, the key of a value kept in an Ansible Vault file.
-VAULT_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+# An Ansible variable name, the key of a value kept in an Ansible Vault file: lower case, as
+# Ansible's own variables are, so that the `nv set` scripts, which read the same secret from a
+# shell variable of that name, never take PATH or HOME for it.
+VAULT_PATTERN = r"^[a-z_][a-z0-9_]{0,63}$"
 
 
 class VaultRef(Strict):
