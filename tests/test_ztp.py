@@ -381,3 +381,24 @@ def test_each_script_s_guard_passes_its_own_rendered_config_and_no_other(out: Pa
         assert subprocess.run(["grep", "-qF", "--", needle, str(own)]).returncode == 0, script.name
         other = next(p for d, p in configs.items() if d != config.group(1) and p.suffix == own.suffix)
         assert subprocess.run(["grep", "-qF", "--", needle, str(other)]).returncode != 0, script.name
+
+
+@pytest.mark.parametrize("spine_allow,refused", [("172.31.0.0/16", True), ("172.16.0.0/12", False)])
+def test_a_control_plane_acl_shutting_out_the_server_is_refused(tmp_path: Path, spine_allow: str,
+                                                                 refused: bool) -> None:
+    """The spines' own control_plane (a baseline role entry) in force on the NVUE fabric's spines:
+    one that does not admit the server would make each Cumulus ZTP roll back."""
+    from fabgen.api import validate
+    from fabgen.errors import InventoryError
+
+    baseline = ("baseline:\n  control_plane: {allow: [172.16.0.0/12]}\n  roles:\n"
+                f"    spine: {{control_plane: {{allow: [{spine_allow}], deploy_from: 172.31.0.0/24}}}}\n")
+    (tmp_path / "macs.csv").write_text(GOOD)
+    (tmp_path / "inventory.yaml").write_text((DATA / "inventory.yaml").read_text() + baseline)
+    if not refused:
+        validate(tmp_path / "inventory.yaml")
+        return
+    with pytest.raises(InventoryError) as err:
+        validate(tmp_path / "inventory.yaml")
+    [p] = err.value.problems
+    assert p.path == "baseline.roles.spine.control_plane.allow" and "172.30.0.250" in p.message

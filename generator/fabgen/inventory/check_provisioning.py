@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import Any
 
 from fabgen.inventory.state import Checks
 
@@ -42,6 +43,7 @@ def check_provisioning(c: Checks) -> None:
                  "with a management prefix", key=True)
         return
     _check_server(c, p.server, fabrics)
+    _check_acl_admits(c, p.server)
     if len(p.interface) > IFNAMSIZ:
         c.report(("provisioning", "interface"), f"{p.interface!r} is longer than the {IFNAMSIZ} characters of a Linux "
                  "interface name (netplan and dnsmasq name it)")
@@ -84,6 +86,47 @@ def _check_server(c: Checks, server: str, fabrics: list) -> None:
                  f"of {net}")
     elif int(address) == gateway_of(m):
         c.report(path, f"{server} is the gateway of {net} (fabric {inside[0].name})")
+
+
+def _check_acl_admits(c: Checks, server: str) -> None:
+    """A Cumulus switch's ZTP script confirms its new config only once the server answers over the
+    management network (else NVUE rolls back): the control-plane ACL in force on each of its
+    switches (the most specific baseline block that gives control_plane, intent/baseline.py's
+    rule) must admit the server."""
+    try:
+        address = ipaddress.IPv4Address(server)
+    except ValueError:
+        return  # reported by _check_server
+    for i, f in enumerate(c.inv.fabrics):
+        if f.name not in c.plans or provisioned(f) is not None or f.platform != "nvue":
+            continue
+        for role in ("leaf", "spine", "core"):
+            path, acl = _control_plane(c, i, f, role)
+            if acl is None or not acl.allow:
+                continue
+            try:
+                admitted = any(address in ipaddress.IPv4Network(a, strict=False) for a in acl.allow)
+            except ValueError:
+                continue  # reported by check_baseline
+            if not admitted:
+                c.report((*path, "control_plane", "allow"), f"the control-plane ACL of fabric '{f.name}' does not "
+                         f"admit the provisioning server {server}: the ZTP script confirms the new configuration only "
+                         "once the server answers, else NVUE rolls back; admit it")
+                return
+
+
+def _control_plane(c: Checks, i: int, f, role: str) -> tuple[tuple, Any]:
+    """(where it is given, the control_plane block) in force on a switch of `role` in fabric i."""
+    found: tuple[tuple, Any] = ((), None)
+    for path, block in (("baseline",), c.inv.baseline), (("fabrics", i, "baseline"), f.baseline):
+        if block is None:
+            continue
+        if block.control_plane is not None:
+            found = (path, block.control_plane)
+        by_role = next((r for name, r in block.roles.items() if name == role), None)
+        if by_role is not None and by_role.control_plane is not None:
+            found = ((*path, "roles", role), by_role.control_plane)
+    return found
 
 
 def _read(c: Checks, mac_map: str, known: dict[str, str | None]) -> dict[str, str]:
