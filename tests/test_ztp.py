@@ -110,7 +110,19 @@ def test_every_mapped_mac_gets_its_planned_address_name_and_url(out: Path,
     assert "dhcp-ignore=tag:!known" in lines and "port=0" in lines
 
 
-def test_each_prefix_gives_its_gateway_and_only_addresses_as_ntp(out: Path) -> None:
+def _netplan_accepts(path: Path, root: Path) -> str:
+    """netplan's own generator (Debian netplan.io) takes the server's netplan: its networkd unit."""
+    from test_planes import NETPLAN, _netplan_generate
+
+    _need(NETPLAN, "netplan")
+    run = _netplan_generate({"60-fabgen-provisioning.yaml": path.read_text()}, root)
+    assert run.returncode == 0, run.stderr
+    units = list((root / "run" / "systemd" / "network").glob("*.network"))
+    assert len(units) == 1, units
+    return units[0].read_text()
+
+
+def test_each_prefix_gives_its_gateway_and_only_addresses_as_ntp(out: Path, tmp_path: Path) -> None:
     inv = yaml.safe_load((DATA / "inventory.yaml").read_text())
     lines = _conf(out)
     for f in inv["fabrics"]:
@@ -121,7 +133,11 @@ def test_each_prefix_gives_its_gateway_and_only_addresses_as_ntp(out: Path) -> N
     netplan = yaml.safe_load((out / "provisioning" / "netplan.yaml").read_text())
     eth = netplan["network"]["ethernets"][inv["provisioning"]["interface"]]
     assert eth["addresses"] == [f"{inv['provisioning']['server']}/24"]
-    assert {r["to"] for r in eth["routes"]} == {f["management"]["prefix"] for f in inv["fabrics"][1:]}
+    # no out-of-band network: the other prefixes are behind the own prefix's gateway, relayed
+    assert eth["routes"] == [{"to": f["management"]["prefix"], "via": inv["fabrics"][0]["management"]["gateway"]}
+                             for f in inv["fabrics"][1:]]
+    assert not any(line.startswith("shared-network=") for line in lines)
+    _netplan_accepts(out / "provisioning" / "netplan.yaml", tmp_path / "root")
 
 
 def test_a_switch_missing_from_the_map_gets_nothing(out: Path, planned: dict[str, tuple[str, str]]) -> None:
@@ -313,10 +329,12 @@ def test_provision_playbook_passes_ansible_lint_and_its_modules_arguments(out: P
     assert [e for where, m, args in calls for e in al.argument_errors(m, args, docs[m])] == []
 
 
-def test_planes_share_their_fabric_s_range_and_a_server_on_the_oob_routes_to_each(tmp_path: Path) -> None:
+def test_planes_share_their_fabric_s_range_and_a_server_on_the_oob_reaches_each_on_its_link(tmp_path: Path) -> None:
     """b300-cluster: a two-plane compute fabric, storage and in-band fabrics, and the out-of-band
     network the server sits on. A plane's switches are served from their fabric's one prefix (one
-    range, the fabric's tag); the server's netplan routes every served prefix via the OOB gateway."""
+    range, the fabric's tag); every served prefix shares the out-of-band VLAN with the server, so
+    it is on the server's link (dnsmasq's shared-network, an on-link route: a DHCP reply sent to
+    a gateway would never reach the switch)."""
     from conftest import INVENTORIES
 
     for name in ("b300-cluster.yaml", "b300-cluster-rdma-links.txt"):
@@ -344,7 +362,12 @@ def test_planes_share_their_fabric_s_range_and_a_server_on_the_oob_routes_to_eac
     oob = next(f for f in doc["fabrics"] if f.get("role") == "oob")["management"]
     eth = yaml.safe_load((out / "provisioning" / "netplan.yaml").read_text())["network"]["ethernets"]["eth0"]
     assert eth["addresses"] == ["192.168.3.200/22"] and oob["prefix"].endswith("/22")
-    assert eth["routes"] == [{"to": f["management"]["prefix"], "via": oob["gateway"]} for f in served]
+    # the out-of-band network manages every fabric: their prefixes share its VLAN, reached on the link
+    assert eth["routes"] == [{"to": f["management"]["prefix"], "scope": "link"} for f in served]
+    assert [line.split(",")[1] for line in lines if line.startswith("shared-network=eth0,")] == [
+        f["management"]["prefix"].split("/")[0] for f in served]
+    unit = _netplan_accepts(out / "provisioning" / "netplan.yaml", tmp_path / "root")
+    assert unit.count("Scope=link") == len(served) and "Gateway=" not in unit
 
 
 def test_diff_base_compares_the_mac_map_of_a_git_revision(tmp_path: Path) -> None:

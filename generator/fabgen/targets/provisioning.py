@@ -10,7 +10,8 @@ Files under OUT/provisioning/ (and the playbook beside the others, OUT/ansible/p
   ztp.json). `dhcp-ignore=tag:!known`: a MAC outside the map gets no address at all.
   dnsmasq rather than ISC Kea: docs/decisions.md, "Provisioning by dnsmasq".
 * netplan.yaml: the provisioning server's own address on its interface, and a route to every
-  other served management prefix through its own prefix's gateway (the relay path).
+  other served management prefix: on the link where the out-of-band VLAN carries it beside the
+  server's own prefix, else through the own prefix's gateway (the relay path).
 * www/: the web root, served as it is by any static server: ztp/<switch>.sh (Cumulus),
   ztp/<switch>.eos.sh (EOS), ztp/<switch>.ztp.json (SONiC). Each fetches configs/<switch>.<ext>
   from the same server; configs/ is filled by provision.yml (the rendered configs hold secret
@@ -66,9 +67,25 @@ def _is_address(text: str) -> bool:
     return True
 
 
+def _links(contexts: list[Context]) -> dict[str, str]:
+    """fabric -> the out-of-band network its switches' management ports are cabled to (one VLAN
+    carrying every managed fabric's prefix: topology/oob.py); the network itself is its own."""
+    links: dict[str, str] = {}
+    served = list(dict.fromkeys(ctx.fabric.inventory_name for ctx in contexts if ctx.fabric.spec.role != "oob"))
+    for ctx in contexts:
+        spec = ctx.fabric.spec
+        if spec.role == "oob":
+            links.update({name: spec.name for name in (spec.manages if spec.manages is not None else served)})
+            links[spec.name] = spec.name
+    return links
+
+
 def structure(contexts: list[Context], structured: list | None = None) -> dict[str, Any]:
     """The DHCP server's networks and reservations and each mapped switch's files, in the order of
-    the plan (fabrics, then switches)."""
+    the plan (fabrics, then switches). A served prefix on the server's own link (the out-of-band
+    VLAN that carries the server's prefix and the fabric's management ports) is reached directly
+    (dnsmasq's shared-network, an on-link route: a DHCP reply to a switch of that prefix must not
+    be sent to a gateway); any other through its own prefix's gateway, its DHCP relayed."""
     if not contexts or contexts[0].provisioning is None:
         return {"provisioning": None}
     p, macs = contexts[0].provisioning, contexts[0].macs
@@ -78,13 +95,14 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     switches: list[dict[str, Any]] = []
     own = None
     server = ipaddress.IPv4Address(p.server)
+    links = _links(contexts)
     for ctx in contexts:
         spec, name = ctx.fabric.spec, ctx.fabric.inventory_name
         if spec.management is not None and server in ipaddress.IPv4Network(spec.management.prefix):
-            own = own or _network(name, spec)
+            own = own or {**_network(name, spec), "link": links.get(name)}
         if not _served(ctx):
             continue
-        network = networks.setdefault(name, _network(name, spec))
+        network = networks.setdefault(name, {**_network(name, spec), "link": links.get(name)})
         platform = spec.platform
         script, option, config = ZTP[platform]
         for s in ctx.fabric.switches:
@@ -97,7 +115,10 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
                 "config": f"configs/{s.name}{config}", "config_url": f"{base}/configs/{s.name}{config}",
                 "src": f"{ctx.fabric.name}/switches/{s.name}{PLATFORMS[platform].config_file}"})
     assert own is not None  # validation: the server is inside one management prefix
-    routes = [{"to": n["prefix"], "via": own["gateway"]} for n in networks.values() if n["prefix"] != own["prefix"]]
+    for n in networks.values():
+        n["on_link"] = n["prefix"] != own["prefix"] and own["link"] is not None and n["link"] == own["link"]
+    routes = [{"to": n["prefix"], "on_link": n["on_link"], "via": own["gateway"]} for n in networks.values()
+              if n["prefix"] != own["prefix"]]
     return {"provisioning": {"cluster": contexts[0].cluster, "server": p.server, "interface": p.interface,
                              "http_port": p.http_port, "base": base, "own": own, "routes": routes,
                              "networks": list(networks.values()), "switches": switches, "confirm": CONFIRM}}
