@@ -425,3 +425,15 @@ def test_a_control_plane_acl_shutting_out_the_server_is_refused(tmp_path: Path, 
         validate(tmp_path / "inventory.yaml")
     [p] = err.value.problems
     assert p.path == "baseline.roles.spine.control_plane.allow" and "172.30.0.250" in p.message
+
+
+def test_a_site_wide_warning_is_printed_under_a_fabric(tmp_path: Path) -> None:
+    """Warnings of the site's blocks (baseline, provisioning) are filed under a fabric, as the
+    pipeline files every warning: a baseline rendered nowhere was a KeyError ('') instead."""
+    from conftest import INVENTORIES
+
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text((INVENTORIES / "roce-2node.yaml").read_text() + "baseline:\n  timezone: Etc/UTC\n")
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 0, result.output
+    assert "warning: fabric roce: baseline (line " in result.stderr and "rendered nowhere" in result.stderr

@@ -47,7 +47,8 @@ def validate(loaded: Loaded) -> Validated:
     read_guid_maps(c)  # before check_addressing: its storage-server warning counts the GUIDs left synthetic
     check_addressing(c)
     check_management_and_platform(c)
-    check_baseline(c.inv.baseline, c.inv.fabrics, c.report, c.warner(""))
+    # warnings are a fabric's (the pipeline files them by fabric): the site baseline's go to the first
+    check_baseline(c.inv.baseline, c.inv.fabrics, c.report, c.warner(c.inv.fabrics[0].name))
     check_unattached(c)
     for i, f in enumerate(c.inv.fabrics):
         check_infiniband(c, i, f)
