@@ -437,3 +437,12 @@ def test_a_site_wide_warning_is_printed_under_a_fabric(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["validate", str(inv)])
     assert result.exit_code == 0, result.output
     assert "warning: fabric roce: baseline (line " in result.stderr and "rendered nowhere" in result.stderr
+
+
+def test_a_spreadsheet_export_of_the_map_is_read(tmp_path: Path) -> None:
+    """A byte-order mark, CRLF line ends, upper-case dashed MACs, comments and blank lines: the
+    reservation is written in dnsmasq's lower-case colon form."""
+    text = "\ufeffswitch,mac\r\n# rack 1\r\n\r\nsx-leaf001 , 1C-34-DA-0A-0B-0C # label\r\n"
+    code, stderr, out = _case(tmp_path, text)
+    assert code == 0, stderr
+    assert "dhcp-host=1c:34:da:0a:0b:0c,set:sx-leaf001," in (out / "provisioning" / "dnsmasq.conf").read_text()
