@@ -446,3 +446,18 @@ def test_a_spreadsheet_export_of_the_map_is_read(tmp_path: Path) -> None:
     code, stderr, out = _case(tmp_path, text)
     assert code == 0, stderr
     assert "dhcp-host=1c:34:da:0a:0b:0c,set:sx-leaf001," in (out / "provisioning" / "dnsmasq.conf").read_text()
+
+
+def test_an_empty_map_renders_a_server_that_answers_nobody(tmp_path: Path) -> None:
+    """The map of a rack not yet unpacked: the ranges and no reservation; the playbook's lists are
+    empty lists (a loop over nothing), and dnsmasq still takes the file."""
+    code, stderr, out = _case(tmp_path, "switch,mac\n")
+    assert code == 0, stderr
+    lines = _conf(out)
+    assert not any(line.startswith(("dhcp-host=", "dhcp-option-force=")) for line in lines)
+    assert any(line.startswith("dhcp-range=") for line in lines)
+    play = yaml.safe_load((out / "ansible" / "provision.yml").read_text())[0]
+    assert play["vars"]["fabgen_ztp_files"] == [] and play["vars"]["fabgen_switch_configs"] == []
+    if DNSMASQ:
+        conf = out / "provisioning" / "dnsmasq.conf"
+        assert subprocess.run([DNSMASQ, "--test", f"--conf-file={conf}"], capture_output=True).returncode == 0
