@@ -464,3 +464,21 @@ def test_an_empty_map_renders_a_server_that_answers_nobody(tmp_path: Path) -> No
     if DNSMASQ:
         conf = out / "provisioning" / "dnsmasq.conf"
         assert subprocess.run([DNSMASQ, "--test", f"--conf-file={conf}"], capture_output=True).returncode == 0
+
+
+def test_a_huge_or_hostile_map_is_answered_in_bounded_messages(tmp_path: Path) -> None:
+    """A map of 100,000 rows naming no switch of the plan: the first hundred problems and one
+    line saying the rest is not read; a map over the size bound and a directory are one problem."""
+    from fabgen.inventory.macmap import MAX_BYTES, MAX_PROBLEMS, read_mac_map
+
+    known: dict[str, str | None] = {f"sx-leaf{i:03d}": None for i in range(1, 200)}
+    big = tmp_path / "big.csv"
+    big.write_text("".join(f"sx-leaf-{i:03d},02:00:00:{i >> 16 & 255:02x}:{i >> 8 & 255:02x}:{i & 255:02x}\n"
+                           for i in range(100_000)))
+    found, problems = read_mac_map(big, "big.csv", known)
+    assert not found and len(problems) == MAX_PROBLEMS + 1
+    assert "not read" in problems[-1].message and "did you mean 'sx-leaf" in problems[0].message
+    huge = tmp_path / "huge.csv"
+    huge.write_bytes(b"#" * (MAX_BYTES + 1))
+    assert [p.message for p in read_mac_map(huge, "huge.csv", known)[1]] == ["the MAC map is larger than 4 MiB"]
+    assert "a directory" in read_mac_map(tmp_path, "dir", known)[1][0].message
