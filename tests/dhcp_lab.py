@@ -124,9 +124,13 @@ class ProvisioningLab:
                 raise LabError(f"the lab: waited {limit:g} s for {what}: {_text(log)[-500:]}")
             time.sleep(0.05)
 
-    def route(self, prefix: str, via: str) -> None:
-        """A route of the server's own (its netplan's routes), inside its namespace."""
-        run("ip", "-n", self.srv, "route", "add", prefix, "via", via)
+    def route(self, prefix: str, via: str | None) -> None:
+        """A route of the server's own (its netplan's routes), inside its namespace: through a
+        gateway, or on its link (`via` None: netplan's `scope: link`)."""
+        if via is None:
+            run("ip", "-n", self.srv, "route", "add", prefix, "dev", self.interface, "scope", "link")
+        else:
+            run("ip", "-n", self.srv, "route", "add", prefix, "via", via)
 
     def gateways(self, addresses: list[str]) -> None:
         """One management VLAN for every prefix (fabgen's out-of-band network): a router on the

@@ -1,14 +1,16 @@
 """Zero-touch provisioning with the real components, in network namespaces the test creates
 (tests/dhcp_lab.py): the rendered dnsmasq.conf passes dnsmasq's own check and runs; the server
 takes its address and routes from the rendered netplan.yaml; a real static web server serves the
-rendered web root; a router relays DHCP from every other management prefix, as a routed OOB's
-gateways do. Each mapped switch (Cumulus, EOS and SONiC alike) asks by DHCP with its MAC from the
-map, as its ZTP client does, and must receive exactly its planned address (the Ansible
-inventory's ansible_host), its name, its fabric's gateway, DNS, NTP and domain, and its
-provisioning URL (option 239 on Cumulus, 67 on EOS and SONiC); it then fetches that URL and
-must get the rendered file's bytes, and the config URL inside it must serve the switch's rendered
-config once the web root is filled as provision.yml fills it. A MAC outside the map gets no
-address. Every process and namespace is gone afterwards."""
+rendered web root. The management network is laid out three ways: every prefix on the server's
+VLAN with a router holding each gateway; each other prefix routed, its gateway relaying DHCP;
+and fabgen's out-of-band network (the bundled b300-cluster), every fabric's prefix on the
+server's link as its netplan says. Each mapped switch (Cumulus, EOS and SONiC alike) asks by
+DHCP with its MAC from the map, as its ZTP client does, and must receive exactly its planned
+address (the Ansible inventory's ansible_host), its name, its fabric's gateway, DNS, NTP and
+domain, and its provisioning URL (option 239 on Cumulus, 67 on EOS and SONiC); it then fetches
+that URL and must get the rendered file's bytes, and the config URL inside it must serve the
+switch's rendered config once the web root is filled as provision.yml fills it. A MAC outside
+the map gets no address. Every process and namespace is gone afterwards."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import json
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,7 +28,7 @@ import pytest
 import yaml
 from dhcp_lab import DNSMASQ, ProvisioningLab, available, dnsmasq_test, hex_text
 
-from conftest import IN_CI
+from conftest import IN_CI, INVENTORIES
 from fabgen.emulate.lab import Lab
 from fabgen.pipeline import render_to
 
@@ -58,7 +61,6 @@ class Plan:
     macs: dict[str, str]  # switch -> MAC, from the map
     address: dict[str, str] = field(default_factory=dict)  # switch -> ansible_host
     platform: dict[str, str] = field(default_factory=dict)
-    fabric: dict[str, str] = field(default_factory=dict)
     config: dict[str, str] = field(default_factory=dict)  # switch -> its rendered config (host_vars)
     management: dict[str, dict] = field(default_factory=dict)  # fabric -> its management block
 
@@ -79,15 +81,23 @@ def _plan(inv: Path, out: Path) -> Plan:
                              if v and "ansible_host" in v})
     for sw in macs:
         hv = json.loads((out / "ansible" / "host_vars" / f"{sw}.yml").read_text().split("---", 1)[1])
-        plan.platform[sw], plan.fabric[sw] = hv["fabgen_platform"], hv["fabgen_fabric"]
+        plan.platform[sw] = hv["fabgen_platform"]
         plan.config[sw] = hv["fabgen_files"][0]["src"]  # the switch's config, as the deploy playbooks take it
     plan.management = {f["name"]: f["management"] for f in doc["fabrics"] if f.get("management")}
     return plan
 
 
+def management(plan: Plan, sw: str) -> dict:
+    """The inventory's management block whose prefix holds the switch's planned address (a
+    plane's switches are in their fabric's block)."""
+    (m,) = [m for m in plan.management.values()
+            if ipaddress.ip_address(plan.address[sw]) in ipaddress.ip_network(m["prefix"])]
+    return m
+
+
 def expected(plan: Plan, sw: str) -> dict[str, str]:
     """What `sw`'s lease must carry, from the plan and the inventory alone."""
-    m = plan.management[plan.fabric[sw]]
+    m = management(plan, sw)
     port = "" if plan.port == 80 else f":{plan.port}"
     ext = {"nvue": ".sh", "eos": ".eos.sh", "sonic": ".ztp.json"}[plan.platform[sw]]
     want = {"ip": plan.address[sw], "hostname": sw, "router": m["gateway"],
@@ -143,25 +153,33 @@ def _fill_configs(out: Path, served: Path) -> None:
         shutil.copyfile(out / item["src"], dest)
 
 
-def _lab_run(plan: Plan, served: Path, whole: bool = True) -> Run:
+def _network(p: ProvisioningLab, plan: Plan, routed: bool) -> None:
+    """The management network beyond the server: the server's routes from its netplan, and
+    either one VLAN for every prefix (a router holding every gateway on it) or a routed network
+    (each other prefix a segment of its own behind its gateway, relaying DHCP)."""
+    own = ipaddress.ip_interface(plan.server).network
+    for r in plan.routes:
+        assert ("via" in r) != (r.get("scope") == "link"), r  # netplan: through a gateway, or on the link
+        p.route(r["to"], r.get("via"))
+    gateway = {m["prefix"]: m["gateway"] for m in plan.management.values()}
+    if not routed:
+        p.gateways([f"{gw}/{ipaddress.ip_network(prefix).prefixlen}" for prefix, gw in sorted(gateway.items())])
+        return
+    via = {r["via"] for r in plan.routes if "via" in r}
+    assert len(via) == 1, "every routed prefix through the own prefix's gateway"
+    p.router(f"{via.pop()}/{own.prefixlen}", {r["to"]: gateway[r["to"]] for r in plan.routes if "via" in r})
+
+
+def _lab_run(plan: Plan, served: Path, routed: bool, whole: bool = True) -> Run:
     """Every mapped switch asks and (when `whole`) fetches its files, then a stranger asks."""
     result = Run(plan)
     with Lab() as la:
         p = ProvisioningLab(la, served, plan.interface, plan.server, plan.port)
         p.start()
         result.marks = [str(la.dir), str(served)]
-        own = ipaddress.ip_interface(plan.server).network
-        if plan.routes:
-            for r in plan.routes:
-                p.route(r["to"], r["via"])
-            (via,) = {r["via"] for r in plan.routes}  # every other prefix through the own prefix's gateway
-            gws = {r["to"]: next(m["gateway"] for m in plan.management.values() if m["prefix"] == r["to"])
-                   for r in plan.routes}
-            p.router(f"{via}/{own.prefixlen}", gws)
-        for sw, mac in sorted(plan.macs.items()):
-            net = next(n for n in [own, *map(ipaddress.ip_network, p.segments)]
-                       if ipaddress.ip_address(plan.address[sw]) in n)
-            p.client(sw, mac, "br0" if net == own else p.segments[str(net)])
+        _network(p, plan, routed)
+        for sw, mac in sorted(plan.macs.items()):  # on its prefix's segment where routed, else on the VLAN
+            p.client(sw, mac, p.segments.get(management(plan, sw)["prefix"], "br0"))
             lease = result.leases[sw] = p.ask(sw)
             if lease is None:
                 continue
@@ -187,20 +205,54 @@ def left(namespaces: list[str], marks: list[str]) -> tuple[set[str], list[str]]:
             [line for line in ps.splitlines() if any(m in line for m in marks) and "ps -ww" not in line])
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Plan:
-    out = tmp_path_factory.mktemp("ztp") / "out"
-    inv = _inventory()
-    render_to(inv, out)
-    return _plan(inv, out)
+def _render(case: str, d: Path) -> Plan:
+    """A case's render: `ztp`, the test inventory (three fabrics, one platform each, no
+    out-of-band network); `oob`, the bundled b300-cluster with the server on its out-of-band
+    network, which manages every fabric (their prefixes on the server's link: netplan's
+    `scope: link`) and a map of three of its switches (two planes of one fabric, and another)."""
+    if case == "ztp":
+        inv = _inventory()
+    else:
+        for name in ("b300-cluster.yaml", "b300-cluster-rdma-links.txt"):
+            shutil.copy(INVENTORIES / name, d / name)
+        inv = d / "b300-cluster.yaml"
+        inv.write_text(inv.read_text() + "\nprovisioning:\n  server: 192.168.3.200\n  mac_map: macs.csv\n")
+        (d / "macs.csv").write_text("switch,mac\nsx-plane1-su01-leaf1,02:00:00:00:00:01\n"
+                                    "sx-plane2-spine01,02:00:00:00:00:02\nstorage-servers-leaf1,02:00:00:00:00:03\n")
+    render_to(inv, d / "out")
+    return _plan(inv, d / "out")
 
 
 @pytest.fixture(scope="module")
-def lab_run(rendered: Plan, tmp_path_factory: pytest.TempPathFactory) -> Run:
+def renders(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Plan]:
+    """Each case rendered once per module, when a test first needs it."""
+    done: dict[str, Plan] = {}
+
+    def get(case: str) -> Plan:
+        if case not in done:
+            done[case] = _render(case, tmp_path_factory.mktemp(case))
+        return done[case]
+    return get
+
+
+@pytest.fixture(scope="module")
+def rendered(renders: Callable[[str], Plan]) -> Plan:
+    return renders("ztp")
+
+
+@pytest.fixture(scope="module", params=[("ztp", "one-vlan"), ("ztp", "routed"), ("oob", "one-vlan")],
+                ids=["one-vlan", "routed", "oob"])
+def lab_run(request: pytest.FixtureRequest, renders: Callable[[str], Plan],
+            tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The whole bring-up once per management network: one VLAN carrying every fabric's prefix,
+    routed prefixes on the server; each prefix routed with a DHCP relay on its gateway; and
+    fabgen's out-of-band network, every prefix on the server's link as its netplan says."""
+    case, network = request.param
+    plan = renders(case)
     served = tmp_path_factory.mktemp("served") / "provisioning"
-    shutil.copytree(rendered.out / "provisioning", served)
-    _fill_configs(rendered.out, served)
-    return _lab_run(rendered, served)
+    shutil.copytree(plan.out / "provisioning", served)
+    _fill_configs(plan.out, served)
+    return _lab_run(plan, served, routed=network == "routed")
 
 
 def test_the_inventory_maps_every_switch_kind(rendered: Plan) -> None:
@@ -243,6 +295,7 @@ def test_each_switch_fetches_its_rendered_files(lab_run: Run) -> None:
     www = plan.out / "provisioning" / "www"
     for sw in plan.macs:
         url = expected(plan, sw)["url"]
+        assert url in run.fetched, f"{sw} fetched nothing from {url} (its lease: {run.leases[sw]})"
         body = run.fetched[url]
         assert body == (www / url.split("/", 3)[3]).read_bytes(), sw
         config = _config_url(plan.platform[sw], body)
@@ -274,7 +327,7 @@ def test_the_lease_check_finds_two_swapped_reservations(rendered: Plan, tmp_path
     a, b = rendered.macs[sw_a], rendered.macs[sw_b]
     conf = served / "dnsmasq.conf"
     conf.write_text(conf.read_text().replace(a, "SWAP").replace(b, a).replace("SWAP", b))
-    run = _lab_run(rendered, served, whole=False)
+    run = _lab_run(rendered, served, routed=True, whole=False)
     leases = {sw: received(rendered.platform[sw], lease) if (lease := run.leases[sw]) else None
               for sw in rendered.macs}
     assert {sw for sw in rendered.macs if leases[sw] != expected(rendered, sw)} == {sw_a, sw_b}
@@ -287,7 +340,7 @@ def _pair(plan: Plan) -> tuple[str, str]:
     """Two mapped switches of one management prefix, of two kinds where there are."""
     by_net: dict[str, list[str]] = {}
     for sw in sorted(plan.macs):
-        prefix = plan.management[plan.fabric[sw]]["prefix"]
+        prefix = management(plan, sw)["prefix"]
         by_net.setdefault(prefix, []).append(sw)
     pairs = [(a, b) for group in by_net.values() for a in group for b in group if a < b]
     assert pairs, "no management prefix has two mapped switches"
