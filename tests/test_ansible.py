@@ -234,6 +234,31 @@ def test_eos_session_commands_are_the_rendered_config(tmp_path: Path) -> None:
     assert '"end"' not in res.stdout
 
 
+def test_eos_banner_lines_are_sent_without_waiting_for_a_prompt(tmp_path: Path) -> None:
+    """EOS gives no prompt inside a banner: its lines up to EOF go as `sendonly` commands (as
+    arista.eos's own eos_config sends them), EOF waits for the prompt again, and the rest of the
+    file stays plain commands."""
+    inv = tmp_path / "banner.yaml"
+    inv.write_text((INVENTORIES / "roce-3tier.yaml").read_text() + """
+baseline:
+  banner: {login: "Authorized use only\\nActivity is logged"}
+""")
+    out = tmp_path / "out"
+    render_to(inv, out)
+    res = subprocess.run([PLAYBOOK, "-i", "ansible/inventory.yml", "ansible/deploy-eos.yml",
+                          "--tags", "guard,stage", "--limit", "eth-su001-leaf1", "-v"], cwd=out,
+                         capture_output=True, text=True, timeout=600, env={**ENV, **SECRETS})
+    assert res.returncode == 0, res.stdout[-3000:]
+    line = next((x for x in res.stdout.splitlines() if '"fabgen_session_commands"' in x), None)
+    assert line, res.stdout[-3000:]
+    commands = json.loads(line.split(" => ", 1)[1])["ansible_facts"]["fabgen_session_commands"]
+    start = commands.index({"command": "banner login", "sendonly": True})
+    assert commands[start + 1:start + 4] == [{"command": "Authorized use only", "sendonly": True},
+                                             {"command": "Activity is logged", "sendonly": True},
+                                             {"command": "EOF", "sendonly": False}]
+    assert "interface Management1" in commands and commands[-1] == "commit timer 00:10:00"
+
+
 def test_the_whole_cluster_stages_each_nodes_files_from_every_network(tmp_path: Path) -> None:
     """The whole-cluster example through ansible-inventory and the staging playbook: each fabric's
     group holds its switches and the nodes on it (the out-of-band group its access switches and
@@ -413,3 +438,24 @@ def test_hosts_deploy_applies_a_changed_netplan_once_and_an_unchanged_one_never(
     second = subprocess.run(cmd, cwd=out, capture_output=True, text=True, timeout=600, env=env)
     assert second.returncode == 0, second.stdout[-3000:]
     assert log.read_text().splitlines() == ["netplan apply"] and _changed(second.stdout) == {"gpu01": 0}
+
+
+def test_deploy_refuses_an_undefined_vault_secret(tmp_path: Path) -> None:
+    """A baseline secret kept in Ansible Vault is a variable reference in the rendered file: the
+    guard stops before anything is sent unless the vault gives it a value."""
+    inv = tmp_path / "vault.yaml"
+    inv.write_text((INVENTORIES / "roce-3tier.yaml").read_text() + """
+baseline:
+  aaa: {protocol: tacacs+, servers: [10.0.0.10], secret: {vault: tacacs_key}}
+""")
+    render_to(inv, tmp_path / "out")
+    config = (tmp_path / "out" / "eth" / "switches" / "eth-su001-leaf1.cfg").read_text()
+    assert "{{ tacacs_key }}" in config
+    missing = guard(tmp_path / "out", "deploy-eos.yml", "eth-su001-leaf1", SECRETS)
+    assert missing.returncode != 0
+    assert "references the Ansible variable tacacs_key" in missing.stdout, missing.stdout[-3000:]
+    (tmp_path / "vault.yml").write_text("tacacs_key: s3cret\n")  # as `-e @vault.yml` gives it after decrypting
+    given = subprocess.run([PLAYBOOK, "-i", "ansible/inventory.yml", "ansible/deploy-eos.yml", "--tags", "guard",
+                            "--limit", "eth-su001-leaf1", "-e", f"@{tmp_path / 'vault.yml'}"], cwd=tmp_path / "out",
+                           capture_output=True, text=True, timeout=600, env={**ENV, **SECRETS})
+    assert given.returncode == 0, given.stdout[-3000:]

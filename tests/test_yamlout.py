@@ -294,3 +294,20 @@ def test_a_joined_mapping_is_written_as_its_parts_together(template, rows, head,
     assert pickle.loads(pickle.dumps(joined)) == plain and type(pickle.loads(pickle.dumps(joined))) is dict
     with pytest.raises(ValueError, match="share a key"):
         Joined({"port0": 1}, shape.fill(*values))
+
+
+class _Marked(str):
+    """A target's marked text (as targets/nvue.py's ShellWord): the emitters write it over lines."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=30), min_size=1, max_size=6), st.sampled_from(["", "  ", "      "]))
+def test_text_of_several_lines_is_written_over_lines_and_reads_back(parts, indent) -> None:
+    from fabgen.formats.yamlout import dump_paths
+
+    text = _Marked("\n".join(parts))
+    lines, _ = dump_paths({"message": {"pre-login": text}}, indent)
+    assert yaml.safe_load("\n".join(lines)) == {"message": {"pre-login": str(text)}}
+    assert yaml.safe_load(dump({"message": {"pre-login": text}})) == {"message": {"pre-login": str(text)}}
+    if "\n" in text:  # one line of the file per line of the text
+        assert len("\n".join(lines).split("\n")) == 2 + text.count("\n")

@@ -126,7 +126,11 @@ def variant(loaded: Loaded, fabric_index: int, choice: Choice) -> Loaded:
     wanted = set(fab.get("node_groups") or ())
     data["node_groups"] = [g for g in data["node_groups"] if g.get("name") in wanted]
     data["fabrics"] = [fab]
-    data.pop("kubernetes", None)
+    # what counts nothing and may not hold on another platform: the switch baseline (a key one
+    # platform takes, another refuses) and provisioning (its MAC map names the other fabrics' switches)
+    fab.pop("baseline", None)
+    for key in ("kubernetes", "baseline", "provisioning"):
+        data.pop(key, None)
     return Loaded(loaded.file, data, {}, {}, loaded.sha256)
 
 

@@ -104,6 +104,19 @@ def _string(text: str) -> str:
 _CACHE = Memo(_string)  # a string's YAML text
 
 
+def lines_of(text: str, indent: str) -> str:
+    """A string of several lines (a banner) as a double-quoted scalar over as many lines, each
+    ended by an escaped line break (`\\n\\`), so that no line of the file outruns yamllint's
+    width: YAML drops an escaped line break and the next line's indentation, and a line's own
+    leading space is written `\\x20`. One line: `scalar`'s text. The emitters call this only for
+    str subclasses (a target's marked text): plain strings keep the fast path."""
+    if "\n" not in text:
+        return scalar(text)
+    parts = [json.dumps(part, ensure_ascii=False).translate(_ESCAPES)[1:-1] for part in text.split("\n")]
+    parts = ["\\x20" + p[1:] if p.startswith(" ") else p for p in parts]
+    return '"' + f"\\n\\\n{indent}  ".join(parts) + '"'
+
+
 def texts(values: tuple[Any, ...] | list[Any]) -> list[str] | tuple[Any, ...]:
     """Each value's YAML text (`scalar`'s): many strings, all plain (or plain and bare addresses,
     quoted), are told by one match over them joined, not one call each (nor a cache entry each:
@@ -147,7 +160,7 @@ def _emit(value: Any, indent: str, out: list[str], step: str = "") -> None:
                     out.append(f"{indent}{key}:")
                     _emit(v, indent + step, out, step)
             else:
-                out.append(f"{indent}{key}: {scalar(v)}")
+                out.append(f"{indent}{key}: {lines_of(v, indent) if isinstance(v, str) else scalar(v)}")
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, (dict, list)) and item:
@@ -349,7 +362,7 @@ def _walk(mapping: dict[str, Any], indent: str, prefix: str, lines: list[str], p
             lines.extend(f"{indent}- {scalar(x)}" for x in v)
             paths.append(f"{here} {','.join(map(str, v))}")
         else:
-            lines.append(f"{indent}{key}: {scalar(v)}")
+            lines.append(f"{indent}{key}: {lines_of(v, indent) if isinstance(v, str) else scalar(v)}")
             paths.append(f"{here} {v}")
 
 

@@ -16,16 +16,21 @@ from pydantic_core import ErrorDetails
 from fabgen.errors import Problem
 from fabgen.inventory.loader import Loaded, PathT, format_path
 from fabgen.spec.schema import (
+    BANNER_PATTERN,
     DEVICE_PATTERN,
     DOMAIN_PATTERN,
     ENV_PATTERN,
+    LDAP_DN_PATTERN,
     NAME_PATTERN,
     NAME_RULE,
     NCCL_VERSION_PATTERN,
     PRINTABLE_PATTERN,
     SKU_PATTERN,
+    SNMP_TEXT_PATTERN,
     TEXT_PATTERN,
+    TIMEZONE_PATTERN,
     USER_PATTERN,
+    VAULT_PATTERN,
     Inventory,
 )
 
@@ -240,6 +245,14 @@ PATTERN_RULES = {
     NCCL_VERSION_PATTERN: "is not an NCCL version: write 2.x, 2.x.y or the package's 2.x.y-z, quoted "
                           "(e.g. \"2.28.3\")",
     NAME_PATTERN: f"is not a valid name: {NAME_RULE}",
+    BANNER_PATTERN: "is not banner text: letters, digits, spaces and the punctuation . , : ; ! ? # * = + _ / ( ) @ & "
+                    "< > | ~ ^ [ ] - (no quotes, '$', '`', '\\', braces or '%', which a config or shell would "
+                    "interpret), at most 20 lines of 120",
+    SNMP_TEXT_PATTERN: "is not SNMP text: one line of letters, digits, spaces and the punctuation a banner takes",
+    TIMEZONE_PATTERN: "is not a time zone name: Region/City as the IANA database writes it (Etc/UTC)",
+    LDAP_DN_PATTERN: "is not an LDAP distinguished name of attribute=value parts joined by ',' (dc=example,dc=com)",
+    VAULT_PATTERN: "is not an Ansible variable name for a vault secret: lowercase letters, digits and '_', not "
+                   "starting with a digit, at most 64",
 }
 
 

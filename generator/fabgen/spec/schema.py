@@ -311,10 +311,11 @@ class Management(Strict):
 
 # Banner text reaches EOS `banner login` (ended by a line `EOF`), NVUE `system message` (a quoted
 # shell word in the script) and SONiC's BANNER_MESSAGE: letters, digits, spaces and punctuation
-# that none of them interprets (no quotes, '$', '`', '\\', braces or '%'), at most 20 lines of 80.
-BANNER_LINE = r"[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]{0,80}"
+# that none of them interprets (no quotes, '$', '`', '\\', braces or '%'), at most 20 lines of 120.
+BANNER_LINE = r"[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]{0,120}"
 BANNER_PATTERN = rf"^{BANNER_LINE}(\n{BANNER_LINE}){{0,19}}$"
-BannerText = Annotated[str, StringConstraints(pattern=BANNER_PATTERN, min_length=1, max_length=1700)]
+BannerText = Annotated[str, StringConstraints(pattern=BANNER_PATTERN, min_length=1, max_length=2420)]
+SNMP_TEXT_PATTERN = rf"^{BANNER_LINE}$"
 # An IANA time zone name (Etc/UTC, Europe/Berlin, America/Argentina/Buenos_Aires); checked
 # against spec/timezones.py in validation.
 TIMEZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]{0,30}(/[A-Za-z0-9][A-Za-z0-9_+-]{0,30}){0,2}$"
@@ -383,8 +384,8 @@ class Snmp(Strict):
     """SNMPv3 only (authPriv): no community strings."""
 
     users: list[SnmpUser] = Field(min_length=1, max_length=8)
-    location: Annotated[str, StringConstraints(pattern=BANNER_LINE, min_length=1, max_length=80)] | None = None
-    contact: Annotated[str, StringConstraints(pattern=BANNER_LINE, min_length=1, max_length=80)] | None = None
+    location: Annotated[str, StringConstraints(pattern=SNMP_TEXT_PATTERN, min_length=1, max_length=80)] | None = None
+    contact: Annotated[str, StringConstraints(pattern=SNMP_TEXT_PATTERN, min_length=1, max_length=80)] | None = None
 
 
 class Sflow(Strict):
