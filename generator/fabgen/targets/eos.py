@@ -47,6 +47,7 @@ ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous dep
 USER_ROLES = {"admin": {"privilege": 15, "role": "network-admin"},
               "read-only": {"privilege": 1, "role": "network-operator"}}
 # Names of the baseline's objects (the AVD comparison, benchmarks/avd.py, uses the same)
+SERVER_COMMAND = {"tacacs+": "tacacs-server", "radius": "radius-server"}  # a server's own line, per protocol
 AAA_GROUP = {"tacacs+": "FABGEN-TACACS", "radius": "FABGEN-RADIUS"}
 CONTROL_PLANE_ACL = "FABGEN-CONTROL-PLANE"
 SNMP_GROUP = "FABGEN-V3"
@@ -130,7 +131,7 @@ def _aaa(aaa: dict[str, Any] | None) -> dict[str, Any] | None:
     group = AAA_GROUP[aaa["protocol"]]
     methods = f"group {group}" + (" local" if aaa["fallback_local"] else "")
     return {"protocol": aaa["protocol"], "group": group, "servers": aaa["servers"], "key": aaa["secret"],
-            "methods": methods}
+            "methods": methods, "host_command": SERVER_COMMAND[aaa["protocol"]]}
 
 
 def _acl(cp: dict[str, Any] | None) -> dict[str, Any] | None:

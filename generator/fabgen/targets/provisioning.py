@@ -30,14 +30,16 @@ from fabgen.formats.templating import render as render_template
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.targets.base import CLUSTER, Target
 
-# what each platform's switch fetches: (its ZTP file under www/ztp/, its DHCP option, its config's
-# name under www/configs/ after the switch's name)
+# what each platform's switch fetches: (its ZTP file under www/ztp/, its DHCP option as dnsmasq
+# names it, its config's name under www/configs/ after the switch's name, the template of its ZTP
+# file or None for SONiC's JSON)
 ZTP = {
-    "nvue": (".sh", 239, ".nvue.yaml"),
-    "eos": (".eos.sh", 67, ".cfg"),
-    "sonic": (".ztp.json", 67, ".config_db.json"),
+    "nvue": (".sh", "239", ".nvue.yaml", "provisioning/cumulus-ztp.sh.j2"),
+    "eos": (".eos.sh", "option:bootfile-name", ".cfg", "provisioning/eos-ztp.sh.j2"),
+    "sonic": (".ztp.json", "option:bootfile-name", ".config_db.json", None),
 }
 CONFIRM = "600s"  # NVUE's rollback timer, as deploy-nvue.yml uses it
+LEASE = "12h"  # a reservation's lease: the switch keeps its planned address, renewed long before it ends
 
 
 def _served(ctx: Context) -> bool:
@@ -104,7 +106,7 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             continue
         network = networks.setdefault(name, {**_network(name, spec), "link": links.get(name)})
         platform = spec.platform
-        script, option, config = ZTP[platform]
+        script, option, config, _ = ZTP[platform]
         for s in ctx.fabric.switches:
             if s.name not in macs:
                 continue
@@ -116,12 +118,14 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
                 "src": f"{ctx.fabric.name}/switches/{s.name}{PLATFORMS[platform].config_file}"})
     assert own is not None  # validation: the server is inside one management prefix
     for n in networks.values():
-        n["on_link"] = n["prefix"] != own["prefix"] and own["link"] is not None and n["link"] == own["link"]
+        n["shared"] = n["prefix"] != own["prefix"]  # a subnet dnsmasq has no address in: told to answer it
+        n["on_link"] = n["shared"] and own["link"] is not None and n["link"] == own["link"]
     routes = [{"to": n["prefix"], "on_link": n["on_link"], "via": own["gateway"]} for n in networks.values()
               if n["prefix"] != own["prefix"]]
     return {"provisioning": {"cluster": contexts[0].cluster, "server": p.server, "interface": p.interface,
                              "http_port": p.http_port, "base": base, "own": own, "routes": routes,
-                             "networks": list(networks.values()), "switches": switches, "confirm": CONFIRM}}
+                             "networks": list(networks.values()), "switches": switches, "confirm": CONFIRM,
+                             "lease": LEASE}}
 
 
 def _ztp_json(sw: dict[str, Any]) -> bytes:
@@ -141,12 +145,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     yield "provisioning/dnsmasq.conf", render_template("provisioning/dnsmasq.conf.j2", d=d).encode()
     yield "provisioning/netplan.yaml", render_template("provisioning/netplan.yaml.j2", d=d).encode()
     for sw in d["switches"]:
-        if sw["platform"] == "nvue":
-            text = render_template("provisioning/cumulus-ztp.sh.j2", d=d, sw=sw).encode()
-        elif sw["platform"] == "eos":
-            text = render_template("provisioning/eos-ztp.sh.j2", d=d, sw=sw).encode()
-        else:
-            text = _ztp_json(sw)
+        template = ZTP[sw["platform"]][3]
+        text = render_template(template, d=d, sw=sw).encode() if template else _ztp_json(sw)
         yield f"provisioning/www/{sw['script']}", text
     yield "ansible/provision.yml", render_template("provisioning/provision.yml.j2", d=d).encode()
 
