@@ -107,6 +107,7 @@ class SwitchIntents:
         self.roles = {s.name: s.role for s in f.switches}
         self.mgmt = management_plane(f, ctx.baseline)
         self.site = ctx.baseline
+        self.baselines: dict[str, dict[str, Any]] = {}
         self.names = f.switch_model.port_names(f.plan.speed)
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
         self.ns = ctx.allocation.tenants
@@ -120,11 +121,14 @@ class SwitchIntents:
 
     def baseline(self, role: str) -> dict[str, Any]:
         """{"baseline": the switch's baseline (intent/baseline.py)}, or {} without one (the
-        structured config is then what it was before baselines), or without a management plane."""
+        structured config is then what it was before baselines), or without a management plane.
+        Decided once per role: every switch of a role shares it (targets read it, never change it)."""
         if self.mgmt is None:
             return {}
-        b = baseline(self.site, self.f.spec.baseline, role, self.f.spec.platform, self.mgmt["prefix"])
-        return {} if b is None else {"baseline": b}
+        if role not in self.baselines:
+            b = baseline(self.site, self.f.spec.baseline, role, self.f.spec.platform, self.mgmt["prefix"])
+            self.baselines[role] = {} if b is None else {"baseline": b}
+        return self.baselines[role]
 
     def __call__(self, s: Any) -> dict[str, Any]:
         f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
