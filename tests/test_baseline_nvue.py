@@ -355,3 +355,20 @@ def test_a_role_without_histograms_takes_the_whole_telemetry_key(tmp_path: Path)
         assert ports and all(("telemetry" in v) != spine for v in ports), path.name
         assert ("sflow" in tree["system"]) != spine and tree["system"]["wjh"]["state"] == "enabled"
         assert nvue_model.problems("5.15", tree) == []
+
+
+def test_an_ldap_name_with_spaces_is_one_word_of_its_nv_set_line() -> None:
+    """An LDAP distinguished name may hold spaces (ou=GPU Ops): the script's `nv set` line must
+    pass it as one shell word, or bash hands NVUE the name cut in two."""
+    import shlex
+
+    from fabgen.formats import yamlout
+
+    aaa = {"protocol": "ldap", "servers": ["10.0.0.1"], "secret": "{{ aaa_key }}",
+           "secret_source": {"vault": "aaa_key"}, "base_dn": "ou=GPU Ops,dc=example,dc=com",
+           "bind_dn": "cn=switch,dc=example,dc=com", "fallback_local": True}
+    tree = {"system": {"aaa": nvue._aaa(aaa, "mgmt", nvue.Dialect("5.16"))}}
+    _, paths = yamlout.dump_paths(tree, "    ", "nv set ")
+    line = next(p for p in paths if " base-dn " in p)
+    assert shlex.split(line)[-1] == "ou=GPU Ops,dc=example,dc=com", line
+    assert nvue_model.problems("5.16", tree) == []

@@ -205,7 +205,7 @@ def _aaa(a: dict[str, Any], vrf: str, d: Dialect) -> dict[str, Any]:
     rank = (lambda k: k + 1) if key in d.lower_first else (lambda k: n - k)
     group: dict[str, Any] = {}
     if key == "ldap":
-        group.update({"base-dn": a["base_dn"], "bind-dn": a["bind_dn"]})
+        group.update({"base-dn": ShellWord(a["base_dn"]), "bind-dn": ShellWord(a["bind_dn"])})
     group.update({"secret": a["secret"], "server": {ip: {"priority": rank(k)} for k, ip in enumerate(a["servers"])},
                   "vrf": vrf})
     methods = [key, "local"] if a["fallback_local"] else [key]
