@@ -505,16 +505,16 @@ def test_bgp_to_the_host_agrees_on_both_ends(kind: str, platform: str, model: st
 
 
 def test_nvl72_trays_on_every_network(tmp_path: Path) -> None:
-    """GB300 trays: storage on BlueField-3 P1 (mlx5_2, mlx5_6), in-band on P2 (mlx5_3, mlx5_7), the
-    BMC on the out-of-band network whose access switches take whole NVL72 racks (36 trays, two
-    racks, per switch); racks shape only the compute fabric (the in-band one mixes trays and
-    management nodes)."""
+    """GB300 trays (one BlueField-3 B3240, ERA-00012): storage on its P1 (mlx5_2), in-band on its P2
+    (mlx5_3), each single-homed; the BMC on the out-of-band network whose access switches take
+    whole NVL72 racks (36 trays, two racks, per switch); racks shape only the compute fabric (the
+    in-band one mixes trays and management nodes)."""
     out = tmp_path / "out"
     render_to(Path(__file__).parent / "data" / "cluster-nvl72.yaml", out)
     ports = {fab: {(r["a_device"], r["a_port"]): r["z_device"] for r in read_cabling(out, fab)
                    if r["tier"] == "node-leaf"} for fab in ("stor", "inb", "oob")}
-    assert {p for (d, p) in ports["stor"] if d == "gb001"} == {"mlx5_2", "mlx5_6"}
-    assert {p for (d, p) in ports["inb"] if d == "gb001"} == {"mlx5_3", "mlx5_7"}
+    assert {p for (d, p) in ports["stor"] if d == "gb001"} == {"mlx5_2"}
+    assert {p for (d, p) in ports["inb"] if d == "gb001"} == {"mlx5_3"}
     access = {}
     for (d, p), sw in ports["oob"].items():
         if d.startswith("gb"):
@@ -523,7 +523,7 @@ def test_nvl72_trays_on_every_network(tmp_path: Path) -> None:
     racks = sorted(sorted(v) for v in access.values())
     assert racks == [list(range(1, 37)), list(range(37, 73))], "two whole racks of trays per access switch"
     frr = _frr((out / "hosts" / "gb001" / "frr.conf").read_text())
-    assert len(frr["neighbors"]) == 2 and frr["networks"] == [f"{frr['router_id']}/32"]
+    assert len(frr["neighbors"]) == 1 and frr["networks"] == [f"{frr['router_id']}/32"]
 
 
 UFM = """

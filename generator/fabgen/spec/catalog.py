@@ -195,6 +195,10 @@ class NodeModel:
     # plane count `plane_counts` allows. Catalog only (the GB300 tray).
     plane_names: tuple[str, ...] = ()
     plane_moves: tuple[tuple[str, str], ...] = ()
+    # The RDMA names a converged north-south fabric bonds where they are not the model's two storage
+    # ports (the GB300 tray: its one BlueField-3's P1, storage, and P2, in-band); empty: `port_role`'s
+    # pair. Catalog only.
+    northsouth_ports: tuple[str, ...] = ()
     # The plane counts (beyond 1) the NICs split into: ConnectX-8 runs 2 x 400G on B300 and GB300,
     # 4 x 200G on B300 only (NVIDIA Network Operator, "Software Multiplane": numberOfPlanes 2 or 4,
     # "Quad-Plane (B300 only)")
@@ -214,8 +218,9 @@ class NodeModel:
 
     def port_role(self, role: str) -> str:
         """The role of the ports a fabric of `role` attaches: a converged north-south fabric bonds
-        the node's storage ports (the faster pair of an NVL72 tray's BlueField-3s), or its in-band
-        ports where it has no storage ports (a head node) (docs/northsouth.md)."""
+        the node's storage ports (the faster pair of a GB200 tray's two BlueField-3s), or its in-band
+        ports where it has no storage ports (a head node) (docs/northsouth.md); a model naming its
+        `northsouth_ports` (the GB300 tray's one BlueField-3) bonds those, described as this role's."""
         if role != "northsouth":
             return role
         return "storage" if any(p.role == "storage" for p in self.ports) else "inband"
@@ -232,6 +237,8 @@ class NodeModel:
         """The node's ports of one role, in attachment order."""
         if role == "compute":
             return self.nics
+        if role == "northsouth" and self.northsouth_ports:
+            return tuple(p for name in self.northsouth_ports for p in self.ports if p.rdma == name)
         role = self.port_role(role)
         return tuple(p for p in self.ports if p.role == role)
 
@@ -240,9 +247,9 @@ class NodeModel:
         NICs, so a storage or in-band fabric is built, sized and addressed like a compute one."""
         if role == "compute":
             return self
-        role = self.port_role(role)
-        nic_model, transceiver = next(((n, t) for r, n, t in self.role_parts if r == role),
-                                      (f"{role} port", "transceiver"))
+        part = self.port_role(role)
+        nic_model, transceiver = next(((n, t) for r, n, t in self.role_parts if r == part),
+                                      (f"{part} port", "transceiver"))
         return replace(self, nics=self.role_ports(role), nic_model=nic_model, transceiver=transceiver)
 
     def plane_nics(self, planes: int) -> tuple[tuple[Nic, ...], ...]:
@@ -272,7 +279,8 @@ class NodeModel:
             moves = dict(self.plane_moves)
             return replace(self, ports=tuple(replace(n, rdma=moves[n.rdma], netdev=moves[n.rdma]
                                                      if not n.netdev_known else n.netdev)
-                                             if n.rdma in moves else n for n in self.ports))
+                                             if n.rdma in moves else n for n in self.ports),
+                           northsouth_ports=tuple(moves.get(n, n) for n in self.northsouth_ports))
         if planes == 1 or not self.ports_follow_planes:
             return self
         shift = len(self.nics) * (planes - 1)
@@ -436,27 +444,39 @@ _B200_PORTS = _host_ports((("mlx5_1", "slot2 port1"), ("mlx5_7", "slot1 port1"))
 # the ConnectX-8 split (NodeModel.for_planes: mlx5_16-19 on two planes), so no name is ever both.
 _B300_PORTS = _host_ports((("mlx5_8", "slot1 port1"), ("mlx5_10", "slot2 port1")),
                           (("mlx5_9", "slot1 port2"), ("mlx5_11", "slot2 port2")), (400, 400))
-# GB200 / GB300 compute tray: two BlueField-3 (Mission Control north-south guide 2.3.0, "Compute Tray
+# GB200 compute tray: two BlueField-3 (Mission Control north-south guide 2.3.0, "Compute Tray
 # Network Ports": Left Bay BF3 P1 mlx5_2, P2 mlx5_3, Right Bay BF3 P1 mlx5_6, P2 mlx5_7). NVIDIA's
 # multi-node tuning guide ("Network Overview"): storage/external on the 400G ports, the in-band
 # (internal) network on 200G ports.
 _TRAY_PORTS = _host_ports((("mlx5_2", "Left Bay BF3 P1"), ("mlx5_6", "Right Bay BF3 P1")),
                           (("mlx5_3", "Left Bay BF3 P2"), ("mlx5_7", "Right Bay BF3 P2")), (400, 200))
+# GB300 compute tray: ONE BlueField-3 B3240, dual-port QSFP112, 2 x 400G, each port to a different
+# switch (NVIDIA ERA-00012, NVL72 Enterprise RA, "System Hardware & Components": "Dual-port QSFP112
+# NVIDIA BlueField-3 B3240 DPU | 1"; NVIDIA/enterprise-ras net-configurator output 2-4-5-800 at
+# 2f46cb2: each tray one north-south bond, one member on each of two switches). Its RDMA and netdev
+# names: no primary source could be read. fabgen takes the first two of the GB200 tray's
+# storage/in-band names, mlx5_2 and mlx5_3 (P1 and P2 of one card, the Left Bay BF3's): PCI
+# enumeration in the guide's tray order (OSFP P3 00:03, P4 02:03, BF3 06:03, Right Bay 10:03,
+# 12:03) gives the card those two, and the Right Bay ConnectX mlx5_4/mlx5_5 as the compute names
+# already have them; netdevs unknown (check `ibdev2netdev`, give rdma_links, docs/cluster.md). P1
+# is the storage port and P2 the in-band port of a design with separate fabrics (each then
+# single-homed); the converged north-south fabric bonds the two (`northsouth_ports`).
+_GB300_PORTS = _host_ports((("mlx5_2", "BF3 P1"),), (("mlx5_3", "BF3 P2"),), (400, 400))
 
 
 # GB300 tray on a two-plane Spectrum-X fabric (NVL72 Enterprise RA, "Multi-Plane Topology Approach":
 # each ConnectX-8 runs 2 x 400G, one port per plane; NVIDIA Network Operator: GB300 "Dual-plane"
 # only). No public source gives the split ports' RDMA names: fabgen numbers the devices in PCI
 # order of the guide's tray table (Left Bay OSFP P3 00:03, P4 02:03, BF3 06:03; Right Bay 10:03,
-# 12:03, 16:03), each ConnectX-8 two functions: rails 0-1 mlx5_0-3, Left BF3 mlx5_4-5, rails 2-3
-# mlx5_6-9, Right BF3 mlx5_10-11. Check `ibdev2netdev` on the first tray and give an rdma_links
+# 12:03), each ConnectX-8 two functions: rails 0-1 mlx5_0-3, the one BlueField-3 mlx5_4-5, rails
+# 2-3 mlx5_6-9. Check `ibdev2netdev` on the first tray and give an rdma_links
 # file (docs/cluster.md) or an inline model if it differs.
 _GB300_PLANE_NAMES = tuple(f"mlx5_{i}" for i in (0, 1, 2, 3, 6, 7, 8, 9))
-_GB300_PLANE_MOVES = (("mlx5_2", "mlx5_4"), ("mlx5_3", "mlx5_5"), ("mlx5_6", "mlx5_10"), ("mlx5_7", "mlx5_11"))
+_GB300_PLANE_MOVES = (("mlx5_2", "mlx5_4"), ("mlx5_3", "mlx5_5"))
 
 
-def _parts(card: str) -> tuple[tuple[str, str, str], ...]:
-    return (("storage", card, "400G QSFP112 transceiver"), ("inband", card, "QSFP112 transceiver"), _BMC_PART)
+def _parts(card: str, inband: str = "QSFP112 transceiver") -> tuple[tuple[str, str, str], ...]:
+    return (("storage", card, "400G QSFP112 transceiver"), ("inband", card, inband), _BMC_PART)
 
 
 def _forms(compute: str) -> tuple[tuple[str, str], ...]:
@@ -525,7 +545,8 @@ NODES: dict[str, NodeModel] = {
         # Mission Control north-south network deployment guide 2.3.0, "Compute Tray Network
         # Ports" (Left Bay OSFP P3 mlx5_0, P4 mlx5_1; Right Bay OSFP P3 mlx5_4, P4 mlx5_5; mlx5_2,
         # 3, 6, 7 are the BlueField-3 storage/in-band ports). That guide covers GB200 and GB300
-        # NVL72 SuperPODs; the GB300 tray carries ConnectX-8 at 800G in the same four ports.
+        # NVL72 SuperPODs; the GB300 tray carries ConnectX-8 at 800G in the same four ports and one
+        # BlueField-3 B3240 where the GB200 tray has two (ERA-00012; `_GB300_PORTS`).
         NodeModel(
             "gb200-nvl72", "NVIDIA", "GB200 NVL72 compute tray",
             "GB200 NVL72 compute tray, 4 x B200, 4 x ConnectX-7 400G (18 per rack, one NVLink domain)",
@@ -537,7 +558,9 @@ NODES: dict[str, NodeModel] = {
             "gb300-nvl72", "NVIDIA", "GB300 NVL72 compute tray",
             "GB300 NVL72 compute tray, 4 x B300, 4 x ConnectX-8 800G (18 per rack, one NVLink domain)",
             4, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
-            _tray_nics(800), nvlink_domain=18, ports=_TRAY_PORTS, role_parts=_parts("BlueField-3 B3240 (2 per tray)"),
+            _tray_nics(800), nvlink_domain=18, ports=_GB300_PORTS,
+            role_parts=_parts("BlueField-3 B3240 dual-port QSFP112 (1 per tray)", "400G QSFP112 transceiver"),
+            northsouth_ports=("mlx5_2", "mlx5_3"),
             plane_names=_GB300_PLANE_NAMES, plane_moves=_GB300_PLANE_MOVES, plane_counts=(2,),
             forms=_forms("osfp-800"), nics_included=True,
         ),
