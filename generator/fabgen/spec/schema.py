@@ -244,6 +244,61 @@ class NorthSouth(Strict):
                            "given, all four)")
 
 
+# BFD timers every platform fabgen writes accepts: NVUE 5.13/5.14 peer-group timers take
+# 50-60000 ms and a multiplier of 2-255, 5.15+ profiles 10-4294967 ms and 1-255 (NVIDIA's object
+# model, the `nvueschema` package); AVD's eos_cli_config_gen schema takes an EOS multiplier of
+# 3-50 (router_bfd); EOS's own interval range is not in a source readable here, so the NVUE
+# 5.13/5.14 range (50-60000 ms) stands for it.
+BFD_INTERVAL_MS = (50, 60000)
+BFD_MULTIPLIER = (3, 50)
+BFD_CLASSES = ("leaf_spine", "spine_core", "leaf_host", "overlay")
+
+
+class BfdTimers(Strict):
+    """One session class's BFD timers: transmit and receive interval alike, and the multiplier."""
+
+    interval_ms: int = Field(default=300, ge=BFD_INTERVAL_MS[0], le=BFD_INTERVAL_MS[1],
+                             description="transmit and minimum receive interval, in milliseconds")
+    multiplier: int = Field(default=3, ge=BFD_MULTIPLIER[0], le=BFD_MULTIPLIER[1],
+                            description="packets missed before the session is declared down")
+
+
+def _bfd_class(value: Any) -> Any:
+    """A class's value: true is fabgen's default timers, false no BFD (None), a mapping its timers."""
+    if value is True:
+        return {}
+    if value is False:
+        return None
+    if value is None:
+        raise PydanticCustomError("bfd_class", "write true, false or {interval_ms: ..., multiplier: ...}")
+    return value
+
+
+BfdClass = Annotated[BfdTimers | None, BeforeValidator(_bfd_class, json_schema_input_type=bool | BfdTimers)]
+
+
+class BfdClasses(Strict):
+    """BFD on the BGP sessions of each class: true (300 ms x 3), false (none), or the class's timers."""
+
+    leaf_spine: BfdClass = Field(default_factory=BfdTimers, description="leaf-spine sessions (true, false or "
+                                 "{interval_ms, multiplier}; a class left out: true)")
+    spine_core: BfdClass = Field(default_factory=BfdTimers, description="spine-core sessions of a three-tier fabric")
+    leaf_host: BfdClass = Field(default_factory=BfdTimers, description="a leaf's sessions with the nodes "
+                                "(host_routing bgp), on both ends")
+    overlay: BfdClass = Field(default_factory=BfdTimers, description="the loopback-to-loopback EVPN sessions of "
+                              "a northsouth fabric on EOS (multihop)")
+
+
+def _bfd(value: Any) -> Any:
+    """`bfd: true|false` as it always was: every class on at the default timers, or none."""
+    if isinstance(value, bool):
+        return {c: value for c in BFD_CLASSES}
+    if not isinstance(value, dict):
+        raise PydanticCustomError("bfd", f"write true, false or a mapping of session class ({', '.join(BFD_CLASSES)}) "
+                                  "to true, false or {interval_ms: ..., multiplier: ...}")
+    return value
+
+
 class EthernetOptions(Strict):
     """QoS, addressing and BGP intent of a RoCE or Spectrum-X fabric; every key has a default."""
 
@@ -263,7 +318,9 @@ class EthernetOptions(Strict):
         default="static", description="storage and inband fabrics with p2p addressing: static (each port its own "
         "address and routing table) or bgp (each node also holds a service address, a /32 from the loopbacks pool, "
         "announced by eBGP over every port to its leaves: one address that survives a port or leaf failure)")
-    bfd: bool = Field(default=True, description="BFD on every BGP peer group")
+    bfd: Annotated[BfdClasses, BeforeValidator(_bfd, json_schema_input_type=bool | BfdClasses)] = Field(
+        default_factory=BfdClasses, description="BFD on the BGP sessions: true (every session class at 300 ms x "
+        "3), false (none), or per session class true, false or {interval_ms, multiplier}")
     northsouth: NorthSouth = Field(default_factory=NorthSouth, description="role northsouth: the storage and "
                                    "in-band VLANs, VNIs and VRFs (the hosts pool is cut in two: storage, in-band)")
     adaptive_routing: bool | None = Field(
