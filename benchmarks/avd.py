@@ -123,7 +123,7 @@ def avd_inputs(ctx: Any, switches: list[dict[str, Any]]) -> tuple[dict[str, Any]
             "traffic_class": [f"{tc} to tx-queue {q}" for tc, q in ((qos["roce_priority"], qos["roce_priority"]),
                                                                     (qos["cnp_priority"], qos["cnp_priority"]))]}},
         "bgp_distance": {"external_routes": 20, "internal_routes": 200, "local_routes": 200},
-        "bgp_peer_groups": {"ipv4_underlay_peers": {"bfd": switches[0]["bgp"]["bfd"],
+        "bgp_peer_groups": {"ipv4_underlay_peers": {"bfd": _underlay_bfd(switches),
                                                     "maximum_routes": switches[0]["bgp"]["max_routes"]}},
     }
     wd = qos["watchdog"]
@@ -236,6 +236,19 @@ def baseline_config(sw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _underlay_bfd(switches: list[dict[str, Any]]) -> bool:
+    """eos_designs' one underlay peer group: BFD on every underlay session at EOS's default timers,
+    or on none (it takes no per-group timers; tests/test_bfd_classes.py compares those lines with
+    eos_cli_config_gen instead)."""
+    from fabgen.intent.switches import DEFAULT_BFD
+
+    timers = [t for sw in switches for t in sw["bgp"]["bfd"]["groups"].values()]
+    ons = {bool(sw["bgp"]["bfd"]["groups"]) for sw in switches}
+    if any(t != DEFAULT_BFD for t in timers) or len(ons) > 1:
+        raise SystemExit("the AVD comparison covers BFD on every underlay session at 300 ms x 3, or on none")
+    return ons == {True}
+
+
 def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile: str,
                  port_config: dict[str, Any]) -> None:
     """A northsouth fabric (docs/northsouth.md) in AVD's l3ls-evpn terms: eBGP overlay between
@@ -248,7 +261,13 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
     common["overlay_routing_protocol"] = "ebgp"
     common["l3leaf"]["defaults"].update(vtep=True, vtep_loopback="Loopback0", spanning_tree_mode="mstp",
                                         virtual_router_mac_address=ev["gateway_mac"])
-    common["bgp_peer_groups"]["evpn_overlay_peers"] = {"bfd": leaf["bgp"]["bfd"]}
+    from fabgen.intent.switches import DEFAULT_BFD
+
+    overlay = leaf["bgp"]["bfd"]["overlay"]
+    common["bgp_peer_groups"]["evpn_overlay_peers"] = {"bfd": overlay is not None}
+    if overlay is not None and overlay != DEFAULT_BFD:  # AVD's default multihop timers are EOS's (300 ms x 3)
+        common["bfd_multihop"] = {"interval": overlay["interval_ms"], "min_rx": overlay["interval_ms"],
+                                  "multiplier": overlay["multiplier"]}
     base = ev["tenants"][0]["vni"] - ev["tenants"][0]["vlan"]
     common["tenants"] = [{"name": "NORTHSOUTH", "mac_vrf_vni_base": base, "vrfs": [
         {"name": t["vrf"], "vrf_id": t["l3vni"],

@@ -11,7 +11,8 @@ Decisions:
   priority, ECN on the RoCE queue, strict priority for CNPs, the watchdog.
 * unused ports are shut down.
 * BGP: eBGP on every switch-to-switch link, one peer group per peer tier (SPINES, LEAVES,
-  CORES) carrying BFD; remote ASN per neighbor (leaves have one each). ECMP width is
+  CORES) carrying BFD with its session class's timers (`bfd`: leaf_spine, spine_core,
+  leaf_host, overlay; ethernet.bfd); remote ASN per neighbor (leaves have one each). ECMP width is
   the larger of 64 and the switch links the device has once the plan is built, so it is
   never below the uplink count and growing into the plan never changes it.
   Each switch announces its loopback and its host-facing subnets; the per-peer route
@@ -51,9 +52,59 @@ from fabgen.spec.sizing import Plan
 
 PEER_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}
 HOSTS_GROUP = "HOSTS"  # host_routing bgp: the nodes' sessions on a leaf
+# The BFD class of a session between two switch roles (ethernet.bfd); a leaf's sessions with the
+# nodes are "leaf_host", the loopback EVPN sessions (EOS) "overlay".
+BFD_CLASS = {frozenset({"leaf", "spine"}): "leaf_spine", frozenset({"spine", "core"}): "spine_core"}
+HOSTS_BFD_CLASS = "leaf_host"
+OVERLAY_BFD_CLASS = "overlay"
+# fabgen's default timers (`bfd: true`): FRR's and EOS's own defaults, 300 ms x 3, which every
+# platform ran before the timers were settable; output written with them is unchanged.
+DEFAULT_BFD = {"interval_ms": 300, "multiplier": 3}
 HOST_VLAN = 100  # leaf-subnet mode: the host VLAN of every leaf (locally significant)
 MIN_ECMP = 64
 MIN_MAX_ROUTES = 12000
+
+
+def bfd_timers(eth: Any, cls: str) -> dict[str, int] | None:
+    """The BFD timers of one session class ({interval_ms, multiplier}), None where it runs no BFD."""
+    timers = getattr(eth.bfd, cls)
+    return None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier}
+
+
+def bfd_value(timers: dict[str, int] | None) -> bool | dict[str, int]:
+    """Timers as the structured config writes them: true at fabgen's default timers (what
+    `bfd: true` always wrote), false for none, else the timers."""
+    return True if timers == DEFAULT_BFD else (False if timers is None else timers)
+
+
+def switch_bfd(eth: Any, role: str, groups: list[str], overlay: bool) -> bool | dict[str, Any]:
+    """A switch's `bgp.bfd`: true where every session it has runs BFD at fabgen's default timers,
+    false where none runs BFD, else per peer group (and `overlay`, a switch with EVPN sessions)
+    its class's timers or false."""
+    per: dict[str, dict[str, int] | None] = {g: bfd_timers(eth, bfd_class(role, g)) for g in groups}
+    if overlay:
+        per[OVERLAY_BFD_CLASS] = bfd_timers(eth, OVERLAY_BFD_CLASS)
+    if not per:  # a switch without BGP peers: the fabric's setting, as before classes
+        return bfd_timers(eth, "leaf_spine") is not None
+    if all(t == DEFAULT_BFD for t in per.values()):
+        return True
+    if all(t is None for t in per.values()):
+        return False
+    return {k: bfd_value(t) for k, t in per.items()}
+
+
+def group_bfd(bfd: bool | dict[str, Any], group: str) -> dict[str, int] | None:
+    """The timers of one peer group (or OVERLAY_BFD_CLASS) in a switch's `bgp.bfd`; None: no BFD."""
+    value = bfd if isinstance(bfd, bool) else bfd.get(group, False)
+    return DEFAULT_BFD if value is True else (value or None)
+
+
+def bfd_class(role: str, peer_group: str) -> str:
+    """The session class of a switch of `role` with the peers of `peer_group` (ethernet.bfd)."""
+    if peer_group == HOSTS_GROUP:
+        return HOSTS_BFD_CLASS
+    peer_role = next(r for r, g in PEER_GROUP.items() if g == peer_group)
+    return BFD_CLASS[frozenset({role, peer_role})]
 
 
 def _management(mgmt: dict[str, Any] | None, address: str | None) -> dict[str, Any] | None:
@@ -211,6 +262,6 @@ class SwitchIntents:
                     "password_env": eth.bgp_password.env if eth.bgp_password else None,
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
                     "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
-                    "bfd": eth.bfd,
+                    "bfd": switch_bfd(eth, s.role, groups, evpn is not None),
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit},
         }

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fabgen.spec.platforms import PLATFORMS
-from fabgen.spec.schema import EthernetOptions, Fabric
+from fabgen.spec.schema import BFD_CLASSES, BfdTimers, EthernetOptions, Fabric
 
 Report = Callable[[tuple, str], None]
 
@@ -62,6 +62,7 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
                "lossless_buffer_percent sizes NVUE's RoCE lossless traffic pool: "
                + (f"{f.platform} switches take none from fabgen (their buffers stay at the platform's profile)"
                   if f.platform != "nvue" else "lossy mode has no lossless pool") + "; leave it out")
+    _check_bfd(path, f, report, warn)
     if f.platform == "nvue" and wd.enabled:
         if wd.detection_ms % wd.poll_interval_ms:
             report((*wpath, "detection_ms"), f"NVUE declares a queue stalled after a whole number of polling "
@@ -70,6 +71,23 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
         if "restoration_ms" in wd.model_fields_set:
             warn((*wpath, "restoration_ms"), "NVUE's PFC watchdog has no restoration timer: restoration_ms is not "
                  "rendered for this fabric")
+
+
+def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
+    """BFD timers a fabric's platform can write: SONiC's BGP_PEER_GROUP (frrcfgd) turns BFD on or
+    off and carries no timers (sonic-bgp-common.yang: `bfd`, `bfd_check_ctrl_plane_failure`), so
+    only FRR's 300 ms x 3 can be rendered there; the overlay class has sessions on EOS only (NVUE
+    and SONiC carry EVPN on the underlay sessions)."""
+    bfd = (f.ethernet or EthernetOptions()).bfd
+    bpath = (*path, "ethernet", "bfd")
+    for cls in BFD_CLASSES:
+        timers = getattr(bfd, cls)
+        if f.platform == "sonic" and timers is not None and timers != BfdTimers():
+            report((*bpath, cls), f"SONiC's config_db turns BFD on or off per peer group and carries no timers "
+                   f"(FRR's 300 ms x 3): write {cls}: true or false")
+    if f.platform != "eos" and bfd.overlay not in (None, BfdTimers()):
+        warn((*bpath, "overlay"), f"{f.platform} carries EVPN on the underlay sessions, with no overlay sessions "
+             "of their own: overlay is not rendered for this fabric")
 
 
 def _check_version(path: tuple, f: Fabric, report: Report) -> None:

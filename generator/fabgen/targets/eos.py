@@ -33,14 +33,16 @@ from typing import Any
 from fabgen.context import Context
 from fabgen.formats.templating import render as render_template
 from fabgen.intent.qos import qos_intent
-from fabgen.intent.switches import switch_configs
+from fabgen.intent.switches import DEFAULT_BFD, OVERLAY_BFD_CLASS, group_bfd, switch_configs
 from fabgen.targets.base import Target, every_other
 
 DSCP_PER_LINE = 8
 OVERLAY_GROUP = "EVPN-OVERLAY-PEERS"  # AVD's name for the loopback-to-loopback EVPN sessions
 OVERLAY_MULTIHOP = 3  # AVD's default evpn_ebgp_multihop
-# BFD of the multihop overlay sessions, as AVD 6.4 writes it (EOS's own defaults, made explicit)
-OVERLAY_BFD = {"interval": 300, "min_rx": 300, "multiplier": 3}
+# BFD as AVD 6.4's eos_cli_config_gen writes it: `neighbor G bfd`, then, where a session class's
+# timers are not EOS's defaults (300 ms x 3, fabgen's `bfd: true`), `neighbor G bfd interval I
+# min-rx I multiplier M` (router_bgp.peer_groups[].bfd_timers); the multihop overlay sessions'
+# timers under `router bfd` (router_bfd.multihop; AVD writes EOS's defaults explicitly).
 QOS_PROFILE = "ROCE_LOSSLESS"
 ECN_WEIGHT = 0  # no averaging of the queue depth: mark on the instantaneous depth
 # fabgen's account roles in EOS's built-in roles (EOS manual, "Role-based authorization")
@@ -92,10 +94,24 @@ def structure(ctx: Context) -> dict[str, Any]:
     # their own peer group, as AVD's l3ls-evpn designs do (the spines pass routes on with
     # next-hop-unchanged); EVPN all-active multihoming, no MLAG peer link (docs/northsouth.md)
     eos = {"bgp_distance": "20 200 200", "routed_stp_mode": "none", "user_roles": USER_ROLES,
-           "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP, "overlay_bfd": OVERLAY_BFD}
+           "overlay_group": OVERLAY_GROUP, "overlay_multihop": OVERLAY_MULTIHOP}
     switches = [sw if not sw.get("baseline") else {**sw, "eos_baseline": eos_baseline(sw["baseline"])}
                 for sw in switch_configs(ctx)]
+    eos["bfd"] = {sw["name"]: eos_bfd(sw["bgp"]) for sw in switches}
     return {"fabric": ctx.fabric.name, "cluster": ctx.cluster, "qos": eos_qos, "eos": eos, "switches": switches}
+
+
+def _bfd_line(t: dict[str, int]) -> dict[str, int]:
+    return {"interval": t["interval_ms"], "min_rx": t["interval_ms"], "multiplier": t["multiplier"]}
+
+
+def eos_bfd(bgp: dict[str, Any]) -> dict[str, Any]:
+    """A switch's BFD as EOS spells it: per peer group with BFD, its timers line (None at EOS's
+    defaults: `neighbor G bfd` alone); the overlay's multihop timers, None without BFD there."""
+    groups = {g: t for g in bgp["peer_groups"] if (t := group_bfd(bgp["bfd"], g))}
+    overlay = group_bfd(bgp["bfd"], OVERLAY_BFD_CLASS)
+    return {"groups": {g: None if t == DEFAULT_BFD else _bfd_line(t) for g, t in groups.items()},
+            "overlay": _bfd_line(overlay) if overlay else None}
 
 
 def eos_baseline(b: dict[str, Any]) -> dict[str, Any]:

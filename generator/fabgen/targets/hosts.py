@@ -47,6 +47,7 @@ from fabgen.formats.memo import Memo
 from fabgen.formats.templating import render as render_template
 from fabgen.intent.northsouth import bond_tenants, bond_vlans, host_bonds, host_vlan_interface, tenants
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
+from fabgen.intent.switches import HOSTS_BFD_CLASS, bfd_timers, bfd_value
 from fabgen.spec.catalog import eth_netdev
 from fabgen.targets.base import CLUSTER, Target
 
@@ -451,7 +452,7 @@ def _fabric_netplans(ctx: Context, nodes: dict[str, _Node], bgp: dict[str, dict[
                 peers.append({"ip": alloc.link_ips[idx][1], "asn": alloc.asns[leaf], "leaf": leaf,
                               "port": eth_netdev(nic.netdev) if nic.netdev else nic.rdma})
             bgp[h.name] = {"asn": alloc.node_asns[h.name], "address": address, "fabric": f.inventory_name,
-                           "bfd": eth.bfd, "neighbors": peers}
+                           "bfd": bfd_value(bfd_timers(eth, HOSTS_BFD_CLASS)), "neighbors": peers}
 
 
 def _role_setups(ctx: Context) -> list[dict[str, Any]]:
@@ -560,6 +561,9 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
             yield f"hosts/{name}/frr.conf", frr_conf(name, bgp, data["cluster"]).encode()
 
 
+HOST_BFD_PROFILE = "FABRIC"  # the node's bfdd profile where ethernet.bfd.leaf_host sets other timers
+
+
 def frr_conf(name: str, bgp: dict[str, Any], cluster: str) -> str:
     """The node's BGP speaker (FRR, /etc/frr/frr.conf; bgpd on, and bfdd where the fabric runs BFD):
     eBGP to the leaf of every port over its /31, announcing only the service address (a route-map
@@ -568,11 +572,17 @@ def frr_conf(name: str, bgp: dict[str, Any], cluster: str) -> str:
            "frr defaults datacenter", f"hostname {name}", "log syslog informational", "!",
            f"ip prefix-list SERVICE seq 10 permit {bgp['address']}/32", "!",
            "route-map SERVICE-OUT permit 10", " match ip address prefix-list SERVICE", "exit", "!",
-           "route-map FABRIC-IN permit 10", "exit", "!",
-           f"router bgp {bgp['asn']}", f" bgp router-id {bgp['address']}",
-           " neighbor FABRIC peer-group", " neighbor FABRIC remote-as external"]
-    if bgp["bfd"]:
-        out.append(" neighbor FABRIC bfd")
+           "route-map FABRIC-IN permit 10", "exit", "!"]
+    bfd = bgp["bfd"]  # true (FRR's default timers), false, or the leaf_host class's timers
+    custom = isinstance(bfd, dict)
+    if custom:  # the leaf_host class's own timers: a bfdd profile (FRR's defaults are 300 ms x 3)
+        out += ["bfd", f" profile {HOST_BFD_PROFILE}", f"  detect-multiplier {bfd['multiplier']}",
+                f"  receive-interval {bfd['interval_ms']}", f"  transmit-interval {bfd['interval_ms']}", " exit",
+                "exit", "!"]
+    out += [f"router bgp {bgp['asn']}", f" bgp router-id {bgp['address']}",
+            " neighbor FABRIC peer-group", " neighbor FABRIC remote-as external"]
+    if bfd:
+        out.append(" neighbor FABRIC bfd" + (f" profile {HOST_BFD_PROFILE}" if custom else ""))
     for n in bgp["neighbors"]:
         out += [f" neighbor {n['ip']} peer-group FABRIC",
                 f" neighbor {n['ip']} description {n['leaf']} via {n['port']} (AS {n['asn']})"]

@@ -49,7 +49,7 @@ from fabgen.intent import secret_ref
 from fabgen.intent.baseline import baseline as baseline_of
 from fabgen.intent.baseline import users_of
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
-from fabgen.intent.switches import HOSTS_GROUP, PEER_GROUP, SwitchIntents
+from fabgen.intent.switches import DEFAULT_BFD, HOSTS_GROUP, PEER_GROUP, SwitchIntents, group_bfd
 from fabgen.inventory.management import gateway_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
@@ -58,7 +58,6 @@ from fabgen.targets.base import Deferred, Target, every_other
 BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
 MGMT_PORT = PLATFORMS["nvue"].mgmt_port
 BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
-BFD_TIMERS = {"detect-multiplier": 3, "min-rx-interval": 300, "min-tx-interval": 300}  # FRR's defaults
 USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
 
 # The switch baseline. NVIDIA's generator (NVIDIA/enterprise-ras, net-configurator, the
@@ -385,11 +384,12 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
                       "bgp": {"autonomous-system": bgp["asn"], **d.on(), "router-id": bgp["router_id"]}}
     if tree.pop("router_vrr", False):
         tree["router"]["vrr"] = d.on()
-    if bgp["bfd"] and d.new:
-        tree["router"]["bfd"] = {"profile": {BFD_PROFILE: dict(BFD_TIMERS)}, "state": "enabled"}
-    bfd = ({"profile": BFD_PROFILE} if d.new else {"enable": "on"}) if bgp["bfd"] else None
+    bfd = {g: t for g in sorted({n["peer-group"] for n in neighbors.values()}) if (t := group_bfd(bgp["bfd"], g))}
+    if bfd and d.new:
+        tree["router"]["bfd"] = {"profile": {_bfd_profile(t): _bfd_timers(t) for t in
+                                             sorted(bfd.values(), key=lambda t: _bfd_profile(t))}, "state": "enabled"}
     evpn_af = {"address-family": {"l2vpn-evpn": d.on()}} if sw.get("evpn") else {}
-    groups = {g: {"remote-as": "external", **({"bfd": bfd} if bfd else {}),
+    groups = {g: {"remote-as": "external", **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
                   **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
     vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
@@ -406,6 +406,28 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
             **d.on(), "address-family": {"ipv4-unicast": {
                 **d.on(), "redistribute": {"connected": d.on()}, "route-export": {"to-evpn": d.on()}}}}}}
     return tree
+
+
+def _bfd_profile(timers: dict[str, int]) -> str:
+    """5.15 and later: the profile of a session class's timers: FABRIC at fabgen's default timers
+    (as before they were settable), FABRIC-<interval>x<multiplier> for others (one per timers, so
+    two classes alike share one)."""
+    if timers == DEFAULT_BFD:
+        return BFD_PROFILE
+    return f"{BFD_PROFILE}-{timers['interval_ms']}x{timers['multiplier']}"
+
+
+def _bfd_timers(timers: dict[str, int]) -> dict[str, int]:
+    return {"detect-multiplier": timers["multiplier"], "min-rx-interval": timers["interval_ms"],
+            "min-tx-interval": timers["interval_ms"]}
+
+
+def _bfd_group(timers: dict[str, int], d: Dialect) -> dict[str, Any]:
+    """A peer group's BFD: the profile (5.15 and later); before, `enable on`, with the timers on
+    the group where they are not FRR's default 300 ms x 3."""
+    if d.new:
+        return {"profile": _bfd_profile(timers)}
+    return {"enable": "on", **({} if timers == DEFAULT_BFD else _bfd_timers(timers))}
 
 
 def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, parts: _Parts,

@@ -50,7 +50,7 @@ from fabgen.context import Context
 from fabgen.formats.memo import Memo
 from fabgen.formats.yamlout import Filled, Shape
 from fabgen.intent.qos import options, qos_intent
-from fabgen.intent.switches import switch_configs
+from fabgen.intent.switches import group_bfd, switch_configs
 from fabgen.inventory.ethernet import leaf_subnet_prefix
 from fabgen.inventory.platform import version_of
 from fabgen.spec.platforms import PLATFORMS
@@ -243,10 +243,13 @@ def config_db(sw: dict[str, Any], shared: dict[str, Any], ports: list[dict[str, 
     db["BGP_GLOBALS"] = {VRF: {"local_asn": s(bgp["asn"]), "router_id": bgp["router_id"]}}
     db["BGP_GLOBALS_AF"] = {f"{VRF}|{AF}": {"max_ebgp_paths": s(bgp["ecmp"])}}
     db["BGP_GLOBALS_AF_NETWORK"] = {f"{VRF}|{AF}|{net}": empty for net in bgp["networks"]}
-    group_row = {"bfd": "true" if bgp["bfd"] else "false", "admin_status": "up"}
+    # BFD on or off per peer group, by its session class (frrcfgd's BGP_PEER_GROUP carries no
+    # timers: FRR's 300 ms x 3; validation refuses other timers on SONiC)
+    rows = {on: {"bfd": "true" if on else "false", "admin_status": "up"} for on in (True, False)}
     if bgp["password"]:
-        group_row["auth_password"] = bgp["password"]
-    db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": group_row for g in bgp["peer_groups"]}
+        for row in rows.values():
+            row["auth_password"] = bgp["password"]
+    db["BGP_PEER_GROUP"] = {f"{VRF}|{g}": rows[group_bfd(bgp["bfd"], g) is not None] for g in bgp["peer_groups"]}
     db["BGP_PEER_GROUP_AF"] = {f"{VRF}|{g}|{AF}": shared["group_af"] for g in bgp["peer_groups"]}
     admin = shared["admin_up"]["admin_status"]
     neighbor = shared["neighbor_shapes"]
