@@ -73,15 +73,28 @@ def test_a_unit_that_splits_a_rack_is_refused_at_its_line(tmp_path: Path, unit: 
     assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("unit", [36, None])
-def test_declared_and_default_units_hold_whole_racks(tmp_path: Path, unit: int | None) -> None:
-    """36 (two racks) as declared; without scalable_unit the most whole racks a leaf takes (54 on an
-    SN5600 at 400G, where 64 ports would split the fourth rack)."""
-    fabrics = build(validate(load(write(tmp_path, with_unit(unit)))))[0]
+def test_declared_units_hold_whole_racks(tmp_path: Path) -> None:
+    """36 (two racks) as declared: each rack on one leaf pair."""
+    fabrics = build(validate(load(write(tmp_path, with_unit(36)))))[0]
     ns = fabrics["northsouth"]
-    assert ns.plan.unit_nodes % 18 == 0 and (unit is None or ns.plan.unit_nodes == unit)
+    assert ns.plan.unit_nodes == 36 and not ns.plan.striped
     racks = racks_across_pairs(ns)
     assert len(racks) == 4 and all(len(units) == 1 for units in racks.values()), racks
+    assert summarize(ns).racks_split == 0
+
+
+def test_without_a_unit_the_fabric_is_sized_by_racks(tmp_path: Path) -> None:
+    """Without scalable_unit, NVIDIA's converged sizing (spec/sizing.py `_northsouth_racks`): eight
+    planned racks on 7 leaves (ERA-00012 Table 11, NVIDIA's largescale output), the storage servers
+    on a pair of their own; every tray's two ports on two different leaves."""
+    text = with_unit(None).replace("links: 10.253.0.0/22", "links: 10.253.0.0/21")
+    ns = build(validate(load(write(tmp_path, text))))[0]["northsouth"]
+    assert ns.plan.striped and ns.plan.compute_leaves == 7 and ns.plan.storage_leaves == 2
+    legs: dict[str, set[str]] = {}
+    for lk in ns.links:
+        if lk.tier == "node-leaf" and lk.a.startswith("gb"):
+            legs.setdefault(lk.a, set()).add(lk.z)
+    assert len(legs) == 72 and all(len(leaves) == 2 for leaves in legs.values())
     assert summarize(ns).racks_split == 0
 
 

@@ -299,7 +299,8 @@ def test_the_examples_keep_the_invariants(case: str, tmp_path: Path) -> None:
 def test_gb300_on_two_planes_beside_storage_and_inband_cables_each_port_once(tmp_path: Path) -> None:
     """The GB300 tray's split ports (docs/hardware.md: PCI order) and its BlueField-3 ports, which the
     split renumbers, never meet: gb300-cluster with its compute fabric on two Spectrum-X planes keeps
-    every invariant, and each tray has 12 distinct ports (8 plane ports, 2 storage, 2 in-band)."""
+    every invariant, and each tray has 10 distinct ports (8 plane ports, its one BlueField-3's
+    storage P1 and in-band P2, ERA-00012)."""
     text = (INVENTORIES / "gb300-cluster.yaml").read_text()
     text = text.replace("    kind: infiniband\n    platform: ufm\n    topology: rail-optimized\n"
                         "    switch_model: q3400",
@@ -313,7 +314,7 @@ def test_gb300_on_two_planes_beside_storage_and_inband_cables_each_port_once(tmp
     invariants(tmp_path / "out")
     ports = [row["a_port"] for f in (tmp_path / "out").glob("*/cabling.csv")
              for row in csv.DictReader(f.open()) if row["a_device"] == "gb001" and row["a_port"] != "bmc"]
-    assert len(ports) == len(set(ports)) == 12
+    assert len(ports) == len(set(ports)) == 10
 
 
 # The check itself ----------------------------------------------------------------------------------
@@ -469,7 +470,7 @@ def test_the_host_playbook_refuses_placeholder_names_and_passes_real_ones(tmp_pa
 
 
 @pytest.mark.parametrize("case,node,ports", [("b300-cluster", "gpu001", 20), ("b300-cluster", "store01", 2),
-                                             ("gb300-cluster", "gb001", 4)])
+                                             ("gb300-cluster", "gb001", 2)])  # one BlueField-3: P1, P2
 def test_netplan_generate_accepts_the_whole_cluster_nodes(case: str, node: str, ports: int, tmp_path: Path) -> None:
     """netplan's own generator writes a networkd unit per port, named as the node's rdma_links says,
     with the in-band default route; it refuses a file with a port whose address is not one."""

@@ -54,6 +54,9 @@ def _compute_leaves(f: str, w: Widths, plan: Plan) -> list[Switch]:
                     out.append(Switch(f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}-leaf{j + 1:0{w.leaf}d}",
                                       "leaf", i + 1, unit=u + 1, rail=r, pod=_pod(plan, i)))
                     i += 1
+    elif plan.striped:  # one unit whose leaves take every node's ports striped (spec/sizing.py `stripe`)
+        for i in range(plan.present_compute_leaves):
+            out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, unit=1, pod=_pod(plan, i)))
     elif plan.topology == "rail-optimized":
         i = 0
         for u in range(plan.present_units):
@@ -71,7 +74,8 @@ def _storage_leaves(spec: FabricSpec, w: Widths, plan: Plan) -> list[Switch]:
     """The storage servers' leaves, numbered like the fabric's other leaves (a unit's leaf1, or leaf001
     of a fat-tree); on a storage fabric they are its servers' leaves (not storage-storage-leaf)."""
     f = spec.name
-    width = w.pod if plan.rail_groups else w.rail if plan.topology == "rail-optimized" else w.leaf
+    width = w.pod if plan.rail_groups else w.rail if plan.topology == "rail-optimized" and not plan.striped \
+        else w.leaf
     word = "servers" if spec.role == "storage" else "storage"
     out: list[Switch] = []
     for j in range(plan.storage_leaves):

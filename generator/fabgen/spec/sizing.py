@@ -92,6 +92,10 @@ class Plan:
     # leaf per rack): every rail of every unit is a spine-leaf group (a pod) with its own spines.
     # 0: the classic unit, one leaf per rail, whose pods hold whole units.
     group_leaves: int = 0
+    # A northsouth fabric of NVLink racks sized by rack count (`_northsouth_racks`): the plan's one
+    # unit's `leaves_per_unit` leaves take every node's two ports striped, node g's port r on leaf
+    # (g + r) mod leaves (`stripe`), as NVIDIA's generator cables them.
+    striped: bool = False
 
     # `nodes`, `units`, `leaves`, `pods` and everything sized from them are the plan's;
     # `present_*` are what the inventory's nodes fill of it.
@@ -212,6 +216,10 @@ def _size(
         raise SizingError("oversubscription", f"{rtxt}:1 cannot be built with whole ports on a {k}-port {model}: "
                           f"it needs at least {p} downlinks and {q} uplinks per leaf")
 
+    if (topology == "rail-optimized" and storage_pairs and domain > 1 and scalable_unit is None and rails == 2
+            and tiers in ("auto", 2)):
+        return _northsouth_racks(radix=k, speed=speed, nodes=nodes, ratio=ratio, model=model, storage=storage,
+                                 domain=domain, storage_spread=storage_spread, even_spines=even_spines)
     if topology == "rail-optimized":
         su = _scalable_unit(scalable_unit, radix=k, ratio=ratio, domain=domain, model=model)
         if scalable_unit is not None and su + su * q // p > k:
@@ -336,6 +344,64 @@ def _best_pods(*, radix: int, units: int, leaves_per_unit: int, leaves: int, up:
                                   spine_down=spine_down, spine_up=spine_down, cores_per_plane=cores,
                                   spine_core_width=spine_down // cores))
     return None if best is None else best[1]
+
+
+# NVIDIA's converged north-south leaves for GB300 NVL72 racks: ERA-00012 (NVL72 Enterprise RA,
+# 2-4-5-800) Tables 7 and 11 give 2, 2, 5, 6, 9, 10, 11, 11 switches for 1-8 racks, leaves 2/4/7 and
+# spines -/2/4 at 2/4/8 racks; NVIDIA's own generator (NVIDIA/enterprise-ras net-configurator,
+# output/2-4-5-800/largescale at 2f46cb2) cables 8 racks' 144 trays, two ports each, over 7 leaves
+# cl-01..07 (41-42 tray ports a leaf, node n on cl n mod 7 and n + 1 mod 7) under 4 spines cs-01..04,
+# each leaf with 64 x 400G to the spines (swp18-swp49 split 2x, 16 to each spine). Leaves: 7 per 8
+# racks, rounded up, at least 2 (one a rack at 2-7 racks, 7 at 8); no rule of whole tray ports a
+# leaf gives 7 at both 7 and 8 racks (docs/decisions.md). Spines: fabgen's two-tier rule
+# (`_two_tier_spines`) with a leaf's uplinks at the fabric's ratio, 64 at 1:1 on 128 x 400G: 2
+# spines hold 4 leaves' uplinks, 4 hold 8, in pairs on Spectrum-X.
+NS_LEAVES_PER_RACKS = (7, 8)
+
+
+def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, model: str, storage: int,
+                      domain: int, storage_spread: int, even_spines: bool) -> Plan:
+    """A northsouth fabric of NVLink racks (two ports a tray) without a declared scalable_unit, as
+    NVIDIA sizes its converged north-south fabric (`NS_LEAVES_PER_RACKS`): one unit of `leaves`
+    leaves, at least two, enough for the ports at the ratio, every node's ports striped over them
+    (`stripe`); storage servers on leaf pairs of their own after them; two tiers.
+
+    NVIDIA builds 1-2 racks as one tier, a collapsed pair joined by inter-switch links (csl-01/02);
+    fabgen has no link between two leaves yet (issue 56, item 3), so its pair keeps the spine layer
+    every two-tier fabric has (docs/decisions.md)."""
+    k = radix
+    split = leaf_split(k, ratio)
+    if split is None:
+        raise SizingError("oversubscription", f"{_fmt_ratio(ratio)}:1 leaves no node port on a {k}-port {model}")
+    down, up = split
+    racks = math.ceil(nodes / domain)
+    per, of = NS_LEAVES_PER_RACKS
+    leaves = max(2, math.ceil(per * racks / of))
+    while 2 * math.ceil(nodes / leaves) > down:  # a leaf takes at most 2 x ceil(nodes / leaves) tray ports
+        leaves += 1
+    storage_leaves = _storage_leaves(storage, down, storage_spread, True)
+    total = leaves + storage_leaves
+    if total > k:
+        raise SizingError("node_groups", f"{nodes} nodes in {racks} racks need {leaves} leaves"
+                          f"{f' and {storage_leaves} storage leaves' if storage_leaves else ''}; two tiers of "
+                          f"{k}-port switches hold at most {k}: split the north-south fabric")
+    spines = _two_tier_spines(up, math.ceil(total * up / k), even_spines)
+    assert spines is not None  # total <= k
+    return Plan(topology="rail-optimized", tiers=2, radix=k, speed=speed, nodes=nodes, rails=2,
+                endpoints=2 * nodes, ratio=ratio, unit_nodes=nodes, units=1, leaves_per_unit=leaves, down=down,
+                up=up, leaves=total, pods=1, units_per_pod=1, spines_per_pod=spines, leaf_spine_width=up // spines,
+                spine_down=total * (up // spines), spine_up=0, cores_per_plane=0, spine_core_width=0,
+                storage=storage, storage_leaves=storage_leaves, domain=domain, striped=True)
+
+
+def stripe(p: Plan, g: int, r: int) -> tuple[int, int]:
+    """A striped plan's (0-based leaf, leaf port) of node g's port r: leaf (g + r) mod L, as NVIDIA's
+    generator cables a tray's two north-south ports (node n on cl n mod 7 and n + 1 mod 7 at 8 racks),
+    the port the node's place among the nodes on that leaf, so nodes added later only add ports."""
+    n = p.leaves_per_unit
+    leaf = (g + r) % n
+    mine = (leaf, (leaf - 1) % n)  # the residues of the nodes on this leaf (port 0, port 1)
+    return leaf, 2 * (g // n) + sum(1 for x in range(g % n) if x in mine)
 
 
 def _storage_leaves(storage: int, down: int, spread: int, pairs: bool = False) -> int:

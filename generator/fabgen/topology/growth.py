@@ -18,7 +18,7 @@ from typing import Any
 from fabgen.spec.layout import switch_names, uplinks
 from fabgen.spec.model import Switch
 from fabgen.spec.schema import Fabric as FabricSpec
-from fabgen.spec.sizing import Plan, SizingError, units_for
+from fabgen.spec.sizing import Plan, SizingError, stripe, units_for
 from fabgen.spec.sizing import plan as size_plan
 
 
@@ -72,7 +72,7 @@ def _compare(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth:
     seen = replace(later, present_nodes=now.present_nodes, present_units=units_for(later, now.present_nodes))
     before, names, places = _cabling(spec, now)
     after, later_names, later_places = _cabling(spec, seen)
-    moved = sum(1 for k in before if k not in after)
+    moved = sum(1 for k in before if k not in after) + _restriped(now, later)
     cables = len(before) + now.present_nodes * now.rails + now.storage
     if now.storage and now.storage_leaves == 0 and later.storage_leaves:
         moved += now.storage  # a one-switch fabric's storage NICs move to storage leaves
@@ -84,6 +84,17 @@ def _compare(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth:
     return Growth(step, later.present_nodes, moved, cables, renamed,
                   _upper(now), _upper(later),
                   (now.tiers, later.tiers), switches, links, spec.planes, spec.kind)
+
+
+def _restriped(now: Plan, later: Plan) -> int:
+    """The present nodes' ports a striped plan (a northsouth fabric sized by racks) moves to another
+    leaf or port when its leaf count changes."""
+    if not now.striped:
+        return 0
+    if not later.striped:
+        return now.present_nodes * now.rails
+    return sum(1 for g in range(now.present_nodes) for r in range(now.rails)
+               if stripe(now, g, r) != stripe(later, g, r))
 
 
 def _readdressed(spec: FabricSpec, now: Plan, later: Plan, step: str) -> Growth | None:
@@ -124,6 +135,8 @@ def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> li
     per_unit = now.unit_nodes or math.ceil(now.down / now.rails)
     word = "scalable unit" if now.topology == "rail-optimized" else "leaf"
     steps = [(word, (now.present_units + 1) * per_unit)]
+    if now.striped:  # sized by racks: the next rack
+        steps = [("rack", (math.ceil(now.present_nodes / now.domain) + 1) * now.domain)]
     if now.tiers == 3:
         pods = math.ceil(now.present_units / now.units_per_pod)
         steps.append(("pod", (pods + 1) * now.units_per_pod * per_unit))
