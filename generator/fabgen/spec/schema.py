@@ -570,9 +570,10 @@ class Fabric(Strict):
     oob_vlan: int = Field(default=10, ge=2, le=4094, description="role oob: the management VLAN of every access port")
     scalable_unit: int | None = Field(
         default=None, ge=1, le=4096,
-        description="rail-optimized only: nodes per scalable unit (default: the most a leaf takes at the ratio); "
-        "more than a leaf takes makes every rail of a unit a spine-leaf group of several leaves (NVIDIA's GB200 "
-        "SuperPOD: 144 trays, 8 racks)",
+        description="rail-optimized only: nodes per scalable unit (default: the most a leaf takes at the ratio; a "
+        "northsouth fabric of NVL72 trays: sized by racks as NVIDIA's, docs/northsouth.md); more than a leaf takes "
+        "makes every rail of a unit a spine-leaf group of several leaves (NVIDIA's GB200 SuperPOD: 144 trays, 8 "
+        "racks)",
     )
     oversubscription: float = Field(
         default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
