@@ -280,8 +280,8 @@ BfdClass = Annotated[BfdTimers | None, BeforeValidator(_bfd_class, json_schema_i
 class BfdClasses(Strict):
     """BFD on the BGP sessions of each class: true (300 ms x 3), false (none), or the class's timers."""
 
-    leaf_spine: BfdClass = Field(default_factory=BfdTimers, description="leaf-spine sessions (true, false or "
-                                 "{interval_ms, multiplier}; a class left out: true)")
+    leaf_spine: BfdClass = Field(default_factory=BfdTimers, description="leaf-spine sessions: true (300 ms x 3, "
+                                 "also where left out), false or {interval_ms, multiplier}")
     spine_core: BfdClass = Field(default_factory=BfdTimers, description="spine-core sessions of a three-tier fabric")
     leaf_host: BfdClass = Field(default_factory=BfdTimers, description="a leaf's sessions with the nodes "
                                 "(host_routing bgp), on both ends")
@@ -319,8 +319,8 @@ class EthernetOptions(Strict):
         "address and routing table) or bgp (each node also holds a service address, a /32 from the loopbacks pool, "
         "announced by eBGP over every port to its leaves: one address that survives a port or leaf failure)")
     bfd: Annotated[BfdClasses, BeforeValidator(_bfd, json_schema_input_type=bool | BfdClasses)] = Field(
-        default_factory=BfdClasses, description="BFD on the BGP sessions: true (every session class at 300 ms x "
-        "3), false (none), or per session class true, false or {interval_ms, multiplier}")
+        default_factory=BfdClasses, description="BFD on the BGP sessions: true (the default: every session class at "
+        "300 ms x 3), false (none), or a mapping of session class to true, false or {interval_ms, multiplier}")
     northsouth: NorthSouth = Field(default_factory=NorthSouth, description="role northsouth: the storage and "
                                    "in-band VLANs, VNIs and VRFs (the hosts pool is cut in two: storage, in-band)")
     adaptive_routing: bool | None = Field(
