@@ -92,6 +92,13 @@ def test_eight_racks_cable_as_nvidias_largescale_output() -> None:
     assert set(up.values()) == {16} and len(up) == 7 * 4
 
 
+def test_the_report_says_how_the_trays_are_cabled() -> None:
+    striped = str(rendered(inventory(3))["report.md"], "utf-8")
+    assert "dual-homed to two of the 3 leaves (node n on leaves n and n + 1" in striped
+    paired = str(rendered(inventory(2, unit=36))["report.md"], "utf-8")
+    assert "dual-homed to its unit's leaf pair" in paired and "of the 2 leaves" not in paired
+
+
 def test_a_gb300_tray_has_one_bluefield3_in_bom_and_cabling() -> None:
     files = rendered(inventory(2))
     bom = [r for r in rows(files, "ns/bom.csv") if r["category"] == "included"]
