@@ -240,11 +240,11 @@ def _underlay_bfd(switches: list[dict[str, Any]]) -> bool:
     """eos_designs' one underlay peer group: BFD on every underlay session at EOS's default timers,
     or on none (it takes no per-group timers; tests/test_bfd_classes.py compares those lines with
     eos_cli_config_gen instead)."""
-    from fabgen.intent.switches import DEFAULT_BFD
+    from fabgen.intent.switches import DEFAULT_BFD, group_bfd
 
-    timers = [t for sw in switches for t in sw["bgp"]["bfd"]["groups"].values()]
-    ons = {bool(sw["bgp"]["bfd"]["groups"]) for sw in switches}
-    if any(t != DEFAULT_BFD for t in timers) or len(ons) > 1:
+    timers = [group_bfd(sw["bgp"]["bfd"], g) for sw in switches for g in sw["bgp"]["peer_groups"]]
+    ons = {t is not None for t in timers}
+    if any(t not in (None, DEFAULT_BFD) for t in timers) or len(ons) > 1:
         raise SystemExit("the AVD comparison covers BFD on every underlay session at 300 ms x 3, or on none")
     return ons == {True}
 
@@ -261,9 +261,9 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
     common["overlay_routing_protocol"] = "ebgp"
     common["l3leaf"]["defaults"].update(vtep=True, vtep_loopback="Loopback0", spanning_tree_mode="mstp",
                                         virtual_router_mac_address=ev["gateway_mac"])
-    from fabgen.intent.switches import DEFAULT_BFD
+    from fabgen.intent.switches import DEFAULT_BFD, OVERLAY_BFD_CLASS, group_bfd
 
-    overlay = leaf["bgp"]["bfd"]["overlay"]
+    overlay = group_bfd(leaf["bgp"]["bfd"], OVERLAY_BFD_CLASS)
     common["bgp_peer_groups"]["evpn_overlay_peers"] = {"bfd": overlay is not None}
     if overlay is not None and overlay != DEFAULT_BFD:  # AVD's default multihop timers are EOS's (300 ms x 3)
         common["bfd_multihop"] = {"interval": overlay["interval_ms"], "min_rx": overlay["interval_ms"],
