@@ -3,7 +3,8 @@ for the switch targets (EOS, NVUE), the hosts' netplans, NetBox and addresses.cs
 
 Decisions:
 * every node's two ports of the fabric are one LACP bond on the node (`HOST_BOND`), one port on each
-  leaf of its unit's leaf pair; on each leaf the port is a bond of its own (`bond<n>` on NVUE,
+  leaf of its unit's leaf pair (or, on a fabric sized by racks, on two of its leaves: spec/sizing.py
+  `stripe`); on each leaf the port is a bond of its own (`bond<n>` on NVUE,
   `Port-Channel<n>` on EOS, n the leaf port's number), both legs one EVPN Ethernet segment, so the
   node sees one LACP partner (EVPN multihoming, all-active, no peer link);
 * the segment: a fabric-wide system MAC (`ES_SYS_MAC`, locally administered) and a local id, the
