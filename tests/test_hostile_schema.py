@@ -144,6 +144,8 @@ BASE: dict[str, Any] = {
                              "ecn": {"min_threshold_kbytes": 150, "max_threshold_kbytes": 1500, "probability": 100},
                              "pfc_watchdog": {"detection_ms": 200, "restoration_ms": 200, "poll_interval_ms": 100}},
                      "asn": {"leaf": 4200010000, "spine": 4200001000, "core": 4200000000, "host": 4200100000},
+                     "bfd": {c: {"interval_ms": 300, "multiplier": 3}
+                             for c in ("leaf_spine", "spine_core", "leaf_host", "overlay")},
                      "northsouth": {r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
                                     for r, v in (("storage", 20), ("inband", 30))}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
