@@ -1,10 +1,11 @@
 """BFD per session class (`ethernet.bfd`): each platform's render carries each class's timers,
 and the platform's own consumer accepts it and refuses a broken value: NVUE in every release
-fabgen writes (NVIDIA's object model: the 5.15+ profiles and the 5.13/5.14 peer-group timers),
-the nodes' FRR (`vtysh --dryrun`), EOS against Arista AVD's eos_cli_config_gen (the same lines
-from the intent, translated to AVD's keys, not from fabgen's EOS spelling; AVD's schema refuses
-a multiplier above 50), SONiC through its YANG models. Bad values are refused at their line and
-column with exit 2; `bfd: true|false` renders byte for byte as the classes written out do."""
+fabgen writes (NVIDIA's object model: the 5.15+ profiles and the 5.13/5.14 peer-group timers;
+the `nv set` script run by bash), the nodes' FRR (`vtysh --dryrun`), EOS against Arista AVD's
+eos_cli_config_gen (the same lines from the intent, translated to AVD's keys, not from fabgen's
+EOS spelling; AVD's schema refuses a multiplier above 50), SONiC through its YANG models. Bad
+values are refused at their line and column with exit 2; `bfd: true|false` renders byte for byte
+as the classes written out do."""
 
 from __future__ import annotations
 
@@ -81,7 +82,8 @@ def _groups(tree: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("release", RELEASES)
 def test_nvue_carries_each_class_and_the_object_model_accepts_it(release: str, tmp_path: Path) -> None:
     new = release >= "5.15"
-    trees = _nvue_trees(_storage(tmp_path, CLASSES, release=release))
+    out = _storage(tmp_path, CLASSES, release=release)
+    trees = _nvue_trees(out)
     leaves = [n for n in trees if "leaf" in n]
     assert leaves and len(trees) > len(leaves)
     for name, (header, tree) in trees.items():
@@ -106,8 +108,18 @@ def test_nvue_carries_each_class_and_the_object_model_accepts_it(release: str, t
             if name in leaves:
                 assert groups["HOSTS"]["bfd"] == {"enable": "on", "detect-multiplier": 4, "min-rx-interval": 600,
                                                   "min-tx-interval": 600}
-    # the object model refuses a timer it does not take (5.15+: at least 10 ms; before: 50 ms)
+    # the `nv set` script, run by bash, says the YAML word for word and builds a tree the model takes
+    from test_baseline_nvue import leaves as words_of
+    from test_baseline_nvue import run_script
+
     _, tree = trees[leaves[0]]
+    calls = run_script(out / "st" / "switches" / f"{leaves[0]}.nvue.sh")
+    assert calls[:-1] == [["set", *w] for w in words_of(tree)]
+    built: dict[str, Any] = {}
+    for call in calls[:-1]:
+        nvue_model.merge(built, nvue_model.parse_nv_words(release, call[1:]))
+    assert built == tree and nvue_model.problems(release, built) == []
+    # the object model refuses a timer it does not take (5.15+: at least 10 ms; before: 50 ms)
     if new:
         tree["router"]["bfd"]["profile"]["FABRIC-1000x5"]["min-rx-interval"] = 5
     else:
