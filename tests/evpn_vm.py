@@ -9,7 +9,8 @@ initramfs (busybox-static and the kernel's 9p modules) mounts it and hands over 
 that loads the modules the lab needs, gives the lab a tmpfs (/run), runs `fabgen emulate --format
 json` and prints its verdict between markers on the serial console; the VM powers off. Nothing
 is created on the host but the VM's work folder; the QEMU process ends with the VM or at the
-timeout (subprocess.run kills it).
+timeout (killed by its PID). The console is written to the work folder as it comes, and fabgen
+prints its stages there (--progress), so a run that hangs says where it was.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import glob
 import gzip
 import io
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -30,6 +32,7 @@ BOOT_MODULES = ("virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_le
                 "9pnet", "9pnet_virtio", "netfs", "fscache", "9p")
 LAB_MODULES = ("bonding", "8021q", "vrf", "macvlan", "vxlan", "veth", "bridge")
 BEGIN, END = "FABGEN-VM-BEGIN", "FABGEN-VM-END"
+KERNEL_LINE = re.compile(r"\[ *\d+\.\d+\] ")  # a kernel message on the console, e.g. "[  131.2] sysrq: ..."
 
 
 def kernel() -> tuple[str, str] | None:
@@ -88,7 +91,7 @@ INIT = """#!/bin/busybox sh
 for m in {modules}; do /bin/busybox insmod /lib/modules/$m.ko 2>/dev/null; done
 /bin/busybox mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144 hostroot /newroot || /bin/busybox poweroff -f
 /bin/busybox umount /proc /dev
-exec /bin/busybox switch_root /newroot {guest}
+exec /bin/busybox switch_root /newroot {guest} "$@"
 """
 
 GUEST = """#!/bin/sh
@@ -97,39 +100,73 @@ mkdir -p /run/netns /run/lab
 for m in {modules}; do modprobe $m; done
 ip link set lo up
 cd {cwd}
-TMPDIR=/run/lab HOME=/run/lab PYTHONDONTWRITEBYTECODE=1 {python} -m fabgen emulate {render} --format json \\
-    > /run/lab/out.json 2> /run/lab/err.txt
-echo "{begin} $?"
-cat /run/lab/out.json
-echo "{end}"
-tail -c 3000 /run/lab/err.txt
+echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
+k=0
+for render in "$@"; do
+    # fabgen's stages and any message on the console as they happen, through a pipe (on the console
+    # itself, a terminal, they would be an animation); its own bound, below the VM's
+    {{ TMPDIR=/run/lab HOME=/run/lab PYTHONDONTWRITEBYTECODE=1 timeout -s INT -k 60 {bound} \\
+        {python} -m fabgen emulate "$render" --format json --progress 2>&1 > /run/lab/out.json
+       echo $? > /run/lab/rc; }} | cat
+    echo "{begin} $k $(cat /run/lab/rc)"
+    cat /run/lab/out.json
+    echo "{end} $k"
+    k=$((k + 1))
+done
+sleep 2  # the console drains before the kernel's own lines (power off) could mix in
 echo o > /proc/sysrq-trigger
 sleep 30
 """
 
+# Seconds: the guest's own bound on each fabgen emulate (it is interrupted, cleans up and says
+# where it was), then the VM's per render (QEMU killed). One render took 130 s with two idle
+# cores, 600 s beside two busy ones.
+GUEST_BOUND, VM_BOUND = 900, 1000
 
-def emulate(render: Path, work: Path, timeout: float = 1200) -> tuple[int, str, str]:
-    """(fabgen's exit code, its stdout, the console) of `fabgen emulate RENDER --format json` in the VM.
-    `work` (a folder the test owns, outside /run) holds the initramfs and the guest script."""
+
+def emulate(renders: list[Path], work: Path, timeout: float | None = None) -> tuple[list[tuple[int, str]], str]:
+    """([(fabgen's exit code, its stdout)] of `fabgen emulate RENDER --format json` for each render,
+    the console), all in one VM boot. `work` (a folder the test owns, outside /run) holds the
+    initramfs, the guest script and the console as it is written (console.txt), so a VM that never
+    ends still says where it was."""
     path, version = kernel()  # type: ignore[misc]
     work.mkdir(parents=True, exist_ok=True)
     guest = work / "guest.sh"
     guest.write_text(GUEST.format(modules=" ".join(LAB_MODULES), cwd=os.getcwd(), python=sys.executable,
-                                  render=render.resolve(), begin=BEGIN, end=END))
+                                  begin=BEGIN, end=END, bound=GUEST_BOUND))
     guest.chmod(0o755)
+    # the kernel hands init's arguments after "--" on its command line to init; switch_root passes them on
     files = {"init": (INIT.format(modules=" ".join(BOOT_MODULES), guest=guest).encode(), 0o755),
              "bin/busybox": (Path(BUSYBOX).read_bytes(), 0o755)}  # type: ignore[arg-type]
     files.update({f"lib/modules/{m}.ko": (_module(version, m), 0o644) for m in BOOT_MODULES})
     initrd = work / "initrd.gz"
     initrd.write_bytes(gzip.compress(_cpio(files)))
-    done = subprocess.run(
-        [QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-m", "4096", "-smp", "2", "-kernel", path,  # type: ignore[list-item]
-         "-initrd", str(initrd), "-append", "console=ttyS0 quiet panic=-1", "-nographic", "-no-reboot",
-         "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    console = done.stdout + done.stderr
-    if BEGIN not in console or END not in console:
-        raise RuntimeError(f"the VM printed no verdict:\n{console[-4000:]}")
-    body = console.split(BEGIN, 1)[1].split(END, 1)[0]
-    code, _, out = body.partition("\n")
-    return int(code.strip() or -1), out, console
+    args = " ".join(str(r.resolve()) for r in renders)
+    if any(c.isspace() for r in renders for c in str(r.resolve())):
+        raise ValueError(f"render paths with white space cannot reach the VM's command line: {args}")
+    log = work / "console.txt"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [QEMU, "-accel", "tcg,thread=multi", "-cpu", "max", "-m", "4096", "-smp", "2", "-kernel", path,  # type: ignore[list-item]
+             "-initrd", str(initrd), "-append", f"console=ttyS0 quiet panic=-1 -- {args}", "-nographic",
+             "-no-reboot", "-virtfs",
+             "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"],
+            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            process.wait(timeout=timeout or VM_BOUND * len(renders))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=30)
+            raise RuntimeError(f"the VM did not end within {timeout or VM_BOUND * len(renders):g} s; its console:\n"
+                               f"{log.read_text(errors='replace')[-6000:]}") from None
+    console = log.read_text(errors="replace")
+    verdicts = []
+    for k in range(len(renders)):
+        head, tail = f"{BEGIN} {k} ", f"{END} {k}"
+        if head not in console or tail not in console:
+            raise RuntimeError(f"the VM printed no verdict for {renders[k]}:\n{console[-6000:]}")
+        body = console.split(head, 1)[1].split(tail, 1)[0]
+        body = "".join(line for line in body.splitlines(keepends=True) if not KERNEL_LINE.match(line))
+        code, _, out_text = body.partition("\n")
+        verdicts.append((int(code.strip() or -1), out_text))
+    return verdicts, console

@@ -712,28 +712,25 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
             pytest.skip(f"the EVPN lab needs {', '.join(missing)} (refused as it should be) and the VM that "
                         f"would run it {', '.join(lacking)} (`make test` installs them)")
 
-    def run(out: Path) -> tuple[int, str, str]:
-        """(exit code, JSON verdict, what else it said) of fabgen emulate OUT: here, or in the VM
-        where this kernel cannot build the lab."""
-        if not missing:
-            r = emulate(out, "--format", "json")
-            return r.returncode, r.stdout, r.stderr[-3000:]
-        code, stdout, console = evpn_vm.emulate(out, tmp_path / f"vm-{out.name}")
-        return code, stdout, console[-3000:]
-    code, stdout, said = run(tmp_path / "out") if missing else (res.returncode, res.stdout, res.stderr)
-    assert code == 0, _verdict(stdout, said)
-    result = json.loads(stdout)
-    assert result["ok"] and result["fabrics"] == ["ns"] and result["hosts"] == 6
-    assert any("down (every port)" in n for n in result["notes"]), result["notes"]
     shutil.copytree(tmp_path / "out", tmp_path / "broken")
     leaf = tmp_path / "broken" / "ns" / "switches" / "ns-su01-leaf2.nvue.yaml"
     text = leaf.read_text()
     assert "local-id: 1\n" in text
     leaf.write_text(text.replace("local-id: 1\n", "local-id: 77\n", 1))
     relist(tmp_path / "broken", "ns/switches/ns-su01-leaf2.nvue.yaml")
-    code, stdout, said = run(tmp_path / "broken")
-    assert code == 1, _verdict(stdout, said)
-    found = json.loads(stdout)
+    if missing:  # both in one VM boot: here or in the VM, fabgen emulate reads each render as it would on a host
+        verdicts, console = evpn_vm.emulate([tmp_path / "out", tmp_path / "broken"], tmp_path / "vm")
+        said = console[-3000:]
+    else:
+        runs = [res, emulate(tmp_path / "broken", "--format", "json")]
+        verdicts, said = [(r.returncode, r.stdout) for r in runs], runs[0].stderr[-3000:] + runs[1].stderr[-3000:]
+    (code, stdout), (broken_code, broken_stdout) = verdicts
+    assert code == 0, _verdict(stdout, said)
+    result = json.loads(stdout)
+    assert result["ok"] and result["fabrics"] == ["ns"] and result["hosts"] == 6
+    assert any("down (every port)" in n for n in result["notes"]), result["notes"]
+    assert broken_code == 1, _verdict(broken_stdout, said)
+    found = json.loads(broken_stdout)
     assert "ns-su01-leaf2" in found["failed"] and any(f["check"] == "segment" for f in found["findings"])
 
 
@@ -765,6 +762,35 @@ def test_the_lab_catches_a_node_whose_gateway_is_one_leafs_own_mac(clean) -> Non
             assert bool(problems) == found and all("12:41:34:70:07:f8" in p for p in problems), problems
     finally:
         subprocess.run(["ip", "netns", "del", ns], timeout=30)
+
+
+@needs_lab
+@pytest.mark.integration
+def test_the_labs_pings_name_exactly_the_unreachable_targets(tmp_path: Path, clean) -> None:
+    """A node's pings run at once in one process in its namespace: the address it holds answers,
+    an address on no link does not, and a name holding shell text is an argument (nothing run)."""
+    from fabgen.emulate.evpn import unreachable
+
+    ns, far = f"fabgen-ping-{os.getpid()}", f"fabgen-pong-{os.getpid()}"
+    mark = tmp_path / "ran"
+    for name in (ns, far):
+        subprocess.run(["ip", "netns", "add", name], check=True, timeout=30)
+    try:
+        for where, cmd in ((ns, ["link", "add", "v0", "type", "veth", "peer", "name", "v1", "netns", far]),
+                           (ns, ["link", "set", "v0", "up"]), (far, ["link", "set", "v1", "up"]),
+                           (ns, ["addr", "add", "10.140.0.2/24", "dev", "v0"]),
+                           (far, ["addr", "add", "10.140.0.3/24", "dev", "v1"])):
+            subprocess.run(["ip", "-n", where, *cmd], check=True, timeout=30)
+        hostile = f"v0;touch {mark}"
+        pairs = [("v0", "10.140.0.3"), ("v0", "10.140.0.9"), (hostile, "10.140.0.3"), ("v0", f"$(touch {mark})"),
+                 ("v0", "10.140.0.3")]
+        assert unreachable(ns, pairs) == {("v0", "10.140.0.9"), (hostile, "10.140.0.3"), ("v0", f"$(touch {mark})")}
+        assert unreachable(ns, []) == set() and not mark.exists()
+        subprocess.run(["ip", "-n", far, "link", "set", "v1", "down"], check=True, timeout=30)
+        assert ("v0", "10.140.0.3") in unreachable(ns, pairs)
+    finally:
+        for name in (ns, far):
+            subprocess.run(["ip", "netns", "del", name], timeout=30)
 
 
 def _verdict(stdout: str, said: str) -> str:

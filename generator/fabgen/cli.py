@@ -445,6 +445,8 @@ def emulate(
     trust_edited: bool = typer.Option(False, "--trust-edited", help="emulate render files changed since fabgen wrote "
                                       "them (or not written by it); they are still checked value by value, and the "
                                       "report names them"),
+    show_progress: bool = typer.Option(False, "--progress", help="where stderr is no terminal (a CI log, a VM's "
+                                       "console), print each stage with its seconds on stderr"),
 ) -> None:
     """Bring the Ethernet fabrics of RENDER_DIR up in network namespaces with FRR, from the rendered
     files, and check sessions, routes, ECMP widths and host reachability against the plan. Needs
@@ -457,7 +459,7 @@ def emulate(
     _format_or_exit(fmt, ("text", "json"))
     _render_dir_or_exit(render_dir)
     try:
-        with _Progress() as progress:
+        with _Progress(plain=show_progress) as progress:
             result = run_emulate(render_dir, fabric, fail, timeout, progress=progress, save_state=save_state,
                                  max_routers=max_routers, max_hosts=max_nodes, max_sessions=max_sessions,
                                  trust_edited=trust_edited)
