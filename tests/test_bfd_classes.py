@@ -349,3 +349,27 @@ def test_true_and_false_render_as_every_class_written_out(platform: str, release
     assert renders["true"] == renders[every] == renders["{}"]
     assert renders["false"] == renders[none]
     assert renders["true"] != renders["false"]
+
+
+@pytest.mark.parametrize(("platform", "release"), [("nvue", "5.14"), ("nvue", "5.16"), ("eos", None)])
+def test_the_emulator_reads_every_class_and_runs_bfd_where_it_is_on(platform: str, release: str | None,
+                                                                    tmp_path: Path) -> None:
+    """`fabgen emulate` reads a render with class timers as it reads the default: each peer group
+    of a class with BFD runs BFD in the lab (on 5.15+ too, where a profile turns it on), none of a
+    class set false; the nodes' frr.conf with its bfdd profile is one the lab runs as written."""
+    from fabgen.emulate.read import fabrics_of, read_fabric
+    from fabgen.rendered.read import read_render
+
+    out = _storage(tmp_path / "c", "{leaf_spine: {interval_ms: 1000, multiplier: 5}, "
+                   "leaf_host: {interval_ms: 600, multiplier: 4}}", platform, release)
+    files = read_render(out, lambda s: None)
+    fab = read_fabric(files, next(f for f in fabrics_of(files, "st")))
+    leaves = {d: r for d, r in fab.routers.items() if "leaf" in d}
+    assert leaves and all(any(g.bfd for g in r.groups.values()) for r in leaves.values())
+    assert all(n.bfd for r in leaves.values() for n in r.neighbors if n.group and r.groups[n.group].bfd)
+    assert all("bfd profile FABRIC" in h.frr for h in fab.hosts.values() if h.frr)
+    off = _storage(tmp_path / "o", "{leaf_spine: false, leaf_host: false}", platform, release)
+    files = read_render(off, lambda s: None)
+    fab = read_fabric(files, next(f for f in fabrics_of(files, "st")))
+    assert not any(g.bfd for r in fab.routers.values() for g in r.groups.values())
+    assert not any(n.bfd for r in fab.routers.values() for n in r.neighbors)

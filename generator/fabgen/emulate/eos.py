@@ -208,7 +208,7 @@ def _bgp(r: Router, body: list[tuple[int, str]], where: str) -> None:  # noqa: C
         if m:
             r.groups[m.group(1)] = Neighbor("", "", m.group(1))
             continue
-        m = _fullmatch(r"neighbor (\S+) bfd", line)
+        m = _fullmatch(rf"neighbor (\S+) bfd(?: interval {_N} min-rx {_N} multiplier {_N})?", line)
         if m and m.group(1) in r.groups:
             r.groups[m.group(1)].bfd = True
             continue

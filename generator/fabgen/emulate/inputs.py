@@ -374,7 +374,10 @@ FRR_HOST_LINES = [re.compile(p) for p in (
     r"![ -~]*", r"frr defaults datacenter", r"hostname [A-Za-z0-9][A-Za-z0-9_.-]{0,63}", r"log syslog informational",
     rf"ip prefix-list SERVICE seq 10 permit {_V4}/32", r"route-map (SERVICE-OUT|FABRIC-IN) permit 10",
     r" match ip address prefix-list SERVICE", r"exit", r"router bgp (?P<asn>[0-9]{1,10})",
-    rf" bgp router-id {_V4}", r" neighbor FABRIC (peer-group|remote-as external|bfd)",
+    rf" bgp router-id {_V4}", r" neighbor FABRIC (peer-group|remote-as external|bfd|bfd profile FABRIC)",
+    # the leaf_host class's own BFD timers (targets/hosts.py): a bfdd profile
+    r"bfd", r" profile FABRIC", r"  detect-multiplier [0-9]{1,2}", r"  (receive|transmit)-interval [0-9]{2,5}",
+    r" exit",
     rf" neighbor {_V4} peer-group FABRIC", rf" neighbor {_V4} description [A-Za-z0-9_./:() -]{{1,200}}", r" !",
     r" address-family ipv4 unicast", rf"  network {_V4}/32",
     r"  neighbor FABRIC route-map (FABRIC-IN in|SERVICE-OUT out)", r"  maximum-paths [0-9]{1,3}",

@@ -28,7 +28,9 @@ _IGNORED = [
     (rf"interface/{_IFACE}/link/(breakout/.*|mtu)", "link"), (rf"interface/{_IFACE}/qos/.*", "qos"),
     (rf"interface/{_IFACE}/router/adaptive-routing/.*", "adaptive routing"), (rf"interface/{_IFACE}/type", "type"),
     (r"router/bgp/(enable|state)", "on"), (r"vrf/default/router/bgp/(enable|state)", "on"),
-    (r"vrf/default/router/bgp/peer-group/[^/]+/bfd/profile", "bfd timers"),
+    # a peer group's BFD timers (5.13/5.14; a profile's on 5.15+, router/bfd): the lab runs its own
+    (r"vrf/default/router/bgp/peer-group/[^/]+/bfd/(detect-multiplier|min-rx-interval|min-tx-interval)",
+     "bfd timers"),
     (r"interface/uplink/.*", "management"),
     (r"acl/.*", "management"),  # the baseline's control-plane ACL (targets/nvue.py)
     (rf"interface/{_IFACE}/telemetry/.*", "telemetry"),  # the baseline's histograms
@@ -119,13 +121,13 @@ def _one(r: Router, path: str, value: Any, down: set[str], ports: dict[str, dict
     if m:
         r.networks.append(m.group("cidr"))
         return True
-    m = re.fullmatch(re.escape(base) + r"peer-group/(?P<g>[^/]+)/(?P<key>remote-as|bfd/enable)", path)
+    m = re.fullmatch(re.escape(base) + r"peer-group/(?P<g>[^/]+)/(?P<key>remote-as|bfd/enable|bfd/profile)", path)
     if m:
         group = r.groups.setdefault(m.group("g"), Neighbor("", "", m.group("g")))
         if m.group("key") == "remote-as":
             group.remote_as = str(value)
-        else:
-            group.bfd = value == "on"
+        else:  # 5.13/5.14: bfd enable on; 5.15+: a profile names the timers (BFD on)
+            group.bfd = value == "on" if m.group("key") == "bfd/enable" else bool(value)
         return True
     m = re.fullmatch(re.escape(base) + rf"neighbor/{_IFACE}/(?P<key>peer-group|type|remote-as)", path)
     if m:
