@@ -167,7 +167,7 @@ nv set interface bond1 evpn multihoming segment local-id 1
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
-nv set interface swp1s0 description HOST_su-01-node-01_mlx5_10
+nv set interface swp1s0 description HOST_su-01-node-01_mlx5_5
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
@@ -189,7 +189,7 @@ nv set interface bond2 evpn multihoming segment local-id 2
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
-nv set interface swp1s1 description HOST_su-01-node-02_mlx5_10
+nv set interface swp1s1 description HOST_su-01-node-02_mlx5_5
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
@@ -211,7 +211,7 @@ nv set interface bond3 evpn multihoming segment local-id 3
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
-nv set interface swp2s0 description HOST_su-01-node-03_mlx5_10
+nv set interface swp2s0 description HOST_su-01-node-03_mlx5_5
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
@@ -233,7 +233,7 @@ nv set interface bond4 evpn multihoming segment local-id 4
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
-nv set interface swp2s1 description HOST_su-01-node-04_mlx5_10
+nv set interface swp2s1 description HOST_su-01-node-04_mlx5_5
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
@@ -255,7 +255,7 @@ nv set interface bond5 evpn multihoming segment local-id 5
 nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
-nv set interface swp3s0 description HOST_su-01-node-05_mlx5_10
+nv set interface swp3s0 description HOST_su-01-node-05_mlx5_5
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
@@ -277,7 +277,7 @@ nv set interface bond6 evpn multihoming segment local-id 6
 nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
-nv set interface swp3s1 description HOST_su-01-node-06_mlx5_10
+nv set interface swp3s1 description HOST_su-01-node-06_mlx5_5
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
@@ -299,7 +299,7 @@ nv set interface bond7 evpn multihoming segment local-id 7
 nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
-nv set interface swp4s0 description HOST_su-01-node-07_mlx5_10
+nv set interface swp4s0 description HOST_su-01-node-07_mlx5_5
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
@@ -321,7 +321,7 @@ nv set interface bond8 evpn multihoming segment local-id 8
 nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
-nv set interface swp4s1 description HOST_su-01-node-08_mlx5_10
+nv set interface swp4s1 description HOST_su-01-node-08_mlx5_5
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
@@ -343,7 +343,7 @@ nv set interface bond9 evpn multihoming segment local-id 9
 nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
-nv set interface swp5s0 description HOST_su-01-node-09_mlx5_10
+nv set interface swp5s0 description HOST_su-01-node-09_mlx5_5
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
@@ -365,7 +365,7 @@ nv set interface bond10 evpn multihoming segment local-id 10
 nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
-nv set interface swp5s1 description HOST_su-01-node-10_mlx5_10
+nv set interface swp5s1 description HOST_su-01-node-10_mlx5_5
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
@@ -387,7 +387,7 @@ nv set interface bond11 evpn multihoming segment local-id 11
 nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
-nv set interface swp6s0 description HOST_su-01-node-11_mlx5_10
+nv set interface swp6s0 description HOST_su-01-node-11_mlx5_5
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
@@ -409,7 +409,7 @@ nv set interface bond12 evpn multihoming segment local-id 12
 nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
-nv set interface swp6s1 description HOST_su-01-node-12_mlx5_10
+nv set interface swp6s1 description HOST_su-01-node-12_mlx5_5
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
@@ -431,7 +431,7 @@ nv set interface bond13 evpn multihoming segment local-id 13
 nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond13 link mtu 9100
 nv set interface bond13 type bond
-nv set interface swp7s0 description HOST_su-01-node-13_mlx5_10
+nv set interface swp7s0 description HOST_su-01-node-13_mlx5_5
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
@@ -453,7 +453,7 @@ nv set interface bond14 evpn multihoming segment local-id 14
 nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond14 link mtu 9100
 nv set interface bond14 type bond
-nv set interface swp7s1 description HOST_su-01-node-14_mlx5_10
+nv set interface swp7s1 description HOST_su-01-node-14_mlx5_5
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
@@ -475,7 +475,7 @@ nv set interface bond15 evpn multihoming segment local-id 15
 nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond15 link mtu 9100
 nv set interface bond15 type bond
-nv set interface swp8s0 description HOST_su-01-node-15_mlx5_10
+nv set interface swp8s0 description HOST_su-01-node-15_mlx5_5
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
@@ -497,7 +497,7 @@ nv set interface bond16 evpn multihoming segment local-id 16
 nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond16 link mtu 9100
 nv set interface bond16 type bond
-nv set interface swp8s1 description HOST_su-01-node-16_mlx5_10
+nv set interface swp8s1 description HOST_su-01-node-16_mlx5_5
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
@@ -519,7 +519,7 @@ nv set interface bond17 evpn multihoming segment local-id 17
 nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond17 link mtu 9100
 nv set interface bond17 type bond
-nv set interface swp9s0 description HOST_su-01-node-17_mlx5_10
+nv set interface swp9s0 description HOST_su-01-node-17_mlx5_5
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
@@ -541,7 +541,7 @@ nv set interface bond18 evpn multihoming segment local-id 18
 nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond18 link mtu 9100
 nv set interface bond18 type bond
-nv set interface swp9s1 description HOST_su-01-node-18_mlx5_10
+nv set interface swp9s1 description HOST_su-01-node-18_mlx5_5
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable

@@ -9,133 +9,133 @@ nv set interface eth0 ipv4 address 192.168.62.2/24
 nv set interface eth0 ipv4 gateway 192.168.62.1
 nv set interface eth0 type eth
 nv set interface eth0 vrf mgmt
-nv set interface swp1 link breakout 4x
+nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
-nv set interface swp2 link breakout 4x
+nv set interface swp2 link breakout 2x
 nv set interface swp2 type swp
-nv set interface swp3 link breakout 4x
+nv set interface swp3 link breakout 2x
 nv set interface swp3 type swp
-nv set interface swp4 link breakout 4x
+nv set interface swp4 link breakout 2x
 nv set interface swp4 type swp
-nv set interface swp5 link breakout 4x
+nv set interface swp5 link breakout 2x
 nv set interface swp5 type swp
-nv set interface swp6 link breakout 4x
+nv set interface swp6 link breakout 2x
 nv set interface swp6 type swp
-nv set interface swp7 link breakout 4x
+nv set interface swp7 link breakout 2x
 nv set interface swp7 type swp
-nv set interface swp8 link breakout 4x
+nv set interface swp8 link breakout 2x
 nv set interface swp8 type swp
-nv set interface swp9 link breakout 4x
+nv set interface swp9 link breakout 2x
 nv set interface swp9 type swp
-nv set interface swp10 link breakout 4x
+nv set interface swp10 link breakout 2x
 nv set interface swp10 type swp
-nv set interface swp11 link breakout 4x
+nv set interface swp11 link breakout 2x
 nv set interface swp11 type swp
-nv set interface swp12 link breakout 4x
+nv set interface swp12 link breakout 2x
 nv set interface swp12 type swp
-nv set interface swp13 link breakout 4x
+nv set interface swp13 link breakout 2x
 nv set interface swp13 type swp
-nv set interface swp14 link breakout 4x
+nv set interface swp14 link breakout 2x
 nv set interface swp14 type swp
-nv set interface swp15 link breakout 4x
+nv set interface swp15 link breakout 2x
 nv set interface swp15 type swp
-nv set interface swp16 link breakout 4x
+nv set interface swp16 link breakout 2x
 nv set interface swp16 type swp
-nv set interface swp17 link breakout 4x
+nv set interface swp17 link breakout 2x
 nv set interface swp17 type swp
-nv set interface swp18 link breakout 4x
+nv set interface swp18 link breakout 2x
 nv set interface swp18 type swp
-nv set interface swp19 link breakout 4x
+nv set interface swp19 link breakout 2x
 nv set interface swp19 type swp
-nv set interface swp20 link breakout 4x
+nv set interface swp20 link breakout 2x
 nv set interface swp20 type swp
-nv set interface swp21 link breakout 4x
+nv set interface swp21 link breakout 2x
 nv set interface swp21 type swp
-nv set interface swp22 link breakout 4x
+nv set interface swp22 link breakout 2x
 nv set interface swp22 type swp
-nv set interface swp23 link breakout 4x
+nv set interface swp23 link breakout 2x
 nv set interface swp23 type swp
-nv set interface swp24 link breakout 4x
+nv set interface swp24 link breakout 2x
 nv set interface swp24 type swp
-nv set interface swp25 link breakout 4x
+nv set interface swp25 link breakout 2x
 nv set interface swp25 type swp
-nv set interface swp26 link breakout 4x
+nv set interface swp26 link breakout 2x
 nv set interface swp26 type swp
-nv set interface swp27 link breakout 4x
+nv set interface swp27 link breakout 2x
 nv set interface swp27 type swp
-nv set interface swp28 link breakout 4x
+nv set interface swp28 link breakout 2x
 nv set interface swp28 type swp
-nv set interface swp29 link breakout 4x
+nv set interface swp29 link breakout 2x
 nv set interface swp29 type swp
-nv set interface swp30 link breakout 4x
+nv set interface swp30 link breakout 2x
 nv set interface swp30 type swp
-nv set interface swp31 link breakout 4x
+nv set interface swp31 link breakout 2x
 nv set interface swp31 type swp
-nv set interface swp32 link breakout 4x
+nv set interface swp32 link breakout 2x
 nv set interface swp32 type swp
-nv set interface swp33 link breakout 4x
+nv set interface swp33 link breakout 2x
 nv set interface swp33 type swp
-nv set interface swp34 link breakout 4x
+nv set interface swp34 link breakout 2x
 nv set interface swp34 type swp
-nv set interface swp35 link breakout 4x
+nv set interface swp35 link breakout 2x
 nv set interface swp35 type swp
-nv set interface swp36 link breakout 4x
+nv set interface swp36 link breakout 2x
 nv set interface swp36 type swp
-nv set interface swp37 link breakout 4x
+nv set interface swp37 link breakout 2x
 nv set interface swp37 type swp
-nv set interface swp38 link breakout 4x
+nv set interface swp38 link breakout 2x
 nv set interface swp38 type swp
-nv set interface swp39 link breakout 4x
+nv set interface swp39 link breakout 2x
 nv set interface swp39 type swp
-nv set interface swp40 link breakout 4x
+nv set interface swp40 link breakout 2x
 nv set interface swp40 type swp
-nv set interface swp41 link breakout 4x
+nv set interface swp41 link breakout 2x
 nv set interface swp41 type swp
-nv set interface swp42 link breakout 4x
+nv set interface swp42 link breakout 2x
 nv set interface swp42 type swp
-nv set interface swp43 link breakout 4x
+nv set interface swp43 link breakout 2x
 nv set interface swp43 type swp
-nv set interface swp44 link breakout 4x
+nv set interface swp44 link breakout 2x
 nv set interface swp44 type swp
-nv set interface swp45 link breakout 4x
+nv set interface swp45 link breakout 2x
 nv set interface swp45 type swp
-nv set interface swp46 link breakout 4x
+nv set interface swp46 link breakout 2x
 nv set interface swp46 type swp
-nv set interface swp47 link breakout 4x
+nv set interface swp47 link breakout 2x
 nv set interface swp47 type swp
-nv set interface swp48 link breakout 4x
+nv set interface swp48 link breakout 2x
 nv set interface swp48 type swp
-nv set interface swp49 link breakout 4x
+nv set interface swp49 link breakout 2x
 nv set interface swp49 type swp
-nv set interface swp50 link breakout 4x
+nv set interface swp50 link breakout 2x
 nv set interface swp50 type swp
-nv set interface swp51 link breakout 4x
+nv set interface swp51 link breakout 2x
 nv set interface swp51 type swp
-nv set interface swp52 link breakout 4x
+nv set interface swp52 link breakout 2x
 nv set interface swp52 type swp
-nv set interface swp53 link breakout 4x
+nv set interface swp53 link breakout 2x
 nv set interface swp53 type swp
-nv set interface swp54 link breakout 4x
+nv set interface swp54 link breakout 2x
 nv set interface swp54 type swp
-nv set interface swp55 link breakout 4x
+nv set interface swp55 link breakout 2x
 nv set interface swp55 type swp
-nv set interface swp56 link breakout 4x
+nv set interface swp56 link breakout 2x
 nv set interface swp56 type swp
-nv set interface swp57 link breakout 4x
+nv set interface swp57 link breakout 2x
 nv set interface swp57 type swp
-nv set interface swp58 link breakout 4x
+nv set interface swp58 link breakout 2x
 nv set interface swp58 type swp
-nv set interface swp59 link breakout 4x
+nv set interface swp59 link breakout 2x
 nv set interface swp59 type swp
-nv set interface swp60 link breakout 4x
+nv set interface swp60 link breakout 2x
 nv set interface swp60 type swp
-nv set interface swp61 link breakout 4x
+nv set interface swp61 link breakout 2x
 nv set interface swp61 type swp
-nv set interface swp62 link breakout 4x
+nv set interface swp62 link breakout 2x
 nv set interface swp62 type swp
-nv set interface swp63 link breakout 4x
+nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
-nv set interface swp64 link breakout 4x
+nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
 nv set interface swp1s0 description HOST_gb001_mlx5_3
 nv set interface swp1s0 link mtu 9100
@@ -147,981 +147,573 @@ nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
 nv set interface swp1s1 bridge domain br_default access 100
-nv set interface swp1s2 description HOST_gb003_mlx5_3
-nv set interface swp1s2 link mtu 9100
-nv set interface swp1s2 type swp
-nv set interface swp1s2 qos pfc-watchdog state enable
-nv set interface swp1s2 bridge domain br_default access 100
-nv set interface swp1s3 description HOST_gb004_mlx5_3
-nv set interface swp1s3 link mtu 9100
-nv set interface swp1s3 type swp
-nv set interface swp1s3 qos pfc-watchdog state enable
-nv set interface swp1s3 bridge domain br_default access 100
-nv set interface swp2s0 description HOST_gb005_mlx5_3
+nv set interface swp2s0 description HOST_gb003_mlx5_3
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
 nv set interface swp2s0 bridge domain br_default access 100
-nv set interface swp2s1 description HOST_gb006_mlx5_3
+nv set interface swp2s1 description HOST_gb004_mlx5_3
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
 nv set interface swp2s1 bridge domain br_default access 100
-nv set interface swp2s2 description HOST_gb007_mlx5_3
-nv set interface swp2s2 link mtu 9100
-nv set interface swp2s2 type swp
-nv set interface swp2s2 qos pfc-watchdog state enable
-nv set interface swp2s2 bridge domain br_default access 100
-nv set interface swp2s3 description HOST_gb008_mlx5_3
-nv set interface swp2s3 link mtu 9100
-nv set interface swp2s3 type swp
-nv set interface swp2s3 qos pfc-watchdog state enable
-nv set interface swp2s3 bridge domain br_default access 100
-nv set interface swp3s0 description HOST_gb009_mlx5_3
+nv set interface swp3s0 description HOST_gb005_mlx5_3
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
 nv set interface swp3s0 bridge domain br_default access 100
-nv set interface swp3s1 description HOST_gb010_mlx5_3
+nv set interface swp3s1 description HOST_gb006_mlx5_3
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
 nv set interface swp3s1 bridge domain br_default access 100
-nv set interface swp3s2 description HOST_gb011_mlx5_3
-nv set interface swp3s2 link mtu 9100
-nv set interface swp3s2 type swp
-nv set interface swp3s2 qos pfc-watchdog state enable
-nv set interface swp3s2 bridge domain br_default access 100
-nv set interface swp3s3 description HOST_gb012_mlx5_3
-nv set interface swp3s3 link mtu 9100
-nv set interface swp3s3 type swp
-nv set interface swp3s3 qos pfc-watchdog state enable
-nv set interface swp3s3 bridge domain br_default access 100
-nv set interface swp4s0 description HOST_gb013_mlx5_3
+nv set interface swp4s0 description HOST_gb007_mlx5_3
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
 nv set interface swp4s0 bridge domain br_default access 100
-nv set interface swp4s1 description HOST_gb014_mlx5_3
+nv set interface swp4s1 description HOST_gb008_mlx5_3
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
 nv set interface swp4s1 bridge domain br_default access 100
-nv set interface swp4s2 description HOST_gb015_mlx5_3
-nv set interface swp4s2 link mtu 9100
-nv set interface swp4s2 type swp
-nv set interface swp4s2 qos pfc-watchdog state enable
-nv set interface swp4s2 bridge domain br_default access 100
-nv set interface swp4s3 description HOST_gb016_mlx5_3
-nv set interface swp4s3 link mtu 9100
-nv set interface swp4s3 type swp
-nv set interface swp4s3 qos pfc-watchdog state enable
-nv set interface swp4s3 bridge domain br_default access 100
-nv set interface swp5s0 description HOST_gb017_mlx5_3
+nv set interface swp5s0 description HOST_gb009_mlx5_3
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
 nv set interface swp5s0 bridge domain br_default access 100
-nv set interface swp5s1 description HOST_gb018_mlx5_3
+nv set interface swp5s1 description HOST_gb010_mlx5_3
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
 nv set interface swp5s1 bridge domain br_default access 100
-nv set interface swp5s2 description HOST_gb019_mlx5_3
-nv set interface swp5s2 link mtu 9100
-nv set interface swp5s2 type swp
-nv set interface swp5s2 qos pfc-watchdog state enable
-nv set interface swp5s2 bridge domain br_default access 100
-nv set interface swp5s3 description HOST_gb020_mlx5_3
-nv set interface swp5s3 link mtu 9100
-nv set interface swp5s3 type swp
-nv set interface swp5s3 qos pfc-watchdog state enable
-nv set interface swp5s3 bridge domain br_default access 100
-nv set interface swp6s0 description HOST_gb021_mlx5_3
+nv set interface swp6s0 description HOST_gb011_mlx5_3
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
 nv set interface swp6s0 bridge domain br_default access 100
-nv set interface swp6s1 description HOST_gb022_mlx5_3
+nv set interface swp6s1 description HOST_gb012_mlx5_3
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
 nv set interface swp6s1 bridge domain br_default access 100
-nv set interface swp6s2 description HOST_gb023_mlx5_3
-nv set interface swp6s2 link mtu 9100
-nv set interface swp6s2 type swp
-nv set interface swp6s2 qos pfc-watchdog state enable
-nv set interface swp6s2 bridge domain br_default access 100
-nv set interface swp6s3 description HOST_gb024_mlx5_3
-nv set interface swp6s3 link mtu 9100
-nv set interface swp6s3 type swp
-nv set interface swp6s3 qos pfc-watchdog state enable
-nv set interface swp6s3 bridge domain br_default access 100
-nv set interface swp7s0 description HOST_gb025_mlx5_3
+nv set interface swp7s0 description HOST_gb013_mlx5_3
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
 nv set interface swp7s0 bridge domain br_default access 100
-nv set interface swp7s1 description HOST_gb026_mlx5_3
+nv set interface swp7s1 description HOST_gb014_mlx5_3
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
 nv set interface swp7s1 bridge domain br_default access 100
-nv set interface swp7s2 description HOST_gb027_mlx5_3
-nv set interface swp7s2 link mtu 9100
-nv set interface swp7s2 type swp
-nv set interface swp7s2 qos pfc-watchdog state enable
-nv set interface swp7s2 bridge domain br_default access 100
-nv set interface swp7s3 description HOST_gb028_mlx5_3
-nv set interface swp7s3 link mtu 9100
-nv set interface swp7s3 type swp
-nv set interface swp7s3 qos pfc-watchdog state enable
-nv set interface swp7s3 bridge domain br_default access 100
-nv set interface swp8s0 description HOST_gb029_mlx5_3
+nv set interface swp8s0 description HOST_gb015_mlx5_3
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
 nv set interface swp8s0 bridge domain br_default access 100
-nv set interface swp8s1 description HOST_gb030_mlx5_3
+nv set interface swp8s1 description HOST_gb016_mlx5_3
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
 nv set interface swp8s1 bridge domain br_default access 100
-nv set interface swp8s2 description HOST_gb031_mlx5_3
-nv set interface swp8s2 link mtu 9100
-nv set interface swp8s2 type swp
-nv set interface swp8s2 qos pfc-watchdog state enable
-nv set interface swp8s2 bridge domain br_default access 100
-nv set interface swp8s3 description HOST_gb032_mlx5_3
-nv set interface swp8s3 link mtu 9100
-nv set interface swp8s3 type swp
-nv set interface swp8s3 qos pfc-watchdog state enable
-nv set interface swp8s3 bridge domain br_default access 100
-nv set interface swp9s0 description HOST_gb033_mlx5_3
+nv set interface swp9s0 description HOST_gb017_mlx5_3
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
 nv set interface swp9s0 bridge domain br_default access 100
-nv set interface swp9s1 description HOST_gb034_mlx5_3
+nv set interface swp9s1 description HOST_gb018_mlx5_3
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
 nv set interface swp9s1 bridge domain br_default access 100
-nv set interface swp9s2 description HOST_gb035_mlx5_3
-nv set interface swp9s2 link mtu 9100
-nv set interface swp9s2 type swp
-nv set interface swp9s2 qos pfc-watchdog state enable
-nv set interface swp9s2 bridge domain br_default access 100
-nv set interface swp9s3 description HOST_gb036_mlx5_3
-nv set interface swp9s3 link mtu 9100
-nv set interface swp9s3 type swp
-nv set interface swp9s3 qos pfc-watchdog state enable
-nv set interface swp9s3 bridge domain br_default access 100
-nv set interface swp10s0 description HOST_gb037_mlx5_3
+nv set interface swp10s0 description HOST_gb019_mlx5_3
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
 nv set interface swp10s0 bridge domain br_default access 100
-nv set interface swp10s1 description HOST_gb038_mlx5_3
+nv set interface swp10s1 description HOST_gb020_mlx5_3
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
 nv set interface swp10s1 bridge domain br_default access 100
-nv set interface swp10s2 description HOST_gb039_mlx5_3
-nv set interface swp10s2 link mtu 9100
-nv set interface swp10s2 type swp
-nv set interface swp10s2 qos pfc-watchdog state enable
-nv set interface swp10s2 bridge domain br_default access 100
-nv set interface swp10s3 description HOST_gb040_mlx5_3
-nv set interface swp10s3 link mtu 9100
-nv set interface swp10s3 type swp
-nv set interface swp10s3 qos pfc-watchdog state enable
-nv set interface swp10s3 bridge domain br_default access 100
-nv set interface swp11s0 description HOST_gb041_mlx5_3
+nv set interface swp11s0 description HOST_gb021_mlx5_3
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
 nv set interface swp11s0 bridge domain br_default access 100
-nv set interface swp11s1 description HOST_gb042_mlx5_3
+nv set interface swp11s1 description HOST_gb022_mlx5_3
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
 nv set interface swp11s1 bridge domain br_default access 100
-nv set interface swp11s2 description HOST_gb043_mlx5_3
-nv set interface swp11s2 link mtu 9100
-nv set interface swp11s2 type swp
-nv set interface swp11s2 qos pfc-watchdog state enable
-nv set interface swp11s2 bridge domain br_default access 100
-nv set interface swp11s3 description HOST_gb044_mlx5_3
-nv set interface swp11s3 link mtu 9100
-nv set interface swp11s3 type swp
-nv set interface swp11s3 qos pfc-watchdog state enable
-nv set interface swp11s3 bridge domain br_default access 100
-nv set interface swp12s0 description HOST_gb045_mlx5_3
+nv set interface swp12s0 description HOST_gb023_mlx5_3
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
 nv set interface swp12s0 bridge domain br_default access 100
-nv set interface swp12s1 description HOST_gb046_mlx5_3
+nv set interface swp12s1 description HOST_gb024_mlx5_3
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
 nv set interface swp12s1 bridge domain br_default access 100
-nv set interface swp12s2 description HOST_gb047_mlx5_3
-nv set interface swp12s2 link mtu 9100
-nv set interface swp12s2 type swp
-nv set interface swp12s2 qos pfc-watchdog state enable
-nv set interface swp12s2 bridge domain br_default access 100
-nv set interface swp12s3 description HOST_gb048_mlx5_3
-nv set interface swp12s3 link mtu 9100
-nv set interface swp12s3 type swp
-nv set interface swp12s3 qos pfc-watchdog state enable
-nv set interface swp12s3 bridge domain br_default access 100
-nv set interface swp13s0 description HOST_gb049_mlx5_3
+nv set interface swp13s0 description HOST_gb025_mlx5_3
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
 nv set interface swp13s0 bridge domain br_default access 100
-nv set interface swp13s1 description HOST_gb050_mlx5_3
+nv set interface swp13s1 description HOST_gb026_mlx5_3
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
 nv set interface swp13s1 bridge domain br_default access 100
-nv set interface swp13s2 description HOST_gb051_mlx5_3
-nv set interface swp13s2 link mtu 9100
-nv set interface swp13s2 type swp
-nv set interface swp13s2 qos pfc-watchdog state enable
-nv set interface swp13s2 bridge domain br_default access 100
-nv set interface swp13s3 description HOST_gb052_mlx5_3
-nv set interface swp13s3 link mtu 9100
-nv set interface swp13s3 type swp
-nv set interface swp13s3 qos pfc-watchdog state enable
-nv set interface swp13s3 bridge domain br_default access 100
-nv set interface swp14s0 description HOST_gb053_mlx5_3
+nv set interface swp14s0 description HOST_gb027_mlx5_3
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
 nv set interface swp14s0 bridge domain br_default access 100
-nv set interface swp14s1 description HOST_gb054_mlx5_3
+nv set interface swp14s1 description HOST_gb028_mlx5_3
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
 nv set interface swp14s1 bridge domain br_default access 100
-nv set interface swp14s2 description HOST_gb055_mlx5_3
-nv set interface swp14s2 link mtu 9100
-nv set interface swp14s2 type swp
-nv set interface swp14s2 qos pfc-watchdog state enable
-nv set interface swp14s2 bridge domain br_default access 100
-nv set interface swp14s3 description HOST_gb056_mlx5_3
-nv set interface swp14s3 link mtu 9100
-nv set interface swp14s3 type swp
-nv set interface swp14s3 qos pfc-watchdog state enable
-nv set interface swp14s3 bridge domain br_default access 100
-nv set interface swp15s0 description HOST_gb057_mlx5_3
+nv set interface swp15s0 description HOST_gb029_mlx5_3
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
 nv set interface swp15s0 bridge domain br_default access 100
-nv set interface swp15s1 description HOST_gb058_mlx5_3
+nv set interface swp15s1 description HOST_gb030_mlx5_3
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
 nv set interface swp15s1 bridge domain br_default access 100
-nv set interface swp15s2 description HOST_gb059_mlx5_3
-nv set interface swp15s2 link mtu 9100
-nv set interface swp15s2 type swp
-nv set interface swp15s2 qos pfc-watchdog state enable
-nv set interface swp15s2 bridge domain br_default access 100
-nv set interface swp15s3 description HOST_gb060_mlx5_3
-nv set interface swp15s3 link mtu 9100
-nv set interface swp15s3 type swp
-nv set interface swp15s3 qos pfc-watchdog state enable
-nv set interface swp15s3 bridge domain br_default access 100
-nv set interface swp16s0 description HOST_gb061_mlx5_3
+nv set interface swp16s0 description HOST_gb031_mlx5_3
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
 nv set interface swp16s0 bridge domain br_default access 100
-nv set interface swp16s1 description HOST_gb062_mlx5_3
+nv set interface swp16s1 description HOST_gb032_mlx5_3
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
 nv set interface swp16s1 bridge domain br_default access 100
-nv set interface swp16s2 description HOST_gb063_mlx5_3
-nv set interface swp16s2 link mtu 9100
-nv set interface swp16s2 type swp
-nv set interface swp16s2 qos pfc-watchdog state enable
-nv set interface swp16s2 bridge domain br_default access 100
-nv set interface swp16s3 description HOST_gb064_mlx5_3
-nv set interface swp16s3 link mtu 9100
-nv set interface swp16s3 type swp
-nv set interface swp16s3 qos pfc-watchdog state enable
-nv set interface swp16s3 bridge domain br_default access 100
-nv set interface swp17s0 description HOST_gb065_mlx5_3
+nv set interface swp17s0 description HOST_gb033_mlx5_3
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
 nv set interface swp17s0 bridge domain br_default access 100
-nv set interface swp17s1 description HOST_gb066_mlx5_3
+nv set interface swp17s1 description HOST_gb034_mlx5_3
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
 nv set interface swp17s1 bridge domain br_default access 100
-nv set interface swp17s2 description HOST_gb067_mlx5_3
-nv set interface swp17s2 link mtu 9100
-nv set interface swp17s2 type swp
-nv set interface swp17s2 qos pfc-watchdog state enable
-nv set interface swp17s2 bridge domain br_default access 100
-nv set interface swp17s3 description HOST_gb068_mlx5_3
-nv set interface swp17s3 link mtu 9100
-nv set interface swp17s3 type swp
-nv set interface swp17s3 qos pfc-watchdog state enable
-nv set interface swp17s3 bridge domain br_default access 100
-nv set interface swp18s0 description HOST_gb069_mlx5_3
+nv set interface swp18s0 description HOST_gb035_mlx5_3
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
 nv set interface swp18s0 bridge domain br_default access 100
-nv set interface swp18s1 description HOST_gb070_mlx5_3
+nv set interface swp18s1 description HOST_gb036_mlx5_3
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
 nv set interface swp18s1 bridge domain br_default access 100
-nv set interface swp18s2 description HOST_gb071_mlx5_3
-nv set interface swp18s2 link mtu 9100
-nv set interface swp18s2 type swp
-nv set interface swp18s2 qos pfc-watchdog state enable
-nv set interface swp18s2 bridge domain br_default access 100
-nv set interface swp18s3 description HOST_gb072_mlx5_3
-nv set interface swp18s3 link mtu 9100
-nv set interface swp18s3 type swp
-nv set interface swp18s3 qos pfc-watchdog state enable
-nv set interface swp18s3 bridge domain br_default access 100
-nv set interface swp19s0 link state down
+nv set interface swp19s0 description HOST_gb037_mlx5_3
+nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
-nv set interface swp19s1 link state down
+nv set interface swp19s0 qos pfc-watchdog state enable
+nv set interface swp19s0 bridge domain br_default access 100
+nv set interface swp19s1 description HOST_gb038_mlx5_3
+nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
-nv set interface swp19s2 link state down
-nv set interface swp19s2 type swp
-nv set interface swp19s3 link state down
-nv set interface swp19s3 type swp
-nv set interface swp20s0 link state down
+nv set interface swp19s1 qos pfc-watchdog state enable
+nv set interface swp19s1 bridge domain br_default access 100
+nv set interface swp20s0 description HOST_gb039_mlx5_3
+nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
-nv set interface swp20s1 link state down
+nv set interface swp20s0 qos pfc-watchdog state enable
+nv set interface swp20s0 bridge domain br_default access 100
+nv set interface swp20s1 description HOST_gb040_mlx5_3
+nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
-nv set interface swp20s2 link state down
-nv set interface swp20s2 type swp
-nv set interface swp20s3 link state down
-nv set interface swp20s3 type swp
-nv set interface swp21s0 link state down
+nv set interface swp20s1 qos pfc-watchdog state enable
+nv set interface swp20s1 bridge domain br_default access 100
+nv set interface swp21s0 description HOST_gb041_mlx5_3
+nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
-nv set interface swp21s1 link state down
+nv set interface swp21s0 qos pfc-watchdog state enable
+nv set interface swp21s0 bridge domain br_default access 100
+nv set interface swp21s1 description HOST_gb042_mlx5_3
+nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
-nv set interface swp21s2 link state down
-nv set interface swp21s2 type swp
-nv set interface swp21s3 link state down
-nv set interface swp21s3 type swp
-nv set interface swp22s0 link state down
+nv set interface swp21s1 qos pfc-watchdog state enable
+nv set interface swp21s1 bridge domain br_default access 100
+nv set interface swp22s0 description HOST_gb043_mlx5_3
+nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
-nv set interface swp22s1 link state down
+nv set interface swp22s0 qos pfc-watchdog state enable
+nv set interface swp22s0 bridge domain br_default access 100
+nv set interface swp22s1 description HOST_gb044_mlx5_3
+nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
-nv set interface swp22s2 link state down
-nv set interface swp22s2 type swp
-nv set interface swp22s3 link state down
-nv set interface swp22s3 type swp
-nv set interface swp23s0 link state down
+nv set interface swp22s1 qos pfc-watchdog state enable
+nv set interface swp22s1 bridge domain br_default access 100
+nv set interface swp23s0 description HOST_gb045_mlx5_3
+nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
-nv set interface swp23s1 link state down
+nv set interface swp23s0 qos pfc-watchdog state enable
+nv set interface swp23s0 bridge domain br_default access 100
+nv set interface swp23s1 description HOST_gb046_mlx5_3
+nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
-nv set interface swp23s2 link state down
-nv set interface swp23s2 type swp
-nv set interface swp23s3 link state down
-nv set interface swp23s3 type swp
-nv set interface swp24s0 link state down
+nv set interface swp23s1 qos pfc-watchdog state enable
+nv set interface swp23s1 bridge domain br_default access 100
+nv set interface swp24s0 description HOST_gb047_mlx5_3
+nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
-nv set interface swp24s1 link state down
+nv set interface swp24s0 qos pfc-watchdog state enable
+nv set interface swp24s0 bridge domain br_default access 100
+nv set interface swp24s1 description HOST_gb048_mlx5_3
+nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
-nv set interface swp24s2 link state down
-nv set interface swp24s2 type swp
-nv set interface swp24s3 link state down
-nv set interface swp24s3 type swp
-nv set interface swp25s0 link state down
+nv set interface swp24s1 qos pfc-watchdog state enable
+nv set interface swp24s1 bridge domain br_default access 100
+nv set interface swp25s0 description HOST_gb049_mlx5_3
+nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
-nv set interface swp25s1 link state down
+nv set interface swp25s0 qos pfc-watchdog state enable
+nv set interface swp25s0 bridge domain br_default access 100
+nv set interface swp25s1 description HOST_gb050_mlx5_3
+nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
-nv set interface swp25s2 link state down
-nv set interface swp25s2 type swp
-nv set interface swp25s3 link state down
-nv set interface swp25s3 type swp
-nv set interface swp26s0 link state down
+nv set interface swp25s1 qos pfc-watchdog state enable
+nv set interface swp25s1 bridge domain br_default access 100
+nv set interface swp26s0 description HOST_gb051_mlx5_3
+nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
-nv set interface swp26s1 link state down
+nv set interface swp26s0 qos pfc-watchdog state enable
+nv set interface swp26s0 bridge domain br_default access 100
+nv set interface swp26s1 description HOST_gb052_mlx5_3
+nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
-nv set interface swp26s2 link state down
-nv set interface swp26s2 type swp
-nv set interface swp26s3 link state down
-nv set interface swp26s3 type swp
-nv set interface swp27s0 link state down
+nv set interface swp26s1 qos pfc-watchdog state enable
+nv set interface swp26s1 bridge domain br_default access 100
+nv set interface swp27s0 description HOST_gb053_mlx5_3
+nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
-nv set interface swp27s1 link state down
+nv set interface swp27s0 qos pfc-watchdog state enable
+nv set interface swp27s0 bridge domain br_default access 100
+nv set interface swp27s1 description HOST_gb054_mlx5_3
+nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
-nv set interface swp27s2 link state down
-nv set interface swp27s2 type swp
-nv set interface swp27s3 link state down
-nv set interface swp27s3 type swp
-nv set interface swp28s0 link state down
+nv set interface swp27s1 qos pfc-watchdog state enable
+nv set interface swp27s1 bridge domain br_default access 100
+nv set interface swp28s0 description HOST_gb055_mlx5_3
+nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
-nv set interface swp28s1 link state down
+nv set interface swp28s0 qos pfc-watchdog state enable
+nv set interface swp28s0 bridge domain br_default access 100
+nv set interface swp28s1 description HOST_gb056_mlx5_3
+nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
-nv set interface swp28s2 link state down
-nv set interface swp28s2 type swp
-nv set interface swp28s3 link state down
-nv set interface swp28s3 type swp
-nv set interface swp29s0 link state down
+nv set interface swp28s1 qos pfc-watchdog state enable
+nv set interface swp28s1 bridge domain br_default access 100
+nv set interface swp29s0 description HOST_gb057_mlx5_3
+nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
-nv set interface swp29s1 link state down
+nv set interface swp29s0 qos pfc-watchdog state enable
+nv set interface swp29s0 bridge domain br_default access 100
+nv set interface swp29s1 description HOST_gb058_mlx5_3
+nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
-nv set interface swp29s2 link state down
-nv set interface swp29s2 type swp
-nv set interface swp29s3 link state down
-nv set interface swp29s3 type swp
-nv set interface swp30s0 link state down
+nv set interface swp29s1 qos pfc-watchdog state enable
+nv set interface swp29s1 bridge domain br_default access 100
+nv set interface swp30s0 description HOST_gb059_mlx5_3
+nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
-nv set interface swp30s1 link state down
+nv set interface swp30s0 qos pfc-watchdog state enable
+nv set interface swp30s0 bridge domain br_default access 100
+nv set interface swp30s1 description HOST_gb060_mlx5_3
+nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
-nv set interface swp30s2 link state down
-nv set interface swp30s2 type swp
-nv set interface swp30s3 link state down
-nv set interface swp30s3 type swp
-nv set interface swp31s0 link state down
+nv set interface swp30s1 qos pfc-watchdog state enable
+nv set interface swp30s1 bridge domain br_default access 100
+nv set interface swp31s0 description HOST_gb061_mlx5_3
+nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
-nv set interface swp31s1 link state down
+nv set interface swp31s0 qos pfc-watchdog state enable
+nv set interface swp31s0 bridge domain br_default access 100
+nv set interface swp31s1 description HOST_gb062_mlx5_3
+nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
-nv set interface swp31s2 link state down
-nv set interface swp31s2 type swp
-nv set interface swp31s3 link state down
-nv set interface swp31s3 type swp
-nv set interface swp32s0 link state down
+nv set interface swp31s1 qos pfc-watchdog state enable
+nv set interface swp31s1 bridge domain br_default access 100
+nv set interface swp32s0 description HOST_gb063_mlx5_3
+nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
-nv set interface swp32s1 link state down
+nv set interface swp32s0 qos pfc-watchdog state enable
+nv set interface swp32s0 bridge domain br_default access 100
+nv set interface swp32s1 description HOST_gb064_mlx5_3
+nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
-nv set interface swp32s2 link state down
-nv set interface swp32s2 type swp
-nv set interface swp32s3 link state down
-nv set interface swp32s3 type swp
-nv set interface swp33s0 description P2P_inband-spine001_swp1s0
+nv set interface swp32s1 qos pfc-watchdog state enable
+nv set interface swp32s1 bridge domain br_default access 100
+nv set interface swp33s0 description P2P_inband-spine01_swp1s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 type swp
 nv set interface swp33s0 router adaptive-routing state enabled
-nv set interface swp33s1 description P2P_inband-spine001_swp1s1
+nv set interface swp33s1 description P2P_inband-spine01_swp1s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 type swp
 nv set interface swp33s1 router adaptive-routing state enabled
-nv set interface swp33s2 description P2P_inband-spine001_swp1s2
-nv set interface swp33s2 link mtu 9100
-nv set interface swp33s2 type swp
-nv set interface swp33s2 router adaptive-routing state enabled
-nv set interface swp33s3 description P2P_inband-spine001_swp1s3
-nv set interface swp33s3 link mtu 9100
-nv set interface swp33s3 type swp
-nv set interface swp33s3 router adaptive-routing state enabled
-nv set interface swp34s0 description P2P_inband-spine001_swp2s0
+nv set interface swp34s0 description P2P_inband-spine01_swp2s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 type swp
 nv set interface swp34s0 router adaptive-routing state enabled
-nv set interface swp34s1 description P2P_inband-spine001_swp2s1
+nv set interface swp34s1 description P2P_inband-spine01_swp2s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 type swp
 nv set interface swp34s1 router adaptive-routing state enabled
-nv set interface swp34s2 description P2P_inband-spine001_swp2s2
-nv set interface swp34s2 link mtu 9100
-nv set interface swp34s2 type swp
-nv set interface swp34s2 router adaptive-routing state enabled
-nv set interface swp34s3 description P2P_inband-spine001_swp2s3
-nv set interface swp34s3 link mtu 9100
-nv set interface swp34s3 type swp
-nv set interface swp34s3 router adaptive-routing state enabled
-nv set interface swp35s0 description P2P_inband-spine001_swp3s0
+nv set interface swp35s0 description P2P_inband-spine01_swp3s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 type swp
 nv set interface swp35s0 router adaptive-routing state enabled
-nv set interface swp35s1 description P2P_inband-spine001_swp3s1
+nv set interface swp35s1 description P2P_inband-spine01_swp3s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 type swp
 nv set interface swp35s1 router adaptive-routing state enabled
-nv set interface swp35s2 description P2P_inband-spine001_swp3s2
-nv set interface swp35s2 link mtu 9100
-nv set interface swp35s2 type swp
-nv set interface swp35s2 router adaptive-routing state enabled
-nv set interface swp35s3 description P2P_inband-spine001_swp3s3
-nv set interface swp35s3 link mtu 9100
-nv set interface swp35s3 type swp
-nv set interface swp35s3 router adaptive-routing state enabled
-nv set interface swp36s0 description P2P_inband-spine001_swp4s0
+nv set interface swp36s0 description P2P_inband-spine01_swp4s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 type swp
 nv set interface swp36s0 router adaptive-routing state enabled
-nv set interface swp36s1 description P2P_inband-spine001_swp4s1
+nv set interface swp36s1 description P2P_inband-spine01_swp4s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 type swp
 nv set interface swp36s1 router adaptive-routing state enabled
-nv set interface swp36s2 description P2P_inband-spine001_swp4s2
-nv set interface swp36s2 link mtu 9100
-nv set interface swp36s2 type swp
-nv set interface swp36s2 router adaptive-routing state enabled
-nv set interface swp36s3 description P2P_inband-spine001_swp4s3
-nv set interface swp36s3 link mtu 9100
-nv set interface swp36s3 type swp
-nv set interface swp36s3 router adaptive-routing state enabled
-nv set interface swp37s0 description P2P_inband-spine001_swp5s0
+nv set interface swp37s0 description P2P_inband-spine01_swp5s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 type swp
 nv set interface swp37s0 router adaptive-routing state enabled
-nv set interface swp37s1 description P2P_inband-spine001_swp5s1
+nv set interface swp37s1 description P2P_inband-spine01_swp5s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 type swp
 nv set interface swp37s1 router adaptive-routing state enabled
-nv set interface swp37s2 description P2P_inband-spine001_swp5s2
-nv set interface swp37s2 link mtu 9100
-nv set interface swp37s2 type swp
-nv set interface swp37s2 router adaptive-routing state enabled
-nv set interface swp37s3 description P2P_inband-spine001_swp5s3
-nv set interface swp37s3 link mtu 9100
-nv set interface swp37s3 type swp
-nv set interface swp37s3 router adaptive-routing state enabled
-nv set interface swp38s0 description P2P_inband-spine001_swp6s0
+nv set interface swp38s0 description P2P_inband-spine01_swp6s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 type swp
 nv set interface swp38s0 router adaptive-routing state enabled
-nv set interface swp38s1 description P2P_inband-spine001_swp6s1
+nv set interface swp38s1 description P2P_inband-spine01_swp6s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 type swp
 nv set interface swp38s1 router adaptive-routing state enabled
-nv set interface swp38s2 description P2P_inband-spine001_swp6s2
-nv set interface swp38s2 link mtu 9100
-nv set interface swp38s2 type swp
-nv set interface swp38s2 router adaptive-routing state enabled
-nv set interface swp38s3 description P2P_inband-spine001_swp6s3
-nv set interface swp38s3 link mtu 9100
-nv set interface swp38s3 type swp
-nv set interface swp38s3 router adaptive-routing state enabled
-nv set interface swp39s0 description P2P_inband-spine001_swp7s0
+nv set interface swp39s0 description P2P_inband-spine01_swp7s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 type swp
 nv set interface swp39s0 router adaptive-routing state enabled
-nv set interface swp39s1 description P2P_inband-spine001_swp7s1
+nv set interface swp39s1 description P2P_inband-spine01_swp7s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 type swp
 nv set interface swp39s1 router adaptive-routing state enabled
-nv set interface swp39s2 description P2P_inband-spine001_swp7s2
-nv set interface swp39s2 link mtu 9100
-nv set interface swp39s2 type swp
-nv set interface swp39s2 router adaptive-routing state enabled
-nv set interface swp39s3 description P2P_inband-spine001_swp7s3
-nv set interface swp39s3 link mtu 9100
-nv set interface swp39s3 type swp
-nv set interface swp39s3 router adaptive-routing state enabled
-nv set interface swp40s0 description P2P_inband-spine001_swp8s0
+nv set interface swp40s0 description P2P_inband-spine01_swp8s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 type swp
 nv set interface swp40s0 router adaptive-routing state enabled
-nv set interface swp40s1 description P2P_inband-spine001_swp8s1
+nv set interface swp40s1 description P2P_inband-spine01_swp8s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 type swp
 nv set interface swp40s1 router adaptive-routing state enabled
-nv set interface swp40s2 description P2P_inband-spine001_swp8s2
-nv set interface swp40s2 link mtu 9100
-nv set interface swp40s2 type swp
-nv set interface swp40s2 router adaptive-routing state enabled
-nv set interface swp40s3 description P2P_inband-spine001_swp8s3
-nv set interface swp40s3 link mtu 9100
-nv set interface swp40s3 type swp
-nv set interface swp40s3 router adaptive-routing state enabled
-nv set interface swp41s0 description P2P_inband-spine001_swp9s0
+nv set interface swp41s0 description P2P_inband-spine01_swp9s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 type swp
 nv set interface swp41s0 router adaptive-routing state enabled
-nv set interface swp41s1 description P2P_inband-spine001_swp9s1
+nv set interface swp41s1 description P2P_inband-spine01_swp9s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 type swp
 nv set interface swp41s1 router adaptive-routing state enabled
-nv set interface swp41s2 description P2P_inband-spine001_swp9s2
-nv set interface swp41s2 link mtu 9100
-nv set interface swp41s2 type swp
-nv set interface swp41s2 router adaptive-routing state enabled
-nv set interface swp41s3 description P2P_inband-spine001_swp9s3
-nv set interface swp41s3 link mtu 9100
-nv set interface swp41s3 type swp
-nv set interface swp41s3 router adaptive-routing state enabled
-nv set interface swp42s0 description P2P_inband-spine001_swp10s0
+nv set interface swp42s0 description P2P_inband-spine01_swp10s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 type swp
 nv set interface swp42s0 router adaptive-routing state enabled
-nv set interface swp42s1 description P2P_inband-spine001_swp10s1
+nv set interface swp42s1 description P2P_inband-spine01_swp10s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 type swp
 nv set interface swp42s1 router adaptive-routing state enabled
-nv set interface swp42s2 description P2P_inband-spine001_swp10s2
-nv set interface swp42s2 link mtu 9100
-nv set interface swp42s2 type swp
-nv set interface swp42s2 router adaptive-routing state enabled
-nv set interface swp42s3 description P2P_inband-spine001_swp10s3
-nv set interface swp42s3 link mtu 9100
-nv set interface swp42s3 type swp
-nv set interface swp42s3 router adaptive-routing state enabled
-nv set interface swp43s0 description P2P_inband-spine001_swp11s0
+nv set interface swp43s0 description P2P_inband-spine01_swp11s0
 nv set interface swp43s0 link mtu 9100
 nv set interface swp43s0 type swp
 nv set interface swp43s0 router adaptive-routing state enabled
-nv set interface swp43s1 description P2P_inband-spine001_swp11s1
+nv set interface swp43s1 description P2P_inband-spine01_swp11s1
 nv set interface swp43s1 link mtu 9100
 nv set interface swp43s1 type swp
 nv set interface swp43s1 router adaptive-routing state enabled
-nv set interface swp43s2 description P2P_inband-spine001_swp11s2
-nv set interface swp43s2 link mtu 9100
-nv set interface swp43s2 type swp
-nv set interface swp43s2 router adaptive-routing state enabled
-nv set interface swp43s3 description P2P_inband-spine001_swp11s3
-nv set interface swp43s3 link mtu 9100
-nv set interface swp43s3 type swp
-nv set interface swp43s3 router adaptive-routing state enabled
-nv set interface swp44s0 description P2P_inband-spine001_swp12s0
+nv set interface swp44s0 description P2P_inband-spine01_swp12s0
 nv set interface swp44s0 link mtu 9100
 nv set interface swp44s0 type swp
 nv set interface swp44s0 router adaptive-routing state enabled
-nv set interface swp44s1 description P2P_inband-spine001_swp12s1
+nv set interface swp44s1 description P2P_inband-spine01_swp12s1
 nv set interface swp44s1 link mtu 9100
 nv set interface swp44s1 type swp
 nv set interface swp44s1 router adaptive-routing state enabled
-nv set interface swp44s2 description P2P_inband-spine001_swp12s2
-nv set interface swp44s2 link mtu 9100
-nv set interface swp44s2 type swp
-nv set interface swp44s2 router adaptive-routing state enabled
-nv set interface swp44s3 description P2P_inband-spine001_swp12s3
-nv set interface swp44s3 link mtu 9100
-nv set interface swp44s3 type swp
-nv set interface swp44s3 router adaptive-routing state enabled
-nv set interface swp45s0 description P2P_inband-spine001_swp13s0
+nv set interface swp45s0 description P2P_inband-spine01_swp13s0
 nv set interface swp45s0 link mtu 9100
 nv set interface swp45s0 type swp
 nv set interface swp45s0 router adaptive-routing state enabled
-nv set interface swp45s1 description P2P_inband-spine001_swp13s1
+nv set interface swp45s1 description P2P_inband-spine01_swp13s1
 nv set interface swp45s1 link mtu 9100
 nv set interface swp45s1 type swp
 nv set interface swp45s1 router adaptive-routing state enabled
-nv set interface swp45s2 description P2P_inband-spine001_swp13s2
-nv set interface swp45s2 link mtu 9100
-nv set interface swp45s2 type swp
-nv set interface swp45s2 router adaptive-routing state enabled
-nv set interface swp45s3 description P2P_inband-spine001_swp13s3
-nv set interface swp45s3 link mtu 9100
-nv set interface swp45s3 type swp
-nv set interface swp45s3 router adaptive-routing state enabled
-nv set interface swp46s0 description P2P_inband-spine001_swp14s0
+nv set interface swp46s0 description P2P_inband-spine01_swp14s0
 nv set interface swp46s0 link mtu 9100
 nv set interface swp46s0 type swp
 nv set interface swp46s0 router adaptive-routing state enabled
-nv set interface swp46s1 description P2P_inband-spine001_swp14s1
+nv set interface swp46s1 description P2P_inband-spine01_swp14s1
 nv set interface swp46s1 link mtu 9100
 nv set interface swp46s1 type swp
 nv set interface swp46s1 router adaptive-routing state enabled
-nv set interface swp46s2 description P2P_inband-spine001_swp14s2
-nv set interface swp46s2 link mtu 9100
-nv set interface swp46s2 type swp
-nv set interface swp46s2 router adaptive-routing state enabled
-nv set interface swp46s3 description P2P_inband-spine001_swp14s3
-nv set interface swp46s3 link mtu 9100
-nv set interface swp46s3 type swp
-nv set interface swp46s3 router adaptive-routing state enabled
-nv set interface swp47s0 description P2P_inband-spine001_swp15s0
+nv set interface swp47s0 description P2P_inband-spine01_swp15s0
 nv set interface swp47s0 link mtu 9100
 nv set interface swp47s0 type swp
 nv set interface swp47s0 router adaptive-routing state enabled
-nv set interface swp47s1 description P2P_inband-spine001_swp15s1
+nv set interface swp47s1 description P2P_inband-spine01_swp15s1
 nv set interface swp47s1 link mtu 9100
 nv set interface swp47s1 type swp
 nv set interface swp47s1 router adaptive-routing state enabled
-nv set interface swp47s2 description P2P_inband-spine001_swp15s2
-nv set interface swp47s2 link mtu 9100
-nv set interface swp47s2 type swp
-nv set interface swp47s2 router adaptive-routing state enabled
-nv set interface swp47s3 description P2P_inband-spine001_swp15s3
-nv set interface swp47s3 link mtu 9100
-nv set interface swp47s3 type swp
-nv set interface swp47s3 router adaptive-routing state enabled
-nv set interface swp48s0 description P2P_inband-spine001_swp16s0
+nv set interface swp48s0 description P2P_inband-spine01_swp16s0
 nv set interface swp48s0 link mtu 9100
 nv set interface swp48s0 type swp
 nv set interface swp48s0 router adaptive-routing state enabled
-nv set interface swp48s1 description P2P_inband-spine001_swp16s1
+nv set interface swp48s1 description P2P_inband-spine01_swp16s1
 nv set interface swp48s1 link mtu 9100
 nv set interface swp48s1 type swp
 nv set interface swp48s1 router adaptive-routing state enabled
-nv set interface swp48s2 description P2P_inband-spine001_swp16s2
-nv set interface swp48s2 link mtu 9100
-nv set interface swp48s2 type swp
-nv set interface swp48s2 router adaptive-routing state enabled
-nv set interface swp48s3 description P2P_inband-spine001_swp16s3
-nv set interface swp48s3 link mtu 9100
-nv set interface swp48s3 type swp
-nv set interface swp48s3 router adaptive-routing state enabled
-nv set interface swp49s0 description P2P_inband-spine002_swp1s0
+nv set interface swp49s0 description P2P_inband-spine02_swp1s0
 nv set interface swp49s0 link mtu 9100
 nv set interface swp49s0 type swp
 nv set interface swp49s0 router adaptive-routing state enabled
-nv set interface swp49s1 description P2P_inband-spine002_swp1s1
+nv set interface swp49s1 description P2P_inband-spine02_swp1s1
 nv set interface swp49s1 link mtu 9100
 nv set interface swp49s1 type swp
 nv set interface swp49s1 router adaptive-routing state enabled
-nv set interface swp49s2 description P2P_inband-spine002_swp1s2
-nv set interface swp49s2 link mtu 9100
-nv set interface swp49s2 type swp
-nv set interface swp49s2 router adaptive-routing state enabled
-nv set interface swp49s3 description P2P_inband-spine002_swp1s3
-nv set interface swp49s3 link mtu 9100
-nv set interface swp49s3 type swp
-nv set interface swp49s3 router adaptive-routing state enabled
-nv set interface swp50s0 description P2P_inband-spine002_swp2s0
+nv set interface swp50s0 description P2P_inband-spine02_swp2s0
 nv set interface swp50s0 link mtu 9100
 nv set interface swp50s0 type swp
 nv set interface swp50s0 router adaptive-routing state enabled
-nv set interface swp50s1 description P2P_inband-spine002_swp2s1
+nv set interface swp50s1 description P2P_inband-spine02_swp2s1
 nv set interface swp50s1 link mtu 9100
 nv set interface swp50s1 type swp
 nv set interface swp50s1 router adaptive-routing state enabled
-nv set interface swp50s2 description P2P_inband-spine002_swp2s2
-nv set interface swp50s2 link mtu 9100
-nv set interface swp50s2 type swp
-nv set interface swp50s2 router adaptive-routing state enabled
-nv set interface swp50s3 description P2P_inband-spine002_swp2s3
-nv set interface swp50s3 link mtu 9100
-nv set interface swp50s3 type swp
-nv set interface swp50s3 router adaptive-routing state enabled
-nv set interface swp51s0 description P2P_inband-spine002_swp3s0
+nv set interface swp51s0 description P2P_inband-spine02_swp3s0
 nv set interface swp51s0 link mtu 9100
 nv set interface swp51s0 type swp
 nv set interface swp51s0 router adaptive-routing state enabled
-nv set interface swp51s1 description P2P_inband-spine002_swp3s1
+nv set interface swp51s1 description P2P_inband-spine02_swp3s1
 nv set interface swp51s1 link mtu 9100
 nv set interface swp51s1 type swp
 nv set interface swp51s1 router adaptive-routing state enabled
-nv set interface swp51s2 description P2P_inband-spine002_swp3s2
-nv set interface swp51s2 link mtu 9100
-nv set interface swp51s2 type swp
-nv set interface swp51s2 router adaptive-routing state enabled
-nv set interface swp51s3 description P2P_inband-spine002_swp3s3
-nv set interface swp51s3 link mtu 9100
-nv set interface swp51s3 type swp
-nv set interface swp51s3 router adaptive-routing state enabled
-nv set interface swp52s0 description P2P_inband-spine002_swp4s0
+nv set interface swp52s0 description P2P_inband-spine02_swp4s0
 nv set interface swp52s0 link mtu 9100
 nv set interface swp52s0 type swp
 nv set interface swp52s0 router adaptive-routing state enabled
-nv set interface swp52s1 description P2P_inband-spine002_swp4s1
+nv set interface swp52s1 description P2P_inband-spine02_swp4s1
 nv set interface swp52s1 link mtu 9100
 nv set interface swp52s1 type swp
 nv set interface swp52s1 router adaptive-routing state enabled
-nv set interface swp52s2 description P2P_inband-spine002_swp4s2
-nv set interface swp52s2 link mtu 9100
-nv set interface swp52s2 type swp
-nv set interface swp52s2 router adaptive-routing state enabled
-nv set interface swp52s3 description P2P_inband-spine002_swp4s3
-nv set interface swp52s3 link mtu 9100
-nv set interface swp52s3 type swp
-nv set interface swp52s3 router adaptive-routing state enabled
-nv set interface swp53s0 description P2P_inband-spine002_swp5s0
+nv set interface swp53s0 description P2P_inband-spine02_swp5s0
 nv set interface swp53s0 link mtu 9100
 nv set interface swp53s0 type swp
 nv set interface swp53s0 router adaptive-routing state enabled
-nv set interface swp53s1 description P2P_inband-spine002_swp5s1
+nv set interface swp53s1 description P2P_inband-spine02_swp5s1
 nv set interface swp53s1 link mtu 9100
 nv set interface swp53s1 type swp
 nv set interface swp53s1 router adaptive-routing state enabled
-nv set interface swp53s2 description P2P_inband-spine002_swp5s2
-nv set interface swp53s2 link mtu 9100
-nv set interface swp53s2 type swp
-nv set interface swp53s2 router adaptive-routing state enabled
-nv set interface swp53s3 description P2P_inband-spine002_swp5s3
-nv set interface swp53s3 link mtu 9100
-nv set interface swp53s3 type swp
-nv set interface swp53s3 router adaptive-routing state enabled
-nv set interface swp54s0 description P2P_inband-spine002_swp6s0
+nv set interface swp54s0 description P2P_inband-spine02_swp6s0
 nv set interface swp54s0 link mtu 9100
 nv set interface swp54s0 type swp
 nv set interface swp54s0 router adaptive-routing state enabled
-nv set interface swp54s1 description P2P_inband-spine002_swp6s1
+nv set interface swp54s1 description P2P_inband-spine02_swp6s1
 nv set interface swp54s1 link mtu 9100
 nv set interface swp54s1 type swp
 nv set interface swp54s1 router adaptive-routing state enabled
-nv set interface swp54s2 description P2P_inband-spine002_swp6s2
-nv set interface swp54s2 link mtu 9100
-nv set interface swp54s2 type swp
-nv set interface swp54s2 router adaptive-routing state enabled
-nv set interface swp54s3 description P2P_inband-spine002_swp6s3
-nv set interface swp54s3 link mtu 9100
-nv set interface swp54s3 type swp
-nv set interface swp54s3 router adaptive-routing state enabled
-nv set interface swp55s0 description P2P_inband-spine002_swp7s0
+nv set interface swp55s0 description P2P_inband-spine02_swp7s0
 nv set interface swp55s0 link mtu 9100
 nv set interface swp55s0 type swp
 nv set interface swp55s0 router adaptive-routing state enabled
-nv set interface swp55s1 description P2P_inband-spine002_swp7s1
+nv set interface swp55s1 description P2P_inband-spine02_swp7s1
 nv set interface swp55s1 link mtu 9100
 nv set interface swp55s1 type swp
 nv set interface swp55s1 router adaptive-routing state enabled
-nv set interface swp55s2 description P2P_inband-spine002_swp7s2
-nv set interface swp55s2 link mtu 9100
-nv set interface swp55s2 type swp
-nv set interface swp55s2 router adaptive-routing state enabled
-nv set interface swp55s3 description P2P_inband-spine002_swp7s3
-nv set interface swp55s3 link mtu 9100
-nv set interface swp55s3 type swp
-nv set interface swp55s3 router adaptive-routing state enabled
-nv set interface swp56s0 description P2P_inband-spine002_swp8s0
+nv set interface swp56s0 description P2P_inband-spine02_swp8s0
 nv set interface swp56s0 link mtu 9100
 nv set interface swp56s0 type swp
 nv set interface swp56s0 router adaptive-routing state enabled
-nv set interface swp56s1 description P2P_inband-spine002_swp8s1
+nv set interface swp56s1 description P2P_inband-spine02_swp8s1
 nv set interface swp56s1 link mtu 9100
 nv set interface swp56s1 type swp
 nv set interface swp56s1 router adaptive-routing state enabled
-nv set interface swp56s2 description P2P_inband-spine002_swp8s2
-nv set interface swp56s2 link mtu 9100
-nv set interface swp56s2 type swp
-nv set interface swp56s2 router adaptive-routing state enabled
-nv set interface swp56s3 description P2P_inband-spine002_swp8s3
-nv set interface swp56s3 link mtu 9100
-nv set interface swp56s3 type swp
-nv set interface swp56s3 router adaptive-routing state enabled
-nv set interface swp57s0 description P2P_inband-spine002_swp9s0
+nv set interface swp57s0 description P2P_inband-spine02_swp9s0
 nv set interface swp57s0 link mtu 9100
 nv set interface swp57s0 type swp
 nv set interface swp57s0 router adaptive-routing state enabled
-nv set interface swp57s1 description P2P_inband-spine002_swp9s1
+nv set interface swp57s1 description P2P_inband-spine02_swp9s1
 nv set interface swp57s1 link mtu 9100
 nv set interface swp57s1 type swp
 nv set interface swp57s1 router adaptive-routing state enabled
-nv set interface swp57s2 description P2P_inband-spine002_swp9s2
-nv set interface swp57s2 link mtu 9100
-nv set interface swp57s2 type swp
-nv set interface swp57s2 router adaptive-routing state enabled
-nv set interface swp57s3 description P2P_inband-spine002_swp9s3
-nv set interface swp57s3 link mtu 9100
-nv set interface swp57s3 type swp
-nv set interface swp57s3 router adaptive-routing state enabled
-nv set interface swp58s0 description P2P_inband-spine002_swp10s0
+nv set interface swp58s0 description P2P_inband-spine02_swp10s0
 nv set interface swp58s0 link mtu 9100
 nv set interface swp58s0 type swp
 nv set interface swp58s0 router adaptive-routing state enabled
-nv set interface swp58s1 description P2P_inband-spine002_swp10s1
+nv set interface swp58s1 description P2P_inband-spine02_swp10s1
 nv set interface swp58s1 link mtu 9100
 nv set interface swp58s1 type swp
 nv set interface swp58s1 router adaptive-routing state enabled
-nv set interface swp58s2 description P2P_inband-spine002_swp10s2
-nv set interface swp58s2 link mtu 9100
-nv set interface swp58s2 type swp
-nv set interface swp58s2 router adaptive-routing state enabled
-nv set interface swp58s3 description P2P_inband-spine002_swp10s3
-nv set interface swp58s3 link mtu 9100
-nv set interface swp58s3 type swp
-nv set interface swp58s3 router adaptive-routing state enabled
-nv set interface swp59s0 description P2P_inband-spine002_swp11s0
+nv set interface swp59s0 description P2P_inband-spine02_swp11s0
 nv set interface swp59s0 link mtu 9100
 nv set interface swp59s0 type swp
 nv set interface swp59s0 router adaptive-routing state enabled
-nv set interface swp59s1 description P2P_inband-spine002_swp11s1
+nv set interface swp59s1 description P2P_inband-spine02_swp11s1
 nv set interface swp59s1 link mtu 9100
 nv set interface swp59s1 type swp
 nv set interface swp59s1 router adaptive-routing state enabled
-nv set interface swp59s2 description P2P_inband-spine002_swp11s2
-nv set interface swp59s2 link mtu 9100
-nv set interface swp59s2 type swp
-nv set interface swp59s2 router adaptive-routing state enabled
-nv set interface swp59s3 description P2P_inband-spine002_swp11s3
-nv set interface swp59s3 link mtu 9100
-nv set interface swp59s3 type swp
-nv set interface swp59s3 router adaptive-routing state enabled
-nv set interface swp60s0 description P2P_inband-spine002_swp12s0
+nv set interface swp60s0 description P2P_inband-spine02_swp12s0
 nv set interface swp60s0 link mtu 9100
 nv set interface swp60s0 type swp
 nv set interface swp60s0 router adaptive-routing state enabled
-nv set interface swp60s1 description P2P_inband-spine002_swp12s1
+nv set interface swp60s1 description P2P_inband-spine02_swp12s1
 nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
 nv set interface swp60s1 router adaptive-routing state enabled
-nv set interface swp60s2 description P2P_inband-spine002_swp12s2
-nv set interface swp60s2 link mtu 9100
-nv set interface swp60s2 type swp
-nv set interface swp60s2 router adaptive-routing state enabled
-nv set interface swp60s3 description P2P_inband-spine002_swp12s3
-nv set interface swp60s3 link mtu 9100
-nv set interface swp60s3 type swp
-nv set interface swp60s3 router adaptive-routing state enabled
-nv set interface swp61s0 description P2P_inband-spine002_swp13s0
+nv set interface swp61s0 description P2P_inband-spine02_swp13s0
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
 nv set interface swp61s0 router adaptive-routing state enabled
-nv set interface swp61s1 description P2P_inband-spine002_swp13s1
+nv set interface swp61s1 description P2P_inband-spine02_swp13s1
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
 nv set interface swp61s1 router adaptive-routing state enabled
-nv set interface swp61s2 description P2P_inband-spine002_swp13s2
-nv set interface swp61s2 link mtu 9100
-nv set interface swp61s2 type swp
-nv set interface swp61s2 router adaptive-routing state enabled
-nv set interface swp61s3 description P2P_inband-spine002_swp13s3
-nv set interface swp61s3 link mtu 9100
-nv set interface swp61s3 type swp
-nv set interface swp61s3 router adaptive-routing state enabled
-nv set interface swp62s0 description P2P_inband-spine002_swp14s0
+nv set interface swp62s0 description P2P_inband-spine02_swp14s0
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
 nv set interface swp62s0 router adaptive-routing state enabled
-nv set interface swp62s1 description P2P_inband-spine002_swp14s1
+nv set interface swp62s1 description P2P_inband-spine02_swp14s1
 nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
 nv set interface swp62s1 router adaptive-routing state enabled
-nv set interface swp62s2 description P2P_inband-spine002_swp14s2
-nv set interface swp62s2 link mtu 9100
-nv set interface swp62s2 type swp
-nv set interface swp62s2 router adaptive-routing state enabled
-nv set interface swp62s3 description P2P_inband-spine002_swp14s3
-nv set interface swp62s3 link mtu 9100
-nv set interface swp62s3 type swp
-nv set interface swp62s3 router adaptive-routing state enabled
-nv set interface swp63s0 description P2P_inband-spine002_swp15s0
+nv set interface swp63s0 description P2P_inband-spine02_swp15s0
 nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
 nv set interface swp63s0 router adaptive-routing state enabled
-nv set interface swp63s1 description P2P_inband-spine002_swp15s1
+nv set interface swp63s1 description P2P_inband-spine02_swp15s1
 nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
 nv set interface swp63s1 router adaptive-routing state enabled
-nv set interface swp63s2 description P2P_inband-spine002_swp15s2
-nv set interface swp63s2 link mtu 9100
-nv set interface swp63s2 type swp
-nv set interface swp63s2 router adaptive-routing state enabled
-nv set interface swp63s3 description P2P_inband-spine002_swp15s3
-nv set interface swp63s3 link mtu 9100
-nv set interface swp63s3 type swp
-nv set interface swp63s3 router adaptive-routing state enabled
-nv set interface swp64s0 description P2P_inband-spine002_swp16s0
+nv set interface swp64s0 description P2P_inband-spine02_swp16s0
 nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
 nv set interface swp64s0 router adaptive-routing state enabled
-nv set interface swp64s1 description P2P_inband-spine002_swp16s1
+nv set interface swp64s1 description P2P_inband-spine02_swp16s1
 nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
 nv set interface swp64s1 router adaptive-routing state enabled
-nv set interface swp64s2 description P2P_inband-spine002_swp16s2
-nv set interface swp64s2 link mtu 9100
-nv set interface swp64s2 type swp
-nv set interface swp64s2 router adaptive-routing state enabled
-nv set interface swp64s3 description P2P_inband-spine002_swp16s3
-nv set interface swp64s3 link mtu 9100
-nv set interface swp64s3 type swp
-nv set interface swp64s3 router adaptive-routing state enabled
-nv set interface vlan100 ipv4 address 10.160.0.1/24
+nv set interface vlan100 ipv4 address 10.160.0.1/25
 nv set interface vlan100 type svi
 nv set interface vlan100 vlan 100
 nv set bridge domain br_default vlan 100
@@ -1140,9 +732,9 @@ nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
 nv set router bfd profile FABRIC min-tx-interval 300
 nv set router bfd state enabled
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.252.0.1/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.160.0.0/24
+nv set vrf default router bgp address-family ipv4-unicast network 10.160.0.0/25
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
@@ -1150,257 +742,129 @@ nv set vrf default router bgp neighbor swp33s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp33s0 type unnumbered
 nv set vrf default router bgp neighbor swp33s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp33s1 type unnumbered
-nv set vrf default router bgp neighbor swp33s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp33s2 type unnumbered
-nv set vrf default router bgp neighbor swp33s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp33s3 type unnumbered
 nv set vrf default router bgp neighbor swp34s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp34s0 type unnumbered
 nv set vrf default router bgp neighbor swp34s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp34s1 type unnumbered
-nv set vrf default router bgp neighbor swp34s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp34s2 type unnumbered
-nv set vrf default router bgp neighbor swp34s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp34s3 type unnumbered
 nv set vrf default router bgp neighbor swp35s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp35s0 type unnumbered
 nv set vrf default router bgp neighbor swp35s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp35s1 type unnumbered
-nv set vrf default router bgp neighbor swp35s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp35s2 type unnumbered
-nv set vrf default router bgp neighbor swp35s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp35s3 type unnumbered
 nv set vrf default router bgp neighbor swp36s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s0 type unnumbered
 nv set vrf default router bgp neighbor swp36s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s1 type unnumbered
-nv set vrf default router bgp neighbor swp36s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp36s2 type unnumbered
-nv set vrf default router bgp neighbor swp36s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp36s3 type unnumbered
 nv set vrf default router bgp neighbor swp37s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp37s0 type unnumbered
 nv set vrf default router bgp neighbor swp37s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp37s1 type unnumbered
-nv set vrf default router bgp neighbor swp37s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp37s2 type unnumbered
-nv set vrf default router bgp neighbor swp37s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp37s3 type unnumbered
 nv set vrf default router bgp neighbor swp38s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp38s0 type unnumbered
 nv set vrf default router bgp neighbor swp38s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp38s1 type unnumbered
-nv set vrf default router bgp neighbor swp38s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp38s2 type unnumbered
-nv set vrf default router bgp neighbor swp38s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp38s3 type unnumbered
 nv set vrf default router bgp neighbor swp39s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp39s0 type unnumbered
 nv set vrf default router bgp neighbor swp39s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp39s1 type unnumbered
-nv set vrf default router bgp neighbor swp39s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp39s2 type unnumbered
-nv set vrf default router bgp neighbor swp39s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp39s3 type unnumbered
 nv set vrf default router bgp neighbor swp40s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp40s0 type unnumbered
 nv set vrf default router bgp neighbor swp40s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp40s1 type unnumbered
-nv set vrf default router bgp neighbor swp40s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp40s2 type unnumbered
-nv set vrf default router bgp neighbor swp40s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp40s3 type unnumbered
 nv set vrf default router bgp neighbor swp41s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp41s0 type unnumbered
 nv set vrf default router bgp neighbor swp41s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp41s1 type unnumbered
-nv set vrf default router bgp neighbor swp41s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp41s2 type unnumbered
-nv set vrf default router bgp neighbor swp41s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp41s3 type unnumbered
 nv set vrf default router bgp neighbor swp42s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp42s0 type unnumbered
 nv set vrf default router bgp neighbor swp42s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp42s1 type unnumbered
-nv set vrf default router bgp neighbor swp42s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp42s2 type unnumbered
-nv set vrf default router bgp neighbor swp42s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp42s3 type unnumbered
 nv set vrf default router bgp neighbor swp43s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp43s0 type unnumbered
 nv set vrf default router bgp neighbor swp43s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp43s1 type unnumbered
-nv set vrf default router bgp neighbor swp43s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp43s2 type unnumbered
-nv set vrf default router bgp neighbor swp43s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp43s3 type unnumbered
 nv set vrf default router bgp neighbor swp44s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp44s0 type unnumbered
 nv set vrf default router bgp neighbor swp44s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp44s1 type unnumbered
-nv set vrf default router bgp neighbor swp44s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp44s2 type unnumbered
-nv set vrf default router bgp neighbor swp44s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp44s3 type unnumbered
 nv set vrf default router bgp neighbor swp45s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp45s0 type unnumbered
 nv set vrf default router bgp neighbor swp45s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp45s1 type unnumbered
-nv set vrf default router bgp neighbor swp45s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp45s2 type unnumbered
-nv set vrf default router bgp neighbor swp45s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp45s3 type unnumbered
 nv set vrf default router bgp neighbor swp46s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp46s0 type unnumbered
 nv set vrf default router bgp neighbor swp46s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp46s1 type unnumbered
-nv set vrf default router bgp neighbor swp46s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp46s2 type unnumbered
-nv set vrf default router bgp neighbor swp46s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp46s3 type unnumbered
 nv set vrf default router bgp neighbor swp47s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp47s0 type unnumbered
 nv set vrf default router bgp neighbor swp47s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp47s1 type unnumbered
-nv set vrf default router bgp neighbor swp47s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp47s2 type unnumbered
-nv set vrf default router bgp neighbor swp47s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp47s3 type unnumbered
 nv set vrf default router bgp neighbor swp48s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp48s0 type unnumbered
 nv set vrf default router bgp neighbor swp48s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp48s1 type unnumbered
-nv set vrf default router bgp neighbor swp48s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp48s2 type unnumbered
-nv set vrf default router bgp neighbor swp48s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp48s3 type unnumbered
 nv set vrf default router bgp neighbor swp49s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp49s0 type unnumbered
 nv set vrf default router bgp neighbor swp49s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp49s1 type unnumbered
-nv set vrf default router bgp neighbor swp49s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp49s2 type unnumbered
-nv set vrf default router bgp neighbor swp49s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp49s3 type unnumbered
 nv set vrf default router bgp neighbor swp50s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp50s0 type unnumbered
 nv set vrf default router bgp neighbor swp50s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp50s1 type unnumbered
-nv set vrf default router bgp neighbor swp50s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp50s2 type unnumbered
-nv set vrf default router bgp neighbor swp50s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp50s3 type unnumbered
 nv set vrf default router bgp neighbor swp51s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp51s0 type unnumbered
 nv set vrf default router bgp neighbor swp51s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp51s1 type unnumbered
-nv set vrf default router bgp neighbor swp51s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp51s2 type unnumbered
-nv set vrf default router bgp neighbor swp51s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp51s3 type unnumbered
 nv set vrf default router bgp neighbor swp52s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp52s0 type unnumbered
 nv set vrf default router bgp neighbor swp52s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp52s1 type unnumbered
-nv set vrf default router bgp neighbor swp52s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp52s2 type unnumbered
-nv set vrf default router bgp neighbor swp52s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp52s3 type unnumbered
 nv set vrf default router bgp neighbor swp53s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp53s0 type unnumbered
 nv set vrf default router bgp neighbor swp53s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp53s1 type unnumbered
-nv set vrf default router bgp neighbor swp53s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp53s2 type unnumbered
-nv set vrf default router bgp neighbor swp53s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp53s3 type unnumbered
 nv set vrf default router bgp neighbor swp54s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp54s0 type unnumbered
 nv set vrf default router bgp neighbor swp54s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp54s1 type unnumbered
-nv set vrf default router bgp neighbor swp54s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp54s2 type unnumbered
-nv set vrf default router bgp neighbor swp54s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp54s3 type unnumbered
 nv set vrf default router bgp neighbor swp55s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp55s0 type unnumbered
 nv set vrf default router bgp neighbor swp55s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp55s1 type unnumbered
-nv set vrf default router bgp neighbor swp55s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp55s2 type unnumbered
-nv set vrf default router bgp neighbor swp55s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp55s3 type unnumbered
 nv set vrf default router bgp neighbor swp56s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp56s0 type unnumbered
 nv set vrf default router bgp neighbor swp56s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp56s1 type unnumbered
-nv set vrf default router bgp neighbor swp56s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp56s2 type unnumbered
-nv set vrf default router bgp neighbor swp56s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp56s3 type unnumbered
 nv set vrf default router bgp neighbor swp57s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp57s0 type unnumbered
 nv set vrf default router bgp neighbor swp57s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp57s1 type unnumbered
-nv set vrf default router bgp neighbor swp57s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp57s2 type unnumbered
-nv set vrf default router bgp neighbor swp57s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp57s3 type unnumbered
 nv set vrf default router bgp neighbor swp58s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp58s0 type unnumbered
 nv set vrf default router bgp neighbor swp58s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp58s1 type unnumbered
-nv set vrf default router bgp neighbor swp58s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp58s2 type unnumbered
-nv set vrf default router bgp neighbor swp58s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp58s3 type unnumbered
 nv set vrf default router bgp neighbor swp59s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp59s0 type unnumbered
 nv set vrf default router bgp neighbor swp59s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp59s1 type unnumbered
-nv set vrf default router bgp neighbor swp59s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp59s2 type unnumbered
-nv set vrf default router bgp neighbor swp59s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp59s3 type unnumbered
 nv set vrf default router bgp neighbor swp60s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp60s0 type unnumbered
 nv set vrf default router bgp neighbor swp60s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp60s1 type unnumbered
-nv set vrf default router bgp neighbor swp60s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp60s2 type unnumbered
-nv set vrf default router bgp neighbor swp60s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp60s3 type unnumbered
 nv set vrf default router bgp neighbor swp61s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp61s0 type unnumbered
 nv set vrf default router bgp neighbor swp61s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp61s1 type unnumbered
-nv set vrf default router bgp neighbor swp61s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp61s2 type unnumbered
-nv set vrf default router bgp neighbor swp61s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp61s3 type unnumbered
 nv set vrf default router bgp neighbor swp62s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp62s0 type unnumbered
 nv set vrf default router bgp neighbor swp62s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp62s1 type unnumbered
-nv set vrf default router bgp neighbor swp62s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp62s2 type unnumbered
-nv set vrf default router bgp neighbor swp62s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp62s3 type unnumbered
 nv set vrf default router bgp neighbor swp63s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp63s0 type unnumbered
 nv set vrf default router bgp neighbor swp63s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp63s1 type unnumbered
-nv set vrf default router bgp neighbor swp63s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp63s2 type unnumbered
-nv set vrf default router bgp neighbor swp63s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp63s3 type unnumbered
 nv set vrf default router bgp neighbor swp64s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp64s0 type unnumbered
 nv set vrf default router bgp neighbor swp64s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp64s1 type unnumbered
-nv set vrf default router bgp neighbor swp64s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp64s2 type unnumbered
-nv set vrf default router bgp neighbor swp64s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp64s3 type unnumbered
 
 nv config apply --confirm 600s --assume-yes

@@ -7,17 +7,17 @@ nv set interface swp1 bridge domain br_default access 10
 nv set interface swp1 description OOB_inband-su001-leaf1_eth0
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_inband-su001-leaf2_eth0
+nv set interface swp2 description OOB_inband-su002-leaf1_eth0
 nv set interface swp2 type swp
 nv set interface swp3 link state down
 nv set interface swp3 type swp
-nv set interface swp4 link state down
+nv set interface swp4 bridge domain br_default access 10
+nv set interface swp4 description OOB_inband-spine01_eth0
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_inband-spine001_eth0
+nv set interface swp5 description OOB_inband-spine02_eth0
 nv set interface swp5 type swp
-nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_inband-spine002_eth0
+nv set interface swp6 link state down
 nv set interface swp6 type swp
 nv set interface swp7 link state down
 nv set interface swp7 type swp

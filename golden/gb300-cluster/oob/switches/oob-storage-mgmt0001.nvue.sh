@@ -4,32 +4,28 @@ set -euo pipefail
 
 nv set system hostname oob-storage-mgmt0001
 nv set interface swp1 bridge domain br_default access 10
-nv set interface swp1 description OOB_storage-su01-leaf1_eth0
+nv set interface swp1 description OOB_storage-su001-leaf1_eth0
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_storage-su01-leaf2_eth0
+nv set interface swp2 description OOB_storage-su002-leaf1_eth0
 nv set interface swp2 type swp
-nv set interface swp3 bridge domain br_default access 10
-nv set interface swp3 description OOB_storage-su02-leaf1_eth0
+nv set interface swp3 link state down
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 10
-nv set interface swp4 description OOB_storage-su02-leaf2_eth0
+nv set interface swp4 description OOB_storage-spine01_eth0
 nv set interface swp4 type swp
-nv set interface swp5 link state down
+nv set interface swp5 bridge domain br_default access 10
+nv set interface swp5 description OOB_storage-spine02_eth0
 nv set interface swp5 type swp
 nv set interface swp6 link state down
 nv set interface swp6 type swp
-nv set interface swp7 bridge domain br_default access 10
-nv set interface swp7 description OOB_storage-spine01_eth0
+nv set interface swp7 link state down
 nv set interface swp7 type swp
-nv set interface swp8 bridge domain br_default access 10
-nv set interface swp8 description OOB_storage-spine02_eth0
+nv set interface swp8 link state down
 nv set interface swp8 type swp
-nv set interface swp9 bridge domain br_default access 10
-nv set interface swp9 description OOB_storage-spine03_eth0
+nv set interface swp9 link state down
 nv set interface swp9 type swp
-nv set interface swp10 bridge domain br_default access 10
-nv set interface swp10 description OOB_storage-spine04_eth0
+nv set interface swp10 link state down
 nv set interface swp10 type swp
 nv set interface swp11 link state down
 nv set interface swp11 type swp

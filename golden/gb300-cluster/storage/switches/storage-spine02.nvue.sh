@@ -3,9 +3,9 @@
 set -euo pipefail
 
 nv set system hostname storage-spine02
-nv set interface lo ipv4 address 10.254.0.8/32
+nv set interface lo ipv4 address 10.254.0.5/32
 nv set interface lo type loopback
-nv set interface eth0 ipv4 address 192.168.61.9/24
+nv set interface eth0 ipv4 address 192.168.61.6/24
 nv set interface eth0 ipv4 gateway 192.168.61.1
 nv set interface eth0 type eth
 nv set interface eth0 vrf mgmt
@@ -137,259 +137,259 @@ nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
 nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
-nv set interface swp1s0 description P2P_storage-su01-leaf1_swp41s0
+nv set interface swp1s0 description P2P_storage-su001-leaf1_swp49s0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 router adaptive-routing state enabled
-nv set interface swp1s1 description P2P_storage-su01-leaf1_swp41s1
+nv set interface swp1s1 description P2P_storage-su001-leaf1_swp49s1
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 router adaptive-routing state enabled
-nv set interface swp2s0 description P2P_storage-su01-leaf1_swp42s0
+nv set interface swp2s0 description P2P_storage-su001-leaf1_swp50s0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 router adaptive-routing state enabled
-nv set interface swp2s1 description P2P_storage-su01-leaf1_swp42s1
+nv set interface swp2s1 description P2P_storage-su001-leaf1_swp50s1
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 router adaptive-routing state enabled
-nv set interface swp3s0 description P2P_storage-su01-leaf1_swp43s0
+nv set interface swp3s0 description P2P_storage-su001-leaf1_swp51s0
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 router adaptive-routing state enabled
-nv set interface swp3s1 description P2P_storage-su01-leaf1_swp43s1
+nv set interface swp3s1 description P2P_storage-su001-leaf1_swp51s1
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 router adaptive-routing state enabled
-nv set interface swp4s0 description P2P_storage-su01-leaf1_swp44s0
+nv set interface swp4s0 description P2P_storage-su001-leaf1_swp52s0
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 router adaptive-routing state enabled
-nv set interface swp4s1 description P2P_storage-su01-leaf1_swp44s1
+nv set interface swp4s1 description P2P_storage-su001-leaf1_swp52s1
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 router adaptive-routing state enabled
-nv set interface swp5s0 description P2P_storage-su01-leaf1_swp45s0
+nv set interface swp5s0 description P2P_storage-su001-leaf1_swp53s0
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 router adaptive-routing state enabled
-nv set interface swp5s1 description P2P_storage-su01-leaf1_swp45s1
+nv set interface swp5s1 description P2P_storage-su001-leaf1_swp53s1
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 router adaptive-routing state enabled
-nv set interface swp6s0 description P2P_storage-su01-leaf1_swp46s0
+nv set interface swp6s0 description P2P_storage-su001-leaf1_swp54s0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 router adaptive-routing state enabled
-nv set interface swp6s1 description P2P_storage-su01-leaf1_swp46s1
+nv set interface swp6s1 description P2P_storage-su001-leaf1_swp54s1
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 router adaptive-routing state enabled
-nv set interface swp7s0 description P2P_storage-su01-leaf1_swp47s0
+nv set interface swp7s0 description P2P_storage-su001-leaf1_swp55s0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 router adaptive-routing state enabled
-nv set interface swp7s1 description P2P_storage-su01-leaf1_swp47s1
+nv set interface swp7s1 description P2P_storage-su001-leaf1_swp55s1
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 router adaptive-routing state enabled
-nv set interface swp8s0 description P2P_storage-su01-leaf1_swp48s0
+nv set interface swp8s0 description P2P_storage-su001-leaf1_swp56s0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 router adaptive-routing state enabled
-nv set interface swp8s1 description P2P_storage-su01-leaf1_swp48s1
+nv set interface swp8s1 description P2P_storage-su001-leaf1_swp56s1
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 router adaptive-routing state enabled
-nv set interface swp9s0 description P2P_storage-su01-leaf2_swp41s0
+nv set interface swp9s0 description P2P_storage-su001-leaf1_swp57s0
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 router adaptive-routing state enabled
-nv set interface swp9s1 description P2P_storage-su01-leaf2_swp41s1
+nv set interface swp9s1 description P2P_storage-su001-leaf1_swp57s1
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 router adaptive-routing state enabled
-nv set interface swp10s0 description P2P_storage-su01-leaf2_swp42s0
+nv set interface swp10s0 description P2P_storage-su001-leaf1_swp58s0
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 router adaptive-routing state enabled
-nv set interface swp10s1 description P2P_storage-su01-leaf2_swp42s1
+nv set interface swp10s1 description P2P_storage-su001-leaf1_swp58s1
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 router adaptive-routing state enabled
-nv set interface swp11s0 description P2P_storage-su01-leaf2_swp43s0
+nv set interface swp11s0 description P2P_storage-su001-leaf1_swp59s0
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 router adaptive-routing state enabled
-nv set interface swp11s1 description P2P_storage-su01-leaf2_swp43s1
+nv set interface swp11s1 description P2P_storage-su001-leaf1_swp59s1
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 router adaptive-routing state enabled
-nv set interface swp12s0 description P2P_storage-su01-leaf2_swp44s0
+nv set interface swp12s0 description P2P_storage-su001-leaf1_swp60s0
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 router adaptive-routing state enabled
-nv set interface swp12s1 description P2P_storage-su01-leaf2_swp44s1
+nv set interface swp12s1 description P2P_storage-su001-leaf1_swp60s1
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 router adaptive-routing state enabled
-nv set interface swp13s0 description P2P_storage-su01-leaf2_swp45s0
+nv set interface swp13s0 description P2P_storage-su001-leaf1_swp61s0
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 router adaptive-routing state enabled
-nv set interface swp13s1 description P2P_storage-su01-leaf2_swp45s1
+nv set interface swp13s1 description P2P_storage-su001-leaf1_swp61s1
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 router adaptive-routing state enabled
-nv set interface swp14s0 description P2P_storage-su01-leaf2_swp46s0
+nv set interface swp14s0 description P2P_storage-su001-leaf1_swp62s0
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 router adaptive-routing state enabled
-nv set interface swp14s1 description P2P_storage-su01-leaf2_swp46s1
+nv set interface swp14s1 description P2P_storage-su001-leaf1_swp62s1
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 router adaptive-routing state enabled
-nv set interface swp15s0 description P2P_storage-su01-leaf2_swp47s0
+nv set interface swp15s0 description P2P_storage-su001-leaf1_swp63s0
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 router adaptive-routing state enabled
-nv set interface swp15s1 description P2P_storage-su01-leaf2_swp47s1
+nv set interface swp15s1 description P2P_storage-su001-leaf1_swp63s1
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 router adaptive-routing state enabled
-nv set interface swp16s0 description P2P_storage-su01-leaf2_swp48s0
+nv set interface swp16s0 description P2P_storage-su001-leaf1_swp64s0
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 router adaptive-routing state enabled
-nv set interface swp16s1 description P2P_storage-su01-leaf2_swp48s1
+nv set interface swp16s1 description P2P_storage-su001-leaf1_swp64s1
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 router adaptive-routing state enabled
-nv set interface swp17s0 description P2P_storage-su02-leaf1_swp41s0
+nv set interface swp17s0 description P2P_storage-su002-leaf1_swp49s0
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 router adaptive-routing state enabled
-nv set interface swp17s1 description P2P_storage-su02-leaf1_swp41s1
+nv set interface swp17s1 description P2P_storage-su002-leaf1_swp49s1
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 router adaptive-routing state enabled
-nv set interface swp18s0 description P2P_storage-su02-leaf1_swp42s0
+nv set interface swp18s0 description P2P_storage-su002-leaf1_swp50s0
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 router adaptive-routing state enabled
-nv set interface swp18s1 description P2P_storage-su02-leaf1_swp42s1
+nv set interface swp18s1 description P2P_storage-su002-leaf1_swp50s1
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 router adaptive-routing state enabled
-nv set interface swp19s0 description P2P_storage-su02-leaf1_swp43s0
+nv set interface swp19s0 description P2P_storage-su002-leaf1_swp51s0
 nv set interface swp19s0 link mtu 9100
 nv set interface swp19s0 type swp
 nv set interface swp19s0 router adaptive-routing state enabled
-nv set interface swp19s1 description P2P_storage-su02-leaf1_swp43s1
+nv set interface swp19s1 description P2P_storage-su002-leaf1_swp51s1
 nv set interface swp19s1 link mtu 9100
 nv set interface swp19s1 type swp
 nv set interface swp19s1 router adaptive-routing state enabled
-nv set interface swp20s0 description P2P_storage-su02-leaf1_swp44s0
+nv set interface swp20s0 description P2P_storage-su002-leaf1_swp52s0
 nv set interface swp20s0 link mtu 9100
 nv set interface swp20s0 type swp
 nv set interface swp20s0 router adaptive-routing state enabled
-nv set interface swp20s1 description P2P_storage-su02-leaf1_swp44s1
+nv set interface swp20s1 description P2P_storage-su002-leaf1_swp52s1
 nv set interface swp20s1 link mtu 9100
 nv set interface swp20s1 type swp
 nv set interface swp20s1 router adaptive-routing state enabled
-nv set interface swp21s0 description P2P_storage-su02-leaf1_swp45s0
+nv set interface swp21s0 description P2P_storage-su002-leaf1_swp53s0
 nv set interface swp21s0 link mtu 9100
 nv set interface swp21s0 type swp
 nv set interface swp21s0 router adaptive-routing state enabled
-nv set interface swp21s1 description P2P_storage-su02-leaf1_swp45s1
+nv set interface swp21s1 description P2P_storage-su002-leaf1_swp53s1
 nv set interface swp21s1 link mtu 9100
 nv set interface swp21s1 type swp
 nv set interface swp21s1 router adaptive-routing state enabled
-nv set interface swp22s0 description P2P_storage-su02-leaf1_swp46s0
+nv set interface swp22s0 description P2P_storage-su002-leaf1_swp54s0
 nv set interface swp22s0 link mtu 9100
 nv set interface swp22s0 type swp
 nv set interface swp22s0 router adaptive-routing state enabled
-nv set interface swp22s1 description P2P_storage-su02-leaf1_swp46s1
+nv set interface swp22s1 description P2P_storage-su002-leaf1_swp54s1
 nv set interface swp22s1 link mtu 9100
 nv set interface swp22s1 type swp
 nv set interface swp22s1 router adaptive-routing state enabled
-nv set interface swp23s0 description P2P_storage-su02-leaf1_swp47s0
+nv set interface swp23s0 description P2P_storage-su002-leaf1_swp55s0
 nv set interface swp23s0 link mtu 9100
 nv set interface swp23s0 type swp
 nv set interface swp23s0 router adaptive-routing state enabled
-nv set interface swp23s1 description P2P_storage-su02-leaf1_swp47s1
+nv set interface swp23s1 description P2P_storage-su002-leaf1_swp55s1
 nv set interface swp23s1 link mtu 9100
 nv set interface swp23s1 type swp
 nv set interface swp23s1 router adaptive-routing state enabled
-nv set interface swp24s0 description P2P_storage-su02-leaf1_swp48s0
+nv set interface swp24s0 description P2P_storage-su002-leaf1_swp56s0
 nv set interface swp24s0 link mtu 9100
 nv set interface swp24s0 type swp
 nv set interface swp24s0 router adaptive-routing state enabled
-nv set interface swp24s1 description P2P_storage-su02-leaf1_swp48s1
+nv set interface swp24s1 description P2P_storage-su002-leaf1_swp56s1
 nv set interface swp24s1 link mtu 9100
 nv set interface swp24s1 type swp
 nv set interface swp24s1 router adaptive-routing state enabled
-nv set interface swp25s0 description P2P_storage-su02-leaf2_swp41s0
+nv set interface swp25s0 description P2P_storage-su002-leaf1_swp57s0
 nv set interface swp25s0 link mtu 9100
 nv set interface swp25s0 type swp
 nv set interface swp25s0 router adaptive-routing state enabled
-nv set interface swp25s1 description P2P_storage-su02-leaf2_swp41s1
+nv set interface swp25s1 description P2P_storage-su002-leaf1_swp57s1
 nv set interface swp25s1 link mtu 9100
 nv set interface swp25s1 type swp
 nv set interface swp25s1 router adaptive-routing state enabled
-nv set interface swp26s0 description P2P_storage-su02-leaf2_swp42s0
+nv set interface swp26s0 description P2P_storage-su002-leaf1_swp58s0
 nv set interface swp26s0 link mtu 9100
 nv set interface swp26s0 type swp
 nv set interface swp26s0 router adaptive-routing state enabled
-nv set interface swp26s1 description P2P_storage-su02-leaf2_swp42s1
+nv set interface swp26s1 description P2P_storage-su002-leaf1_swp58s1
 nv set interface swp26s1 link mtu 9100
 nv set interface swp26s1 type swp
 nv set interface swp26s1 router adaptive-routing state enabled
-nv set interface swp27s0 description P2P_storage-su02-leaf2_swp43s0
+nv set interface swp27s0 description P2P_storage-su002-leaf1_swp59s0
 nv set interface swp27s0 link mtu 9100
 nv set interface swp27s0 type swp
 nv set interface swp27s0 router adaptive-routing state enabled
-nv set interface swp27s1 description P2P_storage-su02-leaf2_swp43s1
+nv set interface swp27s1 description P2P_storage-su002-leaf1_swp59s1
 nv set interface swp27s1 link mtu 9100
 nv set interface swp27s1 type swp
 nv set interface swp27s1 router adaptive-routing state enabled
-nv set interface swp28s0 description P2P_storage-su02-leaf2_swp44s0
+nv set interface swp28s0 description P2P_storage-su002-leaf1_swp60s0
 nv set interface swp28s0 link mtu 9100
 nv set interface swp28s0 type swp
 nv set interface swp28s0 router adaptive-routing state enabled
-nv set interface swp28s1 description P2P_storage-su02-leaf2_swp44s1
+nv set interface swp28s1 description P2P_storage-su002-leaf1_swp60s1
 nv set interface swp28s1 link mtu 9100
 nv set interface swp28s1 type swp
 nv set interface swp28s1 router adaptive-routing state enabled
-nv set interface swp29s0 description P2P_storage-su02-leaf2_swp45s0
+nv set interface swp29s0 description P2P_storage-su002-leaf1_swp61s0
 nv set interface swp29s0 link mtu 9100
 nv set interface swp29s0 type swp
 nv set interface swp29s0 router adaptive-routing state enabled
-nv set interface swp29s1 description P2P_storage-su02-leaf2_swp45s1
+nv set interface swp29s1 description P2P_storage-su002-leaf1_swp61s1
 nv set interface swp29s1 link mtu 9100
 nv set interface swp29s1 type swp
 nv set interface swp29s1 router adaptive-routing state enabled
-nv set interface swp30s0 description P2P_storage-su02-leaf2_swp46s0
+nv set interface swp30s0 description P2P_storage-su002-leaf1_swp62s0
 nv set interface swp30s0 link mtu 9100
 nv set interface swp30s0 type swp
 nv set interface swp30s0 router adaptive-routing state enabled
-nv set interface swp30s1 description P2P_storage-su02-leaf2_swp46s1
+nv set interface swp30s1 description P2P_storage-su002-leaf1_swp62s1
 nv set interface swp30s1 link mtu 9100
 nv set interface swp30s1 type swp
 nv set interface swp30s1 router adaptive-routing state enabled
-nv set interface swp31s0 description P2P_storage-su02-leaf2_swp47s0
+nv set interface swp31s0 description P2P_storage-su002-leaf1_swp63s0
 nv set interface swp31s0 link mtu 9100
 nv set interface swp31s0 type swp
 nv set interface swp31s0 router adaptive-routing state enabled
-nv set interface swp31s1 description P2P_storage-su02-leaf2_swp47s1
+nv set interface swp31s1 description P2P_storage-su002-leaf1_swp63s1
 nv set interface swp31s1 link mtu 9100
 nv set interface swp31s1 type swp
 nv set interface swp31s1 router adaptive-routing state enabled
-nv set interface swp32s0 description P2P_storage-su02-leaf2_swp48s0
+nv set interface swp32s0 description P2P_storage-su002-leaf1_swp64s0
 nv set interface swp32s0 link mtu 9100
 nv set interface swp32s0 type swp
 nv set interface swp32s0 router adaptive-routing state enabled
-nv set interface swp32s1 description P2P_storage-su02-leaf2_swp48s1
+nv set interface swp32s1 description P2P_storage-su002-leaf1_swp64s1
 nv set interface swp32s1 link mtu 9100
 nv set interface swp32s1 type swp
 nv set interface swp32s1 router adaptive-routing state enabled
@@ -531,13 +531,13 @@ nv set qos pfc-watchdog robustness 2
 nv set router adaptive-routing state enabled
 nv set router bgp autonomous-system 4200002000
 nv set router bgp state enabled
-nv set router bgp router-id 10.254.0.8
+nv set router bgp router-id 10.254.0.5
 nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
 nv set router bfd profile FABRIC min-tx-interval 300
 nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 96
-nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.8/32
+nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.5/32
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
 nv set vrf default router bgp peer-group LEAVES bfd profile FABRIC

@@ -150,7 +150,7 @@ nv set interface bond1 evpn multihoming segment local-id 1
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
-nv set interface swp1s0 description HOST_gb001_mlx5_6
+nv set interface swp1s0 description HOST_gb001_mlx5_3
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
@@ -167,7 +167,7 @@ nv set interface bond2 evpn multihoming segment local-id 2
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
-nv set interface swp1s1 description HOST_gb002_mlx5_6
+nv set interface swp1s1 description HOST_gb002_mlx5_3
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
@@ -184,7 +184,7 @@ nv set interface bond3 evpn multihoming segment local-id 3
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
-nv set interface swp2s0 description HOST_gb003_mlx5_6
+nv set interface swp2s0 description HOST_gb003_mlx5_3
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
@@ -201,7 +201,7 @@ nv set interface bond4 evpn multihoming segment local-id 4
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
-nv set interface swp2s1 description HOST_gb004_mlx5_6
+nv set interface swp2s1 description HOST_gb004_mlx5_3
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
@@ -218,7 +218,7 @@ nv set interface bond5 evpn multihoming segment local-id 5
 nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
-nv set interface swp3s0 description HOST_gb005_mlx5_6
+nv set interface swp3s0 description HOST_gb005_mlx5_3
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
@@ -235,7 +235,7 @@ nv set interface bond6 evpn multihoming segment local-id 6
 nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
-nv set interface swp3s1 description HOST_gb006_mlx5_6
+nv set interface swp3s1 description HOST_gb006_mlx5_3
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
@@ -252,7 +252,7 @@ nv set interface bond7 evpn multihoming segment local-id 7
 nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
-nv set interface swp4s0 description HOST_gb007_mlx5_6
+nv set interface swp4s0 description HOST_gb007_mlx5_3
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
@@ -269,7 +269,7 @@ nv set interface bond8 evpn multihoming segment local-id 8
 nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
-nv set interface swp4s1 description HOST_gb008_mlx5_6
+nv set interface swp4s1 description HOST_gb008_mlx5_3
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
@@ -286,7 +286,7 @@ nv set interface bond9 evpn multihoming segment local-id 9
 nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
-nv set interface swp5s0 description HOST_gb009_mlx5_6
+nv set interface swp5s0 description HOST_gb009_mlx5_3
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
@@ -303,7 +303,7 @@ nv set interface bond10 evpn multihoming segment local-id 10
 nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
-nv set interface swp5s1 description HOST_gb010_mlx5_6
+nv set interface swp5s1 description HOST_gb010_mlx5_3
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
@@ -320,7 +320,7 @@ nv set interface bond11 evpn multihoming segment local-id 11
 nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
-nv set interface swp6s0 description HOST_gb011_mlx5_6
+nv set interface swp6s0 description HOST_gb011_mlx5_3
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
@@ -337,7 +337,7 @@ nv set interface bond12 evpn multihoming segment local-id 12
 nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
-nv set interface swp6s1 description HOST_gb012_mlx5_6
+nv set interface swp6s1 description HOST_gb012_mlx5_3
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
@@ -354,7 +354,7 @@ nv set interface bond13 evpn multihoming segment local-id 13
 nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond13 link mtu 9100
 nv set interface bond13 type bond
-nv set interface swp7s0 description HOST_gb013_mlx5_6
+nv set interface swp7s0 description HOST_gb013_mlx5_3
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
@@ -371,7 +371,7 @@ nv set interface bond14 evpn multihoming segment local-id 14
 nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond14 link mtu 9100
 nv set interface bond14 type bond
-nv set interface swp7s1 description HOST_gb014_mlx5_6
+nv set interface swp7s1 description HOST_gb014_mlx5_3
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
@@ -388,7 +388,7 @@ nv set interface bond15 evpn multihoming segment local-id 15
 nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond15 link mtu 9100
 nv set interface bond15 type bond
-nv set interface swp8s0 description HOST_gb015_mlx5_6
+nv set interface swp8s0 description HOST_gb015_mlx5_3
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
@@ -405,7 +405,7 @@ nv set interface bond16 evpn multihoming segment local-id 16
 nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond16 link mtu 9100
 nv set interface bond16 type bond
-nv set interface swp8s1 description HOST_gb016_mlx5_6
+nv set interface swp8s1 description HOST_gb016_mlx5_3
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
@@ -422,7 +422,7 @@ nv set interface bond17 evpn multihoming segment local-id 17
 nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond17 link mtu 9100
 nv set interface bond17 type bond
-nv set interface swp9s0 description HOST_gb017_mlx5_6
+nv set interface swp9s0 description HOST_gb017_mlx5_3
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
@@ -439,7 +439,7 @@ nv set interface bond18 evpn multihoming segment local-id 18
 nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond18 link mtu 9100
 nv set interface bond18 type bond
-nv set interface swp9s1 description HOST_gb018_mlx5_6
+nv set interface swp9s1 description HOST_gb018_mlx5_3
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
@@ -456,7 +456,7 @@ nv set interface bond19 evpn multihoming segment local-id 19
 nv set interface bond19 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond19 link mtu 9100
 nv set interface bond19 type bond
-nv set interface swp10s0 description HOST_gb019_mlx5_6
+nv set interface swp10s0 description HOST_gb019_mlx5_3
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
@@ -473,7 +473,7 @@ nv set interface bond20 evpn multihoming segment local-id 20
 nv set interface bond20 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond20 link mtu 9100
 nv set interface bond20 type bond
-nv set interface swp10s1 description HOST_gb020_mlx5_6
+nv set interface swp10s1 description HOST_gb020_mlx5_3
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
@@ -490,7 +490,7 @@ nv set interface bond21 evpn multihoming segment local-id 21
 nv set interface bond21 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond21 link mtu 9100
 nv set interface bond21 type bond
-nv set interface swp11s0 description HOST_gb021_mlx5_6
+nv set interface swp11s0 description HOST_gb021_mlx5_3
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
@@ -507,7 +507,7 @@ nv set interface bond22 evpn multihoming segment local-id 22
 nv set interface bond22 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond22 link mtu 9100
 nv set interface bond22 type bond
-nv set interface swp11s1 description HOST_gb022_mlx5_6
+nv set interface swp11s1 description HOST_gb022_mlx5_3
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
@@ -524,7 +524,7 @@ nv set interface bond23 evpn multihoming segment local-id 23
 nv set interface bond23 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond23 link mtu 9100
 nv set interface bond23 type bond
-nv set interface swp12s0 description HOST_gb023_mlx5_6
+nv set interface swp12s0 description HOST_gb023_mlx5_3
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
@@ -541,7 +541,7 @@ nv set interface bond24 evpn multihoming segment local-id 24
 nv set interface bond24 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond24 link mtu 9100
 nv set interface bond24 type bond
-nv set interface swp12s1 description HOST_gb024_mlx5_6
+nv set interface swp12s1 description HOST_gb024_mlx5_3
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
@@ -558,7 +558,7 @@ nv set interface bond25 evpn multihoming segment local-id 25
 nv set interface bond25 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond25 link mtu 9100
 nv set interface bond25 type bond
-nv set interface swp13s0 description HOST_gb025_mlx5_6
+nv set interface swp13s0 description HOST_gb025_mlx5_3
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
@@ -575,7 +575,7 @@ nv set interface bond26 evpn multihoming segment local-id 26
 nv set interface bond26 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond26 link mtu 9100
 nv set interface bond26 type bond
-nv set interface swp13s1 description HOST_gb026_mlx5_6
+nv set interface swp13s1 description HOST_gb026_mlx5_3
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
@@ -592,7 +592,7 @@ nv set interface bond27 evpn multihoming segment local-id 27
 nv set interface bond27 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond27 link mtu 9100
 nv set interface bond27 type bond
-nv set interface swp14s0 description HOST_gb027_mlx5_6
+nv set interface swp14s0 description HOST_gb027_mlx5_3
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
@@ -609,7 +609,7 @@ nv set interface bond28 evpn multihoming segment local-id 28
 nv set interface bond28 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond28 link mtu 9100
 nv set interface bond28 type bond
-nv set interface swp14s1 description HOST_gb028_mlx5_6
+nv set interface swp14s1 description HOST_gb028_mlx5_3
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
@@ -626,7 +626,7 @@ nv set interface bond29 evpn multihoming segment local-id 29
 nv set interface bond29 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond29 link mtu 9100
 nv set interface bond29 type bond
-nv set interface swp15s0 description HOST_gb029_mlx5_6
+nv set interface swp15s0 description HOST_gb029_mlx5_3
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
@@ -643,7 +643,7 @@ nv set interface bond30 evpn multihoming segment local-id 30
 nv set interface bond30 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond30 link mtu 9100
 nv set interface bond30 type bond
-nv set interface swp15s1 description HOST_gb030_mlx5_6
+nv set interface swp15s1 description HOST_gb030_mlx5_3
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
@@ -660,7 +660,7 @@ nv set interface bond31 evpn multihoming segment local-id 31
 nv set interface bond31 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond31 link mtu 9100
 nv set interface bond31 type bond
-nv set interface swp16s0 description HOST_gb031_mlx5_6
+nv set interface swp16s0 description HOST_gb031_mlx5_3
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
@@ -677,7 +677,7 @@ nv set interface bond32 evpn multihoming segment local-id 32
 nv set interface bond32 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond32 link mtu 9100
 nv set interface bond32 type bond
-nv set interface swp16s1 description HOST_gb032_mlx5_6
+nv set interface swp16s1 description HOST_gb032_mlx5_3
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
@@ -694,7 +694,7 @@ nv set interface bond33 evpn multihoming segment local-id 33
 nv set interface bond33 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond33 link mtu 9100
 nv set interface bond33 type bond
-nv set interface swp17s0 description HOST_gb033_mlx5_6
+nv set interface swp17s0 description HOST_gb033_mlx5_3
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
@@ -711,7 +711,7 @@ nv set interface bond34 evpn multihoming segment local-id 34
 nv set interface bond34 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond34 link mtu 9100
 nv set interface bond34 type bond
-nv set interface swp17s1 description HOST_gb034_mlx5_6
+nv set interface swp17s1 description HOST_gb034_mlx5_3
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
@@ -728,7 +728,7 @@ nv set interface bond35 evpn multihoming segment local-id 35
 nv set interface bond35 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond35 link mtu 9100
 nv set interface bond35 type bond
-nv set interface swp18s0 description HOST_gb035_mlx5_6
+nv set interface swp18s0 description HOST_gb035_mlx5_3
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
@@ -745,7 +745,7 @@ nv set interface bond36 evpn multihoming segment local-id 36
 nv set interface bond36 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond36 link mtu 9100
 nv set interface bond36 type bond
-nv set interface swp18s1 description HOST_gb036_mlx5_6
+nv set interface swp18s1 description HOST_gb036_mlx5_3
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable

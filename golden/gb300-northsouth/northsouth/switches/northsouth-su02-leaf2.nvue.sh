@@ -150,7 +150,7 @@ nv set interface bond1 evpn multihoming segment local-id 37
 nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
-nv set interface swp1s0 description HOST_gb037_mlx5_6
+nv set interface swp1s0 description HOST_gb037_mlx5_3
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
@@ -167,7 +167,7 @@ nv set interface bond2 evpn multihoming segment local-id 38
 nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
-nv set interface swp1s1 description HOST_gb038_mlx5_6
+nv set interface swp1s1 description HOST_gb038_mlx5_3
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
@@ -184,7 +184,7 @@ nv set interface bond3 evpn multihoming segment local-id 39
 nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
-nv set interface swp2s0 description HOST_gb039_mlx5_6
+nv set interface swp2s0 description HOST_gb039_mlx5_3
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
@@ -201,7 +201,7 @@ nv set interface bond4 evpn multihoming segment local-id 40
 nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
-nv set interface swp2s1 description HOST_gb040_mlx5_6
+nv set interface swp2s1 description HOST_gb040_mlx5_3
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
@@ -218,7 +218,7 @@ nv set interface bond5 evpn multihoming segment local-id 41
 nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
-nv set interface swp3s0 description HOST_gb041_mlx5_6
+nv set interface swp3s0 description HOST_gb041_mlx5_3
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
@@ -235,7 +235,7 @@ nv set interface bond6 evpn multihoming segment local-id 42
 nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
-nv set interface swp3s1 description HOST_gb042_mlx5_6
+nv set interface swp3s1 description HOST_gb042_mlx5_3
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
@@ -252,7 +252,7 @@ nv set interface bond7 evpn multihoming segment local-id 43
 nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
-nv set interface swp4s0 description HOST_gb043_mlx5_6
+nv set interface swp4s0 description HOST_gb043_mlx5_3
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
@@ -269,7 +269,7 @@ nv set interface bond8 evpn multihoming segment local-id 44
 nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
-nv set interface swp4s1 description HOST_gb044_mlx5_6
+nv set interface swp4s1 description HOST_gb044_mlx5_3
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
@@ -286,7 +286,7 @@ nv set interface bond9 evpn multihoming segment local-id 45
 nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
-nv set interface swp5s0 description HOST_gb045_mlx5_6
+nv set interface swp5s0 description HOST_gb045_mlx5_3
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
@@ -303,7 +303,7 @@ nv set interface bond10 evpn multihoming segment local-id 46
 nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
-nv set interface swp5s1 description HOST_gb046_mlx5_6
+nv set interface swp5s1 description HOST_gb046_mlx5_3
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
@@ -320,7 +320,7 @@ nv set interface bond11 evpn multihoming segment local-id 47
 nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
-nv set interface swp6s0 description HOST_gb047_mlx5_6
+nv set interface swp6s0 description HOST_gb047_mlx5_3
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
@@ -337,7 +337,7 @@ nv set interface bond12 evpn multihoming segment local-id 48
 nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
-nv set interface swp6s1 description HOST_gb048_mlx5_6
+nv set interface swp6s1 description HOST_gb048_mlx5_3
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
@@ -354,7 +354,7 @@ nv set interface bond13 evpn multihoming segment local-id 49
 nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond13 link mtu 9100
 nv set interface bond13 type bond
-nv set interface swp7s0 description HOST_gb049_mlx5_6
+nv set interface swp7s0 description HOST_gb049_mlx5_3
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
@@ -371,7 +371,7 @@ nv set interface bond14 evpn multihoming segment local-id 50
 nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond14 link mtu 9100
 nv set interface bond14 type bond
-nv set interface swp7s1 description HOST_gb050_mlx5_6
+nv set interface swp7s1 description HOST_gb050_mlx5_3
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
@@ -388,7 +388,7 @@ nv set interface bond15 evpn multihoming segment local-id 51
 nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond15 link mtu 9100
 nv set interface bond15 type bond
-nv set interface swp8s0 description HOST_gb051_mlx5_6
+nv set interface swp8s0 description HOST_gb051_mlx5_3
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
@@ -405,7 +405,7 @@ nv set interface bond16 evpn multihoming segment local-id 52
 nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond16 link mtu 9100
 nv set interface bond16 type bond
-nv set interface swp8s1 description HOST_gb052_mlx5_6
+nv set interface swp8s1 description HOST_gb052_mlx5_3
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
@@ -422,7 +422,7 @@ nv set interface bond17 evpn multihoming segment local-id 53
 nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond17 link mtu 9100
 nv set interface bond17 type bond
-nv set interface swp9s0 description HOST_gb053_mlx5_6
+nv set interface swp9s0 description HOST_gb053_mlx5_3
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
@@ -439,7 +439,7 @@ nv set interface bond18 evpn multihoming segment local-id 54
 nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond18 link mtu 9100
 nv set interface bond18 type bond
-nv set interface swp9s1 description HOST_gb054_mlx5_6
+nv set interface swp9s1 description HOST_gb054_mlx5_3
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
@@ -456,7 +456,7 @@ nv set interface bond19 evpn multihoming segment local-id 55
 nv set interface bond19 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond19 link mtu 9100
 nv set interface bond19 type bond
-nv set interface swp10s0 description HOST_gb055_mlx5_6
+nv set interface swp10s0 description HOST_gb055_mlx5_3
 nv set interface swp10s0 link mtu 9100
 nv set interface swp10s0 type swp
 nv set interface swp10s0 qos pfc-watchdog state enable
@@ -473,7 +473,7 @@ nv set interface bond20 evpn multihoming segment local-id 56
 nv set interface bond20 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond20 link mtu 9100
 nv set interface bond20 type bond
-nv set interface swp10s1 description HOST_gb056_mlx5_6
+nv set interface swp10s1 description HOST_gb056_mlx5_3
 nv set interface swp10s1 link mtu 9100
 nv set interface swp10s1 type swp
 nv set interface swp10s1 qos pfc-watchdog state enable
@@ -490,7 +490,7 @@ nv set interface bond21 evpn multihoming segment local-id 57
 nv set interface bond21 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond21 link mtu 9100
 nv set interface bond21 type bond
-nv set interface swp11s0 description HOST_gb057_mlx5_6
+nv set interface swp11s0 description HOST_gb057_mlx5_3
 nv set interface swp11s0 link mtu 9100
 nv set interface swp11s0 type swp
 nv set interface swp11s0 qos pfc-watchdog state enable
@@ -507,7 +507,7 @@ nv set interface bond22 evpn multihoming segment local-id 58
 nv set interface bond22 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond22 link mtu 9100
 nv set interface bond22 type bond
-nv set interface swp11s1 description HOST_gb058_mlx5_6
+nv set interface swp11s1 description HOST_gb058_mlx5_3
 nv set interface swp11s1 link mtu 9100
 nv set interface swp11s1 type swp
 nv set interface swp11s1 qos pfc-watchdog state enable
@@ -524,7 +524,7 @@ nv set interface bond23 evpn multihoming segment local-id 59
 nv set interface bond23 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond23 link mtu 9100
 nv set interface bond23 type bond
-nv set interface swp12s0 description HOST_gb059_mlx5_6
+nv set interface swp12s0 description HOST_gb059_mlx5_3
 nv set interface swp12s0 link mtu 9100
 nv set interface swp12s0 type swp
 nv set interface swp12s0 qos pfc-watchdog state enable
@@ -541,7 +541,7 @@ nv set interface bond24 evpn multihoming segment local-id 60
 nv set interface bond24 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond24 link mtu 9100
 nv set interface bond24 type bond
-nv set interface swp12s1 description HOST_gb060_mlx5_6
+nv set interface swp12s1 description HOST_gb060_mlx5_3
 nv set interface swp12s1 link mtu 9100
 nv set interface swp12s1 type swp
 nv set interface swp12s1 qos pfc-watchdog state enable
@@ -558,7 +558,7 @@ nv set interface bond25 evpn multihoming segment local-id 61
 nv set interface bond25 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond25 link mtu 9100
 nv set interface bond25 type bond
-nv set interface swp13s0 description HOST_gb061_mlx5_6
+nv set interface swp13s0 description HOST_gb061_mlx5_3
 nv set interface swp13s0 link mtu 9100
 nv set interface swp13s0 type swp
 nv set interface swp13s0 qos pfc-watchdog state enable
@@ -575,7 +575,7 @@ nv set interface bond26 evpn multihoming segment local-id 62
 nv set interface bond26 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond26 link mtu 9100
 nv set interface bond26 type bond
-nv set interface swp13s1 description HOST_gb062_mlx5_6
+nv set interface swp13s1 description HOST_gb062_mlx5_3
 nv set interface swp13s1 link mtu 9100
 nv set interface swp13s1 type swp
 nv set interface swp13s1 qos pfc-watchdog state enable
@@ -592,7 +592,7 @@ nv set interface bond27 evpn multihoming segment local-id 63
 nv set interface bond27 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond27 link mtu 9100
 nv set interface bond27 type bond
-nv set interface swp14s0 description HOST_gb063_mlx5_6
+nv set interface swp14s0 description HOST_gb063_mlx5_3
 nv set interface swp14s0 link mtu 9100
 nv set interface swp14s0 type swp
 nv set interface swp14s0 qos pfc-watchdog state enable
@@ -609,7 +609,7 @@ nv set interface bond28 evpn multihoming segment local-id 64
 nv set interface bond28 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond28 link mtu 9100
 nv set interface bond28 type bond
-nv set interface swp14s1 description HOST_gb064_mlx5_6
+nv set interface swp14s1 description HOST_gb064_mlx5_3
 nv set interface swp14s1 link mtu 9100
 nv set interface swp14s1 type swp
 nv set interface swp14s1 qos pfc-watchdog state enable
@@ -626,7 +626,7 @@ nv set interface bond29 evpn multihoming segment local-id 65
 nv set interface bond29 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond29 link mtu 9100
 nv set interface bond29 type bond
-nv set interface swp15s0 description HOST_gb065_mlx5_6
+nv set interface swp15s0 description HOST_gb065_mlx5_3
 nv set interface swp15s0 link mtu 9100
 nv set interface swp15s0 type swp
 nv set interface swp15s0 qos pfc-watchdog state enable
@@ -643,7 +643,7 @@ nv set interface bond30 evpn multihoming segment local-id 66
 nv set interface bond30 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond30 link mtu 9100
 nv set interface bond30 type bond
-nv set interface swp15s1 description HOST_gb066_mlx5_6
+nv set interface swp15s1 description HOST_gb066_mlx5_3
 nv set interface swp15s1 link mtu 9100
 nv set interface swp15s1 type swp
 nv set interface swp15s1 qos pfc-watchdog state enable
@@ -660,7 +660,7 @@ nv set interface bond31 evpn multihoming segment local-id 67
 nv set interface bond31 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond31 link mtu 9100
 nv set interface bond31 type bond
-nv set interface swp16s0 description HOST_gb067_mlx5_6
+nv set interface swp16s0 description HOST_gb067_mlx5_3
 nv set interface swp16s0 link mtu 9100
 nv set interface swp16s0 type swp
 nv set interface swp16s0 qos pfc-watchdog state enable
@@ -677,7 +677,7 @@ nv set interface bond32 evpn multihoming segment local-id 68
 nv set interface bond32 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond32 link mtu 9100
 nv set interface bond32 type bond
-nv set interface swp16s1 description HOST_gb068_mlx5_6
+nv set interface swp16s1 description HOST_gb068_mlx5_3
 nv set interface swp16s1 link mtu 9100
 nv set interface swp16s1 type swp
 nv set interface swp16s1 qos pfc-watchdog state enable
@@ -694,7 +694,7 @@ nv set interface bond33 evpn multihoming segment local-id 69
 nv set interface bond33 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond33 link mtu 9100
 nv set interface bond33 type bond
-nv set interface swp17s0 description HOST_gb069_mlx5_6
+nv set interface swp17s0 description HOST_gb069_mlx5_3
 nv set interface swp17s0 link mtu 9100
 nv set interface swp17s0 type swp
 nv set interface swp17s0 qos pfc-watchdog state enable
@@ -711,7 +711,7 @@ nv set interface bond34 evpn multihoming segment local-id 70
 nv set interface bond34 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond34 link mtu 9100
 nv set interface bond34 type bond
-nv set interface swp17s1 description HOST_gb070_mlx5_6
+nv set interface swp17s1 description HOST_gb070_mlx5_3
 nv set interface swp17s1 link mtu 9100
 nv set interface swp17s1 type swp
 nv set interface swp17s1 qos pfc-watchdog state enable
@@ -728,7 +728,7 @@ nv set interface bond35 evpn multihoming segment local-id 71
 nv set interface bond35 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond35 link mtu 9100
 nv set interface bond35 type bond
-nv set interface swp18s0 description HOST_gb071_mlx5_6
+nv set interface swp18s0 description HOST_gb071_mlx5_3
 nv set interface swp18s0 link mtu 9100
 nv set interface swp18s0 type swp
 nv set interface swp18s0 qos pfc-watchdog state enable
@@ -745,7 +745,7 @@ nv set interface bond36 evpn multihoming segment local-id 72
 nv set interface bond36 evpn multihoming segment mac-address 02:fa:bc:00:00:00
 nv set interface bond36 link mtu 9100
 nv set interface bond36 type bond
-nv set interface swp18s1 description HOST_gb072_mlx5_6
+nv set interface swp18s1 description HOST_gb072_mlx5_3
 nv set interface swp18s1 link mtu 9100
 nv set interface swp18s1 type swp
 nv set interface swp18s1 qos pfc-watchdog state enable
