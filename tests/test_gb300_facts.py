@@ -19,9 +19,6 @@ from fabgen.pipeline import run
 
 # ERA-00012 Table 11: converged north-south switches for 1-8 racks; leaves 2/4/7, spines -/2/4 at 2/4/8
 TABLE_11 = {1: 2, 2: 2, 3: 5, 4: 6, 5: 9, 6: 10, 7: 11, 8: 11}
-# Rows fabgen cannot build as NVIDIA does: its collapsed pair without spines needs a link between the
-# two leaves, which fabgen does not make yet (issue 56 item 3, docs/decisions.md): the pair keeps two spines
-PAIR_WITH_SPINES = {1: 4, 2: 4}
 
 
 def inventory(racks: int, model: str = "gb300-nvl72", planned: int | None = None, unit: int | None = None,
@@ -66,9 +63,10 @@ def switches(files: dict, fabric: str = "ns") -> Counter:
 def test_north_south_switches_per_rack_count_are_table_11s(racks: int) -> None:
     files = rendered(inventory(racks))
     tiers = switches(files)
-    assert tiers["leaf"] + tiers["spine"] == PAIR_WITH_SPINES.get(racks, TABLE_11[racks])
+    assert tiers["leaf"] + tiers["spine"] == TABLE_11[racks]
     assert tiers["leaf"] == {2: 2, 4: 4, 8: 7}.get(racks, tiers["leaf"])  # Table 11's leaves
-    assert tiers["spine"] == {4: 2, 8: 4}.get(racks, tiers["spine"])  # and spines
+    # and spines: none at 1-2 racks, NVIDIA's collapsed pair (tests/test_collapsed_pair.py)
+    assert tiers["spine"] == {1: 0, 2: 0, 4: 2, 8: 4}.get(racks, tiers["spine"])
     configs = [p for p in files if p.startswith("ns/switches/") and p.endswith(".nvue.yaml")]
     assert len(configs) == sum(tiers.values())  # a config per switch the BOM counts
 

@@ -184,8 +184,8 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     asns: dict[str, int] = {}
     shift = {tier: fabric.plane * asn_stride(eth, tier, fabric.planes) for tier in ("leaf", "spine", "core")}
     for s in fabric.switches:
-        if s.role == "leaf":
-            asns[s.name] = eth.asn.leaf + shift["leaf"] + s.index - 1
+        if s.role == "leaf":  # a collapsed pair shares one: iBGP on its peer link (spec/sizing.py NS_PEER_LINKS)
+            asns[s.name] = eth.asn.leaf + shift["leaf"] + (0 if plan.peer_links else s.index - 1)
         elif s.role == "spine":
             asns[s.name] = eth.asn.spine + shift["spine"] + (s.pod - 1 if eth.asn.spines == "pod" else 0)
         else:

@@ -86,7 +86,7 @@ def _up_and_down(s: Switch, links: list[tuple[str, str]], by_name: dict[str, Swi
             up[peer] += 1
         else:
             down += 1
-        if tier not in ("leaf-spine", "spine-core"):
+        if tier not in ("leaf-spine", "spine-core") and not (tier == "leaf-leaf" and s.role == other.role == "leaf"):
             problems.append(f"{s.name}: switch link to {peer} has tier {tier}")
     return up, down
 

@@ -52,6 +52,10 @@ from fabgen.spec.sizing import Plan
 
 PEER_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "core": "CORES"}
 HOSTS_GROUP = "HOSTS"  # host_routing bgp: the nodes' sessions on a leaf
+# A collapsed pair's peer link (spec/sizing.py NS_PEER_LINKS): iBGP between the two leaves, as
+# NVIDIA's csl-01/02 run it (peer group internal_isl, remote-as internal); its BFD class is the
+# fabric's underlay class, leaf_spine (NVIDIA's "underlay" profile, 300 ms x 3, on it).
+ISL_GROUP = "ISL"
 # The BFD class of a session between two switch roles (ethernet.bfd); a leaf's sessions with the
 # nodes are "leaf_host", the loopback EVPN sessions (EOS) "overlay".
 BFD_CLASS = {frozenset({"leaf", "spine"}): "leaf_spine", frozenset({"spine", "core"}): "spine_core"}
@@ -103,6 +107,8 @@ def bfd_class(role: str, peer_group: str) -> str:
     """The session class of a switch of `role` with the peers of `peer_group` (ethernet.bfd)."""
     if peer_group == HOSTS_GROUP:
         return HOSTS_BFD_CLASS
+    if peer_group == ISL_GROUP:
+        return "leaf_spine"
     peer_role = next(r for r, g in PEER_GROUP.items() if g == peer_group)
     return BFD_CLASS[frozenset({role, peer_role})]
 
@@ -118,7 +124,7 @@ def planned_fabric_links(plan: Plan, role: str) -> int:
     """Switch-to-switch links a switch of this role has once the plan is built: the ECMP width
     is set for them, so growing into the plan never changes it on an existing switch."""
     if role == "leaf":
-        return plan.up if plan.tiers >= 2 else 0
+        return plan.up if plan.tiers >= 2 else plan.peer_links
     if role == "spine":
         return plan.spine_down + (plan.spine_up if plan.tiers == 3 else 0)
     return plan.pods * plan.spine_core_width
@@ -233,7 +239,8 @@ class SwitchIntents:
                                "peer_role": prole, "description": f"P2P_{peer}_{peer_port}",
                                "ip": ip, "prefix": plen, "peer_ip": peer_ip})
             neighbors.append({"ip": peer_ip, "local_ip": ip, "asn": alloc.asns[peer], "peer": peer,
-                              "peer_port": peer_port, "peer_group": PEER_GROUP[prole]})
+                              "peer_port": peer_port,
+                              "peer_group": ISL_GROUP if lk.tier == "leaf-leaf" else PEER_GROUP[prole]})
         subnet = alloc.leaf_subnets.get(s.name)
         svi = None
         if subnet is not None and host_ports:

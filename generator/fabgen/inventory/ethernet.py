@@ -93,7 +93,8 @@ def plane_slice(size: int, planes: int) -> int:
 def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, tuple[int, str]]:
     """Addresses each pool (each plane's part of it, `plane_slice`) must hold, with what they are for."""
     switches = plan.leaves + plan.spines + plan.cores
-    links = (plan.leaves * plan.up if plan.tiers >= 2 else 0) + (plan.spines * plan.spine_up if plan.tiers == 3 else 0)
+    links = (plan.leaves * plan.up if plan.tiers >= 2 else plan.peer_links) + \
+        (plan.spines * plan.spine_up if plan.tiers == 3 else 0)
     nics = plan.endpoints + plan.storage
     if role == "northsouth":
         half = northsouth_places(plan)

@@ -121,6 +121,9 @@ def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, i
     leaves = [s for s in switches if s.role == "leaf"]
     spines = [s for s in switches if s.role == "spine"]
     cores = [s for s in switches if s.role == "core"]
+    if plan.peer_links:  # a collapsed pair: leaf 1's ports after its node ports to leaf 2's same ports
+        for t in range(plan.peer_links):
+            yield ("leaf-leaf", leaves[0], plan.down + t, leaves[1], plan.down + t, t)
     if plan.tiers >= 2:
         w, up = plan.leaf_spine_width, plan.up
         of_pod: dict[int, list[Switch]] = {}

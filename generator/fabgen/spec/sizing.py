@@ -96,6 +96,9 @@ class Plan:
     # unit's `leaves_per_unit` leaves take every node's two ports striped, node g's port r on leaf
     # (g + r) mod leaves (`stripe`), as NVIDIA's generator cables them.
     striped: bool = False
+    # Links between the two leaves of a collapsed pair (one tier, no spines: a northsouth fabric
+    # sized by racks at 1-2 racks, `_northsouth_racks`), leaf 1's port down + t to leaf 2's; 0: none.
+    peer_links: int = 0
 
     # `nodes`, `units`, `leaves`, `pods` and everything sized from them are the plan's;
     # `present_*` are what the inventory's nodes fill of it.
@@ -219,7 +222,8 @@ def _size(
     if (topology == "rail-optimized" and storage_pairs and domain > 1 and scalable_unit is None and rails == 2
             and tiers in ("auto", 2)):
         return _northsouth_racks(radix=k, speed=speed, nodes=nodes, ratio=ratio, model=model, storage=storage,
-                                 domain=domain, storage_spread=storage_spread, even_spines=even_spines)
+                                 domain=domain, storage_spread=storage_spread, even_spines=even_spines,
+                                 collapse=tiers == "auto")
     if topology == "rail-optimized":
         su = _scalable_unit(scalable_unit, radix=k, ratio=ratio, domain=domain, model=model)
         if scalable_unit is not None and su + su * q // p > k:
@@ -357,18 +361,26 @@ def _best_pods(*, radix: int, units: int, leaves_per_unit: int, leaves: int, up:
 # (`_two_tier_spines`) with a leaf's uplinks at the fabric's ratio, 64 at 1:1 on 128 x 400G: 2
 # spines hold 4 leaves' uplinks, 4 hold 8, in pairs on Spectrum-X.
 NS_LEAVES_PER_RACKS = (7, 8)
+# NVIDIA's collapsed pair (1-2 racks, Table 11's 2 switches, no spines): csl-01 and csl-02 of
+# net-configurator/output/2-4-5-800/default/configs (NVIDIA/enterprise-ras at 993eed6, the folder of
+# 2f46cb2) join on swp25-swp34 broken out 2 x 400G, 20 links, each a routed unnumbered iBGP session
+# (peer group internal_isl, remote-as internal, ipv4-unicast and l2vpn-evpn, BFD profile underlay
+# 300 ms x 3), no bond; the VRFs cross it in EVPN type-5 routes (docs/decisions.md).
+NS_PEER_LINKS = 20
+NS_COLLAPSED_RACKS = 2
 
 
 def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, model: str, storage: int,
-                      domain: int, storage_spread: int, even_spines: bool) -> Plan:
+                      domain: int, storage_spread: int, even_spines: bool, collapse: bool = True) -> Plan:
     """A northsouth fabric of NVLink racks (two ports a tray) without a declared scalable_unit, as
     NVIDIA sizes its converged north-south fabric (`NS_LEAVES_PER_RACKS`): one unit of `leaves`
     leaves, at least two, enough for the ports at the ratio, every node's ports striped over them
     (`stripe`); storage servers on leaf pairs of their own after them; two tiers.
 
-    NVIDIA builds 1-2 racks as one tier, a collapsed pair joined by inter-switch links (csl-01/02);
-    fabgen has no link between two leaves yet (issue 56, item 3), so its pair keeps the spine layer
-    every two-tier fabric has (docs/decisions.md)."""
+    1-2 racks (planned) without storage leaves are NVIDIA's one tier: the collapsed pair, two leaves
+    joined by `NS_PEER_LINKS` links and no spines (`peer_links`); growing past two racks adds the
+    spines and moves the peer links (topology/growth.py warns: plan for it with planned_nodes).
+    `collapse` False (tiers: 2 pinned): the pair keeps two spines instead."""
     k = radix
     split = leaf_split(k, ratio)
     if split is None:
@@ -385,6 +397,12 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
         raise SizingError("node_groups", f"{nodes} nodes in {racks} racks need {leaves} leaves"
                           f"{f' and {storage_leaves} storage leaves' if storage_leaves else ''}; two tiers of "
                           f"{k}-port switches hold at most {k}: split the north-south fabric")
+    if collapse and racks <= NS_COLLAPSED_RACKS and total == 2:  # NVIDIA's collapsed pair: one tier, a peer link
+        return Plan(topology="rail-optimized", tiers=1, radix=k, speed=speed, nodes=nodes, rails=2,
+                    endpoints=2 * nodes, ratio=ratio, unit_nodes=nodes, units=1, leaves_per_unit=leaves, down=down,
+                    up=up, leaves=total, pods=1, units_per_pod=1, spines_per_pod=0, leaf_spine_width=0,
+                    spine_down=0, spine_up=0, cores_per_plane=0, spine_core_width=0, storage=storage,
+                    storage_leaves=0, domain=domain, striped=True, peer_links=min(NS_PEER_LINKS, up))
     spines = _two_tier_spines(up, math.ceil(total * up / k), even_spines)
     assert spines is not None  # total <= k
     return Plan(topology="rail-optimized", tiers=2, radix=k, speed=speed, nodes=nodes, rails=2,

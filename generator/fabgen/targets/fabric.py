@@ -144,7 +144,7 @@ def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
             seen.add((lk.tier, end, cage[port]))
         count[(lk.tier, lk.media, part)] += 1
     rows = []
-    for tier in TIERS:
+    for tier in (*TIERS, "leaf-leaf"):  # leaf-leaf: a collapsed pair's peer link (spec/sizing.py)
         for (t, key, part), n in sorted(count.items()):
             if t == tier:
                 rows.append({"category": "cable", "part": part, "description": f"{tier} ({media.TEXT[key]})",

@@ -169,7 +169,7 @@ def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
 
 
 def _tiers(f) -> dict[str, str]:
-    return {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core")}
+    return {t: f"{f.name} {t}" for t in ("node-leaf", "leaf-spine", "spine-core", "leaf-leaf")}
 
 
 def _link_ports(links: list, port_type: dict[str, dict[str, str]], switch_type: str, kbps: str,

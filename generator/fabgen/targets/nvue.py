@@ -49,7 +49,7 @@ from fabgen.intent import secret_ref
 from fabgen.intent.baseline import baseline as baseline_of
 from fabgen.intent.baseline import users_of
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
-from fabgen.intent.switches import DEFAULT_BFD, HOSTS_GROUP, PEER_GROUP, SwitchIntents, group_bfd
+from fabgen.intent.switches import DEFAULT_BFD, HOSTS_GROUP, ISL_GROUP, PEER_GROUP, SwitchIntents, group_bfd
 from fabgen.inventory.management import gateway_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
@@ -389,7 +389,9 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
         tree["router"]["bfd"] = {"profile": {_bfd_profile(t): _bfd_timers(t) for t in
                                              sorted(bfd.values(), key=lambda t: _bfd_profile(t))}, "state": "enabled"}
     evpn_af = {"address-family": {"l2vpn-evpn": d.on()}} if sw.get("evpn") else {}
-    groups = {g: {"remote-as": "external", **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
+    # the collapsed pair's peer link is iBGP (one ASN, intent/switches.py ISL_GROUP) as NVIDIA's csl-01/02
+    groups = {g: {"remote-as": "internal" if g == ISL_GROUP else "external",
+                  **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
                   **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
     vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
@@ -444,7 +446,9 @@ def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, pa
             continue
         values.append(i["description"])
         if kind == "fabric":
-            fabric.append((i["name"], _group(i["peer_role"])))
+            # leaf to leaf: a collapsed pair's peer link (intent/switches.py ISL_GROUP)
+            isl = sw["role"] == i["peer_role"] == "leaf"
+            fabric.append((i["name"], ISL_GROUP if isl else _group(i["peer_role"])))
             kind = uplink
         elif "bond" in i:  # the bond before its member: the run so far, then the bond
             ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]

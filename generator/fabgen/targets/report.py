@@ -48,6 +48,8 @@ def intent(ctx: Any) -> dict[str, Any]:
                    "segments": sum(len(h.model.nics) // 2 for h in ctx.fabric.hosts), "es_sys_mac": ES_SYS_MAC}
         if f.plan.striped:  # sized by racks (spec/sizing.py `stripe`): every node's legs on two of all the leaves
             overlay["striped_leaves"] = f.plan.leaves_per_unit
+        if f.plan.peer_links:  # NVIDIA's collapsed pair (1-2 racks, spec/sizing.py NS_PEER_LINKS): no spines
+            overlay["peer_links"] = f.plan.peer_links
     return {"platform_version": f.spec.platform_version, "qos": qos,
             "addressing": {"pools": eth.pools.model_dump(), **_plane_parts(f, eth.pools.model_dump()),
                            "host_addressing": eth.host_addressing, **({"host_routing": "bgp"} if bgp else {})},

@@ -87,10 +87,12 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
             if 0 < pod_leaves[pod] < plan.leaves_per_pod:
                 warnings.append(f"pod {pod} is partly populated ({pod_leaves[pod]} of {plan.leaves_per_pod} "
                                 "leaves); its spines and core links are built in full")
-    if plan.tiers == 1 and fabric.spec.tiers != 1 and fabric.spec.role != "oob":  # pinned: growth warning says
+    if plan.tiers == 1 and fabric.spec.tiers != 1 and fabric.spec.role != "oob" and not plan.peer_links:
+        # pinned: growth warning says; a collapsed pair's growth is warned by topology/growth.py
         warnings.append("all endpoints fit on one leaf: the fabric is a single switch (pin tiers: 2 to build a "
                         "spine layer now)")
     gpus = sum(h.model.gpus for h in fabric.hosts)
+    peer = {"leaf-leaf": links["leaf-leaf"]} if links["leaf-leaf"] else {}  # a collapsed pair's peer link
     return Summary(
         role=fabric.spec.role, kind=fabric.spec.kind, platform=fabric.spec.platform,
         # an out-of-band network is one tier of access switches, not a fat tree
@@ -99,7 +101,7 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
         nodes=sum(1 for h in fabric.hosts if h.role != "switch"), gpus=gpus, endpoints=links["node-leaf"],
         speed=plan.speed,
         switch_model=fabric.switch_model.key, radix=radix,
-        switches={r: switches.get(r, 0) for r in ROLES}, links={t: links.get(t, 0) for t in TIERS},
+        switches={r: switches.get(r, 0) for r in ROLES}, links={**{t: links.get(t, 0) for t in TIERS}, **peer},
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
         # the pods built (a plan's pods without a leaf have no switch yet: `planned` counts them)
         units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,

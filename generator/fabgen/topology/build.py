@@ -95,7 +95,9 @@ def build_fabric(spec: FabricSpec, plan: Plan, model: SwitchModel,
     hosts += _cable_storage(b, spec, plan, leaves, len(members), storage)
 
     for tier, low, low_port, high, high_port, ordinal in uplinks(plan, switches):
-        b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port)
+        # a collapsed pair's peer link is cabled as a leaf's uplinks are (the fabric's leaf_spine medium)
+        b.link(tier, low.name, "", high.name, high_port, ordinal, a_port_index=low_port,
+               media=b.medium("leaf-spine") if tier == "leaf-leaf" else None)
 
     return Fabric(spec, plan, model, switches, hosts, b.links, b.ports)
 
