@@ -9,6 +9,8 @@ beyond two racks builds the spines from the start."""
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 import nvue_model
 import pytest
@@ -79,6 +81,20 @@ def test_the_peer_link_is_an_ibgp_session_on_both_sides_and_nvidias_model_takes_
             word = "on" if release < "5.15" else "enabled"
             assert tree["interface"][port]["evpn"] == {"multihoming": {"uplink": word}}
     assert len(asns) == 1  # iBGP: one ASN for the pair
+    # the `nv set` script, run by bash, builds the same tree, which the model takes
+    from test_baseline_nvue import leaves as words_of
+    from test_baseline_nvue import run_script
+
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "leaf.nvue.sh"
+        script.write_bytes(files[f"ns/switches/{LEAVES[1]}.nvue.sh"])
+        calls = run_script(script)
+    assert calls[:-1] == [["set", *w] for w in words_of(tree)]
+    built: dict = {}
+    for call in calls[:-1]:
+        nvue_model.merge(built, nvue_model.parse_nv_words(release, call[1:]))
+    assert built == tree
+    assert ["set", "vrf", "default", "router", "bgp", "peer-group", "ISL", "remote-as", "internal"] in calls
     # NVIDIA's object model refuses a broken remote-as on the peer link
     tree["vrf"]["default"]["router"]["bgp"]["peer-group"]["ISL"]["remote-as"] = "inside"
     assert any("peer-group.ISL.remote-as" in p for p in nvue_model.problems(release, tree))
