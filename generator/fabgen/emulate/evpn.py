@@ -63,6 +63,7 @@ class Switch:
     loopback: str = ""
     vtep: str = ""  # VXLAN source address (leaves)
     groups: dict[str, bool] = field(default_factory=dict)  # peer group -> carries l2vpn-evpn
+    remote: dict[str, str] = field(default_factory=dict)  # peer group -> external, or internal (a pair's link)
     unnumbered: dict[str, str] = field(default_factory=dict)  # port -> peer group
     networks: list[str] = field(default_factory=list)
     multipath: int = 1
@@ -116,6 +117,7 @@ def _bgp(sw: Switch, tree: Any, where: str) -> None:
     vbgp = tree["vrf"]["default"]["router"]["bgp"]
     for group, g in vbgp.get("peer-group", {}).items():
         sw.groups[group] = "l2vpn-evpn" in g.get("address-family", {})
+        sw.remote[group] = str(g.get("remote-as", "external"))
     for port, n in vbgp.get("neighbor", {}).items():
         if n.get("type") == "unnumbered":
             sw.unnumbered[port] = n["peer-group"]
@@ -164,12 +166,15 @@ def frr_conf(sw: Switch) -> str:
         out += [f"interface {port}", " evpn mh uplink", "exit", "!"]
     out += [f"router bgp {sw.asn}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy"]
     for group in sorted(sw.groups):
-        out += [f" neighbor {group} peer-group", f" neighbor {group} remote-as external"]
+        out += [f" neighbor {group} peer-group", f" neighbor {group} remote-as {sw.remote.get(group, 'external')}"]
     for port, group in sw.unnumbered.items():
         out.append(f" neighbor {port} interface peer-group {group}")
     out.append(" address-family ipv4 unicast")
     out += [f"  network {n}" for n in sw.networks]
-    out += [f"  maximum-paths {sw.multipath}", " exit-address-family", " address-family l2vpn evpn"]
+    out += [f"  maximum-paths {sw.multipath}"]
+    if "internal" in sw.remote.values():  # a collapsed pair's links: every path of the iBGP sessions too
+        out.append(f"  maximum-paths ibgp {sw.multipath}")
+    out += [" exit-address-family", " address-family l2vpn evpn"]
     out += [f"  neighbor {g} activate" for g, evpn in sorted(sw.groups.items()) if evpn]
     if sw.vtep:
         out.append("  advertise-all-vni")
@@ -510,6 +515,10 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
     for port, group in sw.unnumbered.items():
         i.name(port, i.IFNAME, where, "BGP unnumbered port")
         i.name(group, i.WORD, where, f"{port}'s peer group")
+    for group, remote in sw.remote.items():
+        if remote not in ("external", "internal"):
+            raise inputs.InputError(f"{where}: peer group {group}'s remote-as {inputs._shown(remote)} "
+                                    "is not external or internal (what fabgen writes)")
     for n in sw.networks:
         i.network(n, where, "announced network")
     i.name_all(sw.uplinks, i.IFNAME, where, "uplink")
