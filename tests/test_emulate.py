@@ -24,6 +24,7 @@ from pathlib import Path
 
 import evpn_vm
 import pytest
+from test_gb300_facts import inventory as gb300_inventory
 
 from conftest import GOLDEN, IN_CI, INVENTORIES
 from fabgen.emulate import eos, nvue, sonic
@@ -718,13 +719,21 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     assert "local-id: 1\n" in text
     leaf.write_text(text.replace("local-id: 1\n", "local-id: 77\n", 1))
     relist(tmp_path / "broken", "ns/switches/ns-su01-leaf2.nvue.yaml")
-    if missing:  # both in one VM boot: here or in the VM, fabgen emulate reads each render as it would on a host
-        verdicts, console = evpn_vm.emulate([tmp_path / "out", tmp_path / "broken"], tmp_path / "vm")
+    # and NVIDIA's collapsed pair (one GB300 rack sized by racks): two leaves, iBGP over 20 peer links
+    pair_inv = tmp_path / "pair.yaml"
+    pair_inv.write_text(gb300_inventory(1))
+    assert fabgen("render", pair_inv, "-o", tmp_path / "pair").returncode == 0
+    renders = [tmp_path / "out", tmp_path / "broken", tmp_path / "pair"]
+    if missing:  # all in one VM boot: here or in the VM, fabgen emulate reads each render as it would on a host
+        verdicts, console = evpn_vm.emulate(renders, tmp_path / "vm")
         said = console[-3000:]
     else:
-        runs = [res, emulate(tmp_path / "broken", "--format", "json")]
-        verdicts, said = [(r.returncode, r.stdout) for r in runs], runs[0].stderr[-3000:] + runs[1].stderr[-3000:]
-    (code, stdout), (broken_code, broken_stdout) = verdicts
+        runs = [res, *(emulate(r, "--format", "json") for r in renders[1:])]
+        verdicts, said = [(r.returncode, r.stdout) for r in runs], "".join(r.stderr[-2000:] for r in runs)
+    (code, stdout), (broken_code, broken_stdout), (pair_code, pair_stdout) = verdicts
+    assert pair_code == 0, _verdict(pair_stdout, said)
+    pair = json.loads(pair_stdout)
+    assert pair["ok"] and pair["routers"] == 2 and any("down (every port)" in n for n in pair["notes"]), pair
     assert code == 0, _verdict(stdout, said)
     result = json.loads(stdout)
     assert result["ok"] and result["fabrics"] == ["ns"] and result["hosts"] == 6
