@@ -168,7 +168,7 @@ CASES = {
         [NS_LEAF]),
     "EVPN peer group remote-as a command": (
         "gb300-northsouth", NS_LEAF, lambda t: t.replace("remote-as: external", "remote-as: 'external\n exit'", 1),
-        [NS_LEAF, "remote-as", "not external or internal"]),
+        [NS_LEAF, "remote-as", "not a name fabgen writes"]),
     "EVPN node bond MTU infinite": (
         "gb300-northsouth", "hosts/gb001/netplan.yaml", lambda t: t.replace("      mtu: 9000\n      parameters:",
                                                                             "      mtu: .inf\n      parameters:"),

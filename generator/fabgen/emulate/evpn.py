@@ -37,6 +37,7 @@ from fabgen.emulate.checks import Finding
 from fabgen.emulate.model import TranslateError, load_yaml
 
 LAB_STARTUP_DELAY = 1  # s: FRR's `evpn mh startup-delay` in the lab (Cumulus's default is 180)
+REMOTE_AS = re.compile(r"external|internal")  # a peer group's remote-as as fabgen writes it
 L3VNI_VLAN = 3900  # the bridge VLANs that carry the layer-3 VNIs (3900 + k), local to each leaf
 KEEP_PER_PAIR = 2  # nodes kept per leaf pair in the lab
 REACH_WAIT = 30.0  # s: how long a node may take to reach a storage server (ARP, EVPN routes)
@@ -515,10 +516,8 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
     for port, group in sw.unnumbered.items():
         i.name(port, i.IFNAME, where, "BGP unnumbered port")
         i.name(group, i.WORD, where, f"{port}'s peer group")
-    for group, remote in sw.remote.items():
-        if remote not in ("external", "internal"):
-            raise inputs.InputError(f"{where}: peer group {group}'s remote-as {inputs._shown(remote)} "
-                                    "is not external or internal (what fabgen writes)")
+    for group, remote in sw.remote.items():  # external, or internal on a collapsed pair's links
+        i.name(remote, REMOTE_AS, where, f"peer group {group}'s remote-as")
     for n in sw.networks:
         i.network(n, where, "announced network")
     i.name_all(sw.uplinks, i.IFNAME, where, "uplink")
