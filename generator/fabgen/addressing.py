@@ -20,6 +20,9 @@ Ethernet (netaddr over the inventory's pools):
   (node by node, then the storage NICs);
   `leaf-subnet` gives each leaf a subnet sized to its host ports, the leaf takes the first
   address as gateway and the NIC on endpoint port p the address 2 + p;
+  `evpn` (the GPU overlay, `Overlay`): the plane's part of the pool is one subnet stretched over
+  the plane's leaves, the anycast gateway its first address, each NIC port 2 + its planned place,
+  each leaf's own SVI address from the top down (the last before the broadcast is leaf 1's);
 * ASNs: one per leaf (leaf + p x stride + index - 1 on plane p, 0-based); spines share one
   (spines: tier) or one per pod, cores one (cores: tier) or one per core plane, each tier's
   plane p shifted p strides too. The stride (`asn_stride`) follows the tier's first ASN and the
@@ -76,6 +79,20 @@ class Allocation:
     node_loopbacks: dict[str, str] = field(default_factory=dict)  # host_routing bgp: node -> service address
     node_asns: dict[str, int] = field(default_factory=dict)  # host_routing bgp: node -> its ASN
     tenants: Tenants | None = None  # role northsouth: the bonds' and leaves' addresses, the segments
+    overlay: Overlay | None = None  # host_addressing evpn: the plane's GPU subnet, its gateway, the leaves' SVIs
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """host_addressing evpn: a plane's GPU subnet (its part of the hosts pool, stretched over its
+    leaves by EVPN), the anycast gateway (its first address) and each leaf's own SVI address (from
+    the top down). The NICs' addresses are their links' (`Allocation.link_ips`): 2 + the link's
+    planned place. Places in the plan only, so growth never moves one."""
+
+    subnet: str  # CIDR
+    prefix: int
+    gateway: str
+    leaves: dict[str, str]  # leaf -> its own SVI address
 
 
 @dataclass(frozen=True)
@@ -117,6 +134,15 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
     return Tenants(prefix, subnets, pair(1), leaves, nodes, segments)
 
 
+def allocate_overlay(fabric: Fabric, pool: str) -> Overlay:
+    """host_addressing evpn: the plane's part of the hosts pool as its GPU subnet, the anycast gateway
+    its first address, each leaf's own SVI address from the top down (`Overlay`)."""
+    first, last = plane_part(pool, fabric)  # last: the broadcast
+    prefix = plane_prefix(pool, fabric)
+    return Overlay(f"{dotted_quad(first)}/{prefix}", prefix, dotted_quad(first + 1),
+                   {s.name: dotted_quad(last - s.index) for s in fabric.by_role("leaf")})
+
+
 def dotted_quad(value: int) -> str:
     """Dotted quad of an IPv4 address held as an int. Pools are parsed and checked with
     netaddr; this formatting runs for every port of a 32k-GPU fabric (200k times), where
@@ -148,6 +174,12 @@ def plane_part(pool: str, fabric: Fabric) -> tuple[int, int]:
     return first, first + size - 1
 
 
+def plane_prefix(pool: str, fabric: Fabric) -> int:
+    """The prefix length of this plane's part of a pool (`plane_cidr`)."""
+    first, last = plane_part(pool, fabric)
+    return 33 - (last - first + 1).bit_length()
+
+
 def plane_cidr(pool: str, fabric: Fabric) -> str:
     """This plane's part of a pool as a CIDR (the pool itself on one plane): parts are aligned
     powers of two (planes are 1, 2 or 4), so one prefix each."""
@@ -169,6 +201,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         size = 1 << (32 - prefix)
         base = {s.name: hosts + (s.index - 1) * size for s in fabric.by_role("leaf")}
         leaf_subnets = {name: f"{dotted_quad(b)}/{prefix}" for name, b in base.items()}
+    overlay = allocate_overlay(fabric, eth.pools.hosts) if eth.host_addressing == "evpn" else None
     model, speed = fabric.switch_model, plan.speed
     northsouth = fabric.spec.role == "northsouth"
     for idx, lk in enumerate(fabric.links):
@@ -178,6 +211,8 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             link_ips[idx] = (dotted_quad(p2p + 2 * lk.ordinal + 1), dotted_quad(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
             link_ips[idx] = (dotted_quad(hosts + 2 * lk.ordinal + 1), dotted_quad(hosts + 2 * lk.ordinal), 31)
+        elif overlay is not None:  # the NIC's address in the plane's subnet, its gateway the anycast one
+            link_ips[idx] = (dotted_quad(hosts + 2 + lk.ordinal), overlay.gateway, overlay.prefix)
         else:
             b = base[lk.z]
             link_ips[idx] = (dotted_quad(b + 2 + model.port_number(speed, lk.z_port) - 1), dotted_quad(b + 1), prefix)
@@ -200,7 +235,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             node_asns[h.name] = eth.asn.host + place
     tenants = allocate_tenants(fabric, eth.pools.hosts) if northsouth else None
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
-                      node_loopbacks=node_loopbacks, node_asns=node_asns, tenants=tenants)
+                      node_loopbacks=node_loopbacks, node_asns=node_asns, tenants=tenants, overlay=overlay)
 
 
 def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:

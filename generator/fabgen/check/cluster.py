@@ -142,6 +142,11 @@ def _claims(f: Any, ctx: Any) -> Iterable[_Claim]:
         for owner, ips in (*t.leaves.items(), *t.nodes.items()):
             for r, ip in zip(roles, ips):
                 yield ip, owner, f"{r} ({'SVI' if owner in t.leaves else 'bond'})", (*pools, "hosts")
+    o = alloc.overlay
+    if o is not None:  # the GPU overlay: the plane's anycast gateway, each leaf's own SVI address
+        yield o.gateway, f"the GPU anycast gateway of {f.inventory_name}", "", (*pools, "hosts")
+        for owner, ip in o.leaves.items():
+            yield ip, owner, "GPU (SVI)", (*pools, "hosts")
     m = f.spec.management
     if m is not None and f.plane == 0:
         from fabgen.addressing import dotted_quad
@@ -155,6 +160,7 @@ def _link_claims(f: Any, alloc: Any, pools: tuple[str, ...]) -> Iterable[_Claim]
     subnet gateway once, where its first host port appears)."""
     gateways_done: set[str] = set()
     links, link_ips, subnets = f.links, alloc.link_ips, alloc.leaf_subnets
+    stretched = alloc.overlay is not None  # the GPU overlay: a host port's far end is the plane's anycast gateway
     oob = f.spec.role == "oob"
     hosts_key, links_key = (*pools, "hosts"), (*pools, "links")  # made once: 400,000 claims at 64k GPUs
     get = link_ips.get
@@ -168,6 +174,8 @@ def _link_claims(f: Any, alloc: Any, pools: tuple[str, ...]) -> Iterable[_Claim]
             continue
         key = hosts_key if lk.tier == "node-leaf" else links_key
         yield a_ip, lk.a, lk.a_port, key
+        if stretched and lk.tier == "node-leaf":
+            continue  # the gateway is claimed once, with the leaves' SVIs (_claims)
         if lk.z in subnets:  # one gateway per leaf, shared by its host ports
             if lk.z not in gateways_done:
                 gateways_done.add(lk.z)

@@ -21,6 +21,13 @@ Decisions:
   an EVPN Ethernet segment carrying the in-band VLAN untagged (with LACP bypass/fallback) and
   storage tagged; every switch carries EVPN on its underlay sessions, every leaf is a
   VTEP with the storage and in-band tenants (`evpn`); the tenant subnets stay in their VRFs.
+* the GPU overlay (`host_addressing: evpn`, NVIDIA's design for its Enterprise RAs): every GPU
+  port of a plane is an access port of one VLAN (`ethernet.overlay`) stretched over the plane's
+  leaves (VXLAN from each leaf's loopback, head-end replication, ARP suppression), routed in the GPU
+  VRF (its layer-3 VNI) by an anycast gateway on every leaf, no multihoming (a GPU port has one
+  leaf); EVPN runs on loopback-to-loopback eBGP sessions of its own (`sessions: overlay`, peer group
+  OVERLAY, the underlay's neighbors' loopbacks, BFD of the overlay class) as NVIDIA's generator
+  writes them, the underlay's sessions carry IPv4 only; VXLAN keeps the RoCE DSCP (`dscp`).
 * BGP to the host (storage and in-band fabrics, `host_routing: bgp`): a leaf peers with each
   node port on its /31, in peer group HOSTS, with the node's own ASN; the node announces its
   service address (targets/hosts.py writes its side).
@@ -65,6 +72,9 @@ OVERLAY_BFD_CLASS = "overlay"
 # platform ran before the timers were settable; output written with them is unchanged.
 DEFAULT_BFD = {"interval_ms": 300, "multiplier": 3}
 HOST_VLAN = 100  # leaf-subnet mode: the host VLAN of every leaf (locally significant)
+OVERLAY_GROUP = "OVERLAY"  # host_addressing evpn: the loopback-to-loopback EVPN sessions (NVIDIA: `overlay`)
+# eBGP between loopbacks one link apart: two hops (NVIDIA's `multihop-ttl 2` in gl-plane1-01-config.sh)
+OVERLAY_MULTIHOP = 2
 MIN_ECMP = 64
 MIN_MAX_ROUTES = 12000
 
@@ -113,6 +123,15 @@ def bfd_class(role: str, peer_group: str) -> str:
     return BFD_CLASS[frozenset({role, peer_role})]
 
 
+def gpu_tenant(spec: Any, gpu: Any) -> dict[str, Any]:
+    """host_addressing evpn: the GPU tenant as the north-south tenants are written (intent/northsouth.py
+    `tenants`): VLAN, VNIs, VRF, the plane's subnet and its anycast gateway; no default route (a
+    GPU port reaches its plane only), its VLAN untagged (an access port)."""
+    return {"role": "gpu", "vlan": spec.vlan, "vni": spec.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
+            "subnet": gpu.subnet, "gateway": gpu.gateway, "prefix": gpu.prefix, "default_route": False,
+            "untagged": True}
+
+
 def _management(mgmt: dict[str, Any] | None, address: str | None) -> dict[str, Any] | None:
     """One switch's management plane: the fabric's settings (shared) and its own address."""
     if mgmt is None or address is None:
@@ -132,8 +151,9 @@ def planned_fabric_links(plan: Plan, role: str) -> int:
 
 def planned_prefixes(plan: Plan, host_addressing: str) -> int:
     """Prefixes the planned fabric announces: a loopback per switch, and each NIC's /31 (p2p)
-    or each leaf's host subnet (leaf-subnet)."""
-    hosts = plan.endpoints + plan.storage if host_addressing == "p2p" else plan.leaves
+    or each leaf's host subnet (leaf-subnet); with evpn the underlay carries the loopbacks alone."""
+    hosts = plan.endpoints + plan.storage if host_addressing == "p2p" else (
+        0 if host_addressing == "evpn" else plan.leaves)
     return plan.leaves + plan.spines + plan.cores + hosts
 
 
@@ -175,6 +195,8 @@ class SwitchIntents:
         self.bond_vlans = {(b, n): bond_vlans(bond_tenants(self.overlay, b, n)) for b, n in set(self.bond_of.values())
                            } if self.overlay is not None else {}
         self.order = {s.name: k for k, s in enumerate(f.switches)}
+        self.gpu = ctx.allocation.overlay  # host_addressing evpn: the plane's GPU subnet
+        self.gpu_tenant = gpu_tenant(eth.overlay, self.gpu) if self.gpu is not None else None
 
     def baseline(self, role: str) -> dict[str, Any]:
         """{"baseline": the switch's baseline (intent/baseline.py)}, or {} without one (the
@@ -229,7 +251,7 @@ class SwitchIntents:
                         neighbors.append({"ip": peer_ip, "local_ip": ip, "asn": alloc.node_asns[peer],
                                           "peer": peer, "peer_port": peer_port, "peer_group": HOSTS_GROUP})
                 else:
-                    iface.update(vlan=HOST_VLAN)
+                    iface.update(vlan=self.gpu_tenant["vlan"] if self.gpu_tenant else HOST_VLAN)
                 interfaces.append(iface)
                 continue
             links += 1
@@ -249,15 +271,25 @@ class SwitchIntents:
             svi = {"vlan": HOST_VLAN, "ip": gateway, "prefix": int(subnet_len), "subnet": subnet}
             networks.append(subnet)
         evpn = None
-        if overlay is not None:  # every switch carries EVPN; every leaf is a VTEP with both tenants
-            assert ns is not None  # the overlay is made from the tenants
+        if overlay is not None or self.gpu_tenant is not None:  # every switch carries EVPN; leaves are VTEPs
             peers = sorted({n["peer"] for n in neighbors if n["peer_group"] != HOSTS_GROUP}, key=order.__getitem__)
+            mine: list[dict[str, Any]] = []  # a leaf's tenants, each with its own SVI address
+            if overlay is not None and s.role == "leaf":  # north-south: both tenants, multihomed bonds
+                assert ns is not None  # the overlay is made from the tenants
+                mine = [{**t, "svi_ip": ns.leaves[s.name][k]} for k, t in enumerate(overlay)]
+            elif self.gpu is not None and self.gpu_tenant is not None and s.role == "leaf":  # the GPU overlay
+                mine = [{**self.gpu_tenant, "svi_ip": self.gpu.leaves[s.name]}]
             evpn = {"vtep": alloc.loopbacks[s.name] if s.role == "leaf" else None, "gateway_mac": GATEWAY_MAC,
-                    "udp_port": VXLAN_PORT, "relay": s.role != "leaf",
-                    # loopback-to-loopback sessions for platforms that keep EVPN off the underlay's
+                    "udp_port": VXLAN_PORT, "relay": s.role != "leaf", "multihoming": overlay is not None,
+                    # where EVPN runs: on the underlay's sessions, or on loopback-to-loopback ones (`overlay`)
+                    "sessions": "underlay" if overlay is not None else "overlay",
+                    # the loopback-to-loopback sessions (platforms that keep EVPN off the underlay's, the GPU overlay)
                     "overlay": [{"ip": alloc.loopbacks[p], "asn": alloc.asns[p], "peer": p} for p in peers],
-                    "tenants": [{**t, "svi_ip": ns.leaves[s.name][k]} for k, t in enumerate(overlay)]
-                    if s.role == "leaf" else []}
+                    "multihop": OVERLAY_MULTIHOP,
+                    # RoCE's DSCP (its PFC and ECN classes) carried through the tunnel: copied into the outer
+                    # header, the inner one kept at the far end (NVIDIA's `nve vxlan ... dscp action`)
+                    "dscp": {"encapsulation": "copy", "decapsulation": "preserve"} if overlay is None else None,
+                    "tenants": mine}
         groups = sorted({n["peer_group"] for n in neighbors})
         return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),

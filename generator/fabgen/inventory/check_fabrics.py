@@ -103,6 +103,12 @@ def check_fabric_role(c: Checks, i: int, f) -> bool:
         c.report(("fabrics", i, "ethernet", "northsouth"), f"northsouth applies to role northsouth; this {f.role} "
                  "fabric has no tenants: remove it", key=True)
         ok = False
+    if f.role != "northsouth" and f.ethernet is not None and f.ethernet.host_addressing == "evpn":
+        ok = check_gpu_overlay(c, i, f) and ok
+    if f.ethernet is not None and "overlay" in f.ethernet.model_fields_set and f.ethernet.host_addressing != "evpn":
+        c.report(("fabrics", i, "ethernet", "overlay"), "overlay is the GPU tenant of host_addressing: evpn; "
+                 "without it nothing reads overlay: remove it, or set host_addressing: evpn", key=True)
+        ok = False
     if f.role == "inband" and f.kind in ("infiniband", "ethernet"):
         c.report(("fabrics", i, "kind"), "an inband fabric is roce or spectrum-x (kind ethernet is the "
                  "out-of-band access layer; InfiniBand carries compute and storage)")
@@ -150,6 +156,42 @@ def check_northsouth(c: Checks, i: int, f) -> bool:
         c.report(("fabrics", i, "ethernet", "host_addressing"), "a northsouth fabric addresses each node's bond "
                  "on the storage and in-band subnets (the hosts pool's two halves): remove host_addressing",
                  key=True)
+        ok = False
+    return ok
+
+
+def check_gpu_overlay(c: Checks, i: int, f) -> bool:
+    """host_addressing evpn (intent/switches.py, docs/planes.md): NVIDIA's GPU overlay, on a compute
+    fabric of Spectrum-X switches on Cumulus Linux (NVUE). EOS and SONiC are refused: fabgen's EOS
+    overlay is not yet compared with AVD's l3ls-evpn for this design, and fabgen's SONiC target
+    writes no EVPN (its releases have no EVPN multihoming, and the GPU overlay is not built on it)."""
+    where = ("fabrics", i, "ethernet", "host_addressing")
+    if f.role != "compute":
+        c.report(where, f"evpn is the GPU fabric's overlay (role compute); this {f.role} fabric is routed: "
+                 "use p2p or leaf-subnet")
+        return False
+    if f.kind != "spectrum-x" or f.platform != "nvue":
+        c.report(where, f"the GPU EVPN overlay is built for Spectrum-X on Cumulus Linux (kind spectrum-x, platform "
+                 f"nvue), as NVIDIA's generator writes it; platform {f.platform} is not built yet: use p2p or "
+                 "leaf-subnet there")
+        return False
+    t, ok = f.ethernet.overlay, True
+    at = ("fabrics", i, "ethernet", "overlay")
+    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
+    if t.vrf.lower() in ("default", "mgmt", mgmt):
+        c.report((*at, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the management "
+                 "VRF): give the GPU tenant a VRF of its own")
+        ok = False
+    elif (what := switch_name(t.vrf)) is not None:
+        c.report((*at, "vrf"), f"VRF {t.vrf} is named like {what}: on Cumulus Linux a VRF is a network device beside "
+                 "the switch's ports, bonds, SVIs and bridge, one name each; give the GPU tenant a VRF of its own")
+        ok = False
+    lo, hi = NVUE_RESERVED_VLANS
+    if lo <= t.vlan <= hi:
+        c.report((*at, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
+        ok = False
+    if t.vni == t.l3vni:
+        c.report((*at, "l3vni"), "the layer-3 VNI is also the VLAN's layer-2 VNI: give the VRF a VNI of its own")
         ok = False
     return ok
 

@@ -83,6 +83,13 @@ def northsouth_places(plan: Plan) -> int:
     return 3 + plan.leaves + plan.nodes + plan.storage
 
 
+def evpn_places(plan: Plan) -> int:
+    """Addresses a plane's GPU subnet (host_addressing evpn: the plane's part of the hosts pool)
+    holds: the network, the anycast gateway, one per planned NIC port (compute, then storage), one
+    per planned leaf (its own SVI address, from the top), the broadcast (addressing.py)."""
+    return 3 + plan.endpoints + plan.storage + plan.leaves
+
+
 def plane_slice(size: int, planes: int) -> int:
     """Addresses of each plane's part of a pool: the pool cut into `planes` equal, aligned parts
     (planes are 1, 2 or 4), plane p's from the pool's first + p x this. Plane 1 is numbered as a
@@ -101,6 +108,9 @@ def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, 
         hosts = (2 * half, f"two halves, storage and in-band, of {half} addresses each: gateway, leaves, bonds")
     elif eth.host_addressing == "p2p":
         hosts = (2 * nics, f"a /31 for each of {nics} NICs")
+    elif eth.host_addressing == "evpn":
+        hosts = (evpn_places(plan), f"one subnet: the network, the anycast gateway, {nics} NICs, {plan.leaves} "
+                 "leaves' own addresses, the broadcast")
     else:
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
         hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")

@@ -76,8 +76,9 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
 def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
     """BFD timers a fabric's platform can write: SONiC's BGP_PEER_GROUP (frrcfgd) turns BFD on or
     off and carries no timers (sonic-bgp-common.yang: `bfd`, `bfd_check_ctrl_plane_failure`), so
-    only FRR's 300 ms x 3 can be rendered there; the overlay class has sessions on EOS only (NVUE
-    and SONiC carry EVPN on the underlay sessions)."""
+    only FRR's 300 ms x 3 can be rendered there; the overlay class has sessions on EOS and in NVUE's
+    GPU overlay (host_addressing evpn) only (elsewhere NVUE and SONiC carry EVPN on the underlay
+    sessions)."""
     bfd = (f.ethernet or EthernetOptions()).bfd
     bpath = (*path, "ethernet", "bfd")
     for cls in BFD_CLASSES:
@@ -85,7 +86,8 @@ def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
         if f.platform == "sonic" and timers is not None and timers != BfdTimers():
             report((*bpath, cls), f"SONiC's config_db turns BFD on or off per peer group and carries no timers "
                    f"(FRR's 300 ms x 3): write {cls}: true or false")
-    if f.platform != "eos" and bfd.overlay not in (None, BfdTimers()):
+    gpu_overlay = f.ethernet is not None and f.ethernet.host_addressing == "evpn"
+    if f.platform != "eos" and not gpu_overlay and bfd.overlay not in (None, BfdTimers()):
         warn((*bpath, "overlay"), f"{f.platform} carries EVPN on the underlay sessions, with no overlay sessions "
              "of their own: overlay is not rendered for this fabric")
 

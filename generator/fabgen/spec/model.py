@@ -148,6 +148,8 @@ def follows_compute(spec: FabricSpec, plan: Plan, servers: int,
     eth = spec.ethernet
     if eth is not None and eth.host_addressing == "leaf-subnet":
         return {}, {"port addresses": plan.storage}
+    if eth is not None and eth.host_addressing == "evpn":  # 2 + the port's place in the plane's subnet
+        return {"port addresses": plan.storage}, {}
     per_node = {"port /31s": plan.storage}
     if eth is not None and eth.host_routing == "bgp":
         per_node |= {"service addresses": servers, "ASNs": servers}

@@ -217,10 +217,12 @@ VRF_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,14}$"  # a Linux interface name (a VRF 
 
 
 class Tenant(Strict):
-    """One role's overlay on the north-south fabric: VLAN, layer-2 VNI, VRF and its layer-3 VNI."""
+    """One tenant of an EVPN fabric (a north-south role, or the GPU tenant of host_addressing evpn): VLAN,
+    layer-2 VNI, VRF and its layer-3 VNI."""
 
-    vlan: int = Field(ge=2, le=4094, description="VLAN of the role's subnet on the host bond: tagged for storage, "
-                      "untagged for inband (the VLAN a node PXE-boots on)")
+    vlan: int = Field(ge=2, le=4094, description="VLAN of the tenant's subnet: on a northsouth host bond tagged for "
+                      "storage, untagged for inband (the VLAN a node PXE-boots on); with evpn the GPU ports' access "
+                      "VLAN")
     vni: int = Field(ge=1, le=16_777_214, description="layer-2 VNI of that VLAN")
     vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
         description="the role's VRF, a name of its own: none a switch gives its devices (default, mgmt, lo, eth0, "
@@ -231,6 +233,12 @@ class Tenant(Strict):
 
 TENANT_DEFAULTS: dict[str, dict[str, Any]] = {"storage": {"vlan": 20, "vni": 10020, "vrf": "STORAGE", "l3vni": 4020},
                                               "inband": {"vlan": 30, "vni": 10030, "vrf": "INBAND", "l3vni": 4030}}
+
+
+# host_addressing evpn: the GPU tenant as NVIDIA's generator writes it for 2-4-5-800 (NVIDIA/enterprise-ras,
+# net-configurator/output/2-4-5-800/default/configs/gl-plane1-01-config.sh at 2b4e3e2: `vlan 900 vni 245900`,
+# `vrf GPU evpn vni 245003`), the same on every plane (each plane is a network of its own)
+GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}
 
 
 class NorthSouth(Strict):
@@ -310,9 +318,14 @@ class EthernetOptions(Strict):
                                     description="NCCL_IB_QPS_PER_CONNECTION: QPs per connection, for ECMP entropy")
     qos: Qos = Field(default_factory=Qos)
     pools: Pools = Field(default_factory=Pools)
-    host_addressing: Literal["p2p", "leaf-subnet"] = Field(
+    host_addressing: Literal["p2p", "leaf-subnet", "evpn"] = Field(
         default="p2p", description="p2p: a routed /31 per NIC; leaf-subnet: the host ports of a leaf (one rail of a "
-        "unit) share a subnet with the leaf as gateway")
+        "unit) share a subnet with the leaf as gateway; evpn: NVIDIA's EVPN-VXLAN overlay on a compute fabric "
+        "(Spectrum-X on Cumulus Linux): every GPU port of a plane in one VLAN stretched over the plane's leaves, "
+        "its subnet the plane's part of the hosts pool, routed in a GPU VRF with an anycast gateway (`overlay`)")
+    overlay: Tenant = Field(default_factory=lambda: Tenant(**GPU_TENANT),
+                            description="host_addressing evpn: the GPU VLAN, its VNI, the GPU VRF and its layer-3 VNI "
+                            "(default NVIDIA's 900, 245900, GPU, 245003; given, all four)")
     asn: Asn = Field(default_factory=Asn)
     host_routing: Literal["static", "bgp"] = Field(
         default="static", description="storage and inband fabrics with p2p addressing: static (each port its own "

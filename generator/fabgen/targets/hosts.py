@@ -172,9 +172,9 @@ def _setup(ctx: Context, model, ports: list[tuple[Any, int, int]] | None = None)
         qos = qos_intent(ctx)
         lossless = qos["mode"] == "lossless"
         pfc = ",".join("1" if (lossless and p in qos["no_drop"]) else "0" for p in range(8))
-        # NICs of a node sharing a subnet (leaf-subnet mode) must answer ARP only for their own
+        # NICs of a node sharing a subnet (leaf-subnet, evpn: a plane's one subnet) must answer ARP only for their own
         # address, from their own address, or traffic leaves on the wrong rail
-        shared = options(ctx).host_addressing == "leaf-subnet"
+        shared = options(ctx).host_addressing in ("leaf-subnet", "evpn")
         data.update(qos=qos, pfc=pfc, lossless=lossless,
                     sysctls=["net.ipv4.conf.all.arp_announce=1", "net.ipv4.conf.all.arp_ignore=2"] if shared else [])
     return data
@@ -222,12 +222,14 @@ def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
     role = ctx.fabric.spec.role
     layout: list[_Port] = []
     ports: list[tuple[Any, Any, str]] = []
+    stretched = options(ctx).host_addressing == "evpn"  # each port's subnet is its plane's whole block
     unknown: list[str] = []
     for pctx, nic, r, p in _plane_ports(ctx, k):
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
         if not nic.netdev_known:
             unknown.append(name)
-        layout.append((name, TABLES[role] + planes * r + p, METRIC * (r + 1), _block(pool, pctx), role == "inband"))
+        layout.append((name, TABLES[role] + planes * r + p, METRIC * (r + 1), _block(pool, pctx), role == "inband",
+                       stretched))
         ports.append((pctx.fabric.ports, pctx.allocation.link_ips, nic.rdma))
     eth = options(ctx)
     service = str(IPNetwork(eth.pools.loopbacks).cidr) if eth.host_routing == "bgp" else ""
@@ -239,8 +241,9 @@ def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
 
 
 # A port of a node's shape: name, table, metric of its main-table routes, its plane's part of the
-# hosts pool (what those reach), whether it also carries the default route (in-band)
-_Port = tuple[str, int, int, str, bool]
+# hosts pool (what those reach), whether it also carries the default route (in-band), whether its
+# subnet is that whole part (the GPU overlay: on-link, no route via a gateway)
+_Port = tuple[str, int, int, str, bool, bool]
 
 
 def _block(pool: str, pctx: Context) -> str:
@@ -260,12 +263,16 @@ def _ports(layout: tuple[_Port, ...], mtu: int, pool: str, service: str, *values
     which the node's FRR learns as /32s; this route reaches them while FRR is not up, as a mount at
     boot needs), and the default on in-band ports."""
     out: dict[str, Any] = {}
-    for n, (name, table, metric, block, default) in enumerate(layout):
+    for n, (name, table, metric, block, default, stretched) in enumerate(layout):
         address, subnet, gateway, ip = values[4 * n:4 * n + 4]
-        routes = [{"to": subnet, "scope": "link", "table": table}, {"to": block, "via": gateway, "table": table}]
+        # stretched (evpn): the port's subnet is its plane's whole block, on-link over the plane's leaves
+        routes = [{"to": subnet, "scope": "link", "table": table}]
+        if not stretched:
+            routes.append({"to": block, "via": gateway, "table": table})
         if block != pool:  # another plane's part: unreachable from this address, not on to the main table
             routes.append({"to": pool, "type": "unreachable", "table": table})
-        routes.append({"to": block, "via": gateway, "metric": metric})
+        if not stretched:  # the main table's on-link route is the kernel's own for the address
+            routes.append({"to": block, "via": gateway, "metric": metric})
         if service:
             routes.append({"to": service, "via": gateway, "metric": metric})
         if default:

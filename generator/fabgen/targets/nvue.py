@@ -29,6 +29,11 @@ Decisions:
   swpNs1), every cage alike so port names follow one plan.
 * BGP unnumbered on switch-to-switch ports (no /31s to allocate or mismatch), the same
   ASN plan as the RoCE targets, loopback and host subnets announced as networks.
+* EVPN: on a northsouth fabric on the underlay's sessions (multihoming, uplink tracking); the
+  GPU overlay (`host_addressing: evpn`) on numbered loopback sessions in peer group OVERLAY
+  (eBGP multihop, update source `lo`, EVPN alone), the underlay's sessions IPv4 alone, VXLAN
+  copying the RoCE DSCP out and keeping it in, `evpn route-advertise svi-ip` (each leaf's own SVI
+  address reachable), as NVIDIA's generator writes its GPU leaves and spines.
 * the switch baseline (intent/baseline.py), where the inventory has one: NVIDIA's spelling
   where its generator writes the key (`_baseline`, below; docs/decisions.md says where fabgen
   differs), its secrets references in the YAML and shell variables in the script.
@@ -49,7 +54,16 @@ from fabgen.intent import secret_ref
 from fabgen.intent.baseline import baseline as baseline_of
 from fabgen.intent.baseline import users_of
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
-from fabgen.intent.switches import DEFAULT_BFD, HOSTS_GROUP, ISL_GROUP, PEER_GROUP, SwitchIntents, group_bfd
+from fabgen.intent.switches import (
+    DEFAULT_BFD,
+    HOSTS_GROUP,
+    ISL_GROUP,
+    OVERLAY_BFD_CLASS,
+    OVERLAY_GROUP,
+    PEER_GROUP,
+    SwitchIntents,
+    group_bfd,
+)
 from fabgen.inventory.management import gateway_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
@@ -384,30 +398,57 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
                       "bgp": {"autonomous-system": bgp["asn"], **d.on(), "router-id": bgp["router_id"]}}
     if tree.pop("router_vrr", False):
         tree["router"]["vrr"] = d.on()
-    bfd = {g: t for g in sorted({n["peer-group"] for n in neighbors.values()}) if (t := group_bfd(bgp["bfd"], g))}
-    if bfd and d.new:
-        tree["router"]["bfd"] = {"profile": {_bfd_profile(t): _bfd_timers(t) for t in
-                                             sorted(bfd.values(), key=lambda t: _bfd_profile(t))}, "state": "enabled"}
-    evpn_af = {"address-family": {"l2vpn-evpn": d.on()}} if sw.get("evpn") else {}
-    # the collapsed pair's peer link is iBGP (one ASN, intent/switches.py ISL_GROUP) as NVIDIA's csl-01/02
-    groups = {g: {"remote-as": "internal" if g == ISL_GROUP else "external",
-                  **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
-                  **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
-              for g in sorted({n["peer-group"] for n in neighbors.values()})}
-    vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
-        "multipaths": {"ebgp": bgp["ecmp"]},
-        "network": {net: {} for net in bgp["networks"]}}}, **d.on()}
-    if groups:
-        vrf_bgp["peer-group"] = groups
-        vrf_bgp["neighbor"] = neighbors
-    if sw.get("evpn"):
-        vrf_bgp["address-family"]["l2vpn-evpn"] = d.on()
+    vrf_bgp = _default_bgp(tree, sw, neighbors, d)
     tree["vrf"] = {"default": {"router": {"bgp": vrf_bgp}}}
     for t in sw["evpn"]["tenants"] if sw.get("evpn") else []:  # the tenants' VRFs: L3VNI, subnets into EVPN
         tree["vrf"][t["vrf"]] = {"evpn": {**d.on(), "vni": {str(t["l3vni"]): {}}}, "router": {"bgp": {
             **d.on(), "address-family": {"ipv4-unicast": {
                 **d.on(), "redistribute": {"connected": d.on()}, "route-export": {"to-evpn": d.on()}}}}}}
     return tree
+
+
+def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Joined, d: Dialect) -> dict[str, Any]:
+    """The default VRF's BGP: the peer groups with their BFD (its profiles into `tree`), the
+    neighbors, ECMP and the networks; EVPN where the switch carries it."""
+    bgp = sw["bgp"]
+    bfd = {g: t for g in sorted({n["peer-group"] for n in neighbors.values()}) if (t := group_bfd(bgp["bfd"], g))}
+    if bfd and d.new:
+        tree["router"]["bfd"] = {"profile": {_bfd_profile(t): _bfd_timers(t) for t in
+                                             sorted(bfd.values(), key=lambda t: _bfd_profile(t))}, "state": "enabled"}
+    e = sw.get("evpn")
+    # EVPN on the underlay's sessions (north-south), or on the loopback sessions alone (the GPU overlay)
+    evpn_af = {"address-family": {"l2vpn-evpn": d.on()}} if e and e["sessions"] == "underlay" else {}
+    # the collapsed pair's peer link is iBGP (one ASN, intent/switches.py ISL_GROUP) as NVIDIA's csl-01/02
+    groups = {g: {"remote-as": "internal" if g == ISL_GROUP else "external",
+                  **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
+                  **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
+              for g in sorted({n["peer-group"] for n in neighbors.values()})}
+    if e and e["sessions"] == "overlay":
+        groups[OVERLAY_GROUP] = _overlay_group(e, bgp, d, tree)
+        neighbors = yamlout.Joined(neighbors, {p["ip"]: {"peer-group": OVERLAY_GROUP, "type": "numbered"}
+                                               for p in e["overlay"]})
+    vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
+        "multipaths": {"ebgp": bgp["ecmp"]},
+        "network": {net: {} for net in bgp["networks"]}}}, **d.on()}
+    if groups:
+        vrf_bgp["peer-group"] = dict(sorted(groups.items()))
+        vrf_bgp["neighbor"] = neighbors
+    if sw.get("evpn"):
+        vrf_bgp["address-family"]["l2vpn-evpn"] = d.on()
+    return vrf_bgp
+
+
+def _overlay_group(e: dict[str, Any], bgp: dict[str, Any], d: Dialect, tree: dict[str, Any]) -> dict[str, Any]:
+    """The GPU overlay's EVPN sessions: eBGP between loopbacks `multihop` hops apart, from `lo`,
+    EVPN only, BFD of the overlay class (its profile added to the switch's BFD profiles)."""
+    timers = group_bfd(bgp["bfd"], OVERLAY_BFD_CLASS)
+    if timers and d.new:
+        bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
+        bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
+    return {"address-family": {"ipv4-unicast": d.on(False), "l2vpn-evpn": d.on()},
+            **({"bfd": _bfd_group(timers, d)} if timers else {}), "multihop-ttl": e["multihop"],
+            **({"password": bgp["password"]} if bgp["password"] else {}), "remote-as": "external",
+            "update-source": "lo"}
 
 
 def _bfd_profile(timers: dict[str, int]) -> str:
@@ -438,7 +479,7 @@ def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, pa
     comes before its member: the run so far ends there). Returns (port, peer group) of the fabric ports."""
     values: list[Any] = []  # the run's: each used port's description, then its address or VLAN
     fabric: list[tuple[str, str]] = []  # (port, peer group) of the fabric ports
-    uplink = "uplink" if sw.get("evpn") and sw["role"] == "leaf" else "fabric"
+    uplink = "uplink" if sw.get("evpn") and sw["evpn"]["multihoming"] and sw["role"] == "leaf" else "fabric"
     for i in sw["interfaces"]:
         kind = i["kind"]
         if kind == "unused":
@@ -485,10 +526,13 @@ def _evpn(tree: dict[str, Any], iface: dict[str, Any], sw: dict[str, Any], d: Di
     replication, ARP suppression), each tenant's VLAN with its VNI and its SVI in the tenant's VRF
     with the anycast gateway (VRR). Returns the bridge (a leaf's tenant VLANs), or None."""
     e = sw["evpn"]
-    tree["evpn"] = {**d.on(), "multihoming": d.on()}
+    tree["evpn"] = {**d.on(), "multihoming": d.on()} if e["multihoming"] else d.on()
     if e["vtep"] is None:
         return None
-    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), "port": e["udp_port"],
+    if not e["multihoming"]:  # the GPU overlay: each leaf's own SVI address advertised, as NVIDIA's leaves
+        tree["evpn"]["route-advertise"] = {"svi-ip": d.word()}
+    dscp = {f"{k}": {"dscp": {"action": a}} for k, a in e["dscp"].items()} if e["dscp"] else {}
+    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), **dscp, "port": e["udp_port"],
                              "source": {"address": e["vtep"]}}}
     tree["router_vrr"] = True
     vlans: dict[str, Any] = {}
