@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen.context import Context
+from fabgen.intent.qos import options
 from fabgen.intent.switches import HOST_VLAN
 from fabgen.spec.catalog import eth_netdev
 from fabgen.spec.platforms import routed
@@ -60,7 +61,7 @@ def address_rows(ctx: Context) -> list[list[Any]]:
                              for s in f.switches]
     svi_done: set[str] = set()
     svi = SVI[platform].format(vlan=HOST_VLAN)
-    t = alloc.tenants
+    t, o = alloc.tenants, alloc.overlay
     for idx, lk in enumerate(f.links):
         if t is not None and lk.tier == "node-leaf":
             continue  # bond legs carry no address: the tenants' rows below
@@ -68,6 +69,8 @@ def address_rows(ctx: Context) -> list[list[Any]]:
         if lk.tier == "node-leaf":
             nic = netdev[lk.a][lk.a_port]
             rows.append([lk.a, "node", "", nic, f"{a_ip}/{plen}", lk.z, lk.z_port])
+            if o is not None:
+                continue  # an access port of the GPU VLAN: the gateway is on the SVIs (overlay_rows)
             if lk.z not in alloc.leaf_subnets:
                 rows.append([lk.z, role[lk.z], asn[lk.z], lk.z_port, f"{z_ip}/{plen}", lk.a, nic])
             elif lk.z not in svi_done:
@@ -79,7 +82,22 @@ def address_rows(ctx: Context) -> list[list[Any]]:
             rows.append([lk.z, role[lk.z], asn[lk.z], lk.z_port, f"{z_ip}/{plen}", lk.a, lk.a_port])
     if t is not None:
         rows += tenant_rows(ctx)
+    if o is not None:
+        rows += overlay_rows(ctx)
     return rows
+
+
+def overlay_rows(ctx: Context) -> list[list[Any]]:
+    """The GPU overlay's (host_addressing evpn) switch side: the plane's anycast gateway on every
+    leaf's SVI, then each leaf's own SVI address (NVUE's VRR needs one); the NICs' addresses are
+    their ports' rows, the far end the leaf's access port."""
+    f, alloc = ctx.fabric, ctx.allocation
+    o = alloc.overlay
+    assert o is not None
+    svi = SVI[f.spec.platform].format(vlan=options(ctx).overlay.vlan)
+    return [["gpu-gateway", "anycast", "", svi, f"{o.gateway}/{o.prefix}", "", ""],
+            *([s.name, "leaf", alloc.asns[s.name], svi, f"{o.leaves[s.name]}/{o.prefix}", "", ""]
+              for s in f.by_role("leaf"))]
 
 
 def tenant_rows(ctx: Context) -> list[list[Any]]:

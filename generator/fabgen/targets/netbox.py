@@ -137,14 +137,18 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
 
 
 def _vrfs(contexts: list[Context]) -> list[list[str]]:
-    """The northsouth tenants' VRFs, once each by name across fabrics (NetBox finds a VRF by name)."""
+    """The northsouth tenants' VRFs and the GPU overlay's, once each by name across fabrics (NetBox
+    finds a VRF by name)."""
     from fabgen.intent.northsouth import tenants
+    from fabgen.intent.qos import options
 
     out: dict[str, str] = {}
     for ctx in contexts:
         if ctx.allocation.tenants is not None:
             for ten in tenants(ctx):
                 out.setdefault(ten["vrf"], f"{ten['role']} tenant of {ctx.fabric.name}")
+        if ctx.allocation.overlay is not None:  # the GPU overlay: one VRF name on every plane, as NVIDIA's
+            out.setdefault(options(ctx).overlay.vrf, "GPU tenant of every plane (host_addressing evpn)")
     return [[name, text] for name, text in out.items()]
 
 
@@ -297,6 +301,8 @@ def _anycast(leaves: list[str], svi: str, addr: str, vrf: str, names: tuple[str,
 def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     """(device, interface) -> its tenant's VRF on a northsouth fabric: ("", SVI) for a leaf's VLAN
     interface, (node, bond or bond VLAN) for a node's."""
+    if ctx.allocation.overlay is not None:
+        return _overlay_vrfs(ctx)
     if ctx.allocation.tenants is None:
         return {}
     from fabgen.intent.addresses import SVI
@@ -309,6 +315,19 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     for h in f.hosts:
         where = tenant_interfaces(overlay, len(h.model.nics))
         out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay)})
+    return out
+
+
+def _overlay_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
+    """The GPU overlay (host_addressing evpn): every leaf's SVI and every GPU port of the plane in
+    the GPU VRF, where the plane's one subnet lives."""
+    from fabgen.intent.addresses import SVI, host_netdevs
+    from fabgen.intent.qos import options
+
+    f, spec = ctx.fabric, options(ctx).overlay
+    netdev = host_netdevs(f)
+    out = {("", SVI[f.spec.platform].format(vlan=spec.vlan)): spec.vrf}
+    out.update({(lk.a, netdev[lk.a][lk.a_port]): spec.vrf for lk in f.links if lk.tier == "node-leaf"})
     return out
 
 
