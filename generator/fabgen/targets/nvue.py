@@ -125,6 +125,8 @@ class Dialect:
         # first" in every release; TACACS+'s and LDAP's "higher comes first" up to 5.17, "lower
         # comes first" from 5.18
         self.lower_first = {"radius"} | ({"tacacs", "ldap"} if _release(version) >= (5, 18) else set())
+        # `nve vxlan port` is gone from the object model at 5.17 (the port is IANA's 4789 there)
+        self.vxlan_port = _release(version) < (5, 17)
 
     def word(self, value: bool = True) -> str:
         """A bare on/off value in the release's spelling (`arp-nd-suppress on` / `enabled`)."""
@@ -532,8 +534,8 @@ def _evpn(tree: dict[str, Any], iface: dict[str, Any], sw: dict[str, Any], d: Di
     if not e["multihoming"]:  # the GPU overlay: each leaf's own SVI address advertised, as NVIDIA's leaves
         tree["evpn"]["route-advertise"] = {"svi-ip": d.word()}
     dscp = {f"{k}": {"dscp": {"action": a}} for k, a in e["dscp"].items()} if e["dscp"] else {}
-    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), **dscp, "port": e["udp_port"],
-                             "source": {"address": e["vtep"]}}}
+    port = {"port": e["udp_port"]} if d.vxlan_port else {}
+    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), **dscp, **port, "source": {"address": e["vtep"]}}}
     tree["router_vrr"] = True
     vlans: dict[str, Any] = {}
     for t in e["tenants"]:

@@ -1,0 +1,222 @@
+"""The GPU fabric as NVIDIA's EVPN-VXLAN overlay (`host_addressing: evpn`, issue 56 item 1).
+
+NVIDIA's generator for its Enterprise RAs writes, on every GPU leaf of a plane (NVIDIA/enterprise-ras,
+net-configurator/output/2-4-5-800/default/configs/gl-plane1-01-config.sh at 2b4e3e2), VLAN 900 with
+VNI 245900 on the GPU ports (access), an SVI in VRF GPU with its own address and a VRR anycast
+gateway, VRF GPU's layer-3 VNI 245003, VXLAN from the loopback with ARP suppression and the DSCP
+copied/preserved, and EVPN on loopback-to-loopback eBGP sessions (peer group overlay, multihop 2,
+update-source lo); the spines (gs-plane1-01) relay EVPN on the same sessions. These tests render
+such a fabric and hold it against NVIDIA's object model of every release, `netplan generate`, the
+address plan across growth, and the located refusals; each check is shown refusing a broken file.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import nvue_model
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from conftest import IN_CI
+from fabgen.cli import app
+from fabgen.pipeline import render_to
+
+RELEASES = ("5.13", "5.14", "5.16", "5.18")
+NETPLAN = shutil.which("netplan") or ("/usr/sbin/netplan" if os.path.exists("/usr/sbin/netplan") else None)
+
+INVENTORY = """version: 1
+cluster: ov
+node_groups:
+  - {{name: gb, model: gb300-nvl72, count: {count}, hostname: "su-01-node-{{n:02d}}"}}
+fabrics:
+  - name: gpu
+    kind: {kind}
+    platform: {platform}
+{version}    topology: rail-optimized
+    switch_model: {model}
+    node_groups: [gb]
+    planes: 2
+    scalable_unit: 36
+    management: {{prefix: 192.168.41.0/24, gateway: 192.168.41.1}}
+    ethernet:
+      host_addressing: evpn
+      pools: {{hosts: 192.168.0.0/19}}
+      bfd: {{leaf_spine: false, overlay: {{interval_ms: 1000, multiplier: 3}}}}
+{extra}"""
+
+
+def _inventory(tmp: Path, count: int = 18, platform: str = "nvue", release: str | None = None,
+               extra: str = "") -> Path:
+    kind, model = {"nvue": ("spectrum-x", "sn5600"), "sonic": ("roce", "sn5600-sonic"),
+                   "eos": ("roce", "arista-7060x5")}[platform]
+    version = f'    platform_version: "{release}"\n' if release else ""
+    tmp.mkdir(parents=True, exist_ok=True)
+    inv = tmp / "inventory.yaml"
+    inv.write_text(INVENTORY.format(count=count, kind=kind, platform=platform, model=model, version=version,
+                                    extra=extra))
+    return inv
+
+
+def _render(tmp: Path, **kw: Any) -> Path:
+    out = tmp / "out"
+    render_to(_inventory(tmp, **kw), out)
+    return out
+
+
+def _trees(out: Path, plane: int = 1) -> dict[str, dict[str, Any]]:
+    trees = {}
+    for p in sorted((out / f"gpu-plane{plane}" / "switches").glob("*.nvue.yaml")):
+        doc = yaml.safe_load(p.read_text())
+        trees[p.name[:-len(".nvue.yaml")]] = doc
+    return trees
+
+
+def _addresses(out: Path, plane: int = 1) -> list[dict[str, str]]:
+    with (out / f"gpu-plane{plane}" / "addresses.csv").open() as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_leaves_and_spines_are_nvidias_overlay_and_the_object_model_takes_them(release: str,
+                                                                               tmp_path: Path) -> None:
+    new = release >= "5.15"
+    on = {"state": "enabled"} if new else {"enable": "on"}
+    out = _render(tmp_path, release=release)
+    for plane, subnet in ((1, "192.168.0.0/20"), (2, "192.168.16.0/20")):  # NVIDIA's two /20s
+        trees = _trees(out, plane)
+        leaves = {n: d for n, d in trees.items() if "leaf" in n}
+        spines = {n: d for n, d in trees.items() if "spine" in n}
+        assert len(leaves) == 4 and len(spines) == 2
+        loopback = {n: next(iter(d[1]["set"]["interface"]["lo"]["ipv4" if new else "ip"]["address"]))[:-3]
+                    for n, d in trees.items()}
+        gateway = subnet.replace(".0/20", ".1/20")
+        for name, (header, body) in leaves.items():
+            tree = body["set"]
+            assert nvue_model.release(header["header"]) == release
+            assert nvue_model.problems(release, tree) == [], name
+            ports = tree["interface"]
+            gpu = [p for p, v in ports.items() if v.get("bridge", {}).get("domain", {}).get("br_default") == {
+                "access": 900}]
+            assert len(gpu) == 18  # one per tray of the rack, on the first nine cages split 2x
+            svi = ports["vlan900"]
+            ip = svi["ipv4" if new else "ip"]
+            assert set(ip["vrr"]["address"]) == {gateway}
+            own = next(iter(ip["address"]))
+            assert own != gateway and own.endswith("/20")
+            assert (svi["vrf"] if new else ip["vrf"]) == "GPU"
+            assert tree["bridge"]["domain"]["br_default"]["vlan"] == {"900": {"vni": {"245900": {}}}}
+            assert tree["vrf"]["GPU"]["evpn"]["vni"] == {"245003": {}}
+            vxlan = tree["nve"]["vxlan"]
+            assert vxlan["source"]["address"] == loopback[name]
+            assert vxlan["encapsulation"] == {"dscp": {"action": "copy"}}
+            assert vxlan["decapsulation"] == {"dscp": {"action": "preserve"}}
+            assert "multihoming" not in tree["evpn"]  # a GPU port has one leaf
+            bgp = tree["vrf"]["default"]["router"]["bgp"]
+            overlay = bgp["peer-group"]["OVERLAY"]
+            assert overlay["multihop-ttl"] == 2 and overlay["update-source"] == "lo"
+            assert overlay["address-family"] == {"ipv4-unicast": {"state": "disabled"} if new else {"enable": "off"},
+                                                 "l2vpn-evpn": on}
+            assert "address-family" not in bgp["peer-group"]["SPINES"]  # the underlay carries IPv4 alone
+            numbered = {ip for ip, n in bgp["neighbor"].items() if n["peer-group"] == "OVERLAY"}
+            assert numbered == {loopback[s] for s in spines}
+        for name, (_, body) in spines.items():
+            tree = body["set"]
+            assert nvue_model.problems(release, tree) == [], name
+            assert "nve" not in tree and "GPU" not in tree["vrf"]  # a relay, no VTEP
+            bgp = tree["vrf"]["default"]["router"]["bgp"]
+            numbered = {ip for ip, n in bgp["neighbor"].items() if n["peer-group"] == "OVERLAY"}
+            assert numbered == {loopback[n] for n in leaves}
+    # the object model refuses a DSCP action VXLAN does not have
+    tree = _trees(out)["gpu-plane1-su01-leaf1"][1]["set"]
+    tree["nve"]["vxlan"]["decapsulation"]["dscp"]["action"] = "keep"
+    assert any("action" in p for p in nvue_model.problems(release, tree))
+
+
+def test_nics_leaves_and_gateway_have_one_address_each_and_growth_only_adds(tmp_path: Path) -> None:
+    """18 trays, then 36 (the unit whole): every address of the smaller render is in the larger one
+    where it was; each plane's NICs, the anycast gateway and the leaves' SVIs apart."""
+    small, big = _render(tmp_path / "a"), _render(tmp_path / "b", count=36)
+    for plane in (1, 2):
+        rows = _addresses(small, plane)
+        nics = [r for r in rows if r["role"] == "node"]
+        assert len(nics) == 18 * 4
+        gateway = [r for r in rows if r["role"] == "anycast"]
+        assert [(r["interface"], r["address"]) for r in gateway] == [("vlan900", f"192.168.{16 * (plane - 1)}.1/20")]
+        svis = [r["address"] for r in rows if r["interface"] == "vlan900" and r["role"] == "leaf"]
+        assert len(svis) == 4
+        addresses = [r["address"] for r in nics] + svis + [gateway[0]["address"]]
+        assert len(set(addresses)) == len(addresses)
+        assert not any(r["role"] == "leaf" and r["interface"].startswith("swp") and r["address"] for r in rows)
+        grown = {(r["device"], r["interface"]): r["address"] for r in _addresses(big, plane)}
+        for r in rows:
+            assert grown[r["device"], r["interface"]] == r["address"], r
+        assert len(grown) > len(rows)
+
+
+def test_a_node_netplan_puts_each_port_on_its_planes_subnet_and_netplan_generates_it(tmp_path: Path) -> None:
+    out = _render(tmp_path)
+    text = (out / "hosts" / "su-01-node-01" / "netplan.yaml").read_text()
+    eth = yaml.safe_load(text)["network"]["ethernets"]
+    assert len(eth) == 8  # four ConnectX-8 ports a plane
+    for port in eth.values():
+        (address,) = port["addresses"]
+        subnet = "192.168.0.0/20" if address.startswith("192.168.0.") else "192.168.16.0/20"
+        table = port["routing-policy"][0]["table"]
+        assert port["routes"] == [{"to": subnet, "scope": "link", "table": table},
+                                  {"to": "192.168.0.0/19", "type": "unreachable", "table": table}]
+    sysctls = (out / "host-groups" / "gb" / "hca-setup.sh").read_text()
+    assert "net.ipv4.conf.all.arp_ignore=2" in sysctls  # NICs sharing a subnet answer for their own address
+    if NETPLAN is None:
+        if IN_CI:
+            raise RuntimeError("CI must have netplan.io: `make test` installs it")
+        pytest.skip("netplan.io is not installed (`make test` installs it)")
+    for name, body, ok in (("ok", text, True), ("broken", text.replace("scope: link", "scope: galaxy", 1), False)):
+        root = tmp_path / name
+        (root / "etc" / "netplan").mkdir(parents=True)
+        (root / "etc" / "netplan" / "60-fabgen-rails.yaml").write_text(body)
+        (root / "etc" / "netplan" / "60-fabgen-rails.yaml").chmod(0o600)
+        run = subprocess.run([NETPLAN, "generate", "--root-dir", str(root)], capture_output=True, text=True,
+                             timeout=60, check=False)
+        assert (run.returncode == 0) == ok, run.stderr
+
+
+@pytest.mark.parametrize(("platform", "extra", "where", "message"), [
+    ("eos", "", "host_addressing", "built for Spectrum-X on Cumulus Linux"),
+    ("sonic", "", "host_addressing", "built for Spectrum-X on Cumulus Linux"),
+    ("nvue", "      overlay: {vlan: 3800, vni: 245900, vrf: GPU, l3vni: 245003}\n", "overlay.vlan", "reserved range"),
+    ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245900}\n", "overlay.l3vni", "layer-2 VNI"),
+    ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: mgmt, l3vni: 245003}\n", "overlay.vrf", "switch's own"),
+    ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: vlan900, l3vni: 245003}\n", "overlay.vrf", "named like"),
+])
+def test_what_the_overlay_cannot_be_is_refused_at_its_key(platform: str, extra: str, where: str, message: str,
+                                                          tmp_path: Path) -> None:
+    inv = _inventory(tmp_path, platform=platform, extra=extra)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"fabrics[0].ethernet.{where}" in result.output and message in result.output
+    assert f"{inv}:" in result.output and "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_overlay_without_evpn_and_evpn_off_the_gpu_fabric_are_refused(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path / "a", extra="      overlay: {vlan: 901, vni: 245901, vrf: GPU, l3vni: 245003}\n")
+    inv.write_text(inv.read_text().replace("host_addressing: evpn", "host_addressing: p2p"))
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "a" / "out")])
+    assert result.exit_code == 2 and "fabrics[0].ethernet.overlay" in result.output and "remove it" in result.output
+    inv = _inventory(tmp_path / "b")
+    inv.write_text(inv.read_text().replace("    planes: 2\n", "    role: storage\n"))
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "b" / "out")])
+    assert result.exit_code == 2 and "ethernet.host_addressing" in result.output and "role compute" in result.output
+    # a hosts pool whose plane part cannot hold the plane's NICs and leaves
+    inv = _inventory(tmp_path / "c")
+    inv.write_text(inv.read_text().replace("192.168.0.0/19", "192.168.0.0/26"))
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "c" / "out")])
+    assert result.exit_code == 2 and "pools.hosts" in result.output and "Traceback" not in result.output
