@@ -220,3 +220,14 @@ def test_overlay_without_evpn_and_evpn_off_the_gpu_fabric_are_refused(tmp_path: 
     inv.write_text(inv.read_text().replace("192.168.0.0/19", "192.168.0.0/26"))
     result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "c" / "out")])
     assert result.exit_code == 2 and "pools.hosts" in result.output and "Traceback" not in result.output
+
+
+def test_emulate_says_the_overlay_is_not_emulated_yet_and_starts_nothing(tmp_path: Path) -> None:
+    """The FRR emulation of the overlay is not built (docs/emulate.md): `fabgen emulate` says so at
+    once, exit 2, before any namespace; asked for nothing it has, it says that."""
+    out = _render(tmp_path)
+    result = CliRunner().invoke(app, ["emulate", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "GPU EVPN overlay (host_addressing evpn) is not emulated yet" in result.output
+    result = CliRunner().invoke(app, ["emulate", str(out), "--fabric", "gpu-plane2"])
+    assert result.exit_code == 2 and "not emulated yet" in result.output

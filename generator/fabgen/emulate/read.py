@@ -87,6 +87,9 @@ def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
         if f.get("kind") not in EMULATED_KINDS or f.get("role") in ("oob", "northsouth"):
             skipped.append(name)
             continue
+        if (f.get("addressing") or {}).get("host_addressing") == "evpn" and wanted in (None, base, name):
+            raise BadInput(f"fabric {base}: the GPU EVPN overlay (host_addressing evpn) is not emulated yet; "
+                           "emulate the render's other fabrics with --fabric NAME")
         routing = (f.get("addressing") or {}).get("host_routing", "static")
         groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing, f.get("role") or "compute")
                           ).planes.append(name)
