@@ -158,92 +158,92 @@ nv set interface swp1s0 description HOST_su-01-node-01_mlx5_0
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
-nv set interface swp1s0 ipv4 address 10.8.0.0/31
+nv set interface swp1s0 bridge domain br_default access 900
 nv set interface swp1s1 description HOST_su-01-node-02_mlx5_0
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
-nv set interface swp1s1 ipv4 address 10.8.0.8/31
+nv set interface swp1s1 bridge domain br_default access 900
 nv set interface swp2s0 description HOST_su-01-node-03_mlx5_0
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
-nv set interface swp2s0 ipv4 address 10.8.0.16/31
+nv set interface swp2s0 bridge domain br_default access 900
 nv set interface swp2s1 description HOST_su-01-node-04_mlx5_0
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
-nv set interface swp2s1 ipv4 address 10.8.0.24/31
+nv set interface swp2s1 bridge domain br_default access 900
 nv set interface swp3s0 description HOST_su-01-node-05_mlx5_0
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
-nv set interface swp3s0 ipv4 address 10.8.0.32/31
+nv set interface swp3s0 bridge domain br_default access 900
 nv set interface swp3s1 description HOST_su-01-node-06_mlx5_0
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
-nv set interface swp3s1 ipv4 address 10.8.0.40/31
+nv set interface swp3s1 bridge domain br_default access 900
 nv set interface swp4s0 description HOST_su-01-node-07_mlx5_0
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
-nv set interface swp4s0 ipv4 address 10.8.0.48/31
+nv set interface swp4s0 bridge domain br_default access 900
 nv set interface swp4s1 description HOST_su-01-node-08_mlx5_0
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
-nv set interface swp4s1 ipv4 address 10.8.0.56/31
+nv set interface swp4s1 bridge domain br_default access 900
 nv set interface swp5s0 description HOST_su-01-node-09_mlx5_0
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
-nv set interface swp5s0 ipv4 address 10.8.0.64/31
+nv set interface swp5s0 bridge domain br_default access 900
 nv set interface swp5s1 description HOST_su-01-node-10_mlx5_0
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
-nv set interface swp5s1 ipv4 address 10.8.0.72/31
+nv set interface swp5s1 bridge domain br_default access 900
 nv set interface swp6s0 description HOST_su-01-node-11_mlx5_0
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
-nv set interface swp6s0 ipv4 address 10.8.0.80/31
+nv set interface swp6s0 bridge domain br_default access 900
 nv set interface swp6s1 description HOST_su-01-node-12_mlx5_0
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
-nv set interface swp6s1 ipv4 address 10.8.0.88/31
+nv set interface swp6s1 bridge domain br_default access 900
 nv set interface swp7s0 description HOST_su-01-node-13_mlx5_0
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
-nv set interface swp7s0 ipv4 address 10.8.0.96/31
+nv set interface swp7s0 bridge domain br_default access 900
 nv set interface swp7s1 description HOST_su-01-node-14_mlx5_0
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
-nv set interface swp7s1 ipv4 address 10.8.0.104/31
+nv set interface swp7s1 bridge domain br_default access 900
 nv set interface swp8s0 description HOST_su-01-node-15_mlx5_0
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
-nv set interface swp8s0 ipv4 address 10.8.0.112/31
+nv set interface swp8s0 bridge domain br_default access 900
 nv set interface swp8s1 description HOST_su-01-node-16_mlx5_0
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
-nv set interface swp8s1 ipv4 address 10.8.0.120/31
+nv set interface swp8s1 bridge domain br_default access 900
 nv set interface swp9s0 description HOST_su-01-node-17_mlx5_0
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
-nv set interface swp9s0 ipv4 address 10.8.0.128/31
+nv set interface swp9s0 bridge domain br_default access 900
 nv set interface swp9s1 description HOST_su-01-node-18_mlx5_0
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
-nv set interface swp9s1 ipv4 address 10.8.0.136/31
+nv set interface swp9s1 bridge domain br_default access 900
 nv set interface swp10s0 link state down
 nv set interface swp10s0 type swp
 nv set interface swp10s1 link state down
@@ -500,6 +500,23 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
+nv set interface vlan900 description GPU
+nv set interface vlan900 ipv4 address 192.168.15.254/20
+nv set interface vlan900 ipv4 vrr state enabled
+nv set interface vlan900 ipv4 vrr address 192.168.0.1/20
+nv set interface vlan900 ipv4 vrr mac-address 00:00:5e:00:01:01
+nv set interface vlan900 type svi
+nv set interface vlan900 vlan 900
+nv set interface vlan900 vrf GPU
+nv set evpn state enabled
+nv set evpn route-advertise svi-ip enabled
+nv set nve vxlan state enabled
+nv set nve vxlan arp-nd-suppress enabled
+nv set nve vxlan encapsulation dscp action copy
+nv set nve vxlan decapsulation dscp action preserve
+nv set nve vxlan port 4789
+nv set nve vxlan source address 10.255.0.1
+nv set bridge domain br_default vlan 900 vni 245900
 nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
@@ -513,27 +530,21 @@ nv set router adaptive-routing state disabled
 nv set router bgp autonomous-system 4200010000
 nv set router bgp state enabled
 nv set router bgp router-id 10.255.0.1
+nv set router vrr state enabled
+nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
+nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
+nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.1/32
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.0/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.8/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.16/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.24/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.32/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.40/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.48/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.56/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.64/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.72/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.80/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.88/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.96/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.104/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.112/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.120/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.128/31
-nv set vrf default router bgp address-family ipv4-unicast network 10.8.0.136/31
+nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
+nv set vrf default router bgp peer-group OVERLAY address-family ipv4-unicast state disabled
+nv set vrf default router bgp peer-group OVERLAY address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group OVERLAY bfd profile FABRIC-1000x3
+nv set vrf default router bgp peer-group OVERLAY multihop-ttl 2
+nv set vrf default router bgp peer-group OVERLAY remote-as external
+nv set vrf default router bgp peer-group OVERLAY update-source lo
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp neighbor swp19s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp19s0 type unnumbered
@@ -607,5 +618,15 @@ nv set vrf default router bgp neighbor swp36s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s0 type unnumbered
 nv set vrf default router bgp neighbor swp36s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp36s1 type unnumbered
+nv set vrf default router bgp neighbor 10.255.0.5 peer-group OVERLAY
+nv set vrf default router bgp neighbor 10.255.0.5 type numbered
+nv set vrf default router bgp neighbor 10.255.0.6 peer-group OVERLAY
+nv set vrf default router bgp neighbor 10.255.0.6 type numbered
+nv set vrf GPU evpn state enabled
+nv set vrf GPU evpn vni 245003
+nv set vrf GPU router bgp state enabled
+nv set vrf GPU router bgp address-family ipv4-unicast state enabled
+nv set vrf GPU router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf GPU router bgp address-family ipv4-unicast route-export to-evpn state enabled
 
 nv config apply --confirm 600s --assume-yes

@@ -482,6 +482,7 @@ nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
+nv set evpn state enabled
 nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
@@ -495,10 +496,21 @@ nv set router adaptive-routing state disabled
 nv set router bgp autonomous-system 4200002000
 nv set router bgp state enabled
 nv set router bgp router-id 10.255.128.6
+nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
+nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
+nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
+nv set router bfd state enabled
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 72
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.6/32
+nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group LEAVES remote-as external
+nv set vrf default router bgp peer-group OVERLAY address-family ipv4-unicast state disabled
+nv set vrf default router bgp peer-group OVERLAY address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group OVERLAY bfd profile FABRIC-1000x3
+nv set vrf default router bgp peer-group OVERLAY multihop-ttl 2
+nv set vrf default router bgp peer-group OVERLAY remote-as external
+nv set vrf default router bgp peer-group OVERLAY update-source lo
 nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES
@@ -643,5 +655,13 @@ nv set vrf default router bgp neighbor swp36s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp36s0 type unnumbered
 nv set vrf default router bgp neighbor swp36s1 peer-group LEAVES
 nv set vrf default router bgp neighbor swp36s1 type unnumbered
+nv set vrf default router bgp neighbor 10.255.128.1 peer-group OVERLAY
+nv set vrf default router bgp neighbor 10.255.128.1 type numbered
+nv set vrf default router bgp neighbor 10.255.128.2 peer-group OVERLAY
+nv set vrf default router bgp neighbor 10.255.128.2 type numbered
+nv set vrf default router bgp neighbor 10.255.128.3 peer-group OVERLAY
+nv set vrf default router bgp neighbor 10.255.128.3 type numbered
+nv set vrf default router bgp neighbor 10.255.128.4 peer-group OVERLAY
+nv set vrf default router bgp neighbor 10.255.128.4 type numbered
 
 nv config apply --confirm 600s --assume-yes

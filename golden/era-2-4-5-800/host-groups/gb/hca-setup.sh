@@ -227,4 +227,6 @@ put 6 "/sys/class/net/$if/ecn/roce_np/cnp_802p_prio"
 put 106 "/sys/class/infiniband/mlx5_9/tc/1/traffic_class"
 cma_roce mlx5_9 106
 
+# NICs share a subnet: answer ARP only for the NIC's own address, from its own address
+run sysctl -q -w net.ipv4.conf.all.arp_announce=1 net.ipv4.conf.all.arp_ignore=2
 say "hca-setup: done"

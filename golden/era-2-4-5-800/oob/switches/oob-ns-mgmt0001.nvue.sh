@@ -124,10 +124,10 @@ nv set interface uplink bond mode lacp
 nv set interface uplink bridge domain br_default access 10
 nv set interface uplink description UPLINK_site_management
 nv set interface uplink type bond
-nv set interface vlan10 ipv4 address 192.168.1.252/23
+nv set interface vlan10 ipv4 address 192.168.33.252/23
 nv set interface vlan10 type svi
 nv set interface vlan10 vlan 10
 nv set bridge domain br_default vlan 10
-nv set vrf default router static 0.0.0.0/0 via 192.168.0.1
+nv set vrf default router static 0.0.0.0/0 via 192.168.32.1
 
 nv config apply --confirm 600s --assume-yes
