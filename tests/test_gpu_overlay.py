@@ -231,3 +231,23 @@ def test_emulate_says_the_overlay_is_not_emulated_yet_and_starts_nothing(tmp_pat
     assert "GPU EVPN overlay (host_addressing evpn) is not emulated yet" in result.output
     result = CliRunner().invoke(app, ["emulate", str(out), "--fabric", "gpu-plane2"])
     assert result.exit_code == 2 and "not emulated yet" in result.output
+
+
+def test_a_one_switch_fabric_has_the_overlay_without_evpn_sessions(tmp_path: Path) -> None:
+    """One SN5600 (tiers: 1) holds a plane's every GPU port: the VLAN, SVI and VRF as on any leaf,
+    no EVPN peer and so no OVERLAY group nor an empty neighbor list (the `nv set` script would
+    carry a bare `... bgp neighbor` line, which NVUE refuses)."""
+    inv = _inventory(tmp_path, count=8)  # eight DGX B200, 64 GPU ports on one switch
+    inv.write_text(inv.read_text().replace("gb300-nvl72", "dgx-b200")
+                   .replace("    scalable_unit: 36\n", "    topology: fat-tree\n    tiers: 1\n")
+                   .replace("    topology: rail-optimized\n", "").replace("    planes: 2\n", ""))
+    out = tmp_path / "out"
+    render_to(inv, out)
+    (path,) = sorted((out / "gpu" / "switches").glob("*.nvue.yaml"))
+    tree = yaml.safe_load(path.read_text())[1]["set"]
+    assert nvue_model.problems("5.16", tree) == []
+    assert tree["interface"]["vlan900"]["vrf"] == "GPU"
+    bgp = tree["vrf"]["default"]["router"]["bgp"]
+    assert "neighbor" not in bgp and "peer-group" not in bgp
+    script = path.with_name(path.name.replace(".yaml", ".sh")).read_text()
+    assert not any(line.rstrip().endswith(" bgp neighbor") for line in script.splitlines())

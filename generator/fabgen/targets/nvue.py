@@ -425,7 +425,7 @@ def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Jo
                   **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
                   **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
-    if e and e["sessions"] == "overlay":
+    if e and e["sessions"] == "overlay" and e["overlay"]:  # a one-switch fabric has no EVPN peers
         groups[OVERLAY_GROUP] = _overlay_group(e, bgp, d, tree)
         neighbors = yamlout.Joined(neighbors, {p["ip"]: {"peer-group": OVERLAY_GROUP, "type": "numbered"}
                                                for p in e["overlay"]})
