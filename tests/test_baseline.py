@@ -256,3 +256,45 @@ baseline:
                    .replace("name: nms", "name: nmsro"))
     render_to(inv, tmp_path / "out")
     assert (tmp_path / "out" / "so").is_dir()
+
+
+@pytest.mark.parametrize("fabric,refused", [
+    # the fabric's own ACL replaces the site's there: the site's need not admit that fabric's prefix
+    ("    baseline:\n      control_plane: {allow: [10.77.0.0/24]}", False),
+    # the site's spines get an ACL of their own, and sx gives its own: the site's reach no switch of sx
+    ("    baseline:\n      control_plane: {allow: [10.77.0.0/24]}\n      roles:\n"
+     "        spine: {control_plane: {allow: [10.77.0.0/24]}}", False),
+    # only its spines have their own: the site's ACL is still in force on sx's leaves, and shuts them
+    ("    baseline:\n      roles:\n        spine: {control_plane: {allow: [10.77.0.0/24]}}", True),
+])
+def test_a_site_key_is_checked_only_where_it_is_in_force(fabric: str, refused: bool, tmp_path: Path) -> None:
+    """A key of the site's block reaches a fabric's switches only where neither the fabric's block
+    nor its role's gives that key (intent/baseline.py's rule): the site's ACL, admitting st's
+    management prefix only, is refused where it would be in force on a switch of sx, and nowhere
+    else."""
+    site = SITE.replace("allow: [10.0.0.0/8]", "allow: [10.78.0.0/24]")
+    if not refused:
+        switches = _baselines(_write(tmp_path, site=site, fabric_baseline=fabric))
+        acl = {n.split("-")[0]: s["baseline"]["control_plane"]["allow"] for n, s in switches.items()}
+        assert acl == {"sx": ["10.77.0.0/24"], "st": ["10.78.0.0/24"]}
+        return
+    text = _refused(tmp_path, site=site, fabric_baseline=fabric)
+    assert re.search(r"inv\.yaml:\d+:\d+: baseline\.control_plane\.allow: .* not 10\.77\.0\.0/24", text), text
+
+
+def test_a_site_key_a_fabric_replaces_is_not_held_to_that_fabric_s_platform(tmp_path: Path) -> None:
+    """The site's LDAP never reaches sx's switches when sx gives its own aaa; the platform check
+    of the site's block names only the fabrics it reaches (st, EOS, still refuses it)."""
+    ldap = SITE.replace("protocol: tacacs+", "protocol: ldap, base_dn: 'dc=example,dc=com', "
+                        "bind_dn: 'cn=sw,dc=example,dc=com'")
+    fabric = "    baseline:\n      aaa: {protocol: radius, servers: [10.0.0.11], secret: {vault: radius_key}}"
+    text = _refused(tmp_path, site=ldap, fabric_baseline=fabric)
+    assert "fabric 'st' runs eos" in text
+    # telemetry.wjh at the site, every EOS fabric giving its own telemetry: accepted
+    inv = tmp_path / "two.yaml"
+    inv.write_text(_write(tmp_path, site=SITE + "  telemetry: {wjh: true}\n").read_text().replace(
+        "      gateway: 10.78.0.1\n", "      gateway: 10.78.0.1\n    baseline: {telemetry: {gnmi: true}}\n"))
+    switches = _baselines(inv)
+    assert {n.split("-")[0]: s["baseline"]["telemetry"]["wjh"] for n, s in switches.items()} == \
+        {"sx": True, "st": False}
+

@@ -18,6 +18,7 @@ from fabgen.spec.schema import Baseline, BaselineSettings, Fabric
 from fabgen.spec.timezones import TIMEZONES
 
 Report = Callable[[tuple, str], None]
+Reach = Callable[[str], list[Fabric]]  # a block's key -> the fabrics where that key is in force
 
 # What each platform's target renders (spec/schema.py names them; docs/baseline.md).
 AAA_PROTOCOLS = {"nvue": {"tacacs+", "radius", "ldap"}, "eos": {"tacacs+", "radius"}, "sonic": {"tacacs+", "radius"}}
@@ -34,12 +35,42 @@ def _blocks(path: tuple, b: Baseline) -> Iterator[tuple[tuple, BaselineSettings,
         yield (*path, "roles", role), r, role
 
 
+def _gives(block: BaselineSettings | None, key: str) -> bool:
+    """Whether `block` gives `key` (intent/baseline.py's `settings` takes it from there)."""
+    return block is not None and key in block.model_fields_set and getattr(block, key) is not None
+
+
+def _role_block(block: Baseline | None, role: str) -> BaselineSettings | None:
+    return None if block is None else next((r for name, r in block.roles.items() if name == role), None)
+
+
+def _reached(fabrics: list[Fabric], role: str | None) -> Reach:
+    """For each key of a site block (`role`: its roles entry, or None), the fabrics on some switch
+    of which it is in force: those whose own block, and own entry for that role, do not replace it
+    (intent/baseline.py's rule, the most specific block wins). A fabric that replaces it only for
+    some of its roles is still reached (its other roles keep the site's key)."""
+    def reach(key: str) -> list[Fabric]:
+        return [f for f in fabrics if not _gives(f.baseline, key)
+                and not (role is not None and _gives(_role_block(f.baseline, role), key))]
+    return reach
+
+
+def _only(fabric: Fabric) -> Reach:
+    """A fabric's own block: its keys are in force on that fabric alone."""
+    def reach(key: str) -> list[Fabric]:
+        return [fabric]
+    return reach
+
+
 def check_baseline(inv_baseline: Baseline | None, fabrics: list[Fabric], report: Report, warn: Report) -> None:
-    """Every baseline block against the platforms of the fabrics it applies to."""
+    """Every baseline block against the platforms of the fabrics where its keys are in force: a
+    site key that a fabric replaces with its own is not held to that fabric's platform or
+    management prefix."""
     ethernet = [(i, f) for i, f in enumerate(fabrics) if f.kind != "infiniband"]
     if inv_baseline is not None:
+        managed = [f for _, f in ethernet if f.management is not None]
         for path, block, role in _blocks(("baseline",), inv_baseline):
-            _check_block(path, block, role, [f for _, f in ethernet if f.management is not None], report)
+            _check_block(path, block, role, _reached(managed, role), report)
         if not any(f.management is not None for _, f in ethernet):
             warn(("baseline",), "no Ethernet fabric has a management block: the baseline is rendered nowhere")
     for i, f in enumerate(fabrics):
@@ -54,11 +85,10 @@ def check_baseline(inv_baseline: Baseline | None, fabrics: list[Fabric], report:
             report(path, "the baseline is rendered with the management plane: give the fabric a management block")
             continue
         for bpath, block, role in _blocks(path, f.baseline):
-            _check_block(bpath, block, role, [f], report)
+            _check_block(bpath, block, role, _only(f), report)
 
 
-def _check_block(path: tuple, b: BaselineSettings, role: str | None, fabrics: list[Fabric],
-                 report: Report) -> None:
+def _check_block(path: tuple, b: BaselineSettings, role: str | None, reach: Reach, report: Report) -> None:
     if role is not None and b.users is not None:
         report((*path, "users"), "accounts are the same on every switch of a fabric: give users in the baseline "
                "itself, not per role")
@@ -67,15 +97,15 @@ def _check_block(path: tuple, b: BaselineSettings, role: str | None, fabrics: li
     if b.banner is not None:
         _check_banner((*path, "banner"), b, report)
     if b.aaa is not None:
-        _check_aaa((*path, "aaa"), b, fabrics, report)
+        _check_aaa((*path, "aaa"), b, reach("aaa"), report)
     if b.control_plane is not None:
-        _check_acl((*path, "control_plane"), b, fabrics, report)
+        _check_acl((*path, "control_plane"), b, reach("control_plane"), report)
     if b.snmp is not None:
         _check_snmp((*path, "snmp"), b, report)
     if b.telemetry is not None:
-        _check_telemetry((*path, "telemetry"), b, fabrics, report)
-    _check_platform_keys(path, b, fabrics, report)
-    _check_sonic(path, b, fabrics, report)
+        _check_telemetry((*path, "telemetry"), b, reach("telemetry"), report)
+    _check_platform_keys(path, b, reach, report)
+    _check_sonic(path, b, reach, report)
 
 
 def _check_banner(where: tuple, b: BaselineSettings, report: Report) -> None:
@@ -98,38 +128,39 @@ def _check_snmp(where: tuple, b: BaselineSettings, report: Report) -> None:
                    "from one variable: give each its own")
 
 
-def _check_platform_keys(path: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+def _check_platform_keys(path: tuple, b: BaselineSettings, reach: Reach, report: Report) -> None:
     """Keys a platform of the fabrics it applies to has no counterpart for."""
     for key in NVUE_ONLY:
-        other = next((f for f in fabrics if f.platform != "nvue"), None)
+        other = next((f for f in reach(key) if f.platform != "nvue"), None)
         if getattr(b, key) and other is not None:
             report((*path, key), f"{key} is an NVUE setting; fabric '{other.name}' runs {other.platform}: leave it "
                    "out there (set it in the fabric's own baseline)")
-    bare = next((f for f in fabrics if f.platform in NO_API), None)
+    bare = next((f for f in reach("api") if f.platform in NO_API), None)
     if b.api and bare is not None:
         report((*path, "api"), f"fabgen renders no API server for {bare.platform} (fabric '{bare.name}'): SONiC's "
                "REST and gNMI servers are set apart; use telemetry.gnmi")
 
 
-def _check_sonic(path: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+def _check_sonic(path: tuple, b: BaselineSettings, reach: Reach, report: Report) -> None:
     """What SONiC's YANG models refuse or its release lacks (targets/sonic.py baseline_tables)."""
-    sonic = [f for f in fabrics if f.platform == "sonic"]
-    if not sonic:
-        return
-    old = next((f for f in sonic if (version_of(f) or "") < SONIC_FIRST_BANNER), None)
+    def sonic(key: str) -> list[Fabric]:
+        return [f for f in reach(key) if f.platform == "sonic"]
+
+    old = next((f for f in sonic("banner") if (version_of(f) or "") < SONIC_FIRST_BANNER), None)
     if b.banner is not None and old is not None:
         report((*path, "banner"), f"fabric '{old.name}' runs SONiC {version_of(old)}, which has no login banner "
                f"in config_db (BANNER_MESSAGE comes with {SONIC_FIRST_BANNER}): leave the banner out there (set "
                "it in the other fabrics' own baseline) or raise platform_version")
-    if b.aaa is not None and b.aaa.protocol == "tacacs+" and not b.aaa.fallback_local:
-        report((*path, "aaa", "fallback_local"), f"SONiC (fabric '{sonic[0].name}') falls back to the local "
+    if b.aaa is not None and b.aaa.protocol == "tacacs+" and not b.aaa.fallback_local and sonic("aaa"):
+        report((*path, "aaa", "fallback_local"), f"SONiC (fabric '{sonic('aaa')[0].name}') falls back to the local "
                "accounts whenever no TACACS+ server answers (hostcfgd's PAM template writes login tacacs+ as "
                "tacacs+,local): fallback_local: false cannot be rendered there; use radius, or leave it true")
-    if b.snmp is not None:
+    if b.snmp is not None and sonic("snmp"):
         for j, u in enumerate(b.snmp.users):
             if len(u.name) < SONIC_SNMP_USER_MIN:
                 report((*path, "snmp", "users", j, "name"), f"SONiC takes SNMPv3 user names of "
-                       f"{SONIC_SNMP_USER_MIN} to 32 characters (fabric '{sonic[0].name}'): '{u.name}' is refused")
+                       f"{SONIC_SNMP_USER_MIN} to 32 characters (fabric '{sonic('snmp')[0].name}'): '{u.name}' is "
+                       "refused")
 
 
 def _check_timezone(where: tuple, name: str, report: Report) -> None:
