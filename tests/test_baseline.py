@@ -298,3 +298,14 @@ def test_a_site_key_a_fabric_replaces_is_not_held_to_that_fabric_s_platform(tmp_
     assert {n.split("-")[0]: s["baseline"]["telemetry"]["wjh"] for n, s in switches.items()} == \
         {"sx": True, "st": False}
 
+
+
+@pytest.mark.parametrize("site,where", [
+    (SITE.replace("servers: [10.0.0.10]", "servers: [10.0.0.10, 10.0.0.10]"), "baseline.aaa.servers[1]"),
+    (SITE + "  telemetry: {sflow: {collectors: [10.0.0.20, 10.0.0.20]}}\n", "baseline.telemetry.sflow.collectors[1]"),
+])
+def test_a_server_listed_twice_is_refused_at_its_second_place(site: str, where: str, tmp_path: Path) -> None:
+    """SONiC keys TACPLUS_SERVER by address (the second entry silently lost, its priority with
+    it), NVUE by address too, EOS writes the line twice: one server, one entry."""
+    text = _refused(tmp_path, site=site)
+    assert re.search(rf"inv\.yaml:\d+:\d+: {re.escape(where)}: 10\.0\.0\.\d+ is listed twice", text), text

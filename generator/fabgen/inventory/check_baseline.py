@@ -178,6 +178,7 @@ def _check_aaa(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report:
         why = server_problem(server)
         if why:
             report((*where, "servers", j), why)
+    _check_once((*where, "servers"), aaa.servers, report)
     if aaa.protocol == "ldap" and (aaa.base_dn is None or aaa.bind_dn is None):
         report(where, "ldap needs base_dn (where accounts are searched) and bind_dn (who the switch binds as)")
     elif aaa.protocol != "ldap" and (aaa.base_dn is not None or aaa.bind_dn is not None):
@@ -226,6 +227,7 @@ def _check_telemetry(where: tuple, b: BaselineSettings, fabrics: list[Fabric], r
             why = server_problem(server)
             if why:
                 report((*where, "sflow", "collectors", j), why)
+        _check_once((*where, "sflow", "collectors"), t.sflow.collectors, report)
     for key in SPECTRUM_ONLY:
         if getattr(t, key):
             for f in fabrics:
@@ -233,6 +235,14 @@ def _check_telemetry(where: tuple, b: BaselineSettings, fabrics: list[Fabric], r
                     report((*where, key), f"{key} is a Spectrum feature fabgen renders on NVUE; fabric '{f.name}' "
                            f"runs {f.platform} (use sflow or gnmi there)")
                     break
+
+
+def _check_once(where: tuple, servers: list[str], report: Report) -> None:
+    """Each server once: SONiC and NVUE key a server by its address (a second entry would be lost,
+    with its place in the order), EOS would write its line twice."""
+    for j, server in enumerate(servers):
+        if servers.index(server) != j:
+            report((*where, j), f"{server} is listed twice (first as item {servers.index(server)})")
 
 
 def _prefix(text: str) -> ipaddress.IPv4Network | None:
