@@ -451,6 +451,22 @@ def test_a_spreadsheet_export_of_the_map_is_read(tmp_path: Path) -> None:
     assert "dhcp-host=1c:34:da:0a:0b:0c,set:sx-leaf001," in (out / "provisioning" / "dnsmasq.conf").read_text()
 
 
+def test_the_header_may_follow_comments_and_must_name_the_columns_in_order(tmp_path: Path) -> None:
+    """The header is the map's first row, wherever comments and blank lines put it (an export
+    with a title line above it); a header with the columns swapped is refused as such, located."""
+    code, stderr, out = _case(tmp_path, "# exported from the asset database\n\nswitch,mac\n"
+                              "sx-leaf001,1c:34:da:0a:0b:0c\n")
+    assert code == 0, stderr
+    assert "dhcp-host=1c:34:da:0a:0b:0c,set:sx-leaf001," in (out / "provisioning" / "dnsmasq.conf").read_text()
+    (tmp_path / "swapped").mkdir()
+    code, stderr, out = _case(tmp_path / "swapped", "# title\nMAC,Switch\nsx-leaf001,1c:34:da:0a:0b:0c\n")
+    assert code == 2 and "macs.csv:2:1: " in stderr and "switch,mac in that order" in stderr, stderr
+    assert not out.exists()
+    # a second header row further down is no header: an unknown switch, as before
+    code, stderr, _ = _case(tmp_path, "switch,mac\nsx-leaf001,1c:34:da:0a:0b:0c\nswitch,mac\n")
+    assert code == 2 and "macs.csv:3:1: switch is not a switch of this inventory" in stderr, stderr
+
+
 def test_an_empty_map_renders_a_server_that_answers_nobody(tmp_path: Path) -> None:
     """The map of a rack not yet unpacked: the ranges and no reservation; the playbook's lists are
     empty lists (a loop over nothing), and dnsmasq still takes the file."""

@@ -3,7 +3,8 @@ provisioning (targets/provisioning.py gives each MAC its switch's planned addres
 
 * a row: `sx-su01-leaf1,1c:34:da:12:34:56`; the MAC in six hex pairs separated by ':' or '-',
   either case (the render always writes lower-case colon form, as dnsmasq's dhcp-host reads it);
-* a header row `switch,mac` is allowed; `#` starts a comment; blank lines are skipped.
+* a header row `switch,mac` is allowed as the first row (comments and blank lines may come
+  before it); `#` starts a comment; blank lines are skipped.
 
 Both columns reach dnsmasq.conf lines (`dhcp-host=<mac>,set:<switch>,...`), so each is held to
 what fabgen itself writes: a switch name fabgen planned (and only one with a management address)
@@ -70,6 +71,7 @@ class _Rows:
         self.switch_line: dict[str, int] = {}
         self.mac_line: dict[str, int] = {}
         self.hints = 0
+        self.first_row = True  # no row read yet: the one that may be the header
 
     def problem(self, lineno: int, col: int, message: str) -> None:
         self.problems.append(Problem(lineno, col, "", message, self.shown))
@@ -92,7 +94,12 @@ class _Rows:
         except csv.Error as exc:
             self.problem(lineno, 1, f"not a CSV row ({exc})")
             return None
-        if lineno == 1 and [c.strip().lower() for c in cells] == ["switch", "mac"]:
+        first, self.first_row = self.first_row, False
+        words = [c.strip().lower() for c in cells]
+        if first and words == ["switch", "mac"]:  # the header: the first row, after any comments
+            return None
+        if first and words == ["mac", "switch"]:
+            self.problem(lineno, 1, "a header with the columns swapped: the rows are switch,mac in that order")
             return None
         return cells
 
