@@ -114,11 +114,15 @@ def expected(plan: Plan, sw: str) -> dict[str, str]:
 
 
 def received(platform: str, lease: dict[str, str]) -> dict[str, str]:
-    """The same keys, as the switch's ZTP client got them."""
+    """The same keys, as the switch's ZTP client got them; the provisioning option of another
+    platform under its own name, so that a lease carrying it is not the expected one."""
     got = {k: lease[k] for k in ("ip", "hostname", "router", "subnet", "dns", "ntpsrv", "domain") if k in lease}
     raw = lease.get(URL_OPTION[platform])
     if raw is not None:
         got["url"] = hex_text(raw) if platform == "nvue" else raw
+    for other in set(URL_OPTION.values()) - {URL_OPTION[platform]}:
+        if other in lease:
+            got[other] = lease[other]
     return got
 
 
@@ -334,6 +338,23 @@ def test_the_lease_check_finds_two_swapped_reservations(rendered: Plan, tmp_path
     for one, other in ((sw_a, sw_b), (sw_b, sw_a)):
         got = run.leases[one] or {}
         assert (got.get("ip"), got.get("hostname")) == (rendered.address[other], other)
+
+
+@needs_lab
+def test_the_lease_check_finds_another_platform_s_option(rendered: Plan, tmp_path: Path) -> None:
+    """A dnsmasq.conf that also sends an EOS switch a Cumulus option 239 (and a Cumulus switch an
+    option 67): both leases are found wrong, the others still right."""
+    served = tmp_path / "provisioning"
+    shutil.copytree(rendered.out / "provisioning", served)
+    eos = next(sw for sw in sorted(rendered.macs) if rendered.platform[sw] == "eos")
+    nvue = next(sw for sw in sorted(rendered.macs) if rendered.platform[sw] == "nvue")
+    conf = served / "dnsmasq.conf"
+    conf.write_text(conf.read_text() + f'dhcp-option-force=tag:{eos},239,"http://192.0.2.1/x.sh"\n'
+                    f'dhcp-option-force=tag:{nvue},option:bootfile-name,"http://192.0.2.1/x"\n')
+    run = _lab_run(rendered, served, routed=True, whole=False)
+    wrong = {sw for sw in rendered.macs
+             if (received(rendered.platform[sw], run.leases[sw]) if run.leases[sw] else None) != expected(rendered, sw)}
+    assert wrong == {eos, nvue}, wrong
 
 
 def _pair(plan: Plan) -> tuple[str, str]:
