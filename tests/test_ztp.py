@@ -467,6 +467,18 @@ def test_the_header_may_follow_comments_and_must_name_the_columns_in_order(tmp_p
     assert code == 2 and "macs.csv:3:1: switch is not a switch of this inventory" in stderr, stderr
 
 
+def test_a_fabric_that_fails_its_own_checks_costs_one_message_not_one_per_row(tmp_path: Path) -> None:
+    """A node group's hostname pattern wrong: its fabric is not planned, so its switches' names
+    are unknown; the map's rows and the server's prefix are not judged against a partial plan
+    (every row of that fabric 'not a switch', the server 'in no prefix'): one mistake, one
+    message."""
+    inventory = (DATA / "inventory.yaml").read_text().replace('hostname: "a{n:02d}"', 'hostname: "a{n:02d};x"')
+    code, stderr, out = _case(tmp_path, GOOD, inventory)
+    problems = [line for line in stderr.splitlines() if re.match(r"^\S+:\d+:\d+: ", line)]
+    assert code == 2 and len(problems) == 1 and "node_groups[0].hostname" in problems[0], stderr
+    assert not out.exists()
+
+
 def test_an_empty_map_renders_a_server_that_answers_nobody(tmp_path: Path) -> None:
     """The map of a rack not yet unpacked: the ranges and no reservation; the playbook's lists are
     empty lists (a loop over nothing), and dnsmasq still takes the file."""

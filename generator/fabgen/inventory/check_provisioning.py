@@ -37,6 +37,11 @@ def check_provisioning(c: Checks) -> None:
     p = c.inv.provisioning
     if p is None:
         return
+    if len(p.interface) > IFNAMSIZ:
+        c.report(("provisioning", "interface"), f"{p.interface!r} is longer than the {IFNAMSIZ} characters of a Linux "
+                 "interface name (netplan and dnsmasq name it)")
+    if c.problems and any(f.name not in c.plans for f in c.inv.fabrics):
+        return  # a fabric failed its own checks (reported): its switches, which the map names, are not known
     fabrics = [f for f in c.inv.fabrics if f.name in c.plans]
     if not any(provisioned(f) is None for f in fabrics):
         c.report(("provisioning",), "no fabric has switches to provision: an Ethernet fabric (nvue, eos, sonic) "
@@ -44,9 +49,6 @@ def check_provisioning(c: Checks) -> None:
         return
     _check_server(c, p.server, fabrics)
     _check_acl_admits(c, p.server)
-    if len(p.interface) > IFNAMSIZ:
-        c.report(("provisioning", "interface"), f"{p.interface!r} is longer than the {IFNAMSIZ} characters of a Linux "
-                 "interface name (netplan and dnsmasq name it)")
     known: dict[str, str | None] = {}
     for f in fabrics:
         why = provisioned(f)
