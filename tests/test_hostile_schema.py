@@ -147,7 +147,8 @@ BASE: dict[str, Any] = {
                      "bfd": {c: {"interval_ms": 300, "multiplier": 3}
                              for c in ("leaf_spine", "spine_core", "leaf_host", "overlay")},
                      "northsouth": {r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
-                                    for r, v in (("storage", 20), ("inband", 30))}},
+                                    for r, v in (("storage", 20), ("inband", 30))},
+                     "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},
         "cabling": {"node_leaf": {"length_m": 10}, "leaf_spine": {"length_m": 10}, "spine_core": {"length_m": 10}},
