@@ -143,6 +143,30 @@ def test_each_prefix_gives_its_gateway_and_only_addresses_as_ntp(out: Path, tmp_
     _netplan_accepts(out / "provisioning" / "netplan.yaml", tmp_path / "root")
 
 
+def test_ipv6_dns_and_ntp_servers_stay_out_of_dhcpv4(tmp_path: Path) -> None:
+    """management.dns and .ntp take IPv6 addresses (the switches' configs carry them), but DHCPv4's
+    DNS and NTP options hold IPv4 addresses only (RFC 2132, 3.8 and 8.3): dnsmasq refused the file
+    with an IPv6 server in option:dns-server. The IPv4 ones are handed out, the IPv6 ones left out."""
+    text = (DATA / "inventory.yaml").read_text()
+    m = yaml.safe_load(text)["fabrics"][0]["management"]
+    assert m.get("dns") and m.get("ntp"), "the first fabric gives DNS and NTP servers"
+    for key in ("dns", "ntp"):
+        old = f"{key}: [{', '.join(m[key])}]"
+        assert old in text, old
+        text = text.replace(old, f"{key}: [{', '.join(m[key])}, \"2001:db8::{key}\"]".replace("::ntp", "::123")
+                            .replace("::dns", "::53"), 1)
+    code, stderr, out = _case(tmp_path, GOOD, text)
+    assert code == 0, stderr
+    conf = out / "provisioning" / "dnsmasq.conf"
+    assert "2001:db8" not in conf.read_text()
+    lines = _conf(out)
+    v4 = [s for s in m["dns"] if re.fullmatch(r"[\d.]+", s)]
+    assert f"dhcp-option=tag:sx,option:dns-server,{','.join(v4)}" in lines
+    if DNSMASQ:
+        done = subprocess.run([DNSMASQ, "--test", f"--conf-file={conf}"], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+
+
 def test_a_switch_missing_from_the_map_gets_nothing(out: Path, planned: dict[str, tuple[str, str]]) -> None:
     missing = set(planned) - set(_mac_map())
     assert missing  # the test inventory leaves one out on purpose

@@ -103,9 +103,10 @@ def expected(plan: Plan, sw: str) -> dict[str, str]:
     want = {"ip": plan.address[sw], "hostname": sw, "router": m["gateway"],
             "subnet": str(ipaddress.ip_network(m["prefix"]).netmask),
             "url": f"http://{ipaddress.ip_interface(plan.server).ip}{port}/ztp/{sw}{ext}"}
-    if m.get("dns"):
-        want["dns"] = " ".join(m["dns"])
-    ntp = [s for s in m.get("ntp", []) if re.fullmatch(r"[0-9.]+", s)]  # DHCP carries NTP by address only
+    dns = [s for s in m.get("dns", []) if re.fullmatch(r"[0-9.]+", s)]  # DHCPv4 carries IPv4 addresses only
+    if dns:
+        want["dns"] = " ".join(dns)
+    ntp = [s for s in m.get("ntp", []) if re.fullmatch(r"[0-9.]+", s)]  # and NTP by address only
     if ntp:
         want["ntpsrv"] = " ".join(ntp)
     if m.get("domain"):

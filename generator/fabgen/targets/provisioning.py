@@ -3,7 +3,7 @@
 
 Files under OUT/provisioning/ (and the playbook beside the others, OUT/ansible/provision.yml):
 * dnsmasq.conf: DHCP only (`port=0`), on the server's interface; one static `dhcp-range` per
-  management prefix served (tagged with the fabric's name: router, DNS, NTP by address, domain),
+  management prefix served (tagged with the fabric's name: router, DNS and NTP by IPv4 address, domain),
   one `dhcp-host` per switch of the MAC map (its MAC, its planned management address, its name,
   tagged with the switch's name) and per switch its provisioning URL: option 239 for Cumulus
   Linux (its ZTP script), option 67 (bootfile-name) for EOS (a bootstrap script) and SONiC (its
@@ -58,10 +58,14 @@ def _network(name: str, spec: Any) -> dict[str, Any]:
     net = ipaddress.IPv4Network(m.prefix)
     return {"tag": name, "prefix": str(net), "network": str(net.network_address), "netmask": str(net.netmask),
             "prefixlen": net.prefixlen, "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
-            "dns": list(m.dns), "ntp": [s for s in m.ntp if _is_address(s)], "domain": m.domain}
+            "dns": [s for s in m.dns if _is_address(s)], "ntp": [s for s in m.ntp if _is_address(s)],
+            "domain": m.domain}
 
 
 def _is_address(text: str) -> bool:
+    """Whether a DNS or NTP server can go into DHCPv4's options, which hold IPv4 addresses only
+    (RFC 2132, 3.8 Domain Name Server Option and 8.3 Network Time Protocol Servers Option): an
+    NTP server given by name, or an IPv6 server, reaches the switch's config only."""
     try:
         ipaddress.IPv4Address(text)
     except ValueError:
