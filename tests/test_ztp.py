@@ -247,6 +247,32 @@ def test_provision_playbook_passes_syntax_check(out: Path) -> None:
     assert res.returncode == 0, res.stdout[-1500:] + res.stderr[-1500:]
 
 
+def test_provision_playbook_refuses_a_secret_that_is_not_set(tmp_path: Path) -> None:
+    """provision.yml fills each switch's config with its secrets for the switch to fetch at first
+    boot, as the deploy playbooks do: an unset environment variable would be filled in as an empty
+    password hash (the environment lookup gives ''), an undefined vault variable would fail half
+    way. Like the deploy playbooks' guard, it refuses both before anything is installed: run by
+    ansible-playbook on the control node (the guard's tasks, `--tags guard`)."""
+    playbook = _need(PLAYBOOK, "ansible-playbook")
+    baseline = ("baseline:\n  users: [{name: netops, password_hash: {env: FABGEN_ZTP_HASH}}]\n"
+                "  aaa: {protocol: tacacs+, servers: [172.30.9.10], secret: {vault: tacacs_key}}\n")
+    code, stderr, out = _case(tmp_path, GOOD, (DATA / "inventory.yaml").read_text() + baseline)
+    assert code == 0, stderr
+    base = {"ANSIBLE_NOCOLOR": "1", "PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(tmp_path)}
+
+    def run(env: dict[str, str], *extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([playbook, "-i", "localhost,", "-c", "local", "--tags", "guard", *extra,
+                               "ansible/provision.yml"], cwd=out, capture_output=True, text=True, timeout=180,
+                              env={**base, **env})
+
+    unset = run({}, "-e", "tacacs_key=k")
+    assert unset.returncode != 0 and "FABGEN_ZTP_HASH" in unset.stdout, unset.stdout[-1500:]
+    undefined = run({"FABGEN_ZTP_HASH": "$6$s$h"})
+    assert undefined.returncode != 0 and "tacacs_key" in undefined.stdout, undefined.stdout[-1500:]
+    both = run({"FABGEN_ZTP_HASH": "$6$s$h"}, "-e", "tacacs_key=k")
+    assert both.returncode == 0, both.stdout[-1500:]
+
+
 def _case(tmp_path: Path, macs: str, inventory: str | None = None) -> tuple[int, str, Path]:
     """Render a copy of the test inventory with MACS as its map: (exit code, stderr, OUT)."""
     (tmp_path / "macs.csv").write_text(macs)
