@@ -309,3 +309,11 @@ def test_a_server_listed_twice_is_refused_at_its_second_place(site: str, where: 
     it), NVUE by address too, EOS writes the line twice: one server, one entry."""
     text = _refused(tmp_path, site=site)
     assert re.search(rf"inv\.yaml:\d+:\d+: {re.escape(where)}: 10\.0\.0\.\d+ is listed twice", text), text
+
+
+def test_an_acl_that_admits_every_address_is_refused(tmp_path: Path) -> None:
+    """The control-plane ACL limits the management services to the management prefixes: one that
+    admits 0.0.0.0/0 limits nothing while it looks like it does, refused where it is written."""
+    text = _refused(tmp_path, site=SITE.replace("allow: [10.0.0.0/8]", "allow: [10.0.0.0/8, 0.0.0.0/0]"))
+    assert re.search(r"inv\.yaml:\d+:\d+: baseline\.control_plane\.allow\[1\]: 0\.0\.0\.0/0 admits every address",
+                     text), text

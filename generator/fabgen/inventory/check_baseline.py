@@ -199,6 +199,9 @@ def _check_acl(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report:
         net = _prefix(text)
         if net is None:
             report((*where, "allow", j), f"{text!r} is not an IPv4 prefix (10.0.0.0/24)")
+        elif net.prefixlen == 0:
+            report((*where, "allow", j), f"{net} admits every address: the ACL would limit nothing while it seems "
+                   "to; list the prefixes the switches are managed from (or leave control_plane out)")
         else:
             allowed.append(net)
     deploy = _prefix(acl.deploy_from) if acl.deploy_from is not None else None
