@@ -101,13 +101,17 @@ for m in {modules}; do modprobe $m; done
 ip link set lo up
 cd {cwd}
 echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
-k=0
-for render in "$@"; do
+emulate() {{
     # fabgen's stages and any message on the console as they happen, through a pipe (on the console
     # itself, a terminal, they would be an animation); its own bound, below the VM's
     {{ TMPDIR=/run/lab HOME=/run/lab PYTHONDONTWRITEBYTECODE=1 timeout -s INT -k 60 {bound} \\
-        {python} -m fabgen emulate "$render" --format json --progress 2>&1 > /run/lab/out.json
+        {python} -m fabgen emulate "$@" --format json --progress 2>&1 > /run/lab/out.json
        echo $? > /run/lab/rc; }} | cat
+}}
+k=0
+for render in "$@"; do
+    # a render and its own arguments, joined by commas (render,--fabric,NAME)
+    set -f; IFS=,; emulate $render; unset IFS; set +f
     echo "{begin} $k $(cat /run/lab/rc)"
     cat /run/lab/out.json
     echo "{end} $k"
@@ -124,9 +128,11 @@ sleep 30
 GUEST_BOUND, VM_BOUND = 900, 1000
 
 
-def emulate(renders: list[Path], work: Path, timeout: float | None = None) -> tuple[list[tuple[int, str]], str]:
-    """([(fabgen's exit code, its stdout)] of `fabgen emulate RENDER --format json` for each render,
-    the console), all in one VM boot. `work` (a folder the test owns, outside /run) holds the
+def emulate(renders: list[Path | tuple[Path, list[str]]], work: Path, timeout: float | None = None
+            ) -> tuple[list[tuple[int, str]], str]:
+    """([(fabgen's exit code, its stdout)] of `fabgen emulate RENDER [ARGS] --format json` for each
+    render (a path, or a path and its own arguments such as ["--fabric", "gpu-plane1"]), the
+    console), all in one VM boot. `work` (a folder the test owns, outside /run) holds the
     initramfs, the guest script and the console as it is written (console.txt), so a VM that never
     ends still says where it was."""
     path, version = kernel()  # type: ignore[misc]
@@ -141,9 +147,12 @@ def emulate(renders: list[Path], work: Path, timeout: float | None = None) -> tu
     files.update({f"lib/modules/{m}.ko": (_module(version, m), 0o644) for m in BOOT_MODULES})
     initrd = work / "initrd.gz"
     initrd.write_bytes(gzip.compress(_cpio(files)))
-    args = " ".join(str(r.resolve()) for r in renders)
-    if any(c.isspace() for r in renders for c in str(r.resolve())):
-        raise ValueError(f"render paths with white space cannot reach the VM's command line: {args}")
+    runs = [(r, []) if isinstance(r, Path) else r for r in renders]
+    words = [[str(path.resolve()), *extra] for path, extra in runs]
+    args = " ".join(",".join(w) for w in words)
+    if any(c.isspace() or c == "," for w in words for word in w for c in word):
+        raise ValueError(f"render paths and arguments with white space or commas cannot reach the VM's command "
+                         f"line: {args}")
     log = work / "console.txt"
     with open(log, "wb") as out:
         process = subprocess.Popen(
@@ -164,7 +173,7 @@ def emulate(renders: list[Path], work: Path, timeout: float | None = None) -> tu
     for k in range(len(renders)):
         head, tail = f"{BEGIN} {k} ", f"{END} {k}"
         if head not in console or tail not in console:
-            raise RuntimeError(f"the VM printed no verdict for {renders[k]}:\n{console[-6000:]}")
+            raise RuntimeError(f"the VM printed no verdict for {runs[k][0]}:\n{console[-6000:]}")
         body = console.split(head, 1)[1].split(tail, 1)[0]
         body = "".join(line for line in body.splitlines(keepends=True) if not KERNEL_LINE.match(line))
         code, _, out_text = body.partition("\n")

@@ -142,8 +142,9 @@ def test_the_evpn_translator_reads_every_northsouth_switch() -> None:
         assert sw.asn and sw.loopback and sw.unnumbered and any(sw.groups.values()), path
         if "leaf" in path.name:
             assert sw.vtep == sw.router_id and sw.uplinks and set(sw.l3vnis) == {"STORAGE", "INBAND"}, path
-            assert {t.vlan: (t.vni, t.vrf) for t in sw.tenants.values()} == {20: (10020, "STORAGE"),
-                                                                           30: (10030, "INBAND")}
+            # fabgen's default numbers, or NVIDIA's (era-2-8-9-400: 500/4500 STORAGE, 300/4300 INBAND)
+            assert {t.vlan: (t.vni, t.vrf) for t in sw.tenants.values()} in (
+                {20: (10020, "STORAGE"), 30: (10030, "INBAND")}, {500: (4500, "STORAGE"), 300: (4300, "INBAND")})
             segments += len(sw.segments)
     legs = sum(1 for fabric in {p.parents[1] for p in files}
                for row in csv.DictReader((fabric / "cabling.csv").open()) if row["tier"] == "node-leaf")
@@ -1081,3 +1082,100 @@ def test_the_text_report_summarises_and_the_json_holds_every_prefix() -> None:
     assert line.count(" -> 1 (plan 1)") == SHOWN and "and 3 more (--format json lists every prefix)" in line
     widths = r.as_dict()["checked"]["l1"]["widths"]
     assert set(widths) == set(prefixes) and all(set(w) == {"before", "after"} for w in widths.values())
+
+
+# The GPU EVPN overlay (host_addressing evpn, emulate/overlay.py) ---------------------------------
+
+OVERLAY_LEAF = "gpu-plane1/switches/gpu-plane1-su01-leaf1.nvue.yaml"
+OVERLAY_SPINE = "gpu-plane1/switches/gpu-plane1-spine01.nvue.yaml"
+
+
+@pytest.fixture(scope="module")
+def overlay_render(tmp_path_factory) -> Path:
+    """tests/test_gpu_overlay.py's fabric: 18 GB300 trays on two planes of four leaves and two spines."""
+    from test_gpu_overlay import INVENTORY
+
+    base = tmp_path_factory.mktemp("overlay")
+    inv = base / "overlay.yaml"
+    inv.write_text(INVENTORY.format(count=18, kind="spectrum-x", platform="nvue", model="sn5600", version="",
+                                    extra=""))
+    render_to(inv, base / "out")
+    return base / "out"
+
+
+def test_the_overlay_is_read_from_its_render() -> None:
+    """The overlay's plan from the rendered files alone: every switch of both planes (leaves as
+    VTEPs with their access ports, spines relaying EVPN), two nodes kept with their GPU ports as
+    their netplans write them (address, per-port table and rule), the overlay's sessions as the
+    design gives them, at most two cables a leaf-spine pair; one plane when asked for."""
+    from fabgen.emulate import overlay, read, run
+    from fabgen.rendered import read as rendered
+
+    files = rendered.read_render(GOLDEN / "era-2-4-5-800")
+    assert not read.fabrics_of(files, "gpu", overlay=True)  # the overlay is not a routed fabric's lab
+    assert read.overlay_of(files, None) == [("gpu", ["gpu-plane1", "gpu-plane2"])]
+    (plan,) = run._overlay_plans(files, read.overlay_of(files, None))
+    leaves = [s for n, s in plan.switches.items() if "leaf" in n]
+    spines = [s for n, s in plan.switches.items() if "spine" in n]
+    assert len(leaves) == 8 and len(spines) == 4 and all(not s.vtep and not s.access for s in spines)
+    leaf = plan.switches["gpu-plane1-su01-leaf1"]
+    assert leaf.vtep == "10.255.0.1" and set(leaf.access.values()) == {900} and leaf.l3vnis == {"GPU": 245003}
+    assert leaf.tenants[900].vni == 245900 and leaf.tenants[900].mac == "00:00:5e:00:01:01"
+    assert leaf.multihop == {"OVERLAY": 2} and leaf.source == {"OVERLAY": "lo"} and leaf.no_ipv4 == {"OVERLAY"}
+    assert plan.overlay["gpu-plane1-su01-leaf1"] == {"gpu-plane1-spine01", "gpu-plane1-spine02"}
+    assert len(plan.hosts) == 2 and plan.left_out == 16 and len(plan.nics) == 16
+    port = next(iter(plan.hosts["su-01-node-01"].ports.values()))
+    assert port.addresses and port.rules and any(r.get("scope") == "link" for r in port.routes)
+    pairs = {frozenset((a, z)) for a, _, z, _ in plan.cables if a in plan.switches and z in plan.switches}
+    assert len(pairs) == 16 and plan.thinned > 0
+    conf = overlay.evpn.frr_conf(leaf)
+    for line in (" neighbor OVERLAY ebgp-multihop 2", " neighbor OVERLAY update-source lo",
+                 " neighbor 10.255.0.5 peer-group OVERLAY", "  no neighbor OVERLAY activate", "  advertise-all-vni"):
+        assert line + "\n" in conf, line
+    (one,) = run._overlay_plans(files, read.overlay_of(files, "gpu-plane2"))
+    assert one.fabric == "gpu-plane2" and len(one.switches) == 6 and {n.plane for n in one.nics} == {"gpu-plane2"}
+
+
+def test_frr_parses_the_overlays_config(tmp_path: Path) -> None:
+    """FRR's own parser (vtysh --dryrun) takes a leaf's and a spine's config of the overlay lab, and
+    refuses it with a misspelt multihop line."""
+    if VTYSH is None:
+        pytest.skip("needs FRR's vtysh")
+    from fabgen.emulate import evpn
+
+    for path in (OVERLAY_LEAF, OVERLAY_SPINE):
+        text = evpn.frr_conf(evpn.translate("x", (GOLDEN / "era-2-4-5-800" / path).read_text(), path))
+        conf = tmp_path / "frr.conf"
+        conf.write_text(text)
+        assert subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True).returncode == 0, text
+    conf.write_text(text.replace("ebgp-multihop", "ebgp-multihopp"))
+    assert subprocess.run([VTYSH, "--dryrun", "-f", str(conf)], capture_output=True).returncode != 0
+
+
+@pytest.mark.parametrize("path,edit,words", [
+    (OVERLAY_LEAF, lambda t: t.replace('"10.255.0.5":', '"10.255.0.5\\nexit":', 1), "BGP neighbor"),
+    (OVERLAY_LEAF, lambda t: t.replace('"10.255.0.5":', '"10.9.9.9":', 1), "no other switch's loopback"),
+    (OVERLAY_LEAF, lambda t: t.replace("multihop-ttl: 2", "multihop-ttl: 200", 1), "multihop-ttl"),
+    (OVERLAY_SPINE, lambda t: t.replace("multihop-ttl: 2", 'multihop-ttl: "2\\n neighbor X"', 1), "multihop-ttl"),
+    (OVERLAY_LEAF, lambda t: t.replace("update-source: lo", 'update-source: "lo\\nexit"', 1), "update-source"),
+    (OVERLAY_LEAF, lambda t: t.replace("access: 900", 'access: "900 x"', 1), "access VLAN"),
+    (OVERLAY_LEAF, lambda t: t.replace("access: 900", "access: 901", 1), "none of the switch's VNIs"),
+    (OVERLAY_LEAF, lambda t: t.replace('"245900": {}', '"24590000000": {}', 1), "VNI"),
+])
+def test_a_hostile_overlay_render_is_refused_before_any_namespace(overlay_render: Path, tmp_path: Path, path: str,
+                                                                  edit, words: str) -> None:
+    """A GPU overlay render edited (and its manifest with it) where its values reach FRR, `ip` or
+    `bridge` lines: refused at its file, exit 2, one line, no traceback, and no namespace or run
+    directory made (the reading comes before the lab)."""
+    out = tmp_path / "out"
+    shutil.copytree(overlay_render, out)
+    text = (out / path).read_text()
+    changed = edit(text)
+    assert changed != text
+    (out / path).write_text(changed)
+    relist(out, path)
+    before = _machine()
+    res = emulate(out, timeout=120)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, (res.returncode, res.stderr[-2000:])
+    assert len(res.stderr.strip().splitlines()) == 1 and path in res.stderr and words in res.stderr, res.stderr
+    assert _machine() == before

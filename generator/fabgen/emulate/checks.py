@@ -82,14 +82,16 @@ def poll(la: Lab, dirs: dict[str, Any]) -> State:
 
 
 def settle(la: Lab, dirs: dict[str, Any], expected: dict[str, int], quiet: float, timeout: float,
-           progress: Callable[[str], None]) -> tuple[State, float]:
+           progress: Callable[[str], None], poller: Callable[[Lab, dict[str, Any]], State] | None = None
+           ) -> tuple[State, float]:
     """Poll until every device has its expected sessions established and nothing changed for `quiet`
     seconds, or until nothing changed for three times that (a broken fabric gets its verdict fast),
-    or `timeout`. Returns the last state and the seconds it took."""
+    or `timeout`. Returns the last state and the seconds it took. `poller` reads the sessions
+    (`poll`'s IPv4 unicast summary unless given: the GPU overlay's EVPN sessions carry no IPv4)."""
     start = time.monotonic()
     last, since = None, time.monotonic()
     while True:
-        s = poll(la, dirs)
+        s = (poller or poll)(la, dirs)
         sig = s.signature()
         now = time.monotonic()
         if sig != last:

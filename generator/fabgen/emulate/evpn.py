@@ -25,7 +25,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -75,6 +75,12 @@ class Switch:
     tenants: dict[int, Tenant] = field(default_factory=dict)  # VLAN -> tenant
     l3vnis: dict[str, int] = field(default_factory=dict)  # VRF -> layer-3 VNI
     vxlan_port: int = 4789
+    # the GPU overlay's (overlay.py): access ports, EVPN sessions between loopbacks
+    access: dict[str, int] = field(default_factory=dict)  # port -> its access VLAN
+    numbered: dict[str, str] = field(default_factory=dict)  # neighbor address -> peer group
+    multihop: dict[str, int] = field(default_factory=dict)  # peer group -> its multihop TTL
+    source: dict[str, str] = field(default_factory=dict)  # peer group -> its update-source interface
+    no_ipv4: set[str] = field(default_factory=set)  # peer groups with IPv4 unicast disabled (EVPN only)
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -117,11 +123,20 @@ def _bgp(sw: Switch, tree: Any, where: str) -> None:
     sw.asn, sw.router_id = int(bgp["autonomous-system"]), str(bgp["router-id"])
     vbgp = tree["vrf"]["default"]["router"]["bgp"]
     for group, g in vbgp.get("peer-group", {}).items():
-        sw.groups[group] = "l2vpn-evpn" in g.get("address-family", {})
+        families = g.get("address-family", {})
+        sw.groups[group] = "l2vpn-evpn" in families
         sw.remote[group] = str(g.get("remote-as", "external"))
+        if families.get("ipv4-unicast", {}).get("state") == "disabled":
+            sw.no_ipv4.add(str(group))
+        if "multihop-ttl" in g:
+            sw.multihop[str(group)] = g["multihop-ttl"]  # held to a small number by _checked_switch
+        if "update-source" in g:
+            sw.source[str(group)] = g["update-source"]
     for port, n in vbgp.get("neighbor", {}).items():
         if n.get("type") == "unnumbered":
             sw.unnumbered[port] = n["peer-group"]
+        elif n.get("type") == "numbered":  # the overlay's sessions to other switches' loopbacks
+            sw.numbered[port] = n["peer-group"]
     af = vbgp["address-family"]["ipv4-unicast"]
     sw.networks = list(af.get("network", {}))
     sw.multipath = int(af.get("multipaths", {}).get("ebgp", 1))
@@ -148,13 +163,15 @@ def _interface(sw: Switch, port: str, node: dict[str, Any]) -> None:
         t.mac = str(a["vrr"]["mac-address"])
     elif "multihoming" in node.get("evpn", {}) and "uplink" in node["evpn"]["multihoming"]:
         sw.uplinks.append(port)
+    elif "access" in node.get("bridge", {}).get("domain", {}).get("br_default", {}):  # a GPU port (overlay)
+        sw.access[port] = node["bridge"]["domain"]["br_default"]["access"]
 
 
 def frr_conf(sw: Switch) -> str:
     """frr.conf of one switch: the segments and uplinks (zebra's, before `router bgp`), the VRFs'
     layer-3 VNIs, the underlay with EVPN on its peer groups, each tenant VRF announcing its subnets
     into EVPN (symmetric routing)."""
-    out = [f"! {sw.name} (nvue): emulated by fabgen (EVPN multihoming) from its rendered config",
+    out = [f"! {sw.name} (nvue): emulated by fabgen (EVPN) from its rendered config",
            "frr defaults datacenter", f"hostname {sw.name}", "log stdout warnings", "ip forwarding"]
     if sw.vtep:
         out.append(f"evpn mh startup-delay {LAB_STARTUP_DELAY}")
@@ -166,11 +183,9 @@ def frr_conf(sw: Switch) -> str:
     for port in sw.uplinks:
         out += [f"interface {port}", " evpn mh uplink", "exit", "!"]
     out += [f"router bgp {sw.asn}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy"]
-    for group in sorted(sw.groups):
-        out += [f" neighbor {group} peer-group", f" neighbor {group} remote-as {sw.remote.get(group, 'external')}"]
-    for port, group in sw.unnumbered.items():
-        out.append(f" neighbor {port} interface peer-group {group}")
+    out += _neighbor_lines(sw)
     out.append(" address-family ipv4 unicast")
+    out += [f"  no neighbor {g} activate" for g in sorted(sw.no_ipv4)]
     out += [f"  network {n}" for n in sw.networks]
     out += [f"  maximum-paths {sw.multipath}"]
     if "internal" in sw.remote.values():  # a collapsed pair's links: every path of the iBGP sessions too
@@ -185,6 +200,21 @@ def frr_conf(sw: Switch) -> str:
                 " address-family ipv4 unicast", "  redistribute connected", " exit-address-family",
                 " address-family l2vpn evpn", "  advertise ipv4 unicast", " exit-address-family", "exit", "!"]
     return "\n".join(out) + "\n"
+
+
+def _neighbor_lines(sw: Switch) -> list[str]:
+    """The peer groups and neighbors of `router bgp`: unnumbered on ports (the underlay, a pair's
+    links) and, on the GPU overlay, by address between loopbacks with their multihop TTL and source."""
+    out = []
+    for group in sorted(sw.groups):
+        out += [f" neighbor {group} peer-group", f" neighbor {group} remote-as {sw.remote.get(group, 'external')}"]
+        if group in sw.multihop:  # the overlay's loopback sessions (NVUE multihop-ttl, update-source)
+            out.append(f" neighbor {group} ebgp-multihop {sw.multihop[group]}")
+        if group in sw.source:
+            out.append(f" neighbor {group} update-source {sw.source[group]}")
+    out += [f" neighbor {port} interface peer-group {group}" for port, group in sw.unnumbered.items()]
+    out += [f" neighbor {address} peer-group {group}" for address, group in sw.numbered.items()]
+    return out
 
 
 # The lab ------------------------------------------------------------------------------------------
@@ -275,6 +305,9 @@ def leaf_commands(sw: Switch, mtu: int = 9000) -> tuple[list[str], list[str]]:
                f"link set {bond} master br_default", f"link set {member} up", f"link set {bond} up"]
         br += [f"vlan add dev {bond} vid {v}" + (" pvid untagged" if v == sw.untagged.get(bond) else "")
                for v in vlans]
+    for port, vlan in sorted(sw.access.items()):  # a GPU port (overlay): untagged in its one VLAN
+        ip += [f"link set {port} master br_default", f"link set {port} up"]
+        br += [f"vlan add dev {port} vid {vlan} pvid untagged"]
     return ip, br
 
 
@@ -413,11 +446,7 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
     roles = {r["device"]: r["role"] for r in table(files, f"{fabric}/addresses.csv")}
     switches = {}
     for dev in sorted(d for d, role in roles.items() if role in ("leaf", "spine", "core")):
-        path = f"{fabric}/switches/{dev}.nvue.yaml"
-        if path not in files:
-            raise TranslateError(f"{path}: the switch's NVUE file is not in the render (the EVPN emulation reads "
-                                 "Cumulus NVUE files; an EOS northsouth fabric is not emulated yet)")
-        switches[dev] = _checked_switch(inputs.translated(translate, dev, files[path], path), path)
+        switches[dev] = _northsouth_switch(files, f"{fabric}/switches/{dev}.nvue.yaml", dev)
     legs: dict[str, list[tuple[str, str, str]]] = {}
     for r in rows:
         if r["tier"] == "node-leaf":
@@ -445,8 +474,21 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
     return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
 
 
+def _northsouth_switch(files: dict[str, bytes], path: str, dev: str) -> Switch:
+    """A northsouth switch translated and checked: no access port or numbered neighbor (the GPU
+    overlay's, overlay.py), which fabgen never writes there and the lab would otherwise build."""
+    if path not in files:
+        raise TranslateError(f"{path}: the switch's NVUE file is not in the render (the EVPN emulation reads "
+                             "Cumulus NVUE files; an EOS northsouth fabric is not emulated yet)")
+    sw = _checked_switch(inputs.translated(translate, dev, files[path], path), path)
+    if sw.numbered or sw.access:
+        raise TranslateError(f"{path}: numbered BGP neighbors or access ports on a northsouth switch, which "
+                             "fabgen never writes there")
+    return sw
+
+
 def _check_cables(cables: list[tuple[str, str, str, str]], fabric: str, switches: dict[str, Switch],
-                  nodes: dict[str, Node]) -> None:
+                  nodes: Mapping[str, object]) -> None:
     """Every cable end a kept device's port, named as the lab can name a veth, and cabled once."""
     seen: set[tuple[str, str]] = set()
     for a, pa, z, pz in cables:  # the lab names each cable's veth ends after the ports
@@ -498,6 +540,8 @@ def _check_boot_vlan(name: str, node: Node, legs: list[tuple[str, str, str]], sw
         raise TranslateError(f"{where}: {tagged[0]} tags VLAN {vid}, which the leaves carry untagged")
 
 
+MAX_MULTIHOP = 8  # an overlay session's TTL: fabgen writes 2 (leaf to spine loopback); a few hops at most
+UPDATE_SOURCE = re.compile(r"lo")  # an overlay session's source: the loopback, as fabgen writes it
 BOND_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_-]{0,31}")  # 802.3ad, fast, layer3+4
 
 
@@ -521,6 +565,7 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
     for n in sw.networks:
         i.network(n, where, "announced network")
     i.name_all(sw.uplinks, i.IFNAME, where, "uplink")
+    _checked_overlay(sw, where)
     for bond, (member, es_id, mac, vlans) in sw.segments.items():
         i.name(bond, i.IFNAME, where, "bond")
         i.name(member, i.IFNAME, where, f"{bond}'s member")
@@ -542,6 +587,27 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
             i.cidr(t.gateway, where, f"VLAN {vlan}'s anycast gateway")
             i.name(t.mac, i.MAC, where, f"VLAN {vlan}'s anycast MAC")
     return sw
+
+
+def _checked_overlay(sw: Switch, where: str) -> None:
+    """The GPU overlay's values (access ports, loopback sessions) held to what fabgen writes: they
+    become `ip`, `bridge` and FRR lines (`neighbor 10.255.0.5 peer-group OVERLAY`, `ebgp-multihop 2`)."""
+    i = inputs
+    for port, vlan in sw.access.items():
+        i.name(port, i.IFNAME, where, "access port")
+        sw.access[port] = i.integer(vlan, 1, L3VNI_VLAN - 1, where, f"{port}'s access VLAN")
+    for address, group in sw.numbered.items():
+        i.address(address, where, "BGP neighbor")
+        i.name(group, i.WORD, where, f"neighbor {address}'s peer group")
+        if group not in sw.groups:
+            raise inputs.InputError(f"{where}: neighbor {address}'s peer group {group} is not configured")
+    for group, ttl in sw.multihop.items():
+        sw.multihop[group] = i.integer(ttl, 1, MAX_MULTIHOP, where, f"peer group {group}'s multihop-ttl")
+    for group, source in sw.source.items():
+        i.name(source, UPDATE_SOURCE, where, f"peer group {group}'s update-source")
+    for group in sw.no_ipv4 | set(sw.multihop) | set(sw.source):
+        if group not in sw.groups:
+            raise inputs.InputError(f"{where}: peer group {group} is not configured")
 
 
 def _checked_node(n: Node, where: str) -> Node:
@@ -602,8 +668,7 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
         for port in sorted(cabled.get(name, set())):
             b.ip(ns, f"link set {port} up")
         if sw.vtep:
-            for key in LEAF_SYSCTLS:  # this namespace's own settings: they go with it
-                run("ip", "netns", "exec", ns, "sysctl", "-qw", key)
+            run("ip", "netns", "exec", ns, "sysctl", "-qw", *LEAF_SYSCTLS)  # this namespace's own: they go with it
             lines, bridge[ns] = leaf_commands(sw)
             for line in lines:
                 b.ip(ns, line)

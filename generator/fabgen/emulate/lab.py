@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fabgen.emulate.model import Host
+
 FRR_DIR = Path("/usr/lib/frr")
 GC_THRESH = tuple(f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3))
 NEIGHBOURS_PER_LINK = 4  # each veth end learns its peer's IPv4 and IPv6 (link-local) neighbours
@@ -125,9 +127,9 @@ class Lab:
         name = f"fabgen-{self.id}-{index}"
         run("ip", "netns", "add", name)
         self.namespaces.append(name)
-        for cmd in (("ip", "link", "set", "lo", "up"), ("sysctl", "-qw", "net.ipv4.ip_forward=1"),
-                    ("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")):
-            run("ip", "netns", "exec", name, *cmd)
+        # one process for both settings (a process costs most in a VM without KVM)
+        run("ip", "-n", name, "link", "set", "lo", "up")
+        run("ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
         return name
 
     def neighbours(self, links: int) -> None:
@@ -293,6 +295,41 @@ def daemons(la: Lab, b: Built, name: str, d: Path, conf: Path, bfd: bool) -> Non
         la.daemon(ns, "bfdd", [*common, "-z", zsock, "--bfdctl", str(d / "bfdd.sock")])
     la.daemon(ns, "bgpd", [*common, "-z", zsock, "-p", "179"])
     b.dirs[name] = d
+
+
+def host_ip(b: Built, h: Host) -> None:
+    """A host's ports of one fabric (a node on several emulated fabrics is one namespace: its
+    loopback addresses are added once)."""
+    ns = b.ns[h.name]
+    for cidr in h.loopbacks:
+        if (ns, cidr) not in b.done:
+            b.done.add((ns, cidr))
+            b.ip(ns, f"addr add {cidr} dev lo")
+    for port in h.ports.values():
+        if port.mtu:
+            b.ip(ns, f"link set {port.name} mtu {min(port.mtu, 9000)}")
+        for cidr in port.addresses:
+            b.ip(ns, f"addr add {cidr} dev {port.name}")
+    for port in h.ports.values():
+        for route in port.routes:
+            b.ip(ns, route_line(route, port.name))
+        for rule in port.rules:
+            b.ip(ns, f"rule add from {rule['from']} table {rule['table']}"
+                 + (f" priority {rule['priority']}" if rule.get("priority") is not None else ""))
+
+
+def route_line(route: dict, port: str) -> str:
+    """A netplan route as networkd installs it: on the interface it is written under, in its table
+    (the main table where it names none), with its scope, metric and on-link as written; nothing
+    added and nothing left out, so a host reaches exactly what its netplan lets it reach (an
+    unreachable route on no interface, as the kernel takes it)."""
+    if route.get("type") == "unreachable":
+        return f"route add unreachable {route['to']}" + (f" table {route['table']}" if "table" in route else "")
+    line = f"route add {route['to']}" + (f" via {route['via']}" if "via" in route else "") + f" dev {port}"
+    for key in ("scope", "table", "metric"):
+        if route.get(key) is not None:
+            line += f" {key} {route[key]}"
+    return line + (" onlink" if route.get("on-link") is True else "")
 
 
 @contextmanager

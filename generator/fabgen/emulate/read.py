@@ -75,25 +75,38 @@ def _report(files: dict[str, bytes]) -> dict[str, dict[str, Any]]:
     return fabrics
 
 
-def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
-    """The Ethernet fabrics of the render (every plane of one inventory fabric together); with
-    `wanted`, only that one (by its name or a plane's)."""
+def _base(name: str) -> str:
+    """The inventory fabric of a plane's name (`gpu-plane2` -> `gpu`)."""
+    return name.rsplit("-plane", 1)[0] if "-plane" in name else name
+
+
+def _is_overlay(f: dict[str, Any]) -> bool:
+    return (f.get("addressing") or {}).get("host_addressing") == "evpn"
+
+
+def fabrics_of(files: dict[str, bytes], wanted: str | None, overlay: bool = False) -> list[Fabric]:
+    """The routed Ethernet fabrics of the render (every plane of one inventory fabric together); with
+    `wanted`, only that one (by its name or a plane's). A GPU overlay fabric (host_addressing evpn)
+    has a lab of its own (overlay.py, overlay_of): skipped where the caller emulates it (`overlay`),
+    else refused, naming it."""
     report = _report(files)
     groups: dict[str, Fabric] = {}
     skipped = []
     for name, f in report.items():
-        base = name.rsplit("-plane", 1)[0] if "-plane" in name else name
+        base = _base(name)
         # EVPN multihoming (role northsouth) has a lab of its own (evpn.py, northsouth_of)
         if f.get("kind") not in EMULATED_KINDS or f.get("role") in ("oob", "northsouth"):
             skipped.append(name)
             continue
-        if (f.get("addressing") or {}).get("host_addressing") == "evpn" and wanted in (None, base, name):
-            raise BadInput(f"fabric {base}: the GPU EVPN overlay (host_addressing evpn) is not emulated yet; "
-                           "emulate the render's other fabrics with --fabric NAME")
+        if _is_overlay(f):
+            if not overlay and wanted in (None, base, name):
+                raise BadInput(f"fabric {base}: the GPU EVPN overlay (host_addressing evpn) is not read here yet "
+                               "(fabgen emulate emulates it); name the render's other fabrics with --fabric NAME")
+            continue
         routing = (f.get("addressing") or {}).get("host_routing", "static")
         groups.setdefault(base, Fabric(base, [], f.get("platform", ""), routing, f.get("role") or "compute")
                           ).planes.append(name)
-    evpn = northsouth_of(files, wanted)
+    evpn = northsouth_of(files, wanted) + [name for name, _ in overlay_of(files, wanted) if overlay]
     if wanted is not None:
         chosen = [g for g in groups.values() if wanted == g.name or wanted in g.planes]
         for g in chosen:  # one plane asked for: that plane alone, named so in the report (docs/emulate.md)
@@ -103,6 +116,8 @@ def fabrics_of(files: dict[str, bytes], wanted: str | None) -> list[Fabric]:
             return []
         if not chosen:
             names = sorted(groups) + sorted(p for g in groups.values() for p in g.planes if p != g.name)
+            names += [n for name, planes in (overlay_of(files, None) if overlay else []) for n in (name, *planes)
+                      if n != name or len(planes) > 1 or planes[0] != name]
             raise BadInput(f"--fabric {wanted}: no Ethernet fabric of the render is called so (it has "
                            f"{', '.join(names) or 'none'}; InfiniBand and out-of-band networks are not emulated)")
         return chosen
@@ -117,6 +132,20 @@ def northsouth_of(files: dict[str, bytes], wanted: str | None) -> list[str]:
     only that one."""
     report = _report(files)
     return [name for name, f in report.items() if f.get("role") == "northsouth" and wanted in (None, name)]
+
+
+def overlay_of(files: dict[str, bytes], wanted: str | None) -> list[tuple[str, list[str]]]:
+    """The render's GPU overlay fabrics (host_addressing evpn, emulated by overlay.py) as (name,
+    planes): every plane of one, or with `wanted` the fabric so named, or the one plane so named
+    (the report then names that plane)."""
+    out: dict[str, list[str]] = {}
+    for name, f in _report(files).items():
+        if f.get("kind") in EMULATED_KINDS and f.get("role") not in ("oob", "northsouth") and _is_overlay(f):
+            if wanted == name and wanted != _base(name):
+                return [(name, [name])]
+            if wanted in (None, _base(name)):
+                out.setdefault(_base(name), []).append(name)
+    return list(out.items())
 
 
 def read_fabric(files: dict[str, bytes], fab: Fabric) -> Fabric:

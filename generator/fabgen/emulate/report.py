@@ -9,7 +9,7 @@ def text(r: Any) -> str:
     head = (f"fabgen emulate: {', '.join(r.fabrics)}: {r.routers} routers, {r.hosts} hosts, {r.links} links, "
             f"{r.seconds:.0f} s")
     out = [head, ""]
-    routed = [f for f in r.fabrics if f not in r.evpn]
+    routed = [f for f in r.fabrics if f not in r.evpn and f not in getattr(r, "overlay", [])]
     if r.ok and routed:
         out.append("PASS: every BGP session and BFD peer up, every switch at the plan's ASN, every prefix at the "
                    "planned ECMP width in FRR's RIB and the kernel's FIB, every host port reaching the next host "
@@ -20,6 +20,11 @@ def text(r: Any) -> str:
                    "held by both leaves of its pair, every VNI up, every node's bond one LACP aggregate across its "
                    "pair, every node reaching the others' storage and in-band addresses and its gateway; again "
                    "with one leaf of each pair down")
+    if r.ok and getattr(r, "overlay", None):
+        out.append(f"PASS ({', '.join(r.overlay)}): every BGP session (underlay and the overlay's EVPN between "
+                   "loopbacks) up, every VNI up, every kept node's GPU ports resolving the anycast gateway, every "
+                   "port's MAC announced to the other leaves (EVPN type-2), every port reaching another node's "
+                   "port on another rail over VXLAN; again with a leaf of each plane down")
     if not r.ok:
         out.append(f"FAIL: {len(r.findings)} finding(s) on {len(r.failed)} device(s): {', '.join(r.failed[:20])}"
                    + (" ..." if len(r.failed) > 20 else ""))

@@ -26,9 +26,11 @@ from fabgen.emulate.expect import Plan
 from fabgen.emulate.frr import LAB_BFD_MS, LAB_BFD_MULTIPLIER, LAB_BGP_TIMERS, frr_conf
 from fabgen.emulate.lab import Built, Lab
 from fabgen.emulate.lab import daemons as _daemons
+from fabgen.emulate.lab import host_ip as _host_ip
 from fabgen.emulate.lab import lab as open_lab
-from fabgen.emulate.model import Host, Router, TranslateError
-from fabgen.emulate.read import BadInput, Fabric, _plan, _tables, fabrics_of, northsouth_of, read_fabric
+from fabgen.emulate.lab import route_line as _route_line  # noqa: F401 (tests read it here)
+from fabgen.emulate.model import Router, TranslateError
+from fabgen.emulate.read import BadInput, Fabric, _plan, _tables, fabrics_of, northsouth_of, overlay_of, read_fabric
 
 # Switches and routing hosts emulated at once on two cores (benchmarks/results-emulate.md): a
 # sample of 320 routers, 128 nodes and 2,048 sessions passes in 246 s, converged in 9 s, with the
@@ -180,41 +182,6 @@ def _router_frr(la: Lab, b: Built, name: str, r: Router, slow_bfd: bool) -> None
     _daemons(la, b, name, d, conf, bfd=any(g.bfd for g in r.groups.values()) or any(n.bfd for n in r.neighbors))
 
 
-def _host_ip(b: Built, h: Host) -> None:
-    """A host's ports of one fabric (a node on several emulated fabrics is one namespace: its
-    loopback addresses are added once)."""
-    ns = b.ns[h.name]
-    for cidr in h.loopbacks:
-        if (ns, cidr) not in b.done:
-            b.done.add((ns, cidr))
-            b.ip(ns, f"addr add {cidr} dev lo")
-    for port in h.ports.values():
-        if port.mtu:
-            b.ip(ns, f"link set {port.name} mtu {min(port.mtu, 9000)}")
-        for cidr in port.addresses:
-            b.ip(ns, f"addr add {cidr} dev {port.name}")
-    for port in h.ports.values():
-        for route in port.routes:
-            b.ip(ns, _route_line(route, port.name))
-        for rule in port.rules:
-            b.ip(ns, f"rule add from {rule['from']} table {rule['table']}"
-                 + (f" priority {rule['priority']}" if rule.get("priority") is not None else ""))
-
-
-def _route_line(route: dict, port: str) -> str:
-    """A netplan route as networkd installs it: on the interface it is written under, in its table
-    (the main table where it names none), with its scope, metric and on-link as written; nothing
-    added and nothing left out, so a host reaches exactly what its netplan lets it reach (an
-    unreachable route on no interface, as the kernel takes it)."""
-    if route.get("type") == "unreachable":
-        return f"route add unreachable {route['to']}" + (f" table {route['table']}" if "table" in route else "")
-    line = f"route add {route['to']}" + (f" via {route['via']}" if "via" in route else "") + f" dev {port}"
-    for key in ("scope", "table", "metric"):
-        if route.get(key) is not None:
-            line += f" {key} {route[key]}"
-    return line + (" onlink" if route.get("on-link") is True else "")
-
-
 # The run ------------------------------------------------------------------------------------------
 
 @dataclass
@@ -230,6 +197,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     suspects: list[tuple[str, str]] = field(default_factory=list)  # (device, why), most likely at fault first
     evpn: list[str] = field(default_factory=list)  # the northsouth fabrics among `fabrics` (evpn.py)
+    overlay: list[str] = field(default_factory=list)  # the GPU overlay fabrics among `fabrics` (overlay.py)
     checked: dict[str, Any] = field(default_factory=dict)  # device -> what was checked on it (checks.Checked)
 
     @property
@@ -241,7 +209,7 @@ class Result:
                 "seconds": round(self.seconds, 1), "ok": self.ok, "failed": self.failed,
                 "findings": [f.as_dict() for f in self.findings], "left_out": self.left_out, "notes": self.notes,
                 "suspects": [{"device": d, "why": w} for d, w in self.suspects], "evpn": self.evpn,
-                "checked": self.checked}
+                "overlay": self.overlay, "checked": self.checked}
 
 
 def _fail_targets(fabs: list[Fabric], fails: list[str]) -> set[tuple[str, str]]:
@@ -286,17 +254,19 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     if save_state is not None and (save_state.is_symlink() or save_state.exists()):
         raise BadInput(f"--save-state {save_state}: give a directory that does not exist yet (fabgen creates it)")
     files, edited = _render(render, trust_edited, progress)
-    chosen, evpn_names = fabrics_of(files, fabric), northsouth_of(files, fabric)
+    chosen, evpn_names = fabrics_of(files, fabric, overlay=True), northsouth_of(files, fabric)
+    overlays = overlay_of(files, fabric)
     try:  # every table of the run together, before any is read
-        inputs.tables_fit(files, _tables([p for f in chosen for p in f.planes] + evpn_names))
+        inputs.tables_fit(files, _tables([p for f in chosen for p in f.planes] + evpn_names
+                                         + [p for _, planes in overlays for p in planes]))
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
     fabs = [read_fabric(files, f) for f in chosen]
-    evpn_plans = _evpn_plans(files, evpn_names)  # all read and checked before any lab
-    if not fabs:  # northsouth fabrics only: their own lab (evpn.py)
+    evpn_plans = _evpn_plans(files, evpn_names) + _overlay_plans(files, overlays)  # all read before any lab
+    if not fabs:  # northsouth and overlay fabrics only: their own labs (evpn.py, overlay.py)
         if fails:
-            raise BadInput("--fail applies to routed fabrics; a northsouth fabric's emulation takes one leaf of "
-                           "each pair down by itself")
+            raise BadInput("--fail applies to routed fabrics; a northsouth or GPU overlay fabric's emulation takes "
+                           "its leaves down by itself")
         result = _emulate_evpn(evpn_plans, start, progress)
         result.notes[:0] = edited
         return result
@@ -351,7 +321,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         result.findings += more.findings
         result.failed = sorted(set(result.failed) | set(more.failed))
         result.notes += more.notes
-        result.evpn = more.evpn
+        result.evpn, result.overlay = more.evpn, more.overlay
         result.seconds = time.monotonic() - start
     return result
 
@@ -366,22 +336,36 @@ def _evpn_plans(files: dict[str, bytes], names: list[str]) -> list[Any]:
         raise BadInput(str(exc)) from None
 
 
+def _overlay_plans(files: dict[str, bytes], overlays: list[tuple[str, list[str]]]) -> list[Any]:
+    """Each GPU overlay fabric's lab plan (its planes together), read and checked (overlay.read), or BadInput."""
+    from fabgen.emulate import overlay
+
+    try:
+        return [overlay.read(files, name, planes, inputs.table) for name, planes in overlays]
+    except TranslateError as exc:
+        raise BadInput(str(exc)) from None
+
+
 def _emulate_evpn(plans: list[Any], start: float, progress: Callable[[str], None]) -> Result:
-    """Each northsouth fabric in a lab of its own (evpn.py): EVPN multihoming, then a leaf of each pair down."""
-    from fabgen.emulate import evpn
+    """Each northsouth fabric (evpn.py: EVPN multihoming, then a leaf of each pair down) and each GPU
+    overlay fabric (overlay.py: then a leaf of each plane down) in a lab of its own."""
+    from fabgen.emulate import evpn, overlay
 
     findings: list[Any] = []
     notes: list[str] = []
     routers = hosts = links = 0
     names = [p.fabric for p in plans]
     for plan in plans:
+        runner = overlay.run_fabric if isinstance(plan, overlay.Plan) else evpn.run_fabric
         with open_lab() as la:
-            found, said, r, h, n = evpn.run_fabric(la, plan, progress)
+            found, said, r, h, n = runner(la, plan, progress)
         findings += found
         notes += said
         routers, hosts, links = routers + r, hosts + h, links + n
     return Result(list(names), routers, hosts, links, time.monotonic() - start, findings,
-                  sorted({f.device for f in findings}), [], notes, evpn=list(names))
+                  sorted({f.device for f in findings}), [], notes,
+                  evpn=[p.fabric for p in plans if not isinstance(p, overlay.Plan)],
+                  overlay=[p.fabric for p in plans if isinstance(p, overlay.Plan)])
 
 
 STATE_COMMANDS = {"bgp": "show bgp ipv4 unicast summary json", "routes": "show ip route json",
