@@ -26,6 +26,9 @@ KINDS = {
     # the converged north-south fabric (docs/northsouth.md): each DGX's two storage ports bonded to
     # a leaf pair, EVPN all-active multihoming; beside AVD (benchmarks/avd.py), its EVPN design
     "eos-northsouth": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
+    # the GPU fabric as an EVPN overlay (host_addressing evpn, docs/planes.md) on EOS: beside AVD's
+    # l3ls-evpn with the GPU ports as access ports of one VLAN (benchmarks/avd.py)
+    "eos-overlay": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
 }
 ROLES = {"eos-northsouth": "northsouth"}
 TIERS = {"eos-rail3": 3}
@@ -33,6 +36,10 @@ PLANES = {"sx-4plane": 4}
 # four planes at 128k GPUs need a million host /31s and as many switch-link ones
 POOLS = {"sx-4plane": """    ethernet:
       pools: {loopbacks: 10.255.0.0/16, links: 10.64.0.0/10, hosts: 10.128.0.0/10}
+""", "eos-overlay": """    ethernet:
+      host_addressing: evpn
+      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}
+      pools: {hosts: 10.128.0.0/16}
 """}
 
 

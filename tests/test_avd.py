@@ -9,8 +9,9 @@ switch's EOS config, and compares the two: per switch the same routed ports, BGP
 Ethernet segments, ASN and QoS profile (`avd.parity`), and every line of every section equal under
 the same enclosing lines but for the differences `avd.ACCEPTED` documents (`avd.line_parity`).
 
-The cases are the rail-optimized and fat-tree RoCE fabrics (lossless QoS, eBGP underlay) and the
-converged north-south fabric (EVPN VXLAN, all-active multihoming on leaf pairs). The second test
+The cases are the rail-optimized and fat-tree RoCE fabrics (lossless QoS, eBGP underlay), the
+converged north-south fabric (EVPN VXLAN, all-active multihoming on leaf pairs) and the GPU
+overlay (EVPN VXLAN, the GPU ports access ports of one VLAN stretched over the leaves). The second test
 shows the comparison is not a check of nothing: one EVPN or QoS line altered, removed or moved in
 fabgen's output is reported.
 """
@@ -39,7 +40,8 @@ AVD_VENV = ROOT / os.environ.get("AVD_VENV", ".venv-avd")  # the Makefile's AVD_
 AVD_PYTHON = AVD_VENV / "bin" / "python"
 PYAVD = "6.4.0"  # the version avd.ACCEPTED is written for (pyproject's bench-avd extra)
 # (kind of benchmarks/inventories.py, GPUs): 12 switches each; the north-south one has four leaf pairs
-CASES = {"eos-rail": 256, "eos-fattree": 256, "eos-northsouth": 1024}
+# and the GPU overlay (host_addressing evpn, docs/planes.md): its GPU ports access ports of one VLAN
+CASES = {"eos-rail": 256, "eos-fattree": 256, "eos-northsouth": 1024, "eos-overlay": 256}
 
 
 def _need_pyavd() -> None:
@@ -102,8 +104,11 @@ def test_avd_writes_the_same_lines(kind: str, tmp_path_factory: pytest.TempPathF
     for line in ("qos profile ROCE_LOSSLESS", "   priority-flow-control priority 3 no-drop",
                  "qos map dscp 26 to traffic-class 3", "priority-flow-control pause watchdog action drop"):
         assert line in leaf.splitlines(), line
-    evpn = ("interface Vxlan1", "   address-family evpn", "      identifier 0000:0000:02fa:bc00:0001")
-    assert all(line in leaf.splitlines() for line in evpn) == (kind == "eos-northsouth")
+    evpn = ("interface Vxlan1", "   address-family evpn")
+    assert all(line in leaf.splitlines() for line in evpn) == (kind in ("eos-northsouth", "eos-overlay"))
+    assert ("      identifier 0000:0000:02fa:bc00:0001" in leaf.splitlines()) == (kind == "eos-northsouth")
+    overlay = ("   switchport access vlan 900", "   vxlan vlan 900 vni 10900", "   vxlan vrf GPU vni 10003")
+    assert all(line in leaf.splitlines() for line in overlay) == (kind == "eos-overlay")
 
 
 @pytest.mark.parametrize("kind", ["eos-rail", "eos-fattree"])

@@ -162,21 +162,27 @@ def check_northsouth(c: Checks, i: int, f) -> bool:
 
 def check_gpu_overlay(c: Checks, i: int, f) -> bool:
     """host_addressing evpn (intent/switches.py, docs/planes.md): NVIDIA's GPU overlay, on a compute
-    fabric of Spectrum-X switches on Cumulus Linux (NVUE). EOS and SONiC are refused: fabgen's EOS
-    overlay is not yet compared with AVD's l3ls-evpn for this design, and fabgen's SONiC target
-    writes no EVPN (its releases have no EVPN multihoming, and the GPU overlay is not built on it)."""
+    fabric on Cumulus Linux (NVUE, as NVIDIA writes it) or EOS (as AVD's l3ls-evpn writes it, VNIs
+    within EOS's 16 bits). SONiC is refused: fabgen's SONiC target writes no EVPN."""
     where = ("fabrics", i, "ethernet", "host_addressing")
     if f.role != "compute":
         c.report(where, f"evpn is the GPU fabric's overlay (role compute); this {f.role} fabric is routed: "
                  "use p2p or leaf-subnet")
         return False
-    if f.kind != "spectrum-x" or f.platform != "nvue":
-        c.report(where, f"the GPU EVPN overlay is built for Spectrum-X on Cumulus Linux (kind spectrum-x, platform "
-                 f"nvue), as NVIDIA's generator writes it; platform {f.platform} is not built yet: use p2p or "
+    if f.platform not in ("nvue", "eos"):
+        c.report(where, f"the GPU EVPN overlay is built on Cumulus Linux (NVUE, as NVIDIA's generator writes it) and "
+                 f"EOS (as AVD's l3ls-evpn writes it); fabgen's {f.platform} target writes no EVPN: use p2p or "
                  "leaf-subnet there")
         return False
     t, ok = f.ethernet.overlay, True
     at = ("fabrics", i, "ethernet", "overlay")
+    if f.platform == "eos" and max(t.vni, t.l3vni) > EOS_MAX_VNI:
+        given = "overlay" in f.ethernet.model_fields_set
+        c.report(at + ("vni" if t.vni > EOS_MAX_VNI else "l3vni",) if given else where,
+                 f"EOS's route distinguisher (router-id:VNI) and route target (VNI:VNI) take VNIs up to {EOS_MAX_VNI}"
+                 + ("" if given else f"; the default overlay's ({t.vni}, {t.l3vni}, NVIDIA's) do not fit: give "
+                    "ethernet.overlay, e.g. {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}"))
+        ok = False
     mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
     if t.vrf.lower() in ("default", "mgmt", mgmt):
         c.report((*at, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the management "
@@ -187,7 +193,7 @@ def check_gpu_overlay(c: Checks, i: int, f) -> bool:
                  "the switch's ports, bonds, SVIs and bridge, one name each; give the GPU tenant a VRF of its own")
         ok = False
     lo, hi = NVUE_RESERVED_VLANS
-    if lo <= t.vlan <= hi:
+    if f.platform == "nvue" and lo <= t.vlan <= hi:
         c.report((*at, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
         ok = False
     if t.vni == t.l3vni:
