@@ -252,7 +252,9 @@ def test_provision_playbook_refuses_a_secret_that_is_not_set(tmp_path: Path) -> 
     boot, as the deploy playbooks do: an unset environment variable would be filled in as an empty
     password hash (the environment lookup gives ''), an undefined vault variable would fail half
     way. Like the deploy playbooks' guard, it refuses both before anything is installed: run by
-    ansible-playbook on the control node (the guard's tasks, `--tags guard`)."""
+    ansible-playbook on the control node (the guard's tasks, `--tags guard`). A secret holding a
+    double quote or a backslash is refused too: filled into a SONiC JSON or NVUE YAML string as it
+    is, it would break the file or turn into another secret."""
     playbook = _need(PLAYBOOK, "ansible-playbook")
     baseline = ("baseline:\n  users: [{name: netops, password_hash: {env: FABGEN_ZTP_HASH}}]\n"
                 "  aaa: {protocol: tacacs+, servers: [172.30.9.10], secret: {vault: tacacs_key}}\n")
@@ -271,6 +273,11 @@ def test_provision_playbook_refuses_a_secret_that_is_not_set(tmp_path: Path) -> 
     assert undefined.returncode != 0 and "tacacs_key" in undefined.stdout, undefined.stdout[-1500:]
     both = run({"FABGEN_ZTP_HASH": "$6$s$h"}, "-e", "tacacs_key=k")
     assert both.returncode == 0, both.stdout[-1500:]
+    # a value the JSON or YAML string it is filled into would end early or read as an escape
+    quoted = run({"FABGEN_ZTP_HASH": "$6$s$h"}, "-e", json.dumps({"tacacs_key": 'a"b'}))
+    assert quoted.returncode != 0 and "tacacs_key holds a double quote" in quoted.stdout, quoted.stdout[-1500:]
+    escaped = run({"FABGEN_ZTP_HASH": "$6$s\\h"}, "-e", "tacacs_key=k")
+    assert escaped.returncode != 0 and "FABGEN_ZTP_HASH holds a double quote" in escaped.stdout, escaped.stdout[-1500:]
 
 
 def _case(tmp_path: Path, macs: str, inventory: str | None = None) -> tuple[int, str, Path]:
