@@ -181,6 +181,17 @@ def test_deploy_refuses_unset_secrets_and_devices_without_an_address(tmp_path: P
     assert "roce-leaf01: no management address" in unmanaged.stdout, unmanaged.stdout[-3000:]
 
 
+@pytest.mark.parametrize("bad", ['hash"', "back\\slash", "line\nbreak"])
+def test_deploy_refuses_a_secret_its_config_cannot_hold(bad: str, tmp_path: Path) -> None:
+    """A secret is filled into a JSON or YAML string (or an EOS line) as it is: one holding a double
+    quote, a backslash or a control character is refused before anything reaches the switch."""
+    render_to(INVENTORIES / "roce-3tier.yaml", tmp_path)
+    refused = guard(tmp_path, "deploy-eos.yml", "eth-su001-leaf1", {**SECRETS, "FABGEN_MONITOR_HASH": bad})
+    assert refused.returncode != 0
+    assert "FABGEN_MONITOR_HASH, which holds a double quote, a backslash or a control character" in refused.stdout, \
+        refused.stdout[-3000:]
+
+
 def test_subnet_manager_deploy_refuses_synthetic_guids(tmp_path: Path) -> None:
     """ib-3tier names its SM hosts; without a guid_map its GUID files are synthetic and the
     SM playbook refuses them; with every GUID given, the same guard passes."""

@@ -371,7 +371,7 @@ class Management(Strict):
                                 "prefix's last host address, with a warning)")
     vrf: Name | None = Field(default=None, description="management VRF (default: EOS MGMT; SONiC and NVUE "
                              "have one, named mgmt)")
-    ntp: list[str] = Field(default_factory=list, max_length=8, description="NTP server addresses")
+    ntp: list[str] = Field(default_factory=list, max_length=8, description="NTP servers: addresses, or DNS names where dns is set (DHCP hands out IPv4 addresses only)")
     dns: list[str] = Field(default_factory=list, max_length=3, description="DNS server addresses")
     syslog: list[str] = Field(default_factory=list, max_length=8, description="syslog server addresses")
     domain: Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN, max_length=253)] | None = Field(
