@@ -317,3 +317,34 @@ def test_an_acl_that_admits_every_address_is_refused(tmp_path: Path) -> None:
     text = _refused(tmp_path, site=SITE.replace("allow: [10.0.0.0/8]", "allow: [10.0.0.0/8, 0.0.0.0/0]"))
     assert re.search(r"inv\.yaml:\d+:\d+: baseline\.control_plane\.allow\[1\]: 0\.0\.0\.0/0 admits every address",
                      text), text
+
+
+def test_an_account_hash_kept_in_ansible_vault_is_a_reference_everywhere(tmp_path: Path) -> None:
+    """`password_hash: {vault: ...}`: the hash stays in the vault; NVUE's YAML and EOS's config
+    carry the Ansible reference the deploy fills, the `nv set` script asks for a shell variable of
+    the same name, NVIDIA's object model takes the tree, and no environment lookup remains."""
+    import nvue_model
+
+    site = SITE.replace("password_hash: {env: OPS_HASH}", "password_hash: {vault: ops_hash}")
+    out = tmp_path / "out"
+    render_to(_write(tmp_path, site), out)
+    leaf = next((out / "sx" / "switches").glob("*leaf*.nvue.yaml"))
+    doc = yaml.safe_load(leaf.read_text())
+    user = doc[1]["set"]["system"]["aaa"]["user"]["ops"]
+    assert user["hashed-password"] == "{{ ops_hash }}"
+    assert nvue_model.problems(nvue_model.release(doc[0]["header"]), doc[1]["set"]) == []
+    script = leaf.with_name(leaf.name.replace(".yaml", ".sh")).read_text()
+    assert ': "${ops_hash:?set ops_hash to the Ansible Vault variable ops_hash' in script
+    eos = next((out / "st" / "switches").glob("*.cfg")).read_text()
+    assert re.search(r"^username ops .* secret sha512 \{\{ ops_hash \}\}$", eos, re.M)
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert "OPS_HASH" not in path.read_text(errors="replace"), path
+    # a vault name the scripts could not read as their own variable is refused at its line
+    bad = SITE.replace("password_hash: {env: OPS_HASH}", "password_hash: {vault: PATH}")
+    (tmp_path / "bad").mkdir()
+    assert "users[0].password_hash.vault: 'PATH' is not an Ansible variable name" in _refused(tmp_path / "bad", bad)
+    both = SITE.replace("password_hash: {env: OPS_HASH}", "password_hash: {vault: ops_hash, env: OPS_HASH}")
+    (tmp_path / "both").mkdir()
+    said = _refused(tmp_path / "both", both)
+    assert "users[0].password_hash.env: a secret is one reference" in said and said.count("password_hash") == 1

@@ -12,7 +12,7 @@ import ipaddress
 from typing import Any
 
 from fabgen.intent import secret_ref
-from fabgen.intent.baseline import users_of
+from fabgen.intent.baseline import secret_name, secret_text, users_of
 from fabgen.inventory.management import gateway_of, vrf_of
 from fabgen.spec.model import Fabric
 from fabgen.spec.schema import Baseline
@@ -29,8 +29,8 @@ def plane(fabric: Fabric, site: Baseline | None = None) -> dict[str, Any] | None
         return None
     net = ipaddress.IPv4Network(m.prefix)
     accounts = m.users or users_of(site, fabric.spec.baseline)
-    users = [{"name": u.name, "role": u.role, "password_env": u.password_hash.env,
-              "password": secret_ref(u.password_hash.env),
+    users = [{"name": u.name, "role": u.role, "password_source": secret_name(u.password_hash),
+              "password": secret_text(u.password_hash),
               "ssh_key_env": u.ssh_key.env if u.ssh_key else None,
               "ssh_key": secret_ref(u.ssh_key.env) if u.ssh_key else None} for u in accounts]
     return {"prefix": str(net), "prefix_len": net.prefixlen,

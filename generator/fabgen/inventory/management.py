@@ -170,7 +170,7 @@ def _check_accounts(path: tuple, f: Fabric, users: list, report: Report, warn: R
         if names.index(name) != j:
             report((*path, "users", j, "name"), f"user '{name}' is declared twice")
     for j, u in enumerate(users):
-        if u.ssh_key is not None and u.ssh_key.env == u.password_hash.env:
+        if u.ssh_key is not None and u.ssh_key.env == getattr(u.password_hash, "env", None):
             report((*path, "users", j, "ssh_key"), f"the password hash and the SSH key of '{u.name}' come from one "
                    f"variable ({u.ssh_key.env}): a variable holds one secret; give the key its own")
         elif u.ssh_key is not None and f.platform == "nvue":

@@ -136,8 +136,13 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
     for err in errors:
         if err["type"] == "missing" and (tuple(err["loc"][:-1]), err["loc"][-1]) in meant:
             continue
-        loc = tuple(err["loc"])
+        loc = _untagged(tuple(err["loc"]))
         etype = err["type"]
+        if etype == "extra_forbidden" and len(loc) < len(err["loc"]):  # a secret's second reference
+            line, col = loaded.where(loc, key=True)
+            out.append(Problem(line, col, format_path(loc), "a secret is one reference, {env: VARIABLE} or "
+                               "{vault: variable}, not both", loaded.file))
+            continue
         if etype == "extra_forbidden":
             key = loc[-1]
             hint = did_you_mean(key, _fields_of(loc[:-1], root))
@@ -151,6 +156,16 @@ def schema_problems(loaded: Loaded, exc: ValidationError, root: Any = Inventory)
         line, col = loaded.where(loc)
         out.append(Problem(line, col, format_path(loc), _message(err, loc, loaded, root), loaded.file))
     return out
+
+
+SECRET_TAGS = ("env", "vault")  # spec/schema.py AnySecret's tags: pydantic puts the chosen one in the path
+
+
+def _untagged(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A path without a secret's union tag (`password_hash.vault.vault` -> `password_hash.vault`):
+    a tag is followed by the field it chose, a key of the inventory is not followed by another
+    `env` or `vault` (both are leaves)."""
+    return tuple(p for i, p in enumerate(loc) if not (p in SECRET_TAGS and i + 1 < len(loc)))
 
 
 _TYPE_ERRORS = {"int_type": "a whole number", "float_type": "a number", "string_type": "a string",

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from fabgen.spec.catalog import NODES
@@ -348,37 +357,6 @@ DOMAIN_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A
 Secret = Annotated[EnvRef, BeforeValidator(_no_literal_secret)]
 
 
-class User(Strict):
-    """A local switch account, rendered where a full replace would otherwise remove it (EOS, NVUE).
-    Its secrets are environment references: the deploy playbooks fill them, fabgen never sees them."""
-
-    name: Annotated[str, StringConstraints(pattern=USER_PATTERN)] = Field(description="login name")
-    role: Literal["admin", "read-only"] = Field(
-        default="admin", description="admin: EOS network-admin (privilege 15), NVUE system-admin; read-only: EOS "
-        "network-operator, NVUE nvue-monitor")
-    password_hash: Secret = Field(description="{env: VARIABLE} holding the crypt(3) SHA-512 hash ($6$...)")
-    ssh_key: Secret | None = Field(default=None, description="{env: VARIABLE} holding one OpenSSH public key line "
-                                   "(EOS; NVUE takes key and type apart, add it on the switch)")
-
-
-class Management(Strict):
-    """The switches' management plane: the out-of-band port, its VRF, a default route and services.
-    A configuration applied by full replace must carry all of it, or the switch drops off the network."""
-
-    prefix: str = Field(description="IPv4 prefix of the management network; switches take its host addresses "
-                        "in switch order, skipping the gateway")
-    gateway: str | None = Field(default=None, description="default gateway of the management VRF (default: the "
-                                "prefix's last host address, with a warning)")
-    vrf: Name | None = Field(default=None, description="management VRF (default: EOS MGMT; SONiC and NVUE "
-                             "have one, named mgmt)")
-    ntp: list[str] = Field(default_factory=list, max_length=8, description="NTP servers: addresses, or DNS names where dns is set (DHCP hands out IPv4 addresses only)")
-    dns: list[str] = Field(default_factory=list, max_length=3, description="DNS server addresses")
-    syslog: list[str] = Field(default_factory=list, max_length=8, description="syslog server addresses")
-    domain: Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN, max_length=253)] | None = Field(
-        default=None, description="DNS domain")
-    users: list[User] = Field(default_factory=list, max_length=16, description="local accounts (EOS, NVUE)")
-
-
 # Banner text reaches EOS `banner login` (ended by a line `EOF`), NVUE `system message` (a quoted
 # shell word in the script) and SONiC's BANNER_MESSAGE: letters, digits, spaces and punctuation
 # that none of them interprets (no quotes, '$', '`', '\\', braces or '%'), at most 20 lines of 120.
@@ -404,8 +382,51 @@ class VaultRef(Strict):
     vault: str = Field(pattern=VAULT_PATTERN, description="Ansible variable name in a vault-encrypted vars file")
 
 
+def _secret_kind(value: Any) -> str:
+    """Which reference a secret is, told by its key, so a bad one gets one message (its own), not
+    one for each kind it might have been."""
+    return "vault" if isinstance(value, dict) and "vault" in value else "env"
+
+
 # A baseline secret: an environment variable or an Ansible Vault variable; never its value.
-AnySecret = Annotated[EnvRef | VaultRef, BeforeValidator(_no_literal_secret)]
+AnySecret = Annotated[Annotated[EnvRef, Tag("env")] | Annotated[VaultRef, Tag("vault")],
+                      Discriminator(_secret_kind), BeforeValidator(_no_literal_secret)]
+
+
+class User(Strict):
+    """A local switch account, rendered where a full replace would otherwise remove it (EOS, NVUE).
+    Its secrets are environment or Ansible Vault references: the deploy playbooks fill them, fabgen
+    never sees them."""
+
+    name: Annotated[str, StringConstraints(pattern=USER_PATTERN)] = Field(description="login name")
+    role: Literal["admin", "read-only"] = Field(
+        default="admin", description="admin: EOS network-admin (privilege 15), NVUE system-admin; read-only: EOS "
+        "network-operator, NVUE nvue-monitor")
+    password_hash: AnySecret = Field(description="the crypt(3) SHA-512 hash ($6$...) as {env: VARIABLE} or {vault: "
+                                     "variable} (an Ansible Vault variable)")
+    ssh_key: Secret | None = Field(default=None, description="{env: VARIABLE} holding one OpenSSH public key line "
+                                   "(EOS; NVUE takes key and type apart, add it on the switch)")
+
+
+class Management(Strict):
+    """The switches' management plane: the out-of-band port, its VRF, a default route and services.
+    A configuration applied by full replace must carry all of it, or the switch drops off the network."""
+
+    prefix: str = Field(description="IPv4 prefix of the management network; switches take its host addresses "
+                        "in switch order, skipping the gateway")
+    gateway: str | None = Field(default=None, description="default gateway of the management VRF (default: the "
+                                "prefix's last host address, with a warning)")
+    vrf: Name | None = Field(default=None, description="management VRF (default: EOS MGMT; SONiC and NVUE "
+                             "have one, named mgmt)")
+    ntp: list[str] = Field(default_factory=list, max_length=8, description="NTP servers: addresses, or DNS names "
+                           "where dns is set (DHCP hands out IPv4 addresses only)")
+    dns: list[str] = Field(default_factory=list, max_length=3, description="DNS server addresses")
+    syslog: list[str] = Field(default_factory=list, max_length=8, description="syslog server addresses")
+    domain: Annotated[str, StringConstraints(pattern=DOMAIN_PATTERN, max_length=253)] | None = Field(
+        default=None, description="DNS domain")
+    users: list[User] = Field(default_factory=list, max_length=16, description="local accounts (EOS, NVUE)")
+
+
 
 
 class Banner(Strict):

@@ -52,7 +52,7 @@ from fabgen.formats import yamlout
 from fabgen.formats.configfile import config_file
 from fabgen.intent import secret_ref
 from fabgen.intent.baseline import baseline as baseline_of
-from fabgen.intent.baseline import users_of
+from fabgen.intent.baseline import secret_name, secret_text, users_of
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.intent.switches import (
     DEFAULT_BFD,
@@ -584,9 +584,12 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
-    if sw["management"]:
-        envs += [u["password_env"] for u in sw["management"]["users"]]
-    return sw["name"], tree, _with_baseline([(e, secret_ref(e), "env") for e in envs], b)
+    secrets: list[Secret] = [(e, secret_ref(e), "env") for e in envs]
+    for u in sw["management"]["users"] if sw["management"] else []:
+        ((kind, var),) = u["password_source"].items()
+        if all(var != v for v, _, _ in secrets):
+            secrets.append((var, u["password"], kind))
+    return sw["name"], tree, _with_baseline(secrets, b)
 
 
 def _with_baseline(secrets: list[Secret], b: dict[str, Any] | None) -> list[Secret]:
@@ -668,7 +671,7 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     accounts = m.users or users_of(ctx.baseline, f.spec.baseline)  # as intent/management.py takes them
     services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default", "ntp": m.ntp,
                 "dns": m.dns, "syslog": m.syslog, "domain": m.domain,
-                "users": [{"name": u.name, "role": u.role, "password": secret_ref(u.password_hash.env)}
+                "users": [{"name": u.name, "role": u.role, "password": secret_text(u.password_hash)}
                           for u in accounts]}
     _management(tree, iface, services, d)
     iface.clear()  # eth0 stays unused: the switch is managed on its SVI
@@ -693,8 +696,12 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
     if b:
         _baseline(tree, b, "default", d)
-    envs = [u.password_hash.env for u in accounts]
-    return tree, _with_baseline([(e, secret_ref(e), "env") for e in envs], b)
+    secrets: list[Secret] = []
+    for u in accounts:
+        ((kind, var),) = secret_name(u.password_hash).items()
+        if all(var != v for v, _, _ in secrets):
+            secrets.append((var, secret_text(u.password_hash), kind))
+    return tree, _with_baseline(secrets, b)
 
 
 def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
