@@ -348,3 +348,27 @@ def test_an_account_hash_kept_in_ansible_vault_is_a_reference_everywhere(tmp_pat
     (tmp_path / "both").mkdir()
     said = _refused(tmp_path / "both", both)
     assert "users[0].password_hash.env: a secret is one reference" in said and said.count("password_hash") == 1
+
+
+def test_ntp_dns_and_syslog_from_the_baseline_where_a_fabric_gives_none(tmp_path: Path) -> None:
+    """The site baseline's servers reach every fabric whose management block names none (here the
+    EOS storage fabric), a fabric's own win (the NVUE fabric keeps its NTP name and DNS server);
+    per role they are refused, as is a server that is no address, and an NTP name no DNS resolves."""
+    site = SITE.replace("  users:", "  ntp: [10.0.0.123]\n  dns: [10.0.0.53]\n  syslog: [10.0.0.54]\n  users:")
+    sws = _baselines(_write(tmp_path, site))
+    eos = next(sw for name, sw in sws.items() if name.startswith("st-"))
+    assert (eos["management"]["ntp"], eos["management"]["dns"], eos["management"]["syslog"]) == (
+        ["10.0.0.123"], ["10.0.0.53"], ["10.0.0.54"])
+    nvue = next(sw for name, sw in sws.items() if name.startswith("sx-"))
+    assert (nvue["management"]["ntp"], nvue["management"]["dns"]) == (["ntp.example.net"], ["10.0.0.2"])
+    out = tmp_path / "out"
+    render_to(_write(tmp_path, site), out)
+    cfg = next((out / "st" / "switches").glob("*.cfg")).read_text()
+    assert "ntp server vrf MGMT 10.0.0.123" in cfg and "ip name-server vrf MGMT 10.0.0.53" in cfg
+    assert "logging vrf MGMT host 10.0.0.54" in cfg
+    for where, text, said in (
+            ("role", site.replace("spine: {timezone: Etc/UTC}", "spine: {ntp: [10.0.0.9]}"), "not per role"),
+            ("address", site.replace("syslog: [10.0.0.54]", "syslog: [syslog.example.net]"), "baseline.syslog[0]"),
+            ("dns", SITE.replace("  users:", "  ntp: [pool.ntp.org]\n  users:"), "neither its management block")):
+        (tmp_path / where).mkdir()
+        assert said in _refused(tmp_path / where, text), where

@@ -1,5 +1,6 @@
 """The switch baseline: what every switch of a fabric carries beyond the fabric itself (accounts,
-remote AAA, the control-plane ACL, banners, timezone, SNMPv3, telemetry, API, auto-save).
+remote AAA, the control-plane ACL, banners, timezone, SNMPv3, telemetry, API, auto-save, and the
+management plane's NTP, DNS and syslog servers where a fabric's management block gives none).
 
 One block of site defaults (the inventory's top-level `baseline`), replaced key by key by the
 fabric's own `baseline`, then by the role's entry of either (`roles`): the most specific

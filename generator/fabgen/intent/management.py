@@ -13,7 +13,7 @@ from typing import Any
 
 from fabgen.intent import secret_ref
 from fabgen.intent.baseline import secret_name, secret_text, users_of
-from fabgen.inventory.management import gateway_of, vrf_of
+from fabgen.inventory.management import gateway_of, services_of, vrf_of
 from fabgen.spec.model import Fabric
 from fabgen.spec.schema import Baseline
 
@@ -36,5 +36,5 @@ def plane(fabric: Fabric, site: Baseline | None = None) -> dict[str, Any] | None
     return {"prefix": str(net), "prefix_len": net.prefixlen,
             "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
             "vrf": vrf_of(m, fabric.spec.platform),
-            "ntp": list(m.ntp), "dns": list(m.dns), "syslog": list(m.syslog), "domain": m.domain,
+            **services_of(m, site, fabric.spec.baseline), "domain": m.domain,
             "users": users}

@@ -12,7 +12,7 @@ import difflib
 import ipaddress
 from collections.abc import Callable, Iterator
 
-from fabgen.inventory.management import server_problem
+from fabgen.inventory.management import is_name, server_problem
 from fabgen.inventory.platform import version_of
 from fabgen.spec.schema import Baseline, BaselineSettings, Fabric
 from fabgen.spec.timezones import TIMEZONES
@@ -88,10 +88,27 @@ def check_baseline(inv_baseline: Baseline | None, fabrics: list[Fabric], report:
             _check_block(bpath, block, role, _only(f), report)
 
 
+def _check_services(path: tuple, b: BaselineSettings, role: str | None, report: Report) -> None:
+    """A baseline's NTP, DNS and syslog servers: per fabric, not per role; addresses (NTP also a
+    name, resolved with the fabric's DNS servers: checked per fabric, inventory/management.py)."""
+    for key in ("ntp", "dns", "syslog"):
+        if getattr(b, key) is None:
+            continue
+        if role is not None:
+            report((*path, key), f"{key} servers are the same on every switch of a fabric (one management network): "
+                   "give them in the baseline itself, not per role")
+        for j, server in enumerate(getattr(b, key)):
+            why = None if key == "ntp" and is_name(server) else server_problem(server)
+            if why:
+                what = "addresses, or names with dns" if key == "ntp" else "addresses"
+                report((*path, key, j), f"{why} ({key} servers are {what})")
+
+
 def _check_block(path: tuple, b: BaselineSettings, role: str | None, reach: Reach, report: Report) -> None:
     if role is not None and b.users is not None:
         report((*path, "users"), "accounts are the same on every switch of a fabric: give users in the baseline "
                "itself, not per role")
+    _check_services(path, b, role, report)
     if b.timezone is not None:
         _check_timezone((*path, "timezone"), b.timezone, report)
     if b.banner is not None:

@@ -58,7 +58,12 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
                  "if the router is elsewhere")
     else:
         _check_gateway((*path, "gateway"), m.gateway, net, report)
-    _check_servers(path, m, report)
+    servers = services_of(m, site, f.baseline)
+    _check_servers(path, m, report, servers["dns"])
+    if not m.ntp and not servers["dns"]:  # a baseline's NTP names, resolved with no DNS server
+        for name in (s for s in servers["ntp"] if is_name(s)):
+            report(path, f"the baseline's NTP server {name!r} is a name: this fabric's switches resolve it with "
+                   "DNS, which neither its management block nor a baseline gives; give dns or the server's address")
     fixed = FIXED_VRF.get(f.platform)
     if m.vrf is not None and fixed is not None and m.vrf != fixed:
         report((*path, "vrf"), f"{f.platform} has one management VRF, named '{fixed}': leave vrf out or write "
@@ -72,12 +77,35 @@ def check_management(i: int, f: Fabric, switches: int, given_as_text: bool, repo
     _check_users(path, f, m, report, warn, site)
 
 
-def _check_servers(path: tuple, m: Management, report: Report) -> None:
-    """NTP, DNS and syslog servers: addresses, or for NTP a DNS name the switch can resolve."""
+SERVICES = ("ntp", "dns", "syslog")  # the management plane's servers a baseline may give
+
+
+def services_of(m: Management, site: Baseline | None, fabric: Baseline | None) -> dict[str, list[str]]:
+    """A fabric's NTP, DNS and syslog servers: its management block's where it gives them, else
+    its baseline's, else the site baseline's (per fabric: every switch of a fabric reaches the
+    same servers through one management network; per-role servers are refused in validation)."""
+    out = {}
+    for key in SERVICES:
+        given = list(getattr(m, key))
+        for block in (fabric, site):
+            if not given and block is not None and getattr(block, key) is not None:
+                given = list(getattr(block, key))
+        out[key] = given
+    return out
+
+
+def is_name(server: str) -> bool:
+    """An NTP server given by DNS name (N.cumulusnetworks.pool.ntp.org), not an address."""
+    return bool(re.fullmatch(DOMAIN_PATTERN, server)) and not _looks_numeric(server)
+
+
+def _check_servers(path: tuple, m: Management, report: Report, dns: list[str]) -> None:
+    """NTP, DNS and syslog servers: addresses, or for NTP a DNS name the switch can resolve (with
+    `dns`, the fabric's DNS servers: its management block's, else a baseline's)."""
     for key in ("ntp", "dns", "syslog"):
         for j, server in enumerate(getattr(m, key)):
-            if key == "ntp" and re.fullmatch(DOMAIN_PATTERN, server) and not _looks_numeric(server):
-                if not m.dns:  # NTP by name, as NVIDIA's generator writes it (N.cumulusnetworks.pool.ntp.org)
+            if key == "ntp" and is_name(server):
+                if not dns:  # NTP by name, as NVIDIA's generator writes it (N.cumulusnetworks.pool.ntp.org)
                     report((*path, key, j), f"NTP server {server!r} is a name: the switch resolves it with "
                            "management.dns, which is empty; give a DNS server or the NTP server's address")
                 continue

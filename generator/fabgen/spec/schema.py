@@ -515,6 +515,12 @@ class BaselineSettings(Strict):
                                    "NVIDIA writes it)")
     users: list[User] | None = Field(default=None, max_length=16, description="local accounts everywhere the "
                                      "baseline applies; a fabric's management.users replaces them there")
+    ntp: list[str] | None = Field(default=None, max_length=8, description="NTP servers (addresses, or names with "
+                                  "dns) of every fabric whose management block gives none; per fabric, not per role")
+    dns: list[str] | None = Field(default=None, max_length=3, description="DNS server addresses of every fabric whose "
+                                  "management block gives none")
+    syslog: list[str] | None = Field(default=None, max_length=8, description="syslog server addresses of every fabric "
+                                     "whose management block gives none")
 
 
 SwitchRole = Literal["leaf", "spine", "core", "access"]

@@ -64,7 +64,7 @@ from fabgen.intent.switches import (
     SwitchIntents,
     group_bfd,
 )
-from fabgen.inventory.management import gateway_of
+from fabgen.inventory.management import gateway_of, services_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.targets.base import Deferred, Target, every_other
@@ -669,8 +669,8 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     tree: dict[str, Any] = {"system": {"hostname": s.name}}
     iface: dict[str, Any] = {}
     accounts = m.users or users_of(ctx.baseline, f.spec.baseline)  # as intent/management.py takes them
-    services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default", "ntp": m.ntp,
-                "dns": m.dns, "syslog": m.syslog, "domain": m.domain,
+    services = {"address": address, "prefix_len": plen, "gateway": gateway, "vrf": "default",
+                **services_of(m, ctx.baseline, f.spec.baseline), "domain": m.domain,
                 "users": [{"name": u.name, "role": u.role, "password": secret_text(u.password_hash)}
                           for u in accounts]}
     _management(tree, iface, services, d)

@@ -49,16 +49,18 @@ def _served(ctx: Context) -> bool:
     return ctx.provisioning is not None and provisioned(ctx.fabric.spec) is None
 
 
-def _network(name: str, spec: Any) -> dict[str, Any]:
+def _network(name: str, spec: Any, site: Any) -> dict[str, Any]:
     """A fabric's management prefix as dnsmasq and netplan read it (`name`: the inventory's
-    fabric, whose planes share the prefix and its gateway)."""
-    from fabgen.inventory.management import gateway_of
+    fabric, whose planes share the prefix and its gateway); its DNS and NTP servers as its
+    switches take them (intent/baseline.py `services_of`: the management block's, else a baseline's)."""
+    from fabgen.inventory.management import gateway_of, services_of
 
     m = spec.management
+    servers = services_of(m, site, spec.baseline)
     net = ipaddress.IPv4Network(m.prefix)
     return {"tag": name, "prefix": str(net), "network": str(net.network_address), "netmask": str(net.netmask),
             "prefixlen": net.prefixlen, "gateway": str(ipaddress.IPv4Address(gateway_of(m))),
-            "dns": [s for s in m.dns if _is_address(s)], "ntp": [s for s in m.ntp if _is_address(s)],
+            "dns": [s for s in servers["dns"] if _is_address(s)], "ntp": [s for s in servers["ntp"] if _is_address(s)],
             "domain": m.domain}
 
 
@@ -105,10 +107,10 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
     for ctx in contexts:
         spec, name = ctx.fabric.spec, ctx.fabric.inventory_name
         if spec.management is not None and server in ipaddress.IPv4Network(spec.management.prefix):
-            own = own or {**_network(name, spec), "link": links.get(name)}
+            own = own or {**_network(name, spec, ctx.baseline), "link": links.get(name)}
         if not _served(ctx):
             continue
-        network = networks.setdefault(name, {**_network(name, spec), "link": links.get(name)})
+        network = networks.setdefault(name, {**_network(name, spec, ctx.baseline), "link": links.get(name)})
         platform = spec.platform
         script, option, config, _ = ZTP[platform]
         for s in ctx.fabric.switches:
