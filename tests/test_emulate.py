@@ -698,7 +698,9 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     """EVPN multihoming in FRR from the rendered NVUE files: each DGX and NAS bonded to its leaf
     pair (one LACP partner), every segment shared by the pair, every node reaching the NAS's
     storage addresses and the in-band gateway, and again with one leaf of every pair down. A leaf
-    whose bond carries another segment id than its pair's is caught."""
+    whose bond carries another segment id than its pair's is caught. In the same VM boot, the GPU
+    EVPN overlay's plane (emulate/overlay.py) passes, leaf failure included, and a leaf whose VLAN
+    maps to another VNI is caught (type-2 routes, pings, the leaf the first suspect)."""
     inv = tmp_path / "ns.yaml"
     inv.write_text(NORTHSOUTH)
     assert fabgen("render", inv, "-o", tmp_path / "out").returncode == 0
@@ -724,14 +726,20 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     pair_inv = tmp_path / "pair.yaml"
     pair_inv.write_text(gb300_inventory(1))
     assert fabgen("render", pair_inv, "-o", tmp_path / "pair").returncode == 0
-    renders = [tmp_path / "out", tmp_path / "broken", tmp_path / "pair"]
+    # and the GPU EVPN overlay (host_addressing evpn), its plane 1, as rendered and with one leaf's VNI changed
+    overlay, overlay_broken = _overlay_renders(tmp_path)
+    plane1 = ["--fabric", "gpu-plane1"]
+    renders: list[Path | tuple[Path, list[str]]] = [tmp_path / "out", tmp_path / "broken", tmp_path / "pair",
+                                                   (overlay, plane1), (overlay_broken, plane1)]
     if missing:  # all in one VM boot: here or in the VM, fabgen emulate reads each render as it would on a host
         verdicts, console = evpn_vm.emulate(renders, tmp_path / "vm")
         said = console[-3000:]
     else:
-        runs = [res, *(emulate(r, "--format", "json") for r in renders[1:])]
+        runs = [res, *(emulate(*((r,) if isinstance(r, Path) else (r[0], *r[1])), "--format", "json")
+                       for r in renders[1:])]
         verdicts, said = [(r.returncode, r.stdout) for r in runs], "".join(r.stderr[-2000:] for r in runs)
-    (code, stdout), (broken_code, broken_stdout), (pair_code, pair_stdout) = verdicts
+    (code, stdout), (broken_code, broken_stdout), (pair_code, pair_stdout) = verdicts[:3]
+    _overlay_verdicts(verdicts[3:], said)
     assert pair_code == 0, _verdict(pair_stdout, said)
     pair = json.loads(pair_stdout)
     assert pair["ok"] and pair["routers"] == 2 and any("down (every port)" in n for n in pair["notes"]), pair
@@ -742,6 +750,42 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     assert broken_code == 1, _verdict(broken_stdout, said)
     found = json.loads(broken_stdout)
     assert "ns-su01-leaf2" in found["failed"] and any(f["check"] == "segment" for f in found["findings"])
+
+
+def _overlay_renders(tmp_path: Path) -> tuple[Path, Path]:
+    """tests/test_gpu_overlay.py's fabric (18 GB300 trays, two planes of four leaves and two spines)
+    rendered, and a copy whose plane-1 leaf 2 maps the overlay's VLAN to another VNI (relisted)."""
+    from test_gpu_overlay import INVENTORY
+
+    inv = tmp_path / "overlay.yaml"
+    inv.write_text(INVENTORY.format(count=18, kind="spectrum-x", platform="nvue", model="sn5600", version="",
+                                    extra=""))
+    assert fabgen("render", inv, "-o", tmp_path / "overlay").returncode == 0
+    shutil.copytree(tmp_path / "overlay", tmp_path / "overlay-broken")
+    rel = "gpu-plane1/switches/gpu-plane1-su01-leaf2.nvue.yaml"
+    leaf = tmp_path / "overlay-broken" / rel
+    text = leaf.read_text()
+    assert '"245900": {}' in text
+    leaf.write_text(text.replace('"245900": {}', '"245901": {}'))
+    relist(tmp_path / "overlay-broken", rel)
+    return tmp_path / "overlay", tmp_path / "overlay-broken"
+
+
+def _overlay_verdicts(verdicts: list[tuple[int, str]], said: str) -> None:
+    """The overlay's plane passes every check, then with its first leaf down; the broken copy fails:
+    leaf 2's ports' type-2 routes missing on the other leaves (leaf 2 the first suspect), pings to and
+    from its ports lost, and no leaf taken down."""
+    (code, stdout), (broken_code, broken_stdout) = verdicts
+    assert code == 0, _verdict(stdout, said)
+    result = json.loads(stdout)
+    assert result["ok"] and result["overlay"] == ["gpu-plane1"] and result["routers"] == 6 and result["hosts"] == 2
+    assert any("gpu-plane1-su01-leaf1 down (every port)" in n for n in result["notes"]), result["notes"]
+    assert broken_code == 1, _verdict(broken_stdout, said)
+    found = json.loads(broken_stdout)
+    checks = {(f["device"], f["check"]) for f in found["findings"]}
+    assert {("gpu-plane1-su01-leaf1", "type2"), ("gpu-plane1-su01-leaf3", "type2")} <= checks, found["findings"]
+    assert any(c == "reach" for _, c in checks) and found["suspects"][0]["device"] == "gpu-plane1-su01-leaf2"
+    assert not any("down (every port)" in n for n in found["notes"])
 
 
 @needs_lab
@@ -1179,3 +1223,44 @@ def test_a_hostile_overlay_render_is_refused_before_any_namespace(overlay_render
     assert res.returncode == 2 and "Traceback" not in res.stderr, (res.returncode, res.stderr[-2000:])
     assert len(res.stderr.strip().splitlines()) == 1 and path in res.stderr and words in res.stderr, res.stderr
     assert _machine() == before
+
+
+def test_the_overlays_type2_check_reads_frrs_mac_table_and_names_the_leaf_at_fault() -> None:
+    """`show evpn mac vni` as zebra writes it: a kept port's MAC local on its own leaf, remote at its
+    leaf's VTEP elsewhere; absent, local elsewhere or at another VTEP is a finding; the leaf whose
+    MACs are missing on two leaves is the first suspect. Each kept port pings the next node's next
+    port (another leaf) and its gateway; with a leaf down, only ports on the other leaves."""
+    from fabgen.emulate import evpn, inputs, overlay
+    from fabgen.emulate.checks import Finding
+    from fabgen.rendered import read as rendered
+
+    files = rendered.read_render(GOLDEN / "era-2-4-5-800")
+    plan = overlay.read(files, "gpu-plane1", ["gpu-plane1"], inputs.table)
+    leaf1 = plan.switches["gpu-plane1-su01-leaf1"]
+    want = {"aa:00:00:00:00:01": ("n1 p0", "10.255.0.1"), "aa:00:00:00:00:02": ("n1 p1", "10.255.0.2")}
+    good = {"numMacs": 2, "macs": {"aa:00:00:00:00:01": {"type": "local", "intf": "swp1s0"},
+                                   "aa:00:00:00:00:02": {"type": "remote", "remoteVtep": "10.255.0.2"}}}
+    assert overlay.mac_problems(good, leaf1, want) == []
+    bad = {"macs": {"aa:00:00:00:00:02": {"type": "remote", "remoteVtep": "10.255.0.3"}}}
+    assert overlay.mac_problems(bad, leaf1, want) == [
+        "n1 p0 (aa:00:00:00:00:01) not learned on its own leaf",
+        "n1 p1 (aa:00:00:00:00:02) has no EVPN type-2 route from 10.255.0.2 (remote at 10.255.0.3)"]
+    assert overlay.mac_problems(None, leaf1, {}) == []
+    findings = [Finding("gpu-plane1-su01-leaf1", "type2", "x", ["10.255.0.2"]),
+                Finding("gpu-plane1-su01-leaf3", "type2", "x", ["10.255.0.2"]),
+                Finding("gpu-plane1-su01-leaf2", "type2", "x", ["10.255.0.1"])]
+    assert overlay.suspects(findings, plan.switches) == [
+        ("gpu-plane1-su01-leaf2", "its ports' EVPN type-2 routes are missing on 2 leaves")]
+    pairs = overlay._pairs(plan, set())
+    node = next(iter(plan.hosts))
+    assert len(pairs[node]) == 8 and sum(t.startswith("gateway:") for _, t in pairs[node]) == 4
+    leaf_of = {(n.node, n.address): n.leaf for n in plan.nics}
+    port_leaf = {(n.node, n.port): n.leaf for n in plan.nics}
+    for port, target in pairs[node]:
+        if not target.startswith("gateway:"):
+            far, address = target.split(":")
+            assert far != node and leaf_of[(far, address)] != port_leaf[(node, port)]
+    down = overlay.leaves_to_fail(plan)
+    assert down == {"gpu-plane1-su01-leaf1"}
+    assert all(port_leaf[(node, p)] not in down for p, _ in overlay._pairs(plan, down)[node])
+    assert evpn.UPDATE_SOURCE.fullmatch("lo") and not evpn.UPDATE_SOURCE.fullmatch("eth0")

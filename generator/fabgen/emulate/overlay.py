@@ -33,7 +33,9 @@ from fabgen.emulate.model import Host, HostPort, TranslateError
 
 KEEP_PER_LEAVES = 2  # nodes kept per set of leaves (a scalable unit's): enough for a ping between two
 LINKS_PER_PAIR = 2  # leaf-spine cables kept per pair: the overlay's checks count no paths (lab setting)
-REACH_WAIT = 30.0  # s: each phase's bound for MACs to be announced and pings to pass, shared by its devices
+# s: each phase's bound for MACs to be announced and pings to pass, shared by its devices (in a VM
+# without KVM on two busy cores they passed within 10 s of the first ping, 1-3 s after the gateway's)
+REACH_WAIT = 20.0
 # What hca-setup.sh sets on a node whose NICs share a subnet (targets/hosts.py): each NIC answers
 # ARP only for its own address and asks from it; without them a node's four NICs in one VLAN answer
 # for each other and traffic leaves on the wrong rail.
@@ -290,17 +292,21 @@ def expected_sessions(plan: Plan, built: Mapping[str, evpn.Switch]) -> dict[str,
 
 def session_findings(state: State, plan: Plan, built: Mapping[str, evpn.Switch],
                      want: dict[str, tuple[int, int]]) -> list[Finding]:
-    """Each switch's sessions of each family against the plan's, naming the overlay peers down."""
+    """Each switch's sessions of each family against the plan's: the underlay's on its ports, the
+    overlay's to the loopbacks of the switches the design peers it with (a session to another
+    switch's loopback does not count), naming the overlay peers down."""
     loopback = {sw.loopback.split("/")[0]: name for name, sw in built.items()}
     out = []
     for name, (under, over) in sorted(want.items()):
         peers = state.summary.get(name, {}).get("peers", {})
         up = {p for p, v in peers.items() if v.get("state") == "Established"}
-        over_up = {p for p in up if p in loopback}
-        if len(up) - len(over_up) < under or len(over_up) < over:
-            missing = sorted(plan.overlay.get(name, set()) - {loopback[p] for p in over_up})
-            out.append(Finding(name, "sessions", f"{len(up) - len(over_up)} of {under} underlay and {len(over_up)} "
-                               f"of {over} overlay (EVPN) BGP sessions established"
+        designed = plan.overlay.get(name, set())
+        over_up = {loopback[p] for p in up if loopback.get(p) in designed}
+        under_up = len([p for p in up if p not in loopback])
+        if under_up < under or len(over_up) < over:
+            missing = sorted(designed - over_up)
+            out.append(Finding(name, "sessions", f"{under_up} of {under} underlay and {len(over_up)} of {over} "
+                               "overlay (EVPN) BGP sessions established"
                                + (f"; overlay not up to {', '.join(missing)}" if missing else ""), missing))
     return out
 
@@ -314,6 +320,20 @@ def macs_of(ns: str) -> dict[str, str]:
     except ValueError:
         return {}
     return {str(x.get("ifname")): str(x.get("address", "")).lower() for x in links if isinstance(x, dict)}
+
+
+def suspects(findings: list[Finding], built: Mapping[str, evpn.Switch]) -> list[tuple[str, str]]:
+    """(leaf, why) most likely at fault: the leaf whose ports' type-2 routes are missing on two
+    leaves or more (its VNI, its VTEP or its announcements), most first."""
+    vtep = {sw.vtep: name for name, sw in built.items() if sw.vtep}
+    missing: dict[str, set[str]] = {}
+    for f in findings:
+        if f.check == "type2":
+            for origin in f.about:
+                missing.setdefault(vtep.get(origin, origin), set()).add(f.device)
+    ranked = sorted(missing.items(), key=lambda item: (-len(item[1]), item[0]))
+    return [(leaf, f"its ports' EVPN type-2 routes are missing on {len(seen)} leaves") for leaf, seen in ranked
+            if len(seen) >= 2]
 
 
 def mac_problems(doc: Any, sw: evpn.Switch, want: dict[str, tuple[str, str]]) -> list[str]:
@@ -414,7 +434,8 @@ def _type2_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch
         mine = want.get(plane_of[name], {})
         found = evpn.wait_for(lambda: mac_problems(_json(la, b.dirs[name], f"show evpn mac vni {vni} json"),  # noqa: B023 (called only within this iteration)
                                                    sw, mine), _left(until))  # noqa: B023
-        out += [Finding(name, "type2", p) for p in found]
+        origin = {f"{what} ({mac})": vtep for mac, (what, vtep) in mine.items()}
+        out += [Finding(name, "type2", p, [v for k, v in origin.items() if p.startswith(k)][:1]) for p in found]
     return out
 
 
@@ -433,7 +454,7 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
     from fabgen.emulate.checks import settle
     from fabgen.emulate.lab import Built, LabError
 
-    missing = evpn.missing_kernel_features(la)
+    missing = [m for m in evpn.missing_kernel_features(la) if m != "CONFIG_BONDING"]  # no bond here
     if missing:
         raise LabError(f"fabric {plan.fabric}: the GPU overlay needs 802.1Q VLANs, VRFs, macvlans and a VLAN-aware "
                        f"bridge in the lab, and this kernel lacks {', '.join(missing)}: run fabgen emulate on a "

@@ -322,6 +322,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
         result.failed = sorted(set(result.failed) | set(more.failed))
         result.notes += more.notes
         result.evpn, result.overlay = more.evpn, more.overlay
+        result.suspects += more.suspects
         result.seconds = time.monotonic() - start
     return result
 
@@ -362,8 +363,10 @@ def _emulate_evpn(plans: list[Any], start: float, progress: Callable[[str], None
         findings += found
         notes += said
         routers, hosts, links = routers + r, hosts + h, links + n
+    culprits = [s for plan in plans if isinstance(plan, overlay.Plan)
+                for s in overlay.suspects(findings, plan.switches)]
     return Result(list(names), routers, hosts, links, time.monotonic() - start, findings,
-                  sorted({f.device for f in findings}), [], notes,
+                  sorted({f.device for f in findings}), [], notes, culprits,
                   evpn=[p.fabric for p in plans if not isinstance(p, overlay.Plan)],
                   overlay=[p.fabric for p in plans if isinstance(p, overlay.Plan)])
 
