@@ -1227,7 +1227,8 @@ def test_a_hostile_overlay_render_is_refused_before_any_namespace(overlay_render
 
 def test_the_overlays_type2_check_reads_frrs_mac_table_and_names_the_leaf_at_fault() -> None:
     """`show evpn mac vni` as zebra writes it: a kept port's MAC local on its own leaf, remote at its
-    leaf's VTEP elsewhere; absent, local elsewhere or at another VTEP is a finding; the leaf whose
+    leaf's VTEP elsewhere; absent, local elsewhere or at another VTEP is a finding (and the VRF's
+    subnet missing a type-5 route from a leaf's VTEP); the leaf whose
     MACs are missing on two leaves is the first suspect. Each kept port pings the next node's next
     port (another leaf) and its gateway; with a leaf down, only ports on the other leaves."""
     from fabgen.emulate import evpn, inputs, overlay
@@ -1264,3 +1265,8 @@ def test_the_overlays_type2_check_reads_frrs_mac_table_and_names_the_leaf_at_fau
     assert down == {"gpu-plane1-su01-leaf1"}
     assert all(port_leaf[(node, p)] not in down for p, _ in overlay._pairs(plan, down)[node])
     assert evpn.UPDATE_SOURCE.fullmatch("lo") and not evpn.UPDATE_SOURCE.fullmatch("eth0")
+    table = {"routes": {"192.168.0.0/20": [{"nexthops": [{"ip": "0.0.0.0"}]}, {"nexthops": [{"ip": "10.255.0.2"}]}]}}
+    assert overlay.prefix_problems(table, "GPU", "192.168.0.0/20", {"10.255.0.2"}) == []
+    assert overlay.prefix_problems(table, "GPU", "192.168.0.0/20", {"10.255.0.2", "10.255.0.3"}) == [
+        "VRF GPU: 192.168.0.0/20 has no EVPN type-5 route from 10.255.0.3"]
+    assert overlay.prefix_problems(None, "GPU", "192.168.0.0/20", {"10.255.0.2"})

@@ -20,6 +20,7 @@ port), the same among the other leaves.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -353,6 +354,18 @@ def mac_problems(doc: Any, sw: evpn.Switch, want: dict[str, tuple[str, str]]) ->
     return out
 
 
+def prefix_problems(doc: Any, vrf: str, subnet: str, vteps: set[str]) -> list[str]:
+    """A leaf's VRF table in FRR's `show bgp vrf <vrf> ipv4 unicast json` ({"routes": {prefix: [path
+    with "nexthops": [{"ip"}]]}}): the plane's subnet imported from every other leaf (`vteps`, their
+    VTEPs: EVPN type-5, the VRF's connected subnet each leaf exports)."""
+    routes = doc.get("routes") if isinstance(doc, dict) else None
+    paths = routes.get(subnet) if isinstance(routes, dict) else None
+    seen = {str(hop.get("ip")) for path in (paths if isinstance(paths, list) else []) if isinstance(path, dict)
+            for hop in (path.get("nexthops") or []) if isinstance(hop, dict)}
+    missing = sorted(vteps - seen)
+    return [f"VRF {vrf}: {subnet} has no EVPN type-5 route from {', '.join(missing)}"] if missing else []
+
+
 def _pairs(plan: Plan, down: set[str]) -> dict[str, list[tuple[str, str]]]:
     """Per kept node, (its port, target) pings: its gateway from every port on a leaf that is up, and
     from its k-th such port on a plane the next kept node's (k+1)-th (rail-optimized: the next leaf,
@@ -391,6 +404,7 @@ def check(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: s
             missing = sorted(({t.vni for t in sw.tenants.values()} | set(sw.l3vnis.values())) - {int(k) for k in vnis})
             if missing:
                 out.append(Finding(name, "vni", f"VNIs not up in FRR: {', '.join(map(str, missing))}"))
+    out += _type5_findings(la, b, plan, built, down, progress)
     pairs = _pairs(plan, down)
     gateway_macs = {t.gateway.split("/")[0]: t.mac.lower() for sw in built.values() for t in sw.tenants.values()}
     progress("each node's gateway from every port")
@@ -411,6 +425,32 @@ def check(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: s
             progress(f"{name}: {len(found)} of {len(far)} targets unreachable: {found[0]}")
         out += [Finding(name, "reach", p) for p in found]
     return out
+
+
+def _type5_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: set[str],
+                    progress: Callable[[str], None]) -> list[Finding]:
+    """Each up leaf's VRF holding the plane's subnet from every other up leaf of its plane (type-5),
+    waited for, REACH_WAIT at most in all."""
+    progress("EVPN type-5 routes of the plane's subnet in every leaf's VRF")
+    plane_of = {nic.leaf: nic.plane for nic in plan.nics}
+    up = {name for name, sw in built.items() if sw.vtep and name in plane_of and name not in down}
+    out = []
+    until = time.monotonic() + REACH_WAIT
+    for name in sorted(up):
+        sw = built[name]
+        t = sw.tenants[min(sw.tenants)]
+        subnet = str(ipaddress.ip_interface(t.svi).network)
+        vteps = {built[o].vtep for o in up if o != name and plane_of[o] == plane_of[name]}
+        found = evpn.wait_for(partial(_prefix_once, la, b.dirs[name], t.vrf, subnet, vteps), _left(until))
+        out += [Finding(name, "type5", p) for p in found]
+    return out
+
+
+def _prefix_once(la: Any, d: Any, vrf: str, subnet: str, vteps: set[str]) -> list[str]:
+    """One reading of a leaf's VRF table against prefix_problems."""
+    from fabgen.emulate.checks import _json
+
+    return prefix_problems(_json(la, d, f"show bgp vrf {vrf} ipv4 unicast json"), vrf, subnet, vteps)
 
 
 def _type2_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: set[str]) -> list[Finding]:
