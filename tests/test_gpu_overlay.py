@@ -253,3 +253,15 @@ def test_a_one_switch_fabric_has_the_overlay_without_evpn_sessions(tmp_path: Pat
     assert "neighbor" not in bgp and "peer-group" not in bgp
     script = path.with_name(path.name.replace(".yaml", ".sh")).read_text()
     assert not any(line.rstrip().endswith(" bgp neighbor") for line in script.splitlines())
+
+
+def test_the_lab_leaves_the_overlay_out_and_says_so(tmp_path: Path) -> None:
+    """`fabgen lab` builds routed fabrics only: a render whose one Ethernet fabric is the GPU
+    overlay is refused in one line naming it (era-2-4-5-800: overlay planes, north-south, OOB)."""
+    from fabgen.emulate.read import BadInput
+    from fabgen.lab.run import lab
+
+    out = _render(tmp_path)
+    with pytest.raises(BadInput) as err:
+        lab(out)
+    assert "fabric gpu left out: the GPU EVPN overlay (host_addressing evpn) is not in the lab yet" in str(err.value)

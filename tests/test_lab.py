@@ -38,7 +38,8 @@ ROUTED = ("roce", "spectrum-x")
 
 def _ethernet(case: str) -> bool:
     fabrics = json.loads((GOLDEN / case / "report.json").read_text())["fabrics"]
-    return any(f.get("kind") in ROUTED and f.get("role") not in ("oob", "northsouth") for f in fabrics.values())
+    return any(f.get("kind") in ROUTED and f.get("role") not in ("oob", "northsouth")
+               and (f.get("addressing") or {}).get("host_addressing") != "evpn" for f in fabrics.values())
 
 
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "report.json").is_file())
