@@ -114,7 +114,7 @@ def _plane_switches(files: dict[str, bytes], plane: str, addrs: list[dict[str, s
         path = f"{plane}/switches/{dev}.nvue.yaml"
         if path not in files:
             raise TranslateError(f"{path}: the switch's NVUE file is not in the render (the overlay's emulation "
-                                 "reads Cumulus NVUE files)")
+                                 "reads Cumulus NVUE files; an EOS overlay fabric is not emulated yet)")
         sw = evpn._checked_switch(inputs.translated(evpn.translate, dev, files[path], path), path)
         if (roles[dev] == "leaf") != bool(sw.vtep and sw.tenants):
             raise TranslateError(f"{path}: a {roles[dev]} " + ("without its VTEP or VLAN" if roles[dev] == "leaf"
