@@ -226,13 +226,17 @@ def test_overlay_without_evpn_and_evpn_off_the_gpu_fabric_are_refused(tmp_path: 
 def test_emulate_reads_the_overlay_and_refuses_what_it_does_not_do_before_any_namespace(tmp_path: Path) -> None:
     """`fabgen emulate` emulates the overlay in FRR (emulate/overlay.py; tests/test_emulate.py runs it
     in a VM): the render is read whole before any lab, so a `--fail` (the overlay's lab takes a leaf
-    of each plane down by itself) or a `--fabric` naming nothing of the render is refused at once,
-    exit 2, naming the overlay's planes."""
+    of each plane down by itself), a `--fabric` naming nothing of the render, or both planes beyond
+    `--max-routers` (the overlay's lab is not sampled) is refused at once, exit 2, naming the
+    overlay's planes."""
     out = _render(tmp_path)
     result = CliRunner().invoke(app, ["emulate", str(out), "--fail", "gpu-plane1-su01-leaf1"])
     assert result.exit_code == 2 and "--fail applies to routed fabrics" in result.output, result.output
     result = CliRunner().invoke(app, ["emulate", str(out), "--fabric", "gpu-plane3"])
     assert result.exit_code == 2 and "gpu-plane3" in result.output and "gpu-plane2" in result.output, result.output
+    # the overlay's lab is not sampled: beyond the router budget, one plane at a time
+    result = CliRunner().invoke(app, ["emulate", str(out), "--max-routers", "8"])
+    assert result.exit_code == 2 and "--fabric gpu-plane1" in result.output, result.output
 
 
 def test_a_one_switch_fabric_has_the_overlay_without_evpn_sessions(tmp_path: Path) -> None:

@@ -262,7 +262,7 @@ def emulate(render: Path, fabric: str | None = None, fails: list[str] | None = N
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
     fabs = [read_fabric(files, f) for f in chosen]
-    evpn_plans = _evpn_plans(files, evpn_names) + _overlay_plans(files, overlays)  # all read before any lab
+    evpn_plans = _evpn_plans(files, evpn_names) + _overlay_plans(files, overlays, max_routers)  # all before any lab
     if not fabs:  # northsouth and overlay fabrics only: their own labs (evpn.py, overlay.py)
         if fails:
             raise BadInput("--fail applies to routed fabrics; a northsouth or GPU overlay fabric's emulation takes "
@@ -337,14 +337,23 @@ def _evpn_plans(files: dict[str, bytes], names: list[str]) -> list[Any]:
         raise BadInput(str(exc)) from None
 
 
-def _overlay_plans(files: dict[str, bytes], overlays: list[tuple[str, list[str]]]) -> list[Any]:
-    """Each GPU overlay fabric's lab plan (its planes together), read and checked (overlay.read), or BadInput."""
+def _overlay_plans(files: dict[str, bytes], overlays: list[tuple[str, list[str]]],
+                   max_routers: int = MAX_ROUTERS) -> list[Any]:
+    """Each GPU overlay fabric's lab plan (its planes together), read and checked (overlay.read), or
+    BadInput; one whose switches exceed `max_routers` too (its lab takes every switch of its planes:
+    it is not sampled; one plane at a time is)."""
     from fabgen.emulate import overlay
 
     try:
-        return [overlay.read(files, name, planes, inputs.table) for name, planes in overlays]
+        plans = [overlay.read(files, name, planes, inputs.table) for name, planes in overlays]
     except TranslateError as exc:
         raise BadInput(str(exc)) from None
+    for plan, (_, planes) in zip(plans, overlays):
+        if len(plan.switches) > max_routers:
+            raise BadInput(f"fabric {plan.fabric}: the GPU overlay's lab takes every switch of its planes, "
+                           f"{len(plan.switches)}, beyond --max-routers {max_routers}: emulate one plane with "
+                           f"--fabric {planes[0]}, or raise --max-routers")
+    return plans
 
 
 def _emulate_evpn(plans: list[Any], start: float, progress: Callable[[str], None]) -> Result:
