@@ -128,7 +128,7 @@ def test_the_cycle_checks_notice_one(tmp_path: Path) -> None:
 
 # emulate's lab: namespaces, daemons, the EVPN VM; verify reads a render as emulate does, never through these
 LAB = ("fabgen.emulate.run", "fabgen.emulate.lab", "fabgen.emulate.checks", "fabgen.emulate.frr",
-       "fabgen.emulate.sample", "fabgen.emulate.report", "fabgen.emulate.evpn")
+       "fabgen.emulate.sample", "fabgen.emulate.report", "fabgen.emulate.evpn", "fabgen.emulate.overlay")
 CONTRACT = ("fabgen.rendered.", "fabgen.spec.platforms", "fabgen.errors", "fabgen.formats.")
 READERS = {
     "fabgen.rendered.read": ("fabgen.rendered.", "fabgen.errors"),
