@@ -318,7 +318,8 @@ def test_a_nodes_netplan_ports_are_written_as_their_plain_mapping() -> None:
     from fabgen.formats import yamlout
     from fabgen.targets.hosts import _joined, _netplan_text, _ports
 
-    layout = (("enp1s0np0", 101, 100, "10.0.0.0/17", False), ("enp2s0np0", 102, 200, "10.0.0.0/17", True))
+    layout = (("enp1s0np0", 101, 100, "10.0.0.0/17", False, False),
+              ("enp2s0np0", 102, 200, "10.0.0.0/17", True, False))
     values = ["10.0.0.1/31", "10.0.0.0/31", "10.0.0.0", "10.0.0.1",
               "10.0.0.3/31", "10.0.0.2/31", "10.0.0.2", "10.0.0.3"]
     shape = yamlout.Shape(partial(_ports, layout, 9000, "10.0.0.0/16", "10.255.0.0/24"), len(values))
