@@ -189,7 +189,7 @@ def test_a_node_netplan_puts_each_port_on_its_planes_subnet_and_netplan_generate
 
 @pytest.mark.parametrize(("platform", "extra", "where", "message"), [
     ("eos", "", "host_addressing", "the default overlay's (245900, 245003, NVIDIA's) do not fit"),
-    ("eos", "      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 70000}\n", "overlay.l3vni", "up to 65535"),
+    ("eos", "      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 70000}\n", "overlay.l3vni", "is above 65535"),
     ("sonic", "", "host_addressing", "fabgen's sonic target writes no EVPN"),
     ("nvue", "      overlay: {vlan: 3800, vni: 245900, vrf: GPU, l3vni: 245003}\n", "overlay.vlan", "reserved range"),
     ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245900}\n", "overlay.l3vni", "layer-2 VNI"),

@@ -174,31 +174,43 @@ def check_gpu_overlay(c: Checks, i: int, f) -> bool:
                  f"EOS (as AVD's l3ls-evpn writes it); fabgen's {f.platform} target writes no EVPN: use p2p or "
                  "leaf-subnet there")
         return False
-    t, ok = f.ethernet.overlay, True
-    at = ("fabrics", i, "ethernet", "overlay")
-    if f.platform == "eos" and max(t.vni, t.l3vni) > EOS_MAX_VNI:
-        given = "overlay" in f.ethernet.model_fields_set
-        c.report(at + ("vni" if t.vni > EOS_MAX_VNI else "l3vni",) if given else where,
-                 f"EOS's route distinguisher (router-id:VNI) and route target (VNI:VNI) take VNIs up to {EOS_MAX_VNI}"
-                 + ("" if given else f"; the default overlay's ({t.vni}, {t.l3vni}, NVIDIA's) do not fit: give "
-                    "ethernet.overlay, e.g. {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}"))
-        ok = False
-    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
-    if t.vrf.lower() in ("default", "mgmt", mgmt):
-        c.report((*at, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the management "
-                 "VRF): give the GPU tenant a VRF of its own")
-        ok = False
-    elif (what := switch_name(t.vrf)) is not None:
-        c.report((*at, "vrf"), f"VRF {t.vrf} is named like {what}: on Cumulus Linux a VRF is a network device beside "
-                 "the switch's ports, bonds, SVIs and bridge, one name each; give the GPU tenant a VRF of its own")
-        ok = False
-    lo, hi = NVUE_RESERVED_VLANS
-    if f.platform == "nvue" and lo <= t.vlan <= hi:
-        c.report((*at, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
-        ok = False
+    t, at = f.ethernet.overlay, ("fabrics", i, "ethernet", "overlay")
+    if f.platform == "eos" and "overlay" not in f.ethernet.model_fields_set and max(t.vni, t.l3vni) > EOS_MAX_VNI:
+        c.report(where, f"EOS's route distinguisher (router-id:VNI) and route target (VNI:VNI) take VNIs up to "
+                 f"{EOS_MAX_VNI}; the default overlay's ({t.vni}, {t.l3vni}, NVIDIA's) do not fit: give "
+                 "ethernet.overlay, e.g. {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}")
+        return False
+    ok = _check_tenant(c, at, t, f)
     if t.vni == t.l3vni:
         c.report((*at, "l3vni"), "the layer-3 VNI is also the VLAN's layer-2 VNI: give the VRF a VNI of its own")
         ok = False
+    return ok
+
+
+def _check_tenant(c: Checks, where: tuple, t, f) -> bool:
+    """One EVPN tenant (a north-south role's, the GPU overlay's): a VRF of its own, neither the
+    switch's (default, management) nor named like one of its devices; a VLAN and VNIs the platform
+    can take."""
+    ok = True
+    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
+    if t.vrf.lower() in ("default", "mgmt", mgmt):
+        c.report((*where, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the "
+                 "management VRF): give the tenant a VRF of its own")
+        ok = False
+    elif (what := switch_name(t.vrf)) is not None:
+        c.report((*where, "vrf"), f"VRF {t.vrf} is named like {what}: on Cumulus Linux a VRF is a network "
+                 "device beside the switch's ports, bonds, SVIs and bridge, one name each; give the tenant a VRF "
+                 "of its own")
+        ok = False
+    lo, hi = NVUE_RESERVED_VLANS
+    if f.platform == "nvue" and lo <= t.vlan <= hi:
+        c.report((*where, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
+        ok = False
+    for key in ("vni", "l3vni"):
+        if f.platform == "eos" and getattr(t, key) > EOS_MAX_VNI:
+            c.report((*where, key), f"{getattr(t, key)} is above {EOS_MAX_VNI}: EOS's route distinguisher "
+                     "(router-id:VNI) and route target (VNI:VNI) take 16 bits there")
+            ok = False
     return ok
 
 
@@ -214,27 +226,8 @@ def _check_tenants(c: Checks, i: int, ns, f) -> bool:
     VNIs the platform can take."""
     path, ok = ("fabrics", i, "ethernet", "northsouth", "inband"), True
     a, b = ns.storage, ns.inband
-    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
     for role, t in (("storage", a), ("inband", b)):
-        where = ("fabrics", i, "ethernet", "northsouth", role)
-        if t.vrf.lower() in ("default", "mgmt", mgmt):
-            c.report((*where, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the "
-                     "management VRF): give the tenant a VRF of its own")
-            ok = False
-        elif (what := switch_name(t.vrf)) is not None:
-            c.report((*where, "vrf"), f"VRF {t.vrf} is named like {what}: on Cumulus Linux a VRF is a network "
-                     "device beside the switch's ports, bonds, SVIs and bridge, one name each; give the tenant a VRF "
-                     "of its own")
-            ok = False
-        lo, hi = NVUE_RESERVED_VLANS
-        if f.platform == "nvue" and lo <= t.vlan <= hi:
-            c.report((*where, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
-            ok = False
-        for key in ("vni", "l3vni"):
-            if f.platform == "eos" and getattr(t, key) > EOS_MAX_VNI:
-                c.report((*where, key), f"{getattr(t, key)} is above {EOS_MAX_VNI}: EOS's route distinguisher "
-                         "(router-id:VNI) and route target (VNI:VNI) take 16 bits there")
-                ok = False
+        ok = _check_tenant(c, ("fabrics", i, "ethernet", "northsouth", role), t, f) and ok
     vnis = {a.vni, a.l3vni}
     for key, clash in (("vlan", b.vlan == a.vlan), ("vrf", b.vrf.lower() == a.vrf.lower()),
                        ("vni", b.vni in vnis), ("l3vni", b.l3vni in vnis)):

@@ -584,11 +584,9 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
-    secrets: list[Secret] = [(e, secret_ref(e), "env") for e in envs]
-    for u in sw["management"]["users"] if sw["management"] else []:
-        ((kind, var),) = u["password_source"].items()
-        if all(var != v for v, _, _ in secrets):
-            secrets.append((var, u["password"], kind))
+    users = sw["management"]["users"] if sw["management"] else []
+    secrets = _secrets([(e, secret_ref(e), "env") for e in envs],
+                       [(u["password_source"], u["password"]) for u in users])
     return sw["name"], tree, _with_baseline(secrets, b)
 
 
@@ -601,6 +599,12 @@ def _with_baseline(secrets: list[Secret], b: dict[str, Any] | None) -> list[Secr
         refs.append((b["aaa"]["secret_source"], b["aaa"]["secret"]))
     for u in b["snmp"]["users"] if b["snmp"] else []:
         refs += [(u["auth_source"], u["auth"]), (u["priv_source"], u["priv"])]
+    return _secrets(secrets, refs)
+
+
+def _secrets(secrets: list[Secret], refs: list[tuple[dict[str, str], str]]) -> list[Secret]:
+    """`secrets` and then each (source, reference) of `refs` whose variable is not yet among them:
+    a script asks for each variable once."""
     out = list(secrets)
     for source, ref in refs:
         ((kind, var),) = source.items()
@@ -696,11 +700,7 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
     if b:
         _baseline(tree, b, "default", d)
-    secrets: list[Secret] = []
-    for u in accounts:
-        ((kind, var),) = secret_name(u.password_hash).items()
-        if all(var != v for v, _, _ in secrets):
-            secrets.append((var, secret_text(u.password_hash), kind))
+    secrets = _secrets([], [(secret_name(u.password_hash), secret_text(u.password_hash)) for u in accounts])
     return tree, _with_baseline(secrets, b)
 
 
