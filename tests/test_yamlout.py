@@ -85,7 +85,8 @@ def test_a_shared_sub_tree_is_written_as_its_copies(tree, sub, names) -> None:
 def _make(template, *values):
     """A tree from `template`, its keys and string leaves "$n" standing for values[n] (a Shape's make)."""
     def sub(x):
-        return values[int(x[1:])] if isinstance(x, str) and x[:1] == "$" and x[1:].isdigit() else x
+        # "$0", "$1", "$2" only: a drawn key such as "$¹" is a digit to str.isdigit, not to int
+        return values[int(x[1:])] if isinstance(x, str) and x in ("$0", "$1", "$2") else x
     return {sub(k): (_make(v, *values) if isinstance(v, dict) else sub(v)) for k, v in template.items()}
 
 
