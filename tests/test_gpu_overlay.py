@@ -89,6 +89,7 @@ def test_leaves_and_spines_are_nvidias_overlay_and_the_object_model_takes_them(r
     new = release >= "5.15"
     on = {"state": "enabled"} if new else {"enable": "on"}
     out = _render(tmp_path, release=release)
+    vrf_loopbacks: dict[str, str] = {}
     for plane, subnet in ((1, "192.168.0.0/20"), (2, "192.168.16.0/20")):  # NVIDIA's two /20s
         trees = _trees(out, plane)
         leaves = {n: d for n, d in trees.items() if "leaf" in n}
@@ -123,20 +124,40 @@ def test_leaves_and_spines_are_nvidias_overlay_and_the_object_model_takes_them(r
             assert overlay["multihop-ttl"] == 2 and overlay["update-source"] == "lo"
             assert overlay["address-family"] == {"ipv4-unicast": {"state": "disabled"} if new else {"enable": "off"},
                                                  "l2vpn-evpn": on}
-            assert "address-family" not in bgp["peer-group"]["SPINES"]  # the underlay carries IPv4 alone
+            # the underlay carries IPv4 alone, sent with NVIDIA's weighted-ECMP route-map (gl-plane1-01 at 2b4e3e2)
+            assert bgp["peer-group"]["SPINES"]["address-family"] == {
+                "ipv4-unicast": {"policy": {"outbound": {"route-map": "WEIGHTED_ECMP"}}}}
+            assert tree["router"]["policy"] == {"route-map": {"WEIGHTED_ECMP": {"rule": {"10": {
+                "action": {"permit": {}}, "set": {"ext-community-bw": "multipaths"}}}}}}
+            assert bgp["path-selection"] == {"multipath": {"aspath-ignore": "enabled" if new else "on"}}
             numbered = {ip for ip, n in bgp["neighbor"].items() if n["peer-group"] == "OVERLAY"}
             assert numbered == {loopback[s] for s in spines}
+            # VRF GPU: a loopback of its own, the switch's router-id, EVPN (gl-plane1-01 at 2b4e3e2)
+            gpu_vrf = tree["vrf"]["GPU"]
+            (vrf_lo,) = gpu_vrf["loopback"]["ip"]["address"]
+            vrf_loopbacks[name] = vrf_lo
+            assert vrf_lo.endswith("/32") and vrf_lo[:-3] not in loopback.values()
+            assert gpu_vrf["router"]["bgp"]["router-id"] == loopback[name]
+            assert gpu_vrf["router"]["bgp"]["address-family"]["l2vpn-evpn"] == on
         for name, (_, body) in spines.items():
             tree = body["set"]
             assert nvue_model.problems(release, tree) == [], name
             assert "nve" not in tree and "GPU" not in tree["vrf"]  # a relay, no VTEP
+            assert "policy" not in tree["router"]  # NVIDIA's spines send no WEIGHTED_ECMP (gs-plane1-01 at 2f46cb2)
+            assert tree["vrf"]["default"]["router"]["bgp"]["path-selection"] == {
+                "multipath": {"aspath-ignore": "enabled" if new else "on"}}
             bgp = tree["vrf"]["default"]["router"]["bgp"]
             numbered = {ip for ip, n in bgp["neighbor"].items() if n["peer-group"] == "OVERLAY"}
             assert numbered == {loopback[n] for n in leaves}
+    assert len(set(vrf_loopbacks.values())) == 8  # one a leaf, across both planes
     # the object model refuses a DSCP action VXLAN does not have
     tree = _trees(out)["gpu-plane1-su01-leaf1"][1]["set"]
     tree["nve"]["vxlan"]["decapsulation"]["dscp"]["action"] = "keep"
     assert any("action" in p for p in nvue_model.problems(release, tree))
+    # ... and a route-map rule that sets a link bandwidth NVUE does not have
+    tree = _trees(out)["gpu-plane1-su01-leaf1"][1]["set"]
+    tree["router"]["policy"]["route-map"]["WEIGHTED_ECMP"]["rule"]["10"]["set"]["ext-community-bw"] = "fastest"
+    assert nvue_model.problems(release, tree) != []
 
 
 def test_nics_leaves_and_gateway_have_one_address_each_and_growth_only_adds(tmp_path: Path) -> None:

@@ -97,6 +97,14 @@ def plane_slice(size: int, planes: int) -> int:
     return size // planes
 
 
+def vrf_loopbacks_per_leaf(eth: EthernetOptions, role: str) -> int:
+    """VRF loopbacks each leaf takes from the loopbacks pool (addressing.py, from the top down): the
+    GPU VRF's with host_addressing evpn, each north-south tenant VRF's with northsouth.vrf_loopbacks."""
+    if role == "northsouth":
+        return 2 if eth.northsouth.vrf_loopbacks else 0
+    return 1 if eth.host_addressing == "evpn" else 0
+
+
 def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, tuple[int, str]]:
     """Addresses each pool (each plane's part of it, `plane_slice`) must hold, with what they are for."""
     switches = plan.leaves + plan.spines + plan.cores
@@ -115,8 +123,10 @@ def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, 
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
         hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")
     nodes = host_places(eth, plan)
-    lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "")
-    return {"loopbacks": (switches + 1 + (nodes + 1 if nodes else 0), lo),
+    vrfs = plan.leaves * vrf_loopbacks_per_leaf(eth, role)
+    lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "") + \
+        (f" and {vrfs} VRF loopbacks (one per leaf and VRF)" if vrfs else "")
+    return {"loopbacks": (switches + 1 + (nodes + 1 if nodes else 0) + (vrfs + 1 if vrfs else 0), lo),
             "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
             "hosts": hosts}
 
