@@ -322,7 +322,8 @@ class SwitchIntents:
                     "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
                     "bfd": switch_bfd(eth, s.role, groups, evpn is not None),
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit,
-                    "aspath_ignore": aspath_ignore,
+                    # only where set, so that every other structured config (ansible/configs/) stays as it was
+                    **({"aspath_ignore": True} if aspath_ignore else {}),
                     # peer group -> its outbound route-map (NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay)
-                    "route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP} if weighted else {}},
+                    **({"route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP}} if weighted else {})},
         }

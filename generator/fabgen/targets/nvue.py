@@ -405,7 +405,7 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
     tree["vrf"] = {"default": {"router": {"bgp": vrf_bgp}}}
     for t in sw["evpn"]["tenants"] if sw.get("evpn") else []:  # the tenants' VRFs: L3VNI, subnets into EVPN
         tree["vrf"][t["vrf"]] = _tenant_vrf(t, d)
-    if bgp["route_map_out"]:
+    if bgp.get("route_map_out"):
         tree["router"]["policy"] = {"route-map": _route_maps(set(bgp["route_map_out"].values()))}
     return tree
 
@@ -452,7 +452,7 @@ def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Jo
                   **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
                   **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
-    for g, route_map in bgp["route_map_out"].items():  # NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay
+    for g, route_map in bgp.get("route_map_out", {}).items():  # NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay
         if g in groups:
             af = groups[g].setdefault("address-family", {})
             af["ipv4-unicast"] = {**af.get("ipv4-unicast", {}), "policy": {"outbound": {"route-map": route_map}}}
@@ -468,7 +468,7 @@ def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Jo
         vrf_bgp["neighbor"] = neighbors
     if sw.get("evpn"):
         vrf_bgp["address-family"]["l2vpn-evpn"] = d.on()
-    if bgp["aspath_ignore"]:  # NVIDIA's `path-selection multipath aspath-ignore` (gl-, gs-plane1-01, csl-01)
+    if bgp.get("aspath_ignore"):  # NVIDIA's `path-selection multipath aspath-ignore` (gl-, gs-plane1-01, csl-01)
         vrf_bgp["path-selection"] = {"multipath": {"aspath-ignore": d.word()}}
     return vrf_bgp
 
