@@ -290,3 +290,43 @@ def test_the_lab_leaves_the_overlay_out_and_says_so(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as err:
         lab(out)
     assert "fabric gpu left out: the GPU EVPN overlay (host_addressing evpn) is not in the lab yet" in str(err.value)
+
+
+VTYSH = shutil.which("vtysh") or ("/usr/bin/vtysh" if os.path.exists("/usr/bin/vtysh") else None)
+
+
+@pytest.mark.skipif(VTYSH is None and not IN_CI, reason="needs FRR's vtysh (`make test` installs FRR)")
+def test_emulate_writes_nvidias_bgp_lines_for_frr_and_frr_takes_them(tmp_path: Path) -> None:
+    """The overlay's emulation reads NVIDIA's BGP details from the rendered NVUE files (never fabgen's
+    internals) and writes them as FRR's: the weighted-ECMP route-map (`set extcommunity bandwidth
+    num-multipaths`, sent out on the leaf's underlay group), `bgp bestpath as-path multipath-relax`,
+    VRF GPU's router-id, and the VRF's loopback on its device. FRR's own parser (`vtysh --dryrun`)
+    takes each switch's frr.conf and refuses one whose route-map sets a bandwidth FRR does not have."""
+    from fabgen.emulate import evpn
+    from fabgen.emulate.inputs import table
+    from fabgen.emulate.overlay import read
+    from fabgen.emulate.read import overlay_of
+    from fabgen.rendered.read import read_render
+
+    assert VTYSH is not None
+    out = _render(tmp_path)
+    files = read_render(out)
+    ((name, planes),) = overlay_of(files, None)
+    plan = read(files, name, planes, table)
+    leaf, spine = plan.switches["gpu-plane1-su01-leaf1"], plan.switches["gpu-plane1-spine01"]
+    vrf_lo = {r["device"]: r["address"] for r in _addresses(out) if r["interface"] == "GPU"}
+    assert leaf.vrf_loopbacks == {"GPU": vrf_lo["gpu-plane1-su01-leaf1"]}
+    assert leaf.vrf_router_ids == {"GPU": leaf.router_id} and leaf.vrf_evpn == {"GPU"}
+    assert f"addr add {vrf_lo['gpu-plane1-su01-leaf1']} dev GPU" in evpn.leaf_commands(leaf)[0]
+    conf = evpn.frr_conf(leaf)
+    for line in ("route-map WEIGHTED_ECMP permit 10\n set extcommunity bandwidth num-multipaths\n",
+                 " bgp bestpath as-path multipath-relax\n", "  neighbor SPINES route-map WEIGHTED_ECMP out\n",
+                 f"router bgp {leaf.asn} vrf GPU\n bgp router-id {leaf.router_id}\n"):
+        assert line in conf, line
+    spine_conf = evpn.frr_conf(spine)
+    assert "multipath-relax" in spine_conf and "route-map" not in spine_conf  # NVIDIA's spines send none
+    for k, text in enumerate((conf, spine_conf, conf.replace("num-multipaths", "fastest"))):
+        path = tmp_path / f"frr{k}.conf"
+        path.write_text(text)
+        run = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, timeout=60)
+        assert (run.returncode == 0) == (k < 2), (k, run.stdout[-500:], run.stderr[-500:])
