@@ -542,6 +542,10 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
         notes.append(f"{plan.fabric}: VNIs, type-2 routes and reachability not checked: BGP sessions are down")
         return out, notes, len(built), len(plan.hosts), len(plan.cables)
     out += check(la, b, plan, built, set(), progress)
+    lo = sum(len(sw.vrf_loopbacks) for sw in built.values())
+    if lo:
+        notes.append(f"{plan.fabric}: {lo} VRF loopbacks, each in every other leaf's VRF by EVPN type-5 and reached "
+                     "from its VRF")
     down = leaves_to_fail(plan)
     if not out and down:
         progress(f"taking {', '.join(sorted(down))} down")
