@@ -213,8 +213,8 @@ def plane_cidr(pool: str, fabric: Fabric) -> str:
 def _vrf_loopbacks(fabric: Fabric, eth: EthernetOptions) -> dict[str, tuple[str, ...]]:
     """The fabric's leaves' VRF loopbacks (`vrf_loopbacks`), below the nodes' service addresses."""
     nodes = host_places(eth, fabric.plan)
-    return vrf_loopbacks(fabric, eth.pools.loopbacks, vrf_loopbacks_per_leaf(eth, fabric.spec.role),
-                         nodes + (1 if nodes else 0))
+    per_leaf = vrf_loopbacks_per_leaf(eth, fabric.spec.role, fabric.spec.platform)
+    return vrf_loopbacks(fabric, eth.pools.loopbacks, per_leaf, nodes + (1 if nodes else 0))
 
 
 def allocate_ethernet(fabric: Fabric) -> Allocation:

@@ -305,11 +305,14 @@ class SwitchIntents:
                     "dscp": {"encapsulation": "copy", "decapsulation": "preserve"} if overlay is None else None,
                     "tenants": mine}
         groups = sorted({n["peer_group"] for n in neighbors})
-        # NVIDIA's GPU overlay: the leaves' underlay sessions send the weighted-ECMP route-map (WEIGHTED_ECMP)
-        weighted = self.gpu_tenant is not None and s.role == "leaf"
+        # NVIDIA's GPU overlay on NVUE (AVD's l3ls-evpn, fabgen's EOS, writes neither): the leaves' underlay
+        # sessions send the weighted-ECMP route-map (WEIGHTED_ECMP); multipath aspath-ignore on every switch
+        # (gl- and gs-plane1-01 at 2b4e3e2 and 2f46cb2), unless ethernet.multipath_aspath_ignore says otherwise
+        nvue = f.spec.platform == "nvue"
+        weighted = self.gpu_tenant is not None and s.role == "leaf" and nvue
         aspath_ignore = eth.multipath_aspath_ignore
-        if aspath_ignore is None:  # default: on in NVIDIA's GPU overlay (gl- and gs-plane1-01 at 2f46cb2/2b4e3e2)
-            aspath_ignore = eth.host_addressing == "evpn"
+        if aspath_ignore is None:
+            aspath_ignore = eth.host_addressing == "evpn" and nvue
         return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
             **self.baseline(s.role),
