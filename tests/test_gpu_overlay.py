@@ -330,3 +330,80 @@ def test_emulate_writes_nvidias_bgp_lines_for_frr_and_frr_takes_them(tmp_path: P
         path.write_text(text)
         run = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, timeout=60)
         assert (run.returncode == 0) == (k < 2), (k, run.stdout[-500:], run.stderr[-500:])
+
+
+def _northsouth(tmp: Path, count: int, release: str = "5.16", extra: str = "") -> Path:
+    """inventories/gb300-northsouth.yaml with NVIDIA's VRF loopbacks and aspath-ignore on its
+    north-south fabric, `count` trays, on `release`."""
+    inventories = Path(__file__).resolve().parents[1] / "inventories"
+    text = (inventories / "gb300-northsouth.yaml").read_text()
+    key = "      asn: {leaf: 4200020000, spine: 4200002000, core: 4200001000}\n"
+    assert key in text and "count: 72 " in text
+    text = text.replace(key, key + "      northsouth: {vrf_loopbacks: true}\n      multipath_aspath_ignore: true\n"
+                        + extra).replace("count: 72 ", f"count: {count} ")
+    text = text.replace("    switch_model: sn5600\n    node_groups: [gb, store]\n",
+                        f'    switch_model: sn5600\n    platform_version: "{release}"\n    node_groups: [gb, store]\n')
+    tmp.mkdir(parents=True, exist_ok=True)
+    shutil.copy(inventories / "gb300-cluster-rdma-links.txt", tmp)
+    (tmp / "inventory.yaml").write_text(text)
+    return tmp / "inventory.yaml"
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_northsouth_tenant_vrfs_take_nvidias_loopbacks_and_the_object_model_takes_them(release: str,
+                                                                                      tmp_path: Path) -> None:
+    """northsouth.vrf_loopbacks: each leaf gives STORAGE and INBAND a /32 of their own from the
+    loopbacks pool, as their router-id, with l2vpn-evpn in the VRF (NVIDIA's csl-01 at 993eed6,
+    core-01 at 2f46cb2), and multipath aspath-ignore; NVIDIA's object model takes every switch."""
+    new = release >= "5.15"
+    on = {"state": "enabled"} if new else {"enable": "on"}
+    out = tmp_path / "out"
+    render_to(_northsouth(tmp_path, 36, release), out)
+    rows = list(csv.DictReader((out / "northsouth" / "addresses.csv").open()))
+    vrf_lo = {(r["device"], r["interface"]): r["address"] for r in rows if r["interface"] in ("STORAGE", "INBAND")}
+    leaves = sorted((out / "northsouth" / "switches").glob("*leaf*.nvue.yaml"))
+    assert leaves and len(vrf_lo) == 2 * len(leaves) == len(set(vrf_lo.values()))
+    for path in sorted((out / "northsouth" / "switches").glob("*.nvue.yaml")):
+        header, body = yaml.safe_load(path.read_text())
+        tree, name = body["set"], path.name[:-len(".nvue.yaml")]
+        assert nvue_model.problems(release, tree) == [], name
+        assert tree["vrf"]["default"]["router"]["bgp"]["path-selection"] == {
+            "multipath": {"aspath-ignore": "enabled" if new else "on"}}
+        if "leaf" not in name:
+            continue
+        for vrf in ("STORAGE", "INBAND"):
+            v = tree["vrf"][vrf]
+            (lo,) = v["loopback"]["ip"]["address"]
+            assert lo == vrf_lo[name, vrf] and v["router"]["bgp"]["router-id"] == lo[:-3]
+            assert v["router"]["bgp"]["address-family"]["l2vpn-evpn"] == on
+        assert "policy" not in tree["router"]  # the weighted-ECMP route-map is the GPU overlay's
+    # the object model refuses a VRF loopback under the interfaces' `ipv4` (a VRF's takes `ip` on every release)
+    tree = yaml.safe_load(leaves[0].read_text())[1]["set"]
+    tree["vrf"]["STORAGE"]["loopback"] = {"ipv4": tree["vrf"]["STORAGE"]["loopback"]["ip"]}
+    assert any("loopback.ipv4" in p for p in nvue_model.problems(release, tree))
+
+
+def test_northsouth_vrf_loopbacks_grow_by_addition_and_bad_keys_are_refused(tmp_path: Path) -> None:
+    """Two racks, then four (more leaf pairs): every address of the smaller render's addresses.csv,
+    the VRF loopbacks included, is in the larger one where it was. The keys are refused, located,
+    where fabgen does not write them."""
+    small, big = tmp_path / "a" / "out", tmp_path / "b" / "out"
+    render_to(_northsouth(tmp_path / "a", 36), small)
+    render_to(_northsouth(tmp_path / "b", 72), big)
+    rows = list(csv.DictReader((small / "northsouth" / "addresses.csv").open()))
+    grown = {(r["device"], r["interface"]): r["address"]
+             for r in csv.DictReader((big / "northsouth" / "addresses.csv").open())}
+    assert any(r["interface"] == "INBAND" for r in rows)
+    for r in rows:
+        assert grown[r["device"], r["interface"]] == r["address"], r
+    assert len(grown) > len(rows)
+    # refused, located: vrf_loopbacks on a compute fabric, aspath-ignore on EOS
+    inv = _inventory(tmp_path / "c", extra="      northsouth: {vrf_loopbacks: true}\n")
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "c" / "out")])
+    assert result.exit_code == 2 and "fabrics[0].ethernet.northsouth.vrf_loopbacks" in result.output
+    assert "role is compute" in result.output and "Traceback" not in result.output
+    inv = _inventory(tmp_path / "d", platform="eos", extra="      multipath_aspath_ignore: true\n"
+                     "      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}\n")
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "d" / "out")])
+    assert result.exit_code == 2 and "fabrics[0].ethernet.multipath_aspath_ignore" in result.output, result.output
+    assert f"{inv}:" in result.output and not (tmp_path / "d" / "out").exists()
