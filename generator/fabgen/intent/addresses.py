@@ -96,7 +96,7 @@ def overlay_rows(ctx: Context) -> list[list[Any]]:
     assert o is not None
     spec = options(ctx).overlay
     svi = SVI[f.spec.platform].format(vlan=spec.vlan)
-    rows = [["gpu-gateway", "anycast", "", svi, f"{o.gateway}/{o.prefix}", "", ""],
+    rows: list[list[Any]] = [["gpu-gateway", "anycast", "", svi, f"{o.gateway}/{o.prefix}", "", ""],
             *([s.name, "leaf", alloc.asns[s.name], svi, f"{o.leaves[s.name]}/{o.prefix}", "", ""]
               for s in f.by_role("leaf"))]
     if f.spec.platform == "nvue":  # the GPU VRF's loopback on each leaf: on the VRF's own device
