@@ -242,6 +242,14 @@ def test_overlay_without_evpn_and_evpn_off_the_gpu_fabric_are_refused(tmp_path: 
     inv.write_text(inv.read_text().replace("192.168.0.0/19", "192.168.0.0/26"))
     result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "c" / "out")])
     assert result.exit_code == 2 and "pools.hosts" in result.output and "Traceback" not in result.output
+    # a loopbacks pool whose plane part holds the switches but not the leaves' VRF GPU loopbacks too
+    # (a /29 a plane: 6 switches fit, 6 + 4 VRF loopbacks with the network and broadcast do not)
+    inv = _inventory(tmp_path / "e")
+    inv.write_text(inv.read_text().replace("{hosts: 192.168.0.0/19}",
+                                           "{hosts: 192.168.0.0/19, loopbacks: 10.255.0.0/28}"))
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "e" / "out")])
+    assert result.exit_code == 2 and "pools.loopbacks" in result.output, result.output
+    assert "4 VRF loopbacks" in result.output and "Traceback" not in result.output
 
 
 def test_emulate_reads_the_overlay_and_refuses_what_it_does_not_do_before_any_namespace(tmp_path: Path) -> None:
