@@ -20,6 +20,7 @@ import gzip
 import io
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -100,7 +101,10 @@ mkdir -p /run/netns /run/lab
 for m in {modules}; do modprobe $m; done
 ip link set lo up
 cd {cwd}
+# the fabgen the test imports (a worktree's, put first on PYTHONPATH), not the one installed in the venv
+export PYTHONPATH={pythonpath}
 echo "guest up after $(cut -d' ' -f1 /proc/uptime) s"
+echo "guest fabgen: $({python} -c 'import fabgen; print(fabgen.__file__)')"
 emulate() {{
     # fabgen's stages and any message on the console as they happen, through a pipe (on the console
     # itself, a terminal, they would be an animation); its own bound, below the VM's
@@ -138,8 +142,12 @@ def emulate(renders: list[Path | tuple[Path, list[str]]], work: Path, timeout: f
     path, version = kernel()  # type: ignore[misc]
     work.mkdir(parents=True, exist_ok=True)
     guest = work / "guest.sh"
+    import fabgen
+
+    package = Path(fabgen.__file__).resolve()
     guest.write_text(GUEST.format(modules=" ".join(LAB_MODULES), cwd=os.getcwd(), python=sys.executable,
-                                  begin=BEGIN, end=END, bound=GUEST_BOUND))
+                                  begin=BEGIN, end=END, bound=GUEST_BOUND,
+                                  pythonpath=shlex.quote(str(package.parents[1]))))
     guest.chmod(0o755)
     # the kernel hands init's arguments after "--" on its command line to init; switch_root passes them on
     files = {"init": (INIT.format(modules=" ".join(BOOT_MODULES), guest=guest).encode(), 0o755),
@@ -169,6 +177,8 @@ def emulate(renders: list[Path | tuple[Path, list[str]]], work: Path, timeout: f
             raise RuntimeError(f"the VM did not end within {timeout or VM_BOUND * len(renders):g} s; its console:\n"
                                f"{log.read_text(errors='replace')[-6000:]}") from None
     console = log.read_text(errors="replace")
+    if f"guest fabgen: {package}" not in console:  # else the verdicts are another checkout's
+        raise RuntimeError(f"the VM's fabgen is not this test's ({package}):\n{console[-6000:]}")
     verdicts = []
     for k in range(len(renders)):
         head, tail = f"{BEGIN} {k} ", f"{END} {k}"

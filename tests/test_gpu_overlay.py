@@ -89,6 +89,7 @@ def test_leaves_and_spines_are_nvidias_overlay_and_the_object_model_takes_them(r
     new = release >= "5.15"
     on = {"state": "enabled"} if new else {"enable": "on"}
     out = _render(tmp_path, release=release)
+    vrf_loopbacks: dict[str, str] = {}
     for plane, subnet in ((1, "192.168.0.0/20"), (2, "192.168.16.0/20")):  # NVIDIA's two /20s
         trees = _trees(out, plane)
         leaves = {n: d for n, d in trees.items() if "leaf" in n}
@@ -123,20 +124,40 @@ def test_leaves_and_spines_are_nvidias_overlay_and_the_object_model_takes_them(r
             assert overlay["multihop-ttl"] == 2 and overlay["update-source"] == "lo"
             assert overlay["address-family"] == {"ipv4-unicast": {"state": "disabled"} if new else {"enable": "off"},
                                                  "l2vpn-evpn": on}
-            assert "address-family" not in bgp["peer-group"]["SPINES"]  # the underlay carries IPv4 alone
+            # the underlay carries IPv4 alone, sent with NVIDIA's weighted-ECMP route-map (gl-plane1-01 at 2b4e3e2)
+            assert bgp["peer-group"]["SPINES"]["address-family"] == {
+                "ipv4-unicast": {"policy": {"outbound": {"route-map": "WEIGHTED_ECMP"}}}}
+            assert tree["router"]["policy"] == {"route-map": {"WEIGHTED_ECMP": {"rule": {"10": {
+                "action": {"permit": {}}, "set": {"ext-community-bw": "multipaths"}}}}}}
+            assert bgp["path-selection"] == {"multipath": {"aspath-ignore": "enabled" if new else "on"}}
             numbered = {ip for ip, n in bgp["neighbor"].items() if n["peer-group"] == "OVERLAY"}
             assert numbered == {loopback[s] for s in spines}
+            # VRF GPU: a loopback of its own, the switch's router-id, EVPN (gl-plane1-01 at 2b4e3e2)
+            gpu_vrf = tree["vrf"]["GPU"]
+            (vrf_lo,) = gpu_vrf["loopback"]["ip"]["address"]
+            vrf_loopbacks[name] = vrf_lo
+            assert vrf_lo.endswith("/32") and vrf_lo[:-3] not in loopback.values()
+            assert gpu_vrf["router"]["bgp"]["router-id"] == loopback[name]
+            assert gpu_vrf["router"]["bgp"]["address-family"]["l2vpn-evpn"] == on
         for name, (_, body) in spines.items():
             tree = body["set"]
             assert nvue_model.problems(release, tree) == [], name
             assert "nve" not in tree and "GPU" not in tree["vrf"]  # a relay, no VTEP
+            assert "policy" not in tree["router"]  # NVIDIA's spines send no WEIGHTED_ECMP (gs-plane1-01 at 2f46cb2)
+            assert tree["vrf"]["default"]["router"]["bgp"]["path-selection"] == {
+                "multipath": {"aspath-ignore": "enabled" if new else "on"}}
             bgp = tree["vrf"]["default"]["router"]["bgp"]
             numbered = {ip for ip, n in bgp["neighbor"].items() if n["peer-group"] == "OVERLAY"}
             assert numbered == {loopback[n] for n in leaves}
+    assert len(set(vrf_loopbacks.values())) == 8  # one a leaf, across both planes
     # the object model refuses a DSCP action VXLAN does not have
     tree = _trees(out)["gpu-plane1-su01-leaf1"][1]["set"]
     tree["nve"]["vxlan"]["decapsulation"]["dscp"]["action"] = "keep"
     assert any("action" in p for p in nvue_model.problems(release, tree))
+    # ... and a route-map rule that sets a link bandwidth NVUE does not have
+    tree = _trees(out)["gpu-plane1-su01-leaf1"][1]["set"]
+    tree["router"]["policy"]["route-map"]["WEIGHTED_ECMP"]["rule"]["10"]["set"]["ext-community-bw"] = "fastest"
+    assert nvue_model.problems(release, tree) != []
 
 
 def test_nics_leaves_and_gateway_have_one_address_each_and_growth_only_adds(tmp_path: Path) -> None:
@@ -221,6 +242,14 @@ def test_overlay_without_evpn_and_evpn_off_the_gpu_fabric_are_refused(tmp_path: 
     inv.write_text(inv.read_text().replace("192.168.0.0/19", "192.168.0.0/26"))
     result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "c" / "out")])
     assert result.exit_code == 2 and "pools.hosts" in result.output and "Traceback" not in result.output
+    # a loopbacks pool whose plane part holds the switches but not the leaves' VRF GPU loopbacks too
+    # (a /29 a plane: 6 switches fit, 6 + 4 VRF loopbacks with the network and broadcast do not)
+    inv = _inventory(tmp_path / "e")
+    inv.write_text(inv.read_text().replace("{hosts: 192.168.0.0/19}",
+                                           "{hosts: 192.168.0.0/19, loopbacks: 10.255.0.0/28}"))
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "e" / "out")])
+    assert result.exit_code == 2 and "pools.loopbacks" in result.output, result.output
+    assert "4 VRF loopbacks" in result.output and "Traceback" not in result.output
 
 
 def test_emulate_reads_the_overlay_and_refuses_what_it_does_not_do_before_any_namespace(tmp_path: Path) -> None:
@@ -269,3 +298,120 @@ def test_the_lab_leaves_the_overlay_out_and_says_so(tmp_path: Path) -> None:
     with pytest.raises(BadInput) as err:
         lab(out)
     assert "fabric gpu left out: the GPU EVPN overlay (host_addressing evpn) is not in the lab yet" in str(err.value)
+
+
+VTYSH = shutil.which("vtysh") or ("/usr/bin/vtysh" if os.path.exists("/usr/bin/vtysh") else None)
+
+
+@pytest.mark.skipif(VTYSH is None and not IN_CI, reason="needs FRR's vtysh (`make test` installs FRR)")
+def test_emulate_writes_nvidias_bgp_lines_for_frr_and_frr_takes_them(tmp_path: Path) -> None:
+    """The overlay's emulation reads NVIDIA's BGP details from the rendered NVUE files (never fabgen's
+    internals) and writes them as FRR's: the weighted-ECMP route-map (`set extcommunity bandwidth
+    num-multipaths`, sent out on the leaf's underlay group), `bgp bestpath as-path multipath-relax`,
+    VRF GPU's router-id, and the VRF's loopback on its device. FRR's own parser (`vtysh --dryrun`)
+    takes each switch's frr.conf and refuses one whose route-map sets a bandwidth FRR does not have."""
+    from fabgen.emulate import evpn
+    from fabgen.emulate.inputs import table
+    from fabgen.emulate.overlay import read
+    from fabgen.emulate.read import overlay_of
+    from fabgen.rendered.read import read_render
+
+    assert VTYSH is not None
+    out = _render(tmp_path)
+    files = read_render(out)
+    ((name, planes),) = overlay_of(files, None)
+    plan = read(files, name, planes, table)
+    leaf, spine = plan.switches["gpu-plane1-su01-leaf1"], plan.switches["gpu-plane1-spine01"]
+    vrf_lo = {r["device"]: r["address"] for r in _addresses(out) if r["interface"] == "GPU"}
+    assert leaf.vrf_loopbacks == {"GPU": vrf_lo["gpu-plane1-su01-leaf1"]}
+    assert leaf.vrf_router_ids == {"GPU": leaf.router_id} and leaf.vrf_evpn == {"GPU"}
+    assert f"addr add {vrf_lo['gpu-plane1-su01-leaf1']} dev GPU" in evpn.leaf_commands(leaf)[0]
+    conf = evpn.frr_conf(leaf)
+    for line in ("route-map WEIGHTED_ECMP permit 10\n set extcommunity bandwidth num-multipaths\n",
+                 " bgp bestpath as-path multipath-relax\n", "  neighbor SPINES route-map WEIGHTED_ECMP out\n",
+                 f"router bgp {leaf.asn} vrf GPU\n bgp router-id {leaf.router_id}\n"):
+        assert line in conf, line
+    spine_conf = evpn.frr_conf(spine)
+    assert "multipath-relax" in spine_conf and "route-map" not in spine_conf  # NVIDIA's spines send none
+    for k, text in enumerate((conf, spine_conf, conf.replace("num-multipaths", "fastest"))):
+        path = tmp_path / f"frr{k}.conf"
+        path.write_text(text)
+        run = subprocess.run([VTYSH, "--dryrun", "-f", str(path)], capture_output=True, text=True, timeout=60)
+        assert (run.returncode == 0) == (k < 2), (k, run.stdout[-500:], run.stderr[-500:])
+
+
+def _northsouth(tmp: Path, count: int, release: str = "5.16", extra: str = "") -> Path:
+    """inventories/gb300-northsouth.yaml with NVIDIA's VRF loopbacks and aspath-ignore on its
+    north-south fabric, `count` trays, on `release`."""
+    inventories = Path(__file__).resolve().parents[1] / "inventories"
+    text = (inventories / "gb300-northsouth.yaml").read_text()
+    key = "      asn: {leaf: 4200020000, spine: 4200002000, core: 4200001000}\n"
+    assert key in text and "count: 72 " in text
+    text = text.replace(key, key + "      northsouth: {vrf_loopbacks: true}\n      multipath_aspath_ignore: true\n"
+                        + extra).replace("count: 72 ", f"count: {count} ")
+    text = text.replace("    switch_model: sn5600\n    node_groups: [gb, store]\n",
+                        f'    switch_model: sn5600\n    platform_version: "{release}"\n    node_groups: [gb, store]\n')
+    tmp.mkdir(parents=True, exist_ok=True)
+    shutil.copy(inventories / "gb300-cluster-rdma-links.txt", tmp)
+    (tmp / "inventory.yaml").write_text(text)
+    return tmp / "inventory.yaml"
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_northsouth_tenant_vrfs_take_nvidias_loopbacks_and_the_object_model_takes_them(release: str,
+                                                                                      tmp_path: Path) -> None:
+    """northsouth.vrf_loopbacks: each leaf gives STORAGE and INBAND a /32 of their own from the
+    loopbacks pool, as their router-id, with l2vpn-evpn in the VRF (NVIDIA's csl-01 at 993eed6,
+    core-01 at 2f46cb2), and multipath aspath-ignore; NVIDIA's object model takes every switch."""
+    new = release >= "5.15"
+    on = {"state": "enabled"} if new else {"enable": "on"}
+    out = tmp_path / "out"
+    render_to(_northsouth(tmp_path, 36, release), out)
+    rows = list(csv.DictReader((out / "northsouth" / "addresses.csv").open()))
+    vrf_lo = {(r["device"], r["interface"]): r["address"] for r in rows if r["interface"] in ("STORAGE", "INBAND")}
+    leaves = sorted((out / "northsouth" / "switches").glob("*leaf*.nvue.yaml"))
+    assert leaves and len(vrf_lo) == 2 * len(leaves) == len(set(vrf_lo.values()))
+    for path in sorted((out / "northsouth" / "switches").glob("*.nvue.yaml")):
+        header, body = yaml.safe_load(path.read_text())
+        tree, name = body["set"], path.name[:-len(".nvue.yaml")]
+        assert nvue_model.problems(release, tree) == [], name
+        assert tree["vrf"]["default"]["router"]["bgp"]["path-selection"] == {
+            "multipath": {"aspath-ignore": "enabled" if new else "on"}}
+        if "leaf" not in name:
+            continue
+        for vrf in ("STORAGE", "INBAND"):
+            v = tree["vrf"][vrf]
+            (lo,) = v["loopback"]["ip"]["address"]
+            assert lo == vrf_lo[name, vrf] and v["router"]["bgp"]["router-id"] == lo[:-3]
+            assert v["router"]["bgp"]["address-family"]["l2vpn-evpn"] == on
+        assert "policy" not in tree["router"]  # the weighted-ECMP route-map is the GPU overlay's
+    # the object model refuses a VRF loopback under the interfaces' `ipv4` (a VRF's takes `ip` on every release)
+    tree = yaml.safe_load(leaves[0].read_text())[1]["set"]
+    tree["vrf"]["STORAGE"]["loopback"] = {"ipv4": tree["vrf"]["STORAGE"]["loopback"]["ip"]}
+    assert any("loopback.ipv4" in p for p in nvue_model.problems(release, tree))
+
+
+def test_northsouth_vrf_loopbacks_grow_by_addition_and_bad_keys_are_refused(tmp_path: Path) -> None:
+    """Two racks, then four (more leaf pairs): every address of the smaller render's addresses.csv,
+    the VRF loopbacks included, is in the larger one where it was. The keys are refused, located,
+    where fabgen does not write them."""
+    small, big = tmp_path / "a" / "out", tmp_path / "b" / "out"
+    render_to(_northsouth(tmp_path / "a", 36), small)
+    render_to(_northsouth(tmp_path / "b", 72), big)
+    rows = list(csv.DictReader((small / "northsouth" / "addresses.csv").open()))
+    grown = {(r["device"], r["interface"]): r["address"]
+             for r in csv.DictReader((big / "northsouth" / "addresses.csv").open())}
+    assert any(r["interface"] == "INBAND" for r in rows)
+    for r in rows:
+        assert grown[r["device"], r["interface"]] == r["address"], r
+    assert len(grown) > len(rows)
+    # refused, located: vrf_loopbacks on a compute fabric, aspath-ignore on EOS
+    inv = _inventory(tmp_path / "c", extra="      northsouth: {vrf_loopbacks: true}\n")
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "c" / "out")])
+    assert result.exit_code == 2 and "fabrics[0].ethernet.northsouth.vrf_loopbacks" in result.output
+    assert "role is compute" in result.output and "Traceback" not in result.output
+    inv = _inventory(tmp_path / "d", platform="eos", extra="      multipath_aspath_ignore: true\n"
+                     "      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}\n")
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(tmp_path / "d" / "out")])
+    assert result.exit_code == 2 and "fabrics[0].ethernet.multipath_aspath_ignore" in result.output, result.output
+    assert f"{inv}:" in result.output and not (tmp_path / "d" / "out").exists()

@@ -38,7 +38,8 @@ def fabgen(*args: object, timeout: int = TIMEOUT) -> subprocess.CompletedProcess
 def renders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("hostile-emulate")
     out = {}
-    for case in ("roce-2node", "spectrumx-1su", "b300-cluster", "gb300-northsouth", "fattree-2to1", "superpod-cluster"):
+    for case in ("roce-2node", "spectrumx-1su", "b300-cluster", "gb300-northsouth", "fattree-2to1", "superpod-cluster",
+                 "era-2-4-5-800"):
         out[case] = root / case
         render_to(INVENTORIES / f"{case}.yaml", out[case])
     return out
@@ -83,6 +84,7 @@ def refused(res: subprocess.CompletedProcess, *words: str) -> None:
 
 
 NETPLAN = "hosts/gpu01/netplan.yaml"
+GPU_LEAF = "gpu-plane1/switches/gpu-plane1-su01-leaf1.nvue.yaml"
 LEAF_NVUE = "inband/switches/inband-su01-leaf1.nvue.yaml"
 EOS_LEAF = "roce/switches/roce-leaf01.cfg"
 SX_LEAF = "sx/switches/sx-su01-leaf1.nvue.yaml"
@@ -186,6 +188,29 @@ CASES = {
     "EVPN cable to a device of no plan": (
         "gb300-northsouth", "northsouth/cabling.csv",
         lambda t: t + "ghost,swp1,northsouth-spine01,swp99,400G,mmf,leaf-spine\n", ["northsouth/cabling.csv", "ghost"]),
+    "GPU overlay VRF loopback as a command": (
+        "era-2-4-5-800", GPU_LEAF,
+        lambda t: t.replace("10.255.127.254/32: {}", f"'10.1.1.1/32 dev lo; {INJECT}': {{}}"),
+        [GPU_LEAF, "VRF GPU's loopback"]),
+    "GPU overlay VRF loopback not a /32": (
+        "era-2-4-5-800", GPU_LEAF, lambda t: t.replace("10.255.127.254/32: {}", "10.255.127.0/24: {}"),
+        [GPU_LEAF, "no /32"]),
+    "GPU overlay VRF router-id as a command": (
+        "era-2-4-5-800", GPU_LEAF, lambda t: t.replace('            router-id: "10.255.0.1"',
+                                                       "            router-id: '1.1.1.1\\n exit'"),
+        [GPU_LEAF, "VRF GPU's router-id"]),
+    "GPU overlay route-map setting another bandwidth": (
+        "era-2-4-5-800", GPU_LEAF, lambda t: t.replace("ext-community-bw: multipaths", "ext-community-bw: '100'"),
+        [GPU_LEAF, "route-map WEIGHTED_ECMP", "ext-community-bw multipaths"]),
+    "GPU overlay route-map name as a command": (
+        "era-2-4-5-800", GPU_LEAF, lambda t: t.replace("WEIGHTED_ECMP:", f'"W permit 10\\n {INJECT}":', 1),
+        [GPU_LEAF, "not a name fabgen writes"]),
+    "GPU overlay peer group sending an undefined route-map": (
+        "era-2-4-5-800", GPU_LEAF, lambda t: t.replace("route-map: WEIGHTED_ECMP", "route-map: OTHER"),
+        [GPU_LEAF, "OTHER, which is not defined"]),
+    "GPU overlay aspath-ignore as a command": (
+        "era-2-4-5-800", GPU_LEAF, lambda t: t.replace("aspath-ignore: enabled", f"aspath-ignore: '{INJECT}'"),
+        [GPU_LEAF, "multipath aspath-ignore"]),
     "SONiC ASN infinite": (
         "fattree-2to1", "fabric/switches/fabric-leaf001/config_db.json",
         lambda t: t.replace('"local_asn": "4200010000"', '"local_asn": Infinity'),
@@ -314,15 +339,18 @@ def test_verify_refuses_an_edited_plan_unless_trusted(renders: dict[str, Path], 
 
 def test_every_golden_emulated_fabric_passes_the_boundary(renders: dict[str, Path]) -> None:
     """What fabgen writes is what the boundary admits: every bundled shape read whole (switches of
-    every platform, netplans, frr.conf, the EVPN fabric) with no refusal."""
+    every platform, netplans, frr.conf, the EVPN fabrics, the GPU overlay with NVIDIA's route-map,
+    aspath-ignore and VRF loopbacks) with no refusal."""
     from fabgen.emulate import read, run
     from fabgen.rendered import read as rendered
 
     for case, out in renders.items():
         files = rendered.read_render(out)
-        fabs = [read.read_fabric(files, f) for f in read.fabrics_of(files, None)]
+        fabs = [read.read_fabric(files, f) for f in read.fabrics_of(files, None, overlay=True)]
         plans = run._evpn_plans(files, read.northsouth_of(files, None))
-        assert fabs or plans, case
+        overlays = run._overlay_plans(files, read.overlay_of(files, None), max_routers=100)
+        assert all(p.switches and p.hosts for p in overlays), case
+        assert fabs or plans or overlays, case
         assert all(f.routers and f.hosts for f in fabs), case
 
 

@@ -12,7 +12,9 @@ Ethernet (netaddr over the inventory's pools):
   plane's identifiers depend on the pool, the plane count and the device's place only, never on
   how many nodes or switches the other planes have; plane 1 is numbered as a one-plane fabric.
 * loopbacks: one /32 per switch, in planned switch order (leaves, spines, cores), from the
-  part's first address after its network address;
+  part's first address after its network address; the leaves' VRF loopbacks (the GPU VRF's with
+  host_addressing evpn, the north-south tenants' with northsouth.vrf_loopbacks) from the part's
+  last address before the broadcast down, leaf by leaf (`vrf_loopbacks`);
 * switch-to-switch links: one /31 each in planned link order (each leaf's uplinks, then each
   spine's); the upper-tier end takes the even address, the lower-tier end the odd one (the
   usual leaf-spine convention);
@@ -59,7 +61,7 @@ from dataclasses import dataclass, field, replace
 
 from netaddr import IPNetwork
 
-from fabgen.inventory.ethernet import asn_stride, leaf_subnet_prefix, plane_slice
+from fabgen.inventory.ethernet import asn_stride, host_places, leaf_subnet_prefix, plane_slice, vrf_loopbacks_per_leaf
 from fabgen.spec.model import Fabric
 from fabgen.spec.schema import EthernetOptions
 
@@ -93,6 +95,7 @@ class Overlay:
     prefix: int
     gateway: str
     leaves: dict[str, str]  # leaf -> its own SVI address
+    loopbacks: dict[str, str] = field(default_factory=dict)  # leaf -> the GPU VRF's loopback (`vrf_loopbacks`)
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,11 @@ class Tenants:
     leaves: dict[str, tuple[str, str]]  # leaf -> its SVI addresses
     nodes: dict[str, tuple[str, str]]  # node -> its bond's addresses
     segments: dict[str, int]  # node -> Ethernet segment local id (its place + 1), the same on both leaves
+    # leaf -> its storage and in-band VRFs' loopbacks (northsouth.vrf_loopbacks)
+    loopbacks: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
+def allocate_tenants(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...]] | None = None) -> Tenants:
     net = IPNetwork(pool)
     prefix = net.prefixlen + 1
     half = 1 << (32 - prefix)
@@ -131,16 +136,34 @@ def allocate_tenants(fabric: Fabric, pool: str) -> Tenants:
         nodes[h.name] = pair(2 + place)
         segments[h.name] = place + 1
     subnets = (f"{dotted_quad(bases[0])}/{prefix}", f"{dotted_quad(bases[1])}/{prefix}")
-    return Tenants(prefix, subnets, pair(1), leaves, nodes, segments)
+    loopbacks = {name: (ips[0], ips[1]) for name, ips in (vrf_lo or {}).items()}
+    return Tenants(prefix, subnets, pair(1), leaves, nodes, segments, loopbacks)
 
 
-def allocate_overlay(fabric: Fabric, pool: str) -> Overlay:
+def vrf_loopbacks(fabric: Fabric, pool: str, per_leaf: int, below: int) -> dict[str, tuple[str, ...]]:
+    """Each leaf's VRF loopbacks (`per_leaf` VRFs: the GPU VRF, or the north-south tenants' storage
+    and in-band), /32s of the plane's part of the loopbacks pool from its top down, below the
+    `below` addresses the nodes' service addresses take there (host_routing bgp): leaf i's k-th
+    is the part's last address - 1 - below - ((i - 1) x per_leaf + k). The switches' loopbacks
+    count up from the bottom, so a leaf's place in the plan alone gives each, and growth (more
+    leaves, more switches) only adds (NVIDIA's generator takes them from its loopback range too:
+    gl-plane1-01-config.sh at 2b4e3e2, `vrf GPU loopback ip address 10.1.1.11/32`)."""
+    if not per_leaf:
+        return {}
+    _, last = plane_part(pool, fabric)
+    top = last - 1 - below
+    return {s.name: tuple(dotted_quad(top - ((s.index - 1) * per_leaf + k)) for k in range(per_leaf))
+            for s in fabric.by_role("leaf")}
+
+
+def allocate_overlay(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...]] | None = None) -> Overlay:
     """host_addressing evpn: the plane's part of the hosts pool as its GPU subnet, the anycast gateway
     its first address, each leaf's own SVI address from the top down (`Overlay`)."""
     first, last = plane_part(pool, fabric)  # last: the broadcast
     prefix = plane_prefix(pool, fabric)
     return Overlay(f"{dotted_quad(first)}/{prefix}", prefix, dotted_quad(first + 1),
-                   {s.name: dotted_quad(last - s.index) for s in fabric.by_role("leaf")})
+                   {s.name: dotted_quad(last - s.index) for s in fabric.by_role("leaf")},
+                   {name: ips[0] for name, ips in (vrf_lo or {}).items()})
 
 
 def dotted_quad(value: int) -> str:
@@ -187,6 +210,13 @@ def plane_cidr(pool: str, fabric: Fabric) -> str:
     return f"{dotted_quad(first)}/{33 - (last - first + 1).bit_length()}"
 
 
+def _vrf_loopbacks(fabric: Fabric, eth: EthernetOptions) -> dict[str, tuple[str, ...]]:
+    """The fabric's leaves' VRF loopbacks (`vrf_loopbacks`), below the nodes' service addresses."""
+    nodes = host_places(eth, fabric.plan)
+    per_leaf = vrf_loopbacks_per_leaf(eth, fabric.spec.role, fabric.spec.platform)
+    return vrf_loopbacks(fabric, eth.pools.loopbacks, per_leaf, nodes + (1 if nodes else 0))
+
+
 def allocate_ethernet(fabric: Fabric) -> Allocation:
     eth = fabric.spec.ethernet or EthernetOptions()
     plan = fabric.plan
@@ -201,9 +231,10 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         size = 1 << (32 - prefix)
         base = {s.name: hosts + (s.index - 1) * size for s in fabric.by_role("leaf")}
         leaf_subnets = {name: f"{dotted_quad(b)}/{prefix}" for name, b in base.items()}
-    overlay = allocate_overlay(fabric, eth.pools.hosts) if eth.host_addressing == "evpn" else None
-    model, speed = fabric.switch_model, plan.speed
+    vrf_lo = _vrf_loopbacks(fabric, eth)
+    overlay = allocate_overlay(fabric, eth.pools.hosts, vrf_lo) if eth.host_addressing == "evpn" else None
     northsouth = fabric.spec.role == "northsouth"
+    model, speed = fabric.switch_model, plan.speed
     for idx, lk in enumerate(fabric.links):
         if northsouth and lk.tier == "node-leaf":
             continue  # bond members: the bond's addresses are the tenants'
@@ -233,7 +264,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
             node_loopbacks[h.name] = dotted_quad(lo_last - 1 - place)
             node_asns[h.name] = eth.asn.host + place
-    tenants = allocate_tenants(fabric, eth.pools.hosts) if northsouth else None
+    tenants = allocate_tenants(fabric, eth.pools.hosts, vrf_lo) if northsouth else None
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
                       node_loopbacks=node_loopbacks, node_asns=node_asns, tenants=tenants, overlay=overlay)
 

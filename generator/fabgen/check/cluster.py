@@ -134,25 +134,35 @@ def _claims(f: Any, ctx: Any) -> Iterable[_Claim]:
         yield ip, name, "management", ("management", "prefix")
     for name, ip in alloc.node_loopbacks.items():
         yield ip, name, "service address (lo)", (*pools, "loopbacks")
-    t = alloc.tenants
-    if t is not None:  # northsouth: the anycast gateways, each leaf's SVIs, each node's bond
-        roles = ("storage", "inband")
-        for r, ip in zip(roles, t.gateways):
-            yield ip, f"the {r} anycast gateway of {f.inventory_name}", "", (*pools, "hosts")
-        for owner, ips in (*t.leaves.items(), *t.nodes.items()):
-            for r, ip in zip(roles, ips):
-                yield ip, owner, f"{r} ({'SVI' if owner in t.leaves else 'bond'})", (*pools, "hosts")
+    if alloc.tenants is not None:
+        yield from _tenant_claims(f, alloc.tenants, pools)
     o = alloc.overlay
     if o is not None:  # the GPU overlay: the plane's anycast gateway, each leaf's own SVI address
         yield o.gateway, f"the GPU anycast gateway of {f.inventory_name}", "", (*pools, "hosts")
         for owner, ip in o.leaves.items():
             yield ip, owner, "GPU (SVI)", (*pools, "hosts")
+        for owner, ip in o.loopbacks.items():
+            yield ip, owner, "GPU VRF loopback", (*pools, "loopbacks")
     m = f.spec.management
     if m is not None and f.plane == 0:
         from fabgen.addressing import dotted_quad
         from fabgen.inventory.management import gateway_of
 
         yield dotted_quad(gateway_of(m)), f"the management gateway of {f.inventory_name}", "", ("management", "gateway")
+
+
+def _tenant_claims(f: Any, t: Any, pools: tuple[str, ...]) -> Iterable[_Claim]:
+    """northsouth: the anycast gateways, each leaf's SVIs, each node's bond, each leaf's VRF
+    loopbacks (northsouth.vrf_loopbacks)."""
+    roles = ("storage", "inband")
+    for r, ip in zip(roles, t.gateways):
+        yield ip, f"the {r} anycast gateway of {f.inventory_name}", "", (*pools, "hosts")
+    for owner, ips in (*t.leaves.items(), *t.nodes.items()):
+        for r, ip in zip(roles, ips):
+            yield ip, owner, f"{r} ({'SVI' if owner in t.leaves else 'bond'})", (*pools, "hosts")
+    for owner, ips in t.loopbacks.items():
+        for r, ip in zip(roles, ips):
+            yield ip, owner, f"{r} VRF loopback", (*pools, "loopbacks")
 
 
 def _link_claims(f: Any, alloc: Any, pools: tuple[str, ...]) -> Iterable[_Claim]:

@@ -81,6 +81,13 @@ class Switch:
     multihop: dict[str, int] = field(default_factory=dict)  # peer group -> its multihop TTL
     source: dict[str, str] = field(default_factory=dict)  # peer group -> its update-source interface
     no_ipv4: set[str] = field(default_factory=set)  # peer groups with IPv4 unicast disabled (EVPN only)
+    # NVIDIA's BGP details (the GPU overlay; a northsouth fabric with northsouth.vrf_loopbacks):
+    aspath_relax: bool = False  # `multipath aspath-ignore`: FRR's `bgp bestpath as-path multipath-relax`
+    bandwidth_maps: dict[str, int] = field(default_factory=dict)  # route-map -> its rule (ext-community-bw multipaths)
+    route_map_out: dict[str, str] = field(default_factory=dict)  # peer group -> its IPv4 outbound route-map
+    vrf_loopbacks: dict[str, str] = field(default_factory=dict)  # VRF -> its loopback (CIDR), on the VRF's device
+    vrf_router_ids: dict[str, str] = field(default_factory=dict)  # VRF -> its BGP router-id
+    vrf_evpn: set[str] = field(default_factory=set)  # VRFs whose BGP has the l2vpn-evpn address family
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -109,12 +116,61 @@ def translate(name: str, text: str, where: str) -> Switch:
         for vrf, v in tree["vrf"].items():
             if vrf != "default" and "evpn" in v:
                 sw.l3vnis[str(vrf)] = int(next(iter(v["evpn"]["vni"])))
+                _tenant_vrf(sw, str(vrf), v)
+        _route_maps(sw, tree["router"].get("policy", {}), where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{where}: the EVPN translator cannot read {exc!r}") from None
     for vlan, t in sw.tenants.items():
         if sw.vtep and not (t.vni and t.vrf and t.gateway and t.vrf in sw.l3vnis):
             raise TranslateError(f"{where}: VLAN {vlan} lacks its VNI, SVI, anycast gateway or its VRF's VNI")
     return sw
+
+
+ON = ("on", "enabled")  # NVUE's word for on, before 5.15 and after
+BANDWIDTH_RULE = {"action": {"permit": {}}, "set": {"ext-community-bw": "multipaths"}}  # NVIDIA's WEIGHTED_ECMP rule
+
+
+def _tenant_vrf(sw: Switch, vrf: str, v: Any) -> None:
+    """A tenant VRF's loopback (one /32 on the VRF's device), its BGP router-id and whether its BGP
+    carries l2vpn-evpn, where the file gives them (checked by _checked_switch)."""
+    if "loopback" in v:
+        (address,) = v["loopback"]["ip"]["address"]
+        sw.vrf_loopbacks[vrf] = str(address)
+    bgp = v.get("router", {}).get("bgp", {})
+    if "router-id" in bgp:
+        sw.vrf_router_ids[vrf] = str(bgp["router-id"])
+    if "l2vpn-evpn" in bgp.get("address-family", {}):
+        sw.vrf_evpn.add(vrf)
+
+
+def _route_maps(sw: Switch, policy: Any, where: str) -> None:
+    """The route-maps a switch defines: only NVIDIA's weighted-ECMP one (a rule that permits and sets
+    the link bandwidth to the number of paths) is what fabgen writes; any other is refused, as is a
+    peer group sending one that is not defined."""
+    if set(policy) - {"route-map"}:
+        raise TranslateError(f"{where}: router policy {sorted(map(str, policy))}: only route-maps are emulated")
+    for name, m in policy.get("route-map", {}).items():
+        inputs.name(name, inputs.WORD, where, "route-map")
+        rules = m["rule"]
+        if set(m) != {"rule"} or len(rules) != 1 or next(iter(rules.values())) != BANDWIDTH_RULE:
+            raise TranslateError(f"{where}: route-map {name}: only one rule that permits and sets ext-community-bw "
+                                 "multipaths is emulated")
+        sw.bandwidth_maps[name] = inputs.integer(next(iter(rules)), 1, 65535, where, f"route-map {name}'s rule")
+    for group, name in sw.route_map_out.items():
+        inputs.name(group, inputs.WORD, where, "peer group")
+        if inputs.name(name, inputs.WORD, where, f"peer group {group}'s route-map") not in sw.bandwidth_maps:
+            raise TranslateError(f"{where}: peer group {group} sends route-map {name}, which is not defined")
+
+
+def _aspath_ignore(selection: Any, where: str) -> bool:
+    """NVIDIA's `path-selection multipath aspath-ignore`, the one path-selection fabgen writes."""
+    if selection is None:
+        return False
+    value = selection["multipath"]["aspath-ignore"]
+    if set(selection) != {"multipath"} or set(selection["multipath"]) != {"aspath-ignore"} or \
+            value not in (*ON, "off", "disabled"):
+        raise TranslateError(f"{where}: path-selection: only `multipath aspath-ignore` on or off is emulated")
+    return value in ON
 
 
 def _bgp(sw: Switch, tree: Any, where: str) -> None:
@@ -132,11 +188,17 @@ def _bgp(sw: Switch, tree: Any, where: str) -> None:
             sw.multihop[str(group)] = g["multihop-ttl"]  # held to a small number by _checked_switch
         if "update-source" in g:
             sw.source[str(group)] = g["update-source"]
+        policy = families.get("ipv4-unicast", {}).get("policy", {})
+        if set(policy) - {"outbound"} or set(policy.get("outbound", {})) - {"route-map"}:
+            raise TranslateError(f"{where}: peer group {group}'s IPv4 policy: only an outbound route-map is emulated")
+        if "outbound" in policy:
+            sw.route_map_out[str(group)] = str(policy["outbound"]["route-map"])
     for port, n in vbgp.get("neighbor", {}).items():
         if n.get("type") == "unnumbered":
             sw.unnumbered[port] = n["peer-group"]
         elif n.get("type") == "numbered":  # the overlay's sessions to other switches' loopbacks
             sw.numbered[port] = n["peer-group"]
+    sw.aspath_relax = _aspath_ignore(vbgp.get("path-selection"), where)
     af = vbgp["address-family"]["ipv4-unicast"]
     sw.networks = list(af.get("network", {}))
     sw.multipath = int(af.get("multipaths", {}).get("ebgp", 1))
@@ -182,10 +244,15 @@ def frr_conf(sw: Switch) -> str:
         out += [f"interface {bond}", f" evpn mh es-id {es_id}", f" evpn mh es-sys-mac {mac}", "exit", "!"]
     for port in sw.uplinks:
         out += [f"interface {port}", " evpn mh uplink", "exit", "!"]
+    for name, rule in sorted(sw.bandwidth_maps.items()):  # NVUE `set ext-community-bw multipaths`
+        out += [f"route-map {name} permit {rule}", " set extcommunity bandwidth num-multipaths", "exit", "!"]
     out += [f"router bgp {sw.asn}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy"]
+    if sw.aspath_relax:  # NVUE `path-selection multipath aspath-ignore`
+        out.append(" bgp bestpath as-path multipath-relax")
     out += _neighbor_lines(sw)
     out.append(" address-family ipv4 unicast")
     out += [f"  no neighbor {g} activate" for g in sorted(sw.no_ipv4)]
+    out += [f"  neighbor {g} route-map {name} out" for g, name in sorted(sw.route_map_out.items())]
     out += [f"  network {n}" for n in sw.networks]
     out += [f"  maximum-paths {sw.multipath}"]
     if "internal" in sw.remote.values():  # a collapsed pair's links: every path of the iBGP sessions too
@@ -195,8 +262,10 @@ def frr_conf(sw: Switch) -> str:
     if sw.vtep:
         out.append("  advertise-all-vni")
     out += [" exit-address-family", "exit", "!"]
-    for vrf in sorted(sw.l3vnis):
-        out += [f"router bgp {sw.asn} vrf {vrf}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy",
+    for vrf in sorted(sw.l3vnis):  # the VRF's own router-id where the file gives one (NVUE `vrf X router bgp
+        # router-id`); its l2vpn-evpn address family is FRR's `advertise ipv4 unicast` block either way
+        rid = sw.vrf_router_ids.get(vrf, sw.router_id)
+        out += [f"router bgp {sw.asn} vrf {vrf}", f" bgp router-id {rid}", " no bgp ebgp-requires-policy",
                 " address-family ipv4 unicast", "  redistribute connected", " exit-address-family",
                 " address-family l2vpn evpn", "  advertise ipv4 unicast", " exit-address-family", "exit", "!"]
     return "\n".join(out) + "\n"
@@ -280,6 +349,7 @@ def leaf_commands(sw: Switch, mtu: int = 9000) -> tuple[list[str], list[str]]:
         vid = L3VNI_VLAN + k
         vlans_of_vrf[vrf] = vid
         ip += [f"link add {vrf} type vrf table {table}", f"link set {vrf} up",
+               *([f"addr add {sw.vrf_loopbacks[vrf]} dev {vrf}"] if vrf in sw.vrf_loopbacks else []),
                f"link add vni{vni} type vxlan id {vni} local {vtep} dstport {sw.vxlan_port} nolearning",
                f"link set vni{vni} master br_default", f"link set vni{vni} up",
                f"link add link br_default name vlan{vid} type vlan id {vid}", f"link set vlan{vid} master {vrf}",
@@ -578,6 +648,7 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
     for vrf, vni in sw.l3vnis.items():
         i.name(vrf, i.IFNAME, where, "VRF")
         i.integer(vni, 1, 16777214, where, f"VRF {vrf}'s VNI")
+    _checked_vrfs(sw, where)
     for vlan, t in sw.tenants.items():
         i.integer(vlan, 1, L3VNI_VLAN - 1, where, "tenant VLAN")
         if sw.vtep:
@@ -587,6 +658,26 @@ def _checked_switch(sw: Switch, where: str) -> Switch:
             i.cidr(t.gateway, where, f"VLAN {vlan}'s anycast gateway")
             i.name(t.mac, i.MAC, where, f"VLAN {vlan}'s anycast MAC")
     return sw
+
+
+def _checked_vrfs(sw: Switch, where: str) -> None:
+    """The tenant VRFs' loopbacks (a /32 each, an `ip addr` line) and router-ids (an FRR line), and
+    the route-maps' names and rules, held to what fabgen writes."""
+    i = inputs
+    for vrf, cidr in sw.vrf_loopbacks.items():
+        i.cidr(cidr, where, f"VRF {vrf}'s loopback")
+        if not cidr.endswith("/32"):
+            raise inputs.InputError(f"{where}: VRF {vrf}'s loopback {cidr} is no /32, which fabgen writes")
+    for vrf, rid in sw.vrf_router_ids.items():
+        i.address(rid, where, f"VRF {vrf}'s router-id")
+    for vrf in {*sw.vrf_loopbacks, *sw.vrf_router_ids, *sw.vrf_evpn}:
+        if vrf not in sw.l3vnis:
+            raise inputs.InputError(f"{where}: VRF {i.name(vrf, i.IFNAME, where, 'VRF')} has no layer-3 VNI")
+    i.name_all(sw.bandwidth_maps, i.WORD, where, "route-map")
+    for group, name in sw.route_map_out.items():
+        i.name(name, i.WORD, where, f"peer group {group}'s route-map")
+        if group not in sw.groups:
+            raise inputs.InputError(f"{where}: peer group {group} is not configured")
 
 
 def _checked_overlay(sw: Switch, where: str) -> None:

@@ -354,16 +354,24 @@ def mac_problems(doc: Any, sw: evpn.Switch, want: dict[str, tuple[str, str]]) ->
     return out
 
 
-def prefix_problems(doc: Any, vrf: str, subnet: str, vteps: set[str]) -> list[str]:
+def prefix_problems(doc: Any, vrf: str, subnet: str, vteps: set[str],
+                    loopbacks: Mapping[str, str] | None = None) -> list[str]:
     """A leaf's VRF table in FRR's `show bgp vrf <vrf> ipv4 unicast json` ({"routes": {prefix: [path
     with "nexthops": [{"ip"}]]}}): the plane's subnet imported from every other leaf (`vteps`, their
-    VTEPs: EVPN type-5, the VRF's connected subnet each leaf exports)."""
-    routes = doc.get("routes") if isinstance(doc, dict) else None
-    paths = routes.get(subnet) if isinstance(routes, dict) else None
-    seen = {str(hop.get("ip")) for path in (paths if isinstance(paths, list) else []) if isinstance(path, dict)
-            for hop in (path.get("nexthops") or []) if isinstance(hop, dict)}
-    missing = sorted(vteps - seen)
-    return [f"VRF {vrf}: {subnet} has no EVPN type-5 route from {', '.join(missing)}"] if missing else []
+    VTEPs: EVPN type-5, the VRF's connected subnet each leaf exports), and each other leaf's VRF
+    loopback (`loopbacks`: its /32 -> its VTEP) from that leaf's VTEP."""
+
+    def hops(prefix: str) -> set[str]:
+        routes = doc.get("routes") if isinstance(doc, dict) else None
+        paths = routes.get(prefix) if isinstance(routes, dict) else None
+        return {str(hop.get("ip")) for path in (paths if isinstance(paths, list) else []) if isinstance(path, dict)
+                for hop in (path.get("nexthops") or []) if isinstance(hop, dict)}
+
+    missing = sorted(vteps - hops(subnet))
+    out = [f"VRF {vrf}: {subnet} has no EVPN type-5 route from {', '.join(missing)}"] if missing else []
+    out += [f"VRF {vrf}: the VRF loopback {lo} has no EVPN type-5 route from {vtep}"
+            for lo, vtep in sorted((loopbacks or {}).items()) if vtep not in hops(lo)]
+    return out
 
 
 def _pairs(plan: Plan, down: set[str]) -> dict[str, list[tuple[str, str]]]:
@@ -416,6 +424,11 @@ def check(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: s
         out += [Finding(name, "gateway", p) for p in evpn.gateway_problems(b.ns[name], gw, gateway_macs)]
     progress("EVPN type-2 routes of every kept port on every leaf")
     out += _type2_findings(la, b, plan, built, down)
+    progress("each leaf's VRF loopback from the plane's other leaves")
+    until = time.monotonic() + REACH_WAIT
+    for name, mine in loopback_pings(plan, built, down).items():
+        found = evpn.wait_for(partial(evpn.reach_problems, b.ns[name], mine), _left(until))
+        out += [Finding(name, "loopback", p) for p in found]
     progress("pings across rails over VXLAN")
     until = time.monotonic() + REACH_WAIT
     for name, mine in pairs.items():
@@ -440,17 +453,33 @@ def _type5_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch
         sw = built[name]
         t = sw.tenants[min(sw.tenants)]
         subnet = str(ipaddress.ip_interface(t.svi).network)
-        vteps = {built[o].vtep for o in up if o != name and plane_of[o] == plane_of[name]}
-        found = evpn.wait_for(partial(_prefix_once, la, b.dirs[name], t.vrf, subnet, vteps), _left(until))
+        others = [o for o in up if o != name and plane_of[o] == plane_of[name]]
+        vteps = {built[o].vtep for o in others}
+        loopbacks = {built[o].vrf_loopbacks[t.vrf]: built[o].vtep for o in others if t.vrf in built[o].vrf_loopbacks}
+        found = evpn.wait_for(partial(_prefix_once, la, b.dirs[name], t.vrf, subnet, vteps, loopbacks), _left(until))
         out += [Finding(name, "type5", p) for p in found]
     return out
 
 
-def _prefix_once(la: Any, d: Any, vrf: str, subnet: str, vteps: set[str]) -> list[str]:
+def _prefix_once(la: Any, d: Any, vrf: str, subnet: str, vteps: set[str], loopbacks: dict[str, str]) -> list[str]:
     """One reading of a leaf's VRF table against prefix_problems."""
     from fabgen.emulate.checks import _json
 
-    return prefix_problems(_json(la, d, f"show bgp vrf {vrf} ipv4 unicast json"), vrf, subnet, vteps)
+    return prefix_problems(_json(la, d, f"show bgp vrf {vrf} ipv4 unicast json"), vrf, subnet, vteps, loopbacks)
+
+
+def loopback_pings(plan: Plan, built: Mapping[str, evpn.Switch], down: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """Per up leaf with a VRF loopback, (its VRF, 'leaf:<address>') pings: every other up leaf's VRF
+    loopback on its plane, from the VRF (routed over the layer-3 VNI: EVPN type-5)."""
+    plane_of = {nic.leaf: nic.plane for nic in plan.nics}
+    up = sorted(n for n, sw in built.items() if sw.vtep and n in plane_of and n not in down)
+    out: dict[str, list[tuple[str, str]]] = {}
+    for name in up:
+        for vrf in sorted(built[name].vrf_loopbacks):
+            out.setdefault(name, []).extend(
+                (vrf, f"{o}:{built[o].vrf_loopbacks[vrf].split('/')[0]}") for o in up
+                if o != name and plane_of[o] == plane_of[name] and vrf in built[o].vrf_loopbacks)
+    return out
 
 
 def _type2_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: set[str]) -> list[Finding]:
@@ -513,6 +542,10 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
         notes.append(f"{plan.fabric}: VNIs, type-2 routes and reachability not checked: BGP sessions are down")
         return out, notes, len(built), len(plan.hosts), len(plan.cables)
     out += check(la, b, plan, built, set(), progress)
+    lo = sum(len(sw.vrf_loopbacks) for sw in built.values())
+    if lo:
+        notes.append(f"{plan.fabric}: {lo} VRF loopbacks, each in every other leaf's VRF by EVPN type-5 and reached "
+                     "from its VRF")
     down = leaves_to_fail(plan)
     if not out and down:
         progress(f"taking {', '.join(sorted(down))} down")

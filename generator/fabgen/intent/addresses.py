@@ -94,10 +94,15 @@ def overlay_rows(ctx: Context) -> list[list[Any]]:
     f, alloc = ctx.fabric, ctx.allocation
     o = alloc.overlay
     assert o is not None
-    svi = SVI[f.spec.platform].format(vlan=options(ctx).overlay.vlan)
-    return [["gpu-gateway", "anycast", "", svi, f"{o.gateway}/{o.prefix}", "", ""],
+    spec = options(ctx).overlay
+    svi = SVI[f.spec.platform].format(vlan=spec.vlan)
+    rows: list[list[Any]] = [["gpu-gateway", "anycast", "", svi, f"{o.gateway}/{o.prefix}", "", ""],
             *([s.name, "leaf", alloc.asns[s.name], svi, f"{o.leaves[s.name]}/{o.prefix}", "", ""]
               for s in f.by_role("leaf"))]
+    if f.spec.platform == "nvue":  # the GPU VRF's loopback on each leaf: on the VRF's own device
+        rows += [[s.name, "leaf", alloc.asns[s.name], spec.vrf, f"{o.loopbacks[s.name]}/32", "", ""]
+                 for s in f.by_role("leaf") if s.name in o.loopbacks]
+    return rows
 
 
 def tenant_rows(ctx: Context) -> list[list[Any]]:
@@ -118,6 +123,8 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
         if f.spec.platform == "nvue":
             rows += [[s.name, "leaf", alloc.asns[s.name], svi.format(vlan=ten["vlan"]), f"{ips[k]}/{t.prefix}",
                       "", ""] for s in f.by_role("leaf") for ips in [t.leaves[s.name]]]
+            rows += [[s.name, "leaf", alloc.asns[s.name], ten["vrf"], f"{t.loopbacks[s.name][k]}/32", "", ""]
+                     for s in f.by_role("leaf") if s.name in t.loopbacks]  # northsouth.vrf_loopbacks
     netdev = host_netdevs(f)
     members: dict[str, list[list[Any]]] = {}
     for lk in f.links:  # each bond member: no address of its own, its far end (what LLDP checks)

@@ -76,6 +76,11 @@ OVERLAY_GROUP = "OVERLAY"  # host_addressing evpn: the loopback-to-loopback EVPN
 # eBGP between loopbacks one link apart: two hops (NVIDIA's `multihop-ttl 2` in gl-plane1-01-config.sh)
 OVERLAY_MULTIHOP = 2
 MIN_ECMP = 64
+# host_addressing evpn: NVIDIA's leaves send their underlay routes with the link-bandwidth extended
+# community set to their number of paths, so the spines weigh ECMP by it (gl-plane1-01-config.sh at
+# 2b4e3e2 and 993eed6: `route-map WEIGHTED_ECMP rule 10 action permit`, `set ext-community-bw
+# multipaths`, on peer group internal_isl `address-family ipv4-unicast policy outbound`)
+WEIGHTED_ECMP = "WEIGHTED_ECMP"
 MIN_MAX_ROUTES = 12000
 
 
@@ -276,9 +281,18 @@ class SwitchIntents:
             mine: list[dict[str, Any]] = []  # a leaf's tenants, each with its own SVI address
             if overlay is not None and s.role == "leaf":  # north-south: both tenants, multihomed bonds
                 assert ns is not None  # the overlay is made from the tenants
-                mine = [{**t, "svi_ip": ns.leaves[s.name][k]} for k, t in enumerate(overlay)]
+                # northsouth.vrf_loopbacks: each VRF's loopback its router-id, as NVIDIA's csl-01 (993eed6:
+                # `vrf INBAND loopback ip address 172.16.1.167/32`, `vrf INBAND router bgp router-id 172.16.1.167`)
+                # and core-01 (2-8-9-400, 2f46cb2) write them
+                lo = ns.loopbacks.get(s.name)
+                mine = [{**t, "svi_ip": ns.leaves[s.name][k],
+                         **({"loopback": lo[k], "router_id": lo[k]} if lo else {})} for k, t in enumerate(overlay)]
             elif self.gpu is not None and self.gpu_tenant is not None and s.role == "leaf":  # the GPU overlay
-                mine = [{**self.gpu_tenant, "svi_ip": self.gpu.leaves[s.name]}]
+                # the GPU VRF's loopback; its router-id the switch's, as NVIDIA's gl-plane1-01 writes them (2b4e3e2:
+                # `vrf GPU loopback ip address 10.1.1.11/32`, `vrf GPU router bgp router-id 10.1.1.1`, lo's)
+                lo_gpu = self.gpu.loopbacks.get(s.name)
+                mine = [{**self.gpu_tenant, "svi_ip": self.gpu.leaves[s.name],
+                         **({"loopback": lo_gpu, "router_id": alloc.loopbacks[s.name]} if lo_gpu else {})}]
             evpn = {"vtep": alloc.loopbacks[s.name] if s.role == "leaf" else None, "gateway_mac": GATEWAY_MAC,
                     "udp_port": VXLAN_PORT, "relay": s.role != "leaf", "multihoming": overlay is not None,
                     # where EVPN runs: on the underlay's sessions, or on loopback-to-loopback ones (`overlay`)
@@ -291,6 +305,14 @@ class SwitchIntents:
                     "dscp": {"encapsulation": "copy", "decapsulation": "preserve"} if overlay is None else None,
                     "tenants": mine}
         groups = sorted({n["peer_group"] for n in neighbors})
+        # NVIDIA's GPU overlay on NVUE (AVD's l3ls-evpn, fabgen's EOS, writes neither): the leaves' underlay
+        # sessions send the weighted-ECMP route-map (WEIGHTED_ECMP); multipath aspath-ignore on every switch
+        # (gl- and gs-plane1-01 at 2b4e3e2 and 2f46cb2), unless ethernet.multipath_aspath_ignore says otherwise
+        nvue = f.spec.platform == "nvue"
+        weighted = self.gpu_tenant is not None and s.role == "leaf" and nvue
+        aspath_ignore = eth.multipath_aspath_ignore
+        if aspath_ignore is None:
+            aspath_ignore = eth.host_addressing == "evpn" and nvue
         return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
             **self.baseline(s.role),
@@ -302,5 +324,9 @@ class SwitchIntents:
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
                     "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
                     "bfd": switch_bfd(eth, s.role, groups, evpn is not None),
-                    "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit},
+                    "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit,
+                    # only where set, so that every other structured config (ansible/configs/) stays as it was
+                    **({"aspath_ignore": True} if aspath_ignore else {}),
+                    # peer group -> its outbound route-map (NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay)
+                    **({"route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP}} if weighted else {})},
         }

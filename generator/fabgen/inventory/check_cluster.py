@@ -26,7 +26,7 @@ def check_addressing(c: Checks) -> None:
                      "out-of-band network: its addresses come from management.prefix", key=True)
         elif f.kind not in ("infiniband", "ethernet"):
             check_ethernet(i, f.kind, f.ethernet or EthernetOptions(), c.plans.get(f.name), c.report, c.taken,
-                           c.warner(f.name), f.planes, f.role)
+                           c.warner(f.name), f.planes, f.role, f.platform)
     _check_host_routing(c)
     for i, f in enumerate(c.inv.fabrics):
         if f.name in c.plans and f.planned_nodes is None:

@@ -97,7 +97,19 @@ def plane_slice(size: int, planes: int) -> int:
     return size // planes
 
 
-def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, tuple[int, str]]:
+def vrf_loopbacks_per_leaf(eth: EthernetOptions, role: str, platform: str) -> int:
+    """VRF loopbacks each leaf takes from the loopbacks pool (addressing.py, from the top down): the
+    GPU VRF's with host_addressing evpn, each north-south tenant VRF's with northsouth.vrf_loopbacks;
+    on NVUE only (NVIDIA's generator writes them; AVD's l3ls-evpn, which fabgen's EOS follows, none)."""
+    if platform != "nvue":
+        return 0
+    if role == "northsouth":
+        return 2 if eth.northsouth.vrf_loopbacks else 0
+    return 1 if eth.host_addressing == "evpn" else 0
+
+
+def needs(eth: EthernetOptions, plan: Plan, role: str = "compute",
+          platform: str = "nvue") -> dict[str, tuple[int, str]]:
     """Addresses each pool (each plane's part of it, `plane_slice`) must hold, with what they are for."""
     switches = plan.leaves + plan.spines + plan.cores
     links = (plan.leaves * plan.up if plan.tiers >= 2 else plan.peer_links) + \
@@ -115,8 +127,10 @@ def needs(eth: EthernetOptions, plan: Plan, role: str = "compute") -> dict[str, 
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
         hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")
     nodes = host_places(eth, plan)
-    lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "")
-    return {"loopbacks": (switches + 1 + (nodes + 1 if nodes else 0), lo),
+    vrfs = plan.leaves * vrf_loopbacks_per_leaf(eth, role, platform)
+    lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "") + \
+        (f" and {vrfs} VRF loopbacks (one per leaf and VRF)" if vrfs else "")
+    return {"loopbacks": (switches + 1 + (nodes + 1 if nodes else 0) + (vrfs + 1 if vrfs else 0), lo),
             "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
             "hosts": hosts}
 
@@ -172,7 +186,8 @@ def _overlap(net: IPNetwork, taken: list[tuple[IPNetwork, str]]) -> tuple[IPNetw
 
 
 def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
-                   taken: list[tuple[IPNetwork, str]], warn: Report, planes: int = 1, role: str = "compute") -> None:
+                   taken: list[tuple[IPNetwork, str]], warn: Report, planes: int = 1, role: str = "compute",
+                   platform: str = "nvue") -> None:
     """Report pool and ASN problems of fabrics[i]; `taken` collects pools across fabrics."""
     path = ("fabrics", i, "ethernet")
     _check_kind_features(path, kind, eth, plan, report, warn)
@@ -180,7 +195,7 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
     _check_transport(path, eth, report, warn)
     if plan is None:
         return
-    for name, (count, what) in needs(eth, plan, role).items():
+    for name, (count, what) in needs(eth, plan, role, platform).items():
         net = nets.get(name)
         part = plane_slice(net.size, planes) if net is not None else 0
         if net is None or part >= count:

@@ -63,6 +63,7 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
                + (f"{f.platform} switches take none from fabgen (their buffers stay at the platform's profile)"
                   if f.platform != "nvue" else "lossy mode has no lossless pool") + "; leave it out")
     _check_bfd(path, f, report, warn)
+    _check_nvue_bgp(path, f, report)
     if f.platform == "nvue" and wd.enabled:
         if wd.detection_ms % wd.poll_interval_ms:
             report((*wpath, "detection_ms"), f"NVUE declares a queue stalled after a whole number of polling "
@@ -71,6 +72,22 @@ def check_platform(i: int, f: Fabric, report: Report, warn: Report) -> None:
         if "restoration_ms" in wd.model_fields_set:
             warn((*wpath, "restoration_ms"), "NVUE's PFC watchdog has no restoration timer: restoration_ms is not "
                  "rendered for this fabric")
+
+
+def _check_nvue_bgp(path: tuple, f: Fabric, report: Report) -> None:
+    """NVIDIA's BGP details that fabgen writes on NVUE only: `multipath aspath-ignore` (any NVUE
+    fabric) and the north-south tenant VRFs' loopbacks (a northsouth fabric on NVUE)."""
+    eth = f.ethernet
+    if eth is None:
+        return
+    if eth.multipath_aspath_ignore and f.platform != "nvue":
+        report((*path, "ethernet", "multipath_aspath_ignore"), "multipath_aspath_ignore is NVUE's `path-selection "
+               f"multipath aspath-ignore`; fabgen writes it on Cumulus Linux only, not on {f.platform}: leave it out")
+    if eth.northsouth.vrf_loopbacks and (f.platform != "nvue" or f.role != "northsouth"):
+        report((*path, "ethernet", "northsouth", "vrf_loopbacks"), "vrf_loopbacks gives the tenant VRFs of a "
+               "northsouth fabric on Cumulus Linux (NVUE) their loopbacks"
+               + (f"; this fabric's role is {f.role}" if f.role != "northsouth" else f"; not on {f.platform}")
+               + ": leave it out")
 
 
 def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:

@@ -259,6 +259,10 @@ class NorthSouth(Strict):
     inband: Tenant = Field(default_factory=lambda: Tenant(**TENANT_DEFAULTS["inband"]),
                            description="in-band's VLAN, VNI, VRF and layer-3 VNI (default 30, 10030, INBAND, 4030; "
                            "given, all four)")
+    vrf_loopbacks: bool = Field(
+        default=False, description="NVUE: each leaf gives each tenant VRF a loopback of its own (a /32 from the "
+        "loopbacks pool, from its top down), the VRF's BGP router-id, and the VRF's l2vpn-evpn address family, as "
+        "NVIDIA's generator writes its core pair (csl-01, core-01); default off")
 
 
 # BFD timers every platform fabgen writes accepts: NVUE 5.13/5.14 peer-group timers take
@@ -347,6 +351,10 @@ class EthernetOptions(Strict):
                                    "in-band VLANs, VNIs and VRFs (the hosts pool is cut in two: storage, in-band)")
     adaptive_routing: bool | None = Field(
         default=None, description="Spectrum-X only: adaptive routing on every switch-to-switch port (default on)")
+    multipath_aspath_ignore: bool | None = Field(
+        default=None, description="NVUE: BGP takes paths through different ASes as equal for ECMP (`path-selection "
+        "multipath aspath-ignore`, FRR's `bgp bestpath as-path multipath-relax`) on every switch; default on with "
+        "host_addressing evpn (NVIDIA's GPU overlay writes it), off elsewhere")
     bgp_password: Annotated[EnvRef | None, BeforeValidator(_no_literal_secret)] = Field(
         default=None, description="BGP session password, as {env: VARIABLE}; rendered as a reference that the "
         "deploy playbooks fill from that variable")

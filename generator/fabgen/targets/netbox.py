@@ -282,7 +282,8 @@ def _ip_plan(ctx: Context, addresses: bool) -> tuple[list[list[str]], list[list[
             if not peer and (dev, name) not in virtual:  # a loopback or an SVI
                 virtual[dev, name] = [dev, name, "virtual", "", "true", name_of]
         if addresses:
-            ips.append([addr, vrf, ADDRESS_STATUS, "loopback" if iface == loopback else "", dev, name,
+            lo = iface == loopback or (node is None and vrf == iface != "")  # a VRF's loopback: its own device
+            ips.append([addr, vrf, ADDRESS_STATUS, "loopback" if lo else "", dev, name,
                         f"{name_of} to {peer}:{peer_if}" if peer else name_of])
     return list(virtual.values()), ips
 
@@ -312,6 +313,8 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     overlay = tenants(ctx)
     svi = SVI[f.spec.platform]
     out = {("", svi.format(vlan=ten["vlan"])): ten["vrf"] for ten in overlay}
+    if ctx.allocation.tenants.loopbacks:  # each tenant VRF's loopback, on the VRF's own device (NVUE)
+        out.update({("", ten["vrf"]): ten["vrf"] for ten in overlay})
     for h in f.hosts:
         where = tenant_interfaces(overlay, len(h.model.nics))
         out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay)})
@@ -327,6 +330,8 @@ def _overlay_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     f, spec = ctx.fabric, options(ctx).overlay
     netdev = host_netdevs(f)
     out = {("", SVI[f.spec.platform].format(vlan=spec.vlan)): spec.vrf}
+    if f.spec.platform == "nvue":  # the GPU VRF's loopback, on the VRF's own device
+        out["", spec.vrf] = spec.vrf
     out.update({(lk.a, netdev[lk.a][lk.a_port]): spec.vrf for lk in f.links if lk.tier == "node-leaf"})
     return out
 

@@ -61,6 +61,7 @@ from fabgen.intent.switches import (
     OVERLAY_BFD_CLASS,
     OVERLAY_GROUP,
     PEER_GROUP,
+    WEIGHTED_ECMP,
     SwitchIntents,
     group_bfd,
 )
@@ -403,10 +404,36 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
     vrf_bgp = _default_bgp(tree, sw, neighbors, d)
     tree["vrf"] = {"default": {"router": {"bgp": vrf_bgp}}}
     for t in sw["evpn"]["tenants"] if sw.get("evpn") else []:  # the tenants' VRFs: L3VNI, subnets into EVPN
-        tree["vrf"][t["vrf"]] = {"evpn": {**d.on(), "vni": {str(t["l3vni"]): {}}}, "router": {"bgp": {
-            **d.on(), "address-family": {"ipv4-unicast": {
-                **d.on(), "redistribute": {"connected": d.on()}, "route-export": {"to-evpn": d.on()}}}}}}
+        tree["vrf"][t["vrf"]] = _tenant_vrf(t, d)
+    if bgp.get("route_map_out"):
+        tree["router"]["policy"] = {"route-map": _route_maps(set(bgp["route_map_out"].values()))}
     return tree
+
+
+def _tenant_vrf(t: dict[str, Any], d: Dialect) -> dict[str, Any]:
+    """A tenant's VRF: its layer-3 VNI, its connected subnets into EVPN; with a loopback of its own
+    (the GPU overlay's VRF, the north-south tenants' with northsouth.vrf_loopbacks) that /32 on the
+    VRF, the VRF's router-id and its l2vpn-evpn address family, as NVIDIA's generator writes them
+    (gl-plane1-01-config.sh at 2b4e3e2: `vrf GPU loopback ip address`, `vrf GPU router bgp
+    router-id`, `vrf GPU router bgp address-family l2vpn-evpn state enabled`)."""
+    af: dict[str, Any] = {"ipv4-unicast": {**d.on(), "redistribute": {"connected": d.on()},
+                                           "route-export": {"to-evpn": d.on()}}}
+    bgp: dict[str, Any] = {**d.on(), "address-family": af}
+    vrf: dict[str, Any] = {"evpn": {**d.on(), "vni": {str(t["l3vni"]): {}}}}
+    if "loopback" in t:
+        af["l2vpn-evpn"] = d.on()
+        bgp["router-id"] = t["router_id"]
+        vrf["loopback"] = {"ip": {"address": {f"{t['loopback']}/32": {}}}}
+    vrf["router"] = {"bgp": bgp}
+    return vrf
+
+
+def _route_maps(names: set[str]) -> dict[str, Any]:
+    """The route-maps a switch's peer groups send with: NVIDIA's WEIGHTED_ECMP (the link-bandwidth
+    extended community set to the number of paths: gl-plane1-01-config.sh at 2b4e3e2, `route-map
+    WEIGHTED_ECMP rule 10 action permit`, `rule 10 set ext-community-bw multipaths`)."""
+    assert names == {WEIGHTED_ECMP}, names  # the one route-map intent names
+    return {WEIGHTED_ECMP: {"rule": {"10": {"action": {"permit": {}}, "set": {"ext-community-bw": "multipaths"}}}}}
 
 
 def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Joined, d: Dialect) -> dict[str, Any]:
@@ -425,6 +452,10 @@ def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Jo
                   **({"bfd": _bfd_group(bfd[g], d)} if g in bfd else {}),
                   **({"password": bgp["password"]} if bgp["password"] else {}), **(evpn_af if g != HOSTS_GROUP else {})}
               for g in sorted({n["peer-group"] for n in neighbors.values()})}
+    for g, route_map in bgp.get("route_map_out", {}).items():  # NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay
+        if g in groups:
+            af = groups[g].setdefault("address-family", {})
+            af["ipv4-unicast"] = {**af.get("ipv4-unicast", {}), "policy": {"outbound": {"route-map": route_map}}}
     if e and e["sessions"] == "overlay" and e["overlay"]:  # a one-switch fabric has no EVPN peers
         groups[OVERLAY_GROUP] = _overlay_group(e, bgp, d, tree)
         neighbors = yamlout.Joined(neighbors, {p["ip"]: {"peer-group": OVERLAY_GROUP, "type": "numbered"}
@@ -437,6 +468,8 @@ def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Jo
         vrf_bgp["neighbor"] = neighbors
     if sw.get("evpn"):
         vrf_bgp["address-family"]["l2vpn-evpn"] = d.on()
+    if bgp.get("aspath_ignore"):  # NVIDIA's `path-selection multipath aspath-ignore` (gl-, gs-plane1-01, csl-01)
+        vrf_bgp["path-selection"] = {"multipath": {"aspath-ignore": d.word()}}
     return vrf_bgp
 
 
