@@ -663,5 +663,6 @@ nv set vrf default router bgp neighbor 10.255.0.3 peer-group OVERLAY
 nv set vrf default router bgp neighbor 10.255.0.3 type numbered
 nv set vrf default router bgp neighbor 10.255.0.4 peer-group OVERLAY
 nv set vrf default router bgp neighbor 10.255.0.4 type numbered
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 
 nv config apply --confirm 600s --assume-yes

@@ -535,6 +535,8 @@ nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
 nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
 nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
+nv set router policy route-map WEIGHTED_ECMP rule 10 action permit
+nv set router policy route-map WEIGHTED_ECMP rule 10 set ext-community-bw multipaths
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.4/32
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
@@ -546,6 +548,7 @@ nv set vrf default router bgp peer-group OVERLAY multihop-ttl 2
 nv set vrf default router bgp peer-group OVERLAY remote-as external
 nv set vrf default router bgp peer-group OVERLAY update-source lo
 nv set vrf default router bgp peer-group SPINES remote-as external
+nv set vrf default router bgp peer-group SPINES address-family ipv4-unicast policy outbound route-map WEIGHTED_ECMP
 nv set vrf default router bgp neighbor swp19s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp19s0 type unnumbered
 nv set vrf default router bgp neighbor swp19s1 peer-group SPINES
@@ -622,11 +625,15 @@ nv set vrf default router bgp neighbor 10.255.0.5 peer-group OVERLAY
 nv set vrf default router bgp neighbor 10.255.0.5 type numbered
 nv set vrf default router bgp neighbor 10.255.0.6 peer-group OVERLAY
 nv set vrf default router bgp neighbor 10.255.0.6 type numbered
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf GPU evpn state enabled
 nv set vrf GPU evpn vni 245003
+nv set vrf GPU loopback ip address 10.255.127.251/32
 nv set vrf GPU router bgp state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf GPU router bgp address-family l2vpn-evpn state enabled
+nv set vrf GPU router bgp router-id 10.255.0.4
 
 nv config apply --confirm 600s --assume-yes

@@ -1019,17 +1019,24 @@ nv set vrf default router bgp neighbor swp42s0 peer-group ISL
 nv set vrf default router bgp neighbor swp42s0 type unnumbered
 nv set vrf default router bgp neighbor swp42s1 peer-group ISL
 nv set vrf default router bgp neighbor swp42s1 type unnumbered
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 4020
+nv set vrf STORAGE loopback ip address 10.254.0.254/32
 nv set vrf STORAGE router bgp state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
+nv set vrf STORAGE router bgp router-id 10.254.0.254
 nv set vrf INBAND evpn state enabled
 nv set vrf INBAND evpn vni 4030
+nv set vrf INBAND loopback ip address 10.254.0.253/32
 nv set vrf INBAND router bgp state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf INBAND router bgp address-family l2vpn-evpn state enabled
+nv set vrf INBAND router bgp router-id 10.254.0.253
 
 nv config apply --confirm 600s --assume-yes

@@ -1213,11 +1213,15 @@ nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
 nv set vrf default router bgp address-family ipv4-unicast network 10.255.0.1/32
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf GPU evpn state enabled
 nv set vrf GPU evpn vni 5003
+nv set vrf GPU loopback ip address 10.255.255.254/32
 nv set vrf GPU router bgp state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf GPU router bgp address-family l2vpn-evpn state enabled
+nv set vrf GPU router bgp router-id 10.255.0.1
 
 nv config apply --confirm 600s --assume-yes

@@ -788,5 +788,6 @@ nv set vrf default router bgp neighbor swp3s2 peer-group LEAVES
 nv set vrf default router bgp neighbor swp3s2 type unnumbered
 nv set vrf default router bgp neighbor swp3s3 peer-group LEAVES
 nv set vrf default router bgp neighbor swp3s3 type unnumbered
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 
 nv config apply --confirm 600s --assume-yes

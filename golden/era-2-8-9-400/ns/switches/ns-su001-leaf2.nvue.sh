@@ -1063,17 +1063,24 @@ nv set vrf default router bgp neighbor swp6s2 peer-group SPINES
 nv set vrf default router bgp neighbor swp6s2 type unnumbered
 nv set vrf default router bgp neighbor swp6s3 peer-group SPINES
 nv set vrf default router bgp neighbor swp6s3 type unnumbered
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 5005
+nv set vrf STORAGE loopback ip address 10.254.0.252/32
 nv set vrf STORAGE router bgp state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
+nv set vrf STORAGE router bgp router-id 10.254.0.252
 nv set vrf INBAND evpn state enabled
 nv set vrf INBAND evpn vni 5002
+nv set vrf INBAND loopback ip address 10.254.0.251/32
 nv set vrf INBAND router bgp state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf INBAND router bgp address-family l2vpn-evpn state enabled
+nv set vrf INBAND router bgp router-id 10.254.0.251
 
 nv config apply --confirm 600s --assume-yes
