@@ -259,7 +259,8 @@ GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni":
 # importing INBAND by `route-import from-vrf` with route-map EXIT_FILTER, INBAND importing EXIT with
 # INBAND_FILTER)
 BORDER_DEFAULTS: dict[str, Any] = {"vrf": "EXIT", "l3vni": 5004, "uplinks": 5, "ecmp": 128}
-BORDER_LEAK = ("inband", "storage")
+LeakedTenant = Literal["inband", "storage"]
+BORDER_LEAK: tuple[LeakedTenant, ...] = ("inband", "storage")
 
 
 class Border(Strict):
@@ -280,7 +281,7 @@ class Border(Strict):
         "name of its own, as a tenant's VRF")
     l3vni: int = Field(default=BORDER_DEFAULTS["l3vni"], ge=1, le=16_777_214,
                        description="the border VRF's layer-3 VNI (default NVIDIA's 5004)")
-    leak: list[Literal["inband", "storage"]] = Field(
+    leak: list[LeakedTenant] = Field(
         default_factory=lambda: list(BORDER_LEAK), max_length=2,
         description="the tenants whose routes are leaked to and from the border VRF (`route-import from-vrf`, "
         "NVIDIA's EXIT_FILTER and <VRF>_FILTER route-maps and community 11:11; default both)")

@@ -331,7 +331,7 @@ class _Parts:
                      "bonded": (partial(_port, host), 1), "routed": (partial(_routed, host, d.ip), 2),
                      "access": (partial(_access, host), 2)}
         if border_vrf:  # the border uplinks: MTU and histograms as every used port, in the border VRF
-            vrf = {"vrf": border_vrf} if d.new else {d.ip: {"vrf": border_vrf}}
+            vrf: dict[str, Any] = {"vrf": border_vrf} if d.new else {d.ip: {"vrf": border_vrf}}
             self.make["border"] = (partial(_border_port, {"link": link, "type": "swp", **telemetry}, vrf), 1)
         self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
         self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
@@ -589,7 +589,7 @@ def structure(ctx: Context) -> dict[str, Any]:
     # every switch's `mtu` (intent/switches.py)
     # without and with the baseline's histograms (a role may differ: intent/baseline.py)
     b = border_of(ctx)
-    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h, b and b["vrf"])
+    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h, b["vrf"] if b else None)
              for h in (False, True)}
     make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts, b)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
