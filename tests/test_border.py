@@ -118,7 +118,7 @@ def test_cabling_and_bom_count_the_uplinks_and_no_border_changes_nothing() -> No
     assert bom["leaf-border (multimode fibre)"] == 2 * UPLINKS
     assert bom["switch side (border uplinks)"] == 6  # swp62s1, swp63s0-s1, swp64s0-s1: three cages a leaf
     changed = {p for p in files if files[p] != plain.get(p)}
-    elsewhere = {p for p in changed if not p.startswith(("ns/", "ansible/configs/ns-"))}
+    elsewhere = {p for p in changed if not p.startswith(("ns/", "ansible/configs/ns-", "netbox/"))}
     assert elsewhere <= {"manifest.json", "report.json", "report.md"}  # the report: the BOM
     assert "site-router" not in str(plain["ns/cabling.csv"])
 
@@ -169,3 +169,18 @@ def test_eos_refuses_the_border_with_exit_2(tmp_path) -> None:
     assert result.exit_code == 2
     assert f"gbf.yaml:{line}:9: fabrics[0].ethernet.northsouth.border: the border" in result.output
     assert "Cumulus Linux (NVUE) only" in result.output and not (tmp_path / "out").exists()
+
+
+def test_netbox_holds_the_router_its_ports_and_the_uplink_cables() -> None:
+    files = rendered(_with_border(inventory(1)))
+    devices = {r["name"]: r for r in rows(files, "netbox/06-devices.csv")}
+    assert devices["site-router"]["role"] == "site-router"
+    assert {r["name"] for r in rows(files, "netbox/02-device-roles.csv")} >= {"site-router"}
+    cables = {(r["side_a_device"], r["side_a_name"], r["side_b_device"], r["side_b_name"])
+              for r in rows(files, "netbox/08-cables.csv")}
+    up = {(r["a_device"], r["a_port"], r["z_device"], r["z_port"])
+          for r in rows(files, "ns/cabling.csv") if r["tier"] == "leaf-border"}
+    assert len(up) == 2 * UPLINKS and up <= cables
+    ports = {(r["device"], r["name"]) for r in rows(files, "netbox/07-interfaces.csv")}
+    assert {(a, ap) for a, ap, _, _ in up} | {(z, zp) for _, _, z, zp in up} <= ports
+    assert "EXIT" in {r["name"] for r in rows(files, "netbox/09-vrfs.csv")}

@@ -35,6 +35,7 @@ from typing import Any
 
 from fabgen.context import Context
 from fabgen.intent.qos import options
+from fabgen.spec import media
 
 HOST_BOND = "bond0"  # the node's bond of its two ports of the fabric
 ES_SYS_MAC = "02:fa:bc:00:00:00"  # the Ethernet segments' system MAC (locally administered unicast)
@@ -169,6 +170,21 @@ def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
         for k, port in enumerate(ports):
             out.append((s.name, port, b.router, f"uplink{(s.index - 1) * b.uplinks + k + 1}", f.plan.speed))
     return out
+
+
+def border_medium(f: Any) -> Any:
+    """A border uplink's medium (spec/media.py): the fabric's leaf-spine tier's, as the collapsed
+    pair's peer links take it."""
+    m = media.tier_medium(f.spec, f.switch_model, f.plan.speed, "leaf-spine")
+    return m if isinstance(m, media.Medium) else media.by_key(f.switch_model, f.plan.speed, "mmf")
+
+
+def border_cabling(f: Any) -> list[list[str]]:
+    """cabling.csv's rows of the border uplinks (after the fabric's own cables): the leaf and its
+    port, the site router and its port, the speed, the medium, tier leaf-border."""
+    ups = border_uplinks(f)
+    key = border_medium(f).key if ups else ""
+    return [[sw, port, router, rport, f"{speed}G", key, BORDER_TIER] for sw, port, router, rport, speed in ups]
 
 
 def border(ctx: Context) -> dict[str, Any] | None:

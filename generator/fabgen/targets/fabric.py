@@ -29,7 +29,7 @@ from fabgen.formats.memo import Memo
 from fabgen.formats.templating import render as render_template
 from fabgen.intent.addresses import address_rows, host_netdevs
 from fabgen.intent.infiniband import DEVICE_ID
-from fabgen.intent.northsouth import BORDER_TIER, border_uplinks
+from fabgen.intent.northsouth import BORDER_TIER, border_cabling, border_medium, border_uplinks
 from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
 from fabgen.spec import media
 from fabgen.spec.model import TIERS, Fabric
@@ -66,12 +66,6 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
     return [r for r in rows if r["quantity"] and r["part"]]
 
 
-def _border_medium(f: Fabric) -> media.Medium:
-    """A border uplink's medium: the fabric's leaf-spine tier's, as the collapsed pair's peer links."""
-    m = media.tier_medium(f.spec, f.switch_model, f.plan.speed, "leaf-spine")
-    return m if isinstance(m, media.Medium) else media.by_key(f.switch_model, f.plan.speed, "mmf")
-
-
 def _border_rows(f: Fabric) -> list[dict[str, Any]]:
     """northsouth.border's uplinks to the site router: a cable each (a twin-port assembly per used
     cage where the medium is one), and a transceiver per used cage on the leaf; the router's own
@@ -79,7 +73,7 @@ def _border_rows(f: Fabric) -> list[dict[str, Any]]:
     ups = border_uplinks(f)
     if not ups:
         return []
-    m = _border_medium(f)
+    m = border_medium(f)
     cage = f.switch_model.cages_by_port(f.plan.speed)
     cages = {(sw, cage[port]) for sw, port, *_ in ups}
     cables = len(cages) if m.per_cage else len(ups)
@@ -87,14 +81,6 @@ def _border_rows(f: Fabric) -> list[dict[str, Any]]:
              "quantity": cables, "notes": f"{f.plan.speed}G, to the site router"},
             {"category": "transceiver", "part": m.switch_part, "description": "switch side (border uplinks)",
              "quantity": len(cages), "notes": f"one per used {f.switch_model.cage_type} cage"}]
-
-
-def border_cabling(f: Fabric) -> list[list[str]]:
-    """cabling.csv's rows of the border uplinks (after the fabric's own cables): the leaf's port,
-    the site router and its port, the speed, the medium, tier leaf-border."""
-    ups = border_uplinks(f)
-    key = _border_medium(f).key if ups else ""
-    return [[sw, port, router, rport, f"{speed}G", key, BORDER_TIER] for sw, port, router, rport, speed in ups]
 
 
 def later_materials(f: Fabric) -> list[dict[str, Any]]:
