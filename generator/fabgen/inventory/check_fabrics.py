@@ -280,7 +280,8 @@ def check_border_names(c: Checks) -> None:
         if used + b.uplinks > plan.radix:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "
                      f"node ports and switch-to-switch links take {used} of its {plan.radix} ports at "
-                     f"{plan.speed}G; at most {max(plan.radix - used, 0)}")
+                     f"{plan.speed}G; at most {max(plan.radix - used, 0)} (a smaller scalable_unit or a "
+                     "higher oversubscription frees a leaf's ports)")
 
 
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:
