@@ -144,7 +144,6 @@ BAD = [
     ("{router: r1, asn: 0}", "asn", "at least 1"),
     ("{router: ns-leaf001}", "router", "also the name of a switch"),
     ("{router: gb003}", "router", "also a node of group"),
-    ("{router: r1, uplinks: 60}", "uplinks", "do not fit a leaf"),
     ("{router: r1, vrf: INBAND}", "vrf", "is a tenant's"),
     ("{router: r1, vrf: swp3}", "vrf", "named like a switch port"),
     ("{router: r1, l3vni: 10030}", "l3vni", "is a tenant's"),
@@ -160,6 +159,17 @@ def test_bad_border_is_refused_where_it_is_written(border: str, key: str, words:
         validate(load_text(text, "gbf.yaml"))
     found = [p for p in e.value.problems if f"border.{key}" in p.path]
     assert found and words in found[0].message and found[0].line == line and found[0].column > 1, e.value.problems
+
+
+def test_uplinks_that_do_not_fit_a_leaf_with_spines_are_refused() -> None:
+    """At 3 racks a leaf's 64 uplinks take its highest ports and its trays the lowest 36: 28 are left
+    (spec/layout.py `border_port_indices`)."""
+    text = _with_border(inventory(3), "{router: r1, uplinks: 29}")
+    with pytest.raises(InventoryError) as e:
+        validate(load_text(text, "gbf.yaml"))
+    (p,) = e.value.problems
+    assert p.path.endswith("border.uplinks") and "leave 28 of its 128 ports at 400G free" in p.message
+    validate(load_text(_with_border(inventory(3), "{router: r1, uplinks: 28}"), "gbf.yaml"))
 
 
 def test_eos_refuses_the_border_with_exit_2(tmp_path) -> None:
@@ -187,3 +197,16 @@ def test_netbox_holds_the_router_its_ports_and_the_uplink_cables() -> None:
     ports = {(r["device"], r["name"]) for r in rows(files, "netbox/07-interfaces.csv")}
     assert {(a, ap) for a, ap, _, _ in up} | {(z, zp) for _, _, z, zp in up} <= ports
     assert "EXIT" in {r["name"] for r in rows(files, "netbox/09-vrfs.csv")}
+
+
+def test_with_spines_every_leaf_is_a_border_and_no_spine_is() -> None:
+    """NVIDIA's largescale output (2-4-5-800/largescale/configs at 993eed6): every `cl` leaf carries
+    EXIT and its uplinks, the spines `cs-*` none."""
+    files = rendered(_with_border(inventory(3)))
+    up = [r for r in rows(files, "ns/cabling.csv") if r["tier"] == "leaf-border"]
+    leaves = sorted({r["a_device"] for r in up})
+    assert len(leaves) == 3 and len(up) == 3 * UPLINKS
+    for path in (p for p in files if p.startswith("ns/switches/") and p.endswith(".yaml")):
+        header, tree = yaml.safe_load(files[path])[0]["header"], yaml.safe_load(files[path])[1]["set"]
+        assert nvue_model.problems(nvue_model.release(header), tree) == [], path
+        assert ("EXIT" in tree["vrf"]) == ("-leaf" in path), path

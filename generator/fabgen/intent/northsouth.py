@@ -36,6 +36,7 @@ from typing import Any
 from fabgen.context import Context
 from fabgen.intent.qos import options
 from fabgen.spec import media
+from fabgen.spec.layout import border_port_indices
 
 HOST_BOND = "bond0"  # the node's bond of its two ports of the fabric
 ES_SYS_MAC = "02:fa:bc:00:00:00"  # the Ethernet segments' system MAC (locally administered unicast)
@@ -137,11 +138,12 @@ LEAK_COMMUNITY_LIST = "11"
 
 
 def border_switches(f: Any) -> list[Any]:
-    """The switches that hold the border VRF: every leaf (the collapsed pair's two switches; with
-    spines every leaf, as NVIDIA's largescale `cl` leaves each carry EXIT and its uplinks); none
-    without `northsouth.border`."""
+    """The switches that hold the border VRF: every leaf that holds nodes (the collapsed pair's two
+    switches; with spines every striped leaf, as NVIDIA's largescale `cl` leaves each carry EXIT and
+    its uplinks; every leaf pair's), not a storage server pair's leaves nor a spine; none without
+    `northsouth.border`."""
     b = _border_spec(f.spec)
-    return [s for s in f.switches if s.role == "leaf"] if b is not None else []
+    return [s for s in f.switches if s.role == "leaf" and s.index <= f.plan.compute_leaves] if b is not None else []
 
 
 def _border_spec(spec: Any) -> Any:
@@ -149,12 +151,11 @@ def _border_spec(spec: Any) -> Any:
     return eth.northsouth.border if spec.role == "northsouth" and eth is not None else None
 
 
-def border_ports(model: Any, speed: int, uplinks: int) -> tuple[str, ...]:
-    """A border leaf's uplink ports: its `uplinks` highest-numbered ports at the fabric's speed, in
-    order (the node ports and switch-to-switch links take the lowest, so adding nodes, racks or
-    leaves never reaches them; validation refuses a leaf whose ports would meet them)."""
-    names = model.port_names(speed)
-    return tuple(names[len(names) - uplinks:])
+def border_ports(f: Any, uplinks: int) -> tuple[str, ...]:
+    """A border leaf's uplink ports by name, in order (spec/layout.py `border_port_indices`: the
+    highest ports no planned node and no switch-to-switch link takes)."""
+    names = f.switch_model.port_names(f.plan.speed)
+    return tuple(names[i] for i in border_port_indices(f.plan, uplinks))
 
 
 def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
@@ -164,7 +165,7 @@ def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
     b = _border_spec(f.spec)
     if b is None:
         return []
-    ports = border_ports(f.switch_model, f.plan.speed, b.uplinks)
+    ports = border_ports(f, b.uplinks)
     out: list[tuple[str, str, str, str, int]] = []
     for s in border_switches(f):
         for k, port in enumerate(ports):

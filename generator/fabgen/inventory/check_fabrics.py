@@ -18,7 +18,7 @@ from fabgen.inventory.state import (
     switch_name,
 )
 from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
-from fabgen.spec.layout import PLANE_SUFFIX
+from fabgen.spec.layout import PLANE_SUFFIX, border_port_indices
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
 from fabgen.spec.sizing import SizingError, parse_ratio, plan
@@ -276,12 +276,11 @@ def check_border_names(c: Checks) -> None:
             c.report((*where, "router"), f"router '{b.router}' is also a node of group '{nodes[name]}': name the "
                      "site router after none of the cluster's devices")
         plan = c.plans[f.name]
-        used = plan.down + max(plan.up if plan.tiers >= 2 else 0, plan.peer_links)
-        if used + b.uplinks > plan.radix:
+        free = len(border_port_indices(plan, plan.radix))
+        if b.uplinks > free:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "
-                     f"node ports and switch-to-switch links take {used} of its {plan.radix} ports at "
-                     f"{plan.speed}G; at most {max(plan.radix - used, 0)} (a smaller scalable_unit or a "
-                     "higher oversubscription frees a leaf's ports)")
+                     f"planned node ports and switch-to-switch links leave {free} of its {plan.radix} ports at "
+                     f"{plan.speed}G free (a smaller scalable_unit or a higher oversubscription frees more)")
 
 
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:
