@@ -265,7 +265,7 @@ BORDER_LEAK: tuple[LeakedTenant, ...] = ("inband", "storage")
 
 class Border(Strict):
     """northsouth.border: the fabric's way out (docs/northsouth.md "The way out"): a border VRF on
-    every leaf of the fabric (the collapsed pair's two switches at 1-2 racks), its uplinks to the
+    every leaf that holds nodes (the collapsed pair's two switches at 1-2 racks), its uplinks to the
     site's router by eBGP, and the tenants' routes leaked to and from it."""
 
     router: Name = Field(description="the site router's name: the far end of every border uplink (cabling.csv, "
@@ -274,8 +274,9 @@ class Border(Strict):
                             description="the site router's ASN, written as the border sessions' remote AS; left "
                             "out, `remote-as external` (any ASN but the fabric's), as NVIDIA's generator writes it")
     uplinks: int = Field(default=BORDER_DEFAULTS["uplinks"], ge=1, le=64,
-                         description="border uplinks a leaf, on its highest-numbered ports at the fabric's speed, "
-                         "each an unnumbered eBGP session (default 5, NVIDIA's csl-01 at 2-4-5-800)")
+                         description="border uplinks a leaf, on its highest ports at the fabric's speed that no "
+                         "planned node or switch link takes, each an unnumbered eBGP session (default 5, NVIDIA's "
+                         "csl-01 at 2-4-5-800)")
     vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
         default=BORDER_DEFAULTS["vrf"], description="the border VRF holding the uplinks (default NVIDIA's EXIT); a "
         "name of its own, as a tenant's VRF")
