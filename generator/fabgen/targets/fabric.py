@@ -331,11 +331,11 @@ def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
     addresses = address_rows(ctx) if f.spec.kind != "infiniband" else None
-    # the border uplinks (northsouth.border) in cabling.csv only: the PTM and Batfish files name each
-    # far end's port as its LLDP reports it, and the site router's port names are not in the inventory
-    return {"name": f.name, "cabling": cabling + border_cabling(f), "links": cabling, "bom": bill_of_materials(f),
-            "bom_later": later_materials(f), "dot": _dot(ctx), "addresses": addresses,
-            "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
+    # the border uplinks (northsouth.border) after the fabric's own cables, in cabling.csv and the PTM
+    # and Batfish files alike (every cable in each); the router's ports are named `uplink<k>`
+    cabling += border_cabling(f)
+    return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "bom_later": later_materials(f),
+            "dot": _dot(ctx), "addresses": addresses, "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
 
 
 def _netdevs(f: Fabric) -> dict[str, str]:
@@ -376,7 +376,7 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
     yield f"{name}/bom.csv", csvout.dumps(cols, ([r[c] for c in cols] for r in data["bom"]))
     if data["bom_later"]:  # a plan's later purchases, apart from what is bought now
         yield f"{name}/bom-later.csv", csvout.dumps(cols, ([r[c] for c in cols] for r in data["bom_later"]))
-    yield from cabling_formats.render(name, data["links"], data["ibdm"], data["netdevs"])
+    yield from cabling_formats.render(name, data["cabling"], data["ibdm"], data["netdevs"])
     dot = render_template("fabric/topology.dot.j2", **data["dot"]).encode()
     yield f"{name}/topology.dot", dot
     svg = _svg(dot)
