@@ -145,9 +145,11 @@ BASE: dict[str, Any] = {
                              "pfc_watchdog": {"detection_ms": 200, "restoration_ms": 200, "poll_interval_ms": 100}},
                      "asn": {"leaf": 4200010000, "spine": 4200001000, "core": 4200000000, "host": 4200100000},
                      "bfd": {c: {"interval_ms": 300, "multiplier": 3}
-                             for c in ("leaf_spine", "spine_core", "leaf_host", "overlay")},
-                     "northsouth": {r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
-                                    for r, v in (("storage", 20), ("inband", 30))},
+                             for c in ("leaf_spine", "spine_core", "leaf_host", "overlay", "border")},
+                     "northsouth": {**{r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
+                                       for r, v in (("storage", 20), ("inband", 30))},
+                                    "border": {"router": "edge", "asn": 65000, "uplinks": 4, "l3vni": 5004,
+                                               "ecmp": 128}},
                      "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},

@@ -118,6 +118,11 @@ def variant(loaded: Loaded, fabric_index: int, choice: Choice) -> Loaded:
     data = copy.deepcopy(loaded.data)
     fab = {k: v for k, v in data["fabrics"][fabric_index].items() if k not in KIND_SPECIFIC}
     fab.update(kind=choice.kind, platform=choice.platform, switch_model=choice.switch_model)
+    # northsouth.border buys cables and optics (its uplinks): kept, with the tenants it is checked
+    # against, where the choice can render it (NVUE; other platforms refuse the key)
+    ns = (data["fabrics"][fabric_index].get("ethernet") or {}).get("northsouth")
+    if isinstance(ns, dict) and "border" in ns and choice.platform == "nvue":
+        fab["ethernet"] = {"northsouth": ns}
     fab.pop("planes", None)
     if choice.planes > 1:
         fab["planes"] = choice.planes

@@ -35,6 +35,8 @@ from typing import Any
 
 from fabgen.context import Context
 from fabgen.intent.qos import options
+from fabgen.spec import media
+from fabgen.spec.layout import border_port_indices
 
 HOST_BOND = "bond0"  # the node's bond of its two ports of the fabric
 ES_SYS_MAC = "02:fa:bc:00:00:00"  # the Ethernet segments' system MAC (locally administered unicast)
@@ -117,3 +119,89 @@ def tenant_interfaces(overlay: list[dict[str, Any]], ports: int) -> list[str]:
         native = bond_vlans(carried)["native"]
         out.update({t["role"]: host_vlan_interface(t["vlan"], t["vlan"] == native, bond) for t in carried})
     return [out[t["role"]] for t in overlay]
+
+
+# The way out (`northsouth.border`, docs/northsouth.md "The way out"), as NVIDIA's generator writes
+# it: NVIDIA/enterprise-ras net-configurator/output/2-4-5-800/default/configs/csl-01-config.sh at
+# 993eed6a993b668e9ab80556cd973b548612c4a4 (the collapsed pair: both switches border) and
+# .../2-4-5-800/largescale/configs/cl-01..07-config.sh at the same commit (with spines: every leaf a
+# border, the spines none); .../2-8-9-400/default/configs/core-01-config.sh at
+# 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9 (the tenant VRF importing EXIT).
+BORDER_TIER = "leaf-border"  # cabling.csv's tier of a border uplink (a leaf to the site router)
+BORDER_GROUP = "exit"  # the uplinks' peer group, NVIDIA's (csl-01-config.sh at 993eed6)
+BORDER_OUT_MAP = "OUTBOUND_ERA_PREFIXES"  # outbound on the uplinks: the fabric's own prefixes only
+BORDER_OUT_LIST = "ERA_PREFIXES"
+BORDER_IN_MAP = "EXIT_FILTER"  # into the border VRF from the tenants: tagged with LEAK_COMMUNITY
+ALL_PREFIXES = "ALL_PREFIXES"  # 0.0.0.0/0 le 32
+LEAK_COMMUNITY = "11:11"  # routes leaked into the border VRF carry it, so no tenant imports another's back
+LEAK_COMMUNITY_LIST = "11"
+
+
+def border_switches(f: Any) -> list[Any]:
+    """The switches that hold the border VRF: every leaf that holds nodes (the collapsed pair's two
+    switches; with spines every striped leaf, as NVIDIA's largescale `cl` leaves each carry EXIT and
+    its uplinks; every leaf pair's), not a storage server pair's leaves nor a spine; none without
+    `northsouth.border`."""
+    b = _border_spec(f.spec)
+    return [s for s in f.switches if s.role == "leaf" and s.index <= f.plan.compute_leaves] if b is not None else []
+
+
+def _border_spec(spec: Any) -> Any:
+    eth = spec.ethernet
+    return eth.northsouth.border if spec.role == "northsouth" and eth is not None else None
+
+
+def border_ports(f: Any, uplinks: int) -> tuple[str, ...]:
+    """A border leaf's uplink ports by name, in order (spec/layout.py `border_port_indices`: the
+    highest ports no planned node and no switch-to-switch link takes)."""
+    names = f.switch_model.port_names(f.plan.speed)
+    return tuple(names[i] for i in border_port_indices(f.plan, uplinks))
+
+
+def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
+    """Every border uplink of fabric `f`: (leaf, its port, the router, the router's port, speed),
+    leaf by leaf; the router's ports are numbered `uplink<k>` across the fabric in leaf order (leaf
+    i's k-th uplink is number (i - 1) * uplinks + k, so a leaf added later takes the next ones)."""
+    b = _border_spec(f.spec)
+    if b is None:
+        return []
+    ports = border_ports(f, b.uplinks)
+    out: list[tuple[str, str, str, str, int]] = []
+    for s in border_switches(f):
+        for k, port in enumerate(ports):
+            out.append((s.name, port, b.router, f"uplink{(s.index - 1) * b.uplinks + k + 1}", f.plan.speed))
+    return out
+
+
+def border_medium(f: Any) -> Any:
+    """A border uplink's medium (spec/media.py): the fabric's leaf-spine tier's, as the collapsed
+    pair's peer links take it."""
+    m = media.tier_medium(f.spec, f.switch_model, f.plan.speed, "leaf-spine")
+    return m if isinstance(m, media.Medium) else media.by_key(f.switch_model, f.plan.speed, "mmf")
+
+
+def border_cabling(f: Any) -> list[list[str]]:
+    """cabling.csv's rows of the border uplinks (after the fabric's own cables): the leaf and its
+    port, the site router and its port, the speed, the medium, tier leaf-border."""
+    ups = border_uplinks(f)
+    key = border_medium(f).key if ups else ""
+    return [[sw, port, router, rport, f"{speed}G", key, BORDER_TIER] for sw, port, router, rport, speed in ups]
+
+
+def border(ctx: Context) -> dict[str, Any] | None:
+    """The border as the switch targets write it: the VRF and its L3VNI, the router and its ASN
+    (None: any external), each border switch's uplinks (port, far end), the BFD timers of the
+    `border` class (None: none), the ECMP width and the leaked tenants (role, VRF, subnet)."""
+    b = _border_spec(ctx.fabric.spec)
+    if b is None:
+        return None
+    eth = options(ctx)
+    timers = eth.bfd.border
+    overlay = {t["role"]: t for t in tenants(ctx)}
+    leaked = [{"role": r, "vrf": overlay[r]["vrf"], "subnet": overlay[r]["subnet"]} for r in ROLES if r in b.leak]
+    ups: dict[str, list[dict[str, str]]] = {}
+    for sw, port, router, rport, _ in border_uplinks(ctx.fabric):
+        ups.setdefault(sw, []).append({"port": port, "description": f"{router}:{rport}"})
+    return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
+            "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
+            "leak": leaked, "group": BORDER_GROUP}

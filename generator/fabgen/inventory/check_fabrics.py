@@ -18,7 +18,7 @@ from fabgen.inventory.state import (
     switch_name,
 )
 from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
-from fabgen.spec.layout import PLANE_SUFFIX
+from fabgen.spec.layout import PLANE_SUFFIX, border_port_indices
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
 from fabgen.spec.sizing import SizingError, parse_ratio, plan
@@ -148,6 +148,8 @@ def check_northsouth(c: Checks, i: int, f) -> bool:
     eth = f.ethernet
     if eth is not None:
         ok = _check_tenants(c, i, eth.northsouth, f) and ok
+    if eth is not None and eth.northsouth.border is not None:
+        ok = _check_border(c, i, f) and ok
     if eth is not None and "host_routing" in eth.model_fields_set and eth.host_routing != "static":
         c.report(("fabrics", i, "ethernet", "host_routing"), "a northsouth fabric's hosts are bonded to a leaf "
                  "pair (EVPN multihoming): no BGP to the host", key=True)
@@ -218,6 +220,67 @@ def _check_tenant(c: Checks, where: tuple, t, f) -> bool:
 # vlan range 3725-3999"; CumulusNetworks/ifupdown2's tests)
 NVUE_RESERVED_VLANS = (3725, 3999)
 EOS_MAX_VNI = 65535  # EOS: `rd <router-id>:<vni>` (type 1) and `route-target both <vni>:<vni>` take 16 bits
+
+
+def _check_border(c: Checks, i: int, f) -> bool:
+    """northsouth.border (docs/northsouth.md "The way out"): rendered on NVUE only (EOS and SONiC
+    refused where it is written); its VRF one of its own (as a tenant's: not the switch's, not named
+    like a device, not a tenant's) and its layer-3 VNI no tenant's VNI; each tenant leaked once."""
+    where = ("fabrics", i, "ethernet", "northsouth", "border")
+    ns, b = f.ethernet.northsouth, f.ethernet.northsouth.border
+    if f.platform != "nvue":
+        c.report(where, f"the border (VRF, uplinks to the site router, route leaking) is built on Cumulus Linux "
+                 f"(NVUE) only, as NVIDIA's generator writes it; fabgen's {f.platform} target writes none yet: "
+                 "remove border here, or use platform nvue", key=True)
+        return False
+    ok = True
+    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
+    if b.vrf.lower() in ("default", "mgmt", mgmt):
+        c.report((*where, "vrf"), f"VRF {b.vrf} is the switch's own (the underlay's default VRF or the management "
+                 "VRF): give the border a VRF of its own")
+        ok = False
+    elif (what := switch_name(b.vrf)) is not None:
+        c.report((*where, "vrf"), f"VRF {b.vrf} is named like {what}: on Cumulus Linux a VRF is a network device "
+                 "beside the switch's ports, bonds, SVIs and bridge, one name each; give the border a VRF of its own")
+        ok = False
+    elif b.vrf.lower() in (ns.storage.vrf.lower(), ns.inband.vrf.lower()):
+        c.report((*where, "vrf"), f"VRF {b.vrf} is a tenant's: the border VRF is one of its own, the tenants' "
+                 "routes leaked into it")
+        ok = False
+    vnis = {ns.storage.vni, ns.storage.l3vni, ns.inband.vni, ns.inband.l3vni}
+    if b.l3vni in vnis:
+        c.report((*where, "l3vni"), f"VNI {b.l3vni} is a tenant's: give the border VRF a VNI of its own")
+        ok = False
+    if len(set(b.leak)) != len(b.leak):
+        c.report((*where, "leak"), "a tenant is listed twice: list each of inband and storage at most once")
+        ok = False
+    return ok
+
+
+def check_border_names(c: Checks) -> None:
+    """After every fabric is sized and named: a border's router is named like no switch and no node
+    (its name is a device of cabling.csv and NetBox), and a border leaf's highest ports, the
+    uplinks', are free of its node ports and switch-to-switch links at every size the plan holds."""
+    switches = {n.lower(): fname for fname, names in c.switches.items() for n in names}
+    nodes = {h.lower(): g for g, names in c.hostnames.items() for h in names}
+    for i, f in enumerate(c.inv.fabrics):
+        b = f.ethernet.northsouth.border if f.role == "northsouth" and f.ethernet is not None else None
+        if b is None or f.name not in c.plans:
+            continue
+        where = ("fabrics", i, "ethernet", "northsouth", "border")
+        name = b.router.lower()
+        if name in switches:
+            c.report((*where, "router"), f"router '{b.router}' is also the name of a switch of fabric "
+                     f"'{switches[name]}': name the site router after none of the cluster's devices")
+        elif name in nodes:
+            c.report((*where, "router"), f"router '{b.router}' is also a node of group '{nodes[name]}': name the "
+                     "site router after none of the cluster's devices")
+        plan = c.plans[f.name]
+        free = len(border_port_indices(plan, plan.radix))
+        if b.uplinks > free:
+            c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "
+                     f"planned node ports and switch-to-switch links leave {free} of its {plan.radix} ports at "
+                     f"{plan.speed}G free (a smaller scalable_unit or a higher oversubscription frees more)")
 
 
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:

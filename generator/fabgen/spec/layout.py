@@ -143,3 +143,21 @@ def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, i
                 for t in range(w2):
                     yield ("spine-core", spine, plan.spine_down + c * w2 + t, core, (spine.pod - 1) * w2 + t,
                            plan.leaves * plan.up + (spine.index - 1) * plan.spine_up + c * w2 + t)
+
+
+def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
+    """A border leaf's uplink ports (northsouth.border), as 0-based port indices at the plan's speed:
+    the `uplinks` highest that neither a node of the plan (every planned node, so that growth never
+    reaches them) nor a switch-to-switch link takes: above the switch links where the leaf has room
+    there (the collapsed pair), else at the top of the node ports' range (a leaf with spines at 1:1,
+    whose uplinks take its highest ports). Fewer than `uplinks` where the leaf has no more free
+    (validation refuses that count)."""
+    if plan.striped:  # a tray's two ports striped over the leaves (spec/sizing.py `stripe`)
+        nodes = 2 * -(-plan.nodes // plan.leaves_per_unit)
+    elif plan.rail_groups:
+        nodes = plan.down
+    else:
+        nodes = plan.unit_nodes or plan.down
+    switch_links = plan.up if plan.tiers >= 2 else plan.peer_links
+    free = [*range(min(nodes, plan.down), plan.down), *range(plan.down + switch_links, plan.radix)]
+    return free[len(free) - uplinks:] if uplinks <= len(free) else free

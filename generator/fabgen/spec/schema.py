@@ -250,6 +250,47 @@ TENANT_DEFAULTS: dict[str, dict[str, Any]] = {"storage": {"vlan": 20, "vni": 100
 GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}
 
 
+# The north-south fabric's way out, as NVIDIA's generator writes it (NVIDIA/enterprise-ras,
+# net-configurator/output/2-4-5-800/default/configs/csl-01-config.sh at
+# 993eed6a993b668e9ab80556cd973b548612c4a4: `vrf EXIT evpn vni 5004`, five `edge_uplink` ports
+# swp61s0, swp62s0-swp62s3 in VRF EXIT, each an unnumbered eBGP neighbor of peer group `exit`,
+# `remote-as external`, outbound route-map OUTBOUND_ERA_PREFIXES, no BFD; `multipaths ebgp 128`;
+# 2-8-9-400/default/configs/core-01-config.sh at 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9: VRF EXIT
+# importing INBAND by `route-import from-vrf` with route-map EXIT_FILTER, INBAND importing EXIT with
+# INBAND_FILTER)
+BORDER_DEFAULTS: dict[str, Any] = {"vrf": "EXIT", "l3vni": 5004, "uplinks": 5, "ecmp": 128}
+LeakedTenant = Literal["inband", "storage"]
+BORDER_LEAK: tuple[LeakedTenant, ...] = ("inband", "storage")
+
+
+class Border(Strict):
+    """northsouth.border: the fabric's way out (docs/northsouth.md "The way out"): a border VRF on
+    every leaf that holds nodes (the collapsed pair's two switches at 1-2 racks), its uplinks to the
+    site's router by eBGP, and the tenants' routes leaked to and from it."""
+
+    router: Name = Field(description="the site router's name: the far end of every border uplink (cabling.csv, "
+                         "NetBox, port descriptions); not a switch's or a node's name")
+    asn: int | None = Field(default=None, ge=1, le=4_294_967_294,
+                            description="the site router's ASN, written as the border sessions' remote AS; left "
+                            "out, `remote-as external` (any ASN but the fabric's), as NVIDIA's generator writes it")
+    uplinks: int = Field(default=BORDER_DEFAULTS["uplinks"], ge=1, le=64,
+                         description="border uplinks a leaf, on its highest ports at the fabric's speed that no "
+                         "planned node or switch link takes, each an unnumbered eBGP session (default 5, NVIDIA's "
+                         "csl-01 at 2-4-5-800)")
+    vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
+        default=BORDER_DEFAULTS["vrf"], description="the border VRF holding the uplinks (default NVIDIA's EXIT); a "
+        "name of its own, as a tenant's VRF")
+    l3vni: int = Field(default=BORDER_DEFAULTS["l3vni"], ge=1, le=16_777_214,
+                       description="the border VRF's layer-3 VNI (default NVIDIA's 5004)")
+    leak: list[LeakedTenant] = Field(
+        default_factory=lambda: list(BORDER_LEAK), max_length=2,
+        description="the tenants whose routes are leaked to and from the border VRF (`route-import from-vrf`, "
+        "NVIDIA's EXIT_FILTER and <VRF>_FILTER route-maps and community 11:11; default both)")
+    ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,
+                      description="eBGP paths kept for ECMP, in the border VRF and at least in the default VRF "
+                      "(default NVIDIA's 128)")
+
+
 class NorthSouth(Strict):
     """Role northsouth (docs/northsouth.md): storage and in-band as two tenants of one EVPN fabric."""
 
@@ -263,6 +304,8 @@ class NorthSouth(Strict):
         default=False, description="NVUE: each leaf gives each tenant VRF a loopback of its own (a /32 from the "
         "loopbacks pool, from its top down), the VRF's BGP router-id, and the VRF's l2vpn-evpn address family, as "
         "NVIDIA's generator writes its core pair (csl-01, core-01); default off")
+    border: Border | None = Field(default=None, description="the fabric's way out to the site's router (NVUE "
+                                  "only): border VRF, uplinks by eBGP, route leaking; absent, none")
 
 
 # BFD timers every platform fabgen writes accepts: NVUE 5.13/5.14 peer-group timers take
@@ -272,7 +315,7 @@ class NorthSouth(Strict):
 # 5.13/5.14 range (50-60000 ms) stands for it.
 BFD_INTERVAL_MS = (50, 60000)
 BFD_MULTIPLIER = (3, 50)
-BFD_CLASSES = ("leaf_spine", "spine_core", "leaf_host", "overlay")
+BFD_CLASSES = ("leaf_spine", "spine_core", "leaf_host", "overlay", "border")
 
 
 class BfdTimers(Strict):
@@ -308,6 +351,9 @@ class BfdClasses(Strict):
                                 "(host_routing bgp), on both ends")
     overlay: BfdClass = Field(default_factory=BfdTimers, description="the loopback-to-loopback EVPN sessions of "
                               "a northsouth fabric on EOS (multihop)")
+    border: BfdClass = Field(default=None, description="northsouth.border: the border uplinks' eBGP sessions to "
+                             "the site router: none where left out, as NVIDIA's generator writes its `exit` peer "
+                             "group (csl-01-config.sh at 993eed6); true (300 ms x 3) or {interval_ms, multiplier}")
 
 
 def _bfd(value: Any) -> Any:

@@ -29,6 +29,7 @@ from fabgen.formats.memo import Memo
 from fabgen.formats.templating import render as render_template
 from fabgen.intent.addresses import address_rows, host_netdevs
 from fabgen.intent.infiniband import DEVICE_ID
+from fabgen.intent.northsouth import BORDER_TIER, border_cabling, border_medium, border_uplinks
 from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
 from fabgen.spec import media
 from fabgen.spec.model import TIERS, Fabric
@@ -61,7 +62,25 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
         rows.append({"category": "transceiver", "part": f"{model.uplink_speed}G QSFP28 transceiver",
                      "description": "access uplink", "quantity": n, "notes": "2 per access switch"})
     rows += _transceiver_rows(f)
+    rows += _border_rows(f)
     return [r for r in rows if r["quantity"] and r["part"]]
+
+
+def _border_rows(f: Fabric) -> list[dict[str, Any]]:
+    """northsouth.border's uplinks to the site router: a cable each (a twin-port assembly per used
+    cage where the medium is one), and a transceiver per used cage on the leaf; the router's own
+    optics are the site's (its ports and cages are not fabgen's to know)."""
+    ups = border_uplinks(f)
+    if not ups:
+        return []
+    m = border_medium(f)
+    cage = f.switch_model.cages_by_port(f.plan.speed)
+    cages = {(sw, cage[port]) for sw, port, *_ in ups}
+    cables = len(cages) if m.per_cage else len(ups)
+    return [{"category": "cable", "part": m.cable, "description": f"{BORDER_TIER} ({media.TEXT[m.key]})",
+             "quantity": cables, "notes": f"{f.plan.speed}G, to the site router"},
+            {"category": "transceiver", "part": m.switch_part, "description": "switch side (border uplinks)",
+             "quantity": len(cages), "notes": f"one per used {f.switch_model.cage_type} cage"}]
 
 
 def later_materials(f: Fabric) -> list[dict[str, Any]]:
@@ -312,9 +331,11 @@ def structure(ctx: Context) -> dict[str, Any]:
     f = ctx.fabric
     cabling = [[lk.a, lk.a_port, lk.z, lk.z_port, f"{lk.speed}G", lk.media, lk.tier] for lk in f.links]
     addresses = address_rows(ctx) if f.spec.kind != "infiniband" else None
+    # the border uplinks (northsouth.border) after the fabric's own cables, in cabling.csv and the PTM
+    # and Batfish files alike (every cable in each); the router's ports are named `uplink<k>`
+    cabling += border_cabling(f)
     return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "bom_later": later_materials(f),
-            "dot": _dot(ctx), "addresses": addresses,
-            "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
+            "dot": _dot(ctx), "addresses": addresses, "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
 
 
 def _netdevs(f: Fabric) -> dict[str, str]:

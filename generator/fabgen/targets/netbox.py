@@ -26,6 +26,7 @@ from typing import Any
 
 from fabgen.context import Context
 from fabgen.formats import csvout
+from fabgen.intent.northsouth import BORDER_TIER, border_cabling, border_uplinks
 from fabgen.targets.base import CLUSTER, Deferred, Target
 
 COLUMNS = {
@@ -56,7 +57,11 @@ ADDRESS_STATUS = "reserved"
 # rack's own datasheet before racking)
 RACK_WIDTH, RACK_UNITS = "19", "48"
 ROLE_COLORS = {"leaf": "2196f3", "spine": "3f51b5", "core": "673ab7", "gpu-node": "4caf50",
-               "storage-node": "ff9800"}
+               "storage-node": "ff9800", "site-router": "607d8b"}
+# northsouth.border's site router: a device of role site-router, its make and model the site's (a
+# placeholder type of no height: the plan neither buys nor racks it), its ports named as cabling.csv's
+ROUTER_ROLE = "site-router"
+ROUTER_VENDOR, ROUTER_TYPE = "Site", "site-router"
 IB_TYPES = {200: "infiniband-hdr", 400: "infiniband-ndr", 800: "infiniband-xdr"}
 ETH_TYPES = {("osfp", 400): "400gbase-x-osfp", ("osfp", 800): "800gbase-x-osfp",
              ("qsfp112", 400): "400gbase-x-qsfp112", ("qsfpdd", 400): "400gbase-x-qsfpdd",
@@ -116,6 +121,11 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
             rack = f", NVLink rack {h.rack}" if h.rack else ""  # an NVL72 tray's rack (description), for racking
             devices.setdefault(h.name, [h.name, role, h.model.vendor, h.model.part, cluster, "planned",
                                         f"{f.inventory_name} node group {h.group}{rack}", h.rack or ""])
+        for router in sorted({u[2] for u in border_uplinks(f)}):
+            roles.add(ROUTER_ROLE)
+            types[ROUTER_TYPE] = (ROUTER_VENDOR, ROUTER_TYPE, 0)
+            devices.setdefault(router, [router, ROUTER_ROLE, ROUTER_VENDOR, ROUTER_TYPE, cluster, "planned",
+                                        f"the site's router: border uplinks of {f.name}", ""])
     vendors = sorted({v for v, _, _ in types.values()})
     rows["01-manufacturers.csv"] = [[v, slug(v)] for v in vendors]
     rows["02-device-roles.csv"] = [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in sorted(roles)]
@@ -139,7 +149,7 @@ def structure(contexts: list[Context], structured: list | None = None) -> dict[s
 def _vrfs(contexts: list[Context]) -> list[list[str]]:
     """The northsouth tenants' VRFs and the GPU overlay's, once each by name across fabrics (NetBox
     finds a VRF by name)."""
-    from fabgen.intent.northsouth import tenants
+    from fabgen.intent.northsouth import border, tenants
     from fabgen.intent.qos import options
 
     out: dict[str, str] = {}
@@ -147,6 +157,9 @@ def _vrfs(contexts: list[Context]) -> list[list[str]]:
         if ctx.allocation.tenants is not None:
             for ten in tenants(ctx):
                 out.setdefault(ten["vrf"], f"{ten['role']} tenant of {ctx.fabric.name}")
+        b = border(ctx) if ctx.allocation.tenants is not None else None
+        if b is not None:  # northsouth.border's VRF
+            out.setdefault(b["vrf"], f"border VRF of {ctx.fabric.name} (to {b['router']})")
         if ctx.allocation.overlay is not None:  # the GPU overlay: one VRF name on every plane, as NVIDIA's
             out.setdefault(options(ctx).overlay.vrf, "GPU tenant of every plane (host_addressing evpn)")
     return [[name, text] for name, text in out.items()]
@@ -169,6 +182,10 @@ def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
     ports: list[tuple[str, ...]] = [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
              for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
     _link_ports(f.links, port_type, switch_type, str(speed * 1_000_000), _tiers(f), lags if lagged else None, ports)
+    tier = f"{f.name} {BORDER_TIER}"
+    for sw, port, router, rport, _ in border_uplinks(f):  # the router's ports: the site's make, type `other`
+        ports += [(sw, port, switch_type, str(speed * 1_000_000), "true", tier, *(("",) if lagged else ())),
+                  (router, rport, "other", str(speed * 1_000_000), "true", tier, *(("",) if lagged else ()))]
     return ports
 
 
@@ -196,9 +213,13 @@ def _link_ports(links: list, port_type: dict[str, dict[str, str]], switch_type: 
 
 
 def _cables(ctx: Context) -> list[tuple[str, ...]]:
-    """A fabric's cables, one per link."""
-    return [(lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port, CABLE_TYPES.get(lk.media, ""),
-             "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}") for lk in ctx.fabric.links]
+    """A fabric's cables, one per link; then northsouth.border's uplinks to the site router."""
+    out: list[tuple[str, ...]] = [
+        (lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port, CABLE_TYPES.get(lk.media, ""),
+         "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}") for lk in ctx.fabric.links]
+    border = border_cabling(ctx.fabric)
+    return out + [(a, "dcim.interface", ap, z, "dcim.interface", zp, CABLE_TYPES.get(m, ""), "planned",
+                   f"{a}:{ap}--{z}:{zp}") for a, ap, z, zp, _, m, _ in border]
 
 
 def _lags(ctx: Context) -> dict[tuple[str, str], tuple[str, str]]:

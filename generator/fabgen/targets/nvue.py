@@ -53,6 +53,15 @@ from fabgen.formats.configfile import config_file
 from fabgen.intent import secret_ref
 from fabgen.intent.baseline import baseline as baseline_of
 from fabgen.intent.baseline import secret_name, secret_text, users_of
+from fabgen.intent.northsouth import (
+    ALL_PREFIXES,
+    BORDER_IN_MAP,
+    BORDER_OUT_LIST,
+    BORDER_OUT_MAP,
+    LEAK_COMMUNITY,
+    LEAK_COMMUNITY_LIST,
+)
+from fabgen.intent.northsouth import border as border_of
 from fabgen.intent.qos import adaptive_routing, options, qos_intent
 from fabgen.intent.switches import (
     DEFAULT_BFD,
@@ -291,6 +300,12 @@ def _access(extra: dict[str, Any], description: str, vlan: int) -> dict[str, Any
     return {"description": description, **extra, "bridge": {"domain": {"br_default": {"access": vlan}}}}
 
 
+def _border_port(extra: dict[str, Any], vrf: dict[str, Any], description: str) -> dict[str, Any]:
+    """A border uplink (northsouth.border): a routed port in the border VRF, unnumbered (its eBGP
+    session runs on the link-local address), as NVIDIA's `edge_uplink` ports."""
+    return {"description": description, **extra, **vrf}
+
+
 class _Parts:
     """The port sub-trees of a fabric's switches: those that are the same on every port, made once
     and shared (yamlout.Shared), and the runs of ports of each switch, which differ from switch to
@@ -299,7 +314,7 @@ class _Parts:
     on host ports; ar_ports: adaptive routing on fabric ports."""
 
     def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool,
-                 histograms: bool = False):
+                 histograms: bool = False, border_vrf: str | None = None):
         self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
         self.cage = yamlout.Shared({"link": {"breakout": {breakout: {}}}, "type": "swp"}) if breakout else None
         link = yamlout.Shared({"mtu": mtu})
@@ -316,6 +331,9 @@ class _Parts:
         self.make = {"fabric": (partial(_port, fabric), 1), "uplink": (partial(_port, uplink), 1),
                      "bonded": (partial(_port, host), 1), "routed": (partial(_routed, host, d.ip), 2),
                      "access": (partial(_access, host), 2)}
+        if border_vrf:  # the border uplinks: MTU and histograms as every used port, in the border VRF
+            vrf: dict[str, Any] = {"vrf": border_vrf} if d.new else {d.ip: {"vrf": border_vrf}}
+            self.make["border"] = (partial(_border_port, {"link": link, "type": "swp", **telemetry}, vrf), 1)
         self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
         self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
 
@@ -526,6 +544,8 @@ def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, pa
             isl = sw["role"] == i["peer_role"] == "leaf"
             fabric.append((i["name"], ISL_GROUP if isl else _group(i["peer_role"])))
             kind = uplink
+        elif kind == "border":  # northsouth.border: its description alone (`_border_ports`)
+            pass
         elif "bond" in i:  # the bond before its member: the run so far, then the bond
             ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]
             layout, values = [], [i["description"]]
@@ -601,19 +621,27 @@ def structure(ctx: Context) -> dict[str, Any]:
     dialect = Dialect(version)
     # every switch's `mtu` (intent/switches.py)
     # without and with the baseline's histograms (a role may differ: intent/baseline.py)
-    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h) for h in (False, True)}
-    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts)
+    b = border_of(ctx)
+    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h, b["vrf"] if b else None)
+             for h in (False, True)}
+    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts, b)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {version}.0"}
     return {"fabric": f.name, "cluster": ctx.cluster, "switches": Deferred(make, f.switches), "header": header}
 
 
 def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
-            parts: dict[bool, _Parts], s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
+            parts: dict[bool, _Parts], border: dict[str, Any] | None,
+            s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
     """One switch's item: its name, its NVUE tree and the variables its secrets come from."""
     sw = intents(s)
+    ups = border["uplinks"].get(sw["name"]) if border else None
+    if ups:
+        sw = _border_ports(sw, ups)
     b = sw.get("baseline")
     tree = _tree(sw, qos, ar, breakout, cages, d, parts[bool(b and b["telemetry"]["histograms"])])
+    if ups and border:
+        _border(tree, sw, border, d)
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
@@ -621,6 +649,91 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
     secrets = _secrets([(e, secret_ref(e), "env") for e in envs],
                        [(u["password_source"], u["password"]) for u in users])
     return sw["name"], tree, _with_baseline(secrets, b)
+
+
+def _border_ports(sw: dict[str, Any], ups: list[dict[str, str]]) -> dict[str, Any]:
+    """The switch's intent with its border uplinks (unused ports until now: the highest-numbered,
+    intent/northsouth.py `border_ports`) as ports of kind `border`, each described by its far end."""
+    far = {u["port"]: u["description"] for u in ups}
+    interfaces = [{"name": i["name"], "kind": "border", "description": far[i["name"]]} if i["name"] in far else i
+                  for i in sw["interfaces"]]
+    assert sum(i["kind"] == "border" for i in interfaces) == len(far), "a border uplink on a used port"
+    return {**sw, "interfaces": interfaces}
+
+
+_PERMIT: dict[str, Any] = {"permit": {}}  # a route-map rule's action is a word of its path (`action permit`)
+_DENY: dict[str, Any] = {"deny": {}}
+
+
+def _prefix_list(prefixes: list[str]) -> dict[str, Any]:
+    """A prefix list permitting each prefix and everything inside it (`max-prefix-len 32`), rules
+    10, 20, ... as NVIDIA numbers them."""
+    return {"rule": {str(10 * (k + 1)): {"action": "permit", "match": {p: {"max-prefix-len": 32}}}
+                     for k, p in enumerate(prefixes)}}
+
+
+def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]:
+    """The border's route policy, NVIDIA's (csl-01-config.sh at 993eed6, core-01-config.sh at
+    2f46cb2): what goes out to the site router (OUTBOUND_ERA_PREFIXES: the leaked tenants'
+    subnets), what the border VRF imports from the tenants (EXIT_FILTER: tagged 11:11), and what each
+    tenant imports from it (<VRF>_FILTER: nothing tagged 11:11, so no tenant learns another's routes
+    through the border, nor the other tenant's subnet, nor its own SVI addresses; the rest)."""
+    own = {t["vrf"]: t for t in sw["evpn"]["tenants"]}
+    leaked = border["leak"]
+    lists: dict[str, Any] = {ALL_PREFIXES: {"rule": {"10": {"action": "permit",
+                                                            "match": {"0.0.0.0/0": {"max-prefix-len": 32}}}}},
+                             BORDER_OUT_LIST: _prefix_list([t["subnet"] for t in leaked])}
+    maps: dict[str, Any] = {
+        BORDER_OUT_MAP: {"rule": {"10": {"action": _PERMIT,
+                                         "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},
+        # NVIDIA's rule 10 denies the border VRF's own loopback (EXIT_LOCAL_IF): fabgen's has none
+        BORDER_IN_MAP: {"rule": {"20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}}}
+    for t in leaked:
+        v = t["vrf"]
+        lists[f"{v}_PREFIXES"] = _prefix_list([t["subnet"]])
+        lists[f"{v}_LOCAL_IF"] = _prefix_list([f"{own[v]['svi_ip']}/32"])
+        rules: dict[str, Any] = {"5": {"action": _DENY, "match": {"community-list": LEAK_COMMUNITY_LIST}}}
+        for o in leaked:  # the other tenant's subnet stays out (NVIDIA's INBAND_FILTER rule 10, OOB_PREFIXES)
+            if o is not t:
+                rules["10"] = {"action": _DENY, "match": {"ip-prefix-list": f"{o['vrf']}_PREFIXES", "type": "ipv4"}}
+        rules["15"] = {"action": _DENY, "match": {"ip-prefix-list": f"{v}_LOCAL_IF", "type": "ipv4"}}
+        rules["20"] = {"action": _PERMIT, "match": {"ip-prefix-list": ALL_PREFIXES, "type": "ipv4"}}
+        maps[f"{v}_FILTER"] = {"rule": rules}
+    return {"community-list": {LEAK_COMMUNITY_LIST: {"rule": {"100": {
+                "action": "permit", "community": {LEAK_COMMUNITY: {}}}}}},
+            "prefix-list": dict(sorted(lists.items())), "route-map": dict(sorted(maps.items()))}
+
+
+def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d: Dialect) -> None:
+    """northsouth.border on a border switch: the border VRF (its L3VNI, its routes into EVPN, the
+    tenants' routes imported), its uplinks' unnumbered eBGP sessions to the site router with the
+    outbound route-map (BFD of the `border` class), the route policy, each leaked tenant importing
+    the border VRF's routes, and the ECMP width in the border and the default VRF."""
+    vrf, group = border["vrf"], border["group"]
+    timers = border["bfd"]
+    if timers and d.new:
+        bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
+        bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
+    peer = {"address-family": {"ipv4-unicast": {**d.on(), "policy": {"outbound": {"route-map": BORDER_OUT_MAP}}}},
+            **({"bfd": _bfd_group(timers, d)} if timers else {}),
+            "remote-as": border["asn"] if border["asn"] is not None else "external"}
+    leaked = border["leak"]
+    ipv4: dict[str, Any] = {**d.on(), "multipaths": {"ebgp": border["ecmp"]}, "redistribute": {"connected": d.on()},
+                            "route-export": {"to-evpn": d.on()}}
+    if leaked:
+        ipv4["route-import"] = {"from-vrf": {**d.on(), "list": {t["vrf"]: {} for t in leaked},
+                                             "route-map": BORDER_IN_MAP}}
+    tree["vrf"][vrf] = {"evpn": {**d.on(), "vni": {str(border["l3vni"]): {}}}, "router": {"bgp": {
+        **d.on(), "address-family": {"ipv4-unicast": ipv4}, "peer-group": {group: peer},
+        "neighbor": {u["port"]: {"peer-group": group, "type": "unnumbered"} for u in border["uplinks"][sw["name"]]}}}}
+    for t in leaked:
+        af = tree["vrf"][t["vrf"]]["router"]["bgp"]["address-family"]["ipv4-unicast"]
+        af["route-import"] = {"from-vrf": {**d.on(), "list": {vrf: {}}, "route-map": f"{t['vrf']}_FILTER"}}
+    multipaths = tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]["multipaths"]
+    multipaths["ebgp"] = max(multipaths["ebgp"], border["ecmp"])
+    policy = tree["router"].setdefault("policy", {})
+    for key, value in _border_policy(sw, border).items():
+        policy[key] = dict(sorted({**policy.get(key, {}), **value}.items()))
 
 
 def _with_baseline(secrets: list[Secret], b: dict[str, Any] | None) -> list[Secret]:

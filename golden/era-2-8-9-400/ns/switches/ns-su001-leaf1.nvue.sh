@@ -966,30 +966,114 @@ nv set interface swp61s2 link state down
 nv set interface swp61s2 type swp
 nv set interface swp61s3 link state down
 nv set interface swp61s3 type swp
-nv set interface swp62s0 link state down
+nv set interface swp62s0 description site-router:uplink1
+nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 type swp
-nv set interface swp62s1 link state down
+nv set interface swp62s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp62s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp62s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp62s0 vrf EXIT
+nv set interface swp62s1 description site-router:uplink2
+nv set interface swp62s1 link mtu 9100
 nv set interface swp62s1 type swp
-nv set interface swp62s2 link state down
+nv set interface swp62s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp62s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp62s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp62s1 vrf EXIT
+nv set interface swp62s2 description site-router:uplink3
+nv set interface swp62s2 link mtu 9100
 nv set interface swp62s2 type swp
-nv set interface swp62s3 link state down
+nv set interface swp62s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp62s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp62s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp62s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp62s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp62s2 vrf EXIT
+nv set interface swp62s3 description site-router:uplink4
+nv set interface swp62s3 link mtu 9100
 nv set interface swp62s3 type swp
-nv set interface swp63s0 link state down
+nv set interface swp62s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp62s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp62s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp62s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp62s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp62s3 vrf EXIT
+nv set interface swp63s0 description site-router:uplink5
+nv set interface swp63s0 link mtu 9100
 nv set interface swp63s0 type swp
-nv set interface swp63s1 link state down
+nv set interface swp63s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp63s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp63s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp63s0 vrf EXIT
+nv set interface swp63s1 description site-router:uplink6
+nv set interface swp63s1 link mtu 9100
 nv set interface swp63s1 type swp
-nv set interface swp63s2 link state down
+nv set interface swp63s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp63s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp63s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp63s1 vrf EXIT
+nv set interface swp63s2 description site-router:uplink7
+nv set interface swp63s2 link mtu 9100
 nv set interface swp63s2 type swp
-nv set interface swp63s3 link state down
+nv set interface swp63s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp63s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp63s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp63s2 vrf EXIT
+nv set interface swp63s3 description site-router:uplink8
+nv set interface swp63s3 link mtu 9100
 nv set interface swp63s3 type swp
-nv set interface swp64s0 link state down
+nv set interface swp63s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp63s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp63s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp63s3 vrf EXIT
+nv set interface swp64s0 description site-router:uplink9
+nv set interface swp64s0 link mtu 9100
 nv set interface swp64s0 type swp
-nv set interface swp64s1 link state down
+nv set interface swp64s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp64s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp64s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp64s0 vrf EXIT
+nv set interface swp64s1 description site-router:uplink10
+nv set interface swp64s1 link mtu 9100
 nv set interface swp64s1 type swp
-nv set interface swp64s2 link state down
+nv set interface swp64s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp64s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp64s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp64s1 vrf EXIT
+nv set interface swp64s2 description site-router:uplink11
+nv set interface swp64s2 link mtu 9100
 nv set interface swp64s2 type swp
-nv set interface swp64s3 link state down
+nv set interface swp64s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp64s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp64s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp64s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp64s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp64s2 vrf EXIT
+nv set interface swp64s3 description site-router:uplink12
+nv set interface swp64s3 link mtu 9100
 nv set interface swp64s3 type swp
+nv set interface swp64s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp64s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp64s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp64s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp64s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp64s3 vrf EXIT
 nv set interface vlan500 description STORAGE
 nv set interface vlan500 ipv4 address 10.160.127.254/17
 nv set interface vlan500 ipv4 vrr state enabled
@@ -1032,7 +1116,50 @@ nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
 nv set router bfd profile FABRIC min-tx-interval 300
 nv set router bfd state enabled
-nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
+nv set router policy community-list 11 rule 100 action permit
+nv set router policy community-list 11 rule 100 community 11:11
+nv set router policy prefix-list ALL_PREFIXES rule 10 action permit
+nv set router policy prefix-list ALL_PREFIXES rule 10 match 0.0.0.0/0 max-prefix-len 32
+nv set router policy prefix-list ERA_PREFIXES rule 10 action permit
+nv set router policy prefix-list ERA_PREFIXES rule 10 match 10.160.0.0/17 max-prefix-len 32
+nv set router policy prefix-list ERA_PREFIXES rule 20 action permit
+nv set router policy prefix-list ERA_PREFIXES rule 20 match 10.160.128.0/17 max-prefix-len 32
+nv set router policy prefix-list INBAND_LOCAL_IF rule 10 action permit
+nv set router policy prefix-list INBAND_LOCAL_IF rule 10 match 10.160.255.254/32 max-prefix-len 32
+nv set router policy prefix-list INBAND_PREFIXES rule 10 action permit
+nv set router policy prefix-list INBAND_PREFIXES rule 10 match 10.160.128.0/17 max-prefix-len 32
+nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 action permit
+nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 match 10.160.127.254/32 max-prefix-len 32
+nv set router policy prefix-list STORAGE_PREFIXES rule 10 action permit
+nv set router policy prefix-list STORAGE_PREFIXES rule 10 match 10.160.0.0/17 max-prefix-len 32
+nv set router policy route-map EXIT_FILTER rule 20 action permit
+nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
+nv set router policy route-map INBAND_FILTER rule 5 action deny
+nv set router policy route-map INBAND_FILTER rule 5 match community-list 11
+nv set router policy route-map INBAND_FILTER rule 10 action deny
+nv set router policy route-map INBAND_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 10 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 15 action deny
+nv set router policy route-map INBAND_FILTER rule 15 match ip-prefix-list INBAND_LOCAL_IF
+nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 20 action permit
+nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 5 action deny
+nv set router policy route-map STORAGE_FILTER rule 5 match community-list 11
+nv set router policy route-map STORAGE_FILTER rule 10 action deny
+nv set router policy route-map STORAGE_FILTER rule 10 match ip-prefix-list INBAND_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 15 action deny
+nv set router policy route-map STORAGE_FILTER rule 15 match ip-prefix-list STORAGE_LOCAL_IF
+nv set router policy route-map STORAGE_FILTER rule 15 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 20 action permit
+nv set router policy route-map STORAGE_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 20 match type ipv4
+nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
 nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.1/32
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
@@ -1071,6 +1198,9 @@ nv set vrf STORAGE router bgp state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf state enabled
+nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf list EXIT
+nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf route-map STORAGE_FILTER
 nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
 nv set vrf STORAGE router bgp router-id 10.254.0.254
 nv set vrf INBAND evpn state enabled
@@ -1080,7 +1210,48 @@ nv set vrf INBAND router bgp state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast route-import from-vrf state enabled
+nv set vrf INBAND router bgp address-family ipv4-unicast route-import from-vrf list EXIT
+nv set vrf INBAND router bgp address-family ipv4-unicast route-import from-vrf route-map INBAND_FILTER
 nv set vrf INBAND router bgp address-family l2vpn-evpn state enabled
 nv set vrf INBAND router bgp router-id 10.254.0.253
+nv set vrf EXIT evpn state enabled
+nv set vrf EXIT evpn vni 5004
+nv set vrf EXIT router bgp state enabled
+nv set vrf EXIT router bgp address-family ipv4-unicast state enabled
+nv set vrf EXIT router bgp address-family ipv4-unicast multipaths ebgp 128
+nv set vrf EXIT router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf EXIT router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf state enabled
+nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list STORAGE
+nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list INBAND
+nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf route-map EXIT_FILTER
+nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast state enabled
+nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
+nv set vrf EXIT router bgp peer-group exit remote-as external
+nv set vrf EXIT router bgp neighbor swp62s0 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s0 type unnumbered
+nv set vrf EXIT router bgp neighbor swp62s1 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s1 type unnumbered
+nv set vrf EXIT router bgp neighbor swp62s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s2 type unnumbered
+nv set vrf EXIT router bgp neighbor swp62s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s3 type unnumbered
+nv set vrf EXIT router bgp neighbor swp63s0 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s0 type unnumbered
+nv set vrf EXIT router bgp neighbor swp63s1 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s1 type unnumbered
+nv set vrf EXIT router bgp neighbor swp63s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s2 type unnumbered
+nv set vrf EXIT router bgp neighbor swp63s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s3 type unnumbered
+nv set vrf EXIT router bgp neighbor swp64s0 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s0 type unnumbered
+nv set vrf EXIT router bgp neighbor swp64s1 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s1 type unnumbered
+nv set vrf EXIT router bgp neighbor swp64s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s2 type unnumbered
+nv set vrf EXIT router bgp neighbor swp64s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s3 type unnumbered
 
 nv config apply --confirm 600s --assume-yes
