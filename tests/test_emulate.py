@@ -144,7 +144,8 @@ def test_the_evpn_translator_reads_every_northsouth_switch() -> None:
         sw = evpn.translate(path.name.split(".")[0], path.read_text(), str(path))
         assert sw.asn and sw.loopback and sw.unnumbered and any(sw.groups.values()), path
         if "leaf" in path.name:
-            assert sw.vtep == sw.router_id and sw.uplinks and set(sw.l3vnis) == {"STORAGE", "INBAND"}, path
+            assert sw.vtep == sw.router_id and sw.uplinks and set(sw.l3vnis) - set(sw.border) == {"STORAGE", "INBAND"}
+            assert set(sw.border) <= {"EXIT"} and all(sw.border.values()), path  # NVIDIA's examples: the way out
             # fabgen's default numbers, or NVIDIA's (era-2-8-9-400: 500/4500 STORAGE, 300/4300 INBAND)
             assert {t.vlan: (t.vni, t.vrf) for t in sw.tenants.values()} in (
                 {20: (10020, "STORAGE"), 30: (10030, "INBAND")}, {500: (4500, "STORAGE"), 300: (4300, "INBAND")})
@@ -724,9 +725,11 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     assert "local-id: 1\n" in text
     leaf.write_text(text.replace("local-id: 1\n", "local-id: 77\n", 1))
     relist(tmp_path / "broken", "ns/switches/ns-su01-leaf2.nvue.yaml")
-    # and NVIDIA's collapsed pair (one GB300 rack sized by racks): two leaves, iBGP over 20 peer links
+    # and NVIDIA's collapsed pair (one GB300 rack sized by racks): two leaves, iBGP over 20 peer links,
+    # with NVIDIA's BGP details and its way out (the border VRF in the lab, its uplinks left out)
     pair_inv = tmp_path / "pair.yaml"
-    pair_inv.write_text(gb300_inventory(1))
+    pair_inv.write_text(gb300_inventory(1) + "      multipath_aspath_ignore: true\n"
+                        "      northsouth: {vrf_loopbacks: true, border: {router: site-router}}\n")
     assert fabgen("render", pair_inv, "-o", tmp_path / "pair").returncode == 0
     renders: list[Path | tuple[Path, list[str]]] = [tmp_path / "out", tmp_path / "broken", tmp_path / "pair"]
     if missing:  # all in one VM boot: here or in the VM, fabgen emulate reads each render as it would on a host
@@ -740,6 +743,7 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     assert pair_code == 0, _verdict(pair_stdout, said)
     pair = json.loads(pair_stdout)
     assert pair["ok"] and pair["routers"] == 2 and any("down (every port)" in n for n in pair["notes"]), pair
+    assert any("10 uplinks of VRF EXIT to site-router" in n for n in pair["notes"]), pair["notes"]
     assert code == 0, _verdict(stdout, said)
     result = json.loads(stdout)
     assert result["ok"] and result["fabrics"] == ["ns"] and result["hosts"] == 6

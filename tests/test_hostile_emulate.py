@@ -85,6 +85,7 @@ def refused(res: subprocess.CompletedProcess, *words: str) -> None:
 
 NETPLAN = "hosts/gpu01/netplan.yaml"
 GPU_LEAF = "gpu-plane1/switches/gpu-plane1-su01-leaf1.nvue.yaml"
+NS_PAIR_LEAF = "ns/switches/ns-leaf001.nvue.yaml"  # NVIDIA's collapsed pair with the border VRF EXIT
 LEAF_NVUE = "inband/switches/inband-su01-leaf1.nvue.yaml"
 EOS_LEAF = "roce/switches/roce-leaf01.cfg"
 SX_LEAF = "sx/switches/sx-su01-leaf1.nvue.yaml"
@@ -211,6 +212,16 @@ CASES = {
     "GPU overlay aspath-ignore as a command": (
         "era-2-4-5-800", GPU_LEAF, lambda t: t.replace("aspath-ignore: enabled", f"aspath-ignore: '{INJECT}'"),
         [GPU_LEAF, "multipath aspath-ignore"]),
+    "border route-map name as a command": (
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace("OUTBOUND_ERA_PREFIXES:", f'"O permit 10\\n {INJECT}":', 1),
+        [NS_PAIR_LEAF, "not a name fabgen writes"]),
+    "border leaking policy on a leaf without a border VRF": (
+        "era-2-4-5-800", NS_PAIR_LEAF, lambda t: t[:t.rindex("            neighbor:\n")],  # EXIT's, the last
+        [NS_PAIR_LEAF, "only route-maps are emulated"]),
+    "border router named as a command": (
+        "era-2-4-5-800", "ns/cabling.csv", lambda t: t.replace(",site-router,", f",'site;{INJECT}',", 1),
+        ["ns/cabling.csv:58", "z_device", "not a name fabgen writes"]),
     "SONiC ASN infinite": (
         "fattree-2to1", "fabric/switches/fabric-leaf001/config_db.json",
         lambda t: t.replace('"local_asn": "4200010000"', '"local_asn": Infinity'),

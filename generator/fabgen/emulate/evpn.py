@@ -40,6 +40,7 @@ LAB_STARTUP_DELAY = 1  # s: FRR's `evpn mh startup-delay` in the lab (Cumulus's 
 REMOTE_AS = re.compile(r"external|internal")  # a peer group's remote-as as fabgen writes it
 L3VNI_VLAN = 3900  # the bridge VLANs that carry the layer-3 VNIs (3900 + k), local to each leaf
 KEEP_PER_PAIR = 2  # nodes kept per leaf pair in the lab
+BORDER_TIER = "leaf-border"  # cabling.csv's tier of a border uplink, to a router outside the plan
 REACH_WAIT = 30.0  # s: how long a node may take to reach a storage server (ARP, EVPN routes)
 LACP_WAIT = 15.0  # s: fast LACP settles in 3 s
 
@@ -88,6 +89,10 @@ class Switch:
     vrf_loopbacks: dict[str, str] = field(default_factory=dict)  # VRF -> its loopback (CIDR), on the VRF's device
     vrf_router_ids: dict[str, str] = field(default_factory=dict)  # VRF -> its BGP router-id
     vrf_evpn: set[str] = field(default_factory=set)  # VRFs whose BGP has the l2vpn-evpn address family
+    # the way out (northsouth.border): a VRF with BGP sessions of its own, to a router outside the
+    # plan, and the leaking policy; read and counted, not run (no site router in the lab)
+    border: dict[str, int] = field(default_factory=dict)  # VRF -> its BGP neighbors
+    leaking: set[str] = field(default_factory=set)  # the route-maps, prefix and community lists of the leaking
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -117,6 +122,8 @@ def translate(name: str, text: str, where: str) -> Switch:
             if vrf != "default" and "evpn" in v:
                 sw.l3vnis[str(vrf)] = int(next(iter(v["evpn"]["vni"])))
                 _tenant_vrf(sw, str(vrf), v)
+                if v.get("router", {}).get("bgp", {}).get("neighbor"):
+                    sw.border[str(vrf)] = len(v["router"]["bgp"]["neighbor"])
         _route_maps(sw, tree["router"].get("policy", {}), where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{where}: the EVPN translator cannot read {exc!r}") from None
@@ -143,19 +150,29 @@ def _tenant_vrf(sw: Switch, vrf: str, v: Any) -> None:
         sw.vrf_evpn.add(vrf)
 
 
+LEAKING = ("prefix-list", "community-list")  # the border's leaking policy (northsouth.border), beside route-maps
+
+
 def _route_maps(sw: Switch, policy: Any, where: str) -> None:
-    """The route-maps a switch defines: only NVIDIA's weighted-ECMP one (a rule that permits and sets
-    the link bandwidth to the number of paths) is what fabgen writes; any other is refused, as is a
-    peer group sending one that is not defined."""
-    if set(policy) - {"route-map"}:
+    """The route-maps a switch defines: NVIDIA's weighted-ECMP one (a rule that permits and sets the
+    link bandwidth to the number of paths) is emulated; on a switch with a border VRF, the leaking's
+    route-maps and prefix and community lists are read as names and left out of the lab (only a
+    border VRF's sessions and route imports name them); anything else is refused, as is a peer group
+    sending a route-map that is not defined."""
+    if set(policy) - {"route-map", *(LEAKING if sw.border else ())}:
         raise TranslateError(f"{where}: router policy {sorted(map(str, policy))}: only route-maps are emulated")
+    for kind in LEAKING:
+        sw.leaking |= {inputs.name(str(n), inputs.WORD, where, kind) for n in policy.get(kind, {})}
     for name, m in policy.get("route-map", {}).items():
         inputs.name(name, inputs.WORD, where, "route-map")
         rules = m["rule"]
-        if set(m) != {"rule"} or len(rules) != 1 or next(iter(rules.values())) != BANDWIDTH_RULE:
+        if set(m) == {"rule"} and len(rules) == 1 and next(iter(rules.values())) == BANDWIDTH_RULE:
+            sw.bandwidth_maps[name] = inputs.integer(next(iter(rules)), 1, 65535, where, f"route-map {name}'s rule")
+        elif sw.border:
+            sw.leaking.add(name)
+        else:
             raise TranslateError(f"{where}: route-map {name}: only one rule that permits and sets ext-community-bw "
                                  "multipaths is emulated")
-        sw.bandwidth_maps[name] = inputs.integer(next(iter(rules)), 1, 65535, where, f"route-map {name}'s rule")
     for group, name in sw.route_map_out.items():
         inputs.name(group, inputs.WORD, where, "peer group")
         if inputs.name(name, inputs.WORD, where, f"peer group {group}'s route-map") not in sw.bandwidth_maps:
@@ -507,6 +524,8 @@ class Plan:
     legs: dict[str, list[tuple[str, str, str]]]  # node -> [(its port, leaf, leaf port)] in cabling order
     cables: list[tuple[str, str, str, str]]  # (device, port, device, port) among kept devices
     left_out: int = 0  # nodes not kept
+    routers: list[str] = field(default_factory=list)  # the border's routers (outside the plan: not in the lab)
+    border_uplinks: int = 0
 
 
 def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes], str], list[dict[str, str]]],
@@ -537,11 +556,24 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
                                  f"{len(legs[n])} cables")
         for member, (_, leaf, port) in zip(nodes[n].members, legs[n]):
             cables.append((n, member, leaf, port))
-    cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows if r["tier"] != "node-leaf"]
+    cables += [(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows
+               if r["tier"] not in ("node-leaf", BORDER_TIER)]
     _check_cables(cables, fabric, switches, nodes)
     for n in keep:
         _check_boot_vlan(n, nodes[n], legs[n], switches)
-    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep))
+    routers, uplinks = _border(rows, fabric, switches)
+    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep), routers, uplinks)
+
+
+def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch]) -> tuple[list[str], int]:
+    """The border's routers and its uplinks' count, from cabling.csv: each uplink from a leaf with a
+    border VRF (the lab leaves them out: the router is outside the plan)."""
+    border = [(r["a_device"], r["z_device"]) for r in rows if r["tier"] == BORDER_TIER]
+    for leaf, router in border:
+        if leaf not in switches or not switches[leaf].border:
+            raise TranslateError(f"{fabric}/cabling.csv: a border uplink of {leaf}, which has no border VRF")
+        inputs.name(router, inputs.WORD, f"{fabric}/cabling.csv", "the border's router")
+    return sorted({router for _, router in border}), len(border)
 
 
 def _northsouth_switch(files: dict[str, bytes], path: str, dev: str) -> Switch:
@@ -949,6 +981,11 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
              f"nodes ({KEEP_PER_PAIR} per leaf pair), converged in {took:.1f} s",
              f"{fabric}: lab settings: evpn mh startup-delay {LAB_STARTUP_DELAY} s (the switches' default is 180), "
              "no BFD"]
+    if plan.border_uplinks:
+        vrfs = sorted({v for sw in plan.switches.values() for v in sw.border})
+        notes.append(f"{fabric}: the way out not emulated: {plan.border_uplinks} uplinks of VRF {', '.join(vrfs)} "
+                     f"to {', '.join(plan.routers)} (outside the plan) and the route leaking with the tenant VRFs "
+                     "(read, not run); the VRF and its layer-3 VNI are in the lab")
     if out:  # every later check would wait its full bound for the same cause
         notes.append(f"{fabric}: segments, LACP and reachability not checked: BGP sessions are down")
         return out, notes, len(built), len(plan.nodes), len(plan.cables)
