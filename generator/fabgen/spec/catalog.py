@@ -104,6 +104,23 @@ class SwitchModel:
             _INDEX_CACHE[key] = table
         return table
 
+    def ports_by_cage(self, speeds: tuple[int, ...]) -> tuple[str, ...]:
+        """Every port name, cage by cage, each cage split at its own speed (`speeds`, one a cage: a
+        switch whose tiers run at different speeds, docs/hardware.md "Port speeds")."""
+        out: list[str] = []
+        for c, speed in enumerate(speeds):
+            per = self.mode_for(speed).per_cage  # type: ignore[union-attr]
+            out += self.port_names(speed)[c * per:(c + 1) * per]
+        return tuple(out)
+
+    def cage_map(self) -> dict[str, int]:
+        """Port name -> its 1-based cage at any speed the model runs (a name means the same cage at
+        every speed it appears at: `swp1s0` is cage 1 split 2x or 4x)."""
+        out: dict[str, int] = {}
+        for mode in self.modes:
+            out.update(self.cages_by_port(mode.speed))
+        return out
+
     def cages_by_port(self, speed: int) -> dict[str, int]:
         """Port name -> its 1-based cage at `speed` (transceiver and cable counts)."""
         mode = self.mode_for(speed)
