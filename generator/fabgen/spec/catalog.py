@@ -352,7 +352,10 @@ SWITCHES: dict[str, SwitchModel] = {
         SwitchModel(
             "sn5600", "NVIDIA", "MSN5600", "Spectrum-4 SN5600, 64 x 800GbE OSFP (128 x 400GbE split)",
             ("spectrum-x",), ("nvue",), 64, "OSFP", 8,
-            (PortMode(800, 1, "swp{c}"), PortMode(400, 2, "swp{c}s{j0}"), PortMode(200, 4, "swp{c}s{j0}")),
+            # 8 x 100G: NVIDIA's generator splits SN5600 cages `link breakout 8x` for 100G uplinks
+            # (net-configurator/output/2-4-5-800/default/configs/csl-01-config.sh, NVIDIA/enterprise-ras at 993eed6)
+            (PortMode(800, 1, "swp{c}"), PortMode(400, 2, "swp{c}s{j0}"), PortMode(200, 4, "swp{c}s{j0}"),
+             PortMode(100, 8, "swp{c}s{j0}")),
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
             rack_units=2,
         ),
