@@ -185,6 +185,25 @@ def test_nvidias_2_8_9_400_example_runs_its_north_south_pair_at_nvidias_speeds(t
     assert [leaf[f"swp{c}"]["link"]["breakout"] for c in (1, 2, 3)] == [{"4x": {}}] * 3
     assert leaf["swp4"]["link"]["breakout"] == {"2x": {}} and leaf["swp4s0"]["link"]["speed"] == "400G"
     assert {r["speed"] for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "leaf-spine"} == {"400G"}
+    assert "by tier: node-leaf 200G, leaf-spine 400G." in (out / "report.md").read_text()
+
+
+def test_a_collapsed_pair_keeps_nvidias_20_peer_links_at_their_own_speed(tmp_path: Path) -> None:
+    """2-4-5-800's collapsed pair with its trays at 200G (NVIDIA's larger size, 4 a cage): the 20 peer
+    links stay 20, at 400G, on cages of their own; the report says 20 x 400G."""
+    inv = tmp_path / "era.yaml"
+    text = (INVENTORIES / "era-2-4-5-800.yaml").read_text()
+    inv.write_text(text.replace("node_leaf: {speed: 400}", "node_leaf: {speed: 200}", 1))
+    out = tmp_path / "out"
+    render_to(inv, out)
+    peer = [r for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "leaf-leaf"]
+    assert len(peer) == 20 and {r["speed"] for r in peer} == {"400G"}
+    trays = [r for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "node-leaf"]
+    assert {r["speed"] for r in trays} == {"200G"} and {r["z_port"][:5] for r in trays} == {"swp1s", "swp2s", "swp3s",
+                                                                                           "swp4s", "swp5s"}
+    assert "joined by 20 x 400G peer links" in (out / "report.md").read_text()
+    for name, (header, tree) in _trees(out / "ns").items():
+        assert nvue_model.problems(nvue_model.release(header), tree) == [], name
 
 
 REFUSED = [  # cabling, platform/model, key, words of the message
