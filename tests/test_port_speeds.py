@@ -131,6 +131,18 @@ def test_uniform_speeds_write_what_they_wrote_before(tmp_path: Path) -> None:
         assert {m for p in tree["interface"].values() for m in p.get("link", {}).get("breakout", {})} == {"2x"}
 
 
+def test_a_fabric_at_100g_splits_every_cage_8x(tmp_path: Path) -> None:
+    """100G on an SN5600 (NVIDIA's `link breakout 8x`, csl-01 at 993eed6): every cage 8 x 100G, the
+    ports swp<c>s0-s7, as the object model takes them."""
+    out = tmp_path / "out"
+    render_to(_write(tmp_path, cabling="      node_leaf: {speed: 100}\n"), out)
+    for name, (header, tree) in _trees(out / "sx").items():
+        assert nvue_model.problems(nvue_model.release(header), tree) == [], name
+        assert {m for p in tree["interface"].values() for m in p.get("link", {}).get("breakout", {})} == {"8x"}
+        assert "swp1s7" in tree["interface"] and "swp1s8" not in tree["interface"]
+    assert {r["speed"] for r in _rows(out / "sx" / "cabling.csv")} == {"100G"}
+
+
 def test_sizing_counts_uplinks_at_their_speed() -> None:
     """A leaf's uplink bandwidth is its uplinks x their speed: 400G uplinks above 200G hosts halve the
     uplink cables at the same ratio, same switch counts; NVIDIA's collapsed pair keeps its 20 peer links."""

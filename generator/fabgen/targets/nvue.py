@@ -69,7 +69,7 @@ from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.targets.base import Deferred, Target, every_other
 
-BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
+BREAKOUT = {400: "2x", 200: "4x", 100: "8x"}  # SN5600 cage split per port speed (100G: NVIDIA's csl-01 at 993eed6)
 MGMT_PORT = PLATFORMS["nvue"].mgmt_port
 BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
 USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
