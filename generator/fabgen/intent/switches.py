@@ -188,6 +188,7 @@ class SwitchIntents:
         self.baselines: dict[str, dict[str, Any]] = {}
         self.names = f.switch_model.port_names(f.plan.speed)
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
+        self.role_names: dict[str, tuple[str, ...]] = {}  # `_names`
         self.ns = ctx.allocation.tenants
         self.overlay = tenants(ctx) if self.ns is not None else None
         # each node port's bond (index, the node's bond count) and each bond shape's VLANs (PXE: in-band untagged)
@@ -210,6 +211,12 @@ class SwitchIntents:
             self.baselines[role] = {} if b is None else {"baseline": b}
         return self.baselines[role]
 
+    def _names(self, role: str) -> tuple[str, ...]:
+        """A switch's ports where the tiers' speeds differ: each cage at its own (once per role)."""
+        if role not in self.role_names:
+            self.role_names[role] = self.f.port_names(role)
+        return self.role_names[role]
+
     def _speeds(self, role: str, interfaces: list[dict[str, Any]], used: dict[str, int]) -> dict[str, Any]:
         """The tiers at their own speeds (cabling.<tier>.speed): each used port's speed into its
         interface, and every cage's speed (its breakout) as the switch's `cages`."""
@@ -221,7 +228,7 @@ class SwitchIntents:
     def __call__(self, s: Any) -> dict[str, Any]:
         f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
         speed, numbers = f.plan.speed, self.numbers
-        names = self.names if not f.plan.mixed else f.port_names(s.role)
+        names = self.names if not f.plan.mixed else self._names(s.role)
         ns, overlay, order = self.ns, self.overlay, self.order
         used = f.ports.get(s.name, {})
         interfaces: list[dict[str, Any]] = []
