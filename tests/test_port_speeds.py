@@ -109,6 +109,8 @@ def test_mixed_port_groups_pass_nvidias_object_model_cage_by_cage(release: str, 
     assert leaf["swp5"]["link"]["breakout"] == {"2x": {}} and "swp5s2" not in leaf
     core = trees[next(n for n in trees if "core" in n)][1]["interface"]
     assert "breakout" not in core["swp1"].get("link", {}) and core["swp1"]["link"]["speed"] == "800G"
+    # adaptive routing on the 400G uplinks, not on the 800G core links (Spectrum-4 adapts up to 400G)
+    assert "adaptive-routing" in leaf["swp5s0"]["router"] and "router" not in core["swp1"]
     # the object model refuses what a wrong split writes
     broken = trees[first][1]
     broken["interface"]["swp5"]["link"]["breakout"] = {"2x": {"lanes-per-port": "3"}}

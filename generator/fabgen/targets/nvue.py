@@ -64,6 +64,7 @@ from fabgen.intent.switches import (
     SwitchIntents,
     group_bfd,
 )
+from fabgen.inventory.ethernet import AR_MAX_SPEED
 from fabgen.inventory.management import gateway_of, services_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
@@ -315,6 +316,8 @@ class _Parts:
     def _kinds(self, mtu: int, d: Dialect, watchdog: bool, ar_ports: bool, histograms: bool,
                speed: int | None) -> None:
         link = yamlout.Shared({"mtu": mtu, **({"speed": f"{speed}G"} if speed else {})})
+        # Spectrum-4 adapts RoCEv2 at 400G and below: not on a faster tier's ports (intent/qos.py)
+        ar_ports = ar_ports and (speed is None or speed <= AR_MAX_SPEED)
         # the baseline's histograms on every used port (telemetry.histograms)
         telemetry = {"telemetry": yamlout.Shared({"histogram": HISTOGRAM})} if histograms else {}
         host = {"link": link, "type": "swp",
