@@ -385,7 +385,9 @@ fabrics:
 """)
     prices, name = read(None)
     data = compare(inv, prices, name)
-    assert [(o["kind"], o["switch_model"]) for o in data["fabrics"]["f"]["options"]] == [("roce", "arista-7060x5")]
+    # the SN5600 splits a cage 8 x 100G (NVIDIA's csl-01 at 993eed6: `link breakout 8x`); the SONiC SKUs run 400G only
+    assert [(o["kind"], o["switch_model"]) for o in data["fabrics"]["f"]["options"]] == [
+        ("roce", "arista-7060x5"), ("spectrum-x", "sn5600")]
     o = data["fabrics"]["f"]["options"][0]
     assert o["cost"]["missing"] == ["compute NIC", "transceiver"]  # a custom node's parts have no price
     assert o["estimate"]["busbw_per_gpu_gbs"] == pytest.approx(12.5 * 2 / 4 * 0.94, abs=0.01)

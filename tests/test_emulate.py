@@ -109,6 +109,21 @@ def test_a_line_or_key_the_translator_does_not_know_is_an_error(platform: str, e
     assert words in str(exc.value) and str(path) in str(exc.value)
 
 
+def test_a_port_speed_is_physical_and_another_link_key_is_not() -> None:
+    """`link speed` (cabling.<tier>.speed, where a fabric's tiers run at their own speeds) is left out
+    of the lab as the MTU and the breakout are (a veth has no speed); a link key fabgen never writes
+    is still an error naming the file."""
+    path = _goldens("nvue")[0]
+    text = path.read_text()
+    head = "\n        link:\n          mtu: 9100\n"
+    assert head in text
+    r = CONFIGS["nvue"][1](path.stem, text.replace(head, head + "          speed: 400G\n"), str(path))
+    assert r.neighbors
+    with pytest.raises(TranslateError) as exc:
+        CONFIGS["nvue"][1](path.stem, text.replace(head, head + "          fec: rs\n", 1), str(path))
+    assert "link/fec" in str(exc.value) and str(path) in str(exc.value)
+
+
 @pytest.mark.skipif(VTYSH is None, reason="FRR's vtysh is not installed")
 @pytest.mark.parametrize("platform", sorted(CONFIGS))
 def test_frr_parses_every_config_the_emulation_writes(platform: str, tmp_path: Path) -> None:

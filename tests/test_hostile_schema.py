@@ -153,7 +153,7 @@ BASE: dict[str, Any] = {
                      "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},
-        "cabling": {"node_leaf": {"length_m": 10}, "leaf_spine": {"length_m": 10}, "spine_core": {"length_m": 10}},
+        "cabling": {t: {"length_m": 10, "speed": 400} for t in ("node_leaf", "leaf_spine", "spine_core")},
         "baseline": {"telemetry": {"sflow": {"collectors": ["10.0.0.9"], "sample_rate": 4096}},
                      "roles": {"spine": {"telemetry": {"sflow": {"collectors": ["10.0.0.9"], "sample_rate": 4096}}}}},
     }],

@@ -59,9 +59,10 @@ def check(fabric: Fabric) -> None:
 
 def _port_budget(fabric: Fabric, problems: list[str]) -> None:
     """No switch uses more ports than its radix, or a port its model does not have."""
-    radix = fabric.switch_model.radix(fabric.plan.speed)
-    valid_ports = set(fabric.switch_model.port_names(fabric.plan.speed))
+    of_role = {r: set(fabric.port_names(r)) for r in {s.role for s in fabric.switches}}
     for s in fabric.switches:
+        valid_ports = of_role[s.role]
+        radix = len(valid_ports)
         used = fabric.ports.get(s.name, {})
         if len(used) > radix:
             problems.append(f"{s.name}: {len(used)} ports used, radix {radix}")
@@ -96,14 +97,16 @@ def _balanced(s: Switch, up: Counter[str], down: int, plan: Plan, problems: list
     number of links, at the declared ratio."""
     if s.role == "leaf" and plan.tiers >= 2:
         expected = plan.spines_per_pod
-        if len(up) != expected or set(up.values()) != {plan.leaf_spine_width}:
+        m = plan.factor("leaf-spine")  # counts in host-speed ports: a link of this tier takes m
+        if len(up) != expected or set(up.values()) != {plan.leaf_spine_width // m}:
             problems.append(f"{s.name}: unbalanced uplinks {dict(sorted(up.items()))}")
-        if down > plan.down or Fraction(plan.down, sum(up.values())) != plan.ratio:
+        if down > plan.down or Fraction(plan.down, sum(up.values()) * m) != plan.ratio:
             problems.append(f"{s.name}: {down} endpoints / {sum(up.values())} uplinks breaks {plan.ratio}:1")
     if s.role == "spine" and plan.tiers == 3:
-        if len(up) != plan.cores_per_plane or set(up.values()) != {plan.spine_core_width}:
+        m2 = plan.factor("spine-core")
+        if len(up) != plan.cores_per_plane or set(up.values()) != {plan.spine_core_width // m2}:
             problems.append(f"{s.name}: unbalanced core uplinks {dict(sorted(up.items()))}")
-        if sum(up.values()) != plan.spine_down:
+        if sum(up.values()) * m2 != plan.spine_down:
             problems.append(f"{s.name}: {sum(up.values())} uplinks for {plan.spine_down} downlink ports")
 
 

@@ -25,7 +25,7 @@ _IGNORED = [
     (r"system/.*", "management"), (r"service/.*", "management"), (r"vrf/mgmt/.*", "management"),
     (r"vrf/default/router/static/.*", "management"),  # an access switch's default route: oob is not emulated
     (r"interface/eth0/.*", "management"), (rf"interface/{_IFACE}/description", "name"),
-    (rf"interface/{_IFACE}/link/(breakout/.*|mtu)", "link"), (rf"interface/{_IFACE}/qos/.*", "qos"),
+    (rf"interface/{_IFACE}/link/(breakout/.*|mtu|speed)", "link"), (rf"interface/{_IFACE}/qos/.*", "qos"),
     (rf"interface/{_IFACE}/router/adaptive-routing/.*", "adaptive routing"), (rf"interface/{_IFACE}/type", "type"),
     (r"router/bgp/(enable|state)", "on"), (r"vrf/default/router/bgp/(enable|state)", "on"),
     # a peer group's BFD timers (5.13/5.14; a profile's on 5.15+, router/bfd): the lab runs its own

@@ -199,9 +199,11 @@ def border(ctx: Context) -> dict[str, Any] | None:
     timers = eth.bfd.border
     overlay = {t["role"]: t for t in tenants(ctx)}
     leaked = [{"role": r, "vrf": overlay[r]["vrf"], "subnet": overlay[r]["subnet"]} for r in ROLES if r in b.leak]
-    ups: dict[str, list[dict[str, str]]] = {}
-    for sw, port, router, rport, _ in border_uplinks(ctx.fabric):
-        ups.setdefault(sw, []).append({"port": port, "description": f"{router}:{rport}"})
+    ups: dict[str, list[dict[str, Any]]] = {}
+    mixed = ctx.fabric.plan.mixed  # the tiers at their own speeds: every used port's speed is written
+    for sw, port, router, rport, speed in border_uplinks(ctx.fabric):
+        ups.setdefault(sw, []).append({"port": port, "description": f"{router}:{rport}",
+                                       **({"speed": speed} if mixed else {})})
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
             "leak": leaked, "group": BORDER_GROUP}

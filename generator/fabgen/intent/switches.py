@@ -147,11 +147,12 @@ def _management(mgmt: dict[str, Any] | None, address: str | None) -> dict[str, A
 def planned_fabric_links(plan: Plan, role: str) -> int:
     """Switch-to-switch links a switch of this role has once the plan is built: the ECMP width
     is set for them, so growing into the plan never changes it on an existing switch."""
+    m, m2 = plan.factor("leaf-spine"), plan.factor("spine-core")  # links, not host-speed ports
     if role == "leaf":
-        return plan.up if plan.tiers >= 2 else plan.peer_links
+        return (plan.up if plan.tiers >= 2 else plan.peer_links) // m
     if role == "spine":
-        return plan.spine_down + (plan.spine_up if plan.tiers == 3 else 0)
-    return plan.pods * plan.spine_core_width
+        return plan.spine_down // m + (plan.spine_up // m2 if plan.tiers == 3 else 0)
+    return plan.pods * plan.spine_core_width // m2
 
 
 def planned_prefixes(plan: Plan, host_addressing: str) -> int:
@@ -192,6 +193,7 @@ class SwitchIntents:
         self.baselines: dict[str, dict[str, Any]] = {}
         self.names = f.switch_model.port_names(f.plan.speed)
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
+        self.role_names: dict[str, tuple[str, ...]] = {}  # `_names`
         self.ns = ctx.allocation.tenants
         self.overlay = tenants(ctx) if self.ns is not None else None
         # each node port's bond (index, the node's bond count) and each bond shape's VLANs (PXE: in-band untagged)
@@ -214,9 +216,24 @@ class SwitchIntents:
             self.baselines[role] = {} if b is None else {"baseline": b}
         return self.baselines[role]
 
+    def _names(self, role: str) -> tuple[str, ...]:
+        """A switch's ports where the tiers' speeds differ: each cage at its own (once per role)."""
+        if role not in self.role_names:
+            self.role_names[role] = self.f.port_names(role)
+        return self.role_names[role]
+
+    def _speeds(self, role: str, interfaces: list[dict[str, Any]], used: dict[str, int]) -> dict[str, Any]:
+        """The tiers at their own speeds (cabling.<tier>.speed): each used port's speed into its
+        interface, and every cage's speed (its breakout) as the switch's `cages`."""
+        for i in interfaces:
+            if i["kind"] != "unused":
+                i["speed"] = self.f.links[used[i["name"]]].speed
+        return {"cages": list(self.f.cage_speeds(role))}
+
     def __call__(self, s: Any) -> dict[str, Any]:
         f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
-        speed, names, numbers = f.plan.speed, self.names, self.numbers
+        speed, numbers = f.plan.speed, self.numbers
+        names = self.names if not f.plan.mixed else self._names(s.role)
         ns, overlay, order = self.ns, self.overlay, self.order
         used = f.ports.get(s.name, {})
         interfaces: list[dict[str, Any]] = []
@@ -268,6 +285,7 @@ class SwitchIntents:
             neighbors.append({"ip": peer_ip, "local_ip": ip, "asn": alloc.asns[peer], "peer": peer,
                               "peer_port": peer_port,
                               "peer_group": ISL_GROUP if lk.tier == "leaf-leaf" else PEER_GROUP[prole]})
+        cages = self._speeds(s.role, interfaces, used) if f.plan.mixed else {}
         subnet = alloc.leaf_subnets.get(s.name)
         svi = None
         if subnet is not None and host_ports:
@@ -317,7 +335,7 @@ class SwitchIntents:
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
             **self.baseline(s.role),
             "model": f.switch_model.key, "platform": f.spec.platform,
-            "speed": speed, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
+            "speed": speed, **cages, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),
             "bgp": {"asn": alloc.asns[s.name], "router_id": alloc.loopbacks[s.name],
                     "password_env": eth.bgp_password.env if eth.bgp_password else None,

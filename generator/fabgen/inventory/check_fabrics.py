@@ -448,11 +448,10 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
         if not _planes_fit(c, i, f, models, fstorage, speed):
             return
         speed //= f.planes
-    if model.mode_for(speed) is None:
-        split = f" split across {f.planes} planes" if f.planes > 1 else ""
-        c.report((*path, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G NICs"
-                 f"{split} (it runs {', '.join(f'{s}G' for s in model.speeds())})")
+    tiers = _speeds(c, i, f, model, speed)
+    if tiers is None:
         return
+    speed = tiers.get("speed", speed)
     domain = _unit_domain(c, i, f, models)
     if domain is None:
         return
@@ -460,11 +459,12 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
                  ratio=parse_ratio(f.oversubscription), scalable_unit=f.scalable_unit, tiers=f.tiers,
                  model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
                  storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1),
-                 storage_pairs=f.role == "northsouth", even_spines=f.kind == "spectrum-x")
+                 storage_pairs=f.role == "northsouth", even_spines=f.kind == "spectrum-x",
+                 **{k: v for k, v in tiers.items() if k != "speed"})
     try:
         sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
     except SizingError as exc:
-        c.report((*path, exc.field), exc.message)
+        c.report((*path, *exc.field.split(".")), exc.message)
         return
     endpoints = (sized.endpoints + sized.storage) * f.planes
     if endpoints > MAX_ENDPOINTS:  # before anything of that size is built
@@ -484,6 +484,72 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
 
         c.pending.append(PendingGrowth(f.name, len(c.warnings.get(f.name, [])), f, now, rules,
                                        c.located(path, "")))
+
+
+# NVUE's breakout modes (Cumulus Linux 5.x `nv set interface <cage> link breakout`): NVIDIA's
+# generator writes 2x, 4x and 8x on SN5600 cages (net-configurator/output/2-8-9-400/default/configs/
+# core-01-config.sh, NVIDIA/enterprise-ras at 2f46cb2 and 993eed6); a mode of another split is not one.
+NVUE_BREAKOUTS = (1, 2, 4, 8)
+
+
+def _speeds(c: Checks, i: int, f, model: SwitchModel, speed: int) -> dict[str, int] | None:
+    """The tiers' speeds (`_tier_speeds`), the host ports' a speed the switch runs; None: refused."""
+    tiers = _tier_speeds(c, i, f, model, speed)
+    if tiers is not None and "speed" not in tiers and model.mode_for(speed) is None:
+        split = f" split across {f.planes} planes" if f.planes > 1 else ""
+        c.report(("fabrics", i, "switch_model"), f"{f.switch_model} has no {speed}G ports for these nodes' {speed}G "
+                 f"NICs{split} (it runs {', '.join(f'{s}G' for s in model.speeds())})")
+        return None
+    return tiers
+
+
+def _tier_speeds(c: Checks, i: int, f, model: SwitchModel, nic: int) -> dict[str, int] | None:
+    """The tiers' `cabling.<tier>.speed` (docs/hardware.md "Port speeds"): {} where none is given;
+    `speed`, the host ports' where node_leaf's is; `ls_speed`, `sc_speed` and `cage_ports` where a
+    switch-to-switch tier runs at another speed (spec/sizing.py `with_speeds`). None: refused, at the key."""
+    cab = f.cabling
+    given = {t: getattr(cab, t).speed for t in ("node_leaf", "leaf_spine", "spine_core")}
+    if all(v is None for v in given.values()):
+        return {}
+    where = ("fabrics", i, "cabling")
+    if f.kind not in ("roce", "spectrum-x") or f.role == "oob":
+        t = next(k for k, v in given.items() if v is not None)
+        c.report((*where, t, "speed"), "a tier's speed is set on routed Ethernet fabrics (roce, spectrum-x); "
+                 "this fabric runs its NICs' speed")
+        return None
+    runs = ", ".join(f"{s}G" for s in model.speeds())
+    host = given["node_leaf"] or nic
+    for t, v in given.items():
+        mode = model.mode_for(v) if v is not None else None
+        if v is not None and mode is None:
+            c.report((*where, t, "speed"), f"{f.switch_model}'s cages run {runs}, not {v}G")
+            return None
+        if mode is not None and f.platform == "nvue" and mode.per_cage not in NVUE_BREAKOUTS:
+            c.report((*where, t, "speed"), f"{v}G splits a cage {mode.per_cage} ways, not a breakout NVUE has "
+                     f"({', '.join(f'{n}x' for n in NVUE_BREAKOUTS)})")
+            return None
+    if host > nic:
+        c.report((*where, "node_leaf", "speed"), f"the nodes' NICs run at most {nic}G"
+                 f"{' a plane' if f.planes > 1 else ''}, not {host}G")
+        return None
+    ls = given["leaf_spine"] or host
+    sc = given["spine_core"] or ls
+    per = model.mode_for(host).per_cage  # type: ignore[union-attr]
+    for t, v in (("leaf_spine", ls), ("spine_core", sc)):
+        mode = model.mode_for(v)
+        if v % host or mode is None or mode.per_cage * (v // host) != per:
+            c.report((*where, t, "speed"), f"a switch-to-switch tier runs a whole multiple of the host ports' "
+                     f"{host}G on the same cages ({host}G x {per} a cage), not {v}G: a slower tier is not built")
+            return None
+    out: dict[str, int] = {"speed": host}
+    if ls == sc == host:
+        return out
+    if f.platform != "nvue":
+        t = "leaf_spine" if ls != host else "spine_core"
+        c.report((*where, t, "speed"), f"switch-to-switch links at another speed than the host ports are "
+                 f"written for NVUE (Cumulus Linux) only; not built yet on {f.platform}")
+        return None
+    return {**out, "ls_speed": ls, "sc_speed": sc, "cage_ports": per}
 
 
 def _planes_fit(c: Checks, i: int, f, models: dict[str, NodeModel], fstorage: list[Member], speed: int) -> bool:
@@ -624,9 +690,11 @@ def _cabling_fits(c: Checks, i: int, f, model: SwitchModel, sized, fmembers: lis
     for tier in media.TIERS[:sized.tiers]:
         want = getattr(f.cabling, media.TIER_KEYS[tier])
         for form in forms if tier == "node-leaf" else [""]:
-            why = media.tier_medium(f, model, sized.speed, tier, form)
+            speed = sized.tier_speed(tier)
+            why = media.tier_medium(f, model, speed, tier, form)
             width = {"leaf-spine": sized.leaf_spine_width, "spine-core": sized.spine_core_width}.get(tier, 0)
-            per = (model.mode_for(sized.speed) or model.native).per_cage
+            width //= sized.factor(tier)  # links to each switch above, at the tier's speed
+            per = (model.mode_for(speed) or model.native).per_cage
             if isinstance(why, media.Medium) and why.per_cage and tier != "node-leaf" and width % per:
                 why = (f"{media.TEXT[why.key]} joins a cage to one cage ({per} ports), but each switch here has "
                        f"{width} link(s) to each switch above it: use fibre (mmf, smf)")

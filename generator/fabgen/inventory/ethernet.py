@@ -112,8 +112,9 @@ def needs(eth: EthernetOptions, plan: Plan, role: str = "compute",
           platform: str = "nvue") -> dict[str, tuple[int, str]]:
     """Addresses each pool (each plane's part of it, `plane_slice`) must hold, with what they are for."""
     switches = plan.leaves + plan.spines + plan.cores
-    links = (plan.leaves * plan.up if plan.tiers >= 2 else plan.peer_links) + \
-        (plan.spines * plan.spine_up if plan.tiers == 3 else 0)
+    # links, not host-speed ports: a tier at a multiple of the host speed has one every `factor` (their ordinals)
+    links = (plan.leaves * plan.up if plan.tiers >= 2 else plan.peer_links) // plan.factor("leaf-spine") + \
+        (plan.spines * plan.spine_up // plan.factor("spine-core") if plan.tiers == 3 else 0)
     nics = plan.endpoints + plan.storage
     if role == "northsouth":
         half = northsouth_places(plan)

@@ -104,6 +104,23 @@ class SwitchModel:
             _INDEX_CACHE[key] = table
         return table
 
+    def ports_by_cage(self, speeds: tuple[int, ...]) -> tuple[str, ...]:
+        """Every port name, cage by cage, each cage split at its own speed (`speeds`, one a cage: a
+        switch whose tiers run at different speeds, docs/hardware.md "Port speeds")."""
+        out: list[str] = []
+        for c, speed in enumerate(speeds):
+            per = self.mode_for(speed).per_cage  # type: ignore[union-attr]
+            out += self.port_names(speed)[c * per:(c + 1) * per]
+        return tuple(out)
+
+    def cage_map(self) -> dict[str, int]:
+        """Port name -> its 1-based cage at any speed the model runs (a name means the same cage at
+        every speed it appears at: `swp1s0` is cage 1 split 2x or 4x)."""
+        out: dict[str, int] = {}
+        for mode in self.modes:
+            out.update(self.cages_by_port(mode.speed))
+        return out
+
     def cages_by_port(self, speed: int) -> dict[str, int]:
         """Port name -> its 1-based cage at `speed` (transceiver and cable counts)."""
         mode = self.mode_for(speed)
@@ -335,7 +352,10 @@ SWITCHES: dict[str, SwitchModel] = {
         SwitchModel(
             "sn5600", "NVIDIA", "MSN5600", "Spectrum-4 SN5600, 64 x 800GbE OSFP (128 x 400GbE split)",
             ("spectrum-x",), ("nvue",), 64, "OSFP", 8,
-            (PortMode(800, 1, "swp{c}"), PortMode(400, 2, "swp{c}s{j0}"), PortMode(200, 4, "swp{c}s{j0}")),
+            # 8 x 100G: NVIDIA's generator splits SN5600 cages `link breakout 8x` for 100G uplinks
+            # (net-configurator/output/2-4-5-800/default/configs/csl-01-config.sh, NVIDIA/enterprise-ras at 993eed6)
+            (PortMode(800, 1, "swp{c}"), PortMode(400, 2, "swp{c}s{j0}"), PortMode(200, 4, "swp{c}s{j0}"),
+             PortMode(100, 8, "swp{c}s{j0}")),
             "MMA4Z00-NS (twin-port 2x400G SR8 OSFP, finned top)",
             rack_units=2,
         ),

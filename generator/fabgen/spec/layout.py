@@ -117,13 +117,16 @@ def _cores(f: str, w: Widths, plan: Plan) -> list[Switch]:
 def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, int, Switch, int, int]]:
     """Every switch-to-switch cable as (tier, lower switch, its port index, upper switch, its
     port index, ordinal). Ports and ordinals follow places in the plan only, so the growth
-    check can compare the cabling of two plans without building either."""
+    check can compare the cabling of two plans without building either. Port indexes are
+    host-speed ports (slots); a tier at a multiple of that speed (`Plan.factor`) takes one link
+    every `factor` slots, its ordinals counted in links."""
     leaves = [s for s in switches if s.role == "leaf"]
     spines = [s for s in switches if s.role == "spine"]
     cores = [s for s in switches if s.role == "core"]
+    m, base = plan.factor("leaf-spine"), plan.up_base
     if plan.peer_links:  # a collapsed pair: leaf 1's ports after its node ports to leaf 2's same ports
-        for t in range(plan.peer_links):
-            yield ("leaf-leaf", leaves[0], plan.down + t, leaves[1], plan.down + t, t)
+        for t in range(plan.peer_links // m):
+            yield ("leaf-leaf", leaves[0], base + t * m, leaves[1], base + t * m, t)
     if plan.tiers >= 2:
         w, up = plan.leaf_spine_width, plan.up
         of_pod: dict[int, list[Switch]] = {}
@@ -132,17 +135,18 @@ def uplinks(plan: Plan, switches: list[Switch]) -> Iterator[tuple[str, Switch, i
         for leaf in leaves:
             pos = (leaf.index - 1) - (leaf.pod - 1) * plan.leaves_per_pod  # leaf position in its pod
             for s, spine in enumerate(of_pod[leaf.pod]):
-                for t in range(w):
-                    yield ("leaf-spine", leaf, plan.down + s * w + t, spine, pos * w + t,
-                           (leaf.index - 1) * up + s * w + t)
+                for t in range(0, w, m):
+                    yield ("leaf-spine", leaf, base + s * w + t, spine, pos * w + t,
+                           ((leaf.index - 1) * up + s * w + t) // m)
     if plan.tiers == 3:
-        w2 = plan.spine_core_width
+        w2, m2, core_base = plan.spine_core_width, plan.factor("spine-core"), plan.core_base
+        first = plan.leaves * plan.up // m
         for spine in spines:
             plane_cores = cores[spine.plane * plan.cores_per_plane:(spine.plane + 1) * plan.cores_per_plane]
             for c, core in enumerate(plane_cores):
-                for t in range(w2):
-                    yield ("spine-core", spine, plan.spine_down + c * w2 + t, core, (spine.pod - 1) * w2 + t,
-                           plan.leaves * plan.up + (spine.index - 1) * plan.spine_up + c * w2 + t)
+                for t in range(0, w2, m2):
+                    yield ("spine-core", spine, core_base + c * w2 + t, core, (spine.pod - 1) * w2 + t,
+                           first + ((spine.index - 1) * plan.spine_up + c * w2 + t) // m2)
 
 
 def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
@@ -158,6 +162,11 @@ def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
         nodes = plan.down
     else:
         nodes = plan.unit_nodes or plan.down
-    switch_links = plan.up if plan.tiers >= 2 else plan.peer_links
-    free = [*range(min(nodes, plan.down), plan.down), *range(plan.down + switch_links, plan.radix)]
+    # the node ports' cages (up to `up_base`), and the cages after the switch links' (`up_end`):
+    # where the links run at another speed (cabling.<tier>.speed) every port of these is at the
+    # node ports' speed, so the names at that speed are the ports' (spec/sizing.py `cage_speeds`)
+    switch_links = plan.up if plan.tiers >= 2 or plan.mixed else plan.peer_links
+    free = [*range(min(nodes, plan.down), plan.up_base), *range(plan.up_base + switch_links, plan.radix)]
+    if plan.mixed:
+        free = [i for i in free if i < plan.up_base or i >= plan.up_end]
     return free[len(free) - uplinks:] if uplinks <= len(free) else free

@@ -106,6 +106,18 @@ class Fabric:
     def name(self) -> str:
         return self.spec.name
 
+    def port_names(self, role: str) -> tuple[str, ...]:
+        """Every port of a switch of `role`, in order: the model's names at the fabric's speed, or
+        cage by cage at each cage's speed where the tiers' speeds differ (`Plan.cage_speeds`)."""
+        m, plan = self.switch_model, self.plan
+        if not plan.mixed:
+            return m.port_names(plan.speed)
+        return m.ports_by_cage(plan.cage_speeds(role, m.cages))
+
+    def cage_speeds(self, role: str) -> tuple[int, ...]:
+        """Each cage's port speed on a switch of `role` (`Plan.cage_speeds`)."""
+        return self.plan.cage_speeds(role, self.switch_model.cages)
+
     @property
     def inventory_name(self) -> str:
         return self.parent or self.spec.name

@@ -625,6 +625,14 @@ class TierCabling(Strict):
     media: Literal["dac", "acc", "aoc", "mmf", "smf", "fr4", "utp"] | None = Field(
         default=None, description="dac, acc (active or linear active copper), aoc, mmf (multimode), smf (single-mode), "
         "fr4 (single-mode duplex LC), utp (RJ45); default: the cheapest the switch offers that reaches length_m")
+    speed: int | None = Field(
+        default=None, ge=1, le=3200,
+        description="Gb/s of every port of the tier, each cage split into as many ports as its switch model runs "
+        "at that speed (SN5600: 400 2x, 200 4x); node_leaf: the host ports, a speed the switch and the NICs run "
+        "(default: the NICs' speed); leaf_spine (a collapsed pair: its peer links) and spine_core: a whole multiple "
+        "of node_leaf's, on NVUE only where it differs from it (default: node_leaf's; spine_core: leaf_spine's). "
+        "Links are counted at their speed: a leaf's uplink bandwidth is its uplinks x their speed "
+        "(docs/hardware.md, \"Port speeds\")")
 
 
 class Cabling(Strict):
@@ -691,8 +699,8 @@ class Fabric(Strict):
         default=None, description="release of the switch OS the configs are written for (" + "; ".join(
             f"{n}: {p.versions[0]} to {p.versions[-1]}, default {p.default_version}"
             for n, p in PLATFORMS.items() if p.versions) + ")")
-    cabling: Cabling = Field(default_factory=Cabling, description="length or medium per tier: cabling.csv's media "
-                             "and the BOM's cables and transceivers")
+    cabling: Cabling = Field(default_factory=Cabling, description="length, medium or speed per tier: cabling.csv's "
+                             "media, the BOM's cables and transceivers, each cage's breakout")
     baseline: Baseline | None = Field(default=None, description="the switch baseline for this fabric's switches: "
                                       "keys that replace the site's (top-level baseline) here")
 

@@ -99,6 +99,15 @@ class Plan:
     # Links between the two leaves of a collapsed pair (one tier, no spines: a northsouth fabric
     # sized by racks at 1-2 racks, `_northsouth_racks`), leaf 1's port down + t to leaf 2's; 0: none.
     peer_links: int = 0
+    # Port speeds per tier (`cabling.<tier>.speed`, docs/hardware.md "Port speeds"): `speed` is the
+    # host ports', and every count above (down, up, widths, peer_links) is in ports at `speed`, "slots"
+    # of its lanes. A switch-to-switch tier at a whole multiple of it (`factor`) runs one link on that
+    # many slots: a leaf's uplink bandwidth stays `up` x `speed`, in up / factor links. 0: `speed`.
+    ls_speed: int = 0  # leaf-spine links (a collapsed pair's peer links)
+    sc_speed: int = 0  # spine-core links
+    # Host-speed ports per cage where a tier runs at another speed: the other tier's ports start on a
+    # cage of their own (`up_base`, `core_base`), so each cage is split one way. 0: speeds not mixed.
+    cage_ports: int = 0
 
     # `nodes`, `units`, `leaves`, `pods` and everything sized from them are the plan's;
     # `present_*` are what the inventory's nodes fill of it.
@@ -135,6 +144,61 @@ class Plan:
     def rail_groups(self) -> bool:
         """Every rail of a unit is a spine-leaf group of its own (docs/hardware.md)."""
         return self.group_leaves > 0
+
+    @property
+    def mixed(self) -> bool:
+        """Some switch-to-switch tier runs at another speed than the host ports."""
+        return self.cage_ports > 0
+
+    def tier_speed(self, tier: str) -> int:
+        """Gb/s of a tier's links: node-leaf, leaf-spine (and a collapsed pair's leaf-leaf), spine-core."""
+        if tier == "node-leaf":
+            return self.speed
+        ls = self.ls_speed or self.speed
+        return (self.sc_speed or ls) if tier == "spine-core" else ls
+
+    def factor(self, tier: str) -> int:
+        """Host-speed ports (slots) one link of `tier` takes."""
+        return self.tier_speed(tier) // self.speed
+
+    def _aligned(self, slots: int) -> int:
+        return -(-slots // self.cage_ports) * self.cage_ports
+
+    @property
+    def up_base(self) -> int:
+        """A leaf's first uplink (or peer link) slot: after its node ports, on a cage of its own where
+        the uplinks run at another speed than the node ports."""
+        return self._aligned(self.down) if self.mixed and self.factor("leaf-spine") != 1 else self.down
+
+    @property
+    def up_end(self) -> int:
+        """The first slot after a leaf's uplink (or peer link) cages: the cages `cage_speeds` splits
+        at the uplinks' speed end here; every slot from here on is at the node ports' speed."""
+        return self._aligned(self.up_base + self.up) if self.mixed else self.up_base + self.up
+
+    @property
+    def core_base(self) -> int:
+        """A spine's first core-facing slot: after its leaf-facing ports, on a cage of its own where
+        the two tiers run at different speeds."""
+        if self.mixed and self.tier_speed("spine-core") != self.tier_speed("leaf-spine"):
+            return self._aligned(self.spine_down)
+        return self.spine_down
+
+    def cage_speeds(self, role: str, cages: int) -> tuple[int, ...]:
+        """Every cage's port speed on a switch of `role`, from the plan alone (so growth never
+        re-splits a cage): a leaf's node-port cages, then its uplink cages, then node-port speed;
+        a spine's leaf-facing cages, then core-facing ones; a core's all at spine-core speed."""
+        host, ls, sc = self.speed, self.tier_speed("leaf-spine"), self.tier_speed("spine-core")
+        if not self.mixed:
+            return (host,) * cages
+        k = self.cage_ports
+        if role == "leaf":
+            first, last = self.up_base // k, self.up_end // k
+            return tuple(ls if first <= c < last else host for c in range(cages))
+        if role == "spine":
+            first = self.core_base // k
+            return tuple(ls if c < first or self.tiers < 3 else sc for c in range(cages))
+        return (sc,) * cages
 
     def switch_place(self, role: str, index: int) -> int:
         """0-based place of a switch (1-based `index` within its role) in one planned plane:
@@ -182,9 +246,46 @@ def _two_tier_spines(up: int, low: int, even: bool) -> int | None:
     return _smallest_divisor_at_least(up, low)
 
 
-def plan(*, nodes: int, planned_nodes: int | None = None, **kw: Any) -> Plan:
+def plan(*, nodes: int, planned_nodes: int | None = None, ls_speed: int = 0, sc_speed: int = 0, cage_ports: int = 0,
+         **kw: Any) -> Plan:
     """Size one fabric for `planned_nodes` (default: the nodes present) and note what the
-    `nodes` present fill of it. Raises SizingError naming the inventory key at fault."""
+    `nodes` present fill of it. Raises SizingError naming the inventory key at fault. `ls_speed`,
+    `sc_speed`, `cage_ports`: the tiers' speeds where they differ from the host ports' (`with_speeds`)."""
+    if cage_ports:
+        return with_speeds(_plan(nodes=nodes, planned_nodes=planned_nodes, **kw), ls_speed, sc_speed, cage_ports)
+    return _plan(nodes=nodes, planned_nodes=planned_nodes, **kw)
+
+
+def with_speeds(p: Plan, ls_speed: int, sc_speed: int, cage_ports: int) -> Plan:
+    """`p` with its switch-to-switch tiers at their own speeds, each a whole multiple of the host
+    ports' (the plan's counts are in host-speed ports: a 400G link on 200G slots takes two), or a
+    SizingError at the tier's `speed` where the plan's links do not come in whole links of it or the
+    uplink cages no longer fit beside the node ports' cages. A collapsed pair keeps NVIDIA's
+    `NS_PEER_LINKS` links at their own speed."""
+    out = replace(p, ls_speed=ls_speed, sc_speed=sc_speed, cage_ports=cage_ports)
+    m, key = out.factor("leaf-spine"), "cabling.leaf_spine.speed"
+    speed, ls = out.speed, out.tier_speed("leaf-spine")
+    if out.peer_links:
+        out = replace(out, peer_links=min(NS_PEER_LINKS * m, out.up // m * m))
+    if (out.tiers >= 2 or out.peer_links) and (out.up % m or out.leaf_spine_width % m or not out.up // m):
+        raise SizingError(key, f"each leaf has {out.up} x {speed}G of uplinks, {out.leaf_spine_width} x {speed}G to "
+                          f"each spine: not whole {ls}G links; choose another leaf_spine speed or scalable_unit")
+    if (out.tiers >= 2 or out.peer_links) and out.up_base + out.up > out.radix:
+        raise SizingError(key, f"{out.down} node ports at {speed}G fill {out.up_base // cage_ports} cages; their "
+                          f"{out.up // m} uplinks at {ls}G need {-(-out.up // cage_ports)} more, beyond the switch's "
+                          f"{out.radix // cage_ports}")
+    if out.tiers == 3:
+        m2, key2, sc = out.factor("spine-core"), "cabling.spine_core.speed", out.tier_speed("spine-core")
+        if out.spine_core_width % m2 or out.spine_up % m2:
+            raise SizingError(key2, f"each spine has {out.spine_core_width} x {speed}G to each core: not whole "
+                              f"{sc}G links; choose another spine_core speed")
+        if out.spine_down % out.factor("leaf-spine") or out.core_base + out.spine_up > out.radix:
+            raise SizingError(key2, f"a spine's {out.spine_down // m} leaf ports at {ls}G and its core ports at "
+                              f"{sc}G do not fit its {out.radix // cage_ports} cages")
+    return out
+
+
+def _plan(*, nodes: int, planned_nodes: int | None = None, **kw: Any) -> Plan:
     if planned_nodes is not None and planned_nodes < nodes:
         raise SizingError("planned_nodes", f"{nodes} nodes are attached, more than the {planned_nodes} this "
                           f"fabric is planned for: raise planned_nodes (the spine and core tiers are sized "

@@ -140,18 +140,26 @@ def _nic_rows(f: Fabric) -> list[dict[str, Any]]:
 def _media(f: Fabric) -> Memo[media.Medium]:
     """Each medium key's Medium at the fabric's switch model and speed, looked up once (a lookup
     per link was a tenth of a four-plane fabric's structure step)."""
+    if f.plan.mixed:  # the tiers at their own speeds: looked up by "<key>@<the link's speed>"
+        return Memo(lambda ks: media.by_key(f.switch_model, int(ks.split("@")[1]), ks.split("@")[0]))
     return Memo(lambda key: media.by_key(f.switch_model, f.plan.speed, key))
+
+
+def _cages(f: Fabric) -> dict[str, int]:
+    """Port name -> its cage: at the fabric's speed, or at any where the tiers' speeds differ."""
+    return f.switch_model.cage_map() if f.plan.mixed else f.switch_model.cages_by_port(f.plan.speed)
 
 
 def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
     """Cables per tier and medium: a fibre or a single-port assembly per link; a twin-port copper
     assembly per used cage of the lower switch (to nodes: a splitter per used leaf cage)."""
-    cage = f.switch_model.cages_by_port(f.plan.speed)
+    cage = _cages(f)
+    mixed = f.plan.mixed
     count: Counter[tuple[str, str, str]] = Counter()
     seen: set[tuple[str, str, int]] = set()  # (tier, switch, cage) holding a copper assembly
     medium = _media(f)
     for lk in f.links:
-        m = medium[lk.media] if lk.media != "utp" else None
+        m = medium[lk.media if not mixed else f"{lk.media}@{lk.speed}"] if lk.media != "utp" else None
         if m is None:
             count[(lk.tier, "utp", media.FAMILIES["rj45"][0].cable)] += 1
             continue
@@ -167,14 +175,15 @@ def _cable_rows(f: Fabric) -> list[dict[str, Any]]:
         for (t, key, part), n in sorted(count.items()):
             if t == tier:
                 rows.append({"category": "cable", "part": part, "description": f"{tier} ({media.TEXT[key]})",
-                             "quantity": n, "notes": f"{f.plan.speed}G"})
+                             "quantity": n, "notes": f"{f.plan.tier_speed(tier)}G"})
     return rows
 
 
 def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
     """Switch side: one per used cage, of the medium its ports run (the longest-reaching where a
     cage's ports mix media); node side: one per used node cage, of its form and medium."""
-    cage = f.switch_model.cages_by_port(f.plan.speed)
+    cage = _cages(f)
+    mixed = f.plan.mixed
     by_cage: dict[tuple[str, int], media.Medium] = {}
     node_cages: dict[tuple[str, str], media.Medium] = {}
     hosts = {h.name: h for h in f.hosts}
@@ -184,7 +193,7 @@ def _transceiver_rows(f: Fabric) -> list[dict[str, Any]]:
     for lk in f.links:
         if lk.media == "utp":
             continue
-        m, tier = medium[lk.media], lk.tier
+        m, tier = medium[lk.media if not mixed else f"{lk.media}@{lk.speed}"], lk.tier
         # the cage's medium so far; reach compared only where a cage's ports mix media (1.6 million
         # links at 131,072 GPUs of four planes: the comparison on every end was 1.3 s of a render)
         key = (lk.z, cage[lk.z_port])

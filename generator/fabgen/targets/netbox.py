@@ -181,9 +181,19 @@ def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
     lags = _lags(ctx) if ctx.allocation.tenants is not None else {}
     ports: list[tuple[str, ...]] = [(dev, lag, "lag", "", "true", f"{f.name} bond", "")
              for dev, lag in sorted(set(lags.values()), key=_lag_order(f))]
-    _link_ports(f.links, port_type, switch_type, str(speed * 1_000_000), _tiers(f), lags if lagged else None, ports)
+    if not f.plan.mixed:
+        _link_ports(f.links, port_type, switch_type, str(speed * 1_000_000), _tiers(f), lags if lagged else None,
+                    ports)
+    else:
+        start = 0  # the tiers at their own speeds (cabling.<tier>.speed): each run of one tier's links at its own
+        for end in range(1, len(f.links) + 1):
+            if end == len(f.links) or f.links[end].tier != f.links[start].tier:
+                s = f.links[start].speed
+                _link_ports(f.links[start:end], port_type, interface_type(kind, f.switch_model.cage_type, s),
+                            str(s * 1_000_000), _tiers(f), lags if lagged else None, ports)
+                start = end
     tier = f"{f.name} {BORDER_TIER}"
-    for sw, port, router, rport, _ in border_uplinks(f):  # the router's ports: the site's make, type `other`
+    for sw, port, router, rport, _ in border_uplinks(f):  # at the node ports' speed; the router's: type `other`
         ports += [(sw, port, switch_type, str(speed * 1_000_000), "true", tier, *(("",) if lagged else ())),
                   (router, rport, "other", str(speed * 1_000_000), "true", tier, *(("",) if lagged else ()))]
     return ports

@@ -74,12 +74,13 @@ from fabgen.intent.switches import (
     SwitchIntents,
     group_bfd,
 )
+from fabgen.inventory.ethernet import AR_MAX_SPEED
 from fabgen.inventory.management import gateway_of, services_of
 from fabgen.inventory.platform import nvue_state_dialect, version_of
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.targets.base import Deferred, Target, every_other
 
-BREAKOUT = {400: "2x", 200: "4x"}  # SN5600 cage split per port speed
+BREAKOUT = {400: "2x", 200: "4x", 100: "8x"}  # SN5600 cage split per port speed (100G: NVIDIA's csl-01 at 993eed6)
 MGMT_PORT = PLATFORMS["nvue"].mgmt_port
 BFD_PROFILE = "FABRIC"  # 5.15 and later: BFD timers live in a profile the peer groups name
 USER_ROLES = {"admin": "system-admin", "read-only": "nvue-monitor"}
@@ -314,10 +315,26 @@ class _Parts:
     on host ports; ar_ports: adaptive routing on fabric ports."""
 
     def __init__(self, mtu: int, breakout: str | None, d: Dialect, watchdog: bool, ar_ports: bool,
-                 histograms: bool = False, border_vrf: str | None = None):
+                 histograms: bool = False, speeds: tuple[int, ...] = (), border_vrf: str | None = None):
         self.unused = yamlout.Shared({"link": yamlout.Shared({"state": {"down": {}}}), "type": "swp"})
         self.cage = yamlout.Shared({"link": {"breakout": {breakout: {}}}, "type": "swp"}) if breakout else None
-        link = yamlout.Shared({"mtu": mtu})
+        # the tiers at their own speeds (`speeds`): each cage's breakout (kind `cage:<mode>`), and each
+        # used port's `link speed` (kind `<kind>@<speed>G`), as NVIDIA's generator writes both
+        self.cages = {mode: yamlout.Shared({"link": {"breakout": {mode: {}}}, "type": "swp"})
+                      for mode in ("2x", "4x", "8x")} if speeds else {}
+        self.make: dict[str, tuple[Any, int]] = {}
+        self.border_vrf = border_vrf  # northsouth.border's VRF: its uplinks' kind `border`
+        self.cage_layout: dict[str, tuple[tuple[str, str], ...]] = {}  # by role, where speeds mix
+        for speed in (None, *speeds):
+            self._kinds(mtu, d, watchdog, ar_ports, histograms, speed)
+        self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
+        self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
+
+    def _kinds(self, mtu: int, d: Dialect, watchdog: bool, ar_ports: bool, histograms: bool,
+               speed: int | None) -> None:
+        link = yamlout.Shared({"mtu": mtu, **({"speed": f"{speed}G"} if speed else {})})
+        # Spectrum-4 adapts RoCEv2 at 400G and below: not on a faster tier's ports (intent/qos.py)
+        ar_ports = ar_ports and (speed is None or speed <= AR_MAX_SPEED)
         # the baseline's histograms on every used port (telemetry.histograms)
         telemetry = {"telemetry": yamlout.Shared({"histogram": HISTOGRAM})} if histograms else {}
         host = {"link": link, "type": "swp",
@@ -328,14 +345,13 @@ class _Parts:
         uplink = {**fabric, "evpn": yamlout.Shared({"multihoming": {"uplink": d.word()}})}
         # a used port's sub-tree by its kind, from its values (description; address or VLAN), and
         # how many values it takes
-        self.make = {"fabric": (partial(_port, fabric), 1), "uplink": (partial(_port, uplink), 1),
-                     "bonded": (partial(_port, host), 1), "routed": (partial(_routed, host, d.ip), 2),
-                     "access": (partial(_access, host), 2)}
-        if border_vrf:  # the border uplinks: MTU and histograms as every used port, in the border VRF
-            vrf: dict[str, Any] = {"vrf": border_vrf} if d.new else {d.ip: {"vrf": border_vrf}}
-            self.make["border"] = (partial(_border_port, {"link": link, "type": "swp", **telemetry}, vrf), 1)
-        self.runs: dict[tuple[tuple[str, str], ...], yamlout.Shape] = {}  # a run of ports' Shape by its layout
-        self.peers: dict[tuple[tuple[str, str], ...], yamlout.Shared] = {}  # fabric ports' BGP neighbors
+        at = f"@{speed}G" if speed else ""
+        self.make.update({"fabric" + at: (partial(_port, fabric), 1), "uplink" + at: (partial(_port, uplink), 1),
+                          "bonded" + at: (partial(_port, host), 1), "routed" + at: (partial(_routed, host, d.ip), 2),
+                          "access" + at: (partial(_access, host), 2)})
+        if self.border_vrf:  # the border uplinks: MTU and histograms as every used port, in the border VRF
+            vrf: dict[str, Any] = {"vrf": self.border_vrf} if d.new else {d.ip: {"vrf": self.border_vrf}}
+            self.make["border" + at] = (partial(_border_port, {"link": link, "type": "swp", **telemetry}, vrf), 1)
 
     def run(self, layout: list[tuple[str, str]], values: list[Any]) -> yamlout.Filled:
         """A run of ports, (name, kind) each in order, as one Filled: the ports of every switch
@@ -367,6 +383,8 @@ def _ports(parts: _Parts, layout: tuple[tuple[str, str], ...], *values: Any) -> 
             out[name] = parts.unused
         elif kind == "cage":
             out[name] = parts.cage
+        elif kind.startswith("cage:"):
+            out[name] = parts.cages[kind[5:]]
         else:
             fn, width = make[kind]
             out[name] = fn(*values[k:k + width])
@@ -385,6 +403,8 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
         _management(tree, iface, sw["management"], d)
     ifaces: list[dict[str, Any]] = [iface]  # the parts of `interface` (yamlout.Joined)
     layout: list[tuple[str, str]] = [(f"swp{c}", "cage") for c in range(1, cages + 1)] if breakout else []
+    if "cages" in sw:  # the tiers at their own speeds: each cage split at its own (`_cage_layout`)
+        layout = list(parts.cage_layout[sw["role"]])
     fabric = _port_runs(sw, layout, d, parts, ifaces)
     hosts = {n["ip"]: {"peer-group": HOSTS_GROUP, "remote-as": n["asn"], "type": "numbered"}
              for n in sw["bgp"]["neighbors"] if n["peer_group"] == HOSTS_GROUP}  # BGP to the host, over /31s
@@ -556,7 +576,7 @@ def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, pa
         else:
             values.append(i["vlan"])
             kind = "access"
-        layout.append((i["name"], kind))
+        layout.append((i["name"], f"{kind}@{i['speed']}G" if "speed" in i else kind))
     ifaces.append(parts.run(layout, values))
     return fabric
 
@@ -621,13 +641,32 @@ def structure(ctx: Context) -> dict[str, Any]:
     dialect = Dialect(version)
     # every switch's `mtu` (intent/switches.py)
     # without and with the baseline's histograms (a role may differ: intent/baseline.py)
+    speeds = tuple(sorted({f.plan.tier_speed(t) for t in ("node-leaf", "leaf-spine", "spine-core")})) \
+        if f.plan.mixed else ()
     b = border_of(ctx)
-    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h, b["vrf"] if b else None)
-             for h in (False, True)}
+    parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h, speeds,
+                       b["vrf"] if b else None) for h in (False, True)}
+    if speeds:
+        for p in parts.values():
+            p.cage_layout = {r: _cage_layout(f, r) for r in ("leaf", "spine", "core")}
     make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts, b)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {version}.0"}
     return {"fabric": f.name, "cluster": ctx.cluster, "switches": Deferred(make, f.switches), "header": header}
+
+
+def _cage_layout(f: Any, role: str) -> tuple[tuple[str, str], ...]:
+    """Each cage of a switch of `role` split at its own speed (`Fabric.cage_speeds`): NVUE's breakout
+    mode is the cage's ports at that speed (SN5600: 400G 2x, 200G 4x, 100G 8x); a cage run whole has no
+    breakout line."""
+    m = f.switch_model
+    cages = m.port_names(m.native.speed)
+    out = []
+    for c, speed in enumerate(f.cage_speeds(role)):
+        per = m.mode_for(speed).per_cage
+        if per > 1:
+            out.append((cages[c], f"cage:{per}x"))
+    return tuple(out)
 
 
 def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
@@ -654,9 +693,10 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
 def _border_ports(sw: dict[str, Any], ups: list[dict[str, str]]) -> dict[str, Any]:
     """The switch's intent with its border uplinks (unused ports until now: the highest-numbered,
     intent/northsouth.py `border_ports`) as ports of kind `border`, each described by its far end."""
-    far = {u["port"]: u["description"] for u in ups}
-    interfaces = [{"name": i["name"], "kind": "border", "description": far[i["name"]]} if i["name"] in far else i
-                  for i in sw["interfaces"]]
+    far = {u["port"]: u for u in ups}
+    interfaces = [{"name": i["name"], "kind": "border", "description": far[i["name"]]["description"],
+                   **({"speed": far[i["name"]]["speed"]} if "speed" in far[i["name"]] else {})}
+                  if i["name"] in far else i for i in sw["interfaces"]]
     assert sum(i["kind"] == "border" for i in interfaces) == len(far), "a border uplink on a used port"
     return {**sw, "interfaces": interfaces}
 

@@ -49,7 +49,7 @@ def intent(ctx: Any) -> dict[str, Any]:
         if f.plan.striped:  # sized by racks (spec/sizing.py `stripe`): every node's legs on two of all the leaves
             overlay["striped_leaves"] = f.plan.leaves_per_unit
         if f.plan.peer_links:  # NVIDIA's collapsed pair (1-2 racks, spec/sizing.py NS_PEER_LINKS): no spines
-            overlay["peer_links"] = f.plan.peer_links
+            overlay["peer_links"] = f.plan.peer_links // f.plan.factor("leaf-leaf")  # links, at their speed
     return {"platform_version": f.spec.platform_version, "qos": qos,
             "addressing": {"pools": eth.pools.model_dump(), **_plane_parts(f, eth.pools.model_dump()),
                            "host_addressing": eth.host_addressing, **({"host_routing": "bgp"} if bgp else {})},
@@ -90,6 +90,8 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             "role": d["role"], "kind": d["kind"], "platform": d["platform"], "topology": d["topology"],
             "tiers": d["tiers"],
             "nodes": d["nodes"], "gpus": d["gpus"], "endpoints": d["endpoints"], "link_speed_gbps": d["speed"],
+            # the tiers at their own speeds (cabling.<tier>.speed): each tier's; link_speed_gbps is the hosts'
+            **({"tier_speeds_gbps": d["tier_speeds"]} if d["tier_speeds"] else {}),
             "switch_model": d["switch_model"], "switch_radix": d["radix"],
             "scalable_units": d["units"] if d["topology"] == "rail-optimized" else 0,
             "nodes_per_unit": d["unit_nodes"] if d["topology"] == "rail-optimized" else 0,

@@ -38,6 +38,8 @@ class Summary:
     # a plane of a multi-plane fabric: {fabric, plane, of, cables per tier}; {} otherwise
     network_plane: dict[str, Any] = field(default_factory=dict)
     racks_split: int = 0  # racks whose nodes span two units (a storage or in-band fabric's, port by port)
+    # each tier's link speed where the tiers run at different speeds (cabling.<tier>.speed); {} otherwise
+    tier_speeds: dict[str, int] = field(default_factory=dict)
 
 
 def _ratio(num: int, den: int) -> float:
@@ -67,12 +69,16 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
     # Bisection: half the endpoints talk to the other half; each tier can carry at most
     # its total uplink bandwidth across the cut.
     cut = links["node-leaf"] * plan.speed
-    if plan.tiers >= 2:
-        cut = min(cut, leaf_up * plan.speed)
+    if plan.tiers >= 2:  # each tier's links at its own speed (cabling.<tier>.speed)
+        cut = min(cut, leaf_up * plan.tier_speed("leaf-spine"))
     if plan.tiers == 3:
-        cut = min(cut, spine_up * plan.speed)
+        cut = min(cut, spine_up * plan.tier_speed("spine-core"))
     radix = fabric.switch_model.radix(plan.speed)
     used = sum(len(fabric.ports.get(s.name, {})) for s in fabric.switches)
+    total = radix * len(fabric.switches)
+    if plan.mixed:  # a cage split at another speed has other ports
+        of_role = {r: len(fabric.port_names(r)) for r in {s.role for s in fabric.switches}}
+        total = sum(of_role[s.role] for s in fabric.switches)
     warnings = list(fabric.warnings)
     if plan.topology == "rail-optimized":
         per_unit = Counter(h.unit for h in fabric.hosts if h.role == "compute")
@@ -102,11 +108,12 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
         speed=plan.speed,
         switch_model=fabric.switch_model.key, radix=radix,
         switches={r: switches.get(r, 0) for r in ROLES}, links={**{t: links.get(t, 0) for t in TIERS}, **peer},
-        oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=radix * len(fabric.switches),
+        oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=total,
         # the pods built (a plan's pods without a leaf have no switch yet: `planned` counts them)
         units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,
         racks=len({h.rack for h in fabric.hosts if h.rack}), racks_split=_racks_split(fabric),
         planned=_planned(plan), warnings=warnings, network_plane=_plane(fabric),
+        tier_speeds={t: plan.tier_speed(t) for t in (*TIERS[:plan.tiers], *peer)} if plan.mixed else {},
     )
 
 
@@ -145,7 +152,7 @@ def cables(f: Fabric) -> dict[str, int]:
     cage on one cable whose legs (a link each) go to the planes: counted once, with the first
     plane. A leaf's (or spine's) uplink cage takes one cable carrying the cage's ports, to one
     upper switch or, as a breakout, to several."""
-    cage = f.switch_model.cages_by_port(f.plan.speed)
+    cage = f.switch_model.cage_map() if f.plan.mixed else f.switch_model.cages_by_port(f.plan.speed)
     out: Counter[str] = Counter()
     seen: set[tuple[str, int]] = set()
     for lk in f.links:

@@ -50,6 +50,8 @@ class Builder:
     def __init__(self, spec: FabricSpec, plan: Plan, model: SwitchModel):
         self.spec, self.plan, self.model = spec, plan, model
         self.names = model.port_names(plan.speed)
+        # a tier at another speed than the node ports (docs/hardware.md "Port speeds"): its names
+        self.speeds = {t: plan.tier_speed(t) for t in ("node-leaf", "leaf-spine", "leaf-leaf", "spine-core")}
         self.links: list[Link] = []
         self.ports: dict[str, dict[str, int]] = {}
         self._media: dict[tuple[str, str], str] = {}
@@ -58,7 +60,7 @@ class Builder:
         """The tier's medium key (validation refused a tier no medium fits: `mmf` never shows)."""
         key = (tier, form)
         if key not in self._media:
-            m = media.tier_medium(self.spec, self.model, self.plan.speed, tier, form)
+            m = media.tier_medium(self.spec, self.model, self.speeds.get(tier, self.plan.speed), tier, form)
             self._media[key] = m.key if isinstance(m, media.Medium) else "mmf"
         return self._media[key]
 
@@ -67,11 +69,14 @@ class Builder:
 
     def link(self, tier: str, a: str, a_port: str, z: str, z_port_index: int, ordinal: int,
              a_port_index: int | None = None, media: str | None = None) -> None:
-        z_port = self.names[z_port_index]
+        speed = self.speeds.get(tier, self.plan.speed)
+        names = self.names if speed == self.plan.speed else self.model.port_names(speed)
+        m = speed // self.plan.speed  # port indexes are host-speed ports: a faster link takes m of them
+        z_port = names[z_port_index // m]
         if a_port_index is not None:
-            a_port = self.names[a_port_index]
+            a_port = names[a_port_index // m]
         idx = len(self.links)
-        lk = Link(tier, a, a_port, z, z_port, self.plan.speed, media or self.medium(tier), ordinal)
+        lk = Link(tier, a, a_port, z, z_port, speed, media or self.medium(tier), ordinal)
         self.links.append(lk)
         for dev, port in ((a, a_port), (z, z_port)):
             used = self.ports.setdefault(dev, {})

@@ -26,200 +26,173 @@ nv set interface eth0 ipv4 address 192.168.61.5/24
 nv set interface eth0 ipv4 gateway 192.168.61.1
 nv set interface eth0 type eth
 nv set interface eth0 vrf mgmt
-nv set interface swp1 link breakout 4x
+nv set interface swp1 link breakout 2x
 nv set interface swp1 type swp
-nv set interface swp2 link breakout 4x
+nv set interface swp2 link breakout 2x
 nv set interface swp2 type swp
-nv set interface swp3 link breakout 4x
+nv set interface swp3 link breakout 2x
 nv set interface swp3 type swp
-nv set interface swp4 link breakout 4x
+nv set interface swp4 link breakout 2x
 nv set interface swp4 type swp
-nv set interface swp5 link breakout 4x
+nv set interface swp5 link breakout 2x
 nv set interface swp5 type swp
-nv set interface swp6 link breakout 4x
+nv set interface swp6 link breakout 2x
 nv set interface swp6 type swp
-nv set interface swp7 link breakout 4x
+nv set interface swp7 link breakout 2x
 nv set interface swp7 type swp
-nv set interface swp8 link breakout 4x
+nv set interface swp8 link breakout 2x
 nv set interface swp8 type swp
-nv set interface swp9 link breakout 4x
+nv set interface swp9 link breakout 2x
 nv set interface swp9 type swp
-nv set interface swp10 link breakout 4x
+nv set interface swp10 link breakout 2x
 nv set interface swp10 type swp
-nv set interface swp11 link breakout 4x
+nv set interface swp11 link breakout 2x
 nv set interface swp11 type swp
-nv set interface swp12 link breakout 4x
+nv set interface swp12 link breakout 2x
 nv set interface swp12 type swp
-nv set interface swp13 link breakout 4x
+nv set interface swp13 link breakout 2x
 nv set interface swp13 type swp
-nv set interface swp14 link breakout 4x
+nv set interface swp14 link breakout 2x
 nv set interface swp14 type swp
-nv set interface swp15 link breakout 4x
+nv set interface swp15 link breakout 2x
 nv set interface swp15 type swp
-nv set interface swp16 link breakout 4x
+nv set interface swp16 link breakout 2x
 nv set interface swp16 type swp
-nv set interface swp17 link breakout 4x
+nv set interface swp17 link breakout 2x
 nv set interface swp17 type swp
-nv set interface swp18 link breakout 4x
+nv set interface swp18 link breakout 2x
 nv set interface swp18 type swp
-nv set interface swp19 link breakout 4x
+nv set interface swp19 link breakout 2x
 nv set interface swp19 type swp
-nv set interface swp20 link breakout 4x
+nv set interface swp20 link breakout 2x
 nv set interface swp20 type swp
-nv set interface swp21 link breakout 4x
+nv set interface swp21 link breakout 2x
 nv set interface swp21 type swp
-nv set interface swp22 link breakout 4x
+nv set interface swp22 link breakout 2x
 nv set interface swp22 type swp
-nv set interface swp23 link breakout 4x
+nv set interface swp23 link breakout 2x
 nv set interface swp23 type swp
-nv set interface swp24 link breakout 4x
+nv set interface swp24 link breakout 2x
 nv set interface swp24 type swp
-nv set interface swp25 link breakout 4x
+nv set interface swp25 link breakout 2x
 nv set interface swp25 type swp
-nv set interface swp26 link breakout 4x
+nv set interface swp26 link breakout 2x
 nv set interface swp26 type swp
-nv set interface swp27 link breakout 4x
+nv set interface swp27 link breakout 2x
 nv set interface swp27 type swp
-nv set interface swp28 link breakout 4x
+nv set interface swp28 link breakout 2x
 nv set interface swp28 type swp
-nv set interface swp29 link breakout 4x
+nv set interface swp29 link breakout 2x
 nv set interface swp29 type swp
-nv set interface swp30 link breakout 4x
+nv set interface swp30 link breakout 2x
 nv set interface swp30 type swp
-nv set interface swp31 link breakout 4x
+nv set interface swp31 link breakout 2x
 nv set interface swp31 type swp
-nv set interface swp32 link breakout 4x
+nv set interface swp32 link breakout 2x
 nv set interface swp32 type swp
-nv set interface swp33 link breakout 4x
+nv set interface swp33 link breakout 2x
 nv set interface swp33 type swp
-nv set interface swp34 link breakout 4x
+nv set interface swp34 link breakout 2x
 nv set interface swp34 type swp
-nv set interface swp35 link breakout 4x
+nv set interface swp35 link breakout 2x
 nv set interface swp35 type swp
-nv set interface swp36 link breakout 4x
+nv set interface swp36 link breakout 2x
 nv set interface swp36 type swp
-nv set interface swp37 link breakout 4x
+nv set interface swp37 link breakout 2x
 nv set interface swp37 type swp
-nv set interface swp38 link breakout 4x
+nv set interface swp38 link breakout 2x
 nv set interface swp38 type swp
-nv set interface swp39 link breakout 4x
+nv set interface swp39 link breakout 2x
 nv set interface swp39 type swp
-nv set interface swp40 link breakout 4x
+nv set interface swp40 link breakout 2x
 nv set interface swp40 type swp
-nv set interface swp41 link breakout 4x
+nv set interface swp41 link breakout 2x
 nv set interface swp41 type swp
-nv set interface swp42 link breakout 4x
+nv set interface swp42 link breakout 2x
 nv set interface swp42 type swp
-nv set interface swp43 link breakout 4x
+nv set interface swp43 link breakout 2x
 nv set interface swp43 type swp
-nv set interface swp44 link breakout 4x
+nv set interface swp44 link breakout 2x
 nv set interface swp44 type swp
-nv set interface swp45 link breakout 4x
+nv set interface swp45 link breakout 2x
 nv set interface swp45 type swp
-nv set interface swp46 link breakout 4x
+nv set interface swp46 link breakout 2x
 nv set interface swp46 type swp
-nv set interface swp47 link breakout 4x
+nv set interface swp47 link breakout 2x
 nv set interface swp47 type swp
-nv set interface swp48 link breakout 4x
+nv set interface swp48 link breakout 2x
 nv set interface swp48 type swp
-nv set interface swp49 link breakout 4x
+nv set interface swp49 link breakout 2x
 nv set interface swp49 type swp
-nv set interface swp50 link breakout 4x
+nv set interface swp50 link breakout 2x
 nv set interface swp50 type swp
-nv set interface swp51 link breakout 4x
+nv set interface swp51 link breakout 2x
 nv set interface swp51 type swp
-nv set interface swp52 link breakout 4x
+nv set interface swp52 link breakout 2x
 nv set interface swp52 type swp
-nv set interface swp53 link breakout 4x
+nv set interface swp53 link breakout 2x
 nv set interface swp53 type swp
-nv set interface swp54 link breakout 4x
+nv set interface swp54 link breakout 2x
 nv set interface swp54 type swp
-nv set interface swp55 link breakout 4x
+nv set interface swp55 link breakout 2x
 nv set interface swp55 type swp
-nv set interface swp56 link breakout 4x
+nv set interface swp56 link breakout 2x
 nv set interface swp56 type swp
-nv set interface swp57 link breakout 4x
+nv set interface swp57 link breakout 2x
 nv set interface swp57 type swp
-nv set interface swp58 link breakout 4x
+nv set interface swp58 link breakout 2x
 nv set interface swp58 type swp
-nv set interface swp59 link breakout 4x
+nv set interface swp59 link breakout 2x
 nv set interface swp59 type swp
-nv set interface swp60 link breakout 4x
+nv set interface swp60 link breakout 2x
 nv set interface swp60 type swp
-nv set interface swp61 link breakout 4x
+nv set interface swp61 link breakout 2x
 nv set interface swp61 type swp
-nv set interface swp62 link breakout 4x
+nv set interface swp62 link breakout 2x
 nv set interface swp62 type swp
-nv set interface swp63 link breakout 4x
+nv set interface swp63 link breakout 2x
 nv set interface swp63 type swp
-nv set interface swp64 link breakout 4x
+nv set interface swp64 link breakout 2x
 nv set interface swp64 type swp
-nv set interface swp1s0 description P2P_ns-su001-leaf1_swp5s2
+nv set interface swp1s0 description P2P_ns-su001-leaf1_swp5s1
 nv set interface swp1s0 link mtu 9100
+nv set interface swp1s0 link speed 400G
 nv set interface swp1s0 type swp
 nv set interface swp1s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp1s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp1s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp1s1 description P2P_ns-su001-leaf1_swp5s3
+nv set interface swp1s1 description P2P_ns-su001-leaf1_swp6s0
 nv set interface swp1s1 link mtu 9100
+nv set interface swp1s1 link speed 400G
 nv set interface swp1s1 type swp
 nv set interface swp1s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp1s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp1s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp1s2 description P2P_ns-su001-leaf1_swp6s0
-nv set interface swp1s2 link mtu 9100
-nv set interface swp1s2 type swp
-nv set interface swp1s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp1s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp1s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp1s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp1s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp1s3 description P2P_ns-su001-leaf1_swp6s1
-nv set interface swp1s3 link mtu 9100
-nv set interface swp1s3 type swp
-nv set interface swp1s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp1s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp1s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp1s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp1s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp2s0 description P2P_ns-su001-leaf1_swp6s2
+nv set interface swp2s0 description P2P_ns-su001-leaf1_swp6s1
 nv set interface swp2s0 link mtu 9100
+nv set interface swp2s0 link speed 400G
 nv set interface swp2s0 type swp
 nv set interface swp2s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp2s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp2s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp2s1 description P2P_ns-su001-leaf1_swp6s3
+nv set interface swp2s1 description P2P_ns-su001-leaf2_swp5s1
 nv set interface swp2s1 link mtu 9100
+nv set interface swp2s1 link speed 400G
 nv set interface swp2s1 type swp
 nv set interface swp2s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp2s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp2s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp2s2 description P2P_ns-su001-leaf2_swp5s2
-nv set interface swp2s2 link mtu 9100
-nv set interface swp2s2 type swp
-nv set interface swp2s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp2s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp2s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp2s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp2s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp2s3 description P2P_ns-su001-leaf2_swp5s3
-nv set interface swp2s3 link mtu 9100
-nv set interface swp2s3 type swp
-nv set interface swp2s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp2s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp2s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp2s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp2s3 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp3s0 description P2P_ns-su001-leaf2_swp6s0
 nv set interface swp3s0 link mtu 9100
+nv set interface swp3s0 link speed 400G
 nv set interface swp3s0 type swp
 nv set interface swp3s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s0 telemetry histogram counter counter-type tx-packet
@@ -228,516 +201,257 @@ nv set interface swp3s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp3s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp3s1 description P2P_ns-su001-leaf2_swp6s1
 nv set interface swp3s1 link mtu 9100
+nv set interface swp3s1 link speed 400G
 nv set interface swp3s1 type swp
 nv set interface swp3s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp3s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp3s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp3s2 description P2P_ns-su001-leaf2_swp6s2
-nv set interface swp3s2 link mtu 9100
-nv set interface swp3s2 type swp
-nv set interface swp3s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp3s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp3s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp3s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp3s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp3s3 description P2P_ns-su001-leaf2_swp6s3
-nv set interface swp3s3 link mtu 9100
-nv set interface swp3s3 type swp
-nv set interface swp3s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp3s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp3s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp3s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp3s3 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp4s0 link state down
 nv set interface swp4s0 type swp
 nv set interface swp4s1 link state down
 nv set interface swp4s1 type swp
-nv set interface swp4s2 link state down
-nv set interface swp4s2 type swp
-nv set interface swp4s3 link state down
-nv set interface swp4s3 type swp
 nv set interface swp5s0 link state down
 nv set interface swp5s0 type swp
 nv set interface swp5s1 link state down
 nv set interface swp5s1 type swp
-nv set interface swp5s2 link state down
-nv set interface swp5s2 type swp
-nv set interface swp5s3 link state down
-nv set interface swp5s3 type swp
 nv set interface swp6s0 link state down
 nv set interface swp6s0 type swp
 nv set interface swp6s1 link state down
 nv set interface swp6s1 type swp
-nv set interface swp6s2 link state down
-nv set interface swp6s2 type swp
-nv set interface swp6s3 link state down
-nv set interface swp6s3 type swp
 nv set interface swp7s0 link state down
 nv set interface swp7s0 type swp
 nv set interface swp7s1 link state down
 nv set interface swp7s1 type swp
-nv set interface swp7s2 link state down
-nv set interface swp7s2 type swp
-nv set interface swp7s3 link state down
-nv set interface swp7s3 type swp
 nv set interface swp8s0 link state down
 nv set interface swp8s0 type swp
 nv set interface swp8s1 link state down
 nv set interface swp8s1 type swp
-nv set interface swp8s2 link state down
-nv set interface swp8s2 type swp
-nv set interface swp8s3 link state down
-nv set interface swp8s3 type swp
 nv set interface swp9s0 link state down
 nv set interface swp9s0 type swp
 nv set interface swp9s1 link state down
 nv set interface swp9s1 type swp
-nv set interface swp9s2 link state down
-nv set interface swp9s2 type swp
-nv set interface swp9s3 link state down
-nv set interface swp9s3 type swp
 nv set interface swp10s0 link state down
 nv set interface swp10s0 type swp
 nv set interface swp10s1 link state down
 nv set interface swp10s1 type swp
-nv set interface swp10s2 link state down
-nv set interface swp10s2 type swp
-nv set interface swp10s3 link state down
-nv set interface swp10s3 type swp
 nv set interface swp11s0 link state down
 nv set interface swp11s0 type swp
 nv set interface swp11s1 link state down
 nv set interface swp11s1 type swp
-nv set interface swp11s2 link state down
-nv set interface swp11s2 type swp
-nv set interface swp11s3 link state down
-nv set interface swp11s3 type swp
 nv set interface swp12s0 link state down
 nv set interface swp12s0 type swp
 nv set interface swp12s1 link state down
 nv set interface swp12s1 type swp
-nv set interface swp12s2 link state down
-nv set interface swp12s2 type swp
-nv set interface swp12s3 link state down
-nv set interface swp12s3 type swp
 nv set interface swp13s0 link state down
 nv set interface swp13s0 type swp
 nv set interface swp13s1 link state down
 nv set interface swp13s1 type swp
-nv set interface swp13s2 link state down
-nv set interface swp13s2 type swp
-nv set interface swp13s3 link state down
-nv set interface swp13s3 type swp
 nv set interface swp14s0 link state down
 nv set interface swp14s0 type swp
 nv set interface swp14s1 link state down
 nv set interface swp14s1 type swp
-nv set interface swp14s2 link state down
-nv set interface swp14s2 type swp
-nv set interface swp14s3 link state down
-nv set interface swp14s3 type swp
 nv set interface swp15s0 link state down
 nv set interface swp15s0 type swp
 nv set interface swp15s1 link state down
 nv set interface swp15s1 type swp
-nv set interface swp15s2 link state down
-nv set interface swp15s2 type swp
-nv set interface swp15s3 link state down
-nv set interface swp15s3 type swp
 nv set interface swp16s0 link state down
 nv set interface swp16s0 type swp
 nv set interface swp16s1 link state down
 nv set interface swp16s1 type swp
-nv set interface swp16s2 link state down
-nv set interface swp16s2 type swp
-nv set interface swp16s3 link state down
-nv set interface swp16s3 type swp
 nv set interface swp17s0 link state down
 nv set interface swp17s0 type swp
 nv set interface swp17s1 link state down
 nv set interface swp17s1 type swp
-nv set interface swp17s2 link state down
-nv set interface swp17s2 type swp
-nv set interface swp17s3 link state down
-nv set interface swp17s3 type swp
 nv set interface swp18s0 link state down
 nv set interface swp18s0 type swp
 nv set interface swp18s1 link state down
 nv set interface swp18s1 type swp
-nv set interface swp18s2 link state down
-nv set interface swp18s2 type swp
-nv set interface swp18s3 link state down
-nv set interface swp18s3 type swp
 nv set interface swp19s0 link state down
 nv set interface swp19s0 type swp
 nv set interface swp19s1 link state down
 nv set interface swp19s1 type swp
-nv set interface swp19s2 link state down
-nv set interface swp19s2 type swp
-nv set interface swp19s3 link state down
-nv set interface swp19s3 type swp
 nv set interface swp20s0 link state down
 nv set interface swp20s0 type swp
 nv set interface swp20s1 link state down
 nv set interface swp20s1 type swp
-nv set interface swp20s2 link state down
-nv set interface swp20s2 type swp
-nv set interface swp20s3 link state down
-nv set interface swp20s3 type swp
 nv set interface swp21s0 link state down
 nv set interface swp21s0 type swp
 nv set interface swp21s1 link state down
 nv set interface swp21s1 type swp
-nv set interface swp21s2 link state down
-nv set interface swp21s2 type swp
-nv set interface swp21s3 link state down
-nv set interface swp21s3 type swp
 nv set interface swp22s0 link state down
 nv set interface swp22s0 type swp
 nv set interface swp22s1 link state down
 nv set interface swp22s1 type swp
-nv set interface swp22s2 link state down
-nv set interface swp22s2 type swp
-nv set interface swp22s3 link state down
-nv set interface swp22s3 type swp
 nv set interface swp23s0 link state down
 nv set interface swp23s0 type swp
 nv set interface swp23s1 link state down
 nv set interface swp23s1 type swp
-nv set interface swp23s2 link state down
-nv set interface swp23s2 type swp
-nv set interface swp23s3 link state down
-nv set interface swp23s3 type swp
 nv set interface swp24s0 link state down
 nv set interface swp24s0 type swp
 nv set interface swp24s1 link state down
 nv set interface swp24s1 type swp
-nv set interface swp24s2 link state down
-nv set interface swp24s2 type swp
-nv set interface swp24s3 link state down
-nv set interface swp24s3 type swp
 nv set interface swp25s0 link state down
 nv set interface swp25s0 type swp
 nv set interface swp25s1 link state down
 nv set interface swp25s1 type swp
-nv set interface swp25s2 link state down
-nv set interface swp25s2 type swp
-nv set interface swp25s3 link state down
-nv set interface swp25s3 type swp
 nv set interface swp26s0 link state down
 nv set interface swp26s0 type swp
 nv set interface swp26s1 link state down
 nv set interface swp26s1 type swp
-nv set interface swp26s2 link state down
-nv set interface swp26s2 type swp
-nv set interface swp26s3 link state down
-nv set interface swp26s3 type swp
 nv set interface swp27s0 link state down
 nv set interface swp27s0 type swp
 nv set interface swp27s1 link state down
 nv set interface swp27s1 type swp
-nv set interface swp27s2 link state down
-nv set interface swp27s2 type swp
-nv set interface swp27s3 link state down
-nv set interface swp27s3 type swp
 nv set interface swp28s0 link state down
 nv set interface swp28s0 type swp
 nv set interface swp28s1 link state down
 nv set interface swp28s1 type swp
-nv set interface swp28s2 link state down
-nv set interface swp28s2 type swp
-nv set interface swp28s3 link state down
-nv set interface swp28s3 type swp
 nv set interface swp29s0 link state down
 nv set interface swp29s0 type swp
 nv set interface swp29s1 link state down
 nv set interface swp29s1 type swp
-nv set interface swp29s2 link state down
-nv set interface swp29s2 type swp
-nv set interface swp29s3 link state down
-nv set interface swp29s3 type swp
 nv set interface swp30s0 link state down
 nv set interface swp30s0 type swp
 nv set interface swp30s1 link state down
 nv set interface swp30s1 type swp
-nv set interface swp30s2 link state down
-nv set interface swp30s2 type swp
-nv set interface swp30s3 link state down
-nv set interface swp30s3 type swp
 nv set interface swp31s0 link state down
 nv set interface swp31s0 type swp
 nv set interface swp31s1 link state down
 nv set interface swp31s1 type swp
-nv set interface swp31s2 link state down
-nv set interface swp31s2 type swp
-nv set interface swp31s3 link state down
-nv set interface swp31s3 type swp
 nv set interface swp32s0 link state down
 nv set interface swp32s0 type swp
 nv set interface swp32s1 link state down
 nv set interface swp32s1 type swp
-nv set interface swp32s2 link state down
-nv set interface swp32s2 type swp
-nv set interface swp32s3 link state down
-nv set interface swp32s3 type swp
 nv set interface swp33s0 link state down
 nv set interface swp33s0 type swp
 nv set interface swp33s1 link state down
 nv set interface swp33s1 type swp
-nv set interface swp33s2 link state down
-nv set interface swp33s2 type swp
-nv set interface swp33s3 link state down
-nv set interface swp33s3 type swp
 nv set interface swp34s0 link state down
 nv set interface swp34s0 type swp
 nv set interface swp34s1 link state down
 nv set interface swp34s1 type swp
-nv set interface swp34s2 link state down
-nv set interface swp34s2 type swp
-nv set interface swp34s3 link state down
-nv set interface swp34s3 type swp
 nv set interface swp35s0 link state down
 nv set interface swp35s0 type swp
 nv set interface swp35s1 link state down
 nv set interface swp35s1 type swp
-nv set interface swp35s2 link state down
-nv set interface swp35s2 type swp
-nv set interface swp35s3 link state down
-nv set interface swp35s3 type swp
 nv set interface swp36s0 link state down
 nv set interface swp36s0 type swp
 nv set interface swp36s1 link state down
 nv set interface swp36s1 type swp
-nv set interface swp36s2 link state down
-nv set interface swp36s2 type swp
-nv set interface swp36s3 link state down
-nv set interface swp36s3 type swp
 nv set interface swp37s0 link state down
 nv set interface swp37s0 type swp
 nv set interface swp37s1 link state down
 nv set interface swp37s1 type swp
-nv set interface swp37s2 link state down
-nv set interface swp37s2 type swp
-nv set interface swp37s3 link state down
-nv set interface swp37s3 type swp
 nv set interface swp38s0 link state down
 nv set interface swp38s0 type swp
 nv set interface swp38s1 link state down
 nv set interface swp38s1 type swp
-nv set interface swp38s2 link state down
-nv set interface swp38s2 type swp
-nv set interface swp38s3 link state down
-nv set interface swp38s3 type swp
 nv set interface swp39s0 link state down
 nv set interface swp39s0 type swp
 nv set interface swp39s1 link state down
 nv set interface swp39s1 type swp
-nv set interface swp39s2 link state down
-nv set interface swp39s2 type swp
-nv set interface swp39s3 link state down
-nv set interface swp39s3 type swp
 nv set interface swp40s0 link state down
 nv set interface swp40s0 type swp
 nv set interface swp40s1 link state down
 nv set interface swp40s1 type swp
-nv set interface swp40s2 link state down
-nv set interface swp40s2 type swp
-nv set interface swp40s3 link state down
-nv set interface swp40s3 type swp
 nv set interface swp41s0 link state down
 nv set interface swp41s0 type swp
 nv set interface swp41s1 link state down
 nv set interface swp41s1 type swp
-nv set interface swp41s2 link state down
-nv set interface swp41s2 type swp
-nv set interface swp41s3 link state down
-nv set interface swp41s3 type swp
 nv set interface swp42s0 link state down
 nv set interface swp42s0 type swp
 nv set interface swp42s1 link state down
 nv set interface swp42s1 type swp
-nv set interface swp42s2 link state down
-nv set interface swp42s2 type swp
-nv set interface swp42s3 link state down
-nv set interface swp42s3 type swp
 nv set interface swp43s0 link state down
 nv set interface swp43s0 type swp
 nv set interface swp43s1 link state down
 nv set interface swp43s1 type swp
-nv set interface swp43s2 link state down
-nv set interface swp43s2 type swp
-nv set interface swp43s3 link state down
-nv set interface swp43s3 type swp
 nv set interface swp44s0 link state down
 nv set interface swp44s0 type swp
 nv set interface swp44s1 link state down
 nv set interface swp44s1 type swp
-nv set interface swp44s2 link state down
-nv set interface swp44s2 type swp
-nv set interface swp44s3 link state down
-nv set interface swp44s3 type swp
 nv set interface swp45s0 link state down
 nv set interface swp45s0 type swp
 nv set interface swp45s1 link state down
 nv set interface swp45s1 type swp
-nv set interface swp45s2 link state down
-nv set interface swp45s2 type swp
-nv set interface swp45s3 link state down
-nv set interface swp45s3 type swp
 nv set interface swp46s0 link state down
 nv set interface swp46s0 type swp
 nv set interface swp46s1 link state down
 nv set interface swp46s1 type swp
-nv set interface swp46s2 link state down
-nv set interface swp46s2 type swp
-nv set interface swp46s3 link state down
-nv set interface swp46s3 type swp
 nv set interface swp47s0 link state down
 nv set interface swp47s0 type swp
 nv set interface swp47s1 link state down
 nv set interface swp47s1 type swp
-nv set interface swp47s2 link state down
-nv set interface swp47s2 type swp
-nv set interface swp47s3 link state down
-nv set interface swp47s3 type swp
 nv set interface swp48s0 link state down
 nv set interface swp48s0 type swp
 nv set interface swp48s1 link state down
 nv set interface swp48s1 type swp
-nv set interface swp48s2 link state down
-nv set interface swp48s2 type swp
-nv set interface swp48s3 link state down
-nv set interface swp48s3 type swp
 nv set interface swp49s0 link state down
 nv set interface swp49s0 type swp
 nv set interface swp49s1 link state down
 nv set interface swp49s1 type swp
-nv set interface swp49s2 link state down
-nv set interface swp49s2 type swp
-nv set interface swp49s3 link state down
-nv set interface swp49s3 type swp
 nv set interface swp50s0 link state down
 nv set interface swp50s0 type swp
 nv set interface swp50s1 link state down
 nv set interface swp50s1 type swp
-nv set interface swp50s2 link state down
-nv set interface swp50s2 type swp
-nv set interface swp50s3 link state down
-nv set interface swp50s3 type swp
 nv set interface swp51s0 link state down
 nv set interface swp51s0 type swp
 nv set interface swp51s1 link state down
 nv set interface swp51s1 type swp
-nv set interface swp51s2 link state down
-nv set interface swp51s2 type swp
-nv set interface swp51s3 link state down
-nv set interface swp51s3 type swp
 nv set interface swp52s0 link state down
 nv set interface swp52s0 type swp
 nv set interface swp52s1 link state down
 nv set interface swp52s1 type swp
-nv set interface swp52s2 link state down
-nv set interface swp52s2 type swp
-nv set interface swp52s3 link state down
-nv set interface swp52s3 type swp
 nv set interface swp53s0 link state down
 nv set interface swp53s0 type swp
 nv set interface swp53s1 link state down
 nv set interface swp53s1 type swp
-nv set interface swp53s2 link state down
-nv set interface swp53s2 type swp
-nv set interface swp53s3 link state down
-nv set interface swp53s3 type swp
 nv set interface swp54s0 link state down
 nv set interface swp54s0 type swp
 nv set interface swp54s1 link state down
 nv set interface swp54s1 type swp
-nv set interface swp54s2 link state down
-nv set interface swp54s2 type swp
-nv set interface swp54s3 link state down
-nv set interface swp54s3 type swp
 nv set interface swp55s0 link state down
 nv set interface swp55s0 type swp
 nv set interface swp55s1 link state down
 nv set interface swp55s1 type swp
-nv set interface swp55s2 link state down
-nv set interface swp55s2 type swp
-nv set interface swp55s3 link state down
-nv set interface swp55s3 type swp
 nv set interface swp56s0 link state down
 nv set interface swp56s0 type swp
 nv set interface swp56s1 link state down
 nv set interface swp56s1 type swp
-nv set interface swp56s2 link state down
-nv set interface swp56s2 type swp
-nv set interface swp56s3 link state down
-nv set interface swp56s3 type swp
 nv set interface swp57s0 link state down
 nv set interface swp57s0 type swp
 nv set interface swp57s1 link state down
 nv set interface swp57s1 type swp
-nv set interface swp57s2 link state down
-nv set interface swp57s2 type swp
-nv set interface swp57s3 link state down
-nv set interface swp57s3 type swp
 nv set interface swp58s0 link state down
 nv set interface swp58s0 type swp
 nv set interface swp58s1 link state down
 nv set interface swp58s1 type swp
-nv set interface swp58s2 link state down
-nv set interface swp58s2 type swp
-nv set interface swp58s3 link state down
-nv set interface swp58s3 type swp
 nv set interface swp59s0 link state down
 nv set interface swp59s0 type swp
 nv set interface swp59s1 link state down
 nv set interface swp59s1 type swp
-nv set interface swp59s2 link state down
-nv set interface swp59s2 type swp
-nv set interface swp59s3 link state down
-nv set interface swp59s3 type swp
 nv set interface swp60s0 link state down
 nv set interface swp60s0 type swp
 nv set interface swp60s1 link state down
 nv set interface swp60s1 type swp
-nv set interface swp60s2 link state down
-nv set interface swp60s2 type swp
-nv set interface swp60s3 link state down
-nv set interface swp60s3 type swp
 nv set interface swp61s0 link state down
 nv set interface swp61s0 type swp
 nv set interface swp61s1 link state down
 nv set interface swp61s1 type swp
-nv set interface swp61s2 link state down
-nv set interface swp61s2 type swp
-nv set interface swp61s3 link state down
-nv set interface swp61s3 type swp
 nv set interface swp62s0 link state down
 nv set interface swp62s0 type swp
 nv set interface swp62s1 link state down
 nv set interface swp62s1 type swp
-nv set interface swp62s2 link state down
-nv set interface swp62s2 type swp
-nv set interface swp62s3 link state down
-nv set interface swp62s3 type swp
 nv set interface swp63s0 link state down
 nv set interface swp63s0 type swp
 nv set interface swp63s1 link state down
 nv set interface swp63s1 type swp
-nv set interface swp63s2 link state down
-nv set interface swp63s2 type swp
-nv set interface swp63s3 link state down
-nv set interface swp63s3 type swp
 nv set interface swp64s0 link state down
 nv set interface swp64s0 type swp
 nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set interface swp64s2 link state down
-nv set interface swp64s2 type swp
-nv set interface swp64s3 link state down
-nv set interface swp64s3 type swp
 nv set evpn state enabled
 nv set evpn multihoming state enabled
 nv set qos roce state enabled
@@ -768,26 +482,14 @@ nv set vrf default router bgp neighbor swp1s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s0 type unnumbered
 nv set vrf default router bgp neighbor swp1s1 peer-group LEAVES
 nv set vrf default router bgp neighbor swp1s1 type unnumbered
-nv set vrf default router bgp neighbor swp1s2 peer-group LEAVES
-nv set vrf default router bgp neighbor swp1s2 type unnumbered
-nv set vrf default router bgp neighbor swp1s3 peer-group LEAVES
-nv set vrf default router bgp neighbor swp1s3 type unnumbered
 nv set vrf default router bgp neighbor swp2s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp2s0 type unnumbered
 nv set vrf default router bgp neighbor swp2s1 peer-group LEAVES
 nv set vrf default router bgp neighbor swp2s1 type unnumbered
-nv set vrf default router bgp neighbor swp2s2 peer-group LEAVES
-nv set vrf default router bgp neighbor swp2s2 type unnumbered
-nv set vrf default router bgp neighbor swp2s3 peer-group LEAVES
-nv set vrf default router bgp neighbor swp2s3 type unnumbered
 nv set vrf default router bgp neighbor swp3s0 peer-group LEAVES
 nv set vrf default router bgp neighbor swp3s0 type unnumbered
 nv set vrf default router bgp neighbor swp3s1 peer-group LEAVES
 nv set vrf default router bgp neighbor swp3s1 type unnumbered
-nv set vrf default router bgp neighbor swp3s2 peer-group LEAVES
-nv set vrf default router bgp neighbor swp3s2 type unnumbered
-nv set vrf default router bgp neighbor swp3s3 peer-group LEAVES
-nv set vrf default router bgp neighbor swp3s3 type unnumbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 
 nv config apply --confirm 600s --assume-yes

@@ -32,11 +32,11 @@ nv set interface swp2 link breakout 4x
 nv set interface swp2 type swp
 nv set interface swp3 link breakout 4x
 nv set interface swp3 type swp
-nv set interface swp4 link breakout 4x
+nv set interface swp4 link breakout 2x
 nv set interface swp4 type swp
-nv set interface swp5 link breakout 4x
+nv set interface swp5 link breakout 2x
 nv set interface swp5 type swp
-nv set interface swp6 link breakout 4x
+nv set interface swp6 link breakout 2x
 nv set interface swp6 type swp
 nv set interface swp7 link breakout 4x
 nv set interface swp7 type swp
@@ -169,6 +169,7 @@ nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
 nv set interface swp1s0 description HOST_su-01-node-01_mlx5_9
 nv set interface swp1s0 link mtu 9100
+nv set interface swp1s0 link speed 200G
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
 nv set interface swp1s0 telemetry histogram counter counter-type rx-packet
@@ -191,6 +192,7 @@ nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
 nv set interface swp1s1 description HOST_su-01-node-02_mlx5_9
 nv set interface swp1s1 link mtu 9100
+nv set interface swp1s1 link speed 200G
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
 nv set interface swp1s1 telemetry histogram counter counter-type rx-packet
@@ -213,6 +215,7 @@ nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
 nv set interface swp1s2 description HOST_su-01-node-03_mlx5_9
 nv set interface swp1s2 link mtu 9100
+nv set interface swp1s2 link speed 200G
 nv set interface swp1s2 type swp
 nv set interface swp1s2 qos pfc-watchdog state enable
 nv set interface swp1s2 telemetry histogram counter counter-type rx-packet
@@ -235,6 +238,7 @@ nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
 nv set interface swp1s3 description HOST_su-01-node-04_mlx5_9
 nv set interface swp1s3 link mtu 9100
+nv set interface swp1s3 link speed 200G
 nv set interface swp1s3 type swp
 nv set interface swp1s3 qos pfc-watchdog state enable
 nv set interface swp1s3 telemetry histogram counter counter-type rx-packet
@@ -257,6 +261,7 @@ nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
 nv set interface swp2s0 description HOST_su-02-node-01_mlx5_9
 nv set interface swp2s0 link mtu 9100
+nv set interface swp2s0 link speed 200G
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
 nv set interface swp2s0 telemetry histogram counter counter-type rx-packet
@@ -279,6 +284,7 @@ nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
 nv set interface swp2s1 description HOST_su-02-node-02_mlx5_9
 nv set interface swp2s1 link mtu 9100
+nv set interface swp2s1 link speed 200G
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
 nv set interface swp2s1 telemetry histogram counter counter-type rx-packet
@@ -301,6 +307,7 @@ nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
 nv set interface swp2s2 description HOST_su-02-node-03_mlx5_9
 nv set interface swp2s2 link mtu 9100
+nv set interface swp2s2 link speed 200G
 nv set interface swp2s2 type swp
 nv set interface swp2s2 qos pfc-watchdog state enable
 nv set interface swp2s2 telemetry histogram counter counter-type rx-packet
@@ -323,6 +330,7 @@ nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
 nv set interface swp2s3 description HOST_su-02-node-04_mlx5_9
 nv set interface swp2s3 link mtu 9100
+nv set interface swp2s3 link speed 200G
 nv set interface swp2s3 type swp
 nv set interface swp2s3 qos pfc-watchdog state enable
 nv set interface swp2s3 telemetry histogram counter counter-type rx-packet
@@ -345,6 +353,7 @@ nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
 nv set interface swp3s0 description HOST_su-03-node-01_mlx5_9
 nv set interface swp3s0 link mtu 9100
+nv set interface swp3s0 link speed 200G
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
 nv set interface swp3s0 telemetry histogram counter counter-type rx-packet
@@ -367,6 +376,7 @@ nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
 nv set interface swp3s1 description HOST_su-03-node-02_mlx5_9
 nv set interface swp3s1 link mtu 9100
+nv set interface swp3s1 link speed 200G
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
 nv set interface swp3s1 telemetry histogram counter counter-type rx-packet
@@ -389,6 +399,7 @@ nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
 nv set interface swp3s2 description HOST_su-03-node-03_mlx5_9
 nv set interface swp3s2 link mtu 9100
+nv set interface swp3s2 link speed 200G
 nv set interface swp3s2 type swp
 nv set interface swp3s2 qos pfc-watchdog state enable
 nv set interface swp3s2 telemetry histogram counter counter-type rx-packet
@@ -411,6 +422,7 @@ nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
 nv set interface swp3s3 description HOST_su-03-node-04_mlx5_9
 nv set interface swp3s3 link mtu 9100
+nv set interface swp3s3 link speed 200G
 nv set interface swp3s3 type swp
 nv set interface swp3s3 qos pfc-watchdog state enable
 nv set interface swp3s3 telemetry histogram counter counter-type rx-packet
@@ -418,8 +430,9 @@ nv set interface swp3s3 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s3 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp3s3 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp3s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp4s0 description P2P_ns-spine01_swp2s2
+nv set interface swp4s0 description P2P_ns-spine01_swp2s1
 nv set interface swp4s0 link mtu 9100
+nv set interface swp4s0 link speed 400G
 nv set interface swp4s0 type swp
 nv set interface swp4s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp4s0 telemetry histogram counter counter-type tx-packet
@@ -427,8 +440,9 @@ nv set interface swp4s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp4s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp4s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp4s0 evpn multihoming uplink enabled
-nv set interface swp4s1 description P2P_ns-spine01_swp2s3
+nv set interface swp4s1 description P2P_ns-spine01_swp3s0
 nv set interface swp4s1 link mtu 9100
+nv set interface swp4s1 link speed 400G
 nv set interface swp4s1 type swp
 nv set interface swp4s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp4s1 telemetry histogram counter counter-type tx-packet
@@ -436,26 +450,9 @@ nv set interface swp4s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp4s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp4s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp4s1 evpn multihoming uplink enabled
-nv set interface swp4s2 description P2P_ns-spine01_swp3s0
-nv set interface swp4s2 link mtu 9100
-nv set interface swp4s2 type swp
-nv set interface swp4s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp4s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp4s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp4s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp4s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp4s2 evpn multihoming uplink enabled
-nv set interface swp4s3 description P2P_ns-spine01_swp3s1
-nv set interface swp4s3 link mtu 9100
-nv set interface swp4s3 type swp
-nv set interface swp4s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp4s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp4s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp4s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp4s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp4s3 evpn multihoming uplink enabled
-nv set interface swp5s0 description P2P_ns-spine01_swp3s2
+nv set interface swp5s0 description P2P_ns-spine01_swp3s1
 nv set interface swp5s0 link mtu 9100
+nv set interface swp5s0 link speed 400G
 nv set interface swp5s0 type swp
 nv set interface swp5s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp5s0 telemetry histogram counter counter-type tx-packet
@@ -463,8 +460,9 @@ nv set interface swp5s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp5s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp5s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp5s0 evpn multihoming uplink enabled
-nv set interface swp5s1 description P2P_ns-spine01_swp3s3
+nv set interface swp5s1 description P2P_ns-spine02_swp2s1
 nv set interface swp5s1 link mtu 9100
+nv set interface swp5s1 link speed 400G
 nv set interface swp5s1 type swp
 nv set interface swp5s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp5s1 telemetry histogram counter counter-type tx-packet
@@ -472,26 +470,9 @@ nv set interface swp5s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp5s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp5s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp5s1 evpn multihoming uplink enabled
-nv set interface swp5s2 description P2P_ns-spine02_swp2s2
-nv set interface swp5s2 link mtu 9100
-nv set interface swp5s2 type swp
-nv set interface swp5s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp5s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp5s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp5s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp5s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp5s2 evpn multihoming uplink enabled
-nv set interface swp5s3 description P2P_ns-spine02_swp2s3
-nv set interface swp5s3 link mtu 9100
-nv set interface swp5s3 type swp
-nv set interface swp5s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp5s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp5s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp5s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp5s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp5s3 evpn multihoming uplink enabled
 nv set interface swp6s0 description P2P_ns-spine02_swp3s0
 nv set interface swp6s0 link mtu 9100
+nv set interface swp6s0 link speed 400G
 nv set interface swp6s0 type swp
 nv set interface swp6s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp6s0 telemetry histogram counter counter-type tx-packet
@@ -501,6 +482,7 @@ nv set interface swp6s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp6s0 evpn multihoming uplink enabled
 nv set interface swp6s1 description P2P_ns-spine02_swp3s1
 nv set interface swp6s1 link mtu 9100
+nv set interface swp6s1 link speed 400G
 nv set interface swp6s1 type swp
 nv set interface swp6s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp6s1 telemetry histogram counter counter-type tx-packet
@@ -508,24 +490,6 @@ nv set interface swp6s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp6s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp6s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp6s1 evpn multihoming uplink enabled
-nv set interface swp6s2 description P2P_ns-spine02_swp3s2
-nv set interface swp6s2 link mtu 9100
-nv set interface swp6s2 type swp
-nv set interface swp6s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp6s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp6s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp6s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp6s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp6s2 evpn multihoming uplink enabled
-nv set interface swp6s3 description P2P_ns-spine02_swp3s3
-nv set interface swp6s3 link mtu 9100
-nv set interface swp6s3 type swp
-nv set interface swp6s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp6s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp6s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp6s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp6s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp6s3 evpn multihoming uplink enabled
 nv set interface swp7s0 link state down
 nv set interface swp7s0 type swp
 nv set interface swp7s1 link state down
@@ -968,6 +932,7 @@ nv set interface swp61s3 link state down
 nv set interface swp61s3 type swp
 nv set interface swp62s0 description site-router:uplink13
 nv set interface swp62s0 link mtu 9100
+nv set interface swp62s0 link speed 200G
 nv set interface swp62s0 type swp
 nv set interface swp62s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp62s0 telemetry histogram counter counter-type tx-packet
@@ -977,6 +942,7 @@ nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp62s0 vrf EXIT
 nv set interface swp62s1 description site-router:uplink14
 nv set interface swp62s1 link mtu 9100
+nv set interface swp62s1 link speed 200G
 nv set interface swp62s1 type swp
 nv set interface swp62s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp62s1 telemetry histogram counter counter-type tx-packet
@@ -986,6 +952,7 @@ nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp62s1 vrf EXIT
 nv set interface swp62s2 description site-router:uplink15
 nv set interface swp62s2 link mtu 9100
+nv set interface swp62s2 link speed 200G
 nv set interface swp62s2 type swp
 nv set interface swp62s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp62s2 telemetry histogram counter counter-type tx-packet
@@ -995,6 +962,7 @@ nv set interface swp62s2 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp62s2 vrf EXIT
 nv set interface swp62s3 description site-router:uplink16
 nv set interface swp62s3 link mtu 9100
+nv set interface swp62s3 link speed 200G
 nv set interface swp62s3 type swp
 nv set interface swp62s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp62s3 telemetry histogram counter counter-type tx-packet
@@ -1004,6 +972,7 @@ nv set interface swp62s3 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp62s3 vrf EXIT
 nv set interface swp63s0 description site-router:uplink17
 nv set interface swp63s0 link mtu 9100
+nv set interface swp63s0 link speed 200G
 nv set interface swp63s0 type swp
 nv set interface swp63s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s0 telemetry histogram counter counter-type tx-packet
@@ -1013,6 +982,7 @@ nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s0 vrf EXIT
 nv set interface swp63s1 description site-router:uplink18
 nv set interface swp63s1 link mtu 9100
+nv set interface swp63s1 link speed 200G
 nv set interface swp63s1 type swp
 nv set interface swp63s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s1 telemetry histogram counter counter-type tx-packet
@@ -1022,6 +992,7 @@ nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s1 vrf EXIT
 nv set interface swp63s2 description site-router:uplink19
 nv set interface swp63s2 link mtu 9100
+nv set interface swp63s2 link speed 200G
 nv set interface swp63s2 type swp
 nv set interface swp63s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s2 telemetry histogram counter counter-type tx-packet
@@ -1031,6 +1002,7 @@ nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s2 vrf EXIT
 nv set interface swp63s3 description site-router:uplink20
 nv set interface swp63s3 link mtu 9100
+nv set interface swp63s3 link speed 200G
 nv set interface swp63s3 type swp
 nv set interface swp63s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s3 telemetry histogram counter counter-type tx-packet
@@ -1040,6 +1012,7 @@ nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s3 vrf EXIT
 nv set interface swp64s0 description site-router:uplink21
 nv set interface swp64s0 link mtu 9100
+nv set interface swp64s0 link speed 200G
 nv set interface swp64s0 type swp
 nv set interface swp64s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp64s0 telemetry histogram counter counter-type tx-packet
@@ -1049,6 +1022,7 @@ nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp64s0 vrf EXIT
 nv set interface swp64s1 description site-router:uplink22
 nv set interface swp64s1 link mtu 9100
+nv set interface swp64s1 link speed 200G
 nv set interface swp64s1 type swp
 nv set interface swp64s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp64s1 telemetry histogram counter counter-type tx-packet
@@ -1058,6 +1032,7 @@ nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp64s1 vrf EXIT
 nv set interface swp64s2 description site-router:uplink23
 nv set interface swp64s2 link mtu 9100
+nv set interface swp64s2 link speed 200G
 nv set interface swp64s2 type swp
 nv set interface swp64s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp64s2 telemetry histogram counter counter-type tx-packet
@@ -1067,6 +1042,7 @@ nv set interface swp64s2 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp64s2 vrf EXIT
 nv set interface swp64s3 description site-router:uplink24
 nv set interface swp64s3 link mtu 9100
+nv set interface swp64s3 link speed 200G
 nv set interface swp64s3 type swp
 nv set interface swp64s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp64s3 telemetry histogram counter counter-type tx-packet
@@ -1170,26 +1146,14 @@ nv set vrf default router bgp neighbor swp4s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp4s0 type unnumbered
 nv set vrf default router bgp neighbor swp4s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp4s1 type unnumbered
-nv set vrf default router bgp neighbor swp4s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp4s2 type unnumbered
-nv set vrf default router bgp neighbor swp4s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp4s3 type unnumbered
 nv set vrf default router bgp neighbor swp5s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp5s0 type unnumbered
 nv set vrf default router bgp neighbor swp5s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp5s1 type unnumbered
-nv set vrf default router bgp neighbor swp5s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp5s2 type unnumbered
-nv set vrf default router bgp neighbor swp5s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp5s3 type unnumbered
 nv set vrf default router bgp neighbor swp6s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp6s0 type unnumbered
 nv set vrf default router bgp neighbor swp6s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp6s1 type unnumbered
-nv set vrf default router bgp neighbor swp6s2 peer-group SPINES
-nv set vrf default router bgp neighbor swp6s2 type unnumbered
-nv set vrf default router bgp neighbor swp6s3 peer-group SPINES
-nv set vrf default router bgp neighbor swp6s3 type unnumbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 5005
