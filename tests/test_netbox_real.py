@@ -6,7 +6,9 @@ database of its own through NetBox's bulk-import pages (tests/netbox_import.py).
 what NetBox then holds: every row of every file imported, every cable between its two planned
 interfaces, every planned address on its planned interface and VRF, NVL72 trays in their racks;
 a grown cluster's growth files (fabgen netbox-growth) add exactly the new objects; a device-type
-file without u_height (what fabgen wrote before) is refused by NetBox.
+file without u_height (what fabgen wrote before) is refused by NetBox; NVIDIA's 2-4-5-800 design
+with its GPU EVPN overlay (one anycast gateway address on an SVI of every leaf of a plane) imports
+whole.
 """
 
 from __future__ import annotations
@@ -80,7 +82,11 @@ def prepare(nb) -> None:
             csv.writer(fh, lineterminator="\n").writerows([r[:cut] + r[cut + 1:] for r in rows])
         return {"result": _import(nb, "broken", folder)}
 
-    for name, job in (("roce", roce), ("broken", broken), ("nvl72", nvl72)):
+    def overlay() -> dict:
+        out = _render(nb, INVENTORIES / "era-2-4-5-800.yaml", work / "era")
+        return {"result": _import(nb, "era", out / "netbox"), "held": _dump(nb, "era"), "render": out}
+
+    for name, job in (("roce", roce), ("broken", broken), ("nvl72", nvl72), ("overlay", overlay)):
         nb.later(name, job)
 
 
@@ -161,6 +167,26 @@ def test_eos_fabric_addresses_on_loopbacks_and_svis(netbox):
     _holds_plan(held, out / "netbox")
     assert {a[0] for a in held["addresses"]} == _planned_addresses(out)
     assert any(a[2] == "loopback" for a in held["addresses"])
+
+
+def test_gpu_overlay_anycast_gateways_and_svis_import_whole(netbox):
+    """inventories/era-2-4-5-800.yaml (host_addressing evpn on two GB300 planes, a north-south pair,
+    out of band): every file imported, NetBox holds the plan; each plane's gateway is one address
+    held on `vlan900` of every leaf of the plane, in VRF GPU, with role anycast, beside each leaf's
+    own SVI address and the trays' ports' addresses in the same VRF."""
+    run = netbox.result("overlay")
+    out, held = run["render"], run["held"]
+    _all_imported(run["result"], out / "netbox")
+    _holds_plan(held, out / "netbox")
+    assert {a[0] for a in held["addresses"]} == _planned_addresses(out)
+    leaves = {d for d in held["devices"] if d.startswith("gpu-plane") and "-leaf" in d}
+    assert len(leaves) == 8, sorted(leaves)  # 4 a plane at one rack (ERA-00012 Table 11)
+    for plane, gateway in ((1, "192.168.0.1/20"), (2, "192.168.16.1/20")):
+        on = {(a[3], a[4]) for a in held["addresses"] if a[0] == gateway and a[1] == "GPU" and a[2] == "anycast"}
+        assert on == {(d, "vlan900") for d in leaves if d.startswith(f"gpu-plane{plane}-")}, (plane, on)
+    own = [a for a in held["addresses"] if a[4] == "vlan900" and a[2] != "anycast"]
+    assert len(own) == len(leaves) and all(a[1] == "GPU" for a in own), own
+    assert "GPU" in held["vrfs"]
 
 
 def test_netbox_refuses_device_types_without_height(netbox):
