@@ -68,7 +68,13 @@ def test_uplink_sessions_route_leaking_and_ecmp_are_nvidias() -> None:
         assert bgp["neighbor"] == {p: {"peer-group": "exit", "type": "unnumbered"} for p in ports}
         group = bgp["peer-group"]["exit"]
         assert group["remote-as"] == "external" and "bfd" not in group  # NVIDIA's: any external AS, no BFD
-        assert group["address-family"]["ipv4-unicast"]["policy"] == {"outbound": {"route-map": "OUTBOUND_ERA_PREFIXES"}}
+        assert group["address-family"]["ipv4-unicast"]["policy"] == {"inbound": {"route-map": "INBOUND_ERA_PREFIXES"},
+                                                                    "outbound": {"route-map": "OUTBOUND_ERA_PREFIXES"}}
+        # the fabric's own prefixes never come back from the site (fabgen's: docs/decisions.md)
+        assert tree["router"]["policy"]["route-map"]["INBOUND_ERA_PREFIXES"]["rule"] == {
+            "10": {"action": {"deny": {}}, "match": {"ip-prefix-list": "ERA_PREFIXES", "type": "ipv4"}},
+            "20": {"action": {"permit": {}}}}
+        assert bgp["router-id"] == tree["router"]["bgp"]["router-id"] and "l2vpn-evpn" in bgp["address-family"]
         af = bgp["address-family"]["ipv4-unicast"]
         assert af["multipaths"] == {"ebgp": 128}
         assert af["route-import"]["from-vrf"] == {"state": "enabled", "list": {"STORAGE": {}, "INBAND": {}},
@@ -148,7 +154,30 @@ BAD = [
     ("{router: r1, vrf: swp3}", "vrf", "named like a switch port"),
     ("{router: r1, l3vni: 10030}", "l3vni", "is a tenant's"),
     ("{router: r1, leak: [inband, inband]}", "leak", "listed twice"),
+    ("{router: r1, leak: []}", "leak", "at least 1"),
+    ("{router: inband-gateway}", "router", "anycast gateway"),
+    ("{router: r1, asn: 4200010000}", "asn", "leaf ASNs"),  # the fabric's own: an iBGP peer
 ]
+
+
+def test_a_router_named_by_two_fabrics_is_refused() -> None:
+    """Two northsouth fabrics handing off to one router would number its ports twice (cabling.csv,
+    NetBox): refused where the second names it; two routers are fine."""
+    text = _with_border(inventory(1), "{router: r1, asn: 65001}")
+    second = text[text.index("  - name: ns\n"):].replace("name: ns\n", "name: ns2\n", 1).replace(
+        "node_groups: [gb]", "node_groups: [gb2]").replace("192.168.61.", "192.168.62.").replace(
+        "10.254.0.0/24", "10.253.0.0/24").replace("10.252.0.0/20", "10.240.0.0/20").replace(
+        "10.160.0.0/16", "10.161.0.0/16")
+    text = text.replace("fabrics:\n", "  - {name: gb2, model: gb300-nvl72, count: 18, hostname: 'gc{n:03d}'}\n"
+                        "fabrics:\n", 1) + second
+    with pytest.raises(InventoryError) as e:
+        validate(load_text(text, "gbf.yaml"))
+    found = {p.path.split(".", 1)[1]: p.message for p in e.value.problems}
+    assert "ethernet.northsouth.border.router" in found and "fabric 'ns''s border router" in \
+        found["ethernet.northsouth.border.router"], found
+    last = text.rindex("{router: r1")
+    validate(load_text(text[:last] + text[last:].replace("router: r1", "router: r2", 1), "gbf.yaml"))
+
 
 
 @pytest.mark.parametrize(("border", "key", "words"), BAD)

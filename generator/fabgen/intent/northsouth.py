@@ -131,6 +131,11 @@ BORDER_TIER = "leaf-border"  # cabling.csv's tier of a border uplink (a leaf to 
 BORDER_GROUP = "exit"  # the uplinks' peer group, NVIDIA's (csl-01-config.sh at 993eed6)
 BORDER_OUT_MAP = "OUTBOUND_ERA_PREFIXES"  # outbound on the uplinks: the fabric's own prefixes only
 BORDER_OUT_LIST = "ERA_PREFIXES"
+# inbound on the uplinks: the fabric's own prefixes refused from the site router. fabgen's, not
+# NVIDIA's (docs/decisions.md): with spines each leaf has an ASN of its own, so a site router that
+# hands leaf A's prefixes to leaf B (without 11:11: most strip communities) would otherwise put
+# B's own hosts' /32s into its tenant VRFs through the border, and loop.
+BORDER_IN_SITE_MAP = "INBOUND_ERA_PREFIXES"
 BORDER_IN_MAP = "EXIT_FILTER"  # into the border VRF from the tenants: tagged with LEAK_COMMUNITY
 ALL_PREFIXES = "ALL_PREFIXES"  # 0.0.0.0/0 le 32
 LEAK_COMMUNITY = "11:11"  # routes leaked into the border VRF carry it, so no tenant imports another's back

@@ -7,6 +7,7 @@ import re
 from dataclasses import replace
 
 from fabgen.inventory.check_nodes import check_bond_names, group_model
+from fabgen.inventory.ethernet import asn_ranges
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import (
     MAX_ENDPOINTS,
@@ -257,19 +258,33 @@ def _check_border(c: Checks, i: int, f) -> bool:
     return ok
 
 
+# addresses.csv's device names of the north-south tenants' anycast gateways (intent/addresses.py)
+GATEWAY_ROWS = ("storage-gateway", "inband-gateway", "gpu-gateway")
+
+
 def check_border_names(c: Checks) -> None:
     """After every fabric is sized and named: a border's router is named like no switch and no node
     (its name is a device of cabling.csv and NetBox), and a border leaf's highest ports, the
     uplinks', are free of its node ports and switch-to-switch links at every size the plan holds."""
     switches = {n.lower(): fname for fname, names in c.switches.items() for n in names}
     nodes = {h.lower(): g for g, names in c.hostnames.items() for h in names}
+    routers: dict[str, str] = {}  # router -> the fabric whose border names it first
     for i, f in enumerate(c.inv.fabrics):
         b = f.ethernet.northsouth.border if f.role == "northsouth" and f.ethernet is not None else None
         if b is None or f.name not in c.plans:
             continue
         where = ("fabrics", i, "ethernet", "northsouth", "border")
         name = b.router.lower()
-        if name in switches:
+        _check_border_asn(c, where, b.asn)
+        if name in routers:  # its ports `uplink<k>` are numbered fabric by fabric: two would share them
+            c.report((*where, "router"), f"router '{b.router}' is also fabric '{routers[name]}''s border router: "
+                     "each northsouth fabric hands off to a router of its own name (the router's ports are "
+                     "numbered per fabric in cabling.csv and NetBox)")
+        routers.setdefault(name, f.name)
+        if name in GATEWAY_ROWS:
+            c.report((*where, "router"), f"router '{b.router}' is the name of a tenant's anycast gateway in "
+                     "addresses.csv: name the site router otherwise")
+        elif name in switches:
             c.report((*where, "router"), f"router '{b.router}' is also the name of a switch of fabric "
                      f"'{switches[name]}': name the site router after none of the cluster's devices")
         elif name in nodes:
@@ -281,6 +296,22 @@ def check_border_names(c: Checks) -> None:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "
                      f"planned node ports and switch-to-switch links leave {free} of its {plan.radix} ports at "
                      f"{plan.speed}G free (a smaller scalable_unit or a higher oversubscription frees more)")
+
+
+def _check_border_asn(c: Checks, where: tuple, asn: int | None) -> None:
+    """A border router's ASN is none of the cluster's Ethernet fabrics use (leaves, spines, cores,
+    nodes, every plane): the fabric's own would make the site router an iBGP peer, a spine's would
+    make the spines drop the border VRF's routes (their own AS in the path)."""
+    if asn is None:
+        return
+    for f in c.inv.fabrics:
+        if f.ethernet is None or f.name not in c.plans:
+            continue
+        for tier, (low, high) in asn_ranges(f.ethernet, c.plans[f.name], f.planes).items():
+            if low <= asn <= high:
+                c.report((*where, "asn"), f"ASN {asn} is one of fabric '{f.name}''s {tier} ASNs ({low}-{high}): "
+                         "give the site router an ASN the cluster does not use")
+                return
 
 
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:

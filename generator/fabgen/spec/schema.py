@@ -271,8 +271,9 @@ class Border(Strict):
     router: Name = Field(description="the site router's name: the far end of every border uplink (cabling.csv, "
                          "NetBox, port descriptions); not a switch's or a node's name")
     asn: int | None = Field(default=None, ge=1, le=4_294_967_294,
-                            description="the site router's ASN, written as the border sessions' remote AS; left "
-                            "out, `remote-as external` (any ASN but the fabric's), as NVIDIA's generator writes it")
+                            description="the site router's ASN, written as the border sessions' remote AS (none "
+                            "the cluster's Ethernet fabrics use); left out, `remote-as external` (any ASN but the "
+                            "fabric's), as NVIDIA's generator writes it")
     uplinks: int = Field(default=BORDER_DEFAULTS["uplinks"], ge=1, le=64,
                          description="border uplinks a leaf, on its highest ports at the fabric's speed that no "
                          "planned node or switch link takes, each an unnumbered eBGP session (default 5, NVIDIA's "
@@ -283,7 +284,7 @@ class Border(Strict):
     l3vni: int = Field(default=BORDER_DEFAULTS["l3vni"], ge=1, le=16_777_214,
                        description="the border VRF's layer-3 VNI (default NVIDIA's 5004)")
     leak: list[LeakedTenant] = Field(
-        default_factory=lambda: list(BORDER_LEAK), max_length=2,
+        default_factory=lambda: list(BORDER_LEAK), min_length=1, max_length=2,
         description="the tenants whose routes are leaked to and from the border VRF (`route-import from-vrf`, "
         "NVIDIA's EXIT_FILTER and <VRF>_FILTER route-maps and community 11:11; default both)")
     ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,

@@ -56,6 +56,7 @@ from fabgen.intent.baseline import secret_name, secret_text, users_of
 from fabgen.intent.northsouth import (
     ALL_PREFIXES,
     BORDER_IN_MAP,
+    BORDER_IN_SITE_MAP,
     BORDER_OUT_LIST,
     BORDER_OUT_MAP,
     LEAK_COMMUNITY,
@@ -727,7 +728,10 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
         BORDER_OUT_MAP: {"rule": {"10": {"action": _PERMIT,
                                          "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},
         # NVIDIA's rule 10 denies the border VRF's own loopback (EXIT_LOCAL_IF): fabgen's has none
-        BORDER_IN_MAP: {"rule": {"20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}}}
+        BORDER_IN_MAP: {"rule": {"20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}},
+        BORDER_IN_SITE_MAP: {"rule": {"10": {"action": _DENY,
+                                             "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}},
+                                      "20": {"action": _PERMIT}}}}
     for t in leaked:
         v = t["vrf"]
         lists[f"{v}_PREFIXES"] = _prefix_list([t["subnet"]])
@@ -754,7 +758,8 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
     if timers and d.new:
         bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
         bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
-    peer = {"address-family": {"ipv4-unicast": {**d.on(), "policy": {"outbound": {"route-map": BORDER_OUT_MAP}}}},
+    policy = {"inbound": {"route-map": BORDER_IN_SITE_MAP}, "outbound": {"route-map": BORDER_OUT_MAP}}
+    peer = {"address-family": {"ipv4-unicast": {**d.on(), "policy": policy}},
             **({"bfd": _bfd_group(timers, d)} if timers else {}),
             "remote-as": border["asn"] if border["asn"] is not None else "external"}
     leaked = border["leak"]
@@ -763,8 +768,11 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
     if leaked:
         ipv4["route-import"] = {"from-vrf": {**d.on(), "list": {t["vrf"]: {} for t in leaked},
                                              "route-map": BORDER_IN_MAP}}
+    # the switch's router-id written (FRR would take one of the VRF's addresses, and EXIT has none)
+    # and the l2vpn-evpn address family, as NVIDIA's EXIT (csl-01-config.sh at 993eed6)
     tree["vrf"][vrf] = {"evpn": {**d.on(), "vni": {str(border["l3vni"]): {}}}, "router": {"bgp": {
-        **d.on(), "address-family": {"ipv4-unicast": ipv4}, "peer-group": {group: peer},
+        **d.on(), "address-family": {"ipv4-unicast": ipv4, "l2vpn-evpn": d.on()},
+        "router-id": sw["bgp"]["router_id"], "peer-group": {group: peer},
         "neighbor": {u["port"]: {"peer-group": group, "type": "unnumbered"} for u in border["uplinks"][sw["name"]]}}}}
     for t in leaked:
         af = tree["vrf"][t["vrf"]]["router"]["bgp"]["address-family"]["ipv4-unicast"]

@@ -1036,6 +1036,10 @@ nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
 nv set router policy route-map INBAND_FILTER rule 20 action permit
 nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
 nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 action deny
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match type ipv4
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 20 action permit
 nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
 nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
 nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
@@ -1133,7 +1137,10 @@ nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf sta
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list STORAGE
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list INBAND
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf route-map EXIT_FILTER
+nv set vrf EXIT router bgp address-family l2vpn-evpn state enabled
+nv set vrf EXIT router bgp router-id 10.254.0.1
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast state enabled
+nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy inbound route-map INBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group exit remote-as external
 nv set vrf EXIT router bgp neighbor swp62s1 peer-group exit
