@@ -392,8 +392,9 @@ class EthernetOptions(Strict):
         "address and routing table) or bgp (each node also holds a service address, a /32 from the loopbacks pool, "
         "announced by eBGP over every port to its leaves: one address that survives a port or leaf failure)")
     bfd: Annotated[BfdClasses, BeforeValidator(_bfd, json_schema_input_type=bool | BfdClasses)] = Field(
-        default_factory=BfdClasses, description="BFD on the BGP sessions: true (the default: every session class at "
-        "300 ms x 3), false (none), or a mapping of session class to true, false or {interval_ms, multiplier}")
+        default_factory=BfdClasses, description="BFD on the BGP sessions: true (every session class at 300 ms x 3, "
+        "the border uplinks' too), false (none), or a mapping of session class to true, false or {interval_ms, "
+        "multiplier}; left out, every class at 300 ms x 3 but the border uplinks' (none, as NVIDIA's)")
     northsouth: NorthSouth = Field(default_factory=NorthSouth, description="role northsouth: the storage and "
                                    "in-band VLANs, VNIs and VRFs (the hosts pool is cut in two: storage, in-band)")
     adaptive_routing: bool | None = Field(
