@@ -190,21 +190,27 @@ def check_gpu_overlay(c: Checks, i: int, f) -> bool:
     return ok
 
 
+def _check_own_vrf(c: Checks, where: tuple, vrf: str, f, who: str) -> bool:
+    """An EVPN VRF (a tenant's, the border's) is one of its own: neither the switch's (default,
+    management) nor named like one of its devices."""
+    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
+    if vrf.lower() in ("default", "mgmt", mgmt):
+        c.report((*where, "vrf"), f"VRF {vrf} is the switch's own (the underlay's default VRF or the "
+                 f"management VRF): give {who} a VRF of its own")
+        return False
+    if (what := switch_name(vrf)) is not None:
+        c.report((*where, "vrf"), f"VRF {vrf} is named like {what}: on Cumulus Linux a VRF is a network "
+                 f"device beside the switch's ports, bonds, SVIs and bridge, one name each; give {who} a VRF "
+                 "of its own")
+        return False
+    return True
+
+
 def _check_tenant(c: Checks, where: tuple, t, f) -> bool:
     """One EVPN tenant (a north-south role's, the GPU overlay's): a VRF of its own, neither the
     switch's (default, management) nor named like one of its devices; a VLAN and VNIs the platform
     can take."""
-    ok = True
-    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
-    if t.vrf.lower() in ("default", "mgmt", mgmt):
-        c.report((*where, "vrf"), f"VRF {t.vrf} is the switch's own (the underlay's default VRF or the "
-                 "management VRF): give the tenant a VRF of its own")
-        ok = False
-    elif (what := switch_name(t.vrf)) is not None:
-        c.report((*where, "vrf"), f"VRF {t.vrf} is named like {what}: on Cumulus Linux a VRF is a network "
-                 "device beside the switch's ports, bonds, SVIs and bridge, one name each; give the tenant a VRF "
-                 "of its own")
-        ok = False
+    ok = _check_own_vrf(c, where, t.vrf, f, "the tenant")
     lo, hi = NVUE_RESERVED_VLANS
     if f.platform == "nvue" and lo <= t.vlan <= hi:
         c.report((*where, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
@@ -234,17 +240,8 @@ def _check_border(c: Checks, i: int, f) -> bool:
                  f"(NVUE) only, as NVIDIA's generator writes it; fabgen's {f.platform} target writes none yet: "
                  "remove border here, or use platform nvue", key=True)
         return False
-    ok = True
-    mgmt = f.management.vrf.lower() if f.management is not None and f.management.vrf else ""
-    if b.vrf.lower() in ("default", "mgmt", mgmt):
-        c.report((*where, "vrf"), f"VRF {b.vrf} is the switch's own (the underlay's default VRF or the management "
-                 "VRF): give the border a VRF of its own")
-        ok = False
-    elif (what := switch_name(b.vrf)) is not None:
-        c.report((*where, "vrf"), f"VRF {b.vrf} is named like {what}: on Cumulus Linux a VRF is a network device "
-                 "beside the switch's ports, bonds, SVIs and bridge, one name each; give the border a VRF of its own")
-        ok = False
-    elif b.vrf.lower() in (ns.storage.vrf.lower(), ns.inband.vrf.lower()):
+    ok = _check_own_vrf(c, where, b.vrf, f, "the border")
+    if ok and b.vrf.lower() in (ns.storage.vrf.lower(), ns.inband.vrf.lower()):
         c.report((*where, "vrf"), f"VRF {b.vrf} is a tenant's: the border VRF is one of its own, the tenants' "
                  "routes leaked into it")
         ok = False

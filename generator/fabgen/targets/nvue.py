@@ -302,12 +302,6 @@ def _access(extra: dict[str, Any], description: str, vlan: int) -> dict[str, Any
     return {"description": description, **extra, "bridge": {"domain": {"br_default": {"access": vlan}}}}
 
 
-def _border_port(extra: dict[str, Any], vrf: dict[str, Any], description: str) -> dict[str, Any]:
-    """A border uplink (northsouth.border): a routed port in the border VRF, unnumbered (its eBGP
-    session runs on the link-local address), as NVIDIA's `edge_uplink` ports."""
-    return {"description": description, **extra, **vrf}
-
-
 class _Parts:
     """The port sub-trees of a fabric's switches: those that are the same on every port, made once
     and shared (yamlout.Shared), and the runs of ports of each switch, which differ from switch to
@@ -350,9 +344,10 @@ class _Parts:
         self.make.update({"fabric" + at: (partial(_port, fabric), 1), "uplink" + at: (partial(_port, uplink), 1),
                           "bonded" + at: (partial(_port, host), 1), "routed" + at: (partial(_routed, host, d.ip), 2),
                           "access" + at: (partial(_access, host), 2)})
-        if self.border_vrf:  # the border uplinks: MTU and histograms as every used port, in the border VRF
+        if self.border_vrf:  # the border uplinks (northsouth.border): routed ports in the border VRF, unnumbered
+            # (the eBGP session on the link-local address), MTU and histograms as every used port
             vrf: dict[str, Any] = {"vrf": self.border_vrf} if d.new else {d.ip: {"vrf": self.border_vrf}}
-            self.make["border" + at] = (partial(_border_port, {"link": link, "type": "swp", **telemetry}, vrf), 1)
+            self.make["border" + at] = (partial(_port, {"link": link, "type": "swp", **telemetry, **vrf}), 1)
 
     def run(self, layout: list[tuple[str, str]], values: list[Any]) -> yamlout.Filled:
         """A run of ports, (name, kind) each in order, as one Filled: the ports of every switch
@@ -694,9 +689,8 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
 def _border_ports(sw: dict[str, Any], ups: list[dict[str, str]]) -> dict[str, Any]:
     """The switch's intent with its border uplinks (unused ports until now: the highest-numbered,
     intent/northsouth.py `border_ports`) as ports of kind `border`, each described by its far end."""
-    far = {u["port"]: u for u in ups}
-    interfaces = [{"name": i["name"], "kind": "border", "description": far[i["name"]]["description"],
-                   **({"speed": far[i["name"]]["speed"]} if "speed" in far[i["name"]] else {})}
+    far = {u["port"]: u for u in ups}  # description, and speed where the tiers' speeds mix
+    interfaces = [{"name": i["name"], "kind": "border", **{k: v for k, v in far[i["name"]].items() if k != "port"}}
                   if i["name"] in far else i for i in sw["interfaces"]]
     assert sum(i["kind"] == "border" for i in interfaces) == len(far), "a border uplink on a used port"
     return {**sw, "interfaces": interfaces}
@@ -721,8 +715,7 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
     through the border, nor the other tenant's subnet, nor its own SVI addresses; the rest)."""
     own = {t["vrf"]: t for t in sw["evpn"]["tenants"]}
     leaked = border["leak"]
-    lists: dict[str, Any] = {ALL_PREFIXES: {"rule": {"10": {"action": "permit",
-                                                            "match": {"0.0.0.0/0": {"max-prefix-len": 32}}}}},
+    lists: dict[str, Any] = {ALL_PREFIXES: _prefix_list(["0.0.0.0/0"]),
                              BORDER_OUT_LIST: _prefix_list([t["subnet"] for t in leaked])}
     maps: dict[str, Any] = {
         BORDER_OUT_MAP: {"rule": {"10": {"action": _PERMIT,
