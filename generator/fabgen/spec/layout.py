@@ -165,8 +165,6 @@ def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
     # the node ports' cages (up to `up_base`), and the cages after the switch links' (`up_end`):
     # where the links run at another speed (cabling.<tier>.speed) every port of these is at the
     # node ports' speed, so the names at that speed are the ports' (spec/sizing.py `cage_speeds`)
-    switch_links = plan.up if plan.tiers >= 2 or plan.mixed else plan.peer_links
-    free = [*range(min(nodes, plan.down), plan.up_base), *range(plan.up_base + switch_links, plan.radix)]
-    if plan.mixed:
-        free = [i for i in free if i < plan.up_base or i >= plan.up_end]
+    after = plan.up_end if plan.mixed else plan.up_base + (plan.up if plan.tiers >= 2 else plan.peer_links)
+    free = [*range(min(nodes, plan.down), plan.up_base), *range(after, plan.radix)]
     return free[len(free) - uplinks:] if uplinks <= len(free) else free
