@@ -160,7 +160,8 @@ def test_the_evpn_translator_reads_every_northsouth_switch() -> None:
         assert sw.asn and sw.loopback and sw.unnumbered and any(sw.groups.values()), path
         if "leaf" in path.name:
             assert sw.vtep == sw.router_id and sw.uplinks and set(sw.l3vnis) - set(sw.border) == {"STORAGE", "INBAND"}
-            assert set(sw.border) <= {"EXIT"} and all(sw.border.values()), path  # NVIDIA's examples: the way out
+            # NVIDIA's examples' way out (a VRF with sessions of its own) on every leaf of theirs, none elsewhere
+            assert sw.border == ({"EXIT"} if path.parts[-4].startswith("era-") else set()), path
             # fabgen's default numbers, or NVIDIA's (era-2-8-9-400: 500/4500 STORAGE, 300/4300 INBAND)
             assert {t.vlan: (t.vni, t.vrf) for t in sw.tenants.values()} in (
                 {20: (10020, "STORAGE"), 30: (10030, "INBAND")}, {500: (4500, "STORAGE"), 300: (4300, "INBAND")})

@@ -89,10 +89,9 @@ class Switch:
     vrf_loopbacks: dict[str, str] = field(default_factory=dict)  # VRF -> its loopback (CIDR), on the VRF's device
     vrf_router_ids: dict[str, str] = field(default_factory=dict)  # VRF -> its BGP router-id
     vrf_evpn: set[str] = field(default_factory=set)  # VRFs whose BGP has the l2vpn-evpn address family
-    # the way out (northsouth.border): a VRF with BGP sessions of its own, to a router outside the
-    # plan, and the leaking policy; read and counted, not run (no site router in the lab)
-    border: dict[str, int] = field(default_factory=dict)  # VRF -> its BGP neighbors
-    leaking: set[str] = field(default_factory=set)  # the route-maps, prefix and community lists of the leaking
+    # the way out (northsouth.border): the VRFs with BGP sessions of their own, to a router outside
+    # the plan; those sessions and the leaking's policy are read, not run (no site router in the lab)
+    border: set[str] = field(default_factory=set)
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +122,7 @@ def translate(name: str, text: str, where: str) -> Switch:
                 sw.l3vnis[str(vrf)] = int(next(iter(v["evpn"]["vni"])))
                 _tenant_vrf(sw, str(vrf), v)
                 if v.get("router", {}).get("bgp", {}).get("neighbor"):
-                    sw.border[str(vrf)] = len(v["router"]["bgp"]["neighbor"])
+                    sw.border.add(str(vrf))
         _route_maps(sw, tree["router"].get("policy", {}), where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{where}: the EVPN translator cannot read {exc!r}") from None
@@ -161,16 +160,14 @@ def _route_maps(sw: Switch, policy: Any, where: str) -> None:
     sending a route-map that is not defined."""
     if set(policy) - {"route-map", *(LEAKING if sw.border else ())}:
         raise TranslateError(f"{where}: router policy {sorted(map(str, policy))}: only route-maps are emulated")
-    for kind in LEAKING:
-        sw.leaking |= {inputs.name(str(n), inputs.WORD, where, kind) for n in policy.get(kind, {})}
+    for kind in LEAKING:  # names only: no line of the lab carries them
+        inputs.name_all(policy.get(kind, {}), inputs.WORD, where, kind)
     for name, m in policy.get("route-map", {}).items():
         inputs.name(name, inputs.WORD, where, "route-map")
         rules = m["rule"]
         if set(m) == {"rule"} and len(rules) == 1 and next(iter(rules.values())) == BANDWIDTH_RULE:
             sw.bandwidth_maps[name] = inputs.integer(next(iter(rules)), 1, 65535, where, f"route-map {name}'s rule")
-        elif sw.border:
-            sw.leaking.add(name)
-        else:
+        elif not sw.border:
             raise TranslateError(f"{where}: route-map {name}: only one rule that permits and sets ext-community-bw "
                                  "multipaths is emulated")
     for group, name in sw.route_map_out.items():
