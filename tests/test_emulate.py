@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import evpn_vm
+import labtrace
 import pytest
 from test_gb300_facts import inventory as gb300_inventory
 
@@ -222,7 +223,7 @@ def test_widths_follow_bgp_path_selection() -> None:
 
 def emulate(*args: object, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "fabgen", "emulate", *map(str, args)], capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, env=labtrace.env())
 
 
 def fabgen(*args: object, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -231,34 +232,32 @@ def fabgen(*args: object, timeout: int = 300) -> subprocess.CompletedProcess:
 
 
 def _machine() -> tuple[set[str], dict[str, str], list[str], list[str]]:
-    """The namespaces, neighbour-table settings, namespace mounts and run directories of the
-    machine, to compare before and after."""
-    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
-    ns = {n for n in listed if re.match(r"fabgen-[0-9a-f]{6}-", n)}  # the lab's (lab.Lab.namespace), no other test's
+    """The namespaces, neighbour-table settings, namespace mounts and run directories of this test
+    run's labs (tests/labtrace.py: another run's labs on the machine are left out), to compare
+    before and after. The kernel settings are the machine's: read only while no other run's lab
+    is alive (an empty dict otherwise)."""
+    ns, others = labtrace.namespaces()
     keys = [f"net.{v}.neigh.default.gc_thresh{k}" for v in ("ipv4", "ipv6") for k in (1, 2, 3)]
-    mounts = sorted(line for line in Path("/proc/mounts").read_text().splitlines()
-                    if re.search(r"fabgen-[0-9a-f]{6}-", line))
-    dirs = sorted(p.name for p in Path(tempfile.gettempdir()).glob("fabgen-emulate-*"))
-    return ns, {k: subprocess.run(["sysctl", "-n", k], capture_output=True, text=True).stdout.strip() for k in keys}, \
-        mounts, dirs
-
-
-def _no_daemons_of_the_run() -> bool:
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    return "fabgen-emulate-" not in ps
+    settings = {} if others else {
+        k: subprocess.run(["sysctl", "-n", k], capture_output=True, text=True).stdout.strip() for k in keys}
+    return ns, settings, labtrace.mounts(), labtrace.run_dirs()
 
 
 @pytest.fixture
-def clean():
-    """Asserts, after the test, that the run left nothing behind."""
+def clean(tmp_path_factory, monkeypatch):
+    """Asserts, after the test, that the run left nothing behind. A lab run in the test's own
+    process keeps its run directory in this run's directory too."""
+    tmp_path_factory.getbasetemp()  # pytest's own temporary tree stays where it is
+    monkeypatch.setattr(tempfile, "tempdir", str(labtrace.LABS_TMP))
     before = _machine()
     yield
     after = _machine()
     assert after[0] == before[0], f"namespaces left: {after[0] - before[0]}"
-    assert after[1] == before[1], "a kernel setting was not restored"
+    if before[1] and after[1]:
+        assert after[1] == before[1], "a kernel setting was not restored"
     assert after[2] == before[2], f"namespace mounts left: {set(after[2]) - set(before[2])}"
     assert after[3] == before[3], f"run directories left: {set(after[3]) - set(before[3])}"
-    assert _no_daemons_of_the_run(), "an FRR daemon of the run is still running"
+    assert not labtrace.daemons_left(), "an FRR daemon of the run is still running"
 
 
 @pytest.fixture(scope="module")
@@ -619,11 +618,10 @@ def test_an_interrupted_run_leaves_nothing(renders: dict[str, Path], clean, sig:
     """Killed politely mid-run (a service manager's SIGTERM, Ctrl-C, a closed terminal): every
     namespace, mount, daemon, kernel setting and run directory is gone (the `clean` fixture)."""
     proc = subprocess.Popen([sys.executable, "-m", "fabgen", "emulate", str(renders["roce-3tier"])],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=labtrace.env())
     try:
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and "fabgen-" not in subprocess.run(
-                ["ip", "netns", "list"], capture_output=True, text=True).stdout:
+        while time.monotonic() < deadline and not labtrace.namespaces()[0]:
             time.sleep(0.2)
         time.sleep(3)  # well inside the run: namespaces and daemons exist
         assert proc.poll() is None, "the run ended before it was interrupted: nothing was tested"

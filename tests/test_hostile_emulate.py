@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import labtrace
 import pytest
 
 from conftest import INVENTORIES
@@ -31,7 +31,7 @@ INJECT = f"touch {CANARY}"
 
 def fabgen(*args: object, timeout: int = TIMEOUT) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "fabgen", *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "200"})
+                          timeout=timeout, env={**labtrace.env(), "COLUMNS": "200"})
 
 
 @pytest.fixture(scope="module")
@@ -66,11 +66,10 @@ def tampered(renders: dict[str, Path], tmp_path: Path, case: str, rel: str, edit
     return out
 
 
-def lab_traces() -> tuple[str, list[str]]:
-    """What an emulation leaves on the machine: its namespaces, its run directories."""
-    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout if shutil.which("ip") else ""
-    dirs = sorted(p.name for p in Path(tempfile.gettempdir()).glob("fabgen-emulate-*"))
-    return "\n".join(sorted(line for line in ns.splitlines() if line.startswith("fabgen-"))), dirs
+def lab_traces() -> tuple[set[str], list[str]]:
+    """What an emulation of this test run leaves on the machine: its namespaces, its run
+    directories (tests/labtrace.py: another run's labs on the machine are left out)."""
+    return labtrace.namespaces()[0], labtrace.run_dirs()
 
 
 def refused(res: subprocess.CompletedProcess, *words: str) -> None:
