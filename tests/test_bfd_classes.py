@@ -331,6 +331,31 @@ def test_bad_values_are_refused_at_their_place(bfd: str, platform: str, column: 
     assert located and located[0].startswith(f"bad.yaml:17:{column}: "), result.stderr
 
 
+def test_border_timers_without_a_border_warn_and_render_nothing(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Timers for the border class on a fabric without border uplinks (northsouth.border) are a
+    warning at their place (and in the report), and the configs are those of the class left out;
+    `bfd: true` (every class on) is no warning."""
+    def render(bfd: str, name: str) -> tuple[str, Path]:
+        (tmp_path / f"{name}.yaml").write_text(STORAGE.format(kind="spectrum-x", platform="nvue", model="sn5600",
+                                                               version="", bfd=bfd))
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(app, ["render", f"{name}.yaml", "-o", str(tmp_path / name)])
+        assert result.exit_code == 0, result.stderr
+        return result.stderr, tmp_path / name
+
+    warned, out = render("{border: {interval_ms: 1000, multiplier: 5}}", "timed")
+    located = [ln for ln in warned.splitlines() if "no border uplinks (northsouth.border)" in ln]
+    assert located and "fabrics[0].ethernet.bfd.border (line 17, column 21)" in located[0], warned
+    quiet, plain = render("{}", "plain")
+    assert "northsouth.border" not in quiet
+    timed, left_out = _files(out), _files(plain)
+    assert "no border uplinks" in timed["report.md"].decode()  # the report lists the warnings
+    assert {k: v for k, v in timed.items() if not k.startswith("report.")} == \
+        {k: v for k, v in left_out.items() if not k.startswith("report.")}
+    assert "northsouth.border" not in render("true", "every")[0]
+
+
 # The boolean form, unchanged -------------------------------------------------------------------------
 
 def _files(out: Path) -> dict[str, bytes]:

@@ -95,7 +95,8 @@ def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
     off and carries no timers (sonic-bgp-common.yang: `bfd`, `bfd_check_ctrl_plane_failure`), so
     only FRR's 300 ms x 3 can be rendered there; the overlay class has sessions on EOS and in NVUE's
     GPU overlay (host_addressing evpn) only (elsewhere NVUE and SONiC carry EVPN on the underlay
-    sessions)."""
+    sessions), the border class where northsouth.border gives uplinks (timers of one's own warn
+    elsewhere; `bfd: true`, which turns every class on, does not)."""
     bfd = (f.ethernet or EthernetOptions()).bfd
     bpath = (*path, "ethernet", "bfd")
     for cls in BFD_CLASSES:
@@ -107,6 +108,9 @@ def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
     if f.platform != "eos" and not gpu_overlay and bfd.overlay not in (None, BfdTimers()):
         warn((*bpath, "overlay"), f"{f.platform} carries EVPN on the underlay sessions, with no overlay sessions "
              "of their own: overlay is not rendered for this fabric")
+    if f.ethernet is not None and f.ethernet.northsouth.border is None and bfd.border not in (None, BfdTimers()):
+        warn((*bpath, "border"), "this fabric has no border uplinks (northsouth.border): border is not rendered "
+             "for this fabric")
 
 
 def _check_version(path: tuple, f: Fabric, report: Report) -> None:
