@@ -9,6 +9,7 @@ bom.csv), refused where it is bad (file:line:col, exit 2), and grown by addition
 from __future__ import annotations
 
 import copy
+import json
 
 import nvue_model
 import pytest
@@ -127,6 +128,11 @@ def test_cabling_and_bom_count_the_uplinks_and_no_border_changes_nothing() -> No
     elsewhere = {p for p in changed if not p.startswith(("ns/", "ansible/configs/ns-", "netbox/"))}
     assert elsewhere <= {"manifest.json", "report.json", "report.md"}  # the report: the BOM
     assert "site-router" not in str(plain["ns/cabling.csv"])
+    # the report counts the uplinks as links of their own and their leaf ports as used
+    ns, ns_plain = (json.loads(f["report.json"])["fabrics"]["ns"] for f in (files, plain))
+    assert ns["links"]["leaf-border"] == len(up) and "leaf-border" not in ns_plain["links"]
+    assert ns["switch_ports"]["used"] == ns_plain["switch_ports"]["used"] + len(up)
+    assert f"| leaf-border (site router) links | {len(up)} |" in files["report.md"].decode()
     # the PTM and Batfish files hold every cable, the uplinks too (tests/test_validators.py holds both)
     for p in ("ns/validate/ptm-topology.dot", "ns/validate/layer1_topology.json"):
         assert b"site-router" in files[p] and b"site-router" not in plain[p]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from fabgen.errors import keyed
 from fabgen.formats.templating import render
+from fabgen.intent.northsouth import BORDER_TIER, border_uplinks
 from fabgen.topology.analysis import Summary
 
 
@@ -73,8 +74,16 @@ def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[st
     """report.json's data: every fabric's summary, intent and bill of materials."""
     bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}
     later = {data["name"]: data["bom_later"] for tname, data in structured if tname == "fabric" and data["bom_later"]}
-    return collect(contexts[0].cluster if contexts else "", {c.fabric.name: c.summary for c in contexts}, bom,
+    return collect(contexts[0].cluster if contexts else "", {c.fabric.name: _with_border(c) for c in contexts}, bom,
                    {c.fabric.name: intent(c) for c in contexts}, later)
+
+
+def _with_border(ctx: Any) -> Summary:
+    """The fabric's summary with its border uplinks (northsouth.border), which the intent adds to
+    the built topology: their leaf ports are used, their cables are links of their own tier."""
+    ups = len(border_uplinks(ctx.fabric))
+    s: Summary = ctx.summary
+    return replace(s, ports_used=s.ports_used + ups, links={**s.links, BORDER_TIER: ups}) if ups else s
 
 
 def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
