@@ -100,6 +100,29 @@ def test_uplink_sessions_route_leaking_and_ecmp_are_nvidias() -> None:
         assert [next(iter(r["match"])) for r in out.values()] == ["10.160.0.0/17", "10.160.128.0/17"]
 
 
+def test_the_tenant_vrf_loopbacks_go_out_and_never_come_back() -> None:
+    """With northsouth.vrf_loopbacks the tenants' VRF loopbacks leak into EXIT with their tenants:
+    ERA_PREFIXES carries the loopbacks pool `le 32` after the subnets (NVIDIA's rule 20, its
+    loopback range, csl-01-config.sh at 993eed6), so each loopback goes out to the site and none
+    comes back (INBOUND_ERA_PREFIXES denies the list); the switches' own loopbacks stay in the
+    default VRF, which is not leaked."""
+    import ipaddress
+
+    text = _with_border(inventory(2)).replace("        border: ", "        vrf_loopbacks: true\n        border: ")
+    files = rendered(text)
+    for leaf in LEAVES:
+        _, tree = _tree(files, leaf)
+        rules = tree["router"]["policy"]["prefix-list"]["ERA_PREFIXES"]["rule"]
+        assert list(rules) == ["10", "20", "30"]
+        (pool, le), = rules["30"]["match"].items()
+        assert le == {"max-prefix-len": 32}
+        for vrf in ("INBAND", "STORAGE"):
+            (lo,) = tree["vrf"][vrf]["loopback"]["ip"]["address"]
+            assert ipaddress.ip_network(lo).subnet_of(ipaddress.ip_network(pool))
+    _, plain = _tree(rendered(_with_border(inventory(2))), LEAVES[0])  # no VRF loopbacks: nothing more
+    assert list(plain["router"]["policy"]["prefix-list"]["ERA_PREFIXES"]["rule"]) == ["10", "20"]
+
+
 def test_a_router_asn_and_bfd_class_are_written() -> None:
     text = _with_border(inventory(1), "{router: edge1, asn: 65100, leak: [inband]}").replace(
         "      pools: {loopbacks", "      bfd: {border: {interval_ms: 200, multiplier: 4}}\n      pools: {loopbacks")

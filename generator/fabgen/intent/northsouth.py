@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fabgen.addressing import plane_cidr
 from fabgen.context import Context
 from fabgen.intent.qos import options
 from fabgen.spec import media
@@ -196,7 +197,8 @@ def border_cabling(f: Any) -> list[list[str]]:
 def border(ctx: Context) -> dict[str, Any] | None:
     """The border as the switch targets write it: the VRF and its L3VNI, the router and its ASN
     (None: any external), each border switch's uplinks (port, far end), the BFD timers of the
-    `border` class (None: none), the ECMP width and the leaked tenants (role, VRF, subnet)."""
+    `border` class (None: none), the ECMP width, the leaked tenants (role, VRF, subnet) and the
+    loopbacks pool their VRF loopbacks come from (None without northsouth.vrf_loopbacks)."""
     b = _border_spec(ctx.fabric.spec)
     if b is None:
         return None
@@ -209,6 +211,10 @@ def border(ctx: Context) -> dict[str, Any] | None:
     for sw, port, router, rport, speed in border_uplinks(ctx.fabric):
         ups.setdefault(sw, []).append({"port": port, "description": f"{router}:{rport}",
                                        **({"speed": speed} if mixed else {})})
+    # the tenant VRFs' loopbacks (northsouth.vrf_loopbacks) leak into the border VRF with their
+    # tenants: the loopbacks pool goes out beside the subnets, as NVIDIA's ERA_PREFIXES rule 20
+    # announces its loopback range `le 32` (csl-01-config.sh at 993eed6: 172.16.176.0/24)
+    lo = plane_cidr(eth.pools.loopbacks, ctx.fabric) if eth.northsouth.vrf_loopbacks else None
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
-            "leak": leaked, "group": BORDER_GROUP}
+            "leak": leaked, "group": BORDER_GROUP, "loopbacks": lo}

@@ -710,13 +710,14 @@ def _prefix_list(prefixes: list[str]) -> dict[str, Any]:
 def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]:
     """The border's route policy, NVIDIA's (csl-01-config.sh at 993eed6, core-01-config.sh at
     2f46cb2): what goes out to the site router (OUTBOUND_ERA_PREFIXES: the leaked tenants'
-    subnets), what the border VRF imports from the tenants (EXIT_FILTER: tagged 11:11), and what each
-    tenant imports from it (<VRF>_FILTER: nothing tagged 11:11, so no tenant learns another's routes
+    subnets and their VRF loopbacks; never taken back from it), what the border VRF imports from
+    the tenants (EXIT_FILTER: tagged 11:11), and what each tenant imports from it (<VRF>_FILTER: nothing tagged 11:11, so no tenant learns another's routes
     through the border, nor the other tenant's subnet, nor its own SVI addresses; the rest)."""
     own = {t["vrf"]: t for t in sw["evpn"]["tenants"]}
     leaked = border["leak"]
     lists: dict[str, Any] = {ALL_PREFIXES: _prefix_list(["0.0.0.0/0"]),
-                             BORDER_OUT_LIST: _prefix_list([t["subnet"] for t in leaked])}
+                             BORDER_OUT_LIST: _prefix_list([t["subnet"] for t in leaked]
+                                                           + ([border["loopbacks"]] if border["loopbacks"] else []))}
     maps: dict[str, Any] = {
         BORDER_OUT_MAP: {"rule": {"10": {"action": _PERMIT,
                                          "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},

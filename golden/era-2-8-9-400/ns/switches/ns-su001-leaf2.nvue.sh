@@ -1100,6 +1100,8 @@ nv set router policy prefix-list ERA_PREFIXES rule 10 action permit
 nv set router policy prefix-list ERA_PREFIXES rule 10 match 10.160.0.0/17 max-prefix-len 32
 nv set router policy prefix-list ERA_PREFIXES rule 20 action permit
 nv set router policy prefix-list ERA_PREFIXES rule 20 match 10.160.128.0/17 max-prefix-len 32
+nv set router policy prefix-list ERA_PREFIXES rule 30 action permit
+nv set router policy prefix-list ERA_PREFIXES rule 30 match 10.254.0.0/24 max-prefix-len 32
 nv set router policy prefix-list INBAND_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list INBAND_LOCAL_IF rule 10 match 10.160.255.253/32 max-prefix-len 32
 nv set router policy prefix-list INBAND_PREFIXES rule 10 action permit
