@@ -711,8 +711,9 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
     """The border's route policy, NVIDIA's (csl-01-config.sh at 993eed6, core-01-config.sh at
     2f46cb2): what goes out to the site router (OUTBOUND_ERA_PREFIXES: the leaked tenants'
     subnets and their VRF loopbacks; never taken back from it), what the border VRF imports from
-    the tenants (EXIT_FILTER: tagged 11:11), and what each tenant imports from it (<VRF>_FILTER: nothing tagged 11:11, so no tenant learns another's routes
-    through the border, nor the other tenant's subnet, nor its own SVI addresses; the rest)."""
+    the tenants (EXIT_FILTER: tagged 11:11), and what each tenant imports from it (<VRF>_FILTER:
+    nothing tagged 11:11, so no tenant learns another's routes through the border, nor the other
+    tenant's subnet, nor its own SVI addresses; the rest)."""
     own = {t["vrf"]: t for t in sw["evpn"]["tenants"]}
     leaked = border["leak"]
     lists: dict[str, Any] = {ALL_PREFIXES: _prefix_list(["0.0.0.0/0"]),
