@@ -488,6 +488,7 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
                  model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
                  storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1),
                  storage_pairs=f.role == "northsouth", even_spines=f.kind == "spectrum-x",
+                 **({"pair": True} if f.pair else {}),
                  **{k: v for k, v in tiers.items() if k != "speed"})
     try:
         sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
