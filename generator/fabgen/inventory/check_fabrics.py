@@ -37,7 +37,7 @@ def check_fabric(c: Checks, i: int, f) -> None:
                  "at least one compute node group")
         return
     model = c.switch_models.get(f.switch_model)
-    if ok and model is not None and fmembers:
+    if ok and model is not None and fmembers and (not f.pair or _pair_fits(c, i, f, fstorage)):
         _size_fabric(c, i, f, model, fmembers, fstorage)
     if ok and f.kind != "infiniband":
         _warn_placeholders(c, i, f)
@@ -470,8 +470,6 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
     if len(rails) > 1:
         c.report((*path, "node_groups"), f"nodes with different NIC counts ({', '.join(map(str, rails))}) "
                  "cannot share one fabric's leaf layout")
-        return
-    if f.pair and not _pair_fits(c, i, f, fstorage):
         return
     speed = speeds[0]
     if f.planes > 1:

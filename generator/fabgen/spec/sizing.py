@@ -295,12 +295,20 @@ def _plan(*, nodes: int, planned_nodes: int | None = None, **kw: Any) -> Plan:
                           f"fabric is planned for: raise planned_nodes (the spine and core tiers are sized "
                           "for it) or attach fewer nodes")
     try:
-        sized = _size(nodes=planned_nodes or nodes, **kw)
+        sized = _sized(nodes=planned_nodes or nodes, **kw)
     except SizingError as exc:
         if planned_nodes is None or exc.field != "node_groups":
             raise
         raise SizingError("planned_nodes", f"planned for {planned_nodes} nodes: {exc.message}") from None
     return replace(sized, present_nodes=nodes, present_units=units_for(sized, nodes))
+
+
+def _sized(*, pair: bool = False, **kw: Any) -> Plan:
+    """`_size`, or a plane's switch pair (`_plane_pair`) where `pair` asks for one."""
+    if pair:
+        return _plane_pair(**{k: kw[k] for k in ("radix", "speed", "nodes", "rails", "ratio")},
+                           model=kw.get("model", "switch"))
+    return _size(**kw)
 
 
 def units_for(p: Plan, nodes: int) -> int:
@@ -314,7 +322,7 @@ def _size(
     *, topology: str, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction,
     scalable_unit: int | None = None, tiers: str | int = "auto", model: str = "switch",
     storage: int = 0, domain: int = 1, storage_spread: int = 1, storage_pairs: bool = False,
-    even_spines: bool = False, pair: bool = False,
+    even_spines: bool = False,
 ) -> Plan:
     k = radix
     endpoints = nodes * rails
@@ -323,8 +331,6 @@ def _size(
     if p + q > k:
         raise SizingError("oversubscription", f"{rtxt}:1 cannot be built with whole ports on a {k}-port {model}: "
                           f"it needs at least {p} downlinks and {q} uplinks per leaf")
-    if pair:
-        return _plane_pair(radix=k, speed=speed, nodes=nodes, rails=rails, ratio=ratio, model=model)
 
     if (topology == "rail-optimized" and storage_pairs and domain > 1 and scalable_unit is None and rails == 2
             and tiers in ("auto", 2)):

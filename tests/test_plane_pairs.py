@@ -1,0 +1,152 @@
+"""A plane's switch pair (`pair: true`, spec/sizing.py `_plane_pair`): NVIDIA's 2-8-9-800 at its
+default size (inventories/era-2-8-9-800.yaml) splits each plane's rails over two SN5600 joined by
+peer links, no spine, as NVIDIA's generator writes it (NVIDIA/enterprise-ras,
+net-configurator/output/2-8-9-800/default at 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9 and
+993eed6a993b668e9ab80556cd973b548612c4a4): configs/gsl-plane<p>-0<n>-config.sh, four switches;
+odd rails on -01 and even rails on -02 (topology/2-8-9-800-topology.json at 2f46cb2; rail 1 on
+swp1s0, swp3s0, ..., rail 3 on swp1s1, rail 5 on swp2s0, rail 7 on swp2s1 in gsl-plane2-01-config.sh at
+993eed6); 32 x 400G peer links, swp33-48 broken 2x at 993eed6, each `peer-group internal_isl
+remote-as internal`, `type unnumbered`; one loopback session in peer group `overlay` (remote-as
+internal, multihop-ttl 2, update-source lo, EVPN only, BFD 1000 ms). Read from the rendered cabling,
+BOM, report and NVUE files (NVIDIA's object model, the `nvueschema` package); refused where it cannot
+be built; growth adds only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nvue_model
+import pytest
+import yaml
+from test_gb300_facts import rendered, rows, switches
+from test_growth import assert_pure_addition, identities
+
+from fabgen.errors import InventoryError
+from fabgen.inventory.loader import load_text
+from fabgen.inventory.validate import validate
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-800.yaml"
+PEER_LINKS = 32  # gsl-plane1-01-config.sh at 2f46cb2: swp49-64 broken 2x; gsl-plane2-01 at 993eed6: swp33-48
+# gsl-plane2-01-config.sh at 993eed6: the peer links' 32 subports, the first 400G ports after the 64 node ports
+NVIDIA_PEER_PORTS = [f"swp{c}s{s}" for c in range(33, 49) for s in (0, 1)]
+LEAVES = ("gpu-plane1-leaf01", "gpu-plane1-leaf02")
+
+
+def _text(nodes: int = 4, planned: int | None = None, **changes: str) -> str:
+    text = EXAMPLE.read_text().replace("count: 4, hostname: \"su-02", f"count: {nodes}, hostname: \"su-02")
+    if planned:
+        text = text.replace("    pair: true", f"    pair: true\n    planned_nodes: {planned}")
+    for old, new in changes.items():
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def _tree(files: dict, leaf: str) -> tuple[dict, dict]:
+    doc = yaml.safe_load(files[f"{leaf.rsplit('-', 1)[0]}/switches/{leaf}.nvue.yaml"])
+    return doc[0]["header"], doc[1]["set"]
+
+
+def test_the_example_is_nvidias_four_switches_and_their_peer_links() -> None:
+    files = rendered(EXAMPLE.read_text())
+    for plane in ("gpu-plane1", "gpu-plane2"):
+        assert switches(files, plane) == {"leaf": 2}  # gsl-plane<p>-01/02: two a plane, no spine
+        cabling = rows(files, f"{plane}/cabling.csv")
+        peer = [r for r in cabling if r["tier"] == "leaf-leaf"]
+        assert len(peer) == PEER_LINKS and {r["speed"] for r in peer} == {"400G"}
+        assert [r["a_port"] for r in peer] == NVIDIA_PEER_PORTS and all(r["a_port"] == r["z_port"] for r in peer)
+        assert {(r["a_device"], r["z_device"]) for r in peer} == {(f"{plane}-leaf01", f"{plane}-leaf02")}
+        node = {(r["a_device"], r["a_port"]): (r["z_device"], r["z_port"]) for r in cabling if r["tier"] == "node-leaf"}
+        assert len(node) == 64
+        # node 2's rails as NVIDIA cables them: 1, 3, 5, 7 on -01 at swp3s0, swp3s1, swp4s0, swp4s1; even on -02
+        for rail, port in enumerate(("swp3s0", "swp3s0", "swp3s1", "swp3s1", "swp4s0", "swp4s0", "swp4s1", "swp4s1")):
+            p = 0 if plane.endswith("1") else 1  # plane p's port of ConnectX-8 r: mlx5_{2r + p}
+            assert node[("su-01-node-02", f"mlx5_{2 * rail + p}")] == (f"{plane}-leaf0{rail % 2 + 1}", port)
+        bom = [r for r in rows(files, f"{plane}/bom.csv") if r["description"].startswith("leaf-leaf")]
+        assert [int(r["quantity"]) for r in bom] == [PEER_LINKS]
+    report = json.loads(files["report.json"])["fabrics"]["gpu-plane1"]
+    assert report["tiers"] == 1 and report["switches"]["spine"] == 0 and report["pair"] == {"peer_links": PEER_LINKS}
+    assert "A switch pair, as NVIDIA builds 2-8-9-800" in str(files["report.md"], "utf-8")
+    netbox = str(files["netbox/cables.csv"], "utf-8") if "netbox/cables.csv" in files else ""
+    assert not netbox or netbox.count("leaf-leaf") >= PEER_LINKS
+
+
+@pytest.mark.parametrize("release", ["5.14", "5.16"])
+def test_every_nvue_file_is_nvidias_pair_and_the_object_model_takes_it(release: str) -> None:
+    text = _text(**{"    pair: true": f'    pair: true\n    platform_version: "{release}"'})
+    files = rendered(text)
+    trees = [(p, yaml.safe_load(b)) for p, b in files.items() if p.endswith(".nvue.yaml")]
+    assert len(trees) == 4
+    for path, doc in trees:
+        assert nvue_model.problems(release, doc[1]["set"]) == [], path
+    asns, loopbacks = set(), {}
+    for leaf in LEAVES:
+        _, tree = _tree(files, leaf)
+        asns.add(tree["router"]["bgp"]["autonomous-system"])
+        loopbacks[leaf] = next(iter(tree["interface"]["lo"]["ip"]["address"] if "ip" in tree["interface"]["lo"]
+                                    else tree["interface"]["lo"]["ipv4"]["address"])).split("/")[0]
+    for leaf, mate in (LEAVES, LEAVES[::-1]):
+        _, tree = _tree(files, leaf)
+        bgp = tree["vrf"]["default"]["router"]["bgp"]
+        isl = {n: v for n, v in bgp["neighbor"].items() if v.get("peer-group") == "ISL"}
+        assert sorted(isl, key=NVIDIA_PEER_PORTS.index) == NVIDIA_PEER_PORTS  # internal_isl on every subport
+        assert {v["type"] for v in isl.values()} == {"unnumbered"}
+        assert bgp["peer-group"]["ISL"]["remote-as"] == "internal"
+        assert "policy" not in json.dumps(bgp["peer-group"]["ISL"])  # NVIDIA's internal_isl sends no route-map
+        overlay = bgp["peer-group"]["OVERLAY"]  # NVIDIA's `overlay` peer group
+        assert overlay["remote-as"] == "internal" and overlay["multihop-ttl"] == 2 and overlay["update-source"] == "lo"
+        assert bgp["neighbor"][loopbacks[mate]] == {"peer-group": "OVERLAY", "type": "numbered"}
+        # the GPU ports: access ports of the plane's one VLAN, stretched over the pair by its VNI
+        vlan = tree["bridge"]["domain"]["br_default"]["vlan"]
+        assert list(vlan) == ["900"]
+        assert tree["interface"]["swp1s0"]["bridge"]["domain"]["br_default"]["access"] == 900
+    assert len(asns) == 1  # iBGP: one ASN for the pair
+    # NVIDIA's object model refuses a broken file
+    _, tree = _tree(files, LEAVES[0])
+    tree["vrf"]["default"]["router"]["bgp"]["peer-group"]["OVERLAY"]["remote-as"] = "inside"
+    assert any("peer-group.OVERLAY.remote-as" in p for p in nvue_model.problems(release, tree))
+
+
+def test_growth_up_to_the_plan_is_pure_addition() -> None:
+    assert_pure_addition(_text(1, planned=16), _text(4, planned=16))
+    _, f, *_ = identities(_text(4, planned=16))
+    assert f.plan.pair and f.plan.peer_links == 64 and f.plan.leaves == 2  # a leaf's 64 node ports at 1:1
+    # unplanned, a new node adds its peer links after the others: nothing moves
+    assert_pure_addition(_text(4), _text(8))
+
+
+def _refused(text: str) -> str:
+    with pytest.raises(InventoryError) as exc:
+        validate(load_text(text, "pair.yaml"))
+    return str(exc.value)
+
+
+@pytest.mark.parametrize(("change", "where", "says"), [
+    ({"topology: rail-optimized": "topology: fat-tree"}, "pair.yaml:22:11: fabrics[0].pair", "rail-optimized"),
+    ({"    pair: true": "    pair: true\n    tiers: 2"}, "pair.yaml:22:11: fabrics[0].pair", "remove tiers"),
+    ({"    pair: true": "    pair: true\n    scalable_unit: 8"}, "pair.yaml:22:11: fabrics[0].pair",
+     "remove scalable_unit"),
+    ({"    pair: true": "    pair: true\n    planned_nodes: 17"}, "fabrics[0].pair", "holds 16 nodes"),
+    ({"    pair: true": "    pair: yes please"}, "fabrics[0].pair", ""),
+])
+def test_refused_at_the_key(change: dict[str, str], where: str, says: str) -> None:
+    message = _refused(_text(**change))
+    assert where in message and says in message, message
+
+
+def test_more_nodes_than_a_leaf_holds_is_refused() -> None:
+    message = _refused(_text(13))  # 4 + 13 = 17 nodes: 68 node ports a leaf, 64 at most
+    assert "fabrics[0].pair" in message and "holds 16 nodes" in message and "need spines" in message
+
+
+def test_the_cli_refuses_with_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from fabgen.cli import app
+
+    inv = tmp_path / "pair.yaml"
+    inv.write_text(_text(**{"topology: rail-optimized": "topology: fat-tree"}))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(out)])
+    assert result.exit_code == 2 and "pair.yaml:22:11" in result.output and not out.exists(), result.output
