@@ -14,6 +14,10 @@ be built; growth adds only."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nvue_model
@@ -25,6 +29,7 @@ from test_growth import assert_pure_addition, identities
 from fabgen.errors import InventoryError
 from fabgen.inventory.loader import load_text
 from fabgen.inventory.validate import validate
+from fabgen.pipeline import render_to
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-800.yaml"
 PEER_LINKS = 32  # gsl-plane1-01-config.sh at 2f46cb2: swp49-64 broken 2x; gsl-plane2-01 at 993eed6: swp33-48
@@ -150,3 +155,29 @@ def test_the_cli_refuses_with_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["render", str(inv), "-o", str(out)])
     assert result.exit_code == 2 and "pair.yaml:22:11" in result.output and not out.exists(), result.output
+
+
+def _routed() -> str:
+    """The example's pair in fabgen's routed design (a /31 a GPU port, no VLAN, VRF or bond): what
+    network namespaces here can run."""
+    text = EXAMPLE.read_text()
+    start, end = text.index("    ethernet:\n"), text.index("\nbaseline:")
+    return text[:start] + "    ethernet:\n      bfd: {leaf_spine: true}\n" + text[end:]
+
+
+@pytest.mark.skipif(not (os.geteuid() == 0 and shutil.which("vtysh") and Path("/usr/lib/frr/bgpd").exists()
+                         and shutil.which("ping")), reason="needs root, FRR and ping (`make test` installs them)")
+def test_the_routed_pair_runs_in_frr_with_a_peer_link_down(tmp_path: Path) -> None:
+    """Both leaves of a plane in network namespaces with FRR (`fabgen emulate`): the 32 iBGP sessions
+    on the peer links up, the mate's prefixes 32 wide over them (emulate/expect.py: iBGP passes a path
+    unchanged), every host reaching the next host of its rail; one peer link down, 31 wide."""
+    inv = tmp_path / "pair.yaml"
+    inv.write_text(_routed())
+    out = tmp_path / "out"
+    render_to(load_text(inv.read_text(), str(inv)), out)
+    run = subprocess.run([sys.executable, "-m", "fabgen", "emulate", str(out), "--fabric", "gpu-plane1",
+                          "--fail", "gpu-plane1-leaf01:swp33s0", "--format", "json"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    report = json.loads(run.stdout)
+    assert run.returncode == 0 and report["ok"] and report["routers"] == 2 and report["hosts"] == 8, run.stdout
+    assert not report["findings"], report["findings"]
