@@ -73,8 +73,11 @@ def test_the_example_is_nvidias_four_switches_and_their_peer_links() -> None:
     report = json.loads(files["report.json"])["fabrics"]["gpu-plane1"]
     assert report["tiers"] == 1 and report["switches"]["spine"] == 0 and report["pair"] == {"peer_links": PEER_LINKS}
     assert "A switch pair, as NVIDIA builds 2-8-9-800" in str(files["report.md"], "utf-8")
-    netbox = str(files["netbox/cables.csv"], "utf-8") if "netbox/cables.csv" in files else ""
-    assert not netbox or netbox.count("leaf-leaf") >= PEER_LINKS
+    netbox = [(r["side_a_device"], r["side_a_name"], r["side_b_device"], r["side_b_name"])
+              for r in rows(files, "netbox/08-cables.csv")]
+    for plane in ("gpu-plane1", "gpu-plane2"):  # the peer links are NetBox cables too
+        assert [(p, p) for p in NVIDIA_PEER_PORTS] == [(a, b) for da, a, db, b in netbox
+                                                       if (da, db) == (f"{plane}-leaf01", f"{plane}-leaf02")]
 
 
 @pytest.mark.parametrize("release", ["5.14", "5.16"])
@@ -181,3 +184,13 @@ def test_the_routed_pair_runs_in_frr_with_a_peer_link_down(tmp_path: Path) -> No
     report = json.loads(run.stdout)
     assert run.returncode == 0 and report["ok"] and report["routers"] == 2 and report["hosts"] == 8, run.stdout
     assert not report["findings"], report["findings"]
+
+
+def test_a_full_pair_warns_that_the_next_node_needs_spines_and_a_partial_one_warns_nothing() -> None:
+    def warnings(text: str) -> list[str]:
+        v, *_ = identities(text)  # the growth check runs beside the build
+        return [w for ws in v.warnings.values() for w in ws if "rdma_links" not in w]
+
+    assert warnings(_text()) == []
+    full = warnings(_text(12))
+    assert len(full) == 1 and "the next node (17 nodes) cannot be added" in full[0] and "need spines" in full[0]
