@@ -194,3 +194,39 @@ def test_a_full_pair_warns_that_the_next_node_needs_spines_and_a_partial_one_war
     assert warnings(_text()) == []
     full = warnings(_text(12))
     assert len(full) == 1 and "the next node (17 nodes) cannot be added" in full[0] and "need spines" in full[0]
+
+
+SP = """version: 1
+cluster: era-2-8-9-400-sp
+node_models:
+  hgx-400:
+    vendor: NVIDIA HGX (OEM)
+    gpus: 8
+    nics: [%s]
+node_groups:
+  - {name: su01, model: hgx-400, count: 4, hostname: "su-01-node-{n:02d}"}
+  - {name: su02, model: hgx-400, count: 4, hostname: "su-02-node-{n:02d}"}
+fabrics:
+  - name: gpu
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [su01, su02]
+    pair: true
+    management: {prefix: 192.168.41.0/24, gateway: 192.168.41.1}
+    ethernet: {host_addressing: evpn, pools: {hosts: 192.168.0.0/20}}
+""" % ", ".join(f"{{rdma: mlx5_{i}, speed: 400}}" for i in range(8))
+
+
+def test_2_8_9_400_sp_is_the_same_pair_on_one_plane() -> None:
+    """2-8-9-400-SP's default (`2-8-9-400-SP/default/configs/gsl-plane1-01-config.sh` at 2f46cb2):
+    one plane, eight nodes of 8 x 400G, the same pair and 32 peer links."""
+    files = rendered(SP)
+    assert switches(files, "gpu") == {"leaf": 2}
+    peer = [r for r in rows(files, "gpu/cabling.csv") if r["tier"] == "leaf-leaf"]
+    assert [r["a_port"] for r in peer] == NVIDIA_PEER_PORTS
+    assert {(r["a_device"], r["z_device"]) for r in peer} == {("gpu-leaf01", "gpu-leaf02")}
+    for leaf in ("gpu-leaf01", "gpu-leaf02"):
+        doc = yaml.safe_load(files[f"gpu/switches/{leaf}.nvue.yaml"])
+        assert nvue_model.problems(nvue_model.release(doc[0]["header"]), doc[1]["set"]) == [], leaf
