@@ -202,7 +202,7 @@ node_models:
   hgx-400:
     vendor: NVIDIA HGX (OEM)
     gpus: 8
-    nics: [%s]
+    nics: [NICS]
 node_groups:
   - {name: su01, model: hgx-400, count: 4, hostname: "su-01-node-{n:02d}"}
   - {name: su02, model: hgx-400, count: 4, hostname: "su-02-node-{n:02d}"}
@@ -216,7 +216,7 @@ fabrics:
     pair: true
     management: {prefix: 192.168.41.0/24, gateway: 192.168.41.1}
     ethernet: {host_addressing: evpn, pools: {hosts: 192.168.0.0/20}}
-""" % ", ".join(f"{{rdma: mlx5_{i}, speed: 400}}" for i in range(8))
+""".replace("NICS", ", ".join(f"{{rdma: mlx5_{i}, speed: 400}}" for i in range(8)))
 
 
 def test_2_8_9_400_sp_is_the_same_pair_on_one_plane() -> None:
