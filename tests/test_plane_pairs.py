@@ -81,8 +81,10 @@ def test_the_example_is_nvidias_four_switches_and_their_peer_links() -> None:
 
 
 @pytest.mark.parametrize("release", ["5.14", "5.16"])
-def test_every_nvue_file_is_nvidias_pair_and_the_object_model_takes_it(release: str) -> None:
-    text = _text(**{"    pair: true": f'    pair: true\n    platform_version: "{release}"'})
+def test_every_nvue_file_is_nvidias_pair_and_the_object_model_takes_it(release: str, tmp_path: Path) -> None:
+    text = _text(**{"    pair: true": f'    pair: true\n    platform_version: "{release}"',
+                    # no account: its hash is a secret the script reads from the environment
+                    "  users:\n    - {name: cumulus, password_hash: {env: FABGEN_CUMULUS_HASH}}\n": ""})
     files = rendered(text)
     trees = [(p, yaml.safe_load(b)) for p, b in files.items() if p.endswith(".nvue.yaml")]
     assert len(trees) == 4
@@ -110,6 +112,19 @@ def test_every_nvue_file_is_nvidias_pair_and_the_object_model_takes_it(release: 
         assert list(vlan) == ["900"]
         assert tree["interface"]["swp1s0"]["bridge"]["domain"]["br_default"]["access"] == 900
     assert len(asns) == 1  # iBGP: one ASN for the pair
+    if release == "5.16":  # the `nv set` script, run by bash, builds the same tree, which the model takes
+        from test_baseline_nvue import leaves as words_of
+        from test_baseline_nvue import run_script
+
+        _, tree = _tree(files, LEAVES[1])
+        script = tmp_path / "leaf.nvue.sh"
+        script.write_bytes(files[f"gpu-plane1/switches/{LEAVES[1]}.nvue.sh"])
+        calls = run_script(script)
+        assert calls[:-1] == [["set", *w] for w in words_of(tree)]
+        built: dict = {}
+        for call in calls[:-1]:
+            nvue_model.merge(built, nvue_model.parse_nv_words(release, call[1:]))
+        assert built == tree
     # NVIDIA's object model refuses a broken file
     _, tree = _tree(files, LEAVES[0])
     tree["vrf"]["default"]["router"]["bgp"]["peer-group"]["OVERLAY"]["remote-as"] = "inside"
@@ -230,3 +245,13 @@ def test_2_8_9_400_sp_is_the_same_pair_on_one_plane() -> None:
     for leaf in ("gpu-leaf01", "gpu-leaf02"):
         doc = yaml.safe_load(files[f"gpu/switches/{leaf}.nvue.yaml"])
         assert nvue_model.problems(nvue_model.release(doc[0]["header"]), doc[1]["set"]) == [], leaf
+
+
+@pytest.mark.parametrize(("platform", "model"), [("eos", "arista-7060x5"), ("sonic", "arista-7060x6-64pe-b")])
+def test_eos_and_sonic_are_refused_at_the_key(platform: str, model: str) -> None:
+    """The routed pair on EOS or SONiC: their targets write no iBGP peer link, so it is refused at
+    `pair` (NVIDIA's generator writes the pair on Cumulus Linux alone)."""
+    text = _routed().replace("kind: spectrum-x", "kind: roce").replace("platform: nvue ", f"platform: {platform} ")
+    message = _refused(text.replace("switch_model: sn5600", f"switch_model: {model}"))
+    assert message.splitlines()[0].startswith("pair.yaml:22:11: fabrics[0].pair: "), message
+    assert f"fabgen's {platform} target writes none" in message and len(message.splitlines()) == 1, message
