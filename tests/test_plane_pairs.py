@@ -255,3 +255,18 @@ def test_eos_and_sonic_are_refused_at_the_key(platform: str, model: str) -> None
     message = _refused(text.replace("switch_model: sn5600", f"switch_model: {model}"))
     assert message.splitlines()[0].startswith("pair.yaml:22:11: fabrics[0].pair: "), message
     assert f"fabgen's {platform} target writes none" in message and len(message.splitlines()) == 1, message
+
+
+def test_2_8_9_400s_gpu_half_is_a_pair_with_nvidias_48_peer_links() -> None:
+    """2-8-9-400's core pair carries 48 GPU ports and 48 x 400G peer links a switch
+    (`2-8-9-400/default/configs/core-01-config.sh` at 2f46cb2: GPU swp4-27 and ISL swp28-51, broken 2x);
+    its example's GPU fabric as a pair on switches of its own has the same counts."""
+    example = (EXAMPLE.parent / "era-2-8-9-400.yaml").read_text()
+    old = "    topology: fat-tree\n    tiers: 1 "
+    assert old in example
+    files = rendered(example.replace(old, "    topology: rail-optimized\n    pair: true\n    #"))
+    assert switches(files, "gpu") == {"leaf": 2}
+    cabling = rows(files, "gpu/cabling.csv")
+    assert sum(r["tier"] == "leaf-leaf" for r in cabling) == 48
+    assert {sum(r["z_device"] == leaf for r in cabling if r["tier"] == "node-leaf")
+            for leaf in ("gpu-leaf01", "gpu-leaf02")} == {48}
