@@ -270,3 +270,33 @@ def test_2_8_9_400s_gpu_half_is_a_pair_with_nvidias_48_peer_links() -> None:
     assert sum(r["tier"] == "leaf-leaf" for r in cabling) == 48
     assert {sum(r["z_device"] == leaf for r in cabling if r["tier"] == "node-leaf")
             for leaf in ("gpu-leaf01", "gpu-leaf02")} == {48}
+
+
+@pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR's vtysh (`make test` installs FRR)")
+def test_the_overlay_labs_frr_config_of_the_pair_is_ibgp_and_frr_takes_it(tmp_path: Path) -> None:
+    """The GPU overlay's lab (emulate/overlay.py, run in its VM; not here) reads the pair from the
+    rendered NVUE files: both peer groups iBGP (`remote-as internal`), EVPN on the loopback session
+    alone, iBGP multipath; FRR's own parser (`vtysh --dryrun`) takes each leaf's frr.conf."""
+    from fabgen.emulate import evpn
+    from fabgen.emulate.inputs import table
+    from fabgen.emulate.overlay import read
+    from fabgen.emulate.read import overlay_of
+    from fabgen.rendered.read import read_render
+
+    out = tmp_path / "out"
+    render_to(load_text(EXAMPLE.read_text(), str(EXAMPLE)), out)
+    files = read_render(out)
+    ((name, planes),) = overlay_of(files, None)
+    plan = read(files, name, planes, table)
+    assert sorted(plan.switches) == [f"gpu-plane{p}-leaf0{n}" for p in (1, 2) for n in (1, 2)]
+    for leaf in LEAVES:
+        conf = evpn.frr_conf(plan.switches[leaf])
+        for line in (" neighbor ISL remote-as internal\n", " neighbor OVERLAY remote-as internal\n",
+                     " neighbor swp33s0 interface peer-group ISL\n", "  maximum-paths ibgp 64\n",
+                     "  no neighbor OVERLAY activate\n"):
+            assert line in conf, (leaf, line)
+        path = tmp_path / f"{leaf}.conf"
+        path.write_text(conf)
+        run = subprocess.run([shutil.which("vtysh") or "vtysh", "--dryrun", "-f", str(path)], capture_output=True,
+                             text=True, timeout=60)
+        assert run.returncode == 0, run.stderr[-500:]
