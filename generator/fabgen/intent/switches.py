@@ -327,7 +327,8 @@ class SwitchIntents:
         # sessions send the weighted-ECMP route-map (WEIGHTED_ECMP); multipath aspath-ignore on every switch
         # (gl- and gs-plane1-01 at 2b4e3e2 and 2f46cb2), unless ethernet.multipath_aspath_ignore says otherwise
         nvue = f.spec.platform == "nvue"
-        weighted = self.gpu_tenant is not None and s.role == "leaf" and nvue
+        # (none on a switch pair's peer links: NVIDIA's internal_isl sends none, gsl-plane1-01 at 2f46cb2)
+        weighted = self.gpu_tenant is not None and s.role == "leaf" and nvue and not f.plan.pair
         aspath_ignore = eth.multipath_aspath_ignore
         if aspath_ignore is None:
             aspath_ignore = eth.host_addressing == "evpn" and nvue

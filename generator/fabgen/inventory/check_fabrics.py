@@ -37,7 +37,7 @@ def check_fabric(c: Checks, i: int, f) -> None:
                  "at least one compute node group")
         return
     model = c.switch_models.get(f.switch_model)
-    if ok and model is not None and fmembers:
+    if ok and model is not None and fmembers and (not f.pair or _pair_fits(c, i, f, fstorage)):
         _size_fabric(c, i, f, model, fmembers, fstorage)
     if ok and f.kind != "infiniband":
         _warn_placeholders(c, i, f)
@@ -488,6 +488,7 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
                  model=f.switch_model, storage=sum(len(m.nics) for _, _, m in fstorage), domain=domain,
                  storage_spread=max((len(m.nics) for _, _, m in fstorage), default=1),
                  storage_pairs=f.role == "northsouth", even_spines=f.kind == "spectrum-x",
+                 **({"pair": True} if f.pair else {}),
                  **{k: v for k, v in tiers.items() if k != "speed"})
     try:
         sized = plan(nodes=len(fmembers), planned_nodes=f.planned_nodes, **rules)  # arithmetic only: cheap
@@ -512,6 +513,26 @@ def _size_fabric(c: Checks, i: int, f, model: SwitchModel, fmembers: list[Member
 
         c.pending.append(PendingGrowth(f.name, len(c.warnings.get(f.name, [])), f, now, rules,
                                        c.located(path, "")))
+
+
+def _pair_fits(c: Checks, i: int, f, fstorage: list[Member]) -> bool:
+    """`pair` (spec/sizing.py `_plane_pair`): a rail-optimized compute fabric of roce or spectrum-x on
+    NVUE, sized by auto, without storage nodes or a scalable unit; refused at the key otherwise."""
+    why = None
+    if f.platform != "nvue":
+        why = (f"the peer links' iBGP (one ASN for the pair) is written on Cumulus Linux (NVUE) only, as NVIDIA's "
+               f"generator writes it; fabgen's {f.platform} target writes none: remove pair, or use platform nvue")
+    elif f.role != "compute" or f.kind not in ("roce", "spectrum-x"):
+        why = "a switch pair splits a compute fabric's rails (kinds roce and spectrum-x): remove pair here"
+    elif f.topology != "rail-optimized":
+        why = "a switch pair splits each node's rails over its two leaves: use topology: rail-optimized"
+    elif f.tiers != "auto" or f.scalable_unit is not None:
+        why = f"a switch pair is one tier of two leaves: remove {'tiers' if f.tiers != 'auto' else 'scalable_unit'}"
+    elif fstorage:
+        why = "a switch pair takes compute nodes only: put the storage nodes on a fabric of their own"
+    if why is not None:
+        c.report(("fabrics", i, "pair"), why)
+    return why is None
 
 
 # NVUE's breakout modes (Cumulus Linux 5.x `nv set interface <cage> link breakout`): NVIDIA's

@@ -54,7 +54,8 @@ def _compute_leaves(f: str, w: Widths, plan: Plan) -> list[Switch]:
                     out.append(Switch(f"{f}-su{u + 1:0{w.unit}d}-rail{r + 1:0{w.rail}d}-leaf{j + 1:0{w.leaf}d}",
                                       "leaf", i + 1, unit=u + 1, rail=r, pod=_pod(plan, i)))
                     i += 1
-    elif plan.striped:  # one unit whose leaves take every node's ports striped (spec/sizing.py `stripe`)
+    elif plan.striped or plan.pair:  # one unit whose leaves take every node's ports striped (spec/sizing.py
+        # `stripe`), or a plane's switch pair: odd rails on leaf01, even rails on leaf02 (`pair_port`)
         for i in range(plan.present_compute_leaves):
             out.append(Switch(f"{f}-leaf{i + 1:0{w.leaf}d}", "leaf", i + 1, unit=1, pod=_pod(plan, i)))
     elif plan.topology == "rail-optimized":

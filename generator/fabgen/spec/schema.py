@@ -684,6 +684,12 @@ class Fabric(Strict):
     )
     tiers: Annotated[Literal["auto", 1, 2, 3], WholeNumber] = Field(
         default="auto", description="auto | 1 | 2 | 3; 1 is one fat-tree switch with every port for NICs")
+    pair: bool = Field(
+        default=False, description="rail-optimized compute fabrics of roce or spectrum-x: each plane's rails split "
+        "over two leaves joined by peer links, no spine (NVIDIA's 2-8-9-800 and 2-8-9-400-SP at their default "
+        "size): odd rails on leaf01, even rails on leaf02, a node's ports on a leaf in rail order, as many routed "
+        "unnumbered iBGP peer links (one ASN for the pair) as a leaf has node ports at the ratio; at most the "
+        "nodes whose ports fill one leaf's node ports (docs/planes.md)")
     planned_nodes: int | None = Field(
         default=None, ge=1, le=2 * MAX_NODES_PER_GROUP,
         description="compute nodes the fabric is built for: spines, cores, ports, addresses and name widths are "

@@ -99,6 +99,9 @@ class Plan:
     # Links between the two leaves of a collapsed pair (one tier, no spines: a northsouth fabric
     # sized by racks at 1-2 racks, `_northsouth_racks`), leaf 1's port down + t to leaf 2's; 0: none.
     peer_links: int = 0
+    # A plane switch pair (`pair`, `_plane_pair`): the plan's two leaves take a node's rails split,
+    # rail r on leaf r mod 2 at port slot x rails/2 + r // 2 (`pair_port`), joined by `peer_links`.
+    pair: bool = False
     # Port speeds per tier (`cabling.<tier>.speed`, docs/hardware.md "Port speeds"): `speed` is the
     # host ports', and every count above (down, up, widths, peer_links) is in ports at `speed`, "slots"
     # of its lanes. A switch-to-switch tier at a whole multiple of it (`factor`) runs one link on that
@@ -265,8 +268,9 @@ def with_speeds(p: Plan, ls_speed: int, sc_speed: int, cage_ports: int) -> Plan:
     out = replace(p, ls_speed=ls_speed, sc_speed=sc_speed, cage_ports=cage_ports)
     m, key = out.factor("leaf-spine"), "cabling.leaf_spine.speed"
     speed, ls = out.speed, out.tier_speed("leaf-spine")
-    if out.peer_links:
-        out = replace(out, peer_links=min(NS_PEER_LINKS * m, out.up // m * m))
+    if out.peer_links:  # a switch pair's links carry its slots' bandwidth in whole links, the collapsed pair's 20
+        links = -(-out.peer_links // m) * m if out.pair else NS_PEER_LINKS * m
+        out = replace(out, peer_links=min(links, out.up // m * m))
     if (out.tiers >= 2 or out.peer_links) and (out.up % m or out.leaf_spine_width % m or not out.up // m):
         raise SizingError(key, f"each leaf has {out.up} x {speed}G of uplinks, {out.leaf_spine_width} x {speed}G to "
                           f"each spine: not whole {ls}G links; choose another leaf_spine speed or scalable_unit")
@@ -291,12 +295,20 @@ def _plan(*, nodes: int, planned_nodes: int | None = None, **kw: Any) -> Plan:
                           f"fabric is planned for: raise planned_nodes (the spine and core tiers are sized "
                           "for it) or attach fewer nodes")
     try:
-        sized = _size(nodes=planned_nodes or nodes, **kw)
+        sized = _sized(nodes=planned_nodes or nodes, **kw)
     except SizingError as exc:
         if planned_nodes is None or exc.field != "node_groups":
             raise
         raise SizingError("planned_nodes", f"planned for {planned_nodes} nodes: {exc.message}") from None
     return replace(sized, present_nodes=nodes, present_units=units_for(sized, nodes))
+
+
+def _sized(*, pair: bool = False, **kw: Any) -> Plan:
+    """`_size`, or a plane's switch pair (`_plane_pair`) where `pair` asks for one."""
+    if pair:
+        return _plane_pair(**{k: kw[k] for k in ("radix", "speed", "nodes", "rails", "ratio")},
+                           model=kw.get("model", "switch"))
+    return _size(**kw)
 
 
 def units_for(p: Plan, nodes: int) -> int:
@@ -513,6 +525,55 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
                 storage=storage, storage_leaves=storage_leaves, domain=domain, striped=True)
 
 
+# NVIDIA's plane switch pair (`pair`): 2-8-9-800 and 2-8-9-400-SP at their default size
+# (NVIDIA/enterprise-ras net-configurator/output/2-8-9-800/default, at 2f46cb2 and 993eed6) give each
+# plane two SN5600, gsl-plane<p>-01 and -02, and no spine: 8 nodes' odd rails (1, 3, 5, 7) on -01 and
+# even rails on -02 (topology/2-8-9-800-topology.json at 2f46cb2: a node's eth3, eth7, eth11, eth15 on
+# gsl-plane1-01, eth5, eth9, eth13, eth17 on gsl-plane1-02; gsl-plane2-01-config.sh at 993eed6: rail 1
+# on swp1s0, swp3s0, ..., rail 3 on swp1s1, rail 5 on swp2s0, rail 7 on swp2s1), a node's four ports on
+# a leaf in rail order from swp1s0 (node n's from port 4(n - 1), swp1-16 broken 2 x 400G); the two
+# joined by 32 x 400G (swp33-48 broken 2x at 993eed6, swp49-64 at 2f46cb2), each a routed unnumbered
+# iBGP session (peer group internal_isl, remote-as internal, one ASN for the pair), beside one
+# loopback-to-loopback iBGP session for EVPN (peer group overlay, multihop-ttl 2, BFD 1000 ms). fabgen:
+# as many peer links as a leaf has node ports at the ratio (32 at 1:1 for 8 nodes, NVIDIA's count),
+# right after the node ports' range (993eed6's swp33), the pair holding at most one leaf's node ports.
+PAIR_LEAVES = 2
+
+
+def _plane_pair(*, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction, model: str) -> Plan:
+    """`pair`: one plane's rails split over two leaves joined by peer links (`PAIR_LEAVES`): a leaf
+    keeps half its ports for the peer links at 1:1 (`leaf_split`), so the pair holds the nodes whose
+    rails / 2 ports fill a leaf's node ports; the peer links are the node ports of the planned nodes
+    at the ratio, so adding nodes up to the plan only adds links."""
+    k = radix
+    if rails % PAIR_LEAVES:
+        raise SizingError("pair", f"a switch pair splits a node's rails in two; these nodes have {rails} "
+                          "compute NICs a plane: leave pair out")
+    half = rails // PAIR_LEAVES
+    split = leaf_split(k, ratio, half)
+    if split is None:
+        raise SizingError("oversubscription", f"{_fmt_ratio(ratio)}:1 leaves no node port on a {k}-port {model}")
+    down, up = split
+    most = down // half
+    if nodes > most:
+        raise SizingError("pair", f"a switch pair of {k}-port {model} holds {most} nodes of {rails} rails at "
+                          f"{_fmt_ratio(ratio)}:1 ({down} node ports a leaf, {up} kept for the peer links); "
+                          f"{nodes} need spines: leave pair out")
+    peer = min(up, math.ceil(nodes * half * ratio.denominator / ratio.numerator))
+    return Plan(topology="rail-optimized", tiers=1, radix=k, speed=speed, nodes=nodes, rails=rails,
+                endpoints=nodes * rails, ratio=ratio, unit_nodes=most, units=1, leaves_per_unit=PAIR_LEAVES,
+                down=down, up=up, leaves=PAIR_LEAVES, pods=1, units_per_pod=1, spines_per_pod=0,
+                leaf_spine_width=0, spine_down=0, spine_up=0, cores_per_plane=0, spine_core_width=0,
+                peer_links=peer, pair=True)
+
+
+def pair_port(p: Plan, slot: int, r: int) -> tuple[int, int]:
+    """A pair's (0-based leaf, leaf port) of rail r of the node in `slot`: rail r on leaf r mod 2, the
+    node's ports on it in rail order (`_plane_pair`)."""
+    half = p.rails // PAIR_LEAVES
+    return r % PAIR_LEAVES, slot * half + r // PAIR_LEAVES
+
+
 def stripe(p: Plan, g: int, r: int) -> tuple[int, int]:
     """A striped plan's (0-based leaf, leaf port) of node g's port r: leaf (g + r) mod L, as NVIDIA's
     generator cables a tray's two north-south ports (node n on cl n mod 7 and n + 1 mod 7 at 8 racks),
@@ -645,6 +706,8 @@ def name_widths(p: Plan) -> Widths:
     divide a leaf's uplinks). Three tiers: at most `radix` pods of radix/2 leaves, `up`
     spines per pod, and `up` planes of radix/2 cores."""
     k, lpu = p.radix, p.leaves_per_unit
+    if p.pair:  # two leaves, never more (`_plane_pair`)
+        return Widths(unit=2, rail=1, leaf=2, spine=2, pod=2, core=2)
     if p.rail_groups:  # at most k groups (a core port each); a rail's leaves and a group's spines numbered in it
         return Widths(unit=_digits(k // p.rails), rail=len(str(p.rails)), leaf=len(str(p.group_leaves)),
                       spine=len(str(p.up)), pod=_digits(k), core=_digits(p.up * k))

@@ -514,10 +514,13 @@ def _overlay_group(e: dict[str, Any], bgp: dict[str, Any], d: Dialect, tree: dic
     if timers and d.new:
         bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
         bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
+    # iBGP where the peers share the switch's ASN: a plane's switch pair (spec/sizing.py `_plane_pair`),
+    # NVIDIA's `overlay` peer group `remote-as internal` (gsl-plane1-01-config.sh at 2f46cb2)
+    internal = all(p["asn"] == bgp["asn"] for p in e["overlay"])
     return {"address-family": {"ipv4-unicast": d.on(False), "l2vpn-evpn": d.on()},
             **({"bfd": _bfd_group(timers, d)} if timers else {}), "multihop-ttl": e["multihop"],
-            **({"password": bgp["password"]} if bgp["password"] else {}), "remote-as": "external",
-            "update-source": "lo"}
+            **({"password": bgp["password"]} if bgp["password"] else {}),
+            "remote-as": "internal" if internal else "external", "update-source": "lo"}
 
 
 def _bfd_profile(timers: dict[str, int]) -> str:

@@ -106,6 +106,8 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             "nodes_per_unit": d["unit_nodes"] if d["topology"] == "rail-optimized" else 0,
             "pods": d["pods"], "nvlink_racks": d["racks"], "planned": d["planned"],
             **({"nvlink_racks_split": d["racks_split"]} if d["racks_split"] else {}),
+            # a plane's switch pair (spec/sizing.py `_plane_pair`): its peer links, at their speed
+            **({"pair": {"peer_links": d["links"]["leaf-leaf"]}} if d["pair"] else {}),
             "switches": d["switches"], "links": d["links"], "oversubscription": d["oversubscription"],
             "bisection_bandwidth_gbps": d["bisection_gbps"],
             "switch_ports": {"used": d["ports_used"], "total": d["ports_total"]},

@@ -38,6 +38,7 @@ class Summary:
     # a plane of a multi-plane fabric: {fabric, plane, of, cables per tier}; {} otherwise
     network_plane: dict[str, Any] = field(default_factory=dict)
     racks_split: int = 0  # racks whose nodes span two units (a storage or in-band fabric's, port by port)
+    pair: bool = False  # a plane's switch pair (spec/sizing.py `_plane_pair`): two leaves, peer links, no spine
     # each tier's link speed where the tiers run at different speeds (cabling.<tier>.speed); {} otherwise
     tier_speeds: dict[str, int] = field(default_factory=dict)
 
@@ -80,7 +81,7 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
         of_role = {r: len(fabric.port_names(r)) for r in {s.role for s in fabric.switches}}
         total = sum(of_role[s.role] for s in fabric.switches)
     warnings = list(fabric.warnings)
-    if plan.topology == "rail-optimized":
+    if plan.topology == "rail-optimized" and not plan.pair:  # a switch pair is never "a unit" to complete
         per_unit = Counter(h.unit for h in fabric.hosts if h.role == "compute")
         moves = _completing_moves(fabric, guid_map or {})
         for u in range(1, plan.present_units + 1):
@@ -111,7 +112,7 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
         oversubscription=over, bisection_gbps=cut // 2, ports_used=used, ports_total=total,
         # the pods built (a plan's pods without a leaf have no switch yet: `planned` counts them)
         units=plan.present_units, unit_nodes=plan.unit_nodes, pods=len(pod_leaves) if plan.tiers == 3 else 0,
-        racks=len({h.rack for h in fabric.hosts if h.rack}), racks_split=_racks_split(fabric),
+        racks=len({h.rack for h in fabric.hosts if h.rack}), racks_split=_racks_split(fabric), pair=plan.pair,
         planned=_planned(plan), warnings=warnings, network_plane=_plane(fabric),
         tier_speeds={t: plan.tier_speed(t) for t in (*TIERS[:plan.tiers], *peer)} if plan.mixed else {},
     )

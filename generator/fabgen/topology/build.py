@@ -18,7 +18,7 @@ from fabgen.spec.catalog import NodeModel, SwitchModel
 from fabgen.spec.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
 from fabgen.spec.model import Fabric, Host, Link, Switch
 from fabgen.spec.schema import Fabric as FabricSpec
-from fabgen.spec.sizing import Plan, stripe, units_for
+from fabgen.spec.sizing import Plan, pair_port, stripe, units_for
 
 
 def build_planes(spec: FabricSpec, plan: Plan, model: SwitchModel, members: list[tuple[str, str, NodeModel]],
@@ -153,7 +153,10 @@ def _cable_compute(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch
             unit, slot = divmod(g * plan.rails, plan.down)
         hosts.append(Host(hostname, group, node_model, g + 1, unit + 1, slot, rack=rack_name(group, node_model, k)))
         for r, nic in enumerate(node_model.nics):
-            if plan.striped:  # a northsouth fabric sized by racks: port r on leaf (g + r) mod leaves
+            if plan.pair:  # a plane's switch pair: rail r on leaf r mod 2, a node's ports in rail order
+                leaf_i, port = pair_port(plan, slot, r)
+                leaf = leaves[leaf_i]
+            elif plan.striped:  # a northsouth fabric sized by racks: port r on leaf (g + r) mod leaves
                 leaf_i, port = stripe(plan, g, r)
                 leaf = leaves[leaf_i]
             elif plan.rail_groups:  # the slot's leaf in the rail's group, its port on that leaf

@@ -135,6 +135,8 @@ def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> li
     per_unit = now.unit_nodes or math.ceil(now.down / now.rails)
     word = "scalable unit" if now.topology == "rail-optimized" else "leaf"
     steps = [(word, (now.present_units + 1) * per_unit)]
+    if now.pair:  # a plane's switch pair (spec/sizing.py `_plane_pair`): the next node, up to the pair's size
+        steps = [("node", now.present_nodes + 1)]
     if now.striped:  # sized by racks: the next rack
         steps = [("rack", (math.ceil(now.present_nodes / now.domain) + 1) * now.domain)]
     if now.tiers == 3:
