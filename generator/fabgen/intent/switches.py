@@ -41,7 +41,7 @@ from typing import Any
 from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
-from fabgen.intent.baseline import baseline
+from fabgen.intent.baseline import baseline, named
 from fabgen.intent.management import plane as management_plane
 from fabgen.intent.northsouth import (
     BOND_ID_STRIDE,
@@ -205,16 +205,19 @@ class SwitchIntents:
         self.gpu = ctx.allocation.overlay  # host_addressing evpn: the plane's GPU subnet
         self.gpu_tenant = gpu_tenant(eth.overlay, self.gpu) if self.gpu is not None else None
 
-    def baseline(self, role: str) -> dict[str, Any]:
+    def baseline(self, role: str, name: str) -> dict[str, Any]:
         """{"baseline": the switch's baseline (intent/baseline.py)}, or {} without one (the
         structured config is then what it was before baselines), or without a management plane.
-        Decided once per role: every switch of a role shares it (targets read it, never change it)."""
+        Decided once per role: every switch of a role shares it (targets read it, never change it),
+        but for banners naming the switch (`{hostname}`, intent/baseline.py `named`)."""
         if self.mgmt is None:
             return {}
         if role not in self.baselines:
             b = baseline(self.site, self.f.spec.baseline, role, self.f.spec.platform, self.mgmt["prefix"])
             self.baselines[role] = {} if b is None else {"baseline": b}
-        return self.baselines[role]
+        shared = self.baselines[role]
+        b = named(shared.get("baseline"), name)
+        return shared if b is shared.get("baseline") else {"baseline": b}
 
     def _names(self, role: str) -> tuple[str, ...]:
         """A switch's ports where the tiers' speeds differ: each cage at its own (once per role)."""
@@ -333,7 +336,7 @@ class SwitchIntents:
             aspath_ignore = eth.host_addressing == "evpn" and nvue
         return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
-            **self.baseline(s.role),
+            **self.baseline(s.role, s.name),
             "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, **cages, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),
@@ -346,5 +349,9 @@ class SwitchIntents:
                     # only where set, so that every other structured config (ansible/configs/) stays as it was
                     **({"aspath_ignore": True} if aspath_ignore else {}),
                     # peer group -> its outbound route-map (NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay)
-                    **({"route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP}} if weighted else {})},
+                    **({"route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP}} if weighted else {}),
+                    # ethernet.announce: the loopback redistributed (NVUE, route-map LOOPBACK_BGP), not a network
+                    **({"redistribute_loopback": True} if eth.announce == "redistribute" else {})},
+            # ethernet.anycast_mac: NVIDIA's `system global anycast-mac`, only where set
+            **({"anycast_mac": eth.anycast_mac.lower()} if eth.anycast_mac else {}),
         }

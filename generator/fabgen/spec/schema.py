@@ -292,6 +292,11 @@ class Border(Strict):
                       "(default NVIDIA's 128)")
 
 
+# A MAC address as NVUE's object model takes it (`system global anycast-mac`: six colon-separated hex pairs);
+# unicast only (the first octet's low bit clear), so that no switch answers as a multicast group
+MAC_PATTERN = r"^[0-9A-Fa-f][02468ACEace](:[0-9A-Fa-f]{2}){5}$"
+
+
 class NorthSouth(Strict):
     """Role northsouth (docs/northsouth.md): storage and in-band as two tenants of one EVPN fabric."""
 
@@ -406,6 +411,14 @@ class EthernetOptions(Strict):
     bgp_password: Annotated[EnvRef | None, BeforeValidator(_no_literal_secret)] = Field(
         default=None, description="BGP session password, as {env: VARIABLE}; rendered as a reference that the "
         "deploy playbooks fill from that variable")
+    anycast_mac: Annotated[str, StringConstraints(pattern=MAC_PATTERN)] | None = Field(
+        default=None, description="NVUE, EVPN fabrics (host_addressing evpn, role northsouth): the switch's anycast "
+        "MAC, `system global anycast-mac` (NVIDIA's generator: 44:38:39:ff:00:ff); default: not written (the "
+        "release's own). The anycast gateway's (VRR) MAC stays 00:00:5e:00:01:01 on every SVI")
+    announce: Literal["network", "redistribute"] = Field(
+        default="network", description="how each switch announces its loopback in the default VRF: network (a "
+        "`network` statement, the default) or redistribute (NVUE: `redistribute connected` through route-map "
+        "LOOPBACK_BGP matching `lo`, as NVIDIA's generator writes it); host subnets stay `network` statements")
 
 
 USER_PATTERN = r"^[a-z_][a-z0-9_-]{0,31}$"
@@ -417,7 +430,11 @@ Secret = Annotated[EnvRef, BeforeValidator(_no_literal_secret)]
 # shell word in the script) and SONiC's BANNER_MESSAGE: letters, digits, spaces and punctuation
 # that none of them interprets (no quotes, '$', '`', '\\', braces or '%'), at most 20 lines of 120.
 BANNER_LINE = r"[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]{0,120}"
-BANNER_PATTERN = rf"^{BANNER_LINE}(\n{BANNER_LINE}){{0,19}}$"
+# the one brace a banner takes: `{hostname}`, replaced by each switch's name in Python (intent/switches.py
+# `_named`), never by a template, as NVIDIA's generator names the switch in its post-login banner
+HOSTNAME_TOKEN = "{hostname}"
+BANNER_TEXT_LINE = r"(?:[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]|\{hostname\}){0,120}"
+BANNER_PATTERN = rf"^{BANNER_TEXT_LINE}(\n{BANNER_TEXT_LINE}){{0,19}}$"
 BannerText = Annotated[str, StringConstraints(pattern=BANNER_PATTERN, min_length=1, max_length=2420)]
 SNMP_TEXT_PATTERN = rf"^{BANNER_LINE}$"
 # An IANA time zone name (Etc/UTC, Europe/Berlin, America/Argentina/Buenos_Aires); checked
@@ -489,9 +506,11 @@ class Banner(Strict):
     """Login banners (NVUE system message, EOS banner, SONiC BANNER_MESSAGE)."""
 
     login: BannerText | None = Field(default=None, description="shown before login (NVUE pre-login, EOS banner "
-                                     "login, SONiC login)")
+                                     "login, SONiC login); {hostname} is each switch's name, in either banner "
+                                     "(NVIDIA's post-login banner names the switch)")
     motd: BannerText | None = Field(default=None, description="shown after login (NVUE post-login, EOS banner "
                                     "motd, SONiC motd)")
+    # both banners take {hostname}: the switch's name, as NVIDIA's post-login banner names it
 
 
 class Aaa(Strict):
@@ -513,8 +532,13 @@ class Aaa(Strict):
 class ControlPlane(Strict):
     """The control-plane ACL: who may reach the switch's management services."""
 
-    allow: list[str] = Field(min_length=1, max_length=16, description="IPv4 prefixes admitted to SSH, SNMP and the "
-                             "API (and ICMP); everything else sent to the switch's management services is dropped")
+    allow: list[str] = Field(default_factory=list, max_length=16, description="IPv4 prefixes admitted to SSH, SNMP "
+                             "and the API (and ICMP); everything else sent to the switch's management services is "
+                             "dropped (at least one, unless builtin)")
+    builtin: bool = Field(default=False, description="NVUE: bind Cumulus Linux's own control-plane ACLs "
+                          "`acl-default-dos` and `acl-default-whitelist` (the management services from anywhere) "
+                          "instead of fabgen's ACL of the allow prefixes, as NVIDIA's generator does; allow then "
+                          "left out (default false: fabgen's ACL)")
     deploy_from: str | None = Field(default=None, description="the IPv4 prefix the deploy (Ansible) runs from; an "
                                     "ACL that does not admit it is refused (default: the fabric's management prefix)")
 
@@ -569,6 +593,9 @@ class BaselineSettings(Strict):
                              "`management api http-commands` in the management VRF (default on NVUE: on)")
     auto_save: bool | None = Field(default=None, description="NVUE: `system config auto-save` (default: on, as "
                                    "NVIDIA writes it)")
+    ssh_server: bool | None = Field(default=None, description="NVUE: write `system ssh-server state enabled`, as "
+                                    "NVIDIA's generator does (true only: the deploy runs over SSH; default: not "
+                                    "written, the server at the release's default, on)")
     users: list[User] | None = Field(default=None, max_length=16, description="local accounts everywhere the "
                                      "baseline applies; a fabric's management.users replaces them there")
     ntp: list[str] | None = Field(default=None, max_length=8, description="NTP servers (addresses, or names with "
