@@ -1,7 +1,9 @@
 """NVIDIA's choices where fabgen keeps its own defaults, each settable (issue 56, "different by choice"):
 the post-login banner naming the switch (`{hostname}`), Cumulus Linux's own control-plane ACLs
 (`baseline.control_plane.builtin`), the SSH server's line (`baseline.ssh_server`), the anycast MAC
-(`ethernet.anycast_mac`) and the loopback redistributed through LOOPBACK_BGP (`ethernet.announce`).
+(`ethernet.anycast_mac`), the loopback redistributed through LOOPBACK_BGP (`ethernet.announce`), NVUE's
+AAA classes and roles re-declared (`baseline.builtin_roles`) and the north-south Ethernet segments'
+MAC and local ids (`ethernet.northsouth.segment_mac`, `segment_local_id`).
 
 NVIDIA's lines are those of its generator (NVIDIA/enterprise-ras, net-configurator/output/2-8-9-400/
 default/configs/core-01-config.sh at 2f46cb2, 2-4-5-800/default/configs/gl-plane1-01-config.sh at
@@ -52,7 +54,19 @@ NVIDIA = """      host_addressing: evpn
 """
 NVIDIA_BASELINE = """  control_plane: {builtin: true}
   ssh_server: true
+  builtin_roles: true
 """
+# NVIDIA's re-declared AAA classes and roles (core-01-config.sh at 2f46cb2), line for line
+ROLES = """nv set system aaa class nvapply action allow
+nv set system aaa class nvapply command-path / permission all
+nv set system aaa class nvshow action allow
+nv set system aaa class nvshow command-path / permission ro
+nv set system aaa class sudo action allow
+nv set system aaa class sudo command-path / permission all
+nv set system aaa role nvue-admin class nvapply
+nv set system aaa role nvue-monitor class nvshow
+nv set system aaa role system-admin class nvapply
+nv set system aaa role system-admin class sudo""".splitlines()
 MOTD = "You are successfully logged in to: {hostname} - site: default / arch: 2-8-9-400"
 PLATFORMS = {"nvue": ("spectrum-x", "sn5600"), "eos": ("roce", "arista-7060x5"), "sonic": ("roce", "sn5600-sonic")}
 
@@ -89,6 +103,9 @@ def test_each_key_writes_nvidias_line_and_the_object_model_takes_it(release: str
         assert "nv set system control-plane acl acl-default-whitelist inbound" in text
         assert not any("fabgen-mgmt" in line or line.startswith("nv set acl ") for line in lines)
         assert "nv set system ssh-server state enabled" in text
+        assert set(ROLES) <= text
+        order = "authentication order local" if release >= "5.15" else "authentication-order 10 local"
+        assert f"nv set system aaa {order}" in text
         assert "nv set system global anycast-mac 44:38:39:ff:00:ff" in text
         assert "nv set router policy route-map LOOPBACK_BGP rule 10 action permit" in text
         assert "nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo" in text
@@ -153,7 +170,7 @@ def test_left_out_or_at_their_defaults_the_render_is_unchanged(tmp_path: Path) -
     for script in (base / "out" / "gpu" / "switches").glob("*.nvue.sh"):
         text = script.read_text()
         for nvidia in ("acl-default-whitelist", "ssh-server", "anycast-mac", "LOOPBACK_BGP", "redistribute connected "
-                       "route-map"):
+                       "route-map", "aaa class", "aaa role", "authentication"):
             assert nvidia not in text, (script.name, nvidia)
         assert "fabgen-mgmt" in text and " ipv4-unicast network " in text
 
@@ -176,6 +193,15 @@ def test_left_out_or_at_their_defaults_the_render_is_unchanged(tmp_path: Path) -
     ("sonic", "", "  control_plane: {builtin: true}\n", "Welcome", "baseline.control_plane.builtin", "runs sonic"),
     ("nvue", "", "  ssh_server: false\n", "Welcome", "baseline.ssh_server", "lock them out"),
     ("eos", "", "  ssh_server: true\n", "Welcome", "baseline.ssh_server", "NVUE setting"),
+    ("eos", "", "  builtin_roles: true\n", "Welcome", "baseline.builtin_roles", "NVUE setting"),
+    ("nvue", "      northsouth: {segment_mac: 44:38:39:FF:00:AA}\n", "", "Welcome",
+     "fabrics[0].ethernet.northsouth.segment_mac", "role is compute"),
+    ("nvue", "      northsouth: {segment_local_id: port}\n", "", "Welcome",
+     "fabrics[0].ethernet.northsouth.segment_local_id", "role is compute"),
+    ("nvue", "      northsouth: {segment_local_id: cage}\n", "", "Welcome",
+     "fabrics[0].ethernet.northsouth.segment_local_id", "place"),
+    ("nvue", "      northsouth: {segment_mac: 01:38:39:FF:00:AA}\n", "", "Welcome",
+     "fabrics[0].ethernet.northsouth.segment_mac", "unicast MAC"),
     ("nvue", "", "", "logged in to: {host}", "baseline.banner.motd", "{hostname}"),
     ("nvue", "", "", "logged in to: {hostname", "baseline.banner.motd", "banner text"),
 ])
@@ -203,3 +229,90 @@ def test_the_banner_names_each_switch_on_eos_and_sonic_too(platform: str, tmp_pa
         name = f.parent.name if platform == "sonic" else f.name.split(".")[0]
         text = f.read_text()
         assert f"logged in to: {name} - site" in text and "{hostname}" not in text, f.name
+
+
+NORTHSOUTH = """version: 1
+cluster: ns
+node_groups:
+  - {{name: hgx, model: dgx-b200, count: 8, hostname: "su-01-node-{{n:02d}}"}}
+fabrics:
+  - name: ns
+    role: northsouth
+    kind: {kind}
+    platform: {platform}
+    topology: rail-optimized
+    switch_model: {model}
+    node_groups: [hgx]
+    scalable_unit: 8
+    management: {{prefix: 192.168.61.0/24, gateway: 192.168.61.1}}
+    ethernet:
+      pools: {{loopbacks: 10.254.0.0/24, links: 10.253.0.0/22, hosts: 10.160.0.0/16}}
+{extra}"""
+
+
+def _northsouth(tmp: Path, extra: str, platform: str = "nvue") -> Path:
+    kind, model = PLATFORMS[platform]
+    tmp.mkdir(parents=True, exist_ok=True)
+    inv = tmp / "inventory.yaml"
+    inv.write_text(NORTHSOUTH.format(kind=kind, platform=platform, model=model, extra=extra))
+    return inv
+
+
+def test_the_segments_take_nvidias_mac_and_local_ids_on_both_legs(tmp_path: Path) -> None:
+    """segment_mac and segment_local_id port: every node bond's segment has NVIDIA's MAC and its leaf
+    port's cage x 10 + subport as local id (core-01: bond1s0 local-id 10), the same on both leaves
+    (one segment), distinct on each leaf; the object model takes the files."""
+    out = tmp_path / "out"
+    render_to(_northsouth(tmp_path, '      northsouth: {segment_mac: "44:38:39:ff:00:aa", segment_local_id: port}\n'
+                          "      anycast_mac: 44:38:39:ff:00:ff\n"), out)
+    segments: dict[str, dict[str, tuple[int, str]]] = {}
+    for f in sorted((out / "ns" / "switches").glob("*leaf*.nvue.yaml")):
+        version, tree = _tree(f)
+        assert nvue_model.problems(version, tree) == [], f.name
+        assert tree["system"]["global"] == {"anycast-mac": "44:38:39:ff:00:ff"}
+        mine = segments[f.name] = {}
+        for name, iface in tree["interface"].items():
+            seg = iface.get("evpn", {}).get("multihoming", {}).get("segment")
+            if seg:
+                (member,) = iface["bond"]["member"]
+                cage, _, sub = member.removeprefix("swp").partition("s")
+                assert seg["local-id"] == int(cage) * 10 + int(sub or 0), (f.name, name, member)
+                assert seg["mac-address"] == "44:38:39:FF:00:AA"
+                mine[iface["description"]] = (seg["local-id"], seg["mac-address"])
+        assert mine and len({v[0] for v in mine.values()}) == len(mine), f.name  # one id a segment on a leaf
+        script = f.with_suffix(".sh").read_text()
+        assert "evpn multihoming segment mac-address 44:38:39:FF:00:AA" in script
+        assert "evpn multihoming segment local-id 10" in script
+    legs = list(segments.values())
+    assert len(legs) == 2 and legs[0] == legs[1]  # both legs of every node: one segment
+
+
+def test_segment_keys_are_refused_on_striped_racks_and_on_eos(tmp_path: Path) -> None:
+    inv = _northsouth(tmp_path / "eos", "      northsouth: {segment_local_id: port}\n", platform="eos")
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 2 and "ethernet.northsouth.segment_local_id: " in result.output
+    assert "not on eos" in result.output and f"{inv}:" in result.output
+    # an NVL72 north-south fabric sized by racks stripes its trays over its leaves (spec/sizing.py stripe)
+    racks = tmp_path / "racks"
+    racks.mkdir()
+    inv = racks / "inventory.yaml"
+    inv.write_text("""version: 1
+cluster: gb
+node_groups:
+  - {name: gb, model: gb300-nvl72, count: 54}
+fabrics:
+  - name: ns
+    role: northsouth
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [gb]
+    management: {prefix: 192.168.61.0/24, gateway: 192.168.61.1}
+    ethernet:
+      northsouth: {segment_local_id: port}
+""")
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(racks / "out")])
+    assert result.exit_code == 2, result.output
+    assert "ethernet.northsouth.segment_local_id: " in result.output and "stripes its nodes" in result.output
+    assert "Traceback" not in result.output and not (racks / "out").exists()

@@ -110,6 +110,7 @@ def baseline(site: Baseline | None, fabric: Baseline | None, role: str, platform
         "api": _flag(chosen.get("api"), d.get("api", False)),
         "auto_save": _flag(chosen.get("auto_save"), d.get("auto_save", False)),
         **({"ssh_server": True} if chosen.get("ssh_server") else {}),
+        **({"builtin_roles": True} if chosen.get("builtin_roles") else {}),
     }
 
 

@@ -51,6 +51,14 @@ LACP_FALLBACK_TIMEOUT = 30
 BOND_ID_STRIDE = 1 << 23  # a node's second bond's segment: its first's local id + this (ids stay under 2^24)
 
 
+def port_local_id(port: str) -> int:
+    """northsouth.segment_local_id port: NVIDIA's local id of the segment on a leaf port, its cage x 10 +
+    its subport (core-01-config.sh at 2f46cb2: `bond1s0 ... segment local-id 10`, `bond57s7 ... 577`;
+    csl-01-config.sh at 993eed6 likewise); a cage run whole is its cage x 10."""
+    cage, _, sub = port.removeprefix("swp").partition("s")
+    return int(cage) * 10 + int(sub or 0)
+
+
 def tenants(ctx: Context) -> list[dict[str, Any]]:
     """Storage, then in-band: VLAN, VNIs, VRF, subnet, anycast gateway, whether it carries the
     node's default route (in-band only) and whether it is untagged on the bond (in-band only)."""
@@ -66,12 +74,13 @@ def tenants(ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
-def segment(local_id: int) -> dict[str, Any]:
+def segment(local_id: int, sys_mac: str = ES_SYS_MAC) -> dict[str, Any]:
     """One Ethernet segment, as each platform spells it: NVUE's system MAC and local id, and the
-    six bytes EOS takes as the ESI's value, its ES-import route target and its LACP system id."""
+    six bytes EOS takes as the ESI's value, its ES-import route target and its LACP system id
+    (`sys_mac`: northsouth.segment_mac, NVUE only, else fabgen's)."""
     mac = ES_SYS_MAC.split(":")[:3] + [f"{(local_id >> s) & 0xFF:02x}" for s in (16, 8, 0)]
     short = "".join(mac)
-    return {"local_id": local_id, "sys_mac": ES_SYS_MAC,
+    return {"local_id": local_id, "sys_mac": sys_mac,
             "identifier": "0000:0000:" + ":".join(short[i:i + 4] for i in range(0, 12, 4)),
             "route_target": ":".join(mac), "lacp_system_id": ".".join(short[i:i + 4] for i in range(0, 12, 4))}
 

@@ -45,12 +45,14 @@ from fabgen.intent.baseline import baseline, named
 from fabgen.intent.management import plane as management_plane
 from fabgen.intent.northsouth import (
     BOND_ID_STRIDE,
+    ES_SYS_MAC,
     GATEWAY_MAC,
     VXLAN_PORT,
     bond_index,
     bond_tenants,
     bond_vlans,
     host_bonds,
+    port_local_id,
     segment,
     tenants,
 )
@@ -219,6 +221,15 @@ class SwitchIntents:
         b = named(shared.get("baseline"), name)
         return shared if b is shared.get("baseline") else {"baseline": b}
 
+    def _segment(self, node: str, bond: int, port: str) -> dict[str, Any]:
+        """The Ethernet segment of a node's bond on this leaf port: its local id by the node's place (bond
+        k: + k x BOND_ID_STRIDE) or, with northsouth.segment_local_id port, by the port (NVIDIA's; both
+        legs on one port of either leaf: validation refuses it on striped racks); its system MAC."""
+        ns = self.eth.northsouth
+        assert self.ns is not None
+        local = port_local_id(port) if ns.segment_local_id == "port" else self.ns.segments[node] + bond * BOND_ID_STRIDE
+        return segment(local, ns.segment_mac.upper() if ns.segment_mac else ES_SYS_MAC)
+
     def _names(self, role: str) -> tuple[str, ...]:
         """A switch's ports where the tiers' speeds differ: each cage at its own (once per role)."""
         if role not in self.role_names:
@@ -262,7 +273,7 @@ class SwitchIntents:
                                    "description": f"HOST_{peer}_{peer_port}",
                                    "bond": {"name": f"bond{n}", "channel": n, "host_bond": host_bonds(2 * nb)[b],
                                             "description": f"HOST_{peer}_{host_bonds(2 * nb)[b]}",
-                                            "segment": segment(ns.segments[peer] + b * BOND_ID_STRIDE),
+                                            "segment": self._segment(peer, b, port),
                                             **self.bond_vlans[b, nb]}})
                 continue
             if lk.tier == "node-leaf":

@@ -23,8 +23,9 @@ Reach = Callable[[str], list[Fabric]]  # a block's key -> the fabrics where that
 # What each platform's target renders (spec/schema.py names them; docs/baseline.md).
 AAA_PROTOCOLS = {"nvue": {"tacacs+", "radius", "ldap"}, "eos": {"tacacs+", "radius"}, "sonic": {"tacacs+", "radius"}}
 SPECTRUM_ONLY = ("wjh", "histograms")  # NVUE on Spectrum; EOS and SONiC have sFlow and gNMI instead
-NVUE_ONLY = ("auto_save", "ssh_server")  # EOS saves by the playbook's copy, SONiC by config save; their SSH
-# servers are on by default and fabgen writes no line for them
+# EOS saves by the playbook's copy, SONiC by config save; their SSH servers are on by default and fabgen
+# writes no line for them; their roles are their own
+NVUE_ONLY = ("auto_save", "ssh_server", "builtin_roles")
 NO_API = {"sonic"}  # SONiC's REST server is not part of config_db.json
 SONIC_FIRST_BANNER = "202405"  # sonic-banner.yang (BANNER_MESSAGE) exists from 202405 on
 SONIC_SNMP_USER_MIN = 4  # sonic-snmp.yang SNMP_USER name: length 4..32

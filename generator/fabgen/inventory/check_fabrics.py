@@ -259,6 +259,22 @@ def _check_border(c: Checks, i: int, f) -> bool:
 GATEWAY_ROWS = ("storage-gateway", "inband-gateway", "gpu-gateway")
 
 
+def check_segment_ids(c: Checks) -> None:
+    """northsouth.segment_local_id port (NVIDIA's numbering by leaf port) holds only where each node's two
+    legs sit on the same port of both leaves: not on a fabric sized by racks, whose nodes are striped
+    over its leaves (spec/sizing.py `stripe`: a node's legs on different ports)."""
+    for i, f in enumerate(c.inv.fabrics):
+        if f.role != "northsouth" or f.ethernet is None or f.ethernet.northsouth.segment_local_id != "port":
+            continue
+        plan = c.plans.get(f.name)
+        if plan is not None and plan.striped:
+            c.report(("fabrics", i, "ethernet", "northsouth", "segment_local_id"), "segment_local_id port numbers a "
+                     "segment by its leaf port, the same on both legs only where each node's two ports sit on one "
+                     f"port of a leaf pair; fabric '{f.name}' stripes its nodes over {plan.leaves_per_unit} leaves "
+                     "(sized by racks), so a node's legs sit on different ports: leave it at place, or give "
+                     "scalable_unit")
+
+
 def check_border_names(c: Checks) -> None:
     """After every fabric is sized and named: a border's router is named like no switch and no node
     (its name is a device of cabling.csv and NetBox), and a border leaf's highest ports, the

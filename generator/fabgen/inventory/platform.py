@@ -87,6 +87,12 @@ def _check_nvue_bgp(path: tuple, f: Fabric, report: Report) -> None:
         report((*path, "ethernet", "announce"), "announce: redistribute is NVUE's `redistribute connected` through "
                f"NVIDIA's route-map LOOPBACK_BGP; fabgen writes it on Cumulus Linux only, not on {f.platform}: "
                "leave it out (the loopback is then a `network` statement)")
+    for key in ("segment_mac", "segment_local_id"):
+        if key in eth.northsouth.model_fields_set and (f.platform != "nvue" or f.role != "northsouth"):
+            report((*path, "ethernet", "northsouth", key), f"{key} numbers the Ethernet segments of a northsouth "
+                   "fabric on Cumulus Linux (NVUE)"
+                   + (f"; this fabric's role is {f.role}" if f.role != "northsouth" else f"; not on {f.platform} "
+                      "(EOS spells each segment as an identifier of its own)") + ": leave it out")
     evpn = eth.host_addressing == "evpn" or f.role == "northsouth"
     if eth.anycast_mac is not None and (f.platform != "nvue" or not evpn):
         report((*path, "ethernet", "anycast_mac"), "anycast_mac is NVUE's `system global anycast-mac` on an EVPN "

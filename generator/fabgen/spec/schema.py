@@ -312,6 +312,14 @@ class NorthSouth(Strict):
         "NVIDIA's generator writes its core pair (csl-01, core-01); default off")
     border: Border | None = Field(default=None, description="the fabric's way out to the site's router (NVUE "
                                   "only): border VRF, uplinks by eBGP, route leaking; absent, none")
+    segment_mac: Annotated[str, StringConstraints(pattern=MAC_PATTERN)] | None = Field(
+        default=None, description="NVUE: the Ethernet segments' system MAC on every node bond (NVIDIA's generator: "
+        "44:38:39:FF:00:AA on 2-8-9-400's core pair, 44:38:39:FF:00:AC on 2-4-5-800's); default fabgen's "
+        "02:fa:bc:00:00:00, locally administered")
+    segment_local_id: Literal["place", "port"] = Field(
+        default="place", description="NVUE: each segment's local id: place (the node's place in the fabric + 1, "
+        "the default) or port (the leaf port's cage x 10 + its subport, swp1s0 10, as NVIDIA's generator numbers "
+        "them; where each node's two legs sit on the same port of both leaves, not on striped racks)")
 
 
 # BFD timers every platform fabgen writes accepts: NVUE 5.13/5.14 peer-group timers take
@@ -593,6 +601,10 @@ class BaselineSettings(Strict):
                              "`management api http-commands` in the management VRF (default on NVUE: on)")
     auto_save: bool | None = Field(default=None, description="NVUE: `system config auto-save` (default: on, as "
                                    "NVIDIA writes it)")
+    builtin_roles: bool | None = Field(default=None, description="NVUE: write NVUE's own AAA classes (nvapply, "
+                                       "nvshow, sudo) and roles (nvue-admin, nvue-monitor, system-admin) and, "
+                                       "without aaa, the authentication order `local`, as NVIDIA's generator "
+                                       "re-declares them (default: left to the release, which has the same)")
     ssh_server: bool | None = Field(default=None, description="NVUE: write `system ssh-server state enabled`, as "
                                     "NVIDIA's generator does (true only: the deploy runs over SSH; default: not "
                                     "written, the server at the release's default, on)")

@@ -99,6 +99,15 @@ DOS_ACL = "acl-default-dos"  # NVIDIA's built-in DoS rules, bound as NVIDIA's ge
 # Cumulus Linux's built-in ACL admitting the management services from anywhere (baseline.control_plane.builtin),
 # bound beside acl-default-dos as NVIDIA's generator binds both (core-01-config.sh, 2-8-9-400, at 2f46cb2)
 WHITELIST_ACL = "acl-default-whitelist"
+# baseline.builtin_roles: NVUE's own AAA classes and roles as NVIDIA's generator re-declares them on every switch
+# (core-01-config.sh at 2f46cb2: `system aaa class nvapply action allow`, `... command-path / permission all`,
+# `system aaa role system-admin class nvapply`, ...)
+BUILTIN_ROLES: dict[str, Any] = {
+    "class": {"nvapply": {"action": "allow", "command-path": {"/": {"permission": "all"}}},
+              "nvshow": {"action": "allow", "command-path": {"/": {"permission": "ro"}}},
+              "sudo": {"action": "allow", "command-path": {"/": {"permission": "all"}}}},
+    "role": {"nvue-admin": {"class": {"nvapply": {}}}, "nvue-monitor": {"class": {"nvshow": {}}},
+             "system-admin": {"class": {"nvapply": {}, "sudo": {}}}}}
 WJH_TRIGGERS = ("l2", "l3", "tunnel")
 HISTOGRAM: dict[str, Any] = {"counter": {"counter-type": {"rx-packet": {}, "tx-packet": {}}},
                              "egress-buffer": {"traffic-class": {"0": {}}},
@@ -234,8 +243,21 @@ def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> 
                      if t["wjh"] else d.on(False))
     system["api"] = {"state": "enabled" if b["api"] else "disabled"}  # `state` in every release
     system["config"] = {"auto-save": {"state": "enabled" if b["auto_save"] else "disabled"}}
+    _nvidia_system(system, b, d)
+
+
+def _nvidia_system(system: dict[str, Any], b: dict[str, Any], d: Dialect) -> None:
+    """The baseline's keys that write NVIDIA's lines where fabgen leaves the release's defaults: the SSH
+    server's state (ssh_server) and NVUE's own AAA classes and roles (builtin_roles)."""
     if b.get("ssh_server"):  # NVIDIA's `system ssh-server state enabled` (baseline.ssh_server)
         system["ssh-server"] = {"state": "enabled"}
+    if b.get("builtin_roles"):  # NVUE's own classes and roles, re-declared as NVIDIA's generator does
+        aaa = system.setdefault("aaa", {})
+        if not b["aaa"]:  # the authentication order: local accounts (`_aaa` writes it with a server)
+            order: dict[str, Any] = ({"authentication": {"order": ["local"]}} if d.new
+                                     else {"authentication-order": {"10": {"local": {}}}})
+            aaa.update(order)
+        aaa.update(BUILTIN_ROLES)
 
 
 def _aaa(a: dict[str, Any], vrf: str, d: Dialect) -> dict[str, Any]:
