@@ -261,13 +261,15 @@ GATEWAY_ROWS = ("storage-gateway", "inband-gateway", "gpu-gateway")
 
 def check_segment_ids(c: Checks) -> None:
     """northsouth.segment_local_id port (NVIDIA's numbering by leaf port) holds only where each node's two
-    legs sit on the same port of both leaves: not on a fabric sized by racks, whose nodes are striped
-    over its leaves (spec/sizing.py `stripe`: a node's legs on different ports)."""
+    legs sit on the same port of both leaves: not on a fabric sized by racks whose nodes are striped
+    over more than two leaves (spec/sizing.py `stripe`: a node's legs on different ports)."""
     for i, f in enumerate(c.inv.fabrics):
         if f.role != "northsouth" or f.ethernet is None or f.ethernet.northsouth.segment_local_id != "port":
             continue
         plan = c.plans.get(f.name)
-        if plan is not None and plan.striped:
+        # striped over two leaves (the collapsed pair), each node's legs share a port (spec/sizing.py `stripe`:
+        # both leaves hold both residues); over more, they do not
+        if plan is not None and plan.striped and plan.leaves_per_unit > 2:
             c.report(("fabrics", i, "ethernet", "northsouth", "segment_local_id"), "segment_local_id port numbers a "
                      "segment by its leaf port, the same on both legs only where each node's two ports sit on one "
                      f"port of a leaf pair; fabric '{f.name}' stripes its nodes over {plan.leaves_per_unit} leaves "
