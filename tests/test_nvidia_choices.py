@@ -22,6 +22,8 @@ import yaml
 from typer.testing import CliRunner
 
 from fabgen.cli import app
+from fabgen.emulate import evpn
+from fabgen.emulate.model import TranslateError
 from fabgen.emulate.nvue import translate
 from fabgen.pipeline import render_to
 
@@ -316,3 +318,22 @@ fabrics:
     assert result.exit_code == 2, result.output
     assert "ethernet.northsouth.segment_local_id: " in result.output and "stripes its nodes" in result.output
     assert "Traceback" not in result.output and not (racks / "out").exists()
+
+
+def test_the_evpn_lab_reads_the_redistributed_loopback_as_the_network_it_was(tmp_path: Path) -> None:
+    """The EVPN lab's translator (emulate/evpn.py: the north-south fabric and the GPU overlay) reads
+    `redistribute connected` through LOOPBACK_BGP as the loopback announced: the same networks as
+    with `network` statements, on every switch of both kinds; without the route-map it refuses."""
+    for kind, inventory in (("ns", lambda t, how: _northsouth(t, f"      announce: {how}\n")),
+                            ("gpu", lambda t, how: _inventory(t, ethernet=NVIDIA.replace("redistribute", how)))):
+        nets: dict[str, dict[str, list[str]]] = {}
+        for how in ("network", "redistribute"):
+            out = tmp_path / kind / how / "out"
+            render_to(inventory(tmp_path / kind / how, how), out)
+            nets[how] = {f.name: sorted(evpn.translate(f.name, f.read_text(), str(f)).networks)
+                         for f in sorted((out / kind / "switches").glob("*.nvue.yaml"))}
+        assert nets["network"] == nets["redistribute"] and all(nets["network"].values()), kind
+    f = next((tmp_path / "ns" / "redistribute" / "out" / "ns" / "switches").glob("*leaf*.nvue.yaml"))
+    broken = f.read_text().replace("route-map: LOOPBACK_BGP", "route-map: OTHER")
+    with pytest.raises(TranslateError, match="redistribute connected"):
+        evpn.translate(f.name, broken, str(f))
