@@ -337,3 +337,45 @@ def test_the_evpn_lab_reads_the_redistributed_loopback_as_the_network_it_was(tmp
     broken = f.read_text().replace("route-map: LOOPBACK_BGP", "route-map: OTHER")
     with pytest.raises(TranslateError, match="redistribute connected"):
         evpn.translate(f.name, broken, str(f))
+
+
+def test_the_border_takes_nvidias_peer_group_and_no_inbound_filter(tmp_path: Path) -> None:
+    """northsouth.border peer_group and inbound_filter: false write NVIDIA's uplink sessions
+    (core-01-config.sh at 2f46cb2: `peer-group underlay-esl-external`, an outbound route-map and no
+    inbound one) in a file the object model and the EVPN lab take; left out, `exit` and the filter."""
+    for name, border, group, inbound in (
+            ("nvidia", "{router: site-router, peer_group: underlay-esl-external, inbound_filter: false}",
+             "underlay-esl-external", False),
+            ("default", "{router: site-router}", "exit", True)):
+        out = tmp_path / name / "out"
+        render_to(_northsouth(tmp_path / name, f"      northsouth: {{border: {border}}}\n"), out)
+        leaves = sorted((out / "ns" / "switches").glob("*leaf*.nvue.yaml"))
+        assert leaves
+        for f in leaves:
+            version, tree = _tree(f)
+            assert nvue_model.problems(version, tree) == [], f.name
+            evpn._checked_switch(evpn.translate(f.name, f.read_text(), str(f)), str(f))
+            text = set(f.with_suffix(".sh").read_text().splitlines())
+            base = f"nv set vrf EXIT router bgp peer-group {group} address-family ipv4-unicast policy"
+            assert f"{base} outbound route-map OUTBOUND_ERA_PREFIXES" in text
+            assert (f"{base} inbound route-map INBOUND_ERA_PREFIXES" in text) is inbound
+            assert any(line.startswith("nv set router policy route-map INBOUND_ERA_PREFIXES ") for line in text) \
+                is inbound
+            assert any(line.endswith(f"peer-group {group}") and "neighbor swp" in line for line in text)
+
+
+@pytest.mark.parametrize(("border", "key", "words"), [
+    ("{router: site-router, peer_group: 9exit}", "peer_group", "is not a BGP peer group name"),
+    ("{router: site-router, peer_group: \"exit group\"}", "peer_group", "is not"),
+    ("{router: site-router, inbound_filter: maybe}", "inbound_filter", "true or false"),
+])
+def test_bad_border_choices_are_refused_where_they_are_written(border: str, key: str, words: str,
+                                                              tmp_path: Path) -> None:
+    inv = _northsouth(tmp_path, f"      northsouth: {{border: {border}}}\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(out)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = [line for line in result.output.splitlines()
+             if line.startswith(f"{inv}:") and f"northsouth.border.{key}: " in line]
+    assert lines and words in lines[0], result.output
+    assert not out.exists()

@@ -137,7 +137,6 @@ def tenant_interfaces(overlay: list[dict[str, Any]], ports: int) -> list[str]:
 # border, the spines none); .../2-8-9-400/default/configs/core-01-config.sh at
 # 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9 (the tenant VRF importing EXIT).
 BORDER_TIER = "leaf-border"  # cabling.csv's tier of a border uplink (a leaf to the site router)
-BORDER_GROUP = "exit"  # the uplinks' peer group, NVIDIA's (csl-01-config.sh at 993eed6)
 BORDER_OUT_MAP = "OUTBOUND_ERA_PREFIXES"  # outbound on the uplinks: the fabric's own prefixes only
 BORDER_OUT_LIST = "ERA_PREFIXES"
 # inbound on the uplinks: the fabric's own prefixes refused from the site router. fabgen's, not
@@ -220,4 +219,4 @@ def border(ctx: Context) -> dict[str, Any] | None:
                                        **({"speed": speed} if mixed else {})})
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
-            "leak": leaked, "group": BORDER_GROUP}
+            "leak": leaked, "group": b.peer_group, "inbound_filter": b.inbound_filter}

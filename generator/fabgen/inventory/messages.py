@@ -25,6 +25,7 @@ from fabgen.spec.schema import (
     NAME_PATTERN,
     NAME_RULE,
     NCCL_VERSION_PATTERN,
+    PEER_GROUP_PATTERN,
     PRINTABLE_PATTERN,
     SKU_PATTERN,
     SNMP_TEXT_PATTERN,
@@ -264,6 +265,7 @@ PATTERN_RULES = {
     BANNER_PATTERN: "is not banner text: letters, digits, spaces and the punctuation . , : ; ! ? # * = + _ / ( ) @ & "
                     "< > | ~ ^ [ ] - (no quotes, '$', '`', '\\', braces or '%', which a config or shell would "
                     "interpret; the one brace taken is {hostname}, the switch's name), at most 20 lines of 120",
+    PEER_GROUP_PATTERN: "is not a BGP peer group name: a letter, then letters, digits, '_' and '-', at most 63",
     MAC_PATTERN: "is not a unicast MAC address: six pairs of hex digits joined by ':', the first octet even "
                  "(44:38:39:ff:00:ff)",
     SNMP_TEXT_PATTERN: "is not SNMP text: one line of letters, digits, spaces and the punctuation a banner takes",

@@ -258,9 +258,13 @@ GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni":
 # 2-8-9-400/default/configs/core-01-config.sh at 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9: VRF EXIT
 # importing INBAND by `route-import from-vrf` with route-map EXIT_FILTER, INBAND importing EXIT with
 # INBAND_FILTER)
-BORDER_DEFAULTS: dict[str, Any] = {"vrf": "EXIT", "l3vni": 5004, "uplinks": 5, "ecmp": 128}
+BORDER_DEFAULTS: dict[str, Any] = {"vrf": "EXIT", "l3vni": 5004, "uplinks": 5, "ecmp": 128, "peer_group": "exit"}
 LeakedTenant = Literal["inband", "storage"]
 BORDER_LEAK: tuple[LeakedTenant, ...] = ("inband", "storage")
+
+
+# a BGP peer group's name: a word NVUE, FRR and the emulation take (letters, digits, '_', '-')
+PEER_GROUP_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
 
 
 class Border(Strict):
@@ -290,6 +294,13 @@ class Border(Strict):
     ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,
                       description="eBGP paths kept for ECMP, in the border VRF and at least in the default VRF "
                       "(default NVIDIA's 128)")
+    peer_group: Annotated[str, StringConstraints(pattern=PEER_GROUP_PATTERN)] = Field(
+        default=BORDER_DEFAULTS["peer_group"], description="the uplinks' BGP peer group in the border VRF (default "
+        "exit, NVIDIA's name at 993eed6; its 2-8-9-400 core-01 at 2f46cb2 names it underlay-esl-external)")
+    inbound_filter: bool = Field(
+        default=True, description="refuse the fabric's own prefixes from the site router (route-map "
+        "INBOUND_ERA_PREFIXES on the uplinks' sessions, the default); false writes no inbound route-map, as "
+        "NVIDIA's generator")
 
 
 # A MAC address as NVUE's object model takes it (`system global anycast-mac`: six colon-separated hex pairs);

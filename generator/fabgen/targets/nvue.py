@@ -770,9 +770,9 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
                                          "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},
         # NVIDIA's rule 10 denies the border VRF's own loopback (EXIT_LOCAL_IF): fabgen's has none
         BORDER_IN_MAP: {"rule": {"20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}},
-        BORDER_IN_SITE_MAP: {"rule": {"10": {"action": _DENY,
-                                             "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}},
-                                      "20": {"action": _PERMIT}}}}
+        **({BORDER_IN_SITE_MAP: {"rule": {"10": {"action": _DENY,
+                                                 "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}},
+                                          "20": {"action": _PERMIT}}}} if border["inbound_filter"] else {})}
     for t in leaked:
         v = t["vrf"]
         lists[f"{v}_PREFIXES"] = _prefix_list([t["subnet"]])
@@ -799,7 +799,9 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
     if timers and d.new:
         bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
         bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
-    policy = {"inbound": {"route-map": BORDER_IN_SITE_MAP}, "outbound": {"route-map": BORDER_OUT_MAP}}
+    # the inbound filter (border.inbound_filter, default on; NVIDIA's sessions have none)
+    policy = {**({"inbound": {"route-map": BORDER_IN_SITE_MAP}} if border["inbound_filter"] else {}),
+              "outbound": {"route-map": BORDER_OUT_MAP}}
     peer = {"address-family": {"ipv4-unicast": {**d.on(), "policy": policy}},
             **({"bfd": _bfd_group(timers, d)} if timers else {}),
             "remote-as": border["asn"] if border["asn"] is not None else "external"}
