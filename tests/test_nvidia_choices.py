@@ -339,6 +339,24 @@ def test_the_evpn_lab_reads_the_redistributed_loopback_as_the_network_it_was(tmp
         evpn.translate(f.name, broken, str(f))
 
 
+COLLAPSED = """version: 1
+cluster: gb
+node_groups:
+  - {{name: gb, model: gb300-nvl72, count: 18}}
+fabrics:
+  - name: ns
+    role: northsouth
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    switch_model: sn5600
+    node_groups: [gb]
+    management: {{prefix: 192.168.61.0/24, gateway: 192.168.61.1}}
+    ethernet:
+      northsouth: {{border: {border}}}
+"""
+
+
 def test_the_border_takes_nvidias_peer_group_and_no_inbound_filter(tmp_path: Path) -> None:
     """northsouth.border peer_group and inbound_filter: false write NVIDIA's uplink sessions
     (core-01-config.sh at 2f46cb2: `peer-group underlay-esl-external`, an outbound route-map and no
@@ -348,7 +366,10 @@ def test_the_border_takes_nvidias_peer_group_and_no_inbound_filter(tmp_path: Pat
              "underlay-esl-external", False),
             ("default", "{router: site-router}", "exit", True)):
         out = tmp_path / name / "out"
-        render_to(_northsouth(tmp_path / name, f"      northsouth: {{border: {border}}}\n"), out)
+        (tmp_path / name).mkdir()
+        inv = tmp_path / name / "inventory.yaml"  # one NVL72 rack: the collapsed pair (one ASN), as csl-01/02
+        inv.write_text(COLLAPSED.format(border=border))
+        render_to(inv, out)
         leaves = sorted((out / "ns" / "switches").glob("*leaf*.nvue.yaml"))
         assert leaves
         for f in leaves:
@@ -365,6 +386,7 @@ def test_the_border_takes_nvidias_peer_group_and_no_inbound_filter(tmp_path: Pat
 
 
 @pytest.mark.parametrize(("border", "key", "words"), [
+    ("{router: site-router, inbound_filter: false}", "inbound_filter", "has spines"),
     ("{router: site-router, peer_group: 9exit}", "peer_group", "is not a BGP peer group name"),
     ("{router: site-router, peer_group: \"exit group\"}", "peer_group", "is not"),
     ("{router: site-router, inbound_filter: maybe}", "inbound_filter", "true or false"),

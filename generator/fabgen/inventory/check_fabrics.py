@@ -306,6 +306,11 @@ def check_border_names(c: Checks) -> None:
             c.report((*where, "router"), f"router '{b.router}' is also a node of group '{nodes[name]}': name the "
                      "site router after none of the cluster's devices")
         plan = c.plans[f.name]
+        if not b.inbound_filter and not plan.peer_links:
+            c.report((*where, "inbound_filter"), f"fabric '{f.name}' has spines, so each leaf has an ASN of its own "
+                     "and BGP's loop check would not stop one leaf's prefixes coming back to another from the site "
+                     "router (docs/decisions.md, \"An inbound route-map on the uplinks\"): the filter stays on; "
+                     "false only on a collapsed pair (one ASN, as NVIDIA's)")
         free = len(border_port_indices(plan, plan.radix))
         if b.uplinks > free:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "

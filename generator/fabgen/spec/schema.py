@@ -300,7 +300,7 @@ class Border(Strict):
     inbound_filter: bool = Field(
         default=True, description="refuse the fabric's own prefixes from the site router (route-map "
         "INBOUND_ERA_PREFIXES on the uplinks' sessions, the default); false writes no inbound route-map, as "
-        "NVIDIA's generator")
+        "NVIDIA's generator, on a collapsed pair only (one ASN: BGP's loop check does the filter's work)")
 
 
 # A MAC address as NVUE's object model takes it (`system global anycast-mac`: six colon-separated hex pairs);
