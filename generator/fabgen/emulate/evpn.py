@@ -92,6 +92,7 @@ class Switch:
     # the way out (northsouth.border): the VRFs with BGP sessions of their own, to a router outside
     # the plan; those sessions and the leaking's policy are read, not run (no site router in the lab)
     border: set[str] = field(default_factory=set)
+    loopback_maps: set[str] = field(default_factory=set)  # route-maps admitting `lo` alone (LOOPBACK_BGP)
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -124,6 +125,7 @@ def translate(name: str, text: str, where: str) -> Switch:
                 if v.get("router", {}).get("bgp", {}).get("neighbor"):
                     sw.border.add(str(vrf))
         _route_maps(sw, tree["router"].get("policy", {}), where)
+        _redistributed(sw, tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"], where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
         raise TranslateError(f"{where}: the EVPN translator cannot read {exc!r}") from None
     for vlan, t in sw.tenants.items():
@@ -134,6 +136,21 @@ def translate(name: str, text: str, where: str) -> Switch:
 
 ON = ("on", "enabled")  # NVUE's word for on, before 5.15 and after
 BANDWIDTH_RULE = {"action": {"permit": {}}, "set": {"ext-community-bw": "multipaths"}}  # NVIDIA's WEIGHTED_ECMP rule
+# NVIDIA's LOOPBACK_BGP rule (ethernet.announce redistribute): the loopback alone into BGP
+LOOPBACK_RULE = {"action": {"permit": {}}, "match": {"interface": "lo", "type": "ipv4"}}
+
+
+def _redistributed(sw: Switch, af: Any, where: str) -> None:
+    """`redistribute connected` in the default VRF (ethernet.announce redistribute): only through a
+    route-map admitting `lo` alone, read as the loopback announced, as a `network` statement would."""
+    connected = af.get("redistribute", {}).get("connected")
+    if connected is None:
+        return
+    if set(connected) - {"state", "enable", "route-map"} or connected.get("route-map") not in sw.loopback_maps:
+        raise TranslateError(f"{where}: redistribute connected is emulated only through a route-map that admits "
+                             "the loopback alone")
+    if sw.loopback not in sw.networks:
+        sw.networks.append(sw.loopback)
 
 
 def _tenant_vrf(sw: Switch, vrf: str, v: Any) -> None:
@@ -167,6 +184,8 @@ def _route_maps(sw: Switch, policy: Any, where: str) -> None:
         rules = m["rule"]
         if set(m) == {"rule"} and len(rules) == 1 and next(iter(rules.values())) == BANDWIDTH_RULE:
             sw.bandwidth_maps[name] = inputs.integer(next(iter(rules)), 1, 65535, where, f"route-map {name}'s rule")
+        elif set(m) == {"rule"} and len(rules) == 1 and next(iter(rules.values())) == LOOPBACK_RULE:
+            sw.loopback_maps.add(str(name))
         elif not sw.border:
             raise TranslateError(f"{where}: route-map {name}: only one rule that permits and sets ext-community-bw "
                                  "multipaths is emulated")

@@ -61,6 +61,8 @@ def translate(name: str, text: str, where: str) -> Router:
         if not _one(r, joined, value, down, ports):
             raise TranslateError(f"{where}: the NVUE translator does not know {joined} ({value!r})")
     _ports(r, ports, down)
+    if ports.get("lo", {}).get("redistributed"):  # ethernet.announce redistribute: the loopback, as a network
+        r.networks += [a for a in r.loopbacks if a not in r.networks]
     for nb in r.neighbors:
         group = r.groups.get(nb.group)
         if group is None:
@@ -120,6 +122,16 @@ def _one(r: Router, path: str, value: Any, down: set[str], ports: dict[str, dict
     m = re.fullmatch(re.escape(base) + r"address-family/ipv4-unicast/network/(?P<cidr>[0-9./]+)", path)
     if m:
         r.networks.append(m.group("cidr"))
+        return True
+    # ethernet.announce redistribute: `redistribute connected` through LOOPBACK_BGP, which admits `lo` alone
+    if path == base + "address-family/ipv4-unicast/redistribute/connected/route-map" and value == "LOOPBACK_BGP":
+        ports.setdefault("lo", {})["redistributed"] = True
+        return True
+    if re.fullmatch(re.escape(base) + r"address-family/ipv4-unicast/redistribute/connected/(enable|state)", path):
+        return value in ("on", "enabled")  # on, with the route-map above (targets/nvue.py writes both)
+    if path in ("router/policy/route-map/LOOPBACK_BGP/rule/10/action/permit",
+                "router/policy/route-map/LOOPBACK_BGP/rule/10/match/type") or (
+            path == "router/policy/route-map/LOOPBACK_BGP/rule/10/match/interface" and value == "lo"):
         return True
     m = re.fullmatch(re.escape(base) + r"peer-group/(?P<g>[^/]+)/(?P<key>remote-as|bfd/enable|bfd/profile)", path)
     if m:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from fabgen.intent import secret_ref
-from fabgen.spec.schema import Baseline, BaselineSettings, EnvRef, VaultRef
+from fabgen.spec.schema import HOSTNAME_TOKEN, Baseline, BaselineSettings, EnvRef, VaultRef
 
 KEYS = tuple(BaselineSettings.model_fields)
 
@@ -94,8 +94,8 @@ def baseline(site: Baseline | None, fabric: Baseline | None, role: str, platform
         "aaa": {"protocol": aaa.protocol, "servers": list(aaa.servers), "secret": secret_text(aaa.secret),
                 "secret_source": secret_name(aaa.secret), "base_dn": aaa.base_dn, "bind_dn": aaa.bind_dn,
                 "fallback_local": aaa.fallback_local} if aaa else None,
-        "control_plane": {"allow": list(acl.allow),
-                          "deploy_from": acl.deploy_from or management_prefix} if acl else None,
+        "control_plane": {"allow": list(acl.allow), "deploy_from": acl.deploy_from or management_prefix,
+                          **({"builtin": True} if acl.builtin else {})} if acl else None,
         "snmp": {"users": [{"name": u.name, "auth": secret_text(u.auth), "priv": secret_text(u.priv),
                             "auth_source": secret_name(u.auth), "priv_source": secret_name(u.priv)}
                            for u in snmp.users],
@@ -109,7 +109,19 @@ def baseline(site: Baseline | None, fabric: Baseline | None, role: str, platform
         },
         "api": _flag(chosen.get("api"), d.get("api", False)),
         "auto_save": _flag(chosen.get("auto_save"), d.get("auto_save", False)),
+        **({"ssh_server": True} if chosen.get("ssh_server") else {}),
+        **({"builtin_roles": True} if chosen.get("builtin_roles") else {}),
     }
+
+
+def named(b: dict[str, Any] | None, hostname: str) -> dict[str, Any] | None:
+    """A switch's baseline with `{hostname}` in its banners replaced by the switch's name (NVIDIA's
+    post-login banner names the switch: `You are successfully logged in to: core-01`); the same
+    dict where no banner holds the token (a role's switches then share it)."""
+    banner = b["banner"] if b else None
+    if not b or not banner or not any(HOSTNAME_TOKEN in (banner[k] or "") for k in ("login", "motd")):
+        return b
+    return {**b, "banner": {k: v.replace(HOSTNAME_TOKEN, hostname) if v else v for k, v in banner.items()}}
 
 
 def _flag(given: bool | None, default: bool) -> bool:

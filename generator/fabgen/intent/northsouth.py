@@ -52,6 +52,14 @@ LACP_FALLBACK_TIMEOUT = 30
 BOND_ID_STRIDE = 1 << 23  # a node's second bond's segment: its first's local id + this (ids stay under 2^24)
 
 
+def port_local_id(port: str) -> int:
+    """northsouth.segment_local_id port: NVIDIA's local id of the segment on a leaf port, its cage x 10 +
+    its subport (core-01-config.sh at 2f46cb2: `bond1s0 ... segment local-id 10`, `bond57s7 ... 577`;
+    csl-01-config.sh at 993eed6 likewise); a cage run whole is its cage x 10."""
+    cage, _, sub = port.removeprefix("swp").partition("s")
+    return int(cage) * 10 + int(sub or 0)
+
+
 def tenants(ctx: Context) -> list[dict[str, Any]]:
     """Storage, then in-band: VLAN, VNIs, VRF, subnet, anycast gateway, whether it carries the
     node's default route (in-band only) and whether it is untagged on the bond (in-band only)."""
@@ -67,12 +75,13 @@ def tenants(ctx: Context) -> list[dict[str, Any]]:
     return out
 
 
-def segment(local_id: int) -> dict[str, Any]:
+def segment(local_id: int, sys_mac: str = ES_SYS_MAC) -> dict[str, Any]:
     """One Ethernet segment, as each platform spells it: NVUE's system MAC and local id, and the
-    six bytes EOS takes as the ESI's value, its ES-import route target and its LACP system id."""
+    six bytes EOS takes as the ESI's value, its ES-import route target and its LACP system id
+    (`sys_mac`: northsouth.segment_mac, NVUE only, else fabgen's)."""
     mac = ES_SYS_MAC.split(":")[:3] + [f"{(local_id >> s) & 0xFF:02x}" for s in (16, 8, 0)]
     short = "".join(mac)
-    return {"local_id": local_id, "sys_mac": ES_SYS_MAC,
+    return {"local_id": local_id, "sys_mac": sys_mac,
             "identifier": "0000:0000:" + ":".join(short[i:i + 4] for i in range(0, 12, 4)),
             "route_target": ":".join(mac), "lacp_system_id": ".".join(short[i:i + 4] for i in range(0, 12, 4))}
 
@@ -129,7 +138,6 @@ def tenant_interfaces(overlay: list[dict[str, Any]], ports: int) -> list[str]:
 # border, the spines none); .../2-8-9-400/default/configs/core-01-config.sh at
 # 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9 (the tenant VRF importing EXIT).
 BORDER_TIER = "leaf-border"  # cabling.csv's tier of a border uplink (a leaf to the site router)
-BORDER_GROUP = "exit"  # the uplinks' peer group, NVIDIA's (csl-01-config.sh at 993eed6)
 BORDER_OUT_MAP = "OUTBOUND_ERA_PREFIXES"  # outbound on the uplinks: the fabric's own prefixes only
 BORDER_OUT_LIST = "ERA_PREFIXES"
 # inbound on the uplinks: the fabric's own prefixes refused from the site router. fabgen's, not
@@ -217,4 +225,4 @@ def border(ctx: Context) -> dict[str, Any] | None:
     lo = plane_cidr(eth.pools.loopbacks, ctx.fabric) if eth.northsouth.vrf_loopbacks else None
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
-            "leak": leaked, "group": BORDER_GROUP, "loopbacks": lo}
+            "leak": leaked, "group": b.peer_group, "inbound_filter": b.inbound_filter, "loopbacks": lo}

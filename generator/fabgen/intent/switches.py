@@ -41,16 +41,18 @@ from typing import Any
 from fabgen.addressing import network_of
 from fabgen.context import Context
 from fabgen.intent import secret_ref
-from fabgen.intent.baseline import baseline
+from fabgen.intent.baseline import baseline, named
 from fabgen.intent.management import plane as management_plane
 from fabgen.intent.northsouth import (
     BOND_ID_STRIDE,
+    ES_SYS_MAC,
     GATEWAY_MAC,
     VXLAN_PORT,
     bond_index,
     bond_tenants,
     bond_vlans,
     host_bonds,
+    port_local_id,
     segment,
     tenants,
 )
@@ -205,16 +207,28 @@ class SwitchIntents:
         self.gpu = ctx.allocation.overlay  # host_addressing evpn: the plane's GPU subnet
         self.gpu_tenant = gpu_tenant(eth.overlay, self.gpu) if self.gpu is not None else None
 
-    def baseline(self, role: str) -> dict[str, Any]:
+    def baseline(self, role: str, name: str) -> dict[str, Any]:
         """{"baseline": the switch's baseline (intent/baseline.py)}, or {} without one (the
         structured config is then what it was before baselines), or without a management plane.
-        Decided once per role: every switch of a role shares it (targets read it, never change it)."""
+        Decided once per role: every switch of a role shares it (targets read it, never change it),
+        but for banners naming the switch (`{hostname}`, intent/baseline.py `named`)."""
         if self.mgmt is None:
             return {}
         if role not in self.baselines:
             b = baseline(self.site, self.f.spec.baseline, role, self.f.spec.platform, self.mgmt["prefix"])
             self.baselines[role] = {} if b is None else {"baseline": b}
-        return self.baselines[role]
+        shared = self.baselines[role]
+        b = named(shared.get("baseline"), name)
+        return shared if b is shared.get("baseline") else {"baseline": b}
+
+    def _segment(self, node: str, bond: int, port: str) -> dict[str, Any]:
+        """The Ethernet segment of a node's bond on this leaf port: its local id by the node's place (bond
+        k: + k x BOND_ID_STRIDE) or, with northsouth.segment_local_id port, by the port (NVIDIA's; both
+        legs on one port of either leaf: validation refuses it on striped racks); its system MAC."""
+        ns = self.eth.northsouth
+        assert self.ns is not None
+        local = port_local_id(port) if ns.segment_local_id == "port" else self.ns.segments[node] + bond * BOND_ID_STRIDE
+        return segment(local, ns.segment_mac.upper() if ns.segment_mac else ES_SYS_MAC)
 
     def _names(self, role: str) -> tuple[str, ...]:
         """A switch's ports where the tiers' speeds differ: each cage at its own (once per role)."""
@@ -259,7 +273,7 @@ class SwitchIntents:
                                    "description": f"HOST_{peer}_{peer_port}",
                                    "bond": {"name": f"bond{n}", "channel": n, "host_bond": host_bonds(2 * nb)[b],
                                             "description": f"HOST_{peer}_{host_bonds(2 * nb)[b]}",
-                                            "segment": segment(ns.segments[peer] + b * BOND_ID_STRIDE),
+                                            "segment": self._segment(peer, b, port),
                                             **self.bond_vlans[b, nb]}})
                 continue
             if lk.tier == "node-leaf":
@@ -334,7 +348,7 @@ class SwitchIntents:
             aspath_ignore = eth.host_addressing == "evpn" and nvue
         return {
             "name": s.name, "role": s.role, "management": _management(mgmt, alloc.management.get(s.name)),
-            **self.baseline(s.role),
+            **self.baseline(s.role, s.name),
             "model": f.switch_model.key, "platform": f.spec.platform,
             "speed": speed, **cages, "mtu": eth.mtu, "loopback": alloc.loopbacks[s.name],
             "interfaces": interfaces, "svi": svi, **({"evpn": evpn} if evpn else {}),
@@ -347,5 +361,9 @@ class SwitchIntents:
                     # only where set, so that every other structured config (ansible/configs/) stays as it was
                     **({"aspath_ignore": True} if aspath_ignore else {}),
                     # peer group -> its outbound route-map (NVIDIA's WEIGHTED_ECMP on a GPU overlay leaf's underlay)
-                    **({"route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP}} if weighted else {})},
+                    **({"route_map_out": {g: WEIGHTED_ECMP for g in groups if g != HOSTS_GROUP}} if weighted else {}),
+                    # ethernet.announce: the loopback redistributed (NVUE, route-map LOOPBACK_BGP), not a network
+                    **({"redistribute_loopback": True} if eth.announce == "redistribute" else {})},
+            # ethernet.anycast_mac: NVIDIA's `system global anycast-mac`, only where set
+            **({"anycast_mac": eth.anycast_mac.lower()} if eth.anycast_mac else {}),
         }

@@ -23,7 +23,9 @@ Reach = Callable[[str], list[Fabric]]  # a block's key -> the fabrics where that
 # What each platform's target renders (spec/schema.py names them; docs/baseline.md).
 AAA_PROTOCOLS = {"nvue": {"tacacs+", "radius", "ldap"}, "eos": {"tacacs+", "radius"}, "sonic": {"tacacs+", "radius"}}
 SPECTRUM_ONLY = ("wjh", "histograms")  # NVUE on Spectrum; EOS and SONiC have sFlow and gNMI instead
-NVUE_ONLY = ("auto_save",)  # EOS saves by the playbook's copy, SONiC by config save
+# EOS saves by the playbook's copy, SONiC by config save; their SSH servers are on by default and fabgen
+# writes no line for them; their roles are their own
+NVUE_ONLY = ("auto_save", "ssh_server", "builtin_roles")
 NO_API = {"sonic"}  # SONiC's REST server is not part of config_db.json
 SONIC_FIRST_BANNER = "202405"  # sonic-banner.yang (BANNER_MESSAGE) exists from 202405 on
 SONIC_SNMP_USER_MIN = 4  # sonic-snmp.yang SNMP_USER name: length 4..32
@@ -147,6 +149,9 @@ def _check_snmp(where: tuple, b: BaselineSettings, report: Report) -> None:
 
 def _check_platform_keys(path: tuple, b: BaselineSettings, reach: Reach, report: Report) -> None:
     """Keys a platform of the fabrics it applies to has no counterpart for."""
+    if b.ssh_server is False:
+        report((*path, "ssh_server"), "the deploy and every operator reach the switch by SSH: ssh_server: false "
+               "would lock them out after the replace; write true (NVIDIA's line) or leave it out")
     for key in NVUE_ONLY:
         other = next((f for f in reach(key) if f.platform != "nvue"), None)
         if getattr(b, key) and other is not None:
@@ -211,6 +216,9 @@ def _check_aaa(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report:
 def _check_acl(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
     acl = b.control_plane
     assert acl is not None
+    if acl.builtin or not acl.allow:
+        _check_builtin(where, b, fabrics, report)
+        return
     allowed: list[ipaddress.IPv4Network] = []
     for j, text in enumerate(acl.allow):
         net = _prefix(text)
@@ -237,6 +245,25 @@ def _check_acl(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report:
                    f"({said}), where the deploy runs from: the switch would refuse the deploy's own SSH after the "
                    "replace; admit it, or set deploy_from to the prefix the deploy really uses")
             return
+
+
+def _check_builtin(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:
+    """control_plane.builtin: Cumulus Linux's own ACLs (NVIDIA's), NVUE only, with no prefixes of fabgen's
+    ACL beside them; without it, allow is needed."""
+    acl = b.control_plane
+    assert acl is not None
+    if not acl.builtin:
+        report(where, "control_plane needs allow, the prefixes admitted to the management services (at least one), "
+               "or builtin: true (Cumulus Linux's own ACLs, NVUE)")
+        return
+    other = next((f for f in fabrics if f.platform != "nvue"), None)
+    if other is not None:
+        report((*where, "builtin"), f"builtin binds Cumulus Linux's own acl-default-dos and acl-default-whitelist; "
+               f"fabric '{other.name}' runs {other.platform}, which has no such ACLs: give allow there instead "
+               "(in that fabric's own baseline)")
+    elif acl.allow or acl.deploy_from is not None:
+        report((*where, "allow" if acl.allow else "deploy_from"), "builtin binds Cumulus Linux's own ACLs, which "
+               "admit the management services from anywhere: leave allow and deploy_from out, or builtin")
 
 
 def _check_telemetry(where: tuple, b: BaselineSettings, fabrics: list[Fabric], report: Report) -> None:

@@ -259,6 +259,24 @@ def _check_border(c: Checks, i: int, f) -> bool:
 GATEWAY_ROWS = ("storage-gateway", "inband-gateway", "gpu-gateway")
 
 
+def check_segment_ids(c: Checks) -> None:
+    """northsouth.segment_local_id port (NVIDIA's numbering by leaf port) holds only where each node's two
+    legs sit on the same port of both leaves: not on a fabric sized by racks whose nodes are striped
+    over more than two leaves (spec/sizing.py `stripe`: a node's legs on different ports)."""
+    for i, f in enumerate(c.inv.fabrics):
+        if f.role != "northsouth" or f.ethernet is None or f.ethernet.northsouth.segment_local_id != "port":
+            continue
+        plan = c.plans.get(f.name)
+        # striped over two leaves (the collapsed pair), each node's legs share a port (spec/sizing.py `stripe`:
+        # both leaves hold both residues); over more, they do not
+        if plan is not None and plan.striped and plan.leaves_per_unit > 2:
+            c.report(("fabrics", i, "ethernet", "northsouth", "segment_local_id"), "segment_local_id port numbers a "
+                     "segment by its leaf port, the same on both legs only where each node's two ports sit on one "
+                     f"port of a leaf pair; fabric '{f.name}' stripes its nodes over {plan.leaves_per_unit} leaves "
+                     "(sized by racks), so a node's legs sit on different ports: leave it at place, or give "
+                     "scalable_unit")
+
+
 def check_border_names(c: Checks) -> None:
     """After every fabric is sized and named: a border's router is named like no switch and no node
     (its name is a device of cabling.csv and NetBox), and a border leaf's highest ports, the
@@ -288,6 +306,11 @@ def check_border_names(c: Checks) -> None:
             c.report((*where, "router"), f"router '{b.router}' is also a node of group '{nodes[name]}': name the "
                      "site router after none of the cluster's devices")
         plan = c.plans[f.name]
+        if not b.inbound_filter and not plan.peer_links:
+            c.report((*where, "inbound_filter"), f"fabric '{f.name}' has spines, so each leaf has an ASN of its own "
+                     "and BGP's loop check would not stop one leaf's prefixes coming back to another from the site "
+                     "router (docs/decisions.md, \"An inbound route-map on the uplinks\"): the filter stays on; "
+                     "false only on a collapsed pair (one ASN, as NVIDIA's)")
         free = len(border_port_indices(plan, plan.radix))
         if b.uplinks > free:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "

@@ -21,9 +21,11 @@ from fabgen.spec.schema import (
     DOMAIN_PATTERN,
     ENV_PATTERN,
     LDAP_DN_PATTERN,
+    MAC_PATTERN,
     NAME_PATTERN,
     NAME_RULE,
     NCCL_VERSION_PATTERN,
+    PEER_GROUP_PATTERN,
     PRINTABLE_PATTERN,
     SKU_PATTERN,
     SNMP_TEXT_PATTERN,
@@ -262,7 +264,10 @@ PATTERN_RULES = {
     NAME_PATTERN: f"is not a valid name: {NAME_RULE}",
     BANNER_PATTERN: "is not banner text: letters, digits, spaces and the punctuation . , : ; ! ? # * = + _ / ( ) @ & "
                     "< > | ~ ^ [ ] - (no quotes, '$', '`', '\\', braces or '%', which a config or shell would "
-                    "interpret), at most 20 lines of 120",
+                    "interpret; the one brace taken is {hostname}, the switch's name), at most 20 lines of 120",
+    PEER_GROUP_PATTERN: "is not a BGP peer group name: a letter, then letters, digits, '_' and '-', at most 63",
+    MAC_PATTERN: "is not a unicast MAC address: six pairs of hex digits joined by ':', the first octet even "
+                 "(44:38:39:ff:00:ff)",
     SNMP_TEXT_PATTERN: "is not SNMP text: one line of letters, digits, spaces and the punctuation a banner takes",
     TIMEZONE_PATTERN: "is not a time zone name: Region/City as the IANA database writes it (Etc/UTC)",
     LDAP_DN_PATTERN: "is not an LDAP distinguished name of attribute=value parts joined by ',' (dc=example,dc=com)",

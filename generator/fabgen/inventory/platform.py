@@ -83,6 +83,22 @@ def _check_nvue_bgp(path: tuple, f: Fabric, report: Report) -> None:
     if eth.multipath_aspath_ignore and f.platform != "nvue":
         report((*path, "ethernet", "multipath_aspath_ignore"), "multipath_aspath_ignore is NVUE's `path-selection "
                f"multipath aspath-ignore`; fabgen writes it on Cumulus Linux only, not on {f.platform}: leave it out")
+    if eth.announce == "redistribute" and f.platform != "nvue":
+        report((*path, "ethernet", "announce"), "announce: redistribute is NVUE's `redistribute connected` through "
+               f"NVIDIA's route-map LOOPBACK_BGP; fabgen writes it on Cumulus Linux only, not on {f.platform}: "
+               "leave it out (the loopback is then a `network` statement)")
+    for key in ("segment_mac", "segment_local_id"):
+        if key in eth.northsouth.model_fields_set and (f.platform != "nvue" or f.role != "northsouth"):
+            report((*path, "ethernet", "northsouth", key), f"{key} numbers the Ethernet segments of a northsouth "
+                   "fabric on Cumulus Linux (NVUE)"
+                   + (f"; this fabric's role is {f.role}" if f.role != "northsouth" else f"; not on {f.platform} "
+                      "(EOS spells each segment as an identifier of its own)") + ": leave it out")
+    evpn = eth.host_addressing == "evpn" or f.role == "northsouth"
+    if eth.anycast_mac is not None and (f.platform != "nvue" or not evpn):
+        report((*path, "ethernet", "anycast_mac"), "anycast_mac is NVUE's `system global anycast-mac` on an EVPN "
+               "fabric (host_addressing evpn, or role northsouth)"
+               + (f"; not on {f.platform}" if f.platform != "nvue" else "; this fabric has no EVPN")
+               + ": leave it out")
     if eth.northsouth.vrf_loopbacks and (f.platform != "nvue" or f.role != "northsouth"):
         report((*path, "ethernet", "northsouth", "vrf_loopbacks"), "vrf_loopbacks gives the tenant VRFs of a "
                "northsouth fabric on Cumulus Linux (NVUE) their loopbacks"

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from fabgen.errors import InventoryError, Problem
 from fabgen.inventory.check_baseline import check_baseline
 from fabgen.inventory.check_cluster import check_addressing, check_management_and_platform
-from fabgen.inventory.check_fabrics import check_border_names, check_fabric
+from fabgen.inventory.check_fabrics import check_border_names, check_fabric, check_segment_ids
 from fabgen.inventory.check_infiniband import check_infiniband, read_guid_maps
 from fabgen.inventory.check_names import check_subnet_manager_names, check_switch_names
 from fabgen.inventory.check_nodes import check_node_groups, check_unattached
@@ -44,6 +44,7 @@ def validate(loaded: Loaded) -> Validated:
             check_oob(c, i, f)
     check_switch_names(c)
     check_border_names(c)
+    check_segment_ids(c)
     check_subnet_manager_names(c)
     read_guid_maps(c)  # before check_addressing: its storage-server warning counts the GUIDs left synthetic
     check_addressing(c)

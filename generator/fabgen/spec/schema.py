@@ -258,9 +258,13 @@ GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni":
 # 2-8-9-400/default/configs/core-01-config.sh at 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9: VRF EXIT
 # importing INBAND by `route-import from-vrf` with route-map EXIT_FILTER, INBAND importing EXIT with
 # INBAND_FILTER)
-BORDER_DEFAULTS: dict[str, Any] = {"vrf": "EXIT", "l3vni": 5004, "uplinks": 5, "ecmp": 128}
+BORDER_DEFAULTS: dict[str, Any] = {"vrf": "EXIT", "l3vni": 5004, "uplinks": 5, "ecmp": 128, "peer_group": "exit"}
 LeakedTenant = Literal["inband", "storage"]
 BORDER_LEAK: tuple[LeakedTenant, ...] = ("inband", "storage")
+
+
+# a BGP peer group's name: a word NVUE, FRR and the emulation take (letters, digits, '_', '-')
+PEER_GROUP_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,62}$"
 
 
 class Border(Strict):
@@ -290,6 +294,18 @@ class Border(Strict):
     ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,
                       description="eBGP paths kept for ECMP, in the border VRF and at least in the default VRF "
                       "(default NVIDIA's 128)")
+    peer_group: Annotated[str, StringConstraints(pattern=PEER_GROUP_PATTERN)] = Field(
+        default=BORDER_DEFAULTS["peer_group"], description="the uplinks' BGP peer group in the border VRF (default "
+        "exit, NVIDIA's name at 993eed6; its 2-8-9-400 core-01 at 2f46cb2 names it underlay-esl-external)")
+    inbound_filter: bool = Field(
+        default=True, description="refuse the fabric's own prefixes from the site router (route-map "
+        "INBOUND_ERA_PREFIXES on the uplinks' sessions, the default); false writes no inbound route-map, as "
+        "NVIDIA's generator, on a collapsed pair only (one ASN: BGP's loop check does the filter's work)")
+
+
+# A MAC address as NVUE's object model takes it (`system global anycast-mac`: six colon-separated hex pairs);
+# unicast only (the first octet's low bit clear), so that no switch answers as a multicast group
+MAC_PATTERN = r"^[0-9A-Fa-f][02468ACEace](:[0-9A-Fa-f]{2}){5}$"
 
 
 class NorthSouth(Strict):
@@ -307,6 +323,14 @@ class NorthSouth(Strict):
         "NVIDIA's generator writes its core pair (csl-01, core-01); default off")
     border: Border | None = Field(default=None, description="the fabric's way out to the site's router (NVUE "
                                   "only): border VRF, uplinks by eBGP, route leaking; absent, none")
+    segment_mac: Annotated[str, StringConstraints(pattern=MAC_PATTERN)] | None = Field(
+        default=None, description="NVUE: the Ethernet segments' system MAC on every node bond (NVIDIA's generator: "
+        "44:38:39:FF:00:AA on 2-8-9-400's core pair, 44:38:39:FF:00:AC on 2-4-5-800's); default fabgen's "
+        "02:fa:bc:00:00:00, locally administered")
+    segment_local_id: Literal["place", "port"] = Field(
+        default="place", description="NVUE: each segment's local id: place (the node's place in the fabric + 1, "
+        "the default) or port (the leaf port's cage x 10 + its subport, swp1s0 10, as NVIDIA's generator numbers "
+        "them; where each node's two legs sit on the same port of both leaves, not on striped racks)")
 
 
 # BFD timers every platform fabgen writes accepts: NVUE 5.13/5.14 peer-group timers take
@@ -406,6 +430,14 @@ class EthernetOptions(Strict):
     bgp_password: Annotated[EnvRef | None, BeforeValidator(_no_literal_secret)] = Field(
         default=None, description="BGP session password, as {env: VARIABLE}; rendered as a reference that the "
         "deploy playbooks fill from that variable")
+    anycast_mac: Annotated[str, StringConstraints(pattern=MAC_PATTERN)] | None = Field(
+        default=None, description="NVUE, EVPN fabrics (host_addressing evpn, role northsouth): the switch's anycast "
+        "MAC, `system global anycast-mac` (NVIDIA's generator: 44:38:39:ff:00:ff); default: not written (the "
+        "release's own). The anycast gateway's (VRR) MAC stays 00:00:5e:00:01:01 on every SVI")
+    announce: Literal["network", "redistribute"] = Field(
+        default="network", description="how each switch announces its loopback in the default VRF: network (a "
+        "`network` statement, the default) or redistribute (NVUE: `redistribute connected` through route-map "
+        "LOOPBACK_BGP matching `lo`, as NVIDIA's generator writes it); host subnets stay `network` statements")
 
 
 USER_PATTERN = r"^[a-z_][a-z0-9_-]{0,31}$"
@@ -417,7 +449,11 @@ Secret = Annotated[EnvRef, BeforeValidator(_no_literal_secret)]
 # shell word in the script) and SONiC's BANNER_MESSAGE: letters, digits, spaces and punctuation
 # that none of them interprets (no quotes, '$', '`', '\\', braces or '%'), at most 20 lines of 120.
 BANNER_LINE = r"[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]{0,120}"
-BANNER_PATTERN = rf"^{BANNER_LINE}(\n{BANNER_LINE}){{0,19}}$"
+# the one brace a banner takes: `{hostname}`, replaced by each switch's name in Python (intent/switches.py
+# `_named`), never by a template, as NVIDIA's generator names the switch in its post-login banner
+HOSTNAME_TOKEN = "{hostname}"
+BANNER_TEXT_LINE = r"(?:[A-Za-z0-9 .,:;!?#*=+_/()@&<>|~^\[\]-]|\{hostname\}){0,120}"
+BANNER_PATTERN = rf"^{BANNER_TEXT_LINE}(\n{BANNER_TEXT_LINE}){{0,19}}$"
 BannerText = Annotated[str, StringConstraints(pattern=BANNER_PATTERN, min_length=1, max_length=2420)]
 SNMP_TEXT_PATTERN = rf"^{BANNER_LINE}$"
 # An IANA time zone name (Etc/UTC, Europe/Berlin, America/Argentina/Buenos_Aires); checked
@@ -489,9 +525,11 @@ class Banner(Strict):
     """Login banners (NVUE system message, EOS banner, SONiC BANNER_MESSAGE)."""
 
     login: BannerText | None = Field(default=None, description="shown before login (NVUE pre-login, EOS banner "
-                                     "login, SONiC login)")
+                                     "login, SONiC login); {hostname} is each switch's name, in either banner "
+                                     "(NVIDIA's post-login banner names the switch)")
     motd: BannerText | None = Field(default=None, description="shown after login (NVUE post-login, EOS banner "
                                     "motd, SONiC motd)")
+    # both banners take {hostname}: the switch's name, as NVIDIA's post-login banner names it
 
 
 class Aaa(Strict):
@@ -513,8 +551,13 @@ class Aaa(Strict):
 class ControlPlane(Strict):
     """The control-plane ACL: who may reach the switch's management services."""
 
-    allow: list[str] = Field(min_length=1, max_length=16, description="IPv4 prefixes admitted to SSH, SNMP and the "
-                             "API (and ICMP); everything else sent to the switch's management services is dropped")
+    allow: list[str] = Field(default_factory=list, max_length=16, description="IPv4 prefixes admitted to SSH, SNMP "
+                             "and the API (and ICMP); everything else sent to the switch's management services is "
+                             "dropped (at least one, unless builtin)")
+    builtin: bool = Field(default=False, description="NVUE: bind Cumulus Linux's own control-plane ACLs "
+                          "`acl-default-dos` and `acl-default-whitelist` (the management services from anywhere) "
+                          "instead of fabgen's ACL of the allow prefixes, as NVIDIA's generator does; allow then "
+                          "left out (default false: fabgen's ACL)")
     deploy_from: str | None = Field(default=None, description="the IPv4 prefix the deploy (Ansible) runs from; an "
                                     "ACL that does not admit it is refused (default: the fabric's management prefix)")
 
@@ -569,6 +612,13 @@ class BaselineSettings(Strict):
                              "`management api http-commands` in the management VRF (default on NVUE: on)")
     auto_save: bool | None = Field(default=None, description="NVUE: `system config auto-save` (default: on, as "
                                    "NVIDIA writes it)")
+    builtin_roles: bool | None = Field(default=None, description="NVUE: write NVUE's own AAA classes (nvapply, "
+                                       "nvshow, sudo) and roles (nvue-admin, nvue-monitor, system-admin) and, "
+                                       "without aaa, the authentication order `local`, as NVIDIA's generator "
+                                       "re-declares them (default: left to the release, which has the same)")
+    ssh_server: bool | None = Field(default=None, description="NVUE: write `system ssh-server state enabled`, as "
+                                    "NVIDIA's generator does (true only: the deploy runs over SSH; default: not "
+                                    "written, the server at the release's default, on)")
     users: list[User] | None = Field(default=None, max_length=16, description="local accounts everywhere the "
                                      "baseline applies; a fabric's management.users replaces them there")
     ntp: list[str] | None = Field(default=None, max_length=8, description="NTP servers (addresses, or names with "

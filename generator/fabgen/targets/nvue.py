@@ -52,7 +52,7 @@ from fabgen.formats import yamlout
 from fabgen.formats.configfile import config_file
 from fabgen.intent import secret_ref
 from fabgen.intent.baseline import baseline as baseline_of
-from fabgen.intent.baseline import secret_name, secret_text, users_of
+from fabgen.intent.baseline import named, secret_name, secret_text, users_of
 from fabgen.intent.northsouth import (
     ALL_PREFIXES,
     BORDER_IN_MAP,
@@ -96,11 +96,31 @@ NVUE_API_PORT = 8765  # the NVUE REST API's port (not written: NVIDIA writes onl
 GNMI_PORT = 9339  # gNMI's IANA port, written, so that the server and the ACL agree
 CP_ACL = "fabgen-mgmt"  # the baseline's control-plane ACL
 DOS_ACL = "acl-default-dos"  # NVIDIA's built-in DoS rules, bound as NVIDIA's generator binds them
+# Cumulus Linux's built-in ACL admitting the management services from anywhere (baseline.control_plane.builtin),
+# bound beside acl-default-dos as NVIDIA's generator binds both (core-01-config.sh, 2-8-9-400, at 2f46cb2)
+WHITELIST_ACL = "acl-default-whitelist"
+# baseline.builtin_roles: NVUE's own AAA classes and roles as NVIDIA's generator re-declares them on every switch
+# (core-01-config.sh at 2f46cb2: `system aaa class nvapply action allow`, `... command-path / permission all`,
+# `system aaa role system-admin class nvapply`, ...)
+BUILTIN_ROLES: dict[str, Any] = {
+    "class": {"nvapply": {"action": "allow", "command-path": {"/": {"permission": "all"}}},
+              "nvshow": {"action": "allow", "command-path": {"/": {"permission": "ro"}}},
+              "sudo": {"action": "allow", "command-path": {"/": {"permission": "all"}}}},
+    "role": {"nvue-admin": {"class": {"nvapply": {}}}, "nvue-monitor": {"class": {"nvshow": {}}},
+             "system-admin": {"class": {"nvapply": {}, "sudo": {}}}}}
 WJH_TRIGGERS = ("l2", "l3", "tunnel")
 HISTOGRAM: dict[str, Any] = {"counter": {"counter-type": {"rx-packet": {}, "tx-packet": {}}},
                              "egress-buffer": {"traffic-class": {"0": {}}},
                              "ingress-buffer": {"priority-group": {"0": {}, "1": {}}}}
 AAA_KEY = {"tacacs+": "tacacs", "radius": "radius", "ldap": "ldap"}
+
+
+_PERMIT: dict[str, Any] = {"permit": {}}  # a route-map rule's action is a word of its path (`action permit`)
+# ethernet.announce redistribute: NVIDIA's route-map admitting the loopback alone into BGP (gl-plane1-01-config.sh
+# at 2b4e3e2: `route-map LOOPBACK_BGP rule 10 action permit`, `match interface lo`, `match type ipv4`)
+LOOPBACK_MAP = "LOOPBACK_BGP"
+_LOOPBACK_RULES: dict[str, Any] = {"rule": {"10": {"action": _PERMIT, "match": {"interface": "lo", "type": "ipv4"}}}}
+# ethernet.anycast_mac: NVIDIA's `system global anycast-mac 44:38:39:ff:00:ff` (core-01-config.sh at 2f46cb2)
 
 
 class ShellWord(str):
@@ -202,7 +222,9 @@ def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> 
                                                                    ("post-login", banner["motd"])) if text}
     if b["aaa"]:
         system.setdefault("aaa", {}).update(_aaa(b["aaa"], vrf, d))
-    if b["control_plane"]:
+    if b["control_plane"] and b["control_plane"].get("builtin"):  # Cumulus Linux's own ACLs, bound as NVIDIA's
+        system["control-plane"] = {"acl": {DOS_ACL: {"inbound": {}}, WHITELIST_ACL: {"inbound": {}}}}
+    elif b["control_plane"]:
         ports = _services(b)
         system["control-plane"] = {"acl": {DOS_ACL: {"inbound": {}}, CP_ACL: {"inbound": {}}}}
         tree["acl"] = {CP_ACL: {"rule": _acl_rules(b["control_plane"]["allow"], ports), "type": "ipv4"}}
@@ -221,6 +243,21 @@ def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> 
                      if t["wjh"] else d.on(False))
     system["api"] = {"state": "enabled" if b["api"] else "disabled"}  # `state` in every release
     system["config"] = {"auto-save": {"state": "enabled" if b["auto_save"] else "disabled"}}
+    _nvidia_system(system, b, d)
+
+
+def _nvidia_system(system: dict[str, Any], b: dict[str, Any], d: Dialect) -> None:
+    """The baseline's keys that write NVIDIA's lines where fabgen leaves the release's defaults: the SSH
+    server's state (ssh_server) and NVUE's own AAA classes and roles (builtin_roles)."""
+    if b.get("ssh_server"):  # NVIDIA's `system ssh-server state enabled` (baseline.ssh_server)
+        system["ssh-server"] = {"state": "enabled"}
+    if b.get("builtin_roles"):  # NVUE's own classes and roles, re-declared as NVIDIA's generator does
+        aaa = system.setdefault("aaa", {})
+        if not b["aaa"]:  # the authentication order: local accounts (`_aaa` writes it with a server)
+            order: dict[str, Any] = ({"authentication": {"order": ["local"]}} if d.new
+                                     else {"authentication-order": {"10": {"local": {}}}})
+            aaa.update(order)
+        aaa.update(BUILTIN_ROLES)
 
 
 def _aaa(a: dict[str, Any], vrf: str, d: Dialect) -> dict[str, Any]:
@@ -440,7 +477,9 @@ def _tree(sw: dict[str, Any], qos: dict[str, Any], ar: bool, breakout: str | Non
     for t in sw["evpn"]["tenants"] if sw.get("evpn") else []:  # the tenants' VRFs: L3VNI, subnets into EVPN
         tree["vrf"][t["vrf"]] = _tenant_vrf(t, d)
     if bgp.get("route_map_out"):
-        tree["router"]["policy"] = {"route-map": _route_maps(set(bgp["route_map_out"].values()))}
+        maps = tree["router"].setdefault("policy", {}).setdefault("route-map", {})
+        maps.update(_route_maps(set(bgp["route_map_out"].values())))
+        tree["router"]["policy"]["route-map"] = dict(sorted(maps.items()))
     return tree
 
 
@@ -494,9 +533,16 @@ def _default_bgp(tree: dict[str, Any], sw: dict[str, Any], neighbors: yamlout.Jo
         groups[OVERLAY_GROUP] = _overlay_group(e, bgp, d, tree)
         neighbors = yamlout.Joined(neighbors, {p["ip"]: {"peer-group": OVERLAY_GROUP, "type": "numbered"}
                                                for p in e["overlay"]})
-    vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": {
-        "multipaths": {"ebgp": bgp["ecmp"]},
-        "network": {net: {} for net in bgp["networks"]}}}, **d.on()}
+    # ethernet.announce redistribute: the loopback by `redistribute connected` through LOOPBACK_BGP (NVIDIA's
+    # gl-plane1-01-config.sh at 2b4e3e2), the host subnets still by `network`
+    lo = f"{sw['loopback']}/32" if bgp.get("redistribute_loopback") else None
+    ipv4: dict[str, Any] = {"multipaths": {"ebgp": bgp["ecmp"]}}
+    if any(net != lo for net in bgp["networks"]):
+        ipv4["network"] = {net: {} for net in bgp["networks"] if net != lo}
+    if lo:
+        ipv4["redistribute"] = {"connected": {**d.on(), "route-map": LOOPBACK_MAP}}
+        tree["router"].setdefault("policy", {}).setdefault("route-map", {})[LOOPBACK_MAP] = _LOOPBACK_RULES
+    vrf_bgp: dict[str, Any] = {"address-family": {"ipv4-unicast": ipv4}, **d.on()}
     if groups:
         vrf_bgp["peer-group"] = dict(sorted(groups.items()))
         vrf_bgp["neighbor"] = neighbors
@@ -682,6 +728,8 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
         _border(tree, sw, border, d)
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
+    if "anycast_mac" in sw:  # ethernet.anycast_mac
+        tree["system"]["global"] = {"anycast-mac": sw["anycast_mac"]}
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
     users = sw["management"]["users"] if sw["management"] else []
     secrets = _secrets([(e, secret_ref(e), "env") for e in envs],
@@ -699,7 +747,7 @@ def _border_ports(sw: dict[str, Any], ups: list[dict[str, str]]) -> dict[str, An
     return {**sw, "interfaces": interfaces}
 
 
-_PERMIT: dict[str, Any] = {"permit": {}}  # a route-map rule's action is a word of its path (`action permit`)
+
 _DENY: dict[str, Any] = {"deny": {}}
 
 
@@ -727,9 +775,9 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
                                          "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},
         # NVIDIA's rule 10 denies the border VRF's own loopback (EXIT_LOCAL_IF): fabgen's has none
         BORDER_IN_MAP: {"rule": {"20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}},
-        BORDER_IN_SITE_MAP: {"rule": {"10": {"action": _DENY,
-                                             "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}},
-                                      "20": {"action": _PERMIT}}}}
+        **({BORDER_IN_SITE_MAP: {"rule": {"10": {"action": _DENY,
+                                                 "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}},
+                                          "20": {"action": _PERMIT}}}} if border["inbound_filter"] else {})}
     for t in leaked:
         v = t["vrf"]
         lists[f"{v}_PREFIXES"] = _prefix_list([t["subnet"]])
@@ -756,7 +804,9 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
     if timers and d.new:
         bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
         bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
-    policy = {"inbound": {"route-map": BORDER_IN_SITE_MAP}, "outbound": {"route-map": BORDER_OUT_MAP}}
+    # the inbound filter (border.inbound_filter, default on; NVIDIA's sessions have none)
+    policy = {**({"inbound": {"route-map": BORDER_IN_SITE_MAP}} if border["inbound_filter"] else {}),
+              "outbound": {"route-map": BORDER_OUT_MAP}}
     peer = {"address-family": {"ipv4-unicast": {**d.on(), "policy": policy}},
             **({"bfd": _bfd_group(timers, d)} if timers else {}),
             "remote-as": border["asn"] if border["asn"] is not None else "external"}
@@ -871,7 +921,7 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
                           for u in accounts]}
     _management(tree, iface, services, d)
     iface.clear()  # eth0 stays unused: the switch is managed on its SVI
-    b = baseline_of(ctx.baseline, f.spec.baseline, "access", f.spec.platform, m.prefix)
+    b = named(baseline_of(ctx.baseline, f.spec.baseline, "access", f.spec.platform, m.prefix), s.name)
     telemetry = {"telemetry": {"histogram": HISTOGRAM}} if b and b["telemetry"]["histograms"] else {}
     used = f.ports.get(s.name, {})
     for name in f.switch_model.port_names(f.plan.speed):

@@ -46,7 +46,8 @@ def intent(ctx: Any) -> dict[str, Any]:
         overlay = {"tenants": [{k: t[k] for k in ("role", "vlan", "vni", "vrf", "l3vni", "subnet", "gateway")}
                                for t in tenants(ctx)],
                    # one a bond: a two-bond server (bonds: 2) has two
-                   "segments": sum(len(h.model.nics) // 2 for h in ctx.fabric.hosts), "es_sys_mac": ES_SYS_MAC}
+                   "segments": sum(len(h.model.nics) // 2 for h in ctx.fabric.hosts),
+                   "es_sys_mac": (eth.northsouth.segment_mac or "").upper() or ES_SYS_MAC}
         if f.plan.striped:  # sized by racks (spec/sizing.py `stripe`): every node's legs on two of all the leaves
             overlay["striped_leaves"] = f.plan.leaves_per_unit
         if f.plan.peer_links:  # NVIDIA's collapsed pair (1-2 racks, spec/sizing.py NS_PEER_LINKS): no spines

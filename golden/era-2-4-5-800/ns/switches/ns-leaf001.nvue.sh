@@ -7,19 +7,34 @@ set -euo pipefail
 nv set system hostname ns-leaf001
 nv set system aaa user cumulus hashed-password "${FABGEN_CUMULUS_HASH}"
 nv set system aaa user cumulus role system-admin
+nv set system aaa authentication order local
+nv set system aaa class nvapply action allow
+nv set system aaa class nvapply command-path / permission all
+nv set system aaa class nvshow action allow
+nv set system aaa class nvshow command-path / permission ro
+nv set system aaa class sudo action allow
+nv set system aaa class sudo command-path / permission all
+nv set system aaa role nvue-admin class nvapply
+nv set system aaa role nvue-monitor class nvshow
+nv set system aaa role system-admin class nvapply
+nv set system aaa role system-admin class sudo
 nv set system date-time timezone Etc/Zulu
 nv set system message pre-login '##############################################################################
 #      You are accessing an Information System (IS) that is provided for authorized use only.
 ##############################################################################'
 nv set system message post-login '####################################################################
-#       You are successfully logged in - site: default / arch: 2-4-5-800
+#       You are successfully logged in to: ns-leaf001 - site: default / arch: 2-4-5-800
 ####################################################################'
+nv set system control-plane acl acl-default-dos inbound
+nv set system control-plane acl acl-default-whitelist inbound
 nv set system wjh channel forwarding trigger l2
 nv set system wjh channel forwarding trigger l3
 nv set system wjh channel forwarding trigger tunnel
 nv set system wjh state enabled
 nv set system api state enabled
 nv set system config auto-save state enabled
+nv set system ssh-server state enabled
+nv set system global anycast-mac 44:38:39:ff:00:ff
 nv set interface lo ipv4 address 10.254.0.1/32
 nv set interface lo type loopback
 nv set interface eth0 ipv4 address 192.168.61.2/24
@@ -163,8 +178,8 @@ nv set interface bond1 bridge domain br_default vlan 20
 nv set interface bond1 bridge domain br_default vlan 30
 nv set interface bond1 description HOST_su-01-node-01_bond0
 nv set interface bond1 evpn multihoming segment state enabled
-nv set interface bond1 evpn multihoming segment local-id 1
-nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond1 evpn multihoming segment local-id 10
+nv set interface bond1 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
 nv set interface swp1s0 description HOST_su-01-node-01_mlx5_4
@@ -185,8 +200,8 @@ nv set interface bond2 bridge domain br_default vlan 20
 nv set interface bond2 bridge domain br_default vlan 30
 nv set interface bond2 description HOST_su-01-node-02_bond0
 nv set interface bond2 evpn multihoming segment state enabled
-nv set interface bond2 evpn multihoming segment local-id 2
-nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond2 evpn multihoming segment local-id 11
+nv set interface bond2 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
 nv set interface swp1s1 description HOST_su-01-node-02_mlx5_5
@@ -207,8 +222,8 @@ nv set interface bond3 bridge domain br_default vlan 20
 nv set interface bond3 bridge domain br_default vlan 30
 nv set interface bond3 description HOST_su-01-node-03_bond0
 nv set interface bond3 evpn multihoming segment state enabled
-nv set interface bond3 evpn multihoming segment local-id 3
-nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond3 evpn multihoming segment local-id 20
+nv set interface bond3 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
 nv set interface swp2s0 description HOST_su-01-node-03_mlx5_4
@@ -229,8 +244,8 @@ nv set interface bond4 bridge domain br_default vlan 20
 nv set interface bond4 bridge domain br_default vlan 30
 nv set interface bond4 description HOST_su-01-node-04_bond0
 nv set interface bond4 evpn multihoming segment state enabled
-nv set interface bond4 evpn multihoming segment local-id 4
-nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond4 evpn multihoming segment local-id 21
+nv set interface bond4 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
 nv set interface swp2s1 description HOST_su-01-node-04_mlx5_5
@@ -251,8 +266,8 @@ nv set interface bond5 bridge domain br_default vlan 20
 nv set interface bond5 bridge domain br_default vlan 30
 nv set interface bond5 description HOST_su-01-node-05_bond0
 nv set interface bond5 evpn multihoming segment state enabled
-nv set interface bond5 evpn multihoming segment local-id 5
-nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond5 evpn multihoming segment local-id 30
+nv set interface bond5 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
 nv set interface swp3s0 description HOST_su-01-node-05_mlx5_4
@@ -273,8 +288,8 @@ nv set interface bond6 bridge domain br_default vlan 20
 nv set interface bond6 bridge domain br_default vlan 30
 nv set interface bond6 description HOST_su-01-node-06_bond0
 nv set interface bond6 evpn multihoming segment state enabled
-nv set interface bond6 evpn multihoming segment local-id 6
-nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond6 evpn multihoming segment local-id 31
+nv set interface bond6 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
 nv set interface swp3s1 description HOST_su-01-node-06_mlx5_5
@@ -295,8 +310,8 @@ nv set interface bond7 bridge domain br_default vlan 20
 nv set interface bond7 bridge domain br_default vlan 30
 nv set interface bond7 description HOST_su-01-node-07_bond0
 nv set interface bond7 evpn multihoming segment state enabled
-nv set interface bond7 evpn multihoming segment local-id 7
-nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond7 evpn multihoming segment local-id 40
+nv set interface bond7 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
 nv set interface swp4s0 description HOST_su-01-node-07_mlx5_4
@@ -317,8 +332,8 @@ nv set interface bond8 bridge domain br_default vlan 20
 nv set interface bond8 bridge domain br_default vlan 30
 nv set interface bond8 description HOST_su-01-node-08_bond0
 nv set interface bond8 evpn multihoming segment state enabled
-nv set interface bond8 evpn multihoming segment local-id 8
-nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond8 evpn multihoming segment local-id 41
+nv set interface bond8 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
 nv set interface swp4s1 description HOST_su-01-node-08_mlx5_5
@@ -339,8 +354,8 @@ nv set interface bond9 bridge domain br_default vlan 20
 nv set interface bond9 bridge domain br_default vlan 30
 nv set interface bond9 description HOST_su-01-node-09_bond0
 nv set interface bond9 evpn multihoming segment state enabled
-nv set interface bond9 evpn multihoming segment local-id 9
-nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond9 evpn multihoming segment local-id 50
+nv set interface bond9 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
 nv set interface swp5s0 description HOST_su-01-node-09_mlx5_4
@@ -361,8 +376,8 @@ nv set interface bond10 bridge domain br_default vlan 20
 nv set interface bond10 bridge domain br_default vlan 30
 nv set interface bond10 description HOST_su-01-node-10_bond0
 nv set interface bond10 evpn multihoming segment state enabled
-nv set interface bond10 evpn multihoming segment local-id 10
-nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond10 evpn multihoming segment local-id 51
+nv set interface bond10 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
 nv set interface swp5s1 description HOST_su-01-node-10_mlx5_5
@@ -383,8 +398,8 @@ nv set interface bond11 bridge domain br_default vlan 20
 nv set interface bond11 bridge domain br_default vlan 30
 nv set interface bond11 description HOST_su-01-node-11_bond0
 nv set interface bond11 evpn multihoming segment state enabled
-nv set interface bond11 evpn multihoming segment local-id 11
-nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond11 evpn multihoming segment local-id 60
+nv set interface bond11 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
 nv set interface swp6s0 description HOST_su-01-node-11_mlx5_4
@@ -405,8 +420,8 @@ nv set interface bond12 bridge domain br_default vlan 20
 nv set interface bond12 bridge domain br_default vlan 30
 nv set interface bond12 description HOST_su-01-node-12_bond0
 nv set interface bond12 evpn multihoming segment state enabled
-nv set interface bond12 evpn multihoming segment local-id 12
-nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond12 evpn multihoming segment local-id 61
+nv set interface bond12 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
 nv set interface swp6s1 description HOST_su-01-node-12_mlx5_5
@@ -427,8 +442,8 @@ nv set interface bond13 bridge domain br_default vlan 20
 nv set interface bond13 bridge domain br_default vlan 30
 nv set interface bond13 description HOST_su-01-node-13_bond0
 nv set interface bond13 evpn multihoming segment state enabled
-nv set interface bond13 evpn multihoming segment local-id 13
-nv set interface bond13 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond13 evpn multihoming segment local-id 70
+nv set interface bond13 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond13 link mtu 9100
 nv set interface bond13 type bond
 nv set interface swp7s0 description HOST_su-01-node-13_mlx5_4
@@ -449,8 +464,8 @@ nv set interface bond14 bridge domain br_default vlan 20
 nv set interface bond14 bridge domain br_default vlan 30
 nv set interface bond14 description HOST_su-01-node-14_bond0
 nv set interface bond14 evpn multihoming segment state enabled
-nv set interface bond14 evpn multihoming segment local-id 14
-nv set interface bond14 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond14 evpn multihoming segment local-id 71
+nv set interface bond14 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond14 link mtu 9100
 nv set interface bond14 type bond
 nv set interface swp7s1 description HOST_su-01-node-14_mlx5_5
@@ -471,8 +486,8 @@ nv set interface bond15 bridge domain br_default vlan 20
 nv set interface bond15 bridge domain br_default vlan 30
 nv set interface bond15 description HOST_su-01-node-15_bond0
 nv set interface bond15 evpn multihoming segment state enabled
-nv set interface bond15 evpn multihoming segment local-id 15
-nv set interface bond15 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond15 evpn multihoming segment local-id 80
+nv set interface bond15 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond15 link mtu 9100
 nv set interface bond15 type bond
 nv set interface swp8s0 description HOST_su-01-node-15_mlx5_4
@@ -493,8 +508,8 @@ nv set interface bond16 bridge domain br_default vlan 20
 nv set interface bond16 bridge domain br_default vlan 30
 nv set interface bond16 description HOST_su-01-node-16_bond0
 nv set interface bond16 evpn multihoming segment state enabled
-nv set interface bond16 evpn multihoming segment local-id 16
-nv set interface bond16 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond16 evpn multihoming segment local-id 81
+nv set interface bond16 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond16 link mtu 9100
 nv set interface bond16 type bond
 nv set interface swp8s1 description HOST_su-01-node-16_mlx5_5
@@ -515,8 +530,8 @@ nv set interface bond17 bridge domain br_default vlan 20
 nv set interface bond17 bridge domain br_default vlan 30
 nv set interface bond17 description HOST_su-01-node-17_bond0
 nv set interface bond17 evpn multihoming segment state enabled
-nv set interface bond17 evpn multihoming segment local-id 17
-nv set interface bond17 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond17 evpn multihoming segment local-id 90
+nv set interface bond17 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond17 link mtu 9100
 nv set interface bond17 type bond
 nv set interface swp9s0 description HOST_su-01-node-17_mlx5_4
@@ -537,8 +552,8 @@ nv set interface bond18 bridge domain br_default vlan 20
 nv set interface bond18 bridge domain br_default vlan 30
 nv set interface bond18 description HOST_su-01-node-18_bond0
 nv set interface bond18 evpn multihoming segment state enabled
-nv set interface bond18 evpn multihoming segment local-id 18
-nv set interface bond18 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond18 evpn multihoming segment local-id 91
+nv set interface bond18 evpn multihoming segment mac-address 44:38:39:FF:00:AC
 nv set interface bond18 link mtu 9100
 nv set interface bond18 type bond
 nv set interface swp9s1 description HOST_su-01-node-18_mlx5_5
@@ -1007,6 +1022,36 @@ nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
 nv set router bfd profile FABRIC min-tx-interval 300
 nv set router bfd state enabled
+nv set router policy route-map EXIT_FILTER rule 20 action permit
+nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
+nv set router policy route-map INBAND_FILTER rule 5 action deny
+nv set router policy route-map INBAND_FILTER rule 5 match community-list 11
+nv set router policy route-map INBAND_FILTER rule 10 action deny
+nv set router policy route-map INBAND_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 10 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 15 action deny
+nv set router policy route-map INBAND_FILTER rule 15 match ip-prefix-list INBAND_LOCAL_IF
+nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 20 action permit
+nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
+nv set router policy route-map LOOPBACK_BGP rule 10 action permit
+nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo
+nv set router policy route-map LOOPBACK_BGP rule 10 match type ipv4
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 5 action deny
+nv set router policy route-map STORAGE_FILTER rule 5 match community-list 11
+nv set router policy route-map STORAGE_FILTER rule 10 action deny
+nv set router policy route-map STORAGE_FILTER rule 10 match ip-prefix-list INBAND_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 15 action deny
+nv set router policy route-map STORAGE_FILTER rule 15 match ip-prefix-list STORAGE_LOCAL_IF
+nv set router policy route-map STORAGE_FILTER rule 15 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 20 action permit
+nv set router policy route-map STORAGE_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 20 match type ipv4
 nv set router policy community-list 11 rule 100 action permit
 nv set router policy community-list 11 rule 100 community 11:11
 nv set router policy prefix-list ALL_PREFIXES rule 10 action permit
@@ -1025,39 +1070,9 @@ nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 match 10.160.127.254/32 max-prefix-len 32
 nv set router policy prefix-list STORAGE_PREFIXES rule 10 action permit
 nv set router policy prefix-list STORAGE_PREFIXES rule 10 match 10.160.0.0/17 max-prefix-len 32
-nv set router policy route-map EXIT_FILTER rule 20 action permit
-nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
-nv set router policy route-map INBAND_FILTER rule 5 action deny
-nv set router policy route-map INBAND_FILTER rule 5 match community-list 11
-nv set router policy route-map INBAND_FILTER rule 10 action deny
-nv set router policy route-map INBAND_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
-nv set router policy route-map INBAND_FILTER rule 10 match type ipv4
-nv set router policy route-map INBAND_FILTER rule 15 action deny
-nv set router policy route-map INBAND_FILTER rule 15 match ip-prefix-list INBAND_LOCAL_IF
-nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
-nv set router policy route-map INBAND_FILTER rule 20 action permit
-nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
-nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 action deny
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match type ipv4
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 20 action permit
-nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
-nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
-nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
-nv set router policy route-map STORAGE_FILTER rule 5 action deny
-nv set router policy route-map STORAGE_FILTER rule 5 match community-list 11
-nv set router policy route-map STORAGE_FILTER rule 10 action deny
-nv set router policy route-map STORAGE_FILTER rule 10 match ip-prefix-list INBAND_PREFIXES
-nv set router policy route-map STORAGE_FILTER rule 10 match type ipv4
-nv set router policy route-map STORAGE_FILTER rule 15 action deny
-nv set router policy route-map STORAGE_FILTER rule 15 match ip-prefix-list STORAGE_LOCAL_IF
-nv set router policy route-map STORAGE_FILTER rule 15 match type ipv4
-nv set router policy route-map STORAGE_FILTER rule 20 action permit
-nv set router policy route-map STORAGE_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
-nv set router policy route-map STORAGE_FILTER rule 20 match type ipv4
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
-nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.1/32
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected route-map LOOPBACK_BGP
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group ISL remote-as internal
@@ -1142,7 +1157,6 @@ nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf rou
 nv set vrf EXIT router bgp address-family l2vpn-evpn state enabled
 nv set vrf EXIT router bgp router-id 10.254.0.1
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast state enabled
-nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy inbound route-map INBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group exit remote-as external
 nv set vrf EXIT router bgp neighbor swp62s1 peer-group exit

@@ -7,19 +7,33 @@ set -euo pipefail
 nv set system hostname oob-ns-mgmt0001
 nv set system aaa user cumulus hashed-password "${FABGEN_CUMULUS_HASH}"
 nv set system aaa user cumulus role system-admin
+nv set system aaa authentication order local
+nv set system aaa class nvapply action allow
+nv set system aaa class nvapply command-path / permission all
+nv set system aaa class nvshow action allow
+nv set system aaa class nvshow command-path / permission ro
+nv set system aaa class sudo action allow
+nv set system aaa class sudo command-path / permission all
+nv set system aaa role nvue-admin class nvapply
+nv set system aaa role nvue-monitor class nvshow
+nv set system aaa role system-admin class nvapply
+nv set system aaa role system-admin class sudo
 nv set system date-time timezone Etc/Zulu
 nv set system message pre-login '##############################################################################
 #      You are accessing an Information System (IS) that is provided for authorized use only.
 ##############################################################################'
 nv set system message post-login '####################################################################
-#       You are successfully logged in - site: default / arch: 2-4-5-800
+#       You are successfully logged in to: oob-ns-mgmt0001 - site: default / arch: 2-4-5-800
 ####################################################################'
+nv set system control-plane acl acl-default-dos inbound
+nv set system control-plane acl acl-default-whitelist inbound
 nv set system wjh channel forwarding trigger l2
 nv set system wjh channel forwarding trigger l3
 nv set system wjh channel forwarding trigger tunnel
 nv set system wjh state enabled
 nv set system api state enabled
 nv set system config auto-save state enabled
+nv set system ssh-server state enabled
 nv set interface swp1 bridge domain br_default access 10
 nv set interface swp1 description OOB_ns-leaf001_eth0
 nv set interface swp1 type swp

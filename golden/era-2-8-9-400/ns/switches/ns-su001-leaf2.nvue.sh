@@ -7,19 +7,34 @@ set -euo pipefail
 nv set system hostname ns-su001-leaf2
 nv set system aaa user cumulus hashed-password "${FABGEN_CUMULUS_HASH}"
 nv set system aaa user cumulus role system-admin
+nv set system aaa authentication order local
+nv set system aaa class nvapply action allow
+nv set system aaa class nvapply command-path / permission all
+nv set system aaa class nvshow action allow
+nv set system aaa class nvshow command-path / permission ro
+nv set system aaa class sudo action allow
+nv set system aaa class sudo command-path / permission all
+nv set system aaa role nvue-admin class nvapply
+nv set system aaa role nvue-monitor class nvshow
+nv set system aaa role system-admin class nvapply
+nv set system aaa role system-admin class sudo
 nv set system date-time timezone Etc/Zulu
 nv set system message pre-login '##############################################################################
 #      You are accessing an Information System (IS) that is provided for authorized use only.
 ##############################################################################'
 nv set system message post-login '####################################################################
-#       You are successfully logged in - site: default / arch: 2-8-9-400
+#       You are successfully logged in to: ns-su001-leaf2 - site: default / arch: 2-8-9-400
 ####################################################################'
+nv set system control-plane acl acl-default-dos inbound
+nv set system control-plane acl acl-default-whitelist inbound
 nv set system wjh channel forwarding trigger l2
 nv set system wjh channel forwarding trigger l3
 nv set system wjh channel forwarding trigger tunnel
 nv set system wjh state enabled
 nv set system api state enabled
 nv set system config auto-save state enabled
+nv set system ssh-server state enabled
+nv set system global anycast-mac 44:38:39:ff:00:ff
 nv set interface lo ipv4 address 10.254.0.2/32
 nv set interface lo type loopback
 nv set interface eth0 ipv4 address 192.168.61.3/24
@@ -163,15 +178,14 @@ nv set interface bond1 bridge domain br_default vlan 500
 nv set interface bond1 bridge domain br_default vlan 300
 nv set interface bond1 description HOST_su-01-node-01_bond0
 nv set interface bond1 evpn multihoming segment state enabled
-nv set interface bond1 evpn multihoming segment local-id 1
-nv set interface bond1 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond1 evpn multihoming segment local-id 10
+nv set interface bond1 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
 nv set interface swp1s0 description HOST_su-01-node-01_mlx5_9
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 link speed 200G
 nv set interface swp1s0 type swp
-nv set interface swp1s0 qos pfc-watchdog state enable
 nv set interface swp1s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s0 telemetry histogram egress-buffer traffic-class 0
@@ -186,15 +200,14 @@ nv set interface bond2 bridge domain br_default vlan 500
 nv set interface bond2 bridge domain br_default vlan 300
 nv set interface bond2 description HOST_su-01-node-02_bond0
 nv set interface bond2 evpn multihoming segment state enabled
-nv set interface bond2 evpn multihoming segment local-id 2
-nv set interface bond2 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond2 evpn multihoming segment local-id 11
+nv set interface bond2 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
 nv set interface swp1s1 description HOST_su-01-node-02_mlx5_9
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 link speed 200G
 nv set interface swp1s1 type swp
-nv set interface swp1s1 qos pfc-watchdog state enable
 nv set interface swp1s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s1 telemetry histogram egress-buffer traffic-class 0
@@ -209,15 +222,14 @@ nv set interface bond3 bridge domain br_default vlan 500
 nv set interface bond3 bridge domain br_default vlan 300
 nv set interface bond3 description HOST_su-01-node-03_bond0
 nv set interface bond3 evpn multihoming segment state enabled
-nv set interface bond3 evpn multihoming segment local-id 3
-nv set interface bond3 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond3 evpn multihoming segment local-id 12
+nv set interface bond3 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
 nv set interface swp1s2 description HOST_su-01-node-03_mlx5_9
 nv set interface swp1s2 link mtu 9100
 nv set interface swp1s2 link speed 200G
 nv set interface swp1s2 type swp
-nv set interface swp1s2 qos pfc-watchdog state enable
 nv set interface swp1s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s2 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s2 telemetry histogram egress-buffer traffic-class 0
@@ -232,15 +244,14 @@ nv set interface bond4 bridge domain br_default vlan 500
 nv set interface bond4 bridge domain br_default vlan 300
 nv set interface bond4 description HOST_su-01-node-04_bond0
 nv set interface bond4 evpn multihoming segment state enabled
-nv set interface bond4 evpn multihoming segment local-id 4
-nv set interface bond4 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond4 evpn multihoming segment local-id 13
+nv set interface bond4 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
 nv set interface swp1s3 description HOST_su-01-node-04_mlx5_9
 nv set interface swp1s3 link mtu 9100
 nv set interface swp1s3 link speed 200G
 nv set interface swp1s3 type swp
-nv set interface swp1s3 qos pfc-watchdog state enable
 nv set interface swp1s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s3 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s3 telemetry histogram egress-buffer traffic-class 0
@@ -255,15 +266,14 @@ nv set interface bond5 bridge domain br_default vlan 500
 nv set interface bond5 bridge domain br_default vlan 300
 nv set interface bond5 description HOST_su-02-node-01_bond0
 nv set interface bond5 evpn multihoming segment state enabled
-nv set interface bond5 evpn multihoming segment local-id 5
-nv set interface bond5 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond5 evpn multihoming segment local-id 20
+nv set interface bond5 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
 nv set interface swp2s0 description HOST_su-02-node-01_mlx5_9
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 link speed 200G
 nv set interface swp2s0 type swp
-nv set interface swp2s0 qos pfc-watchdog state enable
 nv set interface swp2s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s0 telemetry histogram egress-buffer traffic-class 0
@@ -278,15 +288,14 @@ nv set interface bond6 bridge domain br_default vlan 500
 nv set interface bond6 bridge domain br_default vlan 300
 nv set interface bond6 description HOST_su-02-node-02_bond0
 nv set interface bond6 evpn multihoming segment state enabled
-nv set interface bond6 evpn multihoming segment local-id 6
-nv set interface bond6 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond6 evpn multihoming segment local-id 21
+nv set interface bond6 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
 nv set interface swp2s1 description HOST_su-02-node-02_mlx5_9
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 link speed 200G
 nv set interface swp2s1 type swp
-nv set interface swp2s1 qos pfc-watchdog state enable
 nv set interface swp2s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s1 telemetry histogram egress-buffer traffic-class 0
@@ -301,15 +310,14 @@ nv set interface bond7 bridge domain br_default vlan 500
 nv set interface bond7 bridge domain br_default vlan 300
 nv set interface bond7 description HOST_su-02-node-03_bond0
 nv set interface bond7 evpn multihoming segment state enabled
-nv set interface bond7 evpn multihoming segment local-id 7
-nv set interface bond7 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond7 evpn multihoming segment local-id 22
+nv set interface bond7 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
 nv set interface swp2s2 description HOST_su-02-node-03_mlx5_9
 nv set interface swp2s2 link mtu 9100
 nv set interface swp2s2 link speed 200G
 nv set interface swp2s2 type swp
-nv set interface swp2s2 qos pfc-watchdog state enable
 nv set interface swp2s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s2 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s2 telemetry histogram egress-buffer traffic-class 0
@@ -324,15 +332,14 @@ nv set interface bond8 bridge domain br_default vlan 500
 nv set interface bond8 bridge domain br_default vlan 300
 nv set interface bond8 description HOST_su-02-node-04_bond0
 nv set interface bond8 evpn multihoming segment state enabled
-nv set interface bond8 evpn multihoming segment local-id 8
-nv set interface bond8 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond8 evpn multihoming segment local-id 23
+nv set interface bond8 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
 nv set interface swp2s3 description HOST_su-02-node-04_mlx5_9
 nv set interface swp2s3 link mtu 9100
 nv set interface swp2s3 link speed 200G
 nv set interface swp2s3 type swp
-nv set interface swp2s3 qos pfc-watchdog state enable
 nv set interface swp2s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s3 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s3 telemetry histogram egress-buffer traffic-class 0
@@ -347,15 +354,14 @@ nv set interface bond9 bridge domain br_default vlan 500
 nv set interface bond9 bridge domain br_default vlan 300
 nv set interface bond9 description HOST_su-03-node-01_bond0
 nv set interface bond9 evpn multihoming segment state enabled
-nv set interface bond9 evpn multihoming segment local-id 9
-nv set interface bond9 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond9 evpn multihoming segment local-id 30
+nv set interface bond9 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
 nv set interface swp3s0 description HOST_su-03-node-01_mlx5_9
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 link speed 200G
 nv set interface swp3s0 type swp
-nv set interface swp3s0 qos pfc-watchdog state enable
 nv set interface swp3s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s0 telemetry histogram egress-buffer traffic-class 0
@@ -370,15 +376,14 @@ nv set interface bond10 bridge domain br_default vlan 500
 nv set interface bond10 bridge domain br_default vlan 300
 nv set interface bond10 description HOST_su-03-node-02_bond0
 nv set interface bond10 evpn multihoming segment state enabled
-nv set interface bond10 evpn multihoming segment local-id 10
-nv set interface bond10 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond10 evpn multihoming segment local-id 31
+nv set interface bond10 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
 nv set interface swp3s1 description HOST_su-03-node-02_mlx5_9
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 link speed 200G
 nv set interface swp3s1 type swp
-nv set interface swp3s1 qos pfc-watchdog state enable
 nv set interface swp3s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s1 telemetry histogram egress-buffer traffic-class 0
@@ -393,15 +398,14 @@ nv set interface bond11 bridge domain br_default vlan 500
 nv set interface bond11 bridge domain br_default vlan 300
 nv set interface bond11 description HOST_su-03-node-03_bond0
 nv set interface bond11 evpn multihoming segment state enabled
-nv set interface bond11 evpn multihoming segment local-id 11
-nv set interface bond11 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond11 evpn multihoming segment local-id 32
+nv set interface bond11 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
 nv set interface swp3s2 description HOST_su-03-node-03_mlx5_9
 nv set interface swp3s2 link mtu 9100
 nv set interface swp3s2 link speed 200G
 nv set interface swp3s2 type swp
-nv set interface swp3s2 qos pfc-watchdog state enable
 nv set interface swp3s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s2 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s2 telemetry histogram egress-buffer traffic-class 0
@@ -416,15 +420,14 @@ nv set interface bond12 bridge domain br_default vlan 500
 nv set interface bond12 bridge domain br_default vlan 300
 nv set interface bond12 description HOST_su-03-node-04_bond0
 nv set interface bond12 evpn multihoming segment state enabled
-nv set interface bond12 evpn multihoming segment local-id 12
-nv set interface bond12 evpn multihoming segment mac-address 02:fa:bc:00:00:00
+nv set interface bond12 evpn multihoming segment local-id 33
+nv set interface bond12 evpn multihoming segment mac-address 44:38:39:FF:00:AA
 nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
 nv set interface swp3s3 description HOST_su-03-node-04_mlx5_9
 nv set interface swp3s3 link mtu 9100
 nv set interface swp3s3 link speed 200G
 nv set interface swp3s3 type swp
-nv set interface swp3s3 qos pfc-watchdog state enable
 nv set interface swp3s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s3 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s3 telemetry histogram egress-buffer traffic-class 0
@@ -1079,8 +1082,6 @@ nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
-nv set qos pfc-watchdog polling-interval 100
-nv set qos pfc-watchdog robustness 2
 nv set qos traffic-pool default-lossy memory-percent 10
 nv set qos traffic-pool roce-lossless memory-percent 90
 nv set router adaptive-routing state disabled
@@ -1092,6 +1093,40 @@ nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
 nv set router bfd profile FABRIC min-tx-interval 300
 nv set router bfd state enabled
+nv set router policy route-map EXIT_FILTER rule 20 action permit
+nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
+nv set router policy route-map INBAND_FILTER rule 5 action deny
+nv set router policy route-map INBAND_FILTER rule 5 match community-list 11
+nv set router policy route-map INBAND_FILTER rule 10 action deny
+nv set router policy route-map INBAND_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 10 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 15 action deny
+nv set router policy route-map INBAND_FILTER rule 15 match ip-prefix-list INBAND_LOCAL_IF
+nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 20 action permit
+nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 action deny
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match type ipv4
+nv set router policy route-map INBOUND_ERA_PREFIXES rule 20 action permit
+nv set router policy route-map LOOPBACK_BGP rule 10 action permit
+nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo
+nv set router policy route-map LOOPBACK_BGP rule 10 match type ipv4
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
+nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 5 action deny
+nv set router policy route-map STORAGE_FILTER rule 5 match community-list 11
+nv set router policy route-map STORAGE_FILTER rule 10 action deny
+nv set router policy route-map STORAGE_FILTER rule 10 match ip-prefix-list INBAND_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 15 action deny
+nv set router policy route-map STORAGE_FILTER rule 15 match ip-prefix-list STORAGE_LOCAL_IF
+nv set router policy route-map STORAGE_FILTER rule 15 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 20 action permit
+nv set router policy route-map STORAGE_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 20 match type ipv4
 nv set router policy community-list 11 rule 100 action permit
 nv set router policy community-list 11 rule 100 community 11:11
 nv set router policy prefix-list ALL_PREFIXES rule 10 action permit
@@ -1110,39 +1145,9 @@ nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 match 10.160.127.253/32 max-prefix-len 32
 nv set router policy prefix-list STORAGE_PREFIXES rule 10 action permit
 nv set router policy prefix-list STORAGE_PREFIXES rule 10 match 10.160.0.0/17 max-prefix-len 32
-nv set router policy route-map EXIT_FILTER rule 20 action permit
-nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
-nv set router policy route-map INBAND_FILTER rule 5 action deny
-nv set router policy route-map INBAND_FILTER rule 5 match community-list 11
-nv set router policy route-map INBAND_FILTER rule 10 action deny
-nv set router policy route-map INBAND_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
-nv set router policy route-map INBAND_FILTER rule 10 match type ipv4
-nv set router policy route-map INBAND_FILTER rule 15 action deny
-nv set router policy route-map INBAND_FILTER rule 15 match ip-prefix-list INBAND_LOCAL_IF
-nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
-nv set router policy route-map INBAND_FILTER rule 20 action permit
-nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
-nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 action deny
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match type ipv4
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 20 action permit
-nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
-nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
-nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
-nv set router policy route-map STORAGE_FILTER rule 5 action deny
-nv set router policy route-map STORAGE_FILTER rule 5 match community-list 11
-nv set router policy route-map STORAGE_FILTER rule 10 action deny
-nv set router policy route-map STORAGE_FILTER rule 10 match ip-prefix-list INBAND_PREFIXES
-nv set router policy route-map STORAGE_FILTER rule 10 match type ipv4
-nv set router policy route-map STORAGE_FILTER rule 15 action deny
-nv set router policy route-map STORAGE_FILTER rule 15 match ip-prefix-list STORAGE_LOCAL_IF
-nv set router policy route-map STORAGE_FILTER rule 15 match type ipv4
-nv set router policy route-map STORAGE_FILTER rule 20 action permit
-nv set router policy route-map STORAGE_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
-nv set router policy route-map STORAGE_FILTER rule 20 match type ipv4
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128
-nv set vrf default router bgp address-family ipv4-unicast network 10.254.0.2/32
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected route-map LOOPBACK_BGP
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
@@ -1198,33 +1203,33 @@ nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf lis
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf route-map EXIT_FILTER
 nv set vrf EXIT router bgp address-family l2vpn-evpn state enabled
 nv set vrf EXIT router bgp router-id 10.254.0.2
-nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast state enabled
-nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy inbound route-map INBOUND_ERA_PREFIXES
-nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
-nv set vrf EXIT router bgp peer-group exit remote-as external
-nv set vrf EXIT router bgp neighbor swp62s0 peer-group exit
+nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast state enabled
+nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast policy inbound route-map INBOUND_ERA_PREFIXES
+nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
+nv set vrf EXIT router bgp peer-group underlay-esl-external remote-as external
+nv set vrf EXIT router bgp neighbor swp62s0 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp62s0 type unnumbered
-nv set vrf EXIT router bgp neighbor swp62s1 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s1 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp62s1 type unnumbered
-nv set vrf EXIT router bgp neighbor swp62s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s2 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp62s2 type unnumbered
-nv set vrf EXIT router bgp neighbor swp62s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp62s3 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp62s3 type unnumbered
-nv set vrf EXIT router bgp neighbor swp63s0 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s0 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s0 type unnumbered
-nv set vrf EXIT router bgp neighbor swp63s1 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s1 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s1 type unnumbered
-nv set vrf EXIT router bgp neighbor swp63s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s2 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s2 type unnumbered
-nv set vrf EXIT router bgp neighbor swp63s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s3 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s3 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s0 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s0 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp64s0 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s1 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s1 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp64s1 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s2 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp64s2 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp64s3 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp64s3 type unnumbered
 
 nv config apply --confirm 600s --assume-yes
