@@ -230,7 +230,8 @@ CASES = {
         lambda t: t.replace("ip-prefix-list: ERA_PREFIXES", "ip-prefix-list: NOPE", 1),
         [NS_PAIR_LEAF, "prefix-list NOPE, which is not defined"]),
     "tenant VRF importing a VRF the switch lacks": (
-        "era-2-4-5-800", NS_PAIR_LEAF, lambda t: t.replace("                      EXIT: {}", "                      GHOST: {}", 1),
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace(" " * 22 + "EXIT: {}", " " * 22 + "GHOST: {}", 1),
         [NS_PAIR_LEAF, "imports VRF GHOST"]),
     "border peer group's remote AS as a command": (
         "era-2-4-5-800", NS_PAIR_LEAF,
