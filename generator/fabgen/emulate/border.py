@@ -280,15 +280,16 @@ class Site:
 
 
 def site(router: str, ports: list[tuple[str, str, str]], remote: str, used_asns: set[int], outbound: list[str],
-         fabric_prefixes: list[str]) -> Site:
+         fabric_prefixes: list[str], refuse: bool = True) -> Site:
     """The site router for the lab: the ASN the border names (or a documentation ASN the fabric
-    does not use), the first documentation address no prefix of the fabric holds, and as the
-    prefix to refuse, the first half of the first prefix the border sends out (a tenant's subnet:
-    held by nothing else in the border VRF, where the subnet and host routes are)."""
+    does not use), the first documentation address no prefix of the fabric holds, and, where the
+    border refuses anything (`refuse`: an inbound route-map on its sessions), as the prefix to
+    refuse the first half of the first prefix the border sends out (a tenant's subnet: held by
+    nothing else in the border VRF, where the subnet and host routes are)."""
     asn = int(remote) if remote.isdigit() else next(a for a in SITE_ASNS if a not in used_asns)
     nets = [ipaddress.ip_network(p) for p in (*outbound, *fabric_prefixes)]
     address = next(a for a in SITE_ADDRESSES if not any(ipaddress.ip_address(a) in n for n in nets))
-    first = ipaddress.ip_network(outbound[0]) if outbound else None
+    first = ipaddress.ip_network(outbound[0]) if outbound and refuse else None
     refused = "" if first is None else str(next(first.subnets()) if first.prefixlen < 32 else first)
     return Site(router, ports, asn, address, refused)
 

@@ -617,7 +617,10 @@ def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch]
     prefixes = sorted({str(ipaddress.ip_interface(t.svi).network) for sw in switches.values()
                        for t in sw.tenants.values() if t.svi}, key=lambda n: ipaddress.ip_network(n))
     outbound = _outbound(switches)
-    return [site(router, ps, remote[router], asns, outbound, prefixes) for router, ps in sorted(ports.items())]
+    # a border without an inbound route-map (border.inbound_filter: false) takes what the site sends
+    filtered = all(g.inbound for sw in switches.values() for v in sw.border for g in sw.vrf_bgp[v].groups.values())
+    return [site(router, ps, remote[router], asns, outbound, prefixes, refuse=filtered)
+            for router, ps in sorted(ports.items())]
 
 
 def _outbound(switches: dict[str, Switch]) -> list[str]:
@@ -886,7 +889,7 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
     for name in [*built, *sites]:
         d = la.frr_dir(b.ns[name])
         conf = d / "frr.conf"
-        conf.write_text(frr_conf(sw) if name in built else site_conf(sites[name]))
+        conf.write_text(frr_conf(built[name]) if name in built else site_conf(sites[name]))
         daemons(la, b, name, d, conf, bfd=False)
     return built
 
