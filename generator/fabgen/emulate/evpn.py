@@ -992,27 +992,37 @@ def border_vrf_problems(la: Any, b: Any, name: str, sw: Switch, s: Site) -> list
     return out
 
 
-def border_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
-                    progress: Callable[[str], None]) -> list[Finding]:
-    """The way out: the site router's sessions and what it learns, each border leaf's VRFs, and
-    each kept node's in-band address (the VLAN with the default route) reaching the site."""
-    out: list[Finding] = []
-    leaked = _leaked(built)
+def _border_problems(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
+                     leaked: list[str]) -> list[tuple[str, str]]:
+    """(device, problem) of the way out at this moment: the site routers, each border leaf that is
+    up, each kept node's in-band address (the VLAN with the default route) to the site."""
+    out: list[tuple[str, str]] = []
     for s in plan.sites:
-        found = wait_for(partial(site_problems, la, b, s, down, leaked), REACH_WAIT)
-        out += [Finding(s.name, "border", p) for p in found]
+        out += [(s.name, p) for p in site_problems(la, b, s, down, leaked)]
         for name in sorted({leaf for _, leaf, _ in s.ports} - down):
-            found = wait_for(partial(border_vrf_problems, la, b, name, built[name], s), REACH_WAIT)
-            if found:
-                progress(f"{name}: the way out not as planned after {REACH_WAIT:g} s: {found[0]}")
-            out += [Finding(name, "border", p) for p in found]
+            out += [(name, p) for p in border_vrf_problems(la, b, name, built[name], s)]
         for node_name, node in plan.nodes.items():
             vlans = [v for v, (_, _, rs) in node.vlans.items() if any(r.get("to") in ("default", "0.0.0.0/0")
                                                                       for r in rs)]
-            targets = [(v, f"{s.name}:{s.address}") for v in vlans]
-            found = wait_for(partial(reach_problems, b.ns[node_name], targets), REACH_WAIT)
-            out += [Finding(node_name, "border", p) for p in found]
+            out += [(node_name, p) for p in reach_problems(b.ns[node_name],
+                                                           [(v, f"{s.name}:{s.address}") for v in vlans])]
     return out
+
+
+def border_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
+                    progress: Callable[[str], None]) -> list[Finding]:
+    """The way out: the site router's sessions and what it learns, each border leaf's VRFs, and
+    each kept node reaching the site; waited for once, all together (REACH_WAIT at most)."""
+    leaked = _leaked(built)
+    deadline = time.monotonic() + REACH_WAIT
+    while True:
+        found = _border_problems(la, b, plan, built, down, leaked)
+        if not found or time.monotonic() >= deadline:
+            break
+        time.sleep(1.0)
+    if found:
+        progress(f"the way out not as planned after {REACH_WAIT:g} s: {found[0][0]}: {found[0][1]}")
+    return [Finding(dev, "border", p) for dev, p in found]
 
 
 def partners(plan: Plan) -> dict[tuple[str, str], str]:
