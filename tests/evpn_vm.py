@@ -172,10 +172,12 @@ def emulate(renders: list[Path | tuple[Path, list[str]]], work: Path, timeout: f
         try:
             process.wait(timeout=timeout or VM_BOUND * len(renders))
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
             raise RuntimeError(f"the VM did not end within {timeout or VM_BOUND * len(renders):g} s; its console:\n"
                                f"{log.read_text(errors='replace')[-6000:]}") from None
+        finally:  # also when the test is interrupted (Ctrl-C): QEMU was left running, orphaned
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=30)
     console = log.read_text(errors="replace")
     if f"guest fabgen: {package}" not in console:  # else the verdicts are another checkout's
         raise RuntimeError(f"the VM's fabgen is not this test's ({package}):\n{console[-6000:]}")

@@ -707,6 +707,8 @@ fabrics:
     node_groups: [gpu, nas]
     scalable_unit: 2
     planned_nodes: 4
+    ethernet:
+      northsouth: {border: {router: site-router}}
 """
 
 
@@ -715,9 +717,12 @@ fabrics:
 def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, clean) -> None:
     """EVPN multihoming in FRR from the rendered NVUE files: each DGX and NAS bonded to its leaf
     pair (one LACP partner), every segment shared by the pair, every node reaching the NAS's
-    storage addresses and the in-band gateway, and again with one leaf of every pair down. A leaf
-    whose bond carries another segment id than its pair's is caught. The GPU overlay's lab has a test
-    of its own (test_the_gpu_overlay_runs_in_frr)."""
+    storage addresses and the in-band gateway, and again with one leaf of every pair down; the way
+    out (northsouth.border) run against a stand-in site router: its sessions, the tenants' subnets
+    sent out, the site in the border and tenant VRFs, every node reaching the site. A leaf whose
+    bond carries another segment id than its pair's is caught, and one whose inbound route-map takes
+    the fabric's own prefix back from the site. The GPU overlay's lab has a test of its own
+    (test_the_gpu_overlay_runs_in_frr)."""
     inv = tmp_path / "ns.yaml"
     inv.write_text(NORTHSOUTH)
     assert fabgen("render", inv, "-o", tmp_path / "out").returncode == 0
@@ -738,9 +743,13 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     text = leaf.read_text()
     assert "local-id: 1\n" in text
     leaf.write_text(text.replace("local-id: 1\n", "local-id: 77\n", 1))
+    deny = '          INBOUND_ERA_PREFIXES:\n            rule:\n              "10":\n                action:\n' \
+           '                  deny: {}\n'
+    assert deny in leaf.read_text()
+    leaf.write_text(leaf.read_text().replace(deny, deny.replace("deny: {}", "permit: {}")))
     relist(tmp_path / "broken", "ns/switches/ns-su01-leaf2.nvue.yaml")
     # and NVIDIA's collapsed pair (one GB300 rack sized by racks): two leaves, iBGP over 20 peer links,
-    # with NVIDIA's BGP details and its way out (the border VRF in the lab, its uplinks left out)
+    # with NVIDIA's BGP details and its way out (the border VRF, its uplinks to a stand-in site router)
     pair_inv = tmp_path / "pair.yaml"
     pair_inv.write_text(gb300_inventory(1) + "      multipath_aspath_ignore: true\n"
                         "      northsouth: {vrf_loopbacks: true, border: {router: site-router}}\n")
@@ -757,14 +766,17 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
     assert pair_code == 0, _verdict(pair_stdout, said)
     pair = json.loads(pair_stdout)
     assert pair["ok"] and pair["routers"] == 2 and any("down (every port)" in n for n in pair["notes"]), pair
-    assert any("10 uplinks of VRF EXIT to site-router" in n for n in pair["notes"]), pair["notes"]
+    assert any("way out emulated: 10 uplinks of VRF EXIT to site-router" in n for n in pair["notes"]), pair["notes"]
     assert code == 0, _verdict(stdout, said)
     result = json.loads(stdout)
     assert result["ok"] and result["fabrics"] == ["ns"] and result["hosts"] == 6
     assert any("down (every port)" in n for n in result["notes"]), result["notes"]
+    assert any("way out emulated" in n for n in result["notes"]), result["notes"]
     assert broken_code == 1, _verdict(broken_stdout, said)
     found = json.loads(broken_stdout)
     assert "ns-su01-leaf2" in found["failed"] and any(f["check"] == "segment" for f in found["findings"])
+    taken = [f for f in found["findings"] if f["check"] == "border"]
+    assert any(f["device"] == "ns-su01-leaf2" and "took" in f["message"] for f in taken), found["findings"]
 
 
 @needs_lab

@@ -218,6 +218,26 @@ CASES = {
     "border leaking policy on a leaf without a border VRF": (
         "era-2-4-5-800", NS_PAIR_LEAF, lambda t: t[:t.rindex("            neighbor:\n")],  # EXIT's, the last
         [NS_PAIR_LEAF, "only route-maps are emulated"]),
+    "border prefix list length as a command": (
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace("max-prefix-len: 32", "max-prefix-len: '32\\n agentx'", 1),
+        [NS_PAIR_LEAF, "max-prefix-len", "is not a number"]),
+    "border community as a command": (
+        "era-2-4-5-800", NS_PAIR_LEAF, lambda t: t.replace('"11:11": {}', f'"11:11 {INJECT}": {{}}', 1),
+        [NS_PAIR_LEAF, "community", "not a name fabgen writes"]),
+    "border route-map matching an undefined prefix list": (
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace("ip-prefix-list: ERA_PREFIXES", "ip-prefix-list: NOPE", 1),
+        [NS_PAIR_LEAF, "prefix-list NOPE, which is not defined"]),
+    "tenant VRF importing a VRF the switch lacks": (
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace(" " * 22 + "EXIT: {}", " " * 22 + "GHOST: {}", 1),
+        [NS_PAIR_LEAF, "imports VRF GHOST"]),
+    "border peer group's remote AS as a command": (
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t[:t.rindex("remote-as: external")] + "remote-as: '1\\n neighbor x'" +
+        t[t.rindex("remote-as: external") + len("remote-as: external"):],
+        [NS_PAIR_LEAF, "remote-as"]),
     "border router named as a command": (
         "era-2-4-5-800", "ns/cabling.csv", lambda t: t.replace(",site-router,", f",'site;{INJECT}',", 1),
         ["ns/cabling.csv:58", "z_device", "not a name fabgen writes"]),

@@ -33,6 +33,20 @@ from typing import Any
 import yaml
 
 from fabgen.emulate import inputs
+from fabgen.emulate.border import (
+    Policy,
+    Site,
+    VrfBgp,
+    checked_policy,
+    checked_vrf,
+    policy_lines,
+    site,
+    site_conf,
+    vrf_bgp,
+    vrf_lines,
+)
+from fabgen.emulate.border import policy as read_policy
+from fabgen.emulate.border import routes as route_prefixes
 from fabgen.emulate.checks import Finding
 from fabgen.emulate.model import TranslateError, load_yaml
 
@@ -89,9 +103,11 @@ class Switch:
     vrf_loopbacks: dict[str, str] = field(default_factory=dict)  # VRF -> its loopback (CIDR), on the VRF's device
     vrf_router_ids: dict[str, str] = field(default_factory=dict)  # VRF -> its BGP router-id
     vrf_evpn: set[str] = field(default_factory=set)  # VRFs whose BGP has the l2vpn-evpn address family
-    # the way out (northsouth.border): the VRFs with BGP sessions of their own, to a router outside
-    # the plan; those sessions and the leaking's policy are read, not run (no site router in the lab)
+    # the way out (northsouth.border, border.py): the VRFs with BGP sessions of their own, to a
+    # router outside the plan (the lab stands one in), each VRF's sessions and imports, the policy
     border: set[str] = field(default_factory=set)
+    vrf_bgp: dict[str, VrfBgp] = field(default_factory=dict)
+    policy: Policy | None = None
     loopback_maps: set[str] = field(default_factory=set)  # route-maps admitting `lo` alone (LOOPBACK_BGP)
 
 
@@ -122,8 +138,11 @@ def translate(name: str, text: str, where: str) -> Switch:
             if vrf != "default" and "evpn" in v:
                 sw.l3vnis[str(vrf)] = int(next(iter(v["evpn"]["vni"])))
                 _tenant_vrf(sw, str(vrf), v)
-                if v.get("router", {}).get("bgp", {}).get("neighbor"):
-                    sw.border.add(str(vrf))
+                vb = vrf_bgp(v.get("router", {}).get("bgp", {}), where)
+                if vb is not None:
+                    sw.vrf_bgp[str(vrf)] = vb
+                    if vb.neighbors:
+                        sw.border.add(str(vrf))
         _route_maps(sw, tree["router"].get("policy", {}), where)
         _redistributed(sw, tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"], where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
@@ -166,19 +185,17 @@ def _tenant_vrf(sw: Switch, vrf: str, v: Any) -> None:
         sw.vrf_evpn.add(vrf)
 
 
-LEAKING = ("prefix-list", "community-list")  # the border's leaking policy (northsouth.border), beside route-maps
+LEAKING = ("prefix-list", "community-list")  # the border's policy (northsouth.border), beside route-maps
 
 
 def _route_maps(sw: Switch, policy: Any, where: str) -> None:
     """The route-maps a switch defines: NVIDIA's weighted-ECMP one (a rule that permits and sets the
-    link bandwidth to the number of paths) is emulated; on a switch with a border VRF, the leaking's
-    route-maps and prefix and community lists are read as names and left out of the lab (only a
-    border VRF's sessions and route imports name them); anything else is refused, as is a peer group
-    sending a route-map that is not defined."""
+    link bandwidth to the number of paths) is emulated; on a switch with a border VRF, the border's
+    route-maps and prefix and community lists are emulated too (border.py); anything else is
+    refused, as is a peer group sending a route-map that is not defined."""
     if set(policy) - {"route-map", *(LEAKING if sw.border else ())}:
         raise TranslateError(f"{where}: router policy {sorted(map(str, policy))}: only route-maps are emulated")
-    for kind in LEAKING:  # names only: no line of the lab carries them
-        inputs.name_all(policy.get(kind, {}), inputs.WORD, where, kind)
+    leaking: dict[str, Any] = {}
     for name, m in policy.get("route-map", {}).items():
         inputs.name(name, inputs.WORD, where, "route-map")
         rules = m["rule"]
@@ -189,6 +206,10 @@ def _route_maps(sw: Switch, policy: Any, where: str) -> None:
         elif not sw.border:
             raise TranslateError(f"{where}: route-map {name}: only one rule that permits and sets ext-community-bw "
                                  "multipaths is emulated")
+        else:
+            leaking[name] = m
+    if sw.border:  # the border's policy, run in the lab (border.py)
+        sw.policy = read_policy({**{k: policy[k] for k in LEAKING if k in policy}, "route-map": leaking}, where)
     for group, name in sw.route_map_out.items():
         inputs.name(group, inputs.WORD, where, "peer group")
         if inputs.name(name, inputs.WORD, where, f"peer group {group}'s route-map") not in sw.bandwidth_maps:
@@ -279,6 +300,8 @@ def frr_conf(sw: Switch) -> str:
         out += [f"interface {port}", " evpn mh uplink", "exit", "!"]
     for name, rule in sorted(sw.bandwidth_maps.items()):  # NVUE `set ext-community-bw multipaths`
         out += [f"route-map {name} permit {rule}", " set extcommunity bandwidth num-multipaths", "exit", "!"]
+    if sw.policy is not None:
+        out += policy_lines(sw.policy)
     out += [f"router bgp {sw.asn}", f" bgp router-id {sw.router_id}", " no bgp ebgp-requires-policy"]
     if sw.aspath_relax:  # NVUE `path-selection multipath aspath-ignore`
         out.append(" bgp bestpath as-path multipath-relax")
@@ -298,8 +321,9 @@ def frr_conf(sw: Switch) -> str:
     for vrf in sorted(sw.l3vnis):  # the VRF's own router-id where the file gives one (NVUE `vrf X router bgp
         # router-id`); its l2vpn-evpn address family is FRR's `advertise ipv4 unicast` block either way
         rid = sw.vrf_router_ids.get(vrf, sw.router_id)
-        out += [f"router bgp {sw.asn} vrf {vrf}", f" bgp router-id {rid}", " no bgp ebgp-requires-policy",
-                " address-family ipv4 unicast", "  redistribute connected", " exit-address-family",
+        head, af = vrf_lines(sw.vrf_bgp[vrf]) if vrf in sw.vrf_bgp else ([], [])
+        out += [f"router bgp {sw.asn} vrf {vrf}", f" bgp router-id {rid}", " no bgp ebgp-requires-policy", *head,
+                " address-family ipv4 unicast", "  redistribute connected", *af, " exit-address-family",
                 " address-family l2vpn evpn", "  advertise ipv4 unicast", " exit-address-family", "exit", "!"]
     return "\n".join(out) + "\n"
 
@@ -411,6 +435,8 @@ def leaf_commands(sw: Switch, mtu: int = 9000) -> tuple[list[str], list[str]]:
     for port, vlan in sorted(sw.access.items()):  # a GPU port (overlay): untagged in its one VLAN
         ip += [f"link set {port} master br_default", f"link set {port} up"]
         br += [f"vlan add dev {port} vid {vlan} pvid untagged"]
+    for vrf, vb in sorted(sw.vrf_bgp.items()):  # the border VRF's uplinks: routed ports of the VRF
+        ip += [f"link set {port} master {vrf}" for port in sorted(vb.neighbors)]
     return ip, br
 
 
@@ -540,8 +566,7 @@ class Plan:
     legs: dict[str, list[tuple[str, str, str]]]  # node -> [(its port, leaf, leaf port)] in cabling order
     cables: list[tuple[str, str, str, str]]  # (device, port, device, port) among kept devices
     left_out: int = 0  # nodes not kept
-    routers: list[str] = field(default_factory=list)  # the border's routers (outside the plan: not in the lab)
-    border_uplinks: int = 0
+    sites: list[Site] = field(default_factory=list)  # the border's routers, stood in for (outside the plan)
 
 
 def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes], str], list[dict[str, str]]],
@@ -577,19 +602,59 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
     _check_cables(cables, fabric, switches, nodes)
     for n in keep:
         _check_boot_vlan(n, nodes[n], legs[n], switches)
-    routers, uplinks = _border(rows, fabric, switches)
-    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep), routers, uplinks)
+    sites = _border(rows, fabric, switches, nodes)
+    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep), sites)
 
 
-def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch]) -> tuple[list[str], int]:
-    """The border's routers and its uplinks' count, from cabling.csv: each uplink from a leaf with a
-    border VRF (the lab leaves them out: the router is outside the plan)."""
-    border = [(r["a_device"], r["z_device"]) for r in rows if r["tier"] == BORDER_TIER]
-    for leaf, router in border:
-        if leaf not in switches or not switches[leaf].border:
-            raise TranslateError(f"{fabric}/cabling.csv: a border uplink of {leaf}, which has no border VRF")
-        inputs.name(router, inputs.WORD, f"{fabric}/cabling.csv", "the border's router")
-    return sorted({router for _, router in border}), len(border)
+def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch],
+            nodes: Mapping[str, object]) -> list[Site]:
+    """The border's site routers as the lab stands them in, from cabling.csv: each uplink from a
+    border VRF's port of a leaf to a router that is no device of the plan; the router's ASN is the
+    one the border names (its peer group's remote-as), else one the fabric does not use."""
+    where = f"{fabric}/cabling.csv"
+    ports: dict[str, list[tuple[str, str, str]]] = {}
+    remote: dict[str, str] = {}
+    for r in rows:
+        if r["tier"] != BORDER_TIER:
+            continue
+        leaf, lport, router, rport = r["a_device"], r["a_port"], r["z_device"], r["z_port"]
+        sw = switches.get(leaf)
+        vrf = next((v for v in sorted(sw.border) if lport in sw.vrf_bgp[v].neighbors), None) if sw else None
+        if sw is None or vrf is None:
+            raise TranslateError(f"{where}: a border uplink of {leaf} {lport}, which is no border VRF's BGP port")
+        inputs.name(router, inputs.IFNAME, where, "the border's router")  # a namespace's device name
+        inputs.name(rport, inputs.IFNAME, where, f"{router}'s port")
+        if router in switches or router in nodes:
+            raise TranslateError(f"{where}: the border's router {router} is a device of the plan")
+        if any(p == rport for p, _, _ in ports.get(router, [])):
+            raise TranslateError(f"{where}: {router} {rport} is cabled twice")
+        ports.setdefault(router, []).append((rport, leaf, lport))
+        group = sw.vrf_bgp[vrf].groups[sw.vrf_bgp[vrf].neighbors[lport]]
+        if remote.setdefault(router, group.remote) != group.remote:
+            raise TranslateError(f"{where}: the border's router {router} has two ASNs in the leaves' files")
+    asns = {sw.asn for sw in switches.values()}
+    prefixes = sorted({str(ipaddress.ip_interface(t.svi).network) for sw in switches.values()
+                       for t in sw.tenants.values() if t.svi}, key=lambda n: ipaddress.ip_network(n))
+    outbound = _outbound(switches)
+    # a border without an inbound route-map (border.inbound_filter: false) takes what the site sends
+    filtered = all(g.inbound for sw in switches.values() for v in sw.border for g in sw.vrf_bgp[v].groups.values())
+    return [site(router, ps, remote[router], asns, outbound, prefixes, refuse=filtered)
+            for router, ps in sorted(ports.items())]
+
+
+def _outbound(switches: dict[str, Switch]) -> list[str]:
+    """The prefixes the border sends out (its peer groups' outbound route-maps' permitted prefix
+    lists): the site must not send them back."""
+    out: list[str] = []
+    for sw in switches.values():
+        pol = sw.policy or Policy()
+        for v in sw.border:
+            for g in sw.vrf_bgp[v].groups.values():
+                for rule in pol.route_maps.get(g.outbound, {}).values():
+                    if rule.action == "permit" and rule.match and rule.match[0] == "prefix-list":
+                        out += [pfx for _, act, pfx, _ in pol.prefix_lists[rule.match[1]]
+                                if act == "permit" and pfx not in out]
+    return out
 
 
 def _northsouth_switch(files: dict[str, bytes], path: str, dev: str) -> Switch:
@@ -722,6 +787,12 @@ def _checked_vrfs(sw: Switch, where: str) -> None:
         if vrf not in sw.l3vnis:
             raise inputs.InputError(f"{where}: VRF {i.name(vrf, i.IFNAME, where, 'VRF')} has no layer-3 VNI")
     i.name_all(sw.bandwidth_maps, i.WORD, where, "route-map")
+    if sw.policy is not None:
+        checked_policy(sw.policy, where)
+    for vrf, vb in sw.vrf_bgp.items():
+        if vrf not in sw.l3vnis:
+            raise inputs.InputError(f"{where}: VRF {i.name(vrf, i.IFNAME, where, 'VRF')} has no layer-3 VNI")
+        checked_vrf(vrf, vb, set(sw.l3vnis), sw.policy or Policy(), set(sw.bandwidth_maps), where)
     for group, name in sw.route_map_out.items():
         i.name(name, i.WORD, where, f"peer group {group}'s route-map")
         if group not in sw.groups:
@@ -781,24 +852,34 @@ def _lab_switch(sw: Switch, cabled: set[str]) -> Switch:
 
     return replace(sw, segments={b: s for b, s in sw.segments.items() if s[0] in cabled},
                    unnumbered={p: g for p, g in sw.unnumbered.items() if p in cabled},
-                   uplinks=[p for p in sw.uplinks if p in cabled])
+                   uplinks=[p for p in sw.uplinks if p in cabled],
+                   vrf_bgp={v: replace(vb, neighbors={p: g for p, g in vb.neighbors.items() if p in cabled})
+                            for v, vb in sw.vrf_bgp.items()})
+
+
+def _cabled(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[str, set[str]]:
+    """A namespace for every device (the site routers too), a veth for every cable (the border's
+    uplinks too); each device's cabled ports."""
+    devices = [*plan.switches, *plan.nodes, *(s.name for s in plan.sites)]
+    for k, d in enumerate(devices):
+        b.ns[d] = la.namespace(k)
+    uplinks = [(leaf, lport, s.name, port) for s in plan.sites for port, leaf, lport in s.ports]
+    la.neighbours(len(plan.cables) + len(uplinks))
+    progress(f"cabling {len(plan.cables) + len(uplinks)} links")
+    cabled: dict[str, set[str]] = {}
+    for a, pa, z, pz in [*plan.cables, *uplinks]:
+        b.ip(b.ns[a], f"link add {pa} type veth peer name {pz} netns {b.ns[z]}")
+        cabled.setdefault(a, set()).add(pa)
+        cabled.setdefault(z, set()).add(pz)
+    b.flush()
+    return cabled
 
 
 def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[str, Switch]:
     """Namespaces, cables, data planes and FRR for the plan; the switches as built."""
     from fabgen.emulate.lab import daemons, run
 
-    devices = [*plan.switches, *plan.nodes]
-    for k, d in enumerate(devices):
-        b.ns[d] = la.namespace(k)
-    la.neighbours(len(plan.cables))
-    progress(f"cabling {len(plan.cables)} links")
-    cabled: dict[str, set[str]] = {}
-    for a, pa, z, pz in plan.cables:
-        b.ip(b.ns[a], f"link add {pa} type veth peer name {pz} netns {b.ns[z]}")
-        cabled.setdefault(a, set()).add(pa)
-        cabled.setdefault(z, set()).add(pz)
-    b.flush()
+    cabled = _cabled(la, b, plan, progress)
     built = {name: _lab_switch(sw, cabled.get(name, set())) for name, sw in plan.switches.items()}
     bridge: dict[str, list[str]] = {}
     for name, sw in built.items():
@@ -811,6 +892,10 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
             lines, bridge[ns] = leaf_commands(sw)
             for line in lines:
                 b.ip(ns, line)
+    for s in plan.sites:  # the site's address on the stand-in router's loopback
+        b.ip(b.ns[s.name], f"addr add {s.address}/32 dev lo")
+        for port, _, _ in s.ports:
+            b.ip(b.ns[s.name], f"link set {port} up")
     for name, node in plan.nodes.items():
         for line in node_commands(node):
             b.ip(b.ns[name], line)
@@ -819,10 +904,11 @@ def build(la: Any, b: Any, plan: Plan, progress: Callable[[str], None]) -> dict[
     for ns, lines in bridge.items():
         run("bridge", "-n", ns, "-batch", "-", inp="\n".join(lines) + "\n", timeout=120)
     progress("FRR daemons")
-    for name, sw in built.items():
+    sites = {s.name: s for s in plan.sites}
+    for name in [*built, *sites]:
         d = la.frr_dir(b.ns[name])
         conf = d / "frr.conf"
-        conf.write_text(frr_conf(sw))
+        conf.write_text(frr_conf(built[name]) if name in built else site_conf(sites[name]))
         daemons(la, b, name, d, conf, bfd=False)
     return built
 
@@ -849,6 +935,9 @@ def check(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
             progress(f"{name}: {len(found)} of {len(mine)} targets unreachable after {REACH_WAIT:g} s: {found[0]}")
         out += [Finding(name, "reach", p) for p in found]
         out += [Finding(name, "gateway", p) for p in gateway_problems(b.ns[name], mine, gateway_macs)]
+    if plan.sites:
+        progress("the way out: the site router, the border VRFs, the nodes to the site")
+        out += border_findings(la, b, plan, built, down, progress)
     return out
 
 
@@ -876,6 +965,83 @@ def _leaf_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: 
         if missing:
             out.append(Finding(name, "vni", f"VNIs not up in FRR: {', '.join(map(str, missing))}"))
     return out
+
+
+def _leaked(built: dict[str, Switch]) -> list[str]:
+    """The tenants' subnets the border VRFs import (and so send out), from the leaves' files."""
+    out: set[str] = set()
+    for sw in built.values():
+        imported = {x for v in sw.border for x in sw.vrf_bgp[v].imports}
+        out |= {str(ipaddress.ip_interface(t.svi).network) for t in sw.tenants.values() if t.vrf in imported}
+    return sorted(out)
+
+
+def site_problems(la: Any, b: Any, s: Site, down: set[str], leaked: list[str]) -> list[str]:
+    """The stand-in site router: a session on every uplink of a leaf that is up, and every leaked
+    tenant's subnet learned."""
+    from fabgen.emulate.checks import _json
+
+    doc = _json(la, b.dirs[s.name], "show bgp ipv4 unicast summary json") or {}
+    peers = doc.get("ipv4Unicast", doc).get("peers", {}) if isinstance(doc, dict) else {}
+    up = sum(1 for v in peers.values() if isinstance(v, dict) and v.get("state") == "Established")
+    alive = sum(1 for _, leaf, _ in s.ports if leaf not in down)
+    out = [f"{up} of {alive} border sessions established"] if up < alive else []
+    have = route_prefixes(_json(la, b.dirs[s.name], "show ip route json"))
+    out += [f"does not learn {p} from the border" for p in leaked if p not in have]
+    return out
+
+
+def border_vrf_problems(la: Any, b: Any, name: str, sw: Switch, s: Site) -> list[str]:
+    """A border leaf that is up: the site in its border VRF and in every tenant VRF importing it,
+    the prefix the site must not send back nowhere in the border VRF."""
+    from fabgen.emulate.checks import _json
+
+    out = []
+    site_route = f"{s.address}/32"
+    for vrf in sorted(sw.border):
+        have = route_prefixes(_json(la, b.dirs[name], f"show ip route vrf {vrf} json"))
+        if site_route not in have:
+            out.append(f"VRF {vrf} lacks the site's {site_route}")
+        if s.refused and s.refused in have:
+            out.append(f"VRF {vrf} took {s.refused} back from the site (the fabric's own prefix)")
+        for tenant, vb in sorted(sw.vrf_bgp.items()):
+            imported = route_prefixes(_json(la, b.dirs[name], f"show ip route vrf {tenant} json"))
+            if vrf in vb.imports and site_route not in imported:
+                out.append(f"VRF {tenant} does not import the site's {site_route} from {vrf}")
+    return out
+
+
+def _border_problems(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
+                     leaked: list[str]) -> list[tuple[str, str]]:
+    """(device, problem) of the way out at this moment: the site routers, each border leaf that is
+    up, each kept node's in-band address (the VLAN with the default route) to the site."""
+    out: list[tuple[str, str]] = []
+    for s in plan.sites:
+        out += [(s.name, p) for p in site_problems(la, b, s, down, leaked)]
+        for name in sorted({leaf for _, leaf, _ in s.ports} - down):
+            out += [(name, p) for p in border_vrf_problems(la, b, name, built[name], s)]
+        for node_name, node in plan.nodes.items():
+            vlans = [v for v, (_, _, rs) in node.vlans.items() if any(r.get("to") in ("default", "0.0.0.0/0")
+                                                                      for r in rs)]
+            out += [(node_name, p) for p in reach_problems(b.ns[node_name],
+                                                           [(v, f"{s.name}:{s.address}") for v in vlans])]
+    return out
+
+
+def border_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
+                    progress: Callable[[str], None]) -> list[Finding]:
+    """The way out: the site router's sessions and what it learns, each border leaf's VRFs, and
+    each kept node reaching the site; waited for once, all together (REACH_WAIT at most)."""
+    leaked = _leaked(built)
+    deadline = time.monotonic() + REACH_WAIT
+    while True:
+        found = _border_problems(la, b, plan, built, down, leaked)
+        if not found or time.monotonic() >= deadline:
+            break
+        time.sleep(1.0)
+    if found:
+        progress(f"the way out not as planned after {REACH_WAIT:g} s: {found[0][0]}: {found[0][1]}")
+    return [Finding(dev, "border", p) for dev, p in found]
 
 
 def partners(plan: Plan) -> dict[tuple[str, str], str]:
@@ -984,6 +1150,7 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
     b = Built()
     built = build(la, b, plan, progress)
     expected = {name: len(sw.unnumbered) for name, sw in built.items()}
+    expected.update({s.name: len(s.ports) for s in plan.sites})  # the border's sessions, on the site's side
     from fabgen.emulate.checks import settle
 
     state, took = settle(la, b.dirs, expected, 3.0, 300.0, progress)
@@ -997,11 +1164,12 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
              f"nodes ({KEEP_PER_PAIR} per leaf pair), converged in {took:.1f} s",
              f"{fabric}: lab settings: evpn mh startup-delay {LAB_STARTUP_DELAY} s (the switches' default is 180), "
              "no BFD"]
-    if plan.border_uplinks:
+    for s in plan.sites:
         vrfs = sorted({v for sw in plan.switches.values() for v in sw.border})
-        notes.append(f"{fabric}: the way out not emulated: {plan.border_uplinks} uplinks of VRF {', '.join(vrfs)} "
-                     f"to {', '.join(plan.routers)} (outside the plan) and the route leaking with the tenant VRFs "
-                     "(read, not run); the VRF and its layer-3 VNI are in the lab")
+        notes.append(f"{fabric}: the way out emulated: {len(s.ports)} uplinks of VRF {', '.join(vrfs)} to {s.name} "
+                     f"(outside the plan, stood in for by the lab: AS {s.asn}, announcing the site {s.address}/32 "
+                     + (f"and the fabric's own {s.refused}, which the border must refuse" if s.refused else "")
+                     + "), the route leaking with the tenant VRFs run as written")
     if out:  # every later check would wait its full bound for the same cause
         notes.append(f"{fabric}: segments, LACP and reachability not checked: BGP sessions are down")
         return out, notes, len(built), len(plan.nodes), len(plan.cables)
