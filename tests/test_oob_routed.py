@@ -185,6 +185,24 @@ def test_pair_holds_the_other_ends_the_vrf_the_relay_and_the_leaking(files: dict
     assert len(own | svis) == 5  # every switch its own address on the VLAN
 
 
+def test_cabling_holds_the_uplinks_from_both_ends(files: dict) -> None:
+    rows = [r for r in rows_of(files, "oob/cabling.csv") if r["tier"] == "access-uplink"]
+    assert len(rows) == 2 * 3 and {r["z_device"] for r in rows} == set(PAIR)
+    for r in rows:  # the pair's config names the same cable from its end
+        _, t = trees(files, "ns")[r["z_device"]]
+        assert t["interface"][r["z_port"]]["description"] == f"{r['a_device']}:{r['a_port']}"
+        assert r["speed"] == "100G"
+    bom = [r for r in rows_of(files, "oob/bom.csv") if "access uplink to the north-south pair" in r["description"]]
+    assert bom and int(bom[0]["quantity"]) == 6
+
+
+def rows_of(files: dict, path: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(files[path].decode())))
+
+
 def test_the_layer2_design_stays_the_default() -> None:
     base = render(EXAMPLE)
     explicit = render(routed(oob="    oob_design: layer2\n"))
@@ -272,6 +290,8 @@ REFUSED = [
     ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
      "l3vni_vlan: 300}\n", "oob_routed", "pair carries both"),
     ("    oob_design: fancy\n", "oob_design", "layer2"),
+    ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.0.5}\n",
+     "dhcp_server", "the BMCs'"),
 ]
 
 

@@ -373,4 +373,32 @@ def _check_room(c: Checks, path: tuple, f, layout, net) -> bool:
             c.report((*path, "management"), f"the routed design's management VLAN holds every BMC, every planned "
                      f"access switch and both pair switches' own addresses: {need}, more than {m.prefix}'s {size}")
             return False
+        return _check_server(c, path, f, layout)
+    return True
+
+
+def _check_server(c: Checks, path: tuple, f, layout) -> bool:
+    """A DHCP server inside the management VLAN's prefix takes none of the addresses the plan hands
+    out there: the BMCs' from the bottom, the switches' (the pair's two, the access switches') from the
+    top, each skipping the gateway (addressing.allocate_oob)."""
+    from fabgen.inventory.management import gateway_of
+
+    r = f.oob_routed
+    server = r.dhcp_server or (c.inv.provisioning.server if c.inv.provisioning else None)
+    net = ipaddress.IPv4Network(f.management.prefix, strict=False)
+    try:
+        ip = ipaddress.IPv4Address(server)
+    except ValueError:  # reported where it is written
+        return True
+    if ip not in net:
+        return True
+    gateway = gateway_of(f.management)
+    low = int(net.network_address) + layout.bmc_places + 1  # the BMCs' last, the gateway skipped
+    high = int(net.broadcast_address) - 1 - (layout.planned_switches + 2) - 1
+    if int(ip) == gateway or not low < int(ip) < high:
+        where = (*path, "oob_routed", "dhcp_server") if r.dhcp_server else (*path, "oob_routed")
+        c.report(where, f"the DHCP server {server} takes an address the management VLAN's plan hands out (the BMCs' "
+                 f"from the bottom, the switches' from the top, the gateway): one of {ipaddress.IPv4Address(low + 1)}"
+                 f" to {ipaddress.IPv4Address(high - 1)}")
+        return False
     return True
