@@ -35,6 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-8-9-400.yaml").read_text()
 ROUTED = "    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200}\n"
 RELEASES = ("5.13", "5.14", "5.16", "5.18")
+LAYER2 = EXAMPLE.replace(ROUTED, "")  # the example as it was before it took the routed design
+assert ROUTED in EXAMPLE  # the example runs the routed design
 PAIR = ("ns-su001-leaf1", "ns-su001-leaf2")
 
 
@@ -46,11 +48,9 @@ def _oob_block(text: str) -> tuple[str, str]:
     return head + mark + line + "\n", rest
 
 
-def routed(text: str = EXAMPLE, oob: str = ROUTED, release: str | None = None) -> str:
+def routed(text: str = LAYER2, oob: str = ROUTED, release: str | None = None) -> str:
     """The example with the routed out-of-band design (`oob` under the oob fabric's keys); with
     `release` every NVUE fabric at that Cumulus Linux release."""
-    if "oob_design" in text:
-        text = text.replace(ROUTED, "")
     head, rest = _oob_block(text)
     out = head + oob + rest
     if release:
@@ -204,7 +204,7 @@ def rows_of(files: dict, path: str) -> list[dict[str, str]]:
 
 
 def test_the_layer2_design_stays_the_default() -> None:
-    base = render(EXAMPLE)
+    base = render(LAYER2)
     explicit = render(routed(oob="    oob_design: layer2\n"))
     assert {p: b for p, b in base.items() if p != "manifest.json"} == \
         {p: b for p, b in explicit.items() if p != "manifest.json"}
@@ -251,7 +251,7 @@ def test_growth_only_adds() -> None:
     """A unit more: a fourth access switch with the next loopback, ASN and pair port; every existing
     access switch's file unchanged, the pair's lines only added to."""
     oob = ROUTED + "    scalable_unit: 4\n"
-    small, big = render(routed(_sized(EXAMPLE, 3), oob)), render(routed(_sized(EXAMPLE, 4), oob))
+    small, big = render(routed(_sized(LAYER2, 3), oob)), render(routed(_sized(LAYER2, 4), oob))
     a_small, a_big = trees(small, "oob"), trees(big, "oob")
     assert set(a_small) < set(a_big) and "oob-gpu-access0004" in a_big
     for name in a_small:
