@@ -284,7 +284,7 @@ REFUSED = [
     ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
      "vrf: INBAND}\n", "oob_routed", "VRF of its own"),
     ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
-     "vni: 4300}\n", "oob_routed", "each VNI once"),
+     "vni: 4300}\n", "vni", "each VNI once"),
     ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
      "l3vni: 5004}\n", "oob_routed", "EXIT's layer-3 VNI"),
     ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "

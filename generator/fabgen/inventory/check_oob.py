@@ -288,10 +288,14 @@ def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
     border = nso.border if nso is not None else None
     vni = r.vni if r.vni is not None else 4000 + f.oob_vlan
     ok = True
+
+    def at(key: str) -> tuple:  # the key where the inventory writes it, else the block
+        return (*path, "oob_routed", key) if key in r.model_fields_set else (*path, "oob_routed")
+
     taken_vlans = {t.vlan: f"{t.vrf}'s VLAN" for t in tenants}
     for key, value in (("oob_vlan", f.oob_vlan), ("l3vni_vlan", r.l3vni_vlan)):
         if value in taken_vlans or (key == "l3vni_vlan" and value == f.oob_vlan):
-            c.report((*path, key) if key == "oob_vlan" else (*path, "oob_routed"), f"{key} {value} is "
+            c.report((*path, key) if key == "oob_vlan" else at(key), f"{key} {value} is "
                      f"{taken_vlans.get(value, 'oob_vlan')} on the north-south fabric '{ns.name}' too: the pair "
                      "carries both")
             ok = False
@@ -301,12 +305,12 @@ def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
     for key, value in (("vni", vni), ("l3vni", r.l3vni)):
         other = taken.get(value) or ("the VRF's layer-3 VNI" if key == "vni" and value == r.l3vni else None)
         if other:
-            c.report((*path, "oob_routed"), f"{key} {value} is {other} on the north-south fabric '{ns.name}': each "
+            c.report(at(key), f"{key} {value} is {other} on the north-south fabric '{ns.name}': each "
                      "VNI once")
             ok = False
     vrfs = {t.vrf for t in tenants} | ({border.vrf} if border is not None else set())
     if r.vrf in vrfs or r.vrf.lower() in ("default", "mgmt"):
-        c.report((*path, "oob_routed"), f"vrf {r.vrf} is taken on the north-south fabric '{ns.name}' (or the "
+        c.report(at("vrf"), f"vrf {r.vrf} is taken on the north-south fabric '{ns.name}' (or the "
                  "switch's own): a VRF of its own")
         ok = False
     return ok
