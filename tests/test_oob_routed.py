@@ -196,6 +196,17 @@ def test_cabling_holds_the_uplinks_from_both_ends(files: dict) -> None:
     assert bom and int(bom[0]["quantity"]) == 6
 
 
+def test_netbox_holds_the_uplinks_as_cables_and_interfaces(files: dict) -> None:
+    cables = {(r["side_a_device"], r["side_a_name"], r["side_b_device"], r["side_b_name"])
+              for r in rows_of(files, "netbox/08-cables.csv")}
+    ups = {(r["a_device"], r["a_port"], r["z_device"], r["z_port"]) for r in rows_of(files, "oob/cabling.csv")
+           if r["tier"] == "access-uplink"}
+    assert ups and ups <= cables
+    ports = {(r["device"], r["name"]): r["type"] for r in rows_of(files, "netbox/07-interfaces.csv")}
+    for a, ap, z, zp in ups:
+        assert ports[(a, ap)] == "100gbase-x-qsfp28" and (z, zp) in ports
+
+
 def rows_of(files: dict, path: str) -> list[dict[str, str]]:
     import csv
     import io

@@ -357,6 +357,7 @@ class RoutedOob:
     bfd_uplink: dict[str, int] | None
     bfd_overlay: dict[str, int] | None
     pair: list[dict[str, str]]  # name, loopback, svi_ip (its own address on the VLAN)
+    pair_port: tuple[str, str, int]  # the pair's ports: its fabric's kind, cage type and speed (NetBox's type)
     # access switch -> loopback, asn, svi_ip, uplinks [{port, peer, peer_port}]
     access: dict[str, dict] = field(default_factory=dict)
     # pair leaf -> [{port, peer, peer_port, speed where the pair's speeds mix}]
@@ -409,6 +410,7 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
         dhcp_server=r.dhcp_server or provisioning_server or "",
         bfd_uplink=_timers(eth.bfd.oob_uplink), bfd_overlay=_timers(eth.bfd.oob_overlay),
         pair=[{"name": s.name, "loopback": ns_alloc.loopbacks[s.name], "svi_ip": top(i)} for i, s in enumerate(pair)],
+        pair_port=(ns.spec.kind, ns.switch_model.cage_type, ns.plan.speed),
         access=access, pair_ports=pair_ports)
 
 

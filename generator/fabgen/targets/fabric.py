@@ -29,6 +29,7 @@ from fabgen.formats.memo import Memo
 from fabgen.formats.templating import render as render_template
 from fabgen.intent.addresses import address_rows, host_netdevs
 from fabgen.intent.infiniband import DEVICE_ID
+from fabgen.intent.management import OOB_UPLINK_MEDIA, OOB_UPLINK_TIER, oob_uplinks
 from fabgen.intent.northsouth import BORDER_TIER, border_cabling, border_medium, border_uplinks
 from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
 from fabgen.spec import media
@@ -349,21 +350,11 @@ def structure(ctx: Context) -> dict[str, Any]:
             "dot": _dot(ctx), "addresses": addresses, "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
 
 
-OOB_UPLINK_TIER = "access-uplink"  # cabling.csv's tier of a routed out-of-band network's uplinks
-OOB_UPLINK_MEDIA = "mmf"  # 100G SR4 multimode: fabgen's pick (NVIDIA's output has no cabling plan for them)
-
-
 def _oob_uplinks(ctx: Context) -> list[list[str]]:
     """A routed out-of-band network's uplinks (oob_design routed), in its own cabling.csv after its
     access ports: each access switch's two uplinks to the north-south pair's two leaves, at the access
     switch's uplink speed (the pair's port runs the pair's speed until per-port speeds come)."""
-    r = ctx.oob_routed
-    f = ctx.fabric
-    if r is None or f.spec.role != "oob":
-        return []
-    speed = f"{f.switch_model.uplink_speed}G"
-    return [[name, u["port"], u["peer"], u["peer_port"], speed, OOB_UPLINK_MEDIA, OOB_UPLINK_TIER]
-            for name, a in r.access.items() for u in a["uplinks"]]
+    return [[a, ap, z, zp, f"{speed}G", OOB_UPLINK_MEDIA, OOB_UPLINK_TIER] for a, ap, z, zp, speed in oob_uplinks(ctx)]
 
 
 def _netdevs(f: Fabric) -> dict[str, str]:
