@@ -990,6 +990,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
 # * the model's first two uplinks (swp49, swp50) form the LACP bond `uplink`, an untagged member
 #   of the VLAN, towards the site's management network that routes the subnet;
 # * no RoCE, no BGP, no adaptive routing: NTP, DNS, syslog and accounts from the management block.
+# With `oob_design: routed` the uplinks, the SVI and the routing are NVIDIA's routed design instead
+# (`_access_routed`, below; the pair's side in `_oob_pair`, above).
 
 UPLINK = "uplink"
 
