@@ -16,6 +16,7 @@ addition, and the EVPN lab's reader; each check is shown refusing a broken file.
 from __future__ import annotations
 
 import copy
+import sys
 from pathlib import Path
 
 import nvue_model
@@ -339,3 +340,57 @@ def test_the_command_line_exits_2_and_writes_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     assert "bad.yaml:" in result.output and "oob_design" in result.output and "Traceback" not in result.output
     assert not out.exists()
+
+
+def _evidence(out: Path, fabrics: tuple[str, ...], ev: Path, change=None) -> Path:
+    """The LLDP evidence the plan's cables would give (lldpctl JSON, both ends of each), `change`
+    applied to the rows first (test_verify.py's way, for several fabrics at once)."""
+    import json
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from lldp_lab import cables, netdevs
+
+    rows = [r for f in fabrics for r in cables(out, f)]
+    names = {k: v for f in fabrics for k, v in netdevs(out, f).items()}
+    if change:
+        rows = change(rows)
+    views: dict[str, list] = {}
+    for r in rows:
+        for dev, port, far, far_port in ((r["a_device"], r["a_port"], r["z_device"], r["z_port"]),
+                                         (r["z_device"], r["z_port"], r["a_device"], r["a_port"])):
+            far_name = names.get((far, far_port))
+            pid = {"type": "mac", "value": "02:00:00:00:00:01"} if far_name else {"type": "ifname", "value": far_port}
+            views.setdefault(dev, []).append({names.get((dev, port), port): {
+                "chassis": {far: {}}, "port": {"id": pid, "descr": far_name or far_port}}})
+    ev.mkdir()
+    for dev, items in views.items():
+        (ev / f"{dev}.json").write_text(json.dumps({"lldp": {"interface": items}}))
+    return ev
+
+
+def test_verify_reads_the_uplinks_from_both_ends_and_finds_a_swap(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    from fabgen.pipeline import render_to
+
+    out = tmp_path / "out"
+    render_to(ROOT / "inventories" / "era-2-8-9-400.yaml", out)
+
+    def verify(ev: Path) -> dict:
+        res = subprocess.run([sys.executable, "-m", "fabgen", "verify", str(out), "--lldp", str(ev), "--format",
+                              "json"], capture_output=True, text=True, timeout=300)
+        assert res.returncode in (0, 1), res.stderr[-2000:]
+        return json.loads(res.stdout)
+
+    good = verify(_evidence(out, ("oob", "ns"), tmp_path / "good"))
+    assert good["ok"] and not good["findings"], good["findings"][:3]
+    assert good["checked"] == good["cabled"] >= len(rows_of({"c": (out / "oob" / "cabling.csv").read_bytes()}, "c"))
+
+    def swap(rows: list) -> list:  # two access switches' first uplinks trade their pair ports
+        a, b = [r for r in rows if r["tier"] == "access-uplink" and r["a_port"] == "swp49"][:2]
+        a["z_port"], b["z_port"] = b["z_port"], a["z_port"]
+        return rows
+
+    bad = verify(_evidence(out, ("oob", "ns"), tmp_path / "bad", swap))
+    assert not bad["ok"] and any(f.get("tier") == "access-uplink" for f in bad["findings"]), bad["findings"][:3]
