@@ -138,6 +138,8 @@ BASE: dict[str, Any] = {
         "name": "f", "kind": "roce", "platform": "eos", "topology": "fat-tree", "switch_model": "sw",
         "node_groups": ["gpu"], "tiers": 2, "planes": 1, "oob_vlan": 10, "scalable_unit": 4, "planned_nodes": 4,
         "oversubscription": 1,
+        "oob_routed": {"loopbacks": "10.254.1.0/24", "vni": 4200, "l3vni": 5001, "l3vni_vlan": 3001,
+                       "asn": 4200030000},
         "ethernet": {"mtu": 9100, "host_mtu": 9000, "gid_index": 3, "qps_per_connection": 4,
                      "qos": {"roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
                              "roce_bandwidth_percent": 50, "lossless_buffer_percent": 90,
@@ -145,7 +147,8 @@ BASE: dict[str, Any] = {
                              "pfc_watchdog": {"detection_ms": 200, "restoration_ms": 200, "poll_interval_ms": 100}},
                      "asn": {"leaf": 4200010000, "spine": 4200001000, "core": 4200000000, "host": 4200100000},
                      "bfd": {c: {"interval_ms": 300, "multiplier": 3}
-                             for c in ("leaf_spine", "spine_core", "leaf_host", "overlay", "border")},
+                             for c in ("leaf_spine", "spine_core", "leaf_host", "overlay", "border", "oob_uplink",
+                                       "oob_overlay")},
                      "northsouth": {**{r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
                                        for r, v in (("storage", 20), ("inband", 30))},
                                     "border": {"router": "edge", "asn": 65000, "uplinks": 4, "l3vni": 5004,

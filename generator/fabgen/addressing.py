@@ -58,6 +58,7 @@ from __future__ import annotations
 import socket
 import struct
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from netaddr import IPNetwork
 
@@ -318,10 +319,99 @@ def allocate_oob(fabric: Fabric) -> Allocation:
             address = first + lk.ordinal
             link_ips[idx] = (dotted_quad(address + (address >= gateway)), dotted_quad(gateway), net.prefixlen)
     management = {}
+    reserved = PAIR_SVIS if fabric.spec.oob_design == "routed" else 0  # the pair's own SVI addresses on top
     for block, k, name in layout.access_switches(fabric.spec.name):
-        address = last - layout.switch_base(block) - k
+        address = last - reserved - layout.switch_base(block) - k
         management[name] = dotted_quad(address - (address <= gateway))
     return Allocation(link_ips=link_ips, management=management)
+
+
+PAIR_SVIS = 2  # a routed out-of-band network: the north-south pair's own addresses on the management VLAN
+
+
+@dataclass(frozen=True)
+class RoutedOob:
+    """A routed out-of-band network (oob_design routed) as both its ends write it: the access
+    switches (EVPN VTEPs) and the north-south pair they hang from. Every number is fixed by a
+    switch's planned place, so growth only adds:
+
+    * access switch j (its planned place: `Layout.switch_base` of its block + its index there) takes
+      the loopbacks prefix's address j + 1 and ASN `asn` + j, its first uplink to the pair's first
+      leaf and its second to the second, each on the pair leaf's j-th free port counted down from
+      below the border's (spec/layout.py `oob_port_indices`);
+    * its own address on the management VLAN is the layer-2 design's (allocate_oob, two places lower:
+      the pair's two SVI addresses take the top of the prefix), the anycast gateway the management
+      block's gateway."""
+
+    fabric: str  # the out-of-band network
+    northsouth: str  # the north-south fabric of the pair
+    vlan: int
+    vni: int
+    vrf: str
+    l3vni: int
+    l3vni_vlan: int
+    prefix_len: int
+    subnet: str
+    gateway: str
+    dhcp_server: str
+    bfd_uplink: dict[str, int] | None
+    bfd_overlay: dict[str, int] | None
+    pair: list[dict[str, str]]  # name, loopback, svi_ip (its own address on the VLAN)
+    pair_port: tuple[str, str, int]  # the pair's ports: its fabric's kind, cage type and speed (NetBox's type)
+    # access switch -> loopback, asn, svi_ip, uplinks [{port, peer, peer_port}]
+    access: dict[str, dict] = field(default_factory=dict)
+    # pair leaf -> [{port, peer, peer_port, speed where the pair's speeds mix}]
+    pair_ports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+
+def _timers(t) -> dict[str, int] | None:
+    return None if t is None else {"interval_ms": t.interval_ms, "multiplier": t.multiplier}
+
+
+def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc: Allocation,
+                        provisioning_server: str | None) -> RoutedOob:
+    """The routed design's numbers (RoutedOob), from both fabrics and their allocations."""
+    from fabgen.inventory.management import gateway_of
+    from fabgen.spec.layout import oob_port_indices
+
+    spec = oob.spec
+    r = spec.oob_routed
+    m = spec.management
+    assert r is not None and m is not None and ns.spec.ethernet is not None
+    net = IPNetwork(m.prefix)
+    gateway = gateway_of(m)
+    layout = oob.oob
+    eth = ns.spec.ethernet
+    border = eth.northsouth.border if eth.northsouth is not None else None
+    pair = [s for s in ns.switches if s.role == "leaf" and s.index in (1, 2)]
+    ports = oob_port_indices(ns.plan, border.uplinks if border else 0, layout.planned_switches)
+    names = ns.switch_model.port_names(ns.plan.speed)
+    ups = oob.switch_model.uplinks[:2]
+
+    def top(i: int) -> str:
+        address = net.last - 1 - i
+        return dotted_quad(address - (address <= gateway))
+
+    lo = IPNetwork(r.loopbacks).first
+    access: dict[str, dict] = {}
+    pair_ports: dict[str, list[dict[str, Any]]] = {s.name: [] for s in pair}
+    for block, k, name in layout.access_switches(spec.name):
+        j = layout.switch_base(block) + k
+        uplinks = [{"port": up, "peer": s.name, "peer_port": names[ports[j]]} for up, s in zip(ups, pair, strict=False)]
+        access[name] = {"loopback": dotted_quad(lo + 1 + j), "asn": r.asn + j,
+                        "svi_ip": oob_alloc.management[name], "uplinks": uplinks}
+        for u in uplinks:
+            pair_ports[u["peer"]].append({"port": u["peer_port"], "peer": name, "peer_port": u["port"],
+                                          **({"speed": ns.plan.speed} if ns.plan.mixed else {})})
+    return RoutedOob(
+        fabric=spec.name, northsouth=ns.spec.name, vlan=spec.oob_vlan,
+        vni=r.vni if r.vni is not None else 4000 + spec.oob_vlan, vrf=r.vrf, l3vni=r.l3vni, l3vni_vlan=r.l3vni_vlan,
+        prefix_len=net.prefixlen, subnet=str(net.cidr), gateway=dotted_quad(gateway),
+        dhcp_server=r.dhcp_server or provisioning_server or "",
+        bfd_uplink=_timers(eth.bfd.oob_uplink), bfd_overlay=_timers(eth.bfd.oob_overlay),
+        pair=[{"name": s.name, "loopback": ns_alloc.loopbacks[s.name], "svi_ip": top(i)} for i, s in enumerate(pair)],
+        pair_port=(ns.spec.kind, ns.switch_model.cage_type, ns.plan.speed),
+        access=access, pair_ports=pair_ports)
 
 
 def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None,

@@ -29,6 +29,9 @@ class Context:
     # a multi-plane fabric's first plane: the contexts of all its planes, in order (the hosts'
     # files cover every plane at once); () otherwise
     planes: tuple[Context, ...] = ()
+    # a routed out-of-band network (oob_design routed; addressing.RoutedOob): on its own context and
+    # on its north-south fabric's, the one set of numbers both ends write; None otherwise
+    oob_routed: Any = None
 
     def plane_contexts(self) -> tuple[Context, ...]:
         """The contexts whose ports a node of this fabric has: all planes, or this one."""

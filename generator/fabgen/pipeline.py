@@ -23,10 +23,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fabgen.addressing import Allocation, allocate
+from fabgen.addressing import Allocation, allocate, allocate_routed_oob
 from fabgen.check.cluster import check_cluster
 from fabgen.check.fabric import TopologyError, check
 from fabgen.errors import InventoryError, OutputError
+from fabgen.inventory.check_oob import routed_northsouth
 from fabgen.inventory.loader import Loaded, load
 from fabgen.inventory.validate import Validated, validate
 from fabgen.output import MANIFEST, Staging, manifest, manifest_of
@@ -266,6 +267,14 @@ def _contexts(validated: Validated, fabrics: dict[str, Fabric],
         if spec.planes > 1:
             names = plane_names(spec)
             contexts[names[0]] = replace(contexts[names[0]], planes=tuple(contexts[n] for n in names))
+    for spec in inv.fabrics:  # a routed out-of-band network: one set of numbers for both its ends
+        if spec.role == "oob" and spec.oob_design == "routed":
+            ns = routed_northsouth(inv, spec)
+            assert ns is not None  # validate refused it otherwise
+            routed = allocate_routed_oob(fabrics[spec.name], allocations[spec.name], fabrics[ns.name],
+                                         allocations[ns.name], inv.provisioning.server if inv.provisioning else None)
+            for name in (spec.name, ns.name):
+                contexts[name] = replace(contexts[name], oob_routed=routed)
     return contexts
 
 

@@ -109,6 +109,14 @@ class Switch:
     vrf_bgp: dict[str, VrfBgp] = field(default_factory=dict)
     policy: Policy | None = None
     loopback_maps: set[str] = field(default_factory=set)  # route-maps admitting `lo` alone (LOOPBACK_BGP)
+    # a routed out-of-band network's sessions on the pair (oob_design routed): to its access switches,
+    # another fabric's, which the lab does not hold; counted, left out
+    oob_sessions: int = 0
+
+
+# the routed out-of-band network's peer groups on a north-south pair leaf, as targets/nvue.py names
+# them (OOB_UNDERLAY, OOB_OVERLAY; tests/test_oob_routed.py holds the two alike)
+OOB_GROUPS = ("oob-underlay", "oob-overlay")
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -143,6 +151,7 @@ def translate(name: str, text: str, where: str) -> Switch:
                     sw.vrf_bgp[str(vrf)] = vb
                     if vb.neighbors:
                         sw.border.add(str(vrf))
+        _without_oob(sw)
         _route_maps(sw, tree["router"].get("policy", {}), where)
         _redistributed(sw, tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"], where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
@@ -151,6 +160,22 @@ def translate(name: str, text: str, where: str) -> Switch:
         if sw.vtep and not (t.vni and t.vrf and t.gateway and t.vrf in sw.l3vnis):
             raise TranslateError(f"{where}: VLAN {vlan} lacks its VNI, SVI, anycast gateway or its VRF's VNI")
     return sw
+
+
+def _without_oob(sw: Switch) -> None:
+    """A routed out-of-band network's sessions and peer groups left out of the switch (counted in
+    `oob_sessions`): their far ends are another fabric's access switches. Its VRF and VLAN stay, a
+    tenant without nodes."""
+    for table in (sw.unnumbered, sw.numbered):
+        for peer in [p for p, g in table.items() if g in OOB_GROUPS]:
+            del table[peer]
+            sw.oob_sessions += 1
+    for group in OOB_GROUPS:
+        sw.groups.pop(group, None)
+        for held in (sw.remote, sw.source, sw.route_map_out):
+            held.pop(group, None)
+        sw.multihop.pop(group, None)
+        sw.no_ipv4.discard(group)
 
 
 ON = ("on", "enabled")  # NVUE's word for on, before 5.15 and after
@@ -567,6 +592,7 @@ class Plan:
     cables: list[tuple[str, str, str, str]]  # (device, port, device, port) among kept devices
     left_out: int = 0  # nodes not kept
     sites: list[Site] = field(default_factory=list)  # the border's routers, stood in for (outside the plan)
+    oob_sessions: int = 0  # a routed out-of-band network's sessions on the pair (left out of the lab)
 
 
 def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes], str], list[dict[str, str]]],
@@ -603,7 +629,8 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
     for n in keep:
         _check_boot_vlan(n, nodes[n], legs[n], switches)
     sites = _border(rows, fabric, switches, nodes)
-    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep), sites)
+    return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep), sites,
+                sum(sw.oob_sessions for sw in switches.values()))
 
 
 def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch],
@@ -1170,6 +1197,10 @@ def run_fabric(la: Any, plan: Plan, progress: Callable[[str], None]) -> tuple[li
                      f"(outside the plan, stood in for by the lab: AS {s.asn}, announcing the site {s.address}/32 "
                      + (f"and the fabric's own {s.refused}, which the border must refuse" if s.refused else "")
                      + "), the route leaking with the tenant VRFs run as written")
+    if plan.oob_sessions:
+        notes.append(f"{fabric}: the routed out-of-band network not emulated: {plan.oob_sessions} sessions (uplinks "
+                     "and loopback EVPN) to its access switches (another fabric, not in the lab) and the DHCP relay "
+                     "(not read); its VRF and VLAN are in the lab, a tenant without nodes")
     if out:  # every later check would wait its full bound for the same cause
         notes.append(f"{fabric}: segments, LACP and reachability not checked: BGP sessions are down")
         return out, notes, len(built), len(plan.nodes), len(plan.cables)

@@ -18,6 +18,22 @@ from fabgen.spec.model import Fabric
 from fabgen.spec.schema import Baseline
 
 ROLES = {"admin", "read-only"}
+# A routed out-of-band network's uplinks (oob_design routed) in its cabling.csv, NetBox and the BOM:
+# their tier, and their medium (100G SR4 multimode: fabgen's pick; NVIDIA's output has no cabling plan
+# for them)
+OOB_UPLINK_TIER = "access-uplink"
+OOB_UPLINK_MEDIA = "mmf"
+
+
+def oob_uplinks(ctx: Any) -> list[tuple[str, str, str, str, int]]:
+    """A routed out-of-band network's uplinks, on its own context: (access switch, its port, pair
+    leaf, its port, the access switch's uplink speed), switch by switch; none otherwise."""
+    r = ctx.oob_routed
+    f = ctx.fabric
+    if r is None or f.spec.role != "oob":
+        return []
+    return [(name, u["port"], u["peer"], u["peer_port"], f.switch_model.uplink_speed)
+            for name, a in r.access.items() for u in a["uplinks"]]
 
 
 def plane(fabric: Fabric, site: Baseline | None = None) -> dict[str, Any] | None:

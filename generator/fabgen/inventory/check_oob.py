@@ -3,6 +3,8 @@ manages and per node block, each place fixed by the plan (spec/oob_layout.py).""
 
 from __future__ import annotations
 
+import ipaddress
+
 from fabgen.inventory.check_fabrics import (
     attach_node_groups,
     check_fabric_hardware,
@@ -31,6 +33,7 @@ def check_oob(c: Checks, i: int, f) -> None:
                  "uplinks to the site's management network, so an out-of-band network needs a catalog access "
                  "switch that has them (sn2201)")
         ok = False
+    ok = _check_design(c, path, f) and ok
     managed = _managed(c, i, f)
     if not (ok and attached_ok and managed is not None and model is not None):
         return
@@ -67,6 +70,8 @@ def check_oob(c: Checks, i: int, f) -> None:
     if big >= 10 ** ACCESS_WIDTH:
         c.report(path, f"{big} access switches in one block: names hold {10 ** ACCESS_WIDTH - 1}; split the "
                  "out-of-band network into several fabrics")
+        return
+    if not _check_routed(c, path, f, layout):
         return
     c.plans[f.name] = access_plan(layout, model, speed, rails[0], per_switch)
     c.members[f.name], c.storage[f.name] = fmembers, fstorage
@@ -215,3 +220,189 @@ def _managed(c: Checks, i: int, f) -> list[tuple[str, int, list[tuple[str, str, 
         rows.sort(key=lambda row: row[2])
         out.append((name, per_plane * spec.planes, rows))
     return out
+
+
+def routed_northsouth(inv, f):
+    """The north-south fabric a routed out-of-band network hangs from (oob_routed.northsouth, else
+    the cluster's only northsouth fabric), or None."""
+    r = f.oob_routed
+    ns = [x for x in inv.fabrics if x.role == "northsouth"]
+    if r is not None and r.northsouth is not None:
+        return next((x for x in ns if x.name == r.northsouth), None)
+    return ns[0] if len(ns) == 1 else None
+
+
+def _check_design(c: Checks, path: tuple, f) -> bool:
+    """oob_design routed (NVIDIA's routed out-of-band network): NVUE access switches, its settings,
+    a north-south fabric on NVUE to hang from."""
+    r = f.oob_routed
+    if f.oob_design == "layer2":
+        if r is not None:
+            c.report((*path, "oob_routed"), "oob_routed is the routed design's: set oob_design: routed, or leave "
+                     "oob_routed out", key=True)
+            return False
+        return True
+    if r is None:
+        c.report((*path, "oob_design"), "the routed design needs oob_routed with at least the access switches' "
+                 "loopbacks prefix (oob_routed: {loopbacks: 10.0.0.0/24})")
+        return False
+    ok = True
+    if f.platform != "nvue":
+        c.report((*path, "platform"), f"the routed out-of-band design is written for NVUE (SN2201 on Cumulus Linux, "
+                 f"as NVIDIA's generator builds it), not {f.platform}: use platform nvue or oob_design: layer2")
+        ok = False
+    ns = routed_northsouth(c.inv, f)
+    where = (*path, "oob_routed", "northsouth") if r.northsouth is not None else (*path, "oob_design")
+    if ns is None:
+        names = [x.name for x in c.inv.fabrics if x.role == "northsouth"]
+        c.report(where, "the routed out-of-band design hangs from a north-south fabric's leaf pair (EVPN): " + (
+            f"'{r.northsouth}' is not a northsouth fabric" + did_you_mean(r.northsouth, names)
+            if r.northsouth is not None else
+            f"the cluster has {len(names)} northsouth fabrics: name one in oob_routed.northsouth"))
+        return False
+    if ns.platform != "nvue":
+        c.report(where, f"the north-south fabric '{ns.name}' runs {ns.platform}: the routed out-of-band design's "
+                 "pair side (VRF, uplinks, DHCP relay) is written for NVUE only")
+        ok = False
+    for key, text in (("loopbacks", r.loopbacks), ("dhcp_server", r.dhcp_server)):
+        try:
+            if text is not None:
+                (ipaddress.IPv4Network if key == "loopbacks" else ipaddress.IPv4Address)(text)
+        except ValueError as exc:
+            c.report((*path, "oob_routed", key), f"not an IPv4 {'prefix' if key == 'loopbacks' else 'address'}: "
+                     f"{exc}")
+            ok = False
+    if r.dhcp_server is None and c.inv.provisioning is None:
+        c.report((*path, "oob_routed"), "the pair relays the management VLAN's DHCP to a server it must know: give "
+                 "oob_routed.dhcp_server, or a provisioning block (its server is taken)")
+        ok = False
+    return _check_numbers(c, path, f, ns) and ok
+
+
+def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
+    """The VLAN, VNIs and VRF the pair carries beside its own tenants and border: none twice."""
+    r = f.oob_routed
+    eth = ns.ethernet
+    nso = eth.northsouth if eth is not None else None
+    tenants = [nso.storage, nso.inband] if nso is not None else []
+    border = nso.border if nso is not None else None
+    vni = r.vni if r.vni is not None else 4000 + f.oob_vlan
+    ok = True
+
+    def at(key: str) -> tuple:  # the key where the inventory writes it, else the block
+        return (*path, "oob_routed", key) if key in r.model_fields_set else (*path, "oob_routed")
+
+    taken_vlans = {t.vlan: f"{t.vrf}'s VLAN" for t in tenants}
+    for key, value in (("oob_vlan", f.oob_vlan), ("l3vni_vlan", r.l3vni_vlan)):
+        if value in taken_vlans or (key == "l3vni_vlan" and value == f.oob_vlan):
+            c.report((*path, key) if key == "oob_vlan" else at(key), f"{key} {value} is "
+                     f"{taken_vlans.get(value, 'oob_vlan')} on the north-south fabric '{ns.name}' too: the pair "
+                     "carries both")
+            ok = False
+    taken = {**{t.vni: f"{t.vrf}'s VNI" for t in tenants}, **{t.l3vni: f"{t.vrf}'s layer-3 VNI" for t in tenants}}
+    if border is not None:
+        taken[border.l3vni] = f"{border.vrf}'s layer-3 VNI"
+    for key, value in (("vni", vni), ("l3vni", r.l3vni)):
+        other = taken.get(value) or ("the VRF's layer-3 VNI" if key == "vni" and value == r.l3vni else None)
+        if other:
+            c.report(at(key), f"{key} {value} is {other} on the north-south fabric '{ns.name}': each "
+                     "VNI once")
+            ok = False
+    vrfs = {t.vrf for t in tenants} | ({border.vrf} if border is not None else set())
+    if r.vrf in vrfs or r.vrf.lower() in ("default", "mgmt"):
+        c.report(at("vrf"), f"vrf {r.vrf} is taken on the north-south fabric '{ns.name}' (or the "
+                 "switch's own): a VRF of its own")
+        ok = False
+    return ok
+
+
+def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
+    """What the routed design needs of the sizes: a port on each pair leaf, a loopback and an ASN for
+    every planned access switch."""
+    if f.oob_design != "routed":
+        return True
+    from fabgen.spec.layout import oob_port_indices
+
+    r = f.oob_routed
+    ns = routed_northsouth(c.inv, f)
+    plan = c.plans.get(ns.name)
+    if plan is None:  # not sized: reported there
+        return False
+    planned = layout.planned_switches
+    if plan.leaves < 2:
+        c.report((*path, "oob_design"), f"the north-south fabric '{ns.name}' has no leaf pair for the access "
+                 "switches' two uplinks")
+        return False
+    border = ns.ethernet.northsouth.border if ns.ethernet and ns.ethernet.northsouth else None
+    ports = oob_port_indices(plan, border.uplinks if border else 0, planned)
+    if len(ports) < planned:
+        c.report((*path, "oob_design"), f"{planned} access switches planned, each an uplink to both leaves of the "
+                 f"north-south pair of '{ns.name}', which has {len(ports)} free ports left (after its nodes, "
+                 "switch links and border uplinks): fewer access switches, or a larger pair")
+        return False
+    net = ipaddress.IPv4Network(r.loopbacks)
+    if net.num_addresses - 2 < planned:
+        c.report((*path, "oob_routed", "loopbacks"), f"{planned} access switches planned: {r.loopbacks} holds "
+                 f"{max(net.num_addresses - 2, 0)} loopbacks")
+        return False
+    if r.asn + planned - 1 > 4_294_967_294:
+        c.report((*path, "oob_routed", "asn"), f"{planned} access switches from ASN {r.asn} pass 4294967294")
+        return False
+    return _check_room(c, path, f, layout, net)
+
+
+def _check_room(c: Checks, path: tuple, f, layout, net) -> bool:
+    """The loopbacks prefix apart from every pool and management prefix; the management VLAN's
+    prefix holding the pair's two addresses too."""
+    r = f.oob_routed
+    planned = layout.planned_switches
+    for other in c.inv.fabrics:
+        pools = other.ethernet.pools if other.ethernet is not None else None
+        prefixes = [pools.loopbacks, pools.links, pools.hosts] if pools is not None else []
+        prefixes += [other.management.prefix] if other.management is not None else []
+        for p in prefixes:
+            try:
+                clash = net.overlaps(ipaddress.IPv4Network(p, strict=False))
+            except ValueError:
+                continue
+            if clash:
+                c.report((*path, "oob_routed", "loopbacks"), f"{r.loopbacks} overlaps {p} of fabric '{other.name}': "
+                         "the access switches' loopbacks take a prefix of their own")
+                return False
+    m = f.management
+    if m is not None:
+        size = ipaddress.IPv4Network(m.prefix, strict=False).num_addresses - 3  # network, broadcast, gateway
+        need = layout.bmc_places + planned + 2
+        if size < need:
+            c.report((*path, "management"), f"the routed design's management VLAN holds every BMC, every planned "
+                     f"access switch and both pair switches' own addresses: {need}, more than {m.prefix}'s {size}")
+            return False
+        return _check_server(c, path, f, layout)
+    return True
+
+
+def _check_server(c: Checks, path: tuple, f, layout) -> bool:
+    """A DHCP server inside the management VLAN's prefix takes none of the addresses the plan hands
+    out there: the BMCs' from the bottom, the switches' (the pair's two, the access switches') from the
+    top, each skipping the gateway (addressing.allocate_oob)."""
+    from fabgen.inventory.management import gateway_of
+
+    r = f.oob_routed
+    server = r.dhcp_server or (c.inv.provisioning.server if c.inv.provisioning else None)
+    net = ipaddress.IPv4Network(f.management.prefix, strict=False)
+    try:
+        ip = ipaddress.IPv4Address(server)
+    except ValueError:  # reported where it is written
+        return True
+    if ip not in net:
+        return True
+    gateway = gateway_of(f.management)
+    low = int(net.network_address) + layout.bmc_places + 1  # the BMCs' last, the gateway skipped
+    high = int(net.broadcast_address) - 1 - (layout.planned_switches + 2) - 1
+    if int(ip) == gateway or not low < int(ip) < high:
+        where = (*path, "oob_routed", "dhcp_server") if r.dhcp_server else (*path, "oob_routed")
+        c.report(where, f"the DHCP server {server} takes an address the management VLAN's plan hands out (the BMCs' "
+                 f"from the bottom, the switches' from the top, the gateway): one of {ipaddress.IPv4Address(low + 1)}"
+                 f" to {ipaddress.IPv4Address(high - 1)}")
+        return False
+    return True

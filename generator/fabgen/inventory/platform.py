@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fabgen.spec.platforms import PLATFORMS
-from fabgen.spec.schema import BFD_CLASSES, BfdTimers, EthernetOptions, Fabric
+from fabgen.spec.schema import BFD_CLASSES, BfdClasses, BfdTimers, EthernetOptions, Fabric
 
 Report = Callable[[tuple, str], None]
 
@@ -117,7 +117,10 @@ def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
     bpath = (*path, "ethernet", "bfd")
     for cls in BFD_CLASSES:
         timers = getattr(bfd, cls)
-        if f.platform == "sonic" and timers is not None and timers != BfdTimers():
+        # the routed out-of-band classes are NVUE's only (check_oob refuses another platform): their
+        # defaults stand on any platform
+        default = BfdClasses.model_fields[cls].get_default(call_default_factory=True)
+        if f.platform == "sonic" and timers is not None and timers not in (BfdTimers(), default):
             report((*bpath, cls), f"SONiC's config_db turns BFD on or off per peer group and carries no timers "
                    f"(FRR's 300 ms x 3): write {cls}: true or false")
     gpu_overlay = f.ethernet is not None and f.ethernet.host_addressing == "evpn"

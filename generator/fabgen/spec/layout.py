@@ -169,3 +169,15 @@ def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
     after = plan.up_end if plan.mixed else plan.up_base + (plan.up if plan.tiers >= 2 else plan.peer_links)
     free = [*range(min(nodes, plan.down), plan.up_base), *range(after, plan.radix)]
     return free[len(free) - uplinks:] if uplinks <= len(free) else free
+
+
+def oob_port_indices(plan: Plan, border_uplinks: int, switches: int) -> list[int]:
+    """A north-south pair leaf's ports toward a routed out-of-band network's access switches
+    (oob_design routed), as 0-based port indices at the plan's speed: the free ports below the
+    border's (`border_port_indices` with `border_uplinks`, 0 without a border), from the highest
+    down, access switch j (its planned place) on the j-th, so that a switch added later takes a
+    port no other moves from. Fewer than `switches` where the leaf has no more free (validation
+    refuses that count)."""
+    free = border_port_indices(plan, plan.radix)  # every free port, in order
+    rest = free[:len(free) - border_uplinks] if border_uplinks else free
+    return rest[::-1][:switches]

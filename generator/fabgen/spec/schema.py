@@ -340,7 +340,12 @@ class NorthSouth(Strict):
 # 5.13/5.14 range (50-60000 ms) stands for it.
 BFD_INTERVAL_MS = (50, 60000)
 BFD_MULTIPLIER = (3, 50)
-BFD_CLASSES = ("leaf_spine", "spine_core", "leaf_host", "overlay", "border")
+BFD_CLASSES = ("leaf_spine", "spine_core", "leaf_host", "overlay", "border", "oob_uplink", "oob_overlay")
+# The routed out-of-band network's sessions (oob_design: routed) as NVIDIA's generator times them
+# (NVIDIA/enterprise-ras net-configurator/output/2-8-9-400/default/configs/oob-switch-01-config.sh at
+# 993eed6a993b668e9ab80556cd973b548612c4a4: `router bfd profile underlay` 300 ms x 3 on the uplinks,
+# `profile overlay` 1000 ms x 3 on the loopback EVPN sessions)
+OOB_OVERLAY_BFD_MS = 1000
 
 
 class BfdTimers(Strict):
@@ -379,6 +384,14 @@ class BfdClasses(Strict):
     border: BfdClass = Field(default=None, description="northsouth.border: the border uplinks' eBGP sessions to "
                              "the site router: none where left out, as NVIDIA's generator writes its `exit` peer "
                              "group (csl-01-config.sh at 993eed6); true (300 ms x 3) or {interval_ms, multiplier}")
+    oob_uplink: BfdClass = Field(default_factory=BfdTimers, description="a routed out-of-band network's uplink "
+                                 "sessions (oob_design: routed) between its access switches and this north-south "
+                                 "fabric's pair, on both ends: 300 ms x 3 where left out, as NVIDIA's `underlay` "
+                                 "profile (oob-switch-01-config.sh at 993eed6)")
+    oob_overlay: BfdClass = Field(default_factory=lambda: BfdTimers(interval_ms=OOB_OVERLAY_BFD_MS),
+                                  description="a routed out-of-band network's loopback EVPN sessions (multihop), on "
+                                  "both ends: 1000 ms x 3 where left out, as NVIDIA's `overlay` profile "
+                                  "(oob-switch-01-config.sh at 993eed6); true is 300 ms x 3")
 
 
 def _bfd(value: Any) -> Any:
@@ -668,6 +681,41 @@ def _oob_topology(value: Any) -> Any:
     return value
 
 
+# The routed out-of-band network (oob_design: routed) as NVIDIA's generator writes it: NVIDIA/enterprise-ras
+# net-configurator/output/2-8-9-400/default/configs/oob-switch-01-config.sh at
+# 993eed6a993b668e9ab80556cd973b548612c4a4 (`bridge domain br_default vlan 200 vni 4200`, `vrf OOB evpn vni
+# 5001`, `vrf OOB evpn vlan 3001`) and 2-4-5-800/default/configs/csl-01-config.sh at the same commit (the
+# pair's `service dhcp-relay OOB ... upstream-interface vlan3001_l3`)
+OOB_ROUTED_DEFAULTS: dict[str, Any] = {"vrf": "OOB", "l3vni": 5001, "l3vni_vlan": 3001, "asn": 4_200_030_000}
+
+
+class OobRouted(Strict):
+    """role oob, oob_design routed: the access switches as EVPN VTEPs routed to a north-south pair
+    (docs/cluster.md, "A routed out-of-band network")."""
+
+    northsouth: Name | None = Field(default=None, description="the north-south fabric (NVUE, EVPN) whose first "
+                                    "leaf pair takes every access switch's two uplinks (default: the cluster's "
+                                    "only northsouth fabric)")
+    vni: int | None = Field(default=None, ge=1, le=16_777_214, description="layer-2 VNI of oob_vlan (default 4000 "
+                            "+ oob_vlan: NVIDIA's VLAN 200 on VNI 4200)")
+    vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
+        default=OOB_ROUTED_DEFAULTS["vrf"], description="the VRF of the management VLAN's gateway on the access "
+        "switches and the pair (default NVIDIA's OOB); a name of its own, as a tenant's VRF")
+    l3vni: int = Field(default=OOB_ROUTED_DEFAULTS["l3vni"], ge=1, le=16_777_214,
+                       description="the VRF's layer-3 VNI (default NVIDIA's 5001)")
+    l3vni_vlan: int = Field(default=OOB_ROUTED_DEFAULTS["l3vni_vlan"], ge=2, le=4094,
+                            description="the VLAN NVUE maps the layer-3 VNI to (`vrf <vrf> evpn vlan`; default "
+                            "NVIDIA's 3001): its interface vlan<n>_l3 is the DHCP relay's upstream interface")
+    loopbacks: Annotated[str, StringConstraints(max_length=43)] = Field(
+        description="IPv4 prefix of the access switches' loopbacks (router-id, VTEP): one /32 each, in planned "
+        "order, from its first address after the network's; outside every other pool")
+    asn: int = Field(default=OOB_ROUTED_DEFAULTS["asn"], ge=1, le=4_294_967_294,
+                     description="ASN of the first access switch (+1 each, in planned order; default 4200030000)")
+    dhcp_server: Annotated[str, StringConstraints(max_length=15)] | None = Field(
+        default=None, description="IPv4 address of the DHCP server the pair relays the management VLAN's "
+        "requests to, in the VRF (default: provisioning.server)")
+
+
 class TierCabling(Strict):
     """How one tier of a fabric is cabled: its length, its medium, or both (docs/hardware.md,
     "Cables and optics")."""
@@ -722,6 +770,13 @@ class Fabric(Strict):
         default=None, description="role oob: the fabrics whose switches' management ports take an access port of "
         "this network (default: every other fabric)")
     oob_vlan: int = Field(default=10, ge=2, le=4094, description="role oob: the management VLAN of every access port")
+    oob_design: Literal["layer2", "routed"] = Field(
+        default="layer2", description="role oob: layer2 (each access switch bonds two uplinks to the site's "
+        "management network and routes statically; the default) or routed (NVIDIA's: each access switch an EVPN "
+        "VTEP with an unnumbered eBGP uplink to each switch of a north-south pair, the management VLAN on a VNI "
+        "with an anycast gateway in a VRF, the pair relaying DHCP; NVUE only; oob_routed)")
+    oob_routed: OobRouted | None = Field(default=None, description="role oob, oob_design routed: the VNI, VRF, "
+                                         "loopbacks, ASNs and DHCP server of the routed design")
     scalable_unit: int | None = Field(
         default=None, ge=1, le=4096,
         description="rail-optimized only: nodes per scalable unit (default: the most a leaf takes at the ratio; a "

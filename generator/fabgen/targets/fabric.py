@@ -29,6 +29,7 @@ from fabgen.formats.memo import Memo
 from fabgen.formats.templating import render as render_template
 from fabgen.intent.addresses import address_rows, host_netdevs
 from fabgen.intent.infiniband import DEVICE_ID
+from fabgen.intent.management import OOB_UPLINK_MEDIA, OOB_UPLINK_TIER, oob_uplinks
 from fabgen.intent.northsouth import BORDER_TIER, border_cabling, border_medium, border_uplinks
 from fabgen.rendered.paths import ADDRESS_COLUMNS, CABLING_COLUMNS
 from fabgen.spec import media
@@ -56,8 +57,9 @@ def bill_of_materials(f: Fabric) -> list[dict[str, Any]]:
     rows += _cable_rows(f)
     if f.spec.role == "oob" and model.uplinks:  # each access switch's bonded uplinks to the site
         n = 2 * len(f.switches)
+        far = "the north-south pair" if f.spec.oob_design == "routed" else "the site's management network"
         rows.append({"category": "cable", "part": "uplink cable (site's choice: DAC or fiber)",
-                     "description": "access uplink to the site's management network", "quantity": n,
+                     "description": f"access uplink to {far}", "quantity": n,
                      "notes": f"{model.uplink_speed}G, 2 per access switch"})
         rows.append({"category": "transceiver", "part": f"{model.uplink_speed}G QSFP28 transceiver",
                      "description": "access uplink", "quantity": n, "notes": "2 per access switch"})
@@ -343,8 +345,16 @@ def structure(ctx: Context) -> dict[str, Any]:
     # the border uplinks (northsouth.border) after the fabric's own cables, in cabling.csv and the PTM
     # and Batfish files alike (every cable in each); the router's ports are named `uplink<k>`
     cabling += border_cabling(f)
+    cabling += _oob_uplinks(ctx)
     return {"name": f.name, "cabling": cabling, "bom": bill_of_materials(f), "bom_later": later_materials(f),
             "dot": _dot(ctx), "addresses": addresses, "ibdm": _ibdm(f, cabling), "netdevs": _netdevs(f)}
+
+
+def _oob_uplinks(ctx: Context) -> list[list[str]]:
+    """A routed out-of-band network's uplinks (oob_design routed), in its own cabling.csv after its
+    access ports: each access switch's two uplinks to the north-south pair's two leaves, at the access
+    switch's uplink speed (the pair's port runs the pair's speed until per-port speeds come)."""
+    return [[a, ap, z, zp, f"{speed}G", OOB_UPLINK_MEDIA, OOB_UPLINK_TIER] for a, ap, z, zp, speed in oob_uplinks(ctx)]
 
 
 def _netdevs(f: Fabric) -> dict[str, str]:

@@ -26,6 +26,7 @@ from typing import Any
 
 from fabgen.context import Context
 from fabgen.formats import csvout
+from fabgen.intent.management import OOB_UPLINK_MEDIA, OOB_UPLINK_TIER, oob_uplinks
 from fabgen.intent.northsouth import BORDER_TIER, border_cabling, border_uplinks
 from fabgen.targets.base import CLUSTER, Deferred, Target
 
@@ -196,6 +197,14 @@ def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
     for sw, port, router, rport, _ in border_uplinks(f):  # at the node ports' speed; the router's: type `other`
         ports += [(sw, port, switch_type, str(speed * 1_000_000), "true", tier, *(("",) if lagged else ())),
                   (router, rport, "other", str(speed * 1_000_000), "true", tier, *(("",) if lagged else ()))]
+    if ctx.oob_routed is not None:  # a routed out-of-band network's uplinks, both ends, each at its own speed
+        tier = f"{f.name} {OOB_UPLINK_TIER}"
+        pkind, pcage, pspeed = ctx.oob_routed.pair_port
+        ptype = interface_type(pkind, pcage, pspeed)
+        for a, ap, z, zp, up in oob_uplinks(ctx):
+            ports += [(a, ap, interface_type(kind, "QSFP28", up), str(up * 1_000_000), "true", tier,
+                       *(("",) if lagged else ())),
+                      (z, zp, ptype, str(pspeed * 1_000_000), "true", tier, *(("",) if lagged else ()))]
     return ports
 
 
@@ -228,8 +237,9 @@ def _cables(ctx: Context) -> list[tuple[str, ...]]:
         (lk.a, "dcim.interface", lk.a_port, lk.z, "dcim.interface", lk.z_port, CABLE_TYPES.get(lk.media, ""),
          "planned", f"{lk.a}:{lk.a_port}--{lk.z}:{lk.z_port}") for lk in ctx.fabric.links]
     border = border_cabling(ctx.fabric)
+    ups = [(a, ap, z, zp, "", OOB_UPLINK_MEDIA, "") for a, ap, z, zp, _ in oob_uplinks(ctx)]
     return out + [(a, "dcim.interface", ap, z, "dcim.interface", zp, CABLE_TYPES.get(m, ""), "planned",
-                   f"{a}:{ap}--{z}:{zp}") for a, ap, z, zp, _, m, _ in border]
+                   f"{a}:{ap}--{z}:{zp}") for a, ap, z, zp, _, m, _ in (*border, *ups)]
 
 
 def _lags(ctx: Context) -> dict[tuple[str, str], tuple[str, str]]:

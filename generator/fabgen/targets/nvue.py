@@ -59,6 +59,7 @@ from fabgen.intent.northsouth import (
     BORDER_IN_SITE_MAP,
     BORDER_OUT_LIST,
     BORDER_OUT_MAP,
+    GATEWAY_MAC,
     LEAK_COMMUNITY,
     LEAK_COMMUNITY_LIST,
 )
@@ -381,6 +382,9 @@ class _Parts:
         self.make.update({"fabric" + at: (partial(_port, fabric), 1), "uplink" + at: (partial(_port, uplink), 1),
                           "bonded" + at: (partial(_port, host), 1), "routed" + at: (partial(_routed, host, d.ip), 2),
                           "access" + at: (partial(_access, host), 2)})
+        # a routed out-of-band network's uplinks on the pair (oob_design routed): routed ports of the default
+        # VRF, unnumbered, MTU and histograms as every used port
+        self.make["oobup" + at] = (partial(_port, {"link": link, "type": "swp", **telemetry}), 1)
         if self.border_vrf:  # the border uplinks (northsouth.border): routed ports in the border VRF, unnumbered
             # (the eBGP session on the link-local address), MTU and histograms as every used port
             vrf: dict[str, Any] = {"vrf": self.border_vrf} if d.new else {d.ip: {"vrf": self.border_vrf}}
@@ -609,7 +613,7 @@ def _port_runs(sw: dict[str, Any], layout: list[tuple[str, str]], d: Dialect, pa
             isl = sw["role"] == i["peer_role"] == "leaf"
             fabric.append((i["name"], ISL_GROUP if isl else _group(i["peer_role"])))
             kind = uplink
-        elif kind == "border":  # northsouth.border: its description alone (`_border_ports`)
+        elif kind in ("border", "oobup"):  # northsouth.border, a routed oob uplink: its description alone
             pass
         elif "bond" in i:  # the bond before its member: the run so far, then the bond
             ifaces += [parts.run(layout, values[:-1]), {i["bond"]["name"]: _bond(i, sw, d)}]
@@ -694,7 +698,8 @@ def structure(ctx: Context) -> dict[str, Any]:
     if speeds:
         for p in parts.values():
             p.cage_layout = {r: _cage_layout(f, r) for r in ("leaf", "spine", "core")}
-    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts, b)
+    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts, b,
+                   ctx.oob_routed)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {version}.0"}
     return {"fabric": f.name, "cluster": ctx.cluster, "switches": Deferred(make, f.switches), "header": header}
@@ -715,17 +720,23 @@ def _cage_layout(f: Any, role: str) -> tuple[tuple[str, str], ...]:
 
 
 def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str | None, cages: int, d: Dialect,
-            parts: dict[bool, _Parts], border: dict[str, Any] | None,
+            parts: dict[bool, _Parts], border: dict[str, Any] | None, oob: Any,
             s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
     """One switch's item: its name, its NVUE tree and the variables its secrets come from."""
     sw = intents(s)
     ups = border["uplinks"].get(sw["name"]) if border else None
     if ups:
         sw = _border_ports(sw, ups)
+    oob_ups = oob.pair_ports.get(sw["name"]) if oob else None
+    if oob_ups:
+        sw = _border_ports(sw, [{"port": u["port"], "description": f"{u['peer']}:{u['peer_port']}",
+                                 **({"speed": u["speed"]} if "speed" in u else {})} for u in oob_ups], "oobup")
     b = sw.get("baseline")
     tree = _tree(sw, qos, ar, breakout, cages, d, parts[bool(b and b["telemetry"]["histograms"])])
     if ups and border:
         _border(tree, sw, border, d)
+    if oob_ups and oob:
+        _oob_pair(tree, sw, oob, border if ups else None, d)
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
     if "anycast_mac" in sw:  # ethernet.anycast_mac
@@ -737,13 +748,14 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
     return sw["name"], tree, _with_baseline(secrets, b)
 
 
-def _border_ports(sw: dict[str, Any], ups: list[dict[str, str]]) -> dict[str, Any]:
+def _border_ports(sw: dict[str, Any], ups: list[dict[str, Any]], kind: str = "border") -> dict[str, Any]:
     """The switch's intent with its border uplinks (unused ports until now: the highest-numbered,
-    intent/northsouth.py `border_ports`) as ports of kind `border`, each described by its far end."""
+    intent/northsouth.py `border_ports`) as ports of kind `border`, each described by its far end;
+    with kind `oobup`, a routed out-of-band network's uplinks (the free ports below those)."""
     far = {u["port"]: u for u in ups}  # description, and speed where the tiers' speeds mix
-    interfaces = [{"name": i["name"], "kind": "border", **{k: v for k, v in far[i["name"]].items() if k != "port"}}
+    interfaces = [{"name": i["name"], "kind": kind, **{k: v for k, v in far[i["name"]].items() if k != "port"}}
                   if i["name"] in far else i for i in sw["interfaces"]]
-    assert sum(i["kind"] == "border" for i in interfaces) == len(far), "a border uplink on a used port"
+    assert sum(i["kind"] == kind for i in interfaces) == len(far), f"a {kind} uplink on a used port"
     return {**sw, "interfaces": interfaces}
 
 
@@ -832,6 +844,138 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
         policy[key] = dict(sorted({**policy.get(key, {}), **value}.items()))
 
 
+# A routed out-of-band network (oob_design routed; docs/cluster.md "A routed out-of-band network"), as
+# NVIDIA's generator writes both ends: NVIDIA/enterprise-ras net-configurator/output/2-8-9-400/default/
+# configs/oob-switch-01-config.sh at 993eed6a993b668e9ab80556cd973b548612c4a4 (the SN2201: VLAN 200 on
+# VNI 4200, vlan200 in VRF OOB with a VRR gateway, VRF OOB on L3VNI 5001 with `evpn vlan 3001`, unnumbered
+# eBGP uplinks in peer group `underlay` with WEIGHTED_ECMP outbound and BFD 300 ms x 3, numbered EVPN
+# sessions to the cores' loopbacks in peer group `overlay`: multihop-ttl 2, update-source lo, IPv4 off,
+# BFD 1000 ms x 3; `path-selection multipath aspath-ignore`) and 2-4-5-800/default/configs/csl-01-config.sh
+# at the same commit (the pair: the uplinks in `underlay`, the SN2201 loopbacks in `overlay`, VRF OOB
+# importing EXIT through OOB_FILTER and EXIT importing OOB through EXIT_FILTER, `service dhcp-relay OOB`
+# with a server group, the downstream vlan200 and the upstream vlan3001_l3, `source-ip giaddress`).
+OOB_UNDERLAY = "oob-underlay"  # NVIDIA's `underlay`: named apart from the pair's own groups
+OOB_OVERLAY = "oob-overlay"  # NVIDIA's `overlay`
+OOB_MULTIHOP = 2  # NVIDIA's multihop-ttl: the access switch and a pair leaf are one link apart
+RELAY_GROUP = "oob-dhcp-servers"  # NVIDIA's server group name (csl-01-config.sh at 993eed6)
+OOB_TENANT_RULE = "12"  # a leaked tenant's <VRF>_FILTER rule denying the out-of-band subnet (NVIDIA: rule 10)
+
+
+def _oob_bfd(tree: dict[str, Any], timers: dict[str, int] | None, d: Dialect) -> dict[str, Any]:
+    """A routed out-of-band group's BFD (its profile added to the switch's), or nothing."""
+    if not timers:
+        return {}
+    if d.new:
+        bfd = tree["router"].setdefault("bfd", {"profile": {}, "state": "enabled"})
+        bfd["profile"] = dict(sorted({**bfd["profile"], _bfd_profile(timers): _bfd_timers(timers)}.items()))
+    return {"bfd": _bfd_group(timers, d)}
+
+
+def _oob_sessions(tree: dict[str, Any], bgp: dict[str, Any], oob: Any, uplinks: list[str], loopbacks: list[str],
+                  d: Dialect) -> None:
+    """Both session kinds of a routed out-of-band network into a default VRF's BGP `bgp`: the uplinks'
+    unnumbered eBGP (IPv4, WEIGHTED_ECMP outbound) and the loopbacks' EVPN (multihop, from lo)."""
+    groups = dict(bgp.get("peer-group", {}))
+    groups[OOB_UNDERLAY] = {"address-family": {"ipv4-unicast": {**d.on(), "policy": {"outbound": {
+        "route-map": WEIGHTED_ECMP}}}}, **_oob_bfd(tree, oob.bfd_uplink, d), "remote-as": "external"}
+    groups[OOB_OVERLAY] = {"address-family": {"ipv4-unicast": d.on(False), "l2vpn-evpn": d.on()},
+                           **_oob_bfd(tree, oob.bfd_overlay, d), "multihop-ttl": OOB_MULTIHOP,
+                           "remote-as": "external", "update-source": "lo"}
+    bgp["peer-group"] = dict(sorted(groups.items()))
+    mine = {p: {"peer-group": OOB_UNDERLAY, "type": "unnumbered"} for p in uplinks}
+    mine.update({ip: {"peer-group": OOB_OVERLAY, "type": "numbered"} for ip in loopbacks})
+    bgp["neighbor"] = yamlout.Joined(bgp["neighbor"], mine) if "neighbor" in bgp else mine
+    policy = tree["router"].setdefault("policy", {})
+    policy["route-map"] = dict(sorted({**policy.get("route-map", {}), **_route_maps({WEIGHTED_ECMP})}.items()))
+
+
+def _oob_svi(oob: Any, own: str, d: Dialect) -> dict[str, Any]:
+    """The management VLAN's SVI in the out-of-band VRF: an address of its own and the anycast gateway."""
+    vrr = {**d.on(), "address": {f"{oob.gateway}/{oob.prefix_len}": {}}, "mac-address": GATEWAY_MAC}
+    svi: dict[str, Any] = {"address": {f"{own}/{oob.prefix_len}": {}}, "vrr": vrr}
+    node: dict[str, Any] = {"description": oob.vrf, d.ip: svi, "type": "svi", "vlan": oob.vlan}
+    if d.new:
+        node["vrf"] = oob.vrf
+    else:
+        svi["vrf"] = oob.vrf
+    return node
+
+
+def _oob_vrf(oob: Any, router_id: str, d: Dialect) -> dict[str, Any]:
+    """The out-of-band VRF: its layer-3 VNI on NVIDIA's VLAN (`evpn vlan`), its connected subnet into
+    EVPN, the switch's router-id (the VRF has no loopback), l2vpn-evpn."""
+    af: dict[str, Any] = {"ipv4-unicast": {**d.on(), "redistribute": {"connected": d.on()},
+                                           "route-export": {"to-evpn": d.on()}}, "l2vpn-evpn": d.on()}
+    return {"evpn": {**d.on(), "vlan": oob.l3vni_vlan, "vni": {str(oob.l3vni): {}}},
+            "router": {"bgp": {**d.on(), "address-family": af, "router-id": router_id}}}
+
+
+def _oob_relay(oob: Any, d: Dialect) -> dict[str, Any]:
+    """`service dhcp-relay <vrf>`: the management VLAN's requests to the server, from the VRF's layer-3
+    VNI interface, the relay's address as the source (5.14 and later: a server group; 5.13: the
+    server and both interfaces)."""
+    down, up = f"vlan{oob.vlan}", f"vlan{oob.l3vni_vlan}_l3"
+    if _release(d.version) >= (5, 14):
+        relay: dict[str, Any] = {
+            "downstream-interface": {down: {"server-group-name": RELAY_GROUP}},
+            "server-group": {RELAY_GROUP: {"server": {oob.dhcp_server: {}}, "upstream-interface": {up: {}}}}}
+    else:
+        relay = {"interface": {down: {}, up: {}}, "server": {oob.dhcp_server: {}}}
+    return {oob.vrf: {**relay, "source-ip": "giaddress"}}
+
+
+def _oob_pair(tree: dict[str, Any], sw: dict[str, Any], oob: Any, border: dict[str, Any] | None, d: Dialect) -> None:
+    """A north-south pair leaf's side of a routed out-of-band network: the management VLAN on its VNI,
+    its SVI and anycast gateway in the out-of-band VRF, the VRF, both session kinds with every access
+    switch, the DHCP relay, and with a border the leaking between the VRF and the border's."""
+    me = next(p for p in oob.pair if p["name"] == sw["name"])
+    ports = oob.pair_ports[sw["name"]]
+    domain = tree.setdefault("bridge", {"domain": {"br_default": {}}})["domain"]["br_default"]
+    domain["vlan"] = {**domain.get("vlan", {}), str(oob.vlan): {"vni": {str(oob.vni): {}}}}
+    tree["interface"] = yamlout.Joined(tree["interface"], {f"vlan{oob.vlan}": _oob_svi(oob, me["svi_ip"], d)})
+    tree["vrf"][oob.vrf] = _oob_vrf(oob, sw["bgp"]["router_id"], d)
+    _oob_sessions(tree, tree["vrf"]["default"]["router"]["bgp"], oob, [u["port"] for u in ports],
+                  [oob.access[u["peer"]]["loopback"] for u in ports], d)
+    if oob.dhcp_server:
+        tree.setdefault("service", {})["dhcp-relay"] = _oob_relay(oob, d)
+    if border is not None:
+        _oob_leak(tree, oob, me, border)
+
+
+def _oob_leak(tree: dict[str, Any], oob: Any, me: dict[str, str], border: dict[str, Any]) -> None:
+    """The out-of-band VRF and the border's, as NVIDIA's csl-01 (993eed6) leaks OOB and EXIT: the border
+    VRF imports the out-of-band one through EXIT_FILTER (tagged 11:11), the out-of-band VRF imports the
+    border's through OOB_FILTER (nothing tagged 11:11, no leaked tenant's subnet, not the pair's own SVI
+    address; the rest), each leaked tenant's filter denies the out-of-band subnet, and the subnet goes
+    out to the site router (ERA_PREFIXES)."""
+    v = oob.vrf
+    imp = tree["vrf"][border["vrf"]]["router"]["bgp"]["address-family"]["ipv4-unicast"].setdefault(
+        "route-import", {"from-vrf": {"state": "enabled", "list": {}, "route-map": BORDER_IN_MAP}})
+    imp["from-vrf"]["list"] = {**imp["from-vrf"]["list"], v: {}}
+    af = tree["vrf"][v]["router"]["bgp"]["address-family"]["ipv4-unicast"]
+    af["route-import"] = {"from-vrf": {**({"state": "enabled"} if "state" in af else {"enable": "on"}),
+                                       "list": {border["vrf"]: {}}, "route-map": f"{v}_FILTER"}}
+    policy = tree["router"]["policy"]
+    lists = policy["prefix-list"]
+    lists[f"{v}_PREFIXES"] = _prefix_list([oob.subnet])
+    lists[f"{v}_LOCAL_IF"] = _prefix_list([f"{me['svi_ip']}/32"])
+    out = lists[BORDER_OUT_LIST]["rule"]
+    out[str(10 * (len(out) + 1))] = {"action": "permit", "match": {oob.subnet: {"max-prefix-len": 32}}}
+    rules: dict[str, Any] = {"5": {"action": _DENY, "match": {"community-list": LEAK_COMMUNITY_LIST}}}
+    for k, t in enumerate(border["leak"]):  # NVIDIA's OOB_FILTER rule 10: INBAND_PREFIXES
+        rules[str(10 + k)] = {"action": _DENY, "match": {"ip-prefix-list": f"{t['vrf']}_PREFIXES", "type": "ipv4"}}
+        policy["route-map"][f"{t['vrf']}_FILTER"]["rule"][OOB_TENANT_RULE] = {
+            "action": _DENY, "match": {"ip-prefix-list": f"{v}_PREFIXES", "type": "ipv4"}}
+    rules["15"] = {"action": _DENY, "match": {"ip-prefix-list": f"{v}_LOCAL_IF", "type": "ipv4"}}
+    rules["20"] = {"action": _PERMIT, "match": {"ip-prefix-list": ALL_PREFIXES, "type": "ipv4"}}
+    maps = policy["route-map"]
+    maps[f"{v}_FILTER"] = {"rule": rules}
+    for name in maps:
+        maps[name]["rule"] = dict(sorted(maps[name]["rule"].items(), key=lambda kv: int(kv[0])))
+    policy["prefix-list"] = dict(sorted(lists.items()))
+    policy["route-map"] = dict(sorted(maps.items()))
+
+
 def _with_baseline(secrets: list[Secret], b: dict[str, Any] | None) -> list[Secret]:
     """`secrets` and then the baseline's (AAA key, SNMPv3 passphrases), each variable once."""
     if not b:
@@ -901,6 +1045,8 @@ def render(data: dict[str, Any]) -> Iterable[tuple[str, bytes]]:
 # * the model's first two uplinks (swp49, swp50) form the LACP bond `uplink`, an untagged member
 #   of the VLAN, towards the site's management network that routes the subnet;
 # * no RoCE, no BGP, no adaptive routing: NTP, DNS, syslog and accounts from the management block.
+# With `oob_design: routed` the uplinks, the SVI and the routing are NVIDIA's routed design instead
+# (`_access_routed`, below; the pair's side in `_oob_pair`, above).
 
 UPLINK = "uplink"
 
@@ -919,6 +1065,9 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
                 **services_of(m, ctx.baseline, f.spec.baseline), "domain": m.domain,
                 "users": [{"name": u.name, "role": u.role, "password": secret_text(u.password_hash)}
                           for u in accounts]}
+    routed = ctx.oob_routed
+    if routed is not None:  # the switch's services reach their servers through the out-of-band VRF
+        services["vrf"] = routed.vrf
     _management(tree, iface, services, d)
     iface.clear()  # eth0 stays unused: the switch is managed on its SVI
     b = named(baseline_of(ctx.baseline, f.spec.baseline, "access", f.spec.platform, m.prefix), s.name)
@@ -932,18 +1081,46 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
         lk = f.links[idx]
         iface[name] = {"bridge": {"domain": {"br_default": {"access": vlan}}},
                        "description": f"OOB_{lk.a}_{lk.a_port}", "type": "swp", **telemetry}
-    members = f.switch_model.uplinks[:2]
-    iface[UPLINK] = {"bond": {"member": {p: {} for p in members}, "mode": "lacp"},
-                     "bridge": {"domain": {"br_default": {"access": vlan}}},
-                     "description": "UPLINK_site_management", "type": "bond"}
-    iface[f"vlan{vlan}"] = {d.ip: {"address": {f"{address}/{plen}": {}}}, "type": "svi", "vlan": vlan}
-    tree["interface"] = iface
-    tree["bridge"] = {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
-    tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
+    if routed is not None:
+        _access_routed(tree, iface, routed, s.name, d, telemetry)
+    else:
+        members = f.switch_model.uplinks[:2]
+        iface[UPLINK] = {"bond": {"member": {p: {} for p in members}, "mode": "lacp"},
+                         "bridge": {"domain": {"br_default": {"access": vlan}}},
+                         "description": "UPLINK_site_management", "type": "bond"}
+        iface[f"vlan{vlan}"] = {d.ip: {"address": {f"{address}/{plen}": {}}}, "type": "svi", "vlan": vlan}
+        tree["interface"] = iface
+        tree["bridge"] = {"domain": {"br_default": {"vlan": {str(vlan): {}}}}}
+        tree["vrf"] = {"default": {"router": {"static": {"0.0.0.0/0": {"via": {gateway: {}}}}}}}
     if b:
-        _baseline(tree, b, "default", d)
+        _baseline(tree, b, routed.vrf if routed is not None else "default", d)
     secrets = _secrets([], [(secret_name(u.password_hash), secret_text(u.password_hash)) for u in accounts])
     return tree, _with_baseline(secrets, b)
+
+
+def _access_routed(tree: dict[str, Any], iface: dict[str, Any], oob: Any, name: str, d: Dialect,
+                   telemetry: dict[str, Any]) -> None:
+    """An access switch of a routed out-of-band network (oob_design routed): an EVPN VTEP with a
+    loopback and an ASN of its own, its first two uplinks routed (unnumbered eBGP) to the pair's two
+    leaves, the management VLAN on its VNI, its SVI in the out-of-band VRF with the switch's own
+    address and the anycast gateway, EVPN sessions to the pair's loopbacks; its default route comes
+    by BGP (EVPN type-5 into the VRF) where the layer-2 design writes a static one."""
+    me = oob.access[name]
+    lo = me["loopback"]
+    for u in me["uplinks"]:
+        iface[u["port"]] = {"description": f"{u['peer']}:{u['peer_port']}", "type": "swp", **telemetry}
+    iface["lo"] = {d.ip: {"address": {f"{lo}/32": {}}}, "type": "loopback"}
+    iface[f"vlan{oob.vlan}"] = _oob_svi(oob, me["svi_ip"], d)
+    tree["interface"] = dict(sorted(iface.items(), key=lambda kv: (kv[0] != "lo", kv[0].startswith("vlan"))))
+    tree["bridge"] = {"domain": {"br_default": {"vlan": {str(oob.vlan): {"vni": {str(oob.vni): {}}}}}}}
+    tree["evpn"] = d.on()
+    tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), "source": {"address": lo}}}
+    tree["router"] = {"bgp": {"autonomous-system": me["asn"], **d.on(), "router-id": lo}, "vrr": d.on()}
+    bgp: dict[str, Any] = {**d.on(), "address-family": {"ipv4-unicast": {**d.on(), "network": {f"{lo}/32": {}}},
+                                                        "l2vpn-evpn": d.on()},
+                           "path-selection": {"multipath": {"aspath-ignore": d.word()}}}
+    _oob_sessions(tree, bgp, oob, [u["port"] for u in me["uplinks"]], [p["loopback"] for p in oob.pair], d)
+    tree["vrf"] = {"default": {"router": {"bgp": bgp}}, oob.vrf: _oob_vrf(oob, lo, d)}
 
 
 def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[Secret]]:

@@ -34,58 +34,60 @@ nv set system wjh state enabled
 nv set system api state enabled
 nv set system config auto-save state enabled
 nv set system ssh-server state enabled
-nv set interface swp1 bridge domain br_default access 10
+nv set interface lo ipv4 address 10.254.1.1/32
+nv set interface lo type loopback
+nv set interface swp1 bridge domain br_default access 200
 nv set interface swp1 description OOB_su-01-node-01_bmc
 nv set interface swp1 type swp
-nv set interface swp2 bridge domain br_default access 10
+nv set interface swp2 bridge domain br_default access 200
 nv set interface swp2 description OOB_su-01-node-02_bmc
 nv set interface swp2 type swp
-nv set interface swp3 bridge domain br_default access 10
+nv set interface swp3 bridge domain br_default access 200
 nv set interface swp3 description OOB_su-01-node-03_bmc
 nv set interface swp3 type swp
-nv set interface swp4 bridge domain br_default access 10
+nv set interface swp4 bridge domain br_default access 200
 nv set interface swp4 description OOB_su-01-node-04_bmc
 nv set interface swp4 type swp
-nv set interface swp5 bridge domain br_default access 10
+nv set interface swp5 bridge domain br_default access 200
 nv set interface swp5 description OOB_su-01-node-05_bmc
 nv set interface swp5 type swp
-nv set interface swp6 bridge domain br_default access 10
+nv set interface swp6 bridge domain br_default access 200
 nv set interface swp6 description OOB_su-01-node-06_bmc
 nv set interface swp6 type swp
-nv set interface swp7 bridge domain br_default access 10
+nv set interface swp7 bridge domain br_default access 200
 nv set interface swp7 description OOB_su-01-node-07_bmc
 nv set interface swp7 type swp
-nv set interface swp8 bridge domain br_default access 10
+nv set interface swp8 bridge domain br_default access 200
 nv set interface swp8 description OOB_su-01-node-08_bmc
 nv set interface swp8 type swp
-nv set interface swp9 bridge domain br_default access 10
+nv set interface swp9 bridge domain br_default access 200
 nv set interface swp9 description OOB_su-01-node-09_bmc
 nv set interface swp9 type swp
-nv set interface swp10 bridge domain br_default access 10
+nv set interface swp10 bridge domain br_default access 200
 nv set interface swp10 description OOB_su-01-node-10_bmc
 nv set interface swp10 type swp
-nv set interface swp11 bridge domain br_default access 10
+nv set interface swp11 bridge domain br_default access 200
 nv set interface swp11 description OOB_su-01-node-11_bmc
 nv set interface swp11 type swp
-nv set interface swp12 bridge domain br_default access 10
+nv set interface swp12 bridge domain br_default access 200
 nv set interface swp12 description OOB_su-01-node-12_bmc
 nv set interface swp12 type swp
-nv set interface swp13 bridge domain br_default access 10
+nv set interface swp13 bridge domain br_default access 200
 nv set interface swp13 description OOB_su-01-node-13_bmc
 nv set interface swp13 type swp
-nv set interface swp14 bridge domain br_default access 10
+nv set interface swp14 bridge domain br_default access 200
 nv set interface swp14 description OOB_su-01-node-14_bmc
 nv set interface swp14 type swp
-nv set interface swp15 bridge domain br_default access 10
+nv set interface swp15 bridge domain br_default access 200
 nv set interface swp15 description OOB_su-01-node-15_bmc
 nv set interface swp15 type swp
-nv set interface swp16 bridge domain br_default access 10
+nv set interface swp16 bridge domain br_default access 200
 nv set interface swp16 description OOB_su-01-node-16_bmc
 nv set interface swp16 type swp
-nv set interface swp17 bridge domain br_default access 10
+nv set interface swp17 bridge domain br_default access 200
 nv set interface swp17 description OOB_su-01-node-17_bmc
 nv set interface swp17 type swp
-nv set interface swp18 bridge domain br_default access 10
+nv set interface swp18 bridge domain br_default access 200
 nv set interface swp18 description OOB_su-01-node-18_bmc
 nv set interface swp18 type swp
 nv set interface swp19 link state down
@@ -148,16 +150,67 @@ nv set interface swp47 link state down
 nv set interface swp47 type swp
 nv set interface swp48 link state down
 nv set interface swp48 type swp
-nv set interface uplink bond member swp49
-nv set interface uplink bond member swp50
-nv set interface uplink bond mode lacp
-nv set interface uplink bridge domain br_default access 10
-nv set interface uplink description UPLINK_site_management
-nv set interface uplink type bond
-nv set interface vlan10 ipv4 address 192.168.33.254/23
-nv set interface vlan10 type svi
-nv set interface vlan10 vlan 10
-nv set bridge domain br_default vlan 10
-nv set vrf default router static 0.0.0.0/0 via 192.168.32.1
+nv set interface swp49 description ns-leaf001:swp62s0
+nv set interface swp49 type swp
+nv set interface swp50 description ns-leaf002:swp62s0
+nv set interface swp50 type swp
+nv set interface vlan200 description OOB
+nv set interface vlan200 ipv4 address 192.168.33.252/23
+nv set interface vlan200 ipv4 vrr state enabled
+nv set interface vlan200 ipv4 vrr address 192.168.32.1/23
+nv set interface vlan200 ipv4 vrr mac-address 00:00:5e:00:01:01
+nv set interface vlan200 type svi
+nv set interface vlan200 vlan 200
+nv set interface vlan200 vrf OOB
+nv set bridge domain br_default vlan 200 vni 4200
+nv set evpn state enabled
+nv set nve vxlan state enabled
+nv set nve vxlan arp-nd-suppress enabled
+nv set nve vxlan source address 10.254.1.1
+nv set router bgp autonomous-system 4200030000
+nv set router bgp state enabled
+nv set router bgp router-id 10.254.1.1
+nv set router vrr state enabled
+nv set router bfd profile FABRIC detect-multiplier 3
+nv set router bfd profile FABRIC min-rx-interval 300
+nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
+nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
+nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
+nv set router bfd state enabled
+nv set router policy route-map WEIGHTED_ECMP rule 10 action permit
+nv set router policy route-map WEIGHTED_ECMP rule 10 set ext-community-bw multipaths
+nv set vrf default router bgp state enabled
+nv set vrf default router bgp address-family ipv4-unicast state enabled
+nv set vrf default router bgp address-family ipv4-unicast network 10.254.1.1/32
+nv set vrf default router bgp address-family l2vpn-evpn state enabled
+nv set vrf default router bgp path-selection multipath aspath-ignore enabled
+nv set vrf default router bgp peer-group oob-overlay address-family ipv4-unicast state disabled
+nv set vrf default router bgp peer-group oob-overlay address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group oob-overlay bfd profile FABRIC-1000x3
+nv set vrf default router bgp peer-group oob-overlay multihop-ttl 2
+nv set vrf default router bgp peer-group oob-overlay remote-as external
+nv set vrf default router bgp peer-group oob-overlay update-source lo
+nv set vrf default router bgp peer-group oob-underlay address-family ipv4-unicast state enabled
+nv set vrf default router bgp peer-group oob-underlay address-family ipv4-unicast policy outbound route-map WEIGHTED_ECMP
+nv set vrf default router bgp peer-group oob-underlay bfd profile FABRIC
+nv set vrf default router bgp peer-group oob-underlay remote-as external
+nv set vrf default router bgp neighbor swp49 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp49 type unnumbered
+nv set vrf default router bgp neighbor swp50 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp50 type unnumbered
+nv set vrf default router bgp neighbor 10.254.0.1 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.0.1 type numbered
+nv set vrf default router bgp neighbor 10.254.0.2 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.0.2 type numbered
+nv set vrf OOB evpn state enabled
+nv set vrf OOB evpn vlan 3001
+nv set vrf OOB evpn vni 5001
+nv set vrf OOB router bgp state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf OOB router bgp address-family l2vpn-evpn state enabled
+nv set vrf OOB router bgp router-id 10.254.1.1
 
 nv config apply --confirm 600s --assume-yes

@@ -927,12 +927,33 @@ nv set interface swp60s3 link state down
 nv set interface swp60s3 type swp
 nv set interface swp61s0 link state down
 nv set interface swp61s0 type swp
-nv set interface swp61s1 link state down
+nv set interface swp61s1 description oob-ns-mgmt0001:swp49
+nv set interface swp61s1 link mtu 9100
+nv set interface swp61s1 link speed 200G
 nv set interface swp61s1 type swp
-nv set interface swp61s2 link state down
+nv set interface swp61s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s2 description oob-gpu-mgmt0001:swp49
+nv set interface swp61s2 link mtu 9100
+nv set interface swp61s2 link speed 200G
 nv set interface swp61s2 type swp
-nv set interface swp61s3 link state down
+nv set interface swp61s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s3 description oob-gpu-access0001:swp49
+nv set interface swp61s3 link mtu 9100
+nv set interface swp61s3 link speed 200G
 nv set interface swp61s3 type swp
+nv set interface swp61s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp62s0 description site-router:uplink1
 nv set interface swp62s0 link mtu 9100
 nv set interface swp62s0 link speed 200G
@@ -1069,6 +1090,14 @@ nv set interface vlan300 ipv4 vrr mac-address 00:00:5e:00:01:01
 nv set interface vlan300 type svi
 nv set interface vlan300 vlan 300
 nv set interface vlan300 vrf INBAND
+nv set interface vlan200 description OOB
+nv set interface vlan200 ipv4 address 192.168.1.254/23
+nv set interface vlan200 ipv4 vrr state enabled
+nv set interface vlan200 ipv4 vrr address 192.168.0.1/23
+nv set interface vlan200 ipv4 vrr mac-address 00:00:5e:00:01:01
+nv set interface vlan200 type svi
+nv set interface vlan200 vlan 200
+nv set interface vlan200 vrf OOB
 nv set evpn state enabled
 nv set evpn multihoming state enabled
 nv set nve vxlan state enabled
@@ -1077,6 +1106,7 @@ nv set nve vxlan port 4789
 nv set nve vxlan source address 10.254.0.1
 nv set bridge domain br_default vlan 500 vni 4500
 nv set bridge domain br_default vlan 300 vni 4300
+nv set bridge domain br_default vlan 200 vni 4200
 nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
@@ -1092,6 +1122,9 @@ nv set router vrr state enabled
 nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
 nv set router bfd profile FABRIC min-tx-interval 300
+nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
+nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
+nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
 nv set router policy route-map EXIT_FILTER rule 20 action permit
 nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
@@ -1100,6 +1133,9 @@ nv set router policy route-map INBAND_FILTER rule 5 match community-list 11
 nv set router policy route-map INBAND_FILTER rule 10 action deny
 nv set router policy route-map INBAND_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
 nv set router policy route-map INBAND_FILTER rule 10 match type ipv4
+nv set router policy route-map INBAND_FILTER rule 12 action deny
+nv set router policy route-map INBAND_FILTER rule 12 match ip-prefix-list OOB_PREFIXES
+nv set router policy route-map INBAND_FILTER rule 12 match type ipv4
 nv set router policy route-map INBAND_FILTER rule 15 action deny
 nv set router policy route-map INBAND_FILTER rule 15 match ip-prefix-list INBAND_LOCAL_IF
 nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
@@ -1113,6 +1149,20 @@ nv set router policy route-map INBOUND_ERA_PREFIXES rule 20 action permit
 nv set router policy route-map LOOPBACK_BGP rule 10 action permit
 nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo
 nv set router policy route-map LOOPBACK_BGP rule 10 match type ipv4
+nv set router policy route-map OOB_FILTER rule 5 action deny
+nv set router policy route-map OOB_FILTER rule 5 match community-list 11
+nv set router policy route-map OOB_FILTER rule 10 action deny
+nv set router policy route-map OOB_FILTER rule 10 match ip-prefix-list STORAGE_PREFIXES
+nv set router policy route-map OOB_FILTER rule 10 match type ipv4
+nv set router policy route-map OOB_FILTER rule 11 action deny
+nv set router policy route-map OOB_FILTER rule 11 match ip-prefix-list INBAND_PREFIXES
+nv set router policy route-map OOB_FILTER rule 11 match type ipv4
+nv set router policy route-map OOB_FILTER rule 15 action deny
+nv set router policy route-map OOB_FILTER rule 15 match ip-prefix-list OOB_LOCAL_IF
+nv set router policy route-map OOB_FILTER rule 15 match type ipv4
+nv set router policy route-map OOB_FILTER rule 20 action permit
+nv set router policy route-map OOB_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
+nv set router policy route-map OOB_FILTER rule 20 match type ipv4
 nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 action permit
 nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
 nv set router policy route-map OUTBOUND_ERA_PREFIXES rule 10 match type ipv4
@@ -1121,12 +1171,17 @@ nv set router policy route-map STORAGE_FILTER rule 5 match community-list 11
 nv set router policy route-map STORAGE_FILTER rule 10 action deny
 nv set router policy route-map STORAGE_FILTER rule 10 match ip-prefix-list INBAND_PREFIXES
 nv set router policy route-map STORAGE_FILTER rule 10 match type ipv4
+nv set router policy route-map STORAGE_FILTER rule 12 action deny
+nv set router policy route-map STORAGE_FILTER rule 12 match ip-prefix-list OOB_PREFIXES
+nv set router policy route-map STORAGE_FILTER rule 12 match type ipv4
 nv set router policy route-map STORAGE_FILTER rule 15 action deny
 nv set router policy route-map STORAGE_FILTER rule 15 match ip-prefix-list STORAGE_LOCAL_IF
 nv set router policy route-map STORAGE_FILTER rule 15 match type ipv4
 nv set router policy route-map STORAGE_FILTER rule 20 action permit
 nv set router policy route-map STORAGE_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
 nv set router policy route-map STORAGE_FILTER rule 20 match type ipv4
+nv set router policy route-map WEIGHTED_ECMP rule 10 action permit
+nv set router policy route-map WEIGHTED_ECMP rule 10 set ext-community-bw multipaths
 nv set router policy community-list 11 rule 100 action permit
 nv set router policy community-list 11 rule 100 community 11:11
 nv set router policy prefix-list ALL_PREFIXES rule 10 action permit
@@ -1137,10 +1192,16 @@ nv set router policy prefix-list ERA_PREFIXES rule 20 action permit
 nv set router policy prefix-list ERA_PREFIXES rule 20 match 10.160.128.0/17 max-prefix-len 32
 nv set router policy prefix-list ERA_PREFIXES rule 30 action permit
 nv set router policy prefix-list ERA_PREFIXES rule 30 match 10.254.0.0/24 max-prefix-len 32
+nv set router policy prefix-list ERA_PREFIXES rule 40 action permit
+nv set router policy prefix-list ERA_PREFIXES rule 40 match 192.168.0.0/23 max-prefix-len 32
 nv set router policy prefix-list INBAND_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list INBAND_LOCAL_IF rule 10 match 10.160.255.254/32 max-prefix-len 32
 nv set router policy prefix-list INBAND_PREFIXES rule 10 action permit
 nv set router policy prefix-list INBAND_PREFIXES rule 10 match 10.160.128.0/17 max-prefix-len 32
+nv set router policy prefix-list OOB_LOCAL_IF rule 10 action permit
+nv set router policy prefix-list OOB_LOCAL_IF rule 10 match 192.168.1.254/32 max-prefix-len 32
+nv set router policy prefix-list OOB_PREFIXES rule 10 action permit
+nv set router policy prefix-list OOB_PREFIXES rule 10 match 192.168.0.0/23 max-prefix-len 32
 nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 match 10.160.127.254/32 max-prefix-len 32
 nv set router policy prefix-list STORAGE_PREFIXES rule 10 action permit
@@ -1153,6 +1214,16 @@ nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group SPINES remote-as external
 nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
 nv set vrf default router bgp peer-group SPINES address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group oob-overlay address-family ipv4-unicast state disabled
+nv set vrf default router bgp peer-group oob-overlay address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group oob-overlay bfd profile FABRIC-1000x3
+nv set vrf default router bgp peer-group oob-overlay multihop-ttl 2
+nv set vrf default router bgp peer-group oob-overlay remote-as external
+nv set vrf default router bgp peer-group oob-overlay update-source lo
+nv set vrf default router bgp peer-group oob-underlay address-family ipv4-unicast state enabled
+nv set vrf default router bgp peer-group oob-underlay address-family ipv4-unicast policy outbound route-map WEIGHTED_ECMP
+nv set vrf default router bgp peer-group oob-underlay bfd profile FABRIC
+nv set vrf default router bgp peer-group oob-underlay remote-as external
 nv set vrf default router bgp neighbor swp4s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp4s0 type unnumbered
 nv set vrf default router bgp neighbor swp4s1 peer-group SPINES
@@ -1165,6 +1236,18 @@ nv set vrf default router bgp neighbor swp6s0 peer-group SPINES
 nv set vrf default router bgp neighbor swp6s0 type unnumbered
 nv set vrf default router bgp neighbor swp6s1 peer-group SPINES
 nv set vrf default router bgp neighbor swp6s1 type unnumbered
+nv set vrf default router bgp neighbor swp61s3 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s3 type unnumbered
+nv set vrf default router bgp neighbor swp61s2 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s2 type unnumbered
+nv set vrf default router bgp neighbor swp61s1 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s1 type unnumbered
+nv set vrf default router bgp neighbor 10.254.1.1 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.1.1 type numbered
+nv set vrf default router bgp neighbor 10.254.1.2 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.1.2 type numbered
+nv set vrf default router bgp neighbor 10.254.1.3 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.1.3 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 5005
@@ -1200,6 +1283,7 @@ nv set vrf EXIT router bgp address-family ipv4-unicast route-export to-evpn stat
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list STORAGE
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list INBAND
+nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list OOB
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf route-map EXIT_FILTER
 nv set vrf EXIT router bgp address-family l2vpn-evpn state enabled
 nv set vrf EXIT router bgp router-id 10.254.0.1
@@ -1231,5 +1315,21 @@ nv set vrf EXIT router bgp neighbor swp64s2 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp64s2 type unnumbered
 nv set vrf EXIT router bgp neighbor swp64s3 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp64s3 type unnumbered
+nv set vrf OOB evpn state enabled
+nv set vrf OOB evpn vlan 3001
+nv set vrf OOB evpn vni 5001
+nv set vrf OOB router bgp state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast route-export to-evpn state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast route-import from-vrf state enabled
+nv set vrf OOB router bgp address-family ipv4-unicast route-import from-vrf list EXIT
+nv set vrf OOB router bgp address-family ipv4-unicast route-import from-vrf route-map OOB_FILTER
+nv set vrf OOB router bgp address-family l2vpn-evpn state enabled
+nv set vrf OOB router bgp router-id 10.254.0.1
+nv set service dhcp-relay OOB downstream-interface vlan200 server-group-name oob-dhcp-servers
+nv set service dhcp-relay OOB server-group oob-dhcp-servers server 192.168.1.200
+nv set service dhcp-relay OOB server-group oob-dhcp-servers upstream-interface vlan3001_l3
+nv set service dhcp-relay OOB source-ip giaddress
 
 nv config apply --confirm 600s --assume-yes
