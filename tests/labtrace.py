@@ -3,7 +3,8 @@
 This run's labs keep their run directories in a temporary directory of the run's own (`TMPDIR`
 for the `fabgen emulate` processes the tests start, `tempfile.tempdir` for a lab run in the test's
 process). A lab of another run on the same machine (a second checkout's tests, an operator's
-`fabgen emulate`) keeps its directory in the machine's temporary directory for as long as it lives,
+`fabgen emulate`) keeps its directory in the machine's temporary directory, or in that run's own
+directory there, for as long as it lives,
 and its namespaces carry the same lab id (`fabgen-<id>-<n>`, emulate/lab.py): they are told apart
 by that id and left out, so two runs on one machine never fail each other's before-and-after
 comparison. Without another lab alive, which is CI's case, every namespace counts.
@@ -34,9 +35,12 @@ def env() -> dict[str, str]:
 
 
 def _foreign_ids() -> set[str]:
-    """Lab ids alive in the machine's temporary directory: other runs' labs, never this run's."""
+    """Lab ids alive in the machine's temporary directory or in another test run's directory there
+    (`fl-*`, as this module makes them): other runs' labs, never this run's."""
     ids = set()
-    for p in SYSTEM_TMP.glob("fabgen-emulate-*"):
+    for p in (*SYSTEM_TMP.glob("fabgen-emulate-*"), *SYSTEM_TMP.glob("fl-*/fabgen-emulate-*")):
+        if p.parent == LABS_TMP:
+            continue
         parts = p.name.split("-")
         if len(parts) > 2:
             ids.add(parts[2])

@@ -238,6 +238,16 @@ CASES = {
         lambda t: t[:t.rindex("remote-as: external")] + "remote-as: '1\\n neighbor x'" +
         t[t.rindex("remote-as: external") + len("remote-as: external"):],
         [NS_PAIR_LEAF, "remote-as"]),
+    "the out-of-band peer groups on a switch without the out-of-band network": (
+        "gb300-northsouth", NS_LEAF, lambda t: t.replace("SPINES", "oob-underlay"),
+        [NS_LEAF, "without a routed out-of-band VLAN and VRF"]),
+    "a border uplink on a leaf port cabled twice": (
+        "era-2-4-5-800", "ns/cabling.csv",
+        lambda t: t + "ns-leaf001,swp62s1,site-router,uplink99,400G,mmf,leaf-border\n",
+        ["ns/cabling.csv", "ns-leaf001 swp62s1 is cabled twice"]),
+    "border prefix list of IPv6": (
+        "era-2-4-5-800", NS_PAIR_LEAF, lambda t: t.replace("0.0.0.0/0:", "'::/0':", 1),
+        [NS_PAIR_LEAF, "prefix list"]),
     "border router named as a command": (
         "era-2-4-5-800", "ns/cabling.csv", lambda t: t.replace(",site-router,", f",'site;{INJECT}',", 1),
         ["ns/cabling.csv:58", "z_device", "not a name fabgen writes"]),
@@ -420,3 +430,18 @@ def test_load_yaml_bounds_depth_and_refuses_aliases() -> None:
                        ("a: &x 1\nb: *x\n", "alias"), ("a: [\n", "not YAML")):
         with pytest.raises(TranslateError, match=words):
             load_yaml(bad, "f.yaml")
+
+
+def test_a_border_leaving_the_lab_no_stand_in_is_refused_not_a_traceback() -> None:
+    """The stand-in site router takes a documentation ASN and address the fabric does not use; a
+    render whose switches use all four ASNs, or whose border sends out every address, leaves none:
+    refused, naming the router, not a StopIteration."""
+    from fabgen.emulate import border
+
+    ports = [("uplink1", "leaf1", "swp1")]
+    with pytest.raises(inputs.InputError, match="site-router"):
+        border.site("site-router", ports, "external", set(border.SITE_ASNS), ["10.0.0.0/8"], [])
+    with pytest.raises(inputs.InputError, match="site-router"):
+        border.site("site-router", ports, "external", set(), ["0.0.0.0/0"], [])
+    ok = border.site("site-router", ports, "external", {64496}, ["10.0.0.0/8"], [])
+    assert ok.asn == 64497 and ok.address == "192.0.2.1" and ok.refused == "10.0.0.0/9"

@@ -289,7 +289,7 @@ def test_the_segments_take_nvidias_mac_and_local_ids_on_both_legs(tmp_path: Path
     assert len(legs) == 2 and legs[0] == legs[1]  # both legs of every node: one segment
 
 
-def test_segment_keys_are_refused_on_striped_racks_and_on_eos(tmp_path: Path) -> None:
+def test_segment_keys_are_refused_on_striped_racks_on_several_pairs_and_on_eos(tmp_path: Path) -> None:
     inv = _northsouth(tmp_path / "eos", "      northsouth: {segment_local_id: port}\n", platform="eos")
     result = CliRunner().invoke(app, ["validate", str(inv)])
     assert result.exit_code == 2 and "ethernet.northsouth.segment_local_id: " in result.output
@@ -318,6 +318,13 @@ fabrics:
     assert result.exit_code == 2, result.output
     assert "ethernet.northsouth.segment_local_id: " in result.output and "stripes its nodes" in result.output
     assert "Traceback" not in result.output and not (racks / "out").exists()
+    # two leaf pairs (two units of four): the port ids repeat on each pair under the one segment MAC
+    pairs = _northsouth(tmp_path / "pairs", "      northsouth: {segment_local_id: port}\n")
+    pairs.write_text(pairs.read_text().replace("scalable_unit: 8", "scalable_unit: 4"))
+    result = CliRunner().invoke(app, ["render", str(pairs), "-o", str(tmp_path / "pairs" / "out")])
+    assert result.exit_code == 2, result.output
+    assert "ethernet.northsouth.segment_local_id: " in result.output and "repeat on every leaf pair" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "pairs" / "out").exists()
 
 
 def test_the_evpn_lab_reads_the_redistributed_loopback_as_the_network_it_was(tmp_path: Path) -> None:

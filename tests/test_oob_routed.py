@@ -304,6 +304,9 @@ REFUSED = [
     ("    oob_design: fancy\n", "oob_design", "layer2"),
     ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.0.5}\n",
      "dhcp_server", "the BMCs'"),
+    # the pair's own ASN: the uplinks' `remote-as external` sessions would be iBGP and never come up
+    ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
+     "asn: 4200020000}\n", "asn", "meet fabric 'ns''s leaf ASNs"),
 ]
 
 
@@ -317,6 +320,22 @@ def test_a_routed_design_without_what_it_needs_is_refused_where_it_is_written(oo
     line = int(text.split("oobr.yaml:")[1].split(":")[0])
     inv = routed(oob=oob)
     assert line >= inv[:inv.index("role: oob")].count("\n") + 1  # at the out-of-band fabric's keys
+
+
+def test_one_routed_out_of_band_network_a_north_south_pair() -> None:
+    """A second routed out-of-band network hanging from the same pair would take the same pair ports,
+    VLAN and VRF: refused at its oob_design."""
+    text = routed()
+    block = text[text.index("  - name: oob\n"):text.index("\n# NVIDIA's baseline on every switch")]
+    second = (block.replace("  - name: oob\n", "  - name: oob2\n")
+              .replace("node_groups: [su01, su02, su03]", "node_groups: [su03]")
+              .replace("192.168.0.0/23, gateway: 192.168.0.1", "192.168.2.0/24, gateway: 192.168.2.1")
+              .replace("10.254.1.0/24", "10.254.2.0/24").replace("192.168.1.200", "192.168.2.200"))
+    assert second != block
+    two = text.replace(block, block.replace("[su01, su02, su03]", "[su01, su02]") + "\n" + second)
+    with pytest.raises(InventoryError, match="already carries the routed out-of-band network 'oob'") as err:
+        render(two)
+    assert "fabrics[3].oob_design" in str(err.value)
 
 
 def test_a_north_south_fabric_on_another_platform_or_none_is_refused() -> None:
@@ -394,3 +413,22 @@ def test_verify_reads_the_uplinks_from_both_ends_and_finds_a_swap(tmp_path: Path
 
     bad = verify(_evidence(out, ("oob", "ns"), tmp_path / "bad", swap))
     assert not bad["ok"] and any(f.get("tier") == "access-uplink" for f in bad["findings"]), bad["findings"][:3]
+
+
+def test_every_border_leaf_sends_the_out_of_band_subnet_out_and_refuses_it_back() -> None:
+    """With spines and three leaf pairs, the out-of-band subnet leaks into the border VRF on the pair it
+    hangs from and reaches every border leaf by EVPN: each one's ERA_PREFIXES holds it (sent out,
+    never taken back by INBOUND_ERA_PREFIXES), not the pair's alone."""
+    two = routed().replace("    scalable_unit: 12                  # the 12 nodes on one leaf pair",
+                           "    scalable_unit: 4").replace("        segment_local_id: port", "")
+    assert "scalable_unit: 4" in two
+    files = render(two)
+    subnet = "192.168.0.0/23"
+    leaves = {n: t for n, (_, t) in trees(files, "ns").items() if "leaf" in n}
+    assert len(leaves) == 6
+    for name, tree in leaves.items():
+        era = tree["router"]["policy"]["prefix-list"]["ERA_PREFIXES"]["rule"]
+        assert [r for r in era.values() if subnet in r["match"]], (name, era)
+        inbound = tree["router"]["policy"]["route-map"]["INBOUND_ERA_PREFIXES"]["rule"]["10"]
+        assert inbound["match"]["ip-prefix-list"] == "ERA_PREFIXES" and "deny" in inbound["action"]
+    assert sum("OOB" in t["vrf"] for t in leaves.values()) == 2  # the VRF itself on the pair only

@@ -170,7 +170,8 @@ def checked_policy(p: Policy, where: str) -> Policy:
              i.network(prefix, where, f"prefix list {name}'s prefix"),
              i.integer(le, 0, 32, where, f"prefix list {name}'s max-prefix-len")) for seq, action, prefix, le in plist]
         for _, _, prefix, le in p.prefix_lists[name]:
-            if prefix == "default" or le < ipaddress.ip_network(prefix).prefixlen:
+            if prefix == "default" or ipaddress.ip_network(prefix).version != 4 or \
+                    le < ipaddress.ip_network(prefix).prefixlen:
                 raise inputs.InputError(f"{where}: prefix list {name}: {prefix} with max-prefix-len {le}, which "
                                         "fabgen never writes")
     for name, entries in p.community_lists.items():
@@ -286,9 +287,13 @@ def site(router: str, ports: list[tuple[str, str, str]], remote: str, used_asns:
     border refuses anything (`refuse`: an inbound route-map on its sessions), as the prefix to
     refuse the first half of the first prefix the border sends out (a tenant's subnet: held by
     nothing else in the border VRF, where the subnet and host routes are)."""
-    asn = int(remote) if remote.isdigit() else next(a for a in SITE_ASNS if a not in used_asns)
+    free_asn = next((a for a in SITE_ASNS if a not in used_asns), None)
     nets = [ipaddress.ip_network(p) for p in (*outbound, *fabric_prefixes)]
-    address = next(a for a in SITE_ADDRESSES if not any(ipaddress.ip_address(a) in n for n in nets))
+    address = next((a for a in SITE_ADDRESSES if not any(ipaddress.ip_address(a) in n for n in nets)), None)
+    if (free_asn is None and not remote.isdigit()) or address is None:  # a render no inventory gives
+        raise inputs.InputError(f"cabling.csv: the border's router {router}: the lab has no documentation "
+                                "ASN and address to stand in for it that the fabric does not use")
+    asn = int(remote) if remote.isdigit() else int(free_asn or 0)
     first = ipaddress.ip_network(outbound[0]) if outbound and refuse else None
     refused = "" if first is None else str(next(first.subnets()) if first.prefixlen < 32 else first)
     return Site(router, ports, asn, address, refused)

@@ -151,7 +151,7 @@ def translate(name: str, text: str, where: str) -> Switch:
                     sw.vrf_bgp[str(vrf)] = vb
                     if vb.neighbors:
                         sw.border.add(str(vrf))
-        _without_oob(sw)
+        _without_oob(sw, where)
         _route_maps(sw, tree["router"].get("policy", {}), where)
         _redistributed(sw, tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"], where)
     except (KeyError, TypeError, ValueError, StopIteration, AttributeError, OverflowError) as exc:
@@ -162,10 +162,17 @@ def translate(name: str, text: str, where: str) -> Switch:
     return sw
 
 
-def _without_oob(sw: Switch) -> None:
+def _without_oob(sw: Switch, where: str) -> None:
     """A routed out-of-band network's sessions and peer groups left out of the switch (counted in
     `oob_sessions`): their far ends are another fabric's access switches. Its VRF and VLAN stay, a
-    tenant without nodes."""
+    tenant without nodes; without such a tenant the groups are no out-of-band network's, and
+    leaving their sessions out would hide them from the lab: refused."""
+    if not any(g in OOB_GROUPS for g in sw.groups):
+        return
+    bonded = {v for *_, vlans in sw.segments.values() for v in vlans}
+    if not any(t.vrf and vlan not in bonded for vlan, t in sw.tenants.items()):
+        raise TranslateError(f"{where}: peer groups {', '.join(OOB_GROUPS)} on a switch without a routed "
+                             "out-of-band VLAN and VRF, which fabgen writes only together")
     for table in (sw.unnumbered, sw.numbered):
         for peer in [p for p, g in table.items() if g in OOB_GROUPS]:
             del table[peer]
@@ -190,7 +197,8 @@ def _redistributed(sw: Switch, af: Any, where: str) -> None:
     connected = af.get("redistribute", {}).get("connected")
     if connected is None:
         return
-    if set(connected) - {"state", "enable", "route-map"} or connected.get("route-map") not in sw.loopback_maps:
+    if set(connected) - {"state", "enable", "route-map"} or connected.get("route-map") not in sw.loopback_maps or \
+            connected.get("state", connected.get("enable", "enabled")) not in ON:
         raise TranslateError(f"{where}: redistribute connected is emulated only through a route-map that admits "
                              "the loopback alone")
     if sw.loopback not in sw.networks:
@@ -628,19 +636,20 @@ def read(files: dict[str, bytes], fabric: str, table: Callable[[dict[str, bytes]
     _check_cables(cables, fabric, switches, nodes)
     for n in keep:
         _check_boot_vlan(n, nodes[n], legs[n], switches)
-    sites = _border(rows, fabric, switches, nodes)
+    sites = _border(rows, fabric, switches, nodes, cables)
     return Plan(fabric, switches, nodes, {n: legs[n] for n in keep}, cables, len(legs) - len(keep), sites,
                 sum(sw.oob_sessions for sw in switches.values()))
 
 
 def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch],
-            nodes: Mapping[str, object]) -> list[Site]:
+            nodes: Mapping[str, object], cables: list[tuple[str, str, str, str]]) -> list[Site]:
     """The border's site routers as the lab stands them in, from cabling.csv: each uplink from a
     border VRF's port of a leaf to a router that is no device of the plan; the router's ASN is the
     one the border names (its peer group's remote-as), else one the fabric does not use."""
     where = f"{fabric}/cabling.csv"
     ports: dict[str, list[tuple[str, str, str]]] = {}
     remote: dict[str, str] = {}
+    used = {(dev, port) for a, pa, z, pz in cables for dev, port in ((a, pa), (z, pz))}
     for r in rows:
         if r["tier"] != BORDER_TIER:
             continue
@@ -649,8 +658,11 @@ def _border(rows: list[dict[str, str]], fabric: str, switches: dict[str, Switch]
         vrf = next((v for v in sorted(sw.border) if lport in sw.vrf_bgp[v].neighbors), None) if sw else None
         if sw is None or vrf is None:
             raise TranslateError(f"{where}: a border uplink of {leaf} {lport}, which is no border VRF's BGP port")
-        inputs.name(router, inputs.IFNAME, where, "the border's router")  # a namespace's device name
+        inputs.name(router, inputs.DEVICE, where, "the border's router")  # FRR's hostname and the lab's key
         inputs.name(rport, inputs.IFNAME, where, f"{router}'s port")
+        if (leaf, lport) in used:
+            raise TranslateError(f"{where}: {leaf} {lport} is cabled twice")
+        used.add((leaf, lport))
         if router in switches or router in nodes:
             raise TranslateError(f"{where}: the border's router {router} is a device of the plan")
         if any(p == rport for p, _, _ in ports.get(router, [])):

@@ -225,4 +225,8 @@ def border(ctx: Context) -> dict[str, Any] | None:
     lo = plane_cidr(eth.pools.loopbacks, ctx.fabric) if eth.northsouth.vrf_loopbacks else None
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
-            "leak": leaked, "group": b.peer_group, "inbound_filter": b.inbound_filter, "loopbacks": lo}
+            "leak": leaked, "group": b.peer_group, "inbound_filter": b.inbound_filter, "loopbacks": lo,
+            # a routed out-of-band network on the pair (oob_design routed): its subnet leaks into the
+            # border VRF there and reaches every border leaf by EVPN, so every one sends it out and
+            # refuses it back (ERA_PREFIXES), not the pair alone
+            "oob_subnet": ctx.oob_routed.subnet if ctx.oob_routed is not None else None}

@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from fabgen.inventory.check_nodes import check_bond_names, group_model
-from fabgen.inventory.ethernet import asn_ranges
+from fabgen.inventory.ethernet import asn_ranges, asn_stride
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import (
     MAX_ENDPOINTS,
@@ -262,19 +262,27 @@ GATEWAY_ROWS = ("storage-gateway", "inband-gateway", "gpu-gateway")
 def check_segment_ids(c: Checks) -> None:
     """northsouth.segment_local_id port (NVIDIA's numbering by leaf port) holds only where each node's two
     legs sit on the same port of both leaves: not on a fabric sized by racks whose nodes are striped
-    over more than two leaves (spec/sizing.py `stripe`: a node's legs on different ports)."""
+    over more than two leaves (spec/sizing.py `stripe`: a node's legs on different ports), and only on
+    one leaf pair (on more, the ids repeat under the one segment MAC: two pairs, one segment)."""
     for i, f in enumerate(c.inv.fabrics):
         if f.role != "northsouth" or f.ethernet is None or f.ethernet.northsouth.segment_local_id != "port":
             continue
         plan = c.plans.get(f.name)
         # striped over two leaves (the collapsed pair), each node's legs share a port (spec/sizing.py `stripe`:
         # both leaves hold both residues); over more, they do not
+        where = ("fabrics", i, "ethernet", "northsouth", "segment_local_id")
         if plan is not None and plan.striped and plan.leaves_per_unit > 2:
-            c.report(("fabrics", i, "ethernet", "northsouth", "segment_local_id"), "segment_local_id port numbers a "
+            c.report(where, "segment_local_id port numbers a "
                      "segment by its leaf port, the same on both legs only where each node's two ports sit on one "
                      f"port of a leaf pair; fabric '{f.name}' stripes its nodes over {plan.leaves_per_unit} leaves "
                      "(sized by racks), so a node's legs sit on different ports: leave it at place, or give "
                      "scalable_unit")
+        elif plan is not None and plan.leaves > 2:
+            # the ids repeat on every leaf pair, and every segment has the one segment MAC: two pairs'
+            # bonds would share an ESI (type 3: MAC and local id), one Ethernet segment to EVPN
+            c.report(where, "segment_local_id port numbers a segment by its leaf port, so the ids repeat on "
+                     f"every leaf pair and, with one segment MAC, two pairs' bonds would be one Ethernet segment; "
+                     f"fabric '{f.name}' plans {plan.leaves} leaves: leave it at place (one id a node, fabric-wide)")
 
 
 def check_border_names(c: Checks) -> None:
@@ -324,14 +332,26 @@ def _check_border_asn(c: Checks, where: tuple, asn: int | None) -> None:
     make the spines drop the border VRF's routes (their own AS in the path)."""
     if asn is None:
         return
+    clash = asn_clash(c, asn, asn)
+    if clash is not None:
+        name, tier, low, high = clash
+        c.report((*where, "asn"), f"ASN {asn} is one of fabric '{name}''s {tier} ASNs ({low}-{high}): "
+                 "give the site router an ASN the cluster does not use")
+
+
+def asn_clash(c: Checks, low: int, high: int) -> tuple[str, str, int, int] | None:
+    """The first Ethernet fabric tier whose ASNs meet [low, high]: (fabric, tier, its first, its
+    last), plane by plane (a plane's ASNs start a stride apart, so the span from plane 1's first to
+    the last plane's last holds ASNs no plane uses); None where none does."""
     for f in c.inv.fabrics:
         if f.ethernet is None or f.name not in c.plans:
             continue
-        for tier, (low, high) in asn_ranges(f.ethernet, c.plans[f.name], f.planes).items():
-            if low <= asn <= high:
-                c.report((*where, "asn"), f"ASN {asn} is one of fabric '{f.name}''s {tier} ASNs ({low}-{high}): "
-                         "give the site router an ASN the cluster does not use")
-                return
+        for tier, (first, last) in asn_ranges(f.ethernet, c.plans[f.name]).items():  # plane 1's
+            stride = asn_stride(f.ethernet, tier, f.planes) if tier != "host" else 0
+            for lo, hi in ((first + k * stride, last + k * stride) for k in range(f.planes if stride else 1)):
+                if low <= hi and lo <= high:
+                    return f.name, tier, lo, hi
+    return None
 
 
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 
 from fabgen.inventory.check_fabrics import (
+    asn_clash,
     attach_node_groups,
     check_fabric_hardware,
     check_fabric_name,
@@ -260,6 +261,13 @@ def _check_design(c: Checks, path: tuple, f) -> bool:
             if r.northsouth is not None else
             f"the cluster has {len(names)} northsouth fabrics: name one in oob_routed.northsouth"))
         return False
+    first = next(x for x in c.inv.fabrics if x.role == "oob" and x.oob_design == "routed"
+                 and routed_northsouth(c.inv, x) is ns)
+    if first is not f:  # both would take the same pair ports, VLAN and VRF
+        c.report(where, f"the north-south fabric '{ns.name}' already carries the routed out-of-band network "
+                 f"'{first.name}': one routed out-of-band network a north-south pair (make the other layer2, or "
+                 "hang it from another north-south fabric)")
+        return False
     if ns.platform != "nvue":
         c.report(where, f"the north-south fabric '{ns.name}' runs {ns.platform}: the routed out-of-band design's "
                  "pair side (VRF, uplinks, DHCP relay) is written for NVUE only")
@@ -348,7 +356,22 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
     if r.asn + planned - 1 > 4_294_967_294:
         c.report((*path, "oob_routed", "asn"), f"{planned} access switches from ASN {r.asn} pass 4294967294")
         return False
+    if not _check_asns(c, path, r.asn, r.asn + planned - 1):
+        return False
     return _check_room(c, path, f, layout, net)
+
+
+def _check_asns(c: Checks, path: tuple, low: int, high: int) -> bool:
+    """The access switches' ASNs (one each, from oob_routed.asn) are none an Ethernet fabric of the
+    cluster uses: the pair's would make their uplink sessions iBGP (`remote-as external` never comes
+    up), another fabric's would drop that fabric's routes as a loop."""
+    clash = asn_clash(c, low, high)
+    if clash is not None:
+        name, tier, lo, hi = clash
+        c.report((*path, "oob_routed", "asn"), f"the access switches' ASNs {low}-{high} meet fabric '{name}''s "
+                 f"{tier} ASNs ({lo}-{hi}): give oob_routed.asn a range the cluster does not use")
+        return False
+    return True
 
 
 def _check_room(c: Checks, path: tuple, f, layout, net) -> bool:

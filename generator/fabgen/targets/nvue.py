@@ -781,7 +781,8 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
     leaked = border["leak"]
     lists: dict[str, Any] = {ALL_PREFIXES: _prefix_list(["0.0.0.0/0"]),
                              BORDER_OUT_LIST: _prefix_list([t["subnet"] for t in leaked]
-                                                           + ([border["loopbacks"]] if border["loopbacks"] else []))}
+                                                           + ([border["loopbacks"]] if border["loopbacks"] else [])
+                                                           + ([border["oob_subnet"]] if border["oob_subnet"] else []))}
     maps: dict[str, Any] = {
         BORDER_OUT_MAP: {"rule": {"10": {"action": _PERMIT,
                                          "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},
@@ -946,8 +947,8 @@ def _oob_leak(tree: dict[str, Any], oob: Any, me: dict[str, str], border: dict[s
     """The out-of-band VRF and the border's, as NVIDIA's csl-01 (993eed6) leaks OOB and EXIT: the border
     VRF imports the out-of-band one through EXIT_FILTER (tagged 11:11), the out-of-band VRF imports the
     border's through OOB_FILTER (nothing tagged 11:11, no leaked tenant's subnet, not the pair's own SVI
-    address; the rest), each leaked tenant's filter denies the out-of-band subnet, and the subnet goes
-    out to the site router (ERA_PREFIXES)."""
+    address; the rest), each leaked tenant's filter denies the out-of-band subnet (which goes out to the
+    site router from every border leaf: `_border_policy`'s ERA_PREFIXES)."""
     v = oob.vrf
     imp = tree["vrf"][border["vrf"]]["router"]["bgp"]["address-family"]["ipv4-unicast"].setdefault(
         "route-import", {"from-vrf": {"state": "enabled", "list": {}, "route-map": BORDER_IN_MAP}})
@@ -959,8 +960,6 @@ def _oob_leak(tree: dict[str, Any], oob: Any, me: dict[str, str], border: dict[s
     lists = policy["prefix-list"]
     lists[f"{v}_PREFIXES"] = _prefix_list([oob.subnet])
     lists[f"{v}_LOCAL_IF"] = _prefix_list([f"{me['svi_ip']}/32"])
-    out = lists[BORDER_OUT_LIST]["rule"]
-    out[str(10 * (len(out) + 1))] = {"action": "permit", "match": {oob.subnet: {"max-prefix-len": 32}}}
     rules: dict[str, Any] = {"5": {"action": _DENY, "match": {"community-list": LEAK_COMMUNITY_LIST}}}
     for k, t in enumerate(border["leak"]):  # NVIDIA's OOB_FILTER rule 10: INBAND_PREFIXES
         rules[str(10 + k)] = {"action": _DENY, "match": {"ip-prefix-list": f"{t['vrf']}_PREFIXES", "type": "ipv4"}}
