@@ -432,3 +432,20 @@ def test_every_border_leaf_sends_the_out_of_band_subnet_out_and_refuses_it_back(
         inbound = tree["router"]["policy"]["route-map"]["INBOUND_ERA_PREFIXES"]["rule"]["10"]
         assert inbound["match"]["ip-prefix-list"] == "ERA_PREFIXES" and "deny" in inbound["action"]
     assert sum("OOB" in t["vrf"] for t in leaves.values()) == 2  # the VRF itself on the pair only
+
+
+def test_a_dhcp_server_no_route_reaches_is_a_warning(tmp_path: Path) -> None:
+    """Without a way out (northsouth.border) VRF OOB holds its own subnet alone: a DHCP server outside
+    the management VLAN is a located warning; with the border, or inside the VLAN, none."""
+    far = routed(oob=ROUTED.replace("dhcp_server: 192.168.1.200", "dhcp_server: 10.9.9.9"))
+    line = "        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external}\n"
+    assert line in far
+    for name, text, warned in (("noborder", far.replace(line, ""), True), ("border", far, False),
+                               ("inside", routed().replace(line, ""), False)):
+        inv = tmp_path / f"{name}.yaml"
+        inv.write_text(text)
+        result = CliRunner().invoke(app, ["validate", str(inv)])
+        assert result.exit_code == 0, result.output
+        assert ("VRF OOB has no route to it" in result.output) is warned, (name, result.output[-800:])
+        if warned:
+            assert "oob_routed.dhcp_server (line" in result.output

@@ -407,7 +407,8 @@ def _check_room(c: Checks, path: tuple, f, layout, net) -> bool:
 def _check_server(c: Checks, path: tuple, f, layout) -> bool:
     """A DHCP server inside the management VLAN's prefix takes none of the addresses the plan hands
     out there: the BMCs' from the bottom, the switches' (the pair's two, the access switches') from the
-    top, each skipping the gateway (addressing.allocate_oob)."""
+    top, each skipping the gateway (addressing.allocate_oob); one outside it is reached only by the
+    border VRF's routes, leaked into VRF OOB: without a border, a warning."""
     from fabgen.inventory.management import gateway_of
 
     r = f.oob_routed
@@ -418,6 +419,13 @@ def _check_server(c: Checks, path: tuple, f, layout) -> bool:
     except ValueError:  # reported where it is written
         return True
     if ip not in net:
+        ns = routed_northsouth(c.inv, f)
+        nso = ns.ethernet.northsouth if ns is not None and ns.ethernet is not None else None
+        if nso is not None and nso.border is None:  # VRF OOB then holds its own subnet and nothing more
+            where = (*path, "oob_routed", "dhcp_server") if r.dhcp_server else (*path, "oob_routed")
+            c.warner(f.name)(where, f"the DHCP server {server} lies outside the management VLAN "
+                             f"({f.management.prefix}) and the north-south fabric '{ns.name}' has no way out "
+                             "(northsouth.border): VRF OOB has no route to it, so the relayed requests go nowhere")
         return True
     gateway = gateway_of(f.management)
     low = int(net.network_address) + layout.bmc_places + 1  # the BMCs' last, the gateway skipped
