@@ -209,22 +209,16 @@ class Lab:
             self._signals.clear()
 
     def _close(self) -> None:
-        self.pids += [pid for pid in _run_processes(self.dir) if pid not in self.pids]
-        for pid in self.pids:
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except (ProcessLookupError, PermissionError):
-                pass
-        deadline = time.monotonic() + 5
-        for pid in self.pids:
-            while time.monotonic() < deadline and _alive(pid):
-                time.sleep(0.05)
-            if _alive(pid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        self.pids.clear()
+        # Stopped, then looked for again: a daemon that was daemonizing when the run was stopped
+        # (its `bgpd -d` parent killed mid-start) forks a child the first look can miss; one such
+        # bgpd outlived an interrupted run in CI. Bounded: a few looks, each a bounded wait.
+        for _ in range(CLOSE_LOOKS):
+            self.pids += [pid for pid in _run_processes(self.dir) if pid not in self.pids]
+            if not self.pids:
+                break
+            _stop_pids(self.pids)
+            self.pids.clear()
+            time.sleep(0.2)
         for child in self._children:  # reap the foreground programs we started
             try:
                 child.wait(timeout=5)
@@ -238,6 +232,27 @@ class Lab:
             run("sysctl", "-qw", f"{key}={value}", check=False)
         self.sysctl.clear()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+CLOSE_LOOKS = 4  # how many times close() looks for the run's processes before it gives up
+
+
+def _stop_pids(pids: list[int]) -> None:
+    """SIGTERM each, then SIGKILL any still alive after a bounded wait (5 s for all)."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+    deadline = time.monotonic() + 5
+    for pid in pids:
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+        if _alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def _run_processes(run_dir: Path) -> list[int]:
