@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fabgen.errors import InventoryError
+from fabgen.intent.northsouth import with_border
 from fabgen.inventory.loader import Loaded
 from fabgen.inventory.validate import Validated, validate
 from fabgen.spec.catalog import PLATFORMS_BY_KIND, SwitchModel
@@ -153,7 +154,7 @@ def size(loaded: Loaded, validated: Validated, fabric_index: int, choice: Choice
     planes = build_planes(fspec, v.plans[fspec.name], model, v.members[fspec.name], v.storage[fspec.name])
     current = (choice.kind, choice.switch_model, choice.planes) == (spec.kind, spec.switch_model, spec.planes) and (
         choice.kind == "infiniband" or choice.platform == spec.platform) and not choice.scalable_unit
-    return Option(spec.name, choice, current, planes[0].plan, _summed([summarize(f) for f in planes]),
+    return Option(spec.name, choice, current, planes[0].plan, _summed([with_border(summarize(f), f) for f in planes]),
                   [row for f in planes for row in bill_of_materials(f)], model,
                   [row for f in planes for row in later_materials(f)])
 

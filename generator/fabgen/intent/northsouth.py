@@ -187,6 +187,17 @@ def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
     return out
 
 
+def with_border(summary: Any, f: Any) -> Any:
+    """A fabric's summary (topology/analysis.py) with its border uplinks, which the intent adds to the
+    built topology: their leaf ports are used, their cables are links of their own tier (report.json
+    and `fabgen compare` count them alike)."""
+    from dataclasses import replace
+
+    ups = len(border_uplinks(f))
+    return replace(summary, ports_used=summary.ports_used + ups, links={**summary.links, BORDER_TIER: ups}) \
+        if ups else summary
+
+
 def border_medium(f: Any) -> Any:
     """A border uplink's medium (spec/media.py): the fabric's leaf-spine tier's, as the collapsed
     pair's peer links take it."""

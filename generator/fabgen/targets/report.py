@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from typing import Any
 
 from fabgen.errors import keyed
 from fabgen.formats.templating import render
-from fabgen.intent.northsouth import BORDER_TIER, border_uplinks
+from fabgen.intent.northsouth import with_border
 from fabgen.topology.analysis import Summary
 
 
@@ -80,11 +80,9 @@ def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[st
 
 
 def _with_border(ctx: Any) -> Summary:
-    """The fabric's summary with its border uplinks (northsouth.border), which the intent adds to
-    the built topology: their leaf ports are used, their cables are links of their own tier."""
-    ups = len(border_uplinks(ctx.fabric))
-    s: Summary = ctx.summary
-    return replace(s, ports_used=s.ports_used + ups, links={**s.links, BORDER_TIER: ups}) if ups else s
+    """The fabric's summary with its border uplinks (intent/northsouth.py `with_border`)."""
+    out: Summary = with_border(ctx.summary, ctx.fabric)
+    return out
 
 
 def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
