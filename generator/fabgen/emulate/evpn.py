@@ -983,21 +983,25 @@ def check(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
 def _leaf_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
                    progress: Callable[[str], None]) -> list[Finding]:
     """Each leaf that is up: its segments in FRR, each with the pair's other leaf (if that is
-    up), and every VNI."""
+    up), and every VNI. The segments are waited for once, all leaves together (REACH_WAIT at most:
+    a broken pair waited that long a leaf)."""
     from fabgen.emulate.checks import _json
 
     partner = partners(plan)
-    out: list[Finding] = []
-    for name, sw in built.items():
-        if not sw.vtep or name in down:
-            continue
-        want_pair = {bond: built[other].vtep for bond, (member, *_) in sw.segments.items()
-                     if (other := partner.get((name, member))) and other not in down}
-        problems = wait_for(lambda: segments_found(_json(la, b.dirs[name], "show evpn es json"), sw, want_pair),  # noqa: B023 (called only within this iteration)
-                            REACH_WAIT)
-        if problems:
-            progress(f"{name}: segments not as planned after {REACH_WAIT:g} s: {problems[0]}")
-        out += [Finding(name, "segment", p) for p in problems]
+    leaves = {name: sw for name, sw in built.items() if sw.vtep and name not in down}
+    want_pair = {name: {bond: built[other].vtep for bond, (member, *_) in sw.segments.items()
+                        if (other := partner.get((name, member))) and other not in down}
+                 for name, sw in leaves.items()}
+
+    def problems() -> list[str]:
+        return [f"{name}\t{p}" for name, sw in leaves.items()
+                for p in segments_found(_json(la, b.dirs[name], "show evpn es json"), sw, want_pair[name])]
+
+    found = wait_for(problems, REACH_WAIT)
+    if found:
+        progress(f"segments not as planned after {REACH_WAIT:g} s: {found[0].replace(chr(9), ': ', 1)}")
+    out = [Finding(dev, "segment", msg) for dev, msg in (line.split("\t", 1) for line in found)]
+    for name, sw in leaves.items():
         vnis = _json(la, b.dirs[name], "show evpn vni json") or {}
         want = {t.vni for t in sw.tenants.values()} | set(sw.l3vnis.values())
         missing = sorted(want - {int(k) for k in vnis})
