@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -50,6 +50,7 @@ from fabgen.emulate.border import routes as route_prefixes
 from fabgen.emulate.checks import Finding
 from fabgen.emulate.model import TranslateError, load_yaml
 
+T = TypeVar("T")
 LAB_STARTUP_DELAY = 1  # s: FRR's `evpn mh startup-delay` in the lab (Cumulus's default is 180)
 REMOTE_AS = re.compile(r"external|internal")  # a peer group's remote-as as fabgen writes it
 L3VNI_VLAN = 3900  # the bridge VLANs that carry the layer-3 VNIs (3900 + k), local to each leaf
@@ -528,7 +529,7 @@ def segments_found(es_json: Any, sw: Switch, pair_vteps: dict[str, str]) -> list
     return problems
 
 
-def wait_for(check: Callable[[], list[str]], wait: float) -> list[str]:
+def wait_for(check: Callable[[], list[T]], wait: float) -> list[T]:
     """`check` until it finds nothing or `wait` seconds pass; its last findings."""
     deadline = time.monotonic() + wait
     while True:
@@ -993,14 +994,14 @@ def _leaf_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: 
                         if (other := partner.get((name, member))) and other not in down}
                  for name, sw in leaves.items()}
 
-    def problems() -> list[str]:
-        return [f"{name}\t{p}" for name, sw in leaves.items()
+    def problems() -> list[tuple[str, str]]:
+        return [(name, p) for name, sw in leaves.items()
                 for p in segments_found(_json(la, b.dirs[name], "show evpn es json"), sw, want_pair[name])]
 
     found = wait_for(problems, REACH_WAIT)
     if found:
-        progress(f"segments not as planned after {REACH_WAIT:g} s: {found[0].replace(chr(9), ': ', 1)}")
-    out = [Finding(dev, "segment", msg) for dev, msg in (line.split("\t", 1) for line in found)]
+        progress(f"segments not as planned after {REACH_WAIT:g} s: {found[0][0]}: {found[0][1]}")
+    out = [Finding(dev, "segment", msg) for dev, msg in found]
     for name, sw in leaves.items():
         vnis = _json(la, b.dirs[name], "show evpn vni json") or {}
         want = {t.vni for t in sw.tenants.values()} | set(sw.l3vnis.values())
@@ -1092,12 +1093,7 @@ UNTRUSTED_SITE_DOWN = ("not counted as a finding: in this lab a node of a collap
 def site_unreached(b: Any, plan: Plan) -> list[str]:
     """With leaves down: the nodes whose in-band address does not reach the site within
     SITE_DOWN_WAIT, for the report's note."""
-    deadline = time.monotonic() + SITE_DOWN_WAIT
-    while True:
-        found = site_pings(b, plan)
-        if not found or time.monotonic() >= deadline:
-            return sorted({node for node, _ in found})
-        time.sleep(1.0)
+    return sorted({node for node, _ in wait_for(partial(site_pings, b, plan), SITE_DOWN_WAIT)})
 
 
 def border_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down: set[str],
@@ -1105,12 +1101,7 @@ def border_findings(la: Any, b: Any, plan: Plan, built: dict[str, Switch], down:
     """The way out: the site router's sessions and what it learns, each border leaf's VRFs, and
     each kept node reaching the site; waited for once, all together (REACH_WAIT at most)."""
     leaked = _leaked(built)
-    deadline = time.monotonic() + REACH_WAIT
-    while True:
-        found = _border_problems(la, b, plan, built, down, leaked)
-        if not found or time.monotonic() >= deadline:
-            break
-        time.sleep(1.0)
+    found = wait_for(partial(_border_problems, la, b, plan, built, down, leaked), REACH_WAIT)
     if found:
         progress(f"the way out not as planned after {REACH_WAIT:g} s: {found[0][0]}: {found[0][1]}")
     return [Finding(dev, "border", p) for dev, p in found]
