@@ -60,7 +60,7 @@ example: $(VENV)/.base
 	@echo "Run fabgen yourself with $(VENV)/bin/fabgen (or: . $(VENV)/bin/activate; fabgen --help)."
 
 test: system-deps $(VENV)/.installed $(AVD_VENV)/.installed $(SLURM_ROOT)/.installed $(NETBOX_VENV)/.installed
-	AVD_VENV=$(AVD_VENV) SLURM_ROOT=$(SLURM_ROOT) NETBOX_VENV=$(NETBOX_VENV) $(PY) -m pytest --durations=30
+	AVD_VENV=$(AVD_VENV) SLURM_ROOT=$(SLURM_ROOT) NETBOX_VENV=$(NETBOX_VENV) $(PY) -m pytest -n 2 --durations=30
 
 # ruff and mypy with the configuration in pyproject.toml (tests/test_lint.py runs the same in `make test`)
 lint: $(VENV)/.installed
