@@ -215,3 +215,22 @@ def test_the_evpn_labs_frr_config_of_the_pair_is_ibgp_and_frr_takes_it(tmp_path:
     path.write_text(conf.replace("remote-as internal", "remote-as internall"))
     assert subprocess.run([shutil.which("vtysh") or "vtysh", "--dryrun", "-f", str(path)],
                           capture_output=True, timeout=60).returncode != 0
+
+
+@pytest.mark.parametrize(("kw", "field", "words"), [
+    ({"storage": 2}, "tiers", "no storage leaves"),
+    ({"rails": 3}, "tiers", "these nodes have 3 north-south ports"),
+    ({"nodes": 129}, "node_groups", "holds 128 nodes"),
+])
+def test_what_the_pair_cannot_hold_is_refused_at_its_key(kw: dict, field: str, words: str) -> None:
+    from fractions import Fraction
+
+    from fabgen.spec.sizing import SizingError, plan
+
+    rules = dict(nodes=12, topology="rail-optimized", radix=256, speed=200, rails=2, ratio=Fraction(1), tiers=1,
+                 storage_pairs=True, model="sn5600") | kw
+    with pytest.raises(SizingError) as err:
+        plan(**rules)
+    assert err.value.field == field and words in err.value.message, err.value.message
+    ok = plan(**(rules | {"nodes": 12, "rails": 2, "storage": 0}))  # the control: the pair itself
+    assert (ok.tiers, ok.leaves, ok.spines, ok.peer_links, ok.down) == (1, 2, 0, PEER_LINKS, 128)
