@@ -73,6 +73,13 @@ def example() -> dict:
     return rendered(EXAMPLE.read_text())
 
 
+@pytest.fixture(scope="module")
+def example_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("era") / "out"
+    render_to(load_text(EXAMPLE.read_text(), str(EXAMPLE)), out)
+    return out
+
+
 def _tree(files: dict, leaf: str) -> tuple[dict, dict]:
     doc = yaml.safe_load(files[f"ns/switches/{leaf}.nvue.yaml"])
     return doc[0]["header"], doc[1]["set"]
@@ -191,7 +198,7 @@ def test_growth_is_pure_addition_and_a_full_pair_warns() -> None:
 
 
 @pytest.mark.skipif(shutil.which("vtysh") is None, reason="needs FRR's vtysh (`make test` installs FRR)")
-def test_the_evpn_labs_frr_config_of_the_pair_is_ibgp_and_frr_takes_it(tmp_path: Path) -> None:
+def test_the_evpn_labs_frr_config_of_the_pair_is_ibgp_and_frr_takes_it(example_dir: Path, tmp_path: Path) -> None:
     """The north-south EVPN lab (emulate/evpn.py, run in its VM; not here) reads the pair from the
     rendered NVUE files: the peer links iBGP (`remote-as internal`), one ASN; FRR's own parser
     (`vtysh --dryrun`) takes each leaf's frr.conf and refuses a misspelt one."""
@@ -199,9 +206,7 @@ def test_the_evpn_labs_frr_config_of_the_pair_is_ibgp_and_frr_takes_it(tmp_path:
     from fabgen.emulate.inputs import table
     from fabgen.rendered.read import read_render
 
-    out = tmp_path / "out"
-    render_to(load_text(EXAMPLE.read_text(), str(EXAMPLE)), out)
-    plan = evpn.read(read_render(out), "ns", table)
+    plan = evpn.read(read_render(example_dir), "ns", table)
     assert sorted(plan.switches) == list(LEAVES)
     assert len({plan.switches[leaf].asn for leaf in LEAVES}) == 1
     for leaf in LEAVES:
@@ -234,3 +239,32 @@ def test_what_the_pair_cannot_hold_is_refused_at_its_key(kw: dict, field: str, w
     assert err.value.field == field and words in err.value.message, err.value.message
     ok = plan(**(rules | {"nodes": 12, "rails": 2, "storage": 0}))  # the control: the pair itself
     assert (ok.tiers, ok.leaves, ok.spines, ok.peer_links, ok.down) == (1, 2, 0, PEER_LINKS, 128)
+
+
+def test_fabgen_verify_holds_the_peer_links_to_the_plan(example_dir: Path, tmp_path: Path) -> None:
+    """`fabgen verify` with the LLDP the planned cabling would give (tests/test_verify.py's evidence):
+    the pair's 68 cables (24 node legs, 20 peer links, 24 border uplinks) held; two peer links'
+    far ends crossed at leaf 2 is found, as miswired at those ports."""
+    from test_verify import _lldp_dir
+
+    out = example_dir
+
+    def run(ev: Path) -> tuple[int, dict]:
+        res = subprocess.run([sys.executable, "-m", "fabgen", "verify", str(out), "--lldp", str(ev), "--format",
+                              "json"], capture_output=True, text=True, timeout=120, check=False)
+        return res.returncode, json.loads(res.stdout)
+
+    (tmp_path / "good").mkdir()
+    code, doc = run(_lldp_dir(out, "ns", tmp_path / "good"))
+    assert code == 0 and doc["ok"] and doc["fabrics"]["ns"] == "held" and doc["checked"] == 68, doc
+
+    def cross(rows: list) -> list:
+        i, j = [k for k, r in enumerate(rows) if r["tier"] == "leaf-leaf"][:2]
+        rows[i]["z_port"], rows[j]["z_port"] = rows[j]["z_port"], rows[i]["z_port"]
+        return rows
+
+    (tmp_path / "bad").mkdir()
+    code, doc = run(_lldp_dir(out, "ns", tmp_path / "bad", cross))
+    assert code == 1 and not doc["ok"]
+    found = {(f["device"], f["port"], f["kind"]) for f in doc["findings"]}
+    assert {(LEAVES[0], "swp33s0", "miswired"), (LEAVES[0], "swp33s1", "miswired")} <= found, found
