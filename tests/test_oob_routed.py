@@ -39,6 +39,11 @@ RELEASES = ("5.13", "5.14", "5.16", "5.18")
 LAYER2 = EXAMPLE.replace(ROUTED, "")  # the example as it was before it took the routed design
 assert ROUTED in EXAMPLE  # the example runs the routed design
 PAIR = ("ns-su001-leaf1", "ns-su001-leaf2")
+# the example's north-south fabric is NVIDIA's collapsed pair (one ASN, no spines, no inbound filter)
+PAIR_LINE = ("    tiers: 1                           # NVIDIA's collapsed pair: two leaves, iBGP peer links, "
+             "no spines\n")
+NO_FILTER = ", inbound_filter: false}"
+assert PAIR_LINE in EXAMPLE and NO_FILTER in EXAMPLE
 
 
 def _oob_block(text: str) -> tuple[str, str]:
@@ -86,7 +91,7 @@ def test_nvidias_object_model_takes_both_ends_and_refuses_a_broken_line(release:
             assert nvue_model.release(header) == release
             assert nvue_model.problems(release, tree) == [], name
             checked += 1
-    assert checked == 3 + 4  # three SN2201, the pair and its two spines
+    assert checked == 3 + 2  # three SN2201 and the collapsed pair (tiers: 1, no spines)
     _, access = trees(files, "oob")["oob-gpu-access0001"]
     broken = copy.deepcopy(access)  # the VRF's VNI is a word of its path, not a value
     broken["vrf"]["OOB"]["evpn"]["vni"] = 5001
@@ -247,8 +252,7 @@ GROWTH = """\
 def _sized(text: str, groups: int) -> str:
     """The example with `groups` units of four and room for four: the GPU and north-south fabrics
     planned for 16 nodes, an access switch a unit out of band."""
-    text = text.replace("    scalable_unit: 12                  # the 12 nodes on one leaf pair\n",
-                        "    scalable_unit: 16\n" + GROWTH)
+    text = text.replace(PAIR_LINE, PAIR_LINE + GROWTH)
     text = text.replace("    tiers: 1                           # one SN5600", GROWTH + "    tiers: 1  #")
     units = "\n".join(f"  - {{name: su0{k}, model: hgx-2-8-9-400, count: 4, hostname: \"su-0{k}-node-{{n:02d}}\"}}"
                       for k in range(1, groups + 1))
@@ -341,8 +345,9 @@ def test_one_routed_out_of_band_network_a_north_south_pair() -> None:
 def test_a_north_south_fabric_on_another_platform_or_none_is_refused() -> None:
     eos = routed().replace("    role: northsouth\n    kind: spectrum-x\n    platform: nvue",
                            "    role: northsouth\n    kind: roce\n    platform: eos").replace(
-        "    switch_model: sn5600\n    node_groups: [su01, su02, su03]\n    scalable_unit: 12",
-        "    switch_model: arista-7060x5\n    node_groups: [su01, su02, su03]\n    scalable_unit: 12")
+        "    switch_model: sn5600\n    node_groups: [su01, su02, su03]\n" + PAIR_LINE,
+        "    switch_model: arista-7060x5\n    node_groups: [su01, su02, su03]\n" + PAIR_LINE)
+    assert "platform: eos" in eos and "arista-7060x5" in eos
     with pytest.raises(InventoryError, match="'ns' runs eos: the routed out-of-band design"):
         render(eos)
     sonic = routed().replace("  - name: oob\n    role: oob\n    kind: ethernet\n    platform: nvue",
@@ -419,8 +424,8 @@ def test_every_border_leaf_sends_the_out_of_band_subnet_out_and_refuses_it_back(
     """With spines and three leaf pairs, the out-of-band subnet leaks into the border VRF on the pair it
     hangs from and reaches every border leaf by EVPN: each one's ERA_PREFIXES holds it (sent out,
     never taken back by INBOUND_ERA_PREFIXES), not the pair's alone."""
-    two = routed().replace("    scalable_unit: 12                  # the 12 nodes on one leaf pair",
-                           "    scalable_unit: 4").replace("        segment_local_id: port", "")
+    two = routed().replace(PAIR_LINE, "    scalable_unit: 4\n").replace("        segment_local_id: port", "").replace(
+        NO_FILTER, "}")
     assert "scalable_unit: 4" in two
     files = render(two)
     subnet = "192.168.0.0/23"
@@ -438,7 +443,8 @@ def test_a_dhcp_server_no_route_reaches_is_a_warning(tmp_path: Path) -> None:
     """Without a way out (northsouth.border) VRF OOB holds its own subnet alone: a DHCP server outside
     the management VLAN is a located warning; with the border, or inside the VLAN, none."""
     far = routed(oob=ROUTED.replace("dhcp_server: 192.168.1.200", "dhcp_server: 10.9.9.9"))
-    line = "        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external}\n"
+    line = ("        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external, "
+            "inbound_filter: false}\n")
     assert line in far
     for name, text, warned in (("noborder", far.replace(line, ""), True), ("border", far, False),
                                ("inside", routed().replace(line, ""), False)):

@@ -189,7 +189,8 @@ def test_cabling_bom_and_netbox_follow_each_links_speed(tmp_path: Path) -> None:
 
 def test_nvidias_2_8_9_400_example_runs_its_north_south_pair_at_nvidias_speeds(tmp_path: Path) -> None:
     """inventories/era-2-8-9-400.yaml: the north-south hosts 4 x 200G on swp1-swp3 (NVIDIA's core-01),
-    the links between its switches 2 x 400G on cages of their own, every switch of the object model."""
+    the links between its switches (the collapsed pair's peer links) 2 x 400G on cages of their own after
+    the 128 node ports the pair plans, every switch of the object model."""
     out = tmp_path / "out"
     render_to(INVENTORIES / "era-2-8-9-400.yaml", out)
     trees = _trees(out / "ns")
@@ -197,9 +198,10 @@ def test_nvidias_2_8_9_400_example_runs_its_north_south_pair_at_nvidias_speeds(t
         assert nvue_model.problems(nvue_model.release(header), tree) == [], name
     leaf = trees["ns-su001-leaf1"][1]["interface"]
     assert [leaf[f"swp{c}"]["link"]["breakout"] for c in (1, 2, 3)] == [{"4x": {}}] * 3
-    assert leaf["swp4"]["link"]["breakout"] == {"2x": {}} and leaf["swp4s0"]["link"]["speed"] == "400G"
-    assert {r["speed"] for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "leaf-spine"} == {"400G"}
-    assert "by tier: node-leaf 200G, leaf-spine 400G." in (out / "report.md").read_text()
+    assert leaf["swp4"]["link"]["breakout"] == {"4x": {}}  # planned node ports, at 200G
+    assert leaf["swp33"]["link"]["breakout"] == {"2x": {}} and leaf["swp33s0"]["link"]["speed"] == "400G"
+    assert {r["speed"] for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "leaf-leaf"} == {"400G"}
+    assert "by tier: node-leaf 200G, leaf-leaf 400G." in (out / "report.md").read_text()
 
 
 def test_a_collapsed_pair_keeps_nvidias_20_peer_links_at_their_own_speed(tmp_path: Path) -> None:

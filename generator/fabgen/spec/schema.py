@@ -788,7 +788,11 @@ class Fabric(Strict):
         default=1, ge=1, le=64, description="leaf downlink:uplink bandwidth; 1 = non-blocking"
     )
     tiers: Annotated[Literal["auto", 1, 2, 3], WholeNumber] = Field(
-        default="auto", description="auto | 1 | 2 | 3; 1 is one fat-tree switch with every port for NICs")
+        default="auto", description="auto | 1 | 2 | 3; 1 is one fat-tree switch with every port for NICs, and on a "
+        "rail-optimized northsouth fabric the collapsed pair: two leaves joined by 20 iBGP peer links (one ASN), no "
+        "spines, each node's two ports one on either leaf, as many planned nodes as a leaf has node ports at the "
+        "ratio, no storage servers, no scalable_unit (NVIDIA's 2-8-9-400 core pair; NVLink racks: at most two, "
+        "docs/northsouth.md)")
     pair: bool = Field(
         default=False, description="rail-optimized compute fabrics of roce or spectrum-x: each plane's rails split "
         "over two leaves joined by peer links, no spine (NVIDIA's 2-8-9-800 and 2-8-9-400-SP at their default "

@@ -268,7 +268,10 @@ def with_speeds(p: Plan, ls_speed: int, sc_speed: int, cage_ports: int) -> Plan:
     out = replace(p, ls_speed=ls_speed, sc_speed=sc_speed, cage_ports=cage_ports)
     m, key = out.factor("leaf-spine"), "cabling.leaf_spine.speed"
     speed, ls = out.speed, out.tier_speed("leaf-spine")
-    if out.peer_links:  # a switch pair's links carry its slots' bandwidth in whole links, the collapsed pair's 20
+    if out.peer_links and not out.pair and not out.striped:  # a collapsed pair not sized by racks
+        # (`_northsouth_pair`): its 20 links at their speed are all its leaves' switch ports (`up`)
+        out = replace(out, peer_links=NS_PEER_LINKS * m, up=NS_PEER_LINKS * m)
+    elif out.peer_links:  # a switch pair's links carry its slots' bandwidth in whole links, the collapsed pair's 20
         links = -(-out.peer_links // m) * m if out.pair else NS_PEER_LINKS * m
         out = replace(out, peer_links=min(links, out.up // m * m))
     if (out.tiers >= 2 or out.peer_links) and (out.up % m or out.leaf_spine_width % m or not out.up // m):
@@ -332,11 +335,11 @@ def _size(
         raise SizingError("oversubscription", f"{rtxt}:1 cannot be built with whole ports on a {k}-port {model}: "
                           f"it needs at least {p} downlinks and {q} uplinks per leaf")
 
-    if (topology == "rail-optimized" and storage_pairs and domain > 1 and scalable_unit is None and rails == 2
-            and tiers in ("auto", 2)):
-        return _northsouth_racks(radix=k, speed=speed, nodes=nodes, ratio=ratio, model=model, storage=storage,
-                                 domain=domain, storage_spread=storage_spread, even_spines=even_spines,
-                                 collapse=tiers == "auto")
+    if (ns := _northsouth(topology=topology, northsouth=storage_pairs, radix=k, speed=speed, nodes=nodes,
+                          rails=rails, ratio=ratio, model=model, storage=storage, domain=domain,
+                          scalable_unit=scalable_unit, tiers=tiers, storage_spread=storage_spread,
+                          even_spines=even_spines)) is not None:
+        return ns
     if topology == "rail-optimized":
         su = _scalable_unit(scalable_unit, radix=k, ratio=ratio, domain=domain, model=model)
         if scalable_unit is not None and su + su * q // p > k:
@@ -406,6 +409,23 @@ def _size(
     if best is None:  # storage leaves can tip a fabric that fits over the edge
         raise too_big
     return Plan(**common, tiers=3, **best)
+
+
+def _northsouth(*, topology: str, northsouth: bool, radix: int, speed: int, nodes: int, rails: int,
+                ratio: Fraction, model: str, storage: int, domain: int, scalable_unit: int | None,
+                tiers: str | int, storage_spread: int, even_spines: bool) -> Plan | None:
+    """A rail-optimized northsouth fabric's own shapes: NVLink racks sized by racks (`_northsouth_racks`),
+    or the collapsed pair that `tiers: 1` asks for (`_northsouth_pair`); None: the rail-optimized rules."""
+    if topology != "rail-optimized" or not northsouth:
+        return None
+    if domain > 1 and scalable_unit is None and rails == 2 and tiers in ("auto", 2, 1):
+        return _northsouth_racks(radix=radix, speed=speed, nodes=nodes, ratio=ratio, model=model, storage=storage,
+                                 domain=domain, storage_spread=storage_spread, even_spines=even_spines,
+                                 collapse=tiers != 2, pinned=tiers == 1)
+    if tiers == 1:
+        return _northsouth_pair(radix=radix, speed=speed, nodes=nodes, rails=rails, ratio=ratio, model=model,
+                                storage=storage, scalable_unit=scalable_unit, domain=domain)
+    return None
 
 
 def _scalable_unit(scalable_unit: int | None, *, radix: int, ratio: Fraction, domain: int, model: str) -> int:
@@ -484,7 +504,8 @@ NS_COLLAPSED_RACKS = 2
 
 
 def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, model: str, storage: int,
-                      domain: int, storage_spread: int, even_spines: bool, collapse: bool = True) -> Plan:
+                      domain: int, storage_spread: int, even_spines: bool, collapse: bool = True,
+                      pinned: bool = False) -> Plan:
     """A northsouth fabric of NVLink racks (two ports a tray) without a declared scalable_unit, as
     NVIDIA sizes its converged north-south fabric (`NS_LEAVES_PER_RACKS`): one unit of `leaves`
     leaves, at least two, enough for the ports at the ratio, every node's ports striped over them
@@ -493,7 +514,8 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
     1-2 racks (planned) without storage leaves are NVIDIA's one tier: the collapsed pair, two leaves
     joined by `NS_PEER_LINKS` links and no spines (`peer_links`); growing past two racks adds the
     spines and moves the peer links (topology/growth.py warns: plan for it with planned_nodes).
-    `collapse` False (tiers: 2 pinned): the pair keeps two spines instead."""
+    `collapse` False (tiers: 2 pinned): the pair keeps two spines instead; `pinned` (tiers: 1): the
+    collapsed pair or a SizingError, never spines (growing past two racks is refused, not warned)."""
     k = radix
     split = leaf_split(k, ratio)
     if split is None:
@@ -510,6 +532,11 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
         raise SizingError("node_groups", f"{nodes} nodes in {racks} racks need {leaves} leaves"
                           f"{f' and {storage_leaves} storage leaves' if storage_leaves else ''}; two tiers of "
                           f"{k}-port switches hold at most {k}: split the north-south fabric")
+    if pinned and not (racks <= NS_COLLAPSED_RACKS and total == 2):
+        why = f"storage servers need {storage_leaves} storage leaves beside it" if storage_leaves else \
+            f"{nodes} nodes in {racks} racks need {leaves} leaves"
+        raise SizingError("tiers", f"tiers: 1 on a northsouth fabric is the collapsed pair (two leaves, no spines), "
+                          f"which holds {NS_COLLAPSED_RACKS} racks without storage servers; {why}: use tiers: auto")
     if collapse and racks <= NS_COLLAPSED_RACKS and total == 2:  # NVIDIA's collapsed pair: one tier, a peer link
         return Plan(topology="rail-optimized", tiers=1, radix=k, speed=speed, nodes=nodes, rails=2,
                     endpoints=2 * nodes, ratio=ratio, unit_nodes=nodes, units=1, leaves_per_unit=leaves, down=down,
@@ -523,6 +550,53 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
                 up=up, leaves=total, pods=1, units_per_pod=1, spines_per_pod=spines, leaf_spine_width=up // spines,
                 spine_down=total * (up // spines), spine_up=0, cores_per_plane=0, spine_core_width=0,
                 storage=storage, storage_leaves=storage_leaves, domain=domain, striped=True)
+
+
+# The collapsed pair for nodes that are not NVLink racks (`tiers: 1` on a northsouth fabric): NVIDIA's
+# 2-8-9-400 at its default size (net-configurator/output/2-8-9-400/default/configs/core-01-config.sh,
+# NVIDIA/enterprise-ras at 2f46cb2) puts twelve HGX nodes' two 200G north-south ports, one on each,
+# on one SN5600 pair, core-01/02, with one ASN, iBGP over unnumbered links between the two (peer group
+# internal-isl, remote-as internal, IPv4 and EVPN, BFD profile default) and no spine. Its 48 x 400G
+# links (swp28-swp51 broken 2x) are sized for the GPU traffic the converged pair also carries (each
+# core's 48 GPU ports, four of each node's eight, whose rails meet across them); fabgen's north-south
+# fabric carries none of it. A pair carrying north-south traffic alone is NVIDIA's csl-01/02
+# (2-4-5-800 default at 993eed6), whose 20 x 400G (`NS_PEER_LINKS`) this pair takes too. A node's port r
+# sits on leaf r + 1 at the node's place (as core-01 and core-02 both take su-01-node-01 on swp1s0),
+# the pair holds as many planned nodes as a leaf has node ports at the ratio (`leaf_split`, less the
+# peer links' ports where the ratio leaves fewer), so adding nodes up to that only adds cables; beyond
+# it is refused (a spine tier would move the peer links). The leaf's `up` is its peer links' ports.
+
+
+def _northsouth_pair(*, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction, model: str,
+                     storage: int, scalable_unit: int | None, domain: int) -> Plan:
+    """`tiers: 1` on a northsouth fabric of nodes that are not sized by racks: the collapsed pair, two
+    leaves joined by `NS_PEER_LINKS` peer links, no spines, node port r on leaf r + 1."""
+    k = radix
+    if domain > 1:
+        raise SizingError("scalable_unit", "tiers: 1 on NVLink racks is the collapsed pair sized by racks: "
+                          "leave scalable_unit out")
+    if scalable_unit is not None:
+        raise SizingError("scalable_unit", "tiers: 1 on a northsouth fabric is the collapsed pair, one unit as "
+                          "large as a leaf's node ports: leave scalable_unit out (planned_nodes sizes it)")
+    if rails != 2:
+        raise SizingError("tiers", f"tiers: 1 on a northsouth fabric is the collapsed pair, one port of each node "
+                          f"on either leaf; these nodes have {rails} north-south ports: give them two, or use "
+                          "tiers: auto")
+    if storage:
+        raise SizingError("tiers", "tiers: 1 on a northsouth fabric is the collapsed pair, which has no storage "
+                          "leaves: attach the storage servers to a fabric of their own, or use tiers: auto")
+    split = leaf_split(k, ratio)
+    if split is None:
+        raise SizingError("oversubscription", f"{_fmt_ratio(ratio)}:1 leaves no node port on a {k}-port {model}")
+    down = min(split[0], k - NS_PEER_LINKS)  # a leaf's node ports at the ratio, beside its peer links
+    if nodes > down:
+        raise SizingError("node_groups", f"the collapsed pair (tiers: 1) of {k}-port {model} holds {down} nodes at "
+                          f"{_fmt_ratio(ratio)}:1, one port of each on either leaf; {nodes} need a spine tier: use "
+                          "tiers: auto")
+    return Plan(topology="rail-optimized", tiers=1, radix=k, speed=speed, nodes=nodes, rails=2, endpoints=2 * nodes,
+                ratio=ratio, unit_nodes=down, units=1, leaves_per_unit=2, down=down, up=NS_PEER_LINKS, leaves=2,
+                pods=1, units_per_pod=1, spines_per_pod=0, leaf_spine_width=0, spine_down=0, spine_up=0,
+                cores_per_plane=0, spine_core_width=0, peer_links=NS_PEER_LINKS)
 
 
 # NVIDIA's plane switch pair (`pair`): 2-8-9-800 and 2-8-9-400-SP at their default size

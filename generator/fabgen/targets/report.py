@@ -52,6 +52,8 @@ def intent(ctx: Any) -> dict[str, Any]:
             overlay["striped_leaves"] = f.plan.leaves_per_unit
         if f.plan.peer_links:  # NVIDIA's collapsed pair (1-2 racks, spec/sizing.py NS_PEER_LINKS): no spines
             overlay["peer_links"] = f.plan.peer_links // f.plan.factor("leaf-leaf")  # links, at their speed
+            if not f.plan.striped:  # tiers: 1 on nodes not sized by racks (`_northsouth_pair`): the nodes it holds
+                overlay["pair_nodes"] = f.plan.unit_nodes
     return {"platform_version": f.spec.platform_version, "qos": qos,
             "addressing": {"pools": eth.pools.model_dump(), **_plane_parts(f, eth.pools.model_dump()),
                            "host_addressing": eth.host_addressing, **({"host_routing": "bgp"} if bgp else {})},

@@ -81,7 +81,8 @@ def summarize(fabric: Fabric, guid_map: dict[tuple[str, str], int] | None = None
         of_role = {r: len(fabric.port_names(r)) for r in {s.role for s in fabric.switches}}
         total = sum(of_role[s.role] for s in fabric.switches)
     warnings = list(fabric.warnings)
-    if plan.topology == "rail-optimized" and not plan.pair:  # a switch pair is never "a unit" to complete
+    if plan.topology == "rail-optimized" and not plan.peer_links:  # a switch pair (a plane's or a collapsed
+        # north-south pair) is never "a unit" to complete: its leaves and peer links are all there is
         per_unit = Counter(h.unit for h in fabric.hosts if h.role == "compute")
         moves = _completing_moves(fabric, guid_map or {})
         for u in range(1, plan.present_units + 1):

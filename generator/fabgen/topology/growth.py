@@ -129,13 +129,14 @@ def check_growth(spec: FabricSpec, now: Plan, size: Callable[[int], Plan]) -> li
     """Warnings for an unplanned fabric whose next unit (or pod) re-cables; `size(n)` sizes it for n nodes."""
     if now.planned:
         return []
-    if spec.tiers == 1:
+    if spec.tiers == 1 and not now.peer_links:
         return [f"tiers: 1 is one switch with no ports kept for uplinks: growing past its {now.down} NIC ports "
                 "means moving cables into a two-tier fabric (tiers: auto keeps the ports a spine layer needs)"]
     per_unit = now.unit_nodes or math.ceil(now.down / now.rails)
     word = "scalable unit" if now.topology == "rail-optimized" else "leaf"
     steps = [(word, (now.present_units + 1) * per_unit)]
-    if now.pair:  # a plane's switch pair (spec/sizing.py `_plane_pair`): the next node, up to the pair's size
+    if now.pair or (now.peer_links and not now.striped):  # a plane's switch pair (spec/sizing.py `_plane_pair`)
+        # or a collapsed pair of nodes not sized by racks (`_northsouth_pair`): the next node, up to its size
         steps = [("node", now.present_nodes + 1)]
     if now.striped:  # sized by racks: the next rack
         steps = [("rack", (math.ceil(now.present_nodes / now.domain) + 1) * now.domain)]
