@@ -47,11 +47,11 @@ nv set interface swp2 link breakout 4x
 nv set interface swp2 type swp
 nv set interface swp3 link breakout 4x
 nv set interface swp3 type swp
-nv set interface swp4 link breakout 2x
+nv set interface swp4 link breakout 4x
 nv set interface swp4 type swp
-nv set interface swp5 link breakout 2x
+nv set interface swp5 link breakout 4x
 nv set interface swp5 type swp
-nv set interface swp6 link breakout 2x
+nv set interface swp6 link breakout 4x
 nv set interface swp6 type swp
 nv set interface swp7 link breakout 4x
 nv set interface swp7 type swp
@@ -105,25 +105,25 @@ nv set interface swp31 link breakout 4x
 nv set interface swp31 type swp
 nv set interface swp32 link breakout 4x
 nv set interface swp32 type swp
-nv set interface swp33 link breakout 4x
+nv set interface swp33 link breakout 2x
 nv set interface swp33 type swp
-nv set interface swp34 link breakout 4x
+nv set interface swp34 link breakout 2x
 nv set interface swp34 type swp
-nv set interface swp35 link breakout 4x
+nv set interface swp35 link breakout 2x
 nv set interface swp35 type swp
-nv set interface swp36 link breakout 4x
+nv set interface swp36 link breakout 2x
 nv set interface swp36 type swp
-nv set interface swp37 link breakout 4x
+nv set interface swp37 link breakout 2x
 nv set interface swp37 type swp
-nv set interface swp38 link breakout 4x
+nv set interface swp38 link breakout 2x
 nv set interface swp38 type swp
-nv set interface swp39 link breakout 4x
+nv set interface swp39 link breakout 2x
 nv set interface swp39 type swp
-nv set interface swp40 link breakout 4x
+nv set interface swp40 link breakout 2x
 nv set interface swp40 type swp
-nv set interface swp41 link breakout 4x
+nv set interface swp41 link breakout 2x
 nv set interface swp41 type swp
-nv set interface swp42 link breakout 4x
+nv set interface swp42 link breakout 2x
 nv set interface swp42 type swp
 nv set interface swp43 link breakout 4x
 nv set interface swp43 type swp
@@ -433,66 +433,30 @@ nv set interface swp3s3 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s3 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp3s3 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp3s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp4s0 description P2P_ns-spine01_swp2s1
-nv set interface swp4s0 link mtu 9100
-nv set interface swp4s0 link speed 400G
+nv set interface swp4s0 link state down
 nv set interface swp4s0 type swp
-nv set interface swp4s0 telemetry histogram counter counter-type rx-packet
-nv set interface swp4s0 telemetry histogram counter counter-type tx-packet
-nv set interface swp4s0 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp4s0 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp4s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp4s0 evpn multihoming uplink enabled
-nv set interface swp4s1 description P2P_ns-spine01_swp3s0
-nv set interface swp4s1 link mtu 9100
-nv set interface swp4s1 link speed 400G
+nv set interface swp4s1 link state down
 nv set interface swp4s1 type swp
-nv set interface swp4s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp4s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp4s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp4s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp4s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp4s1 evpn multihoming uplink enabled
-nv set interface swp5s0 description P2P_ns-spine01_swp3s1
-nv set interface swp5s0 link mtu 9100
-nv set interface swp5s0 link speed 400G
+nv set interface swp4s2 link state down
+nv set interface swp4s2 type swp
+nv set interface swp4s3 link state down
+nv set interface swp4s3 type swp
+nv set interface swp5s0 link state down
 nv set interface swp5s0 type swp
-nv set interface swp5s0 telemetry histogram counter counter-type rx-packet
-nv set interface swp5s0 telemetry histogram counter counter-type tx-packet
-nv set interface swp5s0 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp5s0 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp5s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp5s0 evpn multihoming uplink enabled
-nv set interface swp5s1 description P2P_ns-spine02_swp2s1
-nv set interface swp5s1 link mtu 9100
-nv set interface swp5s1 link speed 400G
+nv set interface swp5s1 link state down
 nv set interface swp5s1 type swp
-nv set interface swp5s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp5s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp5s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp5s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp5s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp5s1 evpn multihoming uplink enabled
-nv set interface swp6s0 description P2P_ns-spine02_swp3s0
-nv set interface swp6s0 link mtu 9100
-nv set interface swp6s0 link speed 400G
+nv set interface swp5s2 link state down
+nv set interface swp5s2 type swp
+nv set interface swp5s3 link state down
+nv set interface swp5s3 type swp
+nv set interface swp6s0 link state down
 nv set interface swp6s0 type swp
-nv set interface swp6s0 telemetry histogram counter counter-type rx-packet
-nv set interface swp6s0 telemetry histogram counter counter-type tx-packet
-nv set interface swp6s0 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp6s0 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp6s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp6s0 evpn multihoming uplink enabled
-nv set interface swp6s1 description P2P_ns-spine02_swp3s1
-nv set interface swp6s1 link mtu 9100
-nv set interface swp6s1 link speed 400G
+nv set interface swp6s1 link state down
 nv set interface swp6s1 type swp
-nv set interface swp6s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp6s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp6s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp6s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp6s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp6s1 evpn multihoming uplink enabled
+nv set interface swp6s2 link state down
+nv set interface swp6s2 type swp
+nv set interface swp6s3 link state down
+nv set interface swp6s3 type swp
 nv set interface swp7s0 link state down
 nv set interface swp7s0 type swp
 nv set interface swp7s1 link state down
@@ -701,86 +665,206 @@ nv set interface swp32s2 link state down
 nv set interface swp32s2 type swp
 nv set interface swp32s3 link state down
 nv set interface swp32s3 type swp
-nv set interface swp33s0 link state down
+nv set interface swp33s0 description P2P_ns-su001-leaf1_swp33s0
+nv set interface swp33s0 link mtu 9100
+nv set interface swp33s0 link speed 400G
 nv set interface swp33s0 type swp
-nv set interface swp33s1 link state down
+nv set interface swp33s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp33s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp33s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp33s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp33s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp33s0 evpn multihoming uplink enabled
+nv set interface swp33s1 description P2P_ns-su001-leaf1_swp33s1
+nv set interface swp33s1 link mtu 9100
+nv set interface swp33s1 link speed 400G
 nv set interface swp33s1 type swp
-nv set interface swp33s2 link state down
-nv set interface swp33s2 type swp
-nv set interface swp33s3 link state down
-nv set interface swp33s3 type swp
-nv set interface swp34s0 link state down
+nv set interface swp33s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp33s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp33s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp33s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp33s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp33s1 evpn multihoming uplink enabled
+nv set interface swp34s0 description P2P_ns-su001-leaf1_swp34s0
+nv set interface swp34s0 link mtu 9100
+nv set interface swp34s0 link speed 400G
 nv set interface swp34s0 type swp
-nv set interface swp34s1 link state down
+nv set interface swp34s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp34s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp34s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp34s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp34s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp34s0 evpn multihoming uplink enabled
+nv set interface swp34s1 description P2P_ns-su001-leaf1_swp34s1
+nv set interface swp34s1 link mtu 9100
+nv set interface swp34s1 link speed 400G
 nv set interface swp34s1 type swp
-nv set interface swp34s2 link state down
-nv set interface swp34s2 type swp
-nv set interface swp34s3 link state down
-nv set interface swp34s3 type swp
-nv set interface swp35s0 link state down
+nv set interface swp34s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp34s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp34s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp34s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp34s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp34s1 evpn multihoming uplink enabled
+nv set interface swp35s0 description P2P_ns-su001-leaf1_swp35s0
+nv set interface swp35s0 link mtu 9100
+nv set interface swp35s0 link speed 400G
 nv set interface swp35s0 type swp
-nv set interface swp35s1 link state down
+nv set interface swp35s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp35s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp35s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp35s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp35s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp35s0 evpn multihoming uplink enabled
+nv set interface swp35s1 description P2P_ns-su001-leaf1_swp35s1
+nv set interface swp35s1 link mtu 9100
+nv set interface swp35s1 link speed 400G
 nv set interface swp35s1 type swp
-nv set interface swp35s2 link state down
-nv set interface swp35s2 type swp
-nv set interface swp35s3 link state down
-nv set interface swp35s3 type swp
-nv set interface swp36s0 link state down
+nv set interface swp35s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp35s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp35s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp35s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp35s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp35s1 evpn multihoming uplink enabled
+nv set interface swp36s0 description P2P_ns-su001-leaf1_swp36s0
+nv set interface swp36s0 link mtu 9100
+nv set interface swp36s0 link speed 400G
 nv set interface swp36s0 type swp
-nv set interface swp36s1 link state down
+nv set interface swp36s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp36s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp36s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp36s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp36s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp36s0 evpn multihoming uplink enabled
+nv set interface swp36s1 description P2P_ns-su001-leaf1_swp36s1
+nv set interface swp36s1 link mtu 9100
+nv set interface swp36s1 link speed 400G
 nv set interface swp36s1 type swp
-nv set interface swp36s2 link state down
-nv set interface swp36s2 type swp
-nv set interface swp36s3 link state down
-nv set interface swp36s3 type swp
-nv set interface swp37s0 link state down
+nv set interface swp36s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp36s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp36s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp36s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp36s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp36s1 evpn multihoming uplink enabled
+nv set interface swp37s0 description P2P_ns-su001-leaf1_swp37s0
+nv set interface swp37s0 link mtu 9100
+nv set interface swp37s0 link speed 400G
 nv set interface swp37s0 type swp
-nv set interface swp37s1 link state down
+nv set interface swp37s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp37s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp37s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp37s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp37s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp37s0 evpn multihoming uplink enabled
+nv set interface swp37s1 description P2P_ns-su001-leaf1_swp37s1
+nv set interface swp37s1 link mtu 9100
+nv set interface swp37s1 link speed 400G
 nv set interface swp37s1 type swp
-nv set interface swp37s2 link state down
-nv set interface swp37s2 type swp
-nv set interface swp37s3 link state down
-nv set interface swp37s3 type swp
-nv set interface swp38s0 link state down
+nv set interface swp37s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp37s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp37s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp37s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp37s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp37s1 evpn multihoming uplink enabled
+nv set interface swp38s0 description P2P_ns-su001-leaf1_swp38s0
+nv set interface swp38s0 link mtu 9100
+nv set interface swp38s0 link speed 400G
 nv set interface swp38s0 type swp
-nv set interface swp38s1 link state down
+nv set interface swp38s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp38s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp38s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp38s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp38s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp38s0 evpn multihoming uplink enabled
+nv set interface swp38s1 description P2P_ns-su001-leaf1_swp38s1
+nv set interface swp38s1 link mtu 9100
+nv set interface swp38s1 link speed 400G
 nv set interface swp38s1 type swp
-nv set interface swp38s2 link state down
-nv set interface swp38s2 type swp
-nv set interface swp38s3 link state down
-nv set interface swp38s3 type swp
-nv set interface swp39s0 link state down
+nv set interface swp38s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp38s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp38s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp38s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp38s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp38s1 evpn multihoming uplink enabled
+nv set interface swp39s0 description P2P_ns-su001-leaf1_swp39s0
+nv set interface swp39s0 link mtu 9100
+nv set interface swp39s0 link speed 400G
 nv set interface swp39s0 type swp
-nv set interface swp39s1 link state down
+nv set interface swp39s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp39s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp39s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp39s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp39s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp39s0 evpn multihoming uplink enabled
+nv set interface swp39s1 description P2P_ns-su001-leaf1_swp39s1
+nv set interface swp39s1 link mtu 9100
+nv set interface swp39s1 link speed 400G
 nv set interface swp39s1 type swp
-nv set interface swp39s2 link state down
-nv set interface swp39s2 type swp
-nv set interface swp39s3 link state down
-nv set interface swp39s3 type swp
-nv set interface swp40s0 link state down
+nv set interface swp39s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp39s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp39s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp39s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp39s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp39s1 evpn multihoming uplink enabled
+nv set interface swp40s0 description P2P_ns-su001-leaf1_swp40s0
+nv set interface swp40s0 link mtu 9100
+nv set interface swp40s0 link speed 400G
 nv set interface swp40s0 type swp
-nv set interface swp40s1 link state down
+nv set interface swp40s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp40s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp40s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp40s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp40s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp40s0 evpn multihoming uplink enabled
+nv set interface swp40s1 description P2P_ns-su001-leaf1_swp40s1
+nv set interface swp40s1 link mtu 9100
+nv set interface swp40s1 link speed 400G
 nv set interface swp40s1 type swp
-nv set interface swp40s2 link state down
-nv set interface swp40s2 type swp
-nv set interface swp40s3 link state down
-nv set interface swp40s3 type swp
-nv set interface swp41s0 link state down
+nv set interface swp40s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp40s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp40s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp40s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp40s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp40s1 evpn multihoming uplink enabled
+nv set interface swp41s0 description P2P_ns-su001-leaf1_swp41s0
+nv set interface swp41s0 link mtu 9100
+nv set interface swp41s0 link speed 400G
 nv set interface swp41s0 type swp
-nv set interface swp41s1 link state down
+nv set interface swp41s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp41s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp41s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp41s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp41s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp41s0 evpn multihoming uplink enabled
+nv set interface swp41s1 description P2P_ns-su001-leaf1_swp41s1
+nv set interface swp41s1 link mtu 9100
+nv set interface swp41s1 link speed 400G
 nv set interface swp41s1 type swp
-nv set interface swp41s2 link state down
-nv set interface swp41s2 type swp
-nv set interface swp41s3 link state down
-nv set interface swp41s3 type swp
-nv set interface swp42s0 link state down
+nv set interface swp41s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp41s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp41s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp41s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp41s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp41s1 evpn multihoming uplink enabled
+nv set interface swp42s0 description P2P_ns-su001-leaf1_swp42s0
+nv set interface swp42s0 link mtu 9100
+nv set interface swp42s0 link speed 400G
 nv set interface swp42s0 type swp
-nv set interface swp42s1 link state down
+nv set interface swp42s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp42s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp42s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp42s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp42s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp42s0 evpn multihoming uplink enabled
+nv set interface swp42s1 description P2P_ns-su001-leaf1_swp42s1
+nv set interface swp42s1 link mtu 9100
+nv set interface swp42s1 link speed 400G
 nv set interface swp42s1 type swp
-nv set interface swp42s2 link state down
-nv set interface swp42s2 type swp
-nv set interface swp42s3 link state down
-nv set interface swp42s3 type swp
+nv set interface swp42s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp42s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp42s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp42s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp42s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp42s1 evpn multihoming uplink enabled
 nv set interface swp43s0 link state down
 nv set interface swp43s0 type swp
 nv set interface swp43s1 link state down
@@ -1115,7 +1199,7 @@ nv set qos congestion-control default-global traffic-class 3 probability 100
 nv set qos traffic-pool default-lossy memory-percent 10
 nv set qos traffic-pool roce-lossless memory-percent 90
 nv set router adaptive-routing state disabled
-nv set router bgp autonomous-system 4200020001
+nv set router bgp autonomous-system 4200020000
 nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.2
 nv set router vrr state enabled
@@ -1142,10 +1226,6 @@ nv set router policy route-map INBAND_FILTER rule 15 match type ipv4
 nv set router policy route-map INBAND_FILTER rule 20 action permit
 nv set router policy route-map INBAND_FILTER rule 20 match ip-prefix-list ALL_PREFIXES
 nv set router policy route-map INBAND_FILTER rule 20 match type ipv4
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 action deny
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match ip-prefix-list ERA_PREFIXES
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 10 match type ipv4
-nv set router policy route-map INBOUND_ERA_PREFIXES rule 20 action permit
 nv set router policy route-map LOOPBACK_BGP rule 10 action permit
 nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo
 nv set router policy route-map LOOPBACK_BGP rule 10 match type ipv4
@@ -1211,9 +1291,9 @@ nv set vrf default router bgp address-family ipv4-unicast redistribute connected
 nv set vrf default router bgp address-family ipv4-unicast redistribute connected route-map LOOPBACK_BGP
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
-nv set vrf default router bgp peer-group SPINES remote-as external
-nv set vrf default router bgp peer-group SPINES bfd profile FABRIC
-nv set vrf default router bgp peer-group SPINES address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group ISL remote-as internal
+nv set vrf default router bgp peer-group ISL bfd profile FABRIC
+nv set vrf default router bgp peer-group ISL address-family l2vpn-evpn state enabled
 nv set vrf default router bgp peer-group oob-overlay address-family ipv4-unicast state disabled
 nv set vrf default router bgp peer-group oob-overlay address-family l2vpn-evpn state enabled
 nv set vrf default router bgp peer-group oob-overlay bfd profile FABRIC-1000x3
@@ -1224,18 +1304,46 @@ nv set vrf default router bgp peer-group oob-underlay address-family ipv4-unicas
 nv set vrf default router bgp peer-group oob-underlay address-family ipv4-unicast policy outbound route-map WEIGHTED_ECMP
 nv set vrf default router bgp peer-group oob-underlay bfd profile FABRIC
 nv set vrf default router bgp peer-group oob-underlay remote-as external
-nv set vrf default router bgp neighbor swp4s0 peer-group SPINES
-nv set vrf default router bgp neighbor swp4s0 type unnumbered
-nv set vrf default router bgp neighbor swp4s1 peer-group SPINES
-nv set vrf default router bgp neighbor swp4s1 type unnumbered
-nv set vrf default router bgp neighbor swp5s0 peer-group SPINES
-nv set vrf default router bgp neighbor swp5s0 type unnumbered
-nv set vrf default router bgp neighbor swp5s1 peer-group SPINES
-nv set vrf default router bgp neighbor swp5s1 type unnumbered
-nv set vrf default router bgp neighbor swp6s0 peer-group SPINES
-nv set vrf default router bgp neighbor swp6s0 type unnumbered
-nv set vrf default router bgp neighbor swp6s1 peer-group SPINES
-nv set vrf default router bgp neighbor swp6s1 type unnumbered
+nv set vrf default router bgp neighbor swp33s0 peer-group ISL
+nv set vrf default router bgp neighbor swp33s0 type unnumbered
+nv set vrf default router bgp neighbor swp33s1 peer-group ISL
+nv set vrf default router bgp neighbor swp33s1 type unnumbered
+nv set vrf default router bgp neighbor swp34s0 peer-group ISL
+nv set vrf default router bgp neighbor swp34s0 type unnumbered
+nv set vrf default router bgp neighbor swp34s1 peer-group ISL
+nv set vrf default router bgp neighbor swp34s1 type unnumbered
+nv set vrf default router bgp neighbor swp35s0 peer-group ISL
+nv set vrf default router bgp neighbor swp35s0 type unnumbered
+nv set vrf default router bgp neighbor swp35s1 peer-group ISL
+nv set vrf default router bgp neighbor swp35s1 type unnumbered
+nv set vrf default router bgp neighbor swp36s0 peer-group ISL
+nv set vrf default router bgp neighbor swp36s0 type unnumbered
+nv set vrf default router bgp neighbor swp36s1 peer-group ISL
+nv set vrf default router bgp neighbor swp36s1 type unnumbered
+nv set vrf default router bgp neighbor swp37s0 peer-group ISL
+nv set vrf default router bgp neighbor swp37s0 type unnumbered
+nv set vrf default router bgp neighbor swp37s1 peer-group ISL
+nv set vrf default router bgp neighbor swp37s1 type unnumbered
+nv set vrf default router bgp neighbor swp38s0 peer-group ISL
+nv set vrf default router bgp neighbor swp38s0 type unnumbered
+nv set vrf default router bgp neighbor swp38s1 peer-group ISL
+nv set vrf default router bgp neighbor swp38s1 type unnumbered
+nv set vrf default router bgp neighbor swp39s0 peer-group ISL
+nv set vrf default router bgp neighbor swp39s0 type unnumbered
+nv set vrf default router bgp neighbor swp39s1 peer-group ISL
+nv set vrf default router bgp neighbor swp39s1 type unnumbered
+nv set vrf default router bgp neighbor swp40s0 peer-group ISL
+nv set vrf default router bgp neighbor swp40s0 type unnumbered
+nv set vrf default router bgp neighbor swp40s1 peer-group ISL
+nv set vrf default router bgp neighbor swp40s1 type unnumbered
+nv set vrf default router bgp neighbor swp41s0 peer-group ISL
+nv set vrf default router bgp neighbor swp41s0 type unnumbered
+nv set vrf default router bgp neighbor swp41s1 peer-group ISL
+nv set vrf default router bgp neighbor swp41s1 type unnumbered
+nv set vrf default router bgp neighbor swp42s0 peer-group ISL
+nv set vrf default router bgp neighbor swp42s0 type unnumbered
+nv set vrf default router bgp neighbor swp42s1 peer-group ISL
+nv set vrf default router bgp neighbor swp42s1 type unnumbered
 nv set vrf default router bgp neighbor swp61s3 peer-group oob-underlay
 nv set vrf default router bgp neighbor swp61s3 type unnumbered
 nv set vrf default router bgp neighbor swp61s2 peer-group oob-underlay
@@ -1288,7 +1396,6 @@ nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf rou
 nv set vrf EXIT router bgp address-family l2vpn-evpn state enabled
 nv set vrf EXIT router bgp router-id 10.254.0.2
 nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast state enabled
-nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast policy inbound route-map INBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group underlay-esl-external remote-as external
 nv set vrf EXIT router bgp neighbor swp62s0 peer-group underlay-esl-external

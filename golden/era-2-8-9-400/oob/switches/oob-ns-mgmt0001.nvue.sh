@@ -42,11 +42,9 @@ nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 200
 nv set interface swp2 description OOB_ns-su001-leaf2_eth0
 nv set interface swp2 type swp
-nv set interface swp3 bridge domain br_default access 200
-nv set interface swp3 description OOB_ns-spine01_eth0
+nv set interface swp3 link state down
 nv set interface swp3 type swp
-nv set interface swp4 bridge domain br_default access 200
-nv set interface swp4 description OOB_ns-spine02_eth0
+nv set interface swp4 link state down
 nv set interface swp4 type swp
 nv set interface swp5 link state down
 nv set interface swp5 type swp
