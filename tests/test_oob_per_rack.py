@@ -178,3 +178,16 @@ def test_the_other_nl72_tray_keeps_one_port_a_switch_of_eighteen() -> None:
     cab = trays(files)
     assert len(cab) == 18 and {r["a_port"] for r in cab} == {"bmc"}
     assert {r["z_device"] for r in cab} == {"oob-gpu-access0001"}
+
+
+def test_one_port_nodes_beside_the_trays_keep_one_port_a_node() -> None:
+    """inventories/gb300-northsouth.yaml: 72 trays (four racks, eight SN2201, three ports a tray) and
+    four storage servers of one BMC port each on their own block, a port a server, side by side."""
+    files = render((ROOT / "inventories" / "gb300-northsouth.yaml").read_text().replace(
+        "rdma_links: gb300-cluster-rdma-links.txt", ""))
+    cab = [r for r in rows(files, "oob/cabling.csv") if r["tier"] == "node-leaf"]
+    trays_ = [r for r in cab if r["a_device"].startswith("gb")]
+    servers = [r for r in cab if r["a_device"].startswith("stor")]
+    assert len(trays_) == 72 * 3 and len({r["z_device"] for r in trays_}) == 8
+    assert [(r["a_port"], r["z_device"], r["z_port"]) for r in servers] == [
+        ("bmc", "oob-northsouth-access0001", f"swp{n}") for n in range(1, 5)]
