@@ -152,7 +152,9 @@ def files_lines(files: dict, path: str) -> list[str]:
 def test_a_rack_on_one_access_group_too_many_is_refused_where_written(tmp_path: Path) -> None:
     """Two racks' 108 ports cannot share one pair of SN2201: scalable_unit 36 refused at its line,
     exit 2, nothing written."""
-    text = inventory().replace("    scalable_unit: 18\n", "    scalable_unit: 36\n")
+    unit = "    scalable_unit: 18                  # a rack's 54 ports on two SN2201 of its own\n"
+    assert unit in EXAMPLE
+    text = inventory().replace(unit, "    scalable_unit: 36\n")
     with pytest.raises(InventoryError) as err:
         render(text)
     message = str(err.value)
