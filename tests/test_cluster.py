@@ -506,9 +506,9 @@ def test_bgp_to_the_host_agrees_on_both_ends(kind: str, platform: str, model: st
 
 def test_nvl72_trays_on_every_network(tmp_path: Path) -> None:
     """GB300 trays (one BlueField-3 B3240, ERA-00012): storage on its P1 (mlx5_2), in-band on its P2
-    (mlx5_3), each single-homed; the tray's three 1G out-of-band ports (BMC, host, BlueField-3) on
-    two access switches a rack of its own (ERA-00012: 54 ports a rack on two SN2201); racks shape only the compute fabric (the
-    in-band one mixes trays and management nodes)."""
+    (mlx5_3), each single-homed; the tray's three 1G out-of-band ports (BMC, host, BlueField-3)
+    on two access switches a rack of its own (ERA-00012: 54 ports a rack on two SN2201); racks
+    shape only the compute fabric (the in-band one mixes trays and management nodes)."""
     out = tmp_path / "out"
     render_to(Path(__file__).parent / "data" / "cluster-nvl72.yaml", out)
     ports = {fab: {(r["a_device"], r["a_port"]): r["z_device"] for r in read_cabling(out, fab)
