@@ -193,3 +193,34 @@ def test_one_port_nodes_beside_the_trays_keep_one_port_a_node() -> None:
     assert len(trays_) == 72 * 3 and len({r["z_device"] for r in trays_}) == 8
     assert [(r["a_port"], r["z_device"], r["z_port"]) for r in servers] == [
         ("bmc", "oob-northsouth-access0001", f"swp{n}") for n in range(1, 5)]
+
+
+def test_verify_holds_a_racks_three_ports_and_finds_two_swapped(tmp_path: Path) -> None:
+    """`fabgen verify` against LLDP evidence of the planned out-of-band cabling: the plan passes;
+    a tray's host and BlueField-3 cables swapped between the rack's two SN2201 are found."""
+    from test_verify import _lldp_dir, fabgen
+
+    inv = tmp_path / "rack.yaml"
+    inv.write_text(inventory("layer2"))
+    out = tmp_path / "out"
+    assert fabgen("render", inv, "-o", out).returncode == 0
+    (tmp_path / "a").mkdir()
+    res = fabgen("verify", out, "--lldp", _lldp_dir(out, "oob", tmp_path / "a"), "--fabric", "oob",
+                 "--format", "json")
+    doc = yaml.safe_load(res.stdout)
+    assert res.returncode == 0 and doc["ok"] and doc["checked"] >= 54, res.stdout[-1500:]
+
+    def swap(cab: list) -> list:
+        host = next(r for r in cab if r["a_device"] == "su-01-node-05" and r["a_port"] == "host-1g")
+        bf3 = next(r for r in cab if r["a_device"] == "su-01-node-05" and r["a_port"] == "bf3-oob")
+        host["z_device"], host["z_port"], bf3["z_device"], bf3["z_port"] = (bf3["z_device"], bf3["z_port"],
+                                                                            host["z_device"], host["z_port"])
+        return cab
+
+    (tmp_path / "b").mkdir()
+    res = fabgen("verify", out, "--lldp", _lldp_dir(out, "oob", tmp_path / "b", swap), "--fabric", "oob",
+                 "--format", "json")
+    doc = yaml.safe_load(res.stdout)
+    assert res.returncode == 1
+    wrong = {(f["device"], f["port"]) for f in doc["findings"] if f["kind"] == "miswired"}
+    assert {("oob-gpu-access0001", "swp23"), ("oob-gpu-access0002", "swp5")} <= wrong, doc["findings"]
