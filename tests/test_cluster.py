@@ -506,22 +506,24 @@ def test_bgp_to_the_host_agrees_on_both_ends(kind: str, platform: str, model: st
 
 def test_nvl72_trays_on_every_network(tmp_path: Path) -> None:
     """GB300 trays (one BlueField-3 B3240, ERA-00012): storage on its P1 (mlx5_2), in-band on its P2
-    (mlx5_3), each single-homed; the BMC on the out-of-band network whose access switches take
-    whole NVL72 racks (36 trays, two racks, per switch); racks shape only the compute fabric (the
-    in-band one mixes trays and management nodes)."""
+    (mlx5_3), each single-homed; the tray's three 1G out-of-band ports (BMC, host, BlueField-3)
+    on two access switches a rack of its own (ERA-00012: 54 ports a rack on two SN2201); racks
+    shape only the compute fabric (the in-band one mixes trays and management nodes)."""
     out = tmp_path / "out"
     render_to(Path(__file__).parent / "data" / "cluster-nvl72.yaml", out)
     ports = {fab: {(r["a_device"], r["a_port"]): r["z_device"] for r in read_cabling(out, fab)
                    if r["tier"] == "node-leaf"} for fab in ("stor", "inb", "oob")}
     assert {p for (d, p) in ports["stor"] if d == "gb001"} == {"mlx5_2"}
     assert {p for (d, p) in ports["inb"] if d == "gb001"} == {"mlx5_3"}
-    access = {}
+    access: dict[str, set[int]] = {}
     for (d, p), sw in ports["oob"].items():
         if d.startswith("gb"):
-            assert p == "bmc"
-            access.setdefault(sw, []).append(int(d[2:]))
+            assert p in ("bmc", "host-1g", "bf3-oob")
+            access.setdefault(sw, set()).add(int(d[2:]))
+    assert sum(1 for d, _ in ports["oob"] if d == "gb001") == 3
     racks = sorted(sorted(v) for v in access.values())
-    assert racks == [list(range(1, 37)), list(range(37, 73))], "two whole racks of trays per access switch"
+    want = sorted(list(range(18 * k + 1, 18 * k + 19)) for k in range(4) for _ in range(2))
+    assert racks == want, "each whole NVL72 rack on two access switches of its own"
     frr = _frr((out / "hosts" / "gb001" / "frr.conf").read_text())
     assert len(frr["neighbors"]) == 1 and frr["networks"] == [f"{frr['router_id']}/32"]
 

@@ -42,20 +42,37 @@ def check_oob(c: Checks, i: int, f) -> None:
     speed = model.native.speed
     rails = sorted({len(m.nics) for _, _, m in members}) or [1]
     fast = sorted({n.speed for _, _, m in members for n in m.nics if n.speed != speed})
-    if len(rails) > 1 or fast:
-        c.report((*path, "node_groups"), f"the attached nodes' out-of-band ports must be one per node kind at "
-                 f"{speed}G: found {', '.join(map(str, rails))} per node" + (f", {fast[0]}G" if fast else ""))
+    if fast:
+        c.report((*path, "node_groups"), f"the attached nodes' out-of-band ports must be {speed}G ones: found "
+                 f"{fast[0]}G")
         return
     domain = max((m.nvlink_domain for _, _, m in members), default=1)
-    most = model.radix(speed) // rails[0] // domain * domain
-    per_switch = f.scalable_unit or most
-    if per_switch > most or per_switch % domain or per_switch < 1:
-        c.report((*path, "scalable_unit"), f"nodes per access switch: at most {most} ({model.radix(speed)} ports, "
-                 f"{rails[0]} per node" + (f", whole NVLink racks of {domain}" if domain > 1 else "") + ")")
-        return
-    layout = Layout()
-    _node_blocks(c, i, f, members, fstorage, layout, per_switch, rails[0])
     down = model.radix(speed)
+    layout = Layout()
+
+    refused: list[int] = []
+
+    def fit(ports: int) -> tuple[int, int]:
+        """(nodes per group of access switches, switches a group spans) for nodes of `ports` ports each
+        (where they do not fit: reported, noted in `refused`): a node kind's ports side by side on one
+        switch, `per_switch` nodes a switch; where a whole NVLink rack's ports outnumber one switch's,
+        the rack on as many switches as its port kinds need, each kind a run of `domain` ports (a GB300
+        rack: 3 x 18 on two SN2201, ERA-00012)."""
+        most, span = down // ports // domain * domain, 1
+        if not most and domain > 1 and down >= domain:
+            most, span = domain, -(-ports // (down // domain))
+        per_switch = f.scalable_unit or most
+        if per_switch > most or per_switch % domain or per_switch < 1:
+            group = f"{span} access switches" if span > 1 else "access switch"
+            c.report((*path, "scalable_unit"), f"nodes per {group}: at most {most} ({down} ports a switch, {ports} "
+                     "per node" + (f", whole NVLink racks of {domain}" if domain > 1 else "") + ")")
+            refused.append(ports)
+            return 1, 1
+        return per_switch, span
+
+    _node_blocks(c, i, f, members, fstorage, layout, fit)
+    if refused:
+        return
     for owner, planned, rows in managed:
         from fabgen.spec.oob_layout import SWITCH_BLOCK, Block
 
@@ -74,7 +91,8 @@ def check_oob(c: Checks, i: int, f) -> None:
         return
     if not _check_routed(c, path, f, layout):
         return
-    c.plans[f.name] = access_plan(layout, model, speed, rails[0], per_switch)
+    first = next((b for b in layout.blocks if b.kind == "access"), None)
+    c.plans[f.name] = access_plan(layout, model, speed, rails[-1], first.per_switch if first else down)
     c.members[f.name], c.storage[f.name] = fmembers, fstorage
     c.managed[f.name] = layout
 
@@ -119,14 +137,13 @@ def _as_managed(rows: list[tuple[str, str, int]]) -> list:
 ROLE_ORDER = ("compute", "storage", "northsouth", "inband")
 
 
-def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Member], layout, per_switch: int,
-                 ports: int) -> None:
+def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Member], layout, fit) -> None:
     """One block per home fabric of the attached nodes, in inventory order. A node's place is its
     planned place in its home fabric (a storage node after that fabric's planned nodes) where every
     node of that fabric is homed there; where some are homed elsewhere (a storage fabric's DGX,
     homed on their compute fabric), the nodes homed there follow one another, so no port waits for
     a node placed in another block and no other fabric's nodes move them."""
-    from fabgen.spec.oob_layout import NODE_BLOCK, Block, Placed
+    from fabgen.spec.oob_layout import Placed
 
     attached = {h for h, _, _ in members}
     storage = {h for h, _, _ in fstorage}
@@ -163,18 +180,30 @@ def _node_blocks(c: Checks, i: int, f, members: list[Member], fstorage: list[Mem
              for owner, _, _, planned_by_plan in blocks}
     blocks.sort(key=lambda b: (b[0] == f.name, not sized[b[0]], order.index(b[0])))
     by_host = {h: (g, m) for h, g, m in members}
-    for b, (owner, planned, places, _) in enumerate(blocks):
-        layout.blocks.append(Block(owner, NODE_BLOCK, planned, per_switch, ports, max(places.values()) + 1))
+    layout.blocks += [_block(owner, planned, places, by_host, fit) for owner, planned, places, _ in blocks]
+    for b, (owner, _, places, _) in enumerate(blocks):
         for h, k in sorted(places.items(), key=lambda kv: kv[1]):
             g, m = by_host[h]
             layout.nodes.append(Placed(h, g, m, b, k, "storage" if h in storage else "compute"))
         if not sized[owner] and _moves(b, blocks, storage):
-            servers = " (and the cables of its storage servers, which follow its nodes)" if storage & set(places) \
-                else ""
-            c.warner(f.name)(("fabrics", i), f"the out-of-band block of fabric '{owner}' has no planned_nodes: adding "
-                             f"nodes there moves the out-of-band addresses of the blocks after it{servers}; set "
-                             f"planned_nodes on fabric '{owner}' to the size it will reach, or accept the "
-                             "re-addressing")
+            _warn_moves(c, i, f, owner, bool(storage & set(places)))
+
+
+def _warn_moves(c: Checks, i: int, f, owner: str, servers: bool) -> None:
+    also = " (and the cables of its storage servers, which follow its nodes)" if servers else ""
+    c.warner(f.name)(("fabrics", i), f"the out-of-band block of fabric '{owner}' has no planned_nodes: adding "
+                     f"nodes there moves the out-of-band addresses of the blocks after it{also}; set "
+                     f"planned_nodes on fabric '{owner}' to the size it will reach, or accept the "
+                     "re-addressing")
+
+
+def _block(owner: str, planned: int, places: dict[str, int], by_host: dict, fit):
+    """A node block sized for its widest node (a narrower one leaves its other ports free)."""
+    from fabgen.spec.oob_layout import NODE_BLOCK, Block
+
+    ports = max(len(by_host[h][1].nics) for h in places)
+    per_switch, span = fit(ports)
+    return Block(owner, NODE_BLOCK, planned, per_switch, ports, max(places.values()) + 1, span)
 
 
 def _moves(b: int, blocks: list[tuple[str, int, dict[str, int], bool]], storage: set[str]) -> bool:

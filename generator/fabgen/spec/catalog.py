@@ -481,7 +481,19 @@ _TRAY_PORTS = _host_ports((("mlx5_2", "Left Bay BF3 P1"), ("mlx5_6", "Right Bay 
 # already have them; netdevs unknown (check `ibdev2netdev`, give rdma_links, docs/cluster.md). P1
 # is the storage port and P2 the in-band port of a design with separate fabrics (each then
 # single-homed); the converged north-south fabric bonds the two (`northsouth_ports`).
-_GB300_PORTS = _host_ports((("mlx5_2", "BF3 P1"),), (("mlx5_3", "BF3 P2"),), (400, 400))
+_GB300_PORTS = (*_host_ports((("mlx5_2", "BF3 P1"),), (("mlx5_3", "BF3 P2"),), (400, 400)), *(
+    # and two more RJ45 1GbE out-of-band ports beside the tray's BMC: NVIDIA's NVL72 Enterprise RA
+    # (ERA-00012) counts "18 trays x 3 x 1G = 54 ports per rack" on its two in-rack SN2201
+    # ("2 SN2201 OOB switches for integrated management access of rack components", "System
+    # Hardware & Components"). What the other two are: the Grace host's own 1GbE management port
+    # (the operating system's, beside the BMC's) and the BlueField-3's 1GbE out-of-band port (its
+    # BMC and Arm's oob_net0: NVIDIA BlueField DPU BSP, "BlueField OOB Ethernet Interface", 1 Gb/s
+    # only). No readable NVIDIA table names the tray's three faceplate labels: fabgen labels them
+    # BMC, Host 1GbE and BF3 OOB, and cables them in that order (docs/hardware.md, "GB300
+    # out-of-band ports").
+    Nic("host-1g", "host-1g", "Host 1GbE", "RJ45", 1, "oob"),
+    Nic("bf3-oob", "bf3-oob", "BF3 OOB", "RJ45", 1, "oob"),
+))
 
 
 # GB300 tray on a two-plane Spectrum-X fabric (NVL72 Enterprise RA, "Multi-Plane Topology Approach":
@@ -579,7 +591,8 @@ NODES: dict[str, NodeModel] = {
             "GB300 NVL72 compute tray, 4 x B300, 4 x ConnectX-8 800G (18 per rack, one NVLink domain)",
             4, "ConnectX-8 SuperNIC (800G)", "800G OSFP transceiver (flat top; XDR or 2 x 400GbE)",
             _tray_nics(800), nvlink_domain=18, ports=_GB300_PORTS,
-            role_parts=_parts("BlueField-3 B3240 dual-port QSFP112 (1 per tray)", "400G QSFP112 transceiver"),
+            role_parts=(*_parts("BlueField-3 B3240 dual-port QSFP112 (1 per tray)", "400G QSFP112 transceiver")[:2],
+                        ("oob", "BMC, host 1GbE and BF3 OOB (RJ45 1GbE, 3 per tray)", "none (RJ45 copper)")),
             northsouth_ports=("mlx5_2", "mlx5_3"),
             plane_names=_GB300_PLANE_NAMES, plane_moves=_GB300_PLANE_MOVES, plane_counts=(2,),
             forms=_forms("osfp-800"), nics_included=True,

@@ -49,14 +49,32 @@ class Block:
     per_switch: int  # places per access switch
     ports_per_place: int  # access ports per place (a node's BMC ports; 1 for a switch)
     present: int  # places up to the last present one, plus one (0: none present yet)
+    # access switches a group of `per_switch` places spans: 1, or more where a whole NVLink rack's
+    # out-of-band ports outnumber one switch's (a GB300 rack: 18 trays x 3 ports on two SN2201,
+    # ERA-00012); each of the rack's port kinds then takes a run of `per_switch` ports (`port_of`)
+    span: int = 1
 
     @property
     def switches(self) -> int:
-        return math.ceil(self.planned / self.per_switch) if self.planned else 0
+        return math.ceil(self.planned / self.per_switch) * self.span if self.planned else 0
 
     @property
     def present_switches(self) -> int:
-        return math.ceil(self.present / self.per_switch) if self.present else 0
+        return math.ceil(self.present / self.per_switch) * self.span if self.present else 0
+
+    def port_of(self, place: int, r: int, down: int) -> tuple[int, int]:
+        """(access switch within the block, 0-based port on it) of port r of the node at `place`.
+        One switch a group: the node's ports side by side (place by place). A group over several
+        switches: port kind r of every node in a run, the runs in order over the group's switches,
+        so a rack's BMCs take swp1-18 of its first SN2201 as in NVIDIA's generator's topology
+        (2-4-5-800 at 66f13d5: tray n's management port on rack-oob-su-01-01 swpn)."""
+        g, slot = divmod(place, self.per_switch)
+        if self.span == 1:
+            flat = g * down + slot * self.ports_per_place + r
+            return divmod(flat, down)
+        runs = down // self.per_switch
+        sw, run = divmod(r, runs)
+        return g * self.span + sw, run * self.per_switch + slot
 
     def name(self, oob: str, k: int) -> str:
         """The k-th (0-based) access switch of the block."""
@@ -112,8 +130,7 @@ def access_plan(layout: Layout, model: SwitchModel, speed: int, ports_per_node: 
     planned = layout.planned_switches
     present = sum(b.present_switches for b in layout.blocks)
     return Plan(topology="fat-tree", tiers=1, radix=down, speed=speed, nodes=planned_nodes, rails=ports_per_node,
-                endpoints=planned_nodes * ports_per_node + sum(b.planned for b in layout.blocks
-                                                               if b.kind == SWITCH_BLOCK),
+                endpoints=sum(b.planned * b.ports_per_place for b in layout.blocks),
                 ratio=Fraction(1), unit_nodes=per_switch, units=planned, leaves_per_unit=1, down=down, up=0,
                 leaves=planned, pods=1, units_per_pod=planned, spines_per_pod=0, leaf_spine_width=0, spine_down=0,
                 spine_up=0, cores_per_plane=0, spine_core_width=0, storage=0, present_nodes=len(layout.nodes),

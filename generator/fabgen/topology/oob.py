@@ -68,11 +68,13 @@ def build_oob(spec: FabricSpec, plan: Plan, model: SwitchModel, layout: Layout) 
         cable(m.name, sm.nics[0], b, m.place, -1)  # no oob address: its own fabric's prefix gives one
     for p in layout.nodes:
         blk = layout.blocks[p.block]
-        k, slot = divmod(p.place, blk.per_switch)
-        hosts.append(Host(p.host, p.group, p.model, len(hosts) + 1, first[p.block] + k + 1, slot, role=p.role))
+        k, slot = blk.port_of(p.place, 0, plan.down)
+        hosts.append(Host(p.host, p.group, p.model, len(hosts) + 1, first[p.block] + k + 1,
+                          slot if blk.span > 1 else slot // blk.ports_per_place, role=p.role))
         base = layout.address_base(p.block) + p.place * blk.ports_per_place
         for r, nic in enumerate(p.model.nics):
-            cable(p.host, nic, p.block, k * plan.down + slot * blk.ports_per_place + r, base + r)
+            k, port = blk.port_of(p.place, r, plan.down)
+            cable(p.host, nic, p.block, k * plan.down + port, base + r)
     f = Fabric(spec, plan, model, switches, hosts, b_.links, b_.ports)
     f.oob = layout
     return f
