@@ -927,9 +927,15 @@ nv set interface swp59s1 link state down
 nv set interface swp59s1 type swp
 nv set interface swp60s0 link state down
 nv set interface swp60s0 type swp
-nv set interface swp60s1 link state down
+nv set interface swp60s1 description oob-ns-mgmt0001:swp49
+nv set interface swp60s1 link mtu 9100
 nv set interface swp60s1 type swp
-nv set interface swp61s0 description oob-ns-mgmt0001:swp49
+nv set interface swp60s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp60s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp60s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp60s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp60s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s0 description oob-gpu-mgmt0001:swp49
 nv set interface swp61s0 link mtu 9100
 nv set interface swp61s0 type swp
 nv set interface swp61s0 telemetry histogram counter counter-type rx-packet
@@ -937,7 +943,7 @@ nv set interface swp61s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp61s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp61s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s1 description oob-gpu-mgmt0001:swp49
+nv set interface swp61s1 description oob-gpu-access0002:swp49
 nv set interface swp61s1 link mtu 9100
 nv set interface swp61s1 type swp
 nv set interface swp61s1 telemetry histogram counter counter-type rx-packet
@@ -1192,12 +1198,16 @@ nv set vrf default router bgp neighbor swp61s1 peer-group oob-underlay
 nv set vrf default router bgp neighbor swp61s1 type unnumbered
 nv set vrf default router bgp neighbor swp61s0 peer-group oob-underlay
 nv set vrf default router bgp neighbor swp61s0 type unnumbered
+nv set vrf default router bgp neighbor swp60s1 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp60s1 type unnumbered
 nv set vrf default router bgp neighbor 10.254.1.1 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.1 type numbered
 nv set vrf default router bgp neighbor 10.254.1.2 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.2 type numbered
 nv set vrf default router bgp neighbor 10.254.1.3 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.3 type numbered
+nv set vrf default router bgp neighbor 10.254.1.4 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.1.4 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 4020

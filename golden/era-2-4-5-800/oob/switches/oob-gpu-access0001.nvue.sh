@@ -90,41 +90,59 @@ nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 200
 nv set interface swp18 description OOB_su-01-node-18_bmc
 nv set interface swp18 type swp
-nv set interface swp19 link state down
+nv set interface swp19 bridge domain br_default access 200
+nv set interface swp19 description OOB_su-01-node-01_host-1g
 nv set interface swp19 type swp
-nv set interface swp20 link state down
+nv set interface swp20 bridge domain br_default access 200
+nv set interface swp20 description OOB_su-01-node-02_host-1g
 nv set interface swp20 type swp
-nv set interface swp21 link state down
+nv set interface swp21 bridge domain br_default access 200
+nv set interface swp21 description OOB_su-01-node-03_host-1g
 nv set interface swp21 type swp
-nv set interface swp22 link state down
+nv set interface swp22 bridge domain br_default access 200
+nv set interface swp22 description OOB_su-01-node-04_host-1g
 nv set interface swp22 type swp
-nv set interface swp23 link state down
+nv set interface swp23 bridge domain br_default access 200
+nv set interface swp23 description OOB_su-01-node-05_host-1g
 nv set interface swp23 type swp
-nv set interface swp24 link state down
+nv set interface swp24 bridge domain br_default access 200
+nv set interface swp24 description OOB_su-01-node-06_host-1g
 nv set interface swp24 type swp
-nv set interface swp25 link state down
+nv set interface swp25 bridge domain br_default access 200
+nv set interface swp25 description OOB_su-01-node-07_host-1g
 nv set interface swp25 type swp
-nv set interface swp26 link state down
+nv set interface swp26 bridge domain br_default access 200
+nv set interface swp26 description OOB_su-01-node-08_host-1g
 nv set interface swp26 type swp
-nv set interface swp27 link state down
+nv set interface swp27 bridge domain br_default access 200
+nv set interface swp27 description OOB_su-01-node-09_host-1g
 nv set interface swp27 type swp
-nv set interface swp28 link state down
+nv set interface swp28 bridge domain br_default access 200
+nv set interface swp28 description OOB_su-01-node-10_host-1g
 nv set interface swp28 type swp
-nv set interface swp29 link state down
+nv set interface swp29 bridge domain br_default access 200
+nv set interface swp29 description OOB_su-01-node-11_host-1g
 nv set interface swp29 type swp
-nv set interface swp30 link state down
+nv set interface swp30 bridge domain br_default access 200
+nv set interface swp30 description OOB_su-01-node-12_host-1g
 nv set interface swp30 type swp
-nv set interface swp31 link state down
+nv set interface swp31 bridge domain br_default access 200
+nv set interface swp31 description OOB_su-01-node-13_host-1g
 nv set interface swp31 type swp
-nv set interface swp32 link state down
+nv set interface swp32 bridge domain br_default access 200
+nv set interface swp32 description OOB_su-01-node-14_host-1g
 nv set interface swp32 type swp
-nv set interface swp33 link state down
+nv set interface swp33 bridge domain br_default access 200
+nv set interface swp33 description OOB_su-01-node-15_host-1g
 nv set interface swp33 type swp
-nv set interface swp34 link state down
+nv set interface swp34 bridge domain br_default access 200
+nv set interface swp34 description OOB_su-01-node-16_host-1g
 nv set interface swp34 type swp
-nv set interface swp35 link state down
+nv set interface swp35 bridge domain br_default access 200
+nv set interface swp35 description OOB_su-01-node-17_host-1g
 nv set interface swp35 type swp
-nv set interface swp36 link state down
+nv set interface swp36 bridge domain br_default access 200
+nv set interface swp36 description OOB_su-01-node-18_host-1g
 nv set interface swp36 type swp
 nv set interface swp37 link state down
 nv set interface swp37 type swp

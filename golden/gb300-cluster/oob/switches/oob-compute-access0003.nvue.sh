@@ -4,94 +4,112 @@ set -euo pipefail
 
 nv set system hostname oob-compute-access0003
 nv set interface swp1 bridge domain br_default access 10
-nv set interface swp1 description OOB_gb037_bmc
+nv set interface swp1 description OOB_gb019_bmc
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_gb038_bmc
+nv set interface swp2 description OOB_gb020_bmc
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 10
-nv set interface swp3 description OOB_gb039_bmc
+nv set interface swp3 description OOB_gb021_bmc
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 10
-nv set interface swp4 description OOB_gb040_bmc
+nv set interface swp4 description OOB_gb022_bmc
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_gb041_bmc
+nv set interface swp5 description OOB_gb023_bmc
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_gb042_bmc
+nv set interface swp6 description OOB_gb024_bmc
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 10
-nv set interface swp7 description OOB_gb043_bmc
+nv set interface swp7 description OOB_gb025_bmc
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 10
-nv set interface swp8 description OOB_gb044_bmc
+nv set interface swp8 description OOB_gb026_bmc
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 10
-nv set interface swp9 description OOB_gb045_bmc
+nv set interface swp9 description OOB_gb027_bmc
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 10
-nv set interface swp10 description OOB_gb046_bmc
+nv set interface swp10 description OOB_gb028_bmc
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 10
-nv set interface swp11 description OOB_gb047_bmc
+nv set interface swp11 description OOB_gb029_bmc
 nv set interface swp11 type swp
 nv set interface swp12 bridge domain br_default access 10
-nv set interface swp12 description OOB_gb048_bmc
+nv set interface swp12 description OOB_gb030_bmc
 nv set interface swp12 type swp
 nv set interface swp13 bridge domain br_default access 10
-nv set interface swp13 description OOB_gb049_bmc
+nv set interface swp13 description OOB_gb031_bmc
 nv set interface swp13 type swp
 nv set interface swp14 bridge domain br_default access 10
-nv set interface swp14 description OOB_gb050_bmc
+nv set interface swp14 description OOB_gb032_bmc
 nv set interface swp14 type swp
 nv set interface swp15 bridge domain br_default access 10
-nv set interface swp15 description OOB_gb051_bmc
+nv set interface swp15 description OOB_gb033_bmc
 nv set interface swp15 type swp
 nv set interface swp16 bridge domain br_default access 10
-nv set interface swp16 description OOB_gb052_bmc
+nv set interface swp16 description OOB_gb034_bmc
 nv set interface swp16 type swp
 nv set interface swp17 bridge domain br_default access 10
-nv set interface swp17 description OOB_gb053_bmc
+nv set interface swp17 description OOB_gb035_bmc
 nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 10
-nv set interface swp18 description OOB_gb054_bmc
+nv set interface swp18 description OOB_gb036_bmc
 nv set interface swp18 type swp
-nv set interface swp19 link state down
+nv set interface swp19 bridge domain br_default access 10
+nv set interface swp19 description OOB_gb019_host-1g
 nv set interface swp19 type swp
-nv set interface swp20 link state down
+nv set interface swp20 bridge domain br_default access 10
+nv set interface swp20 description OOB_gb020_host-1g
 nv set interface swp20 type swp
-nv set interface swp21 link state down
+nv set interface swp21 bridge domain br_default access 10
+nv set interface swp21 description OOB_gb021_host-1g
 nv set interface swp21 type swp
-nv set interface swp22 link state down
+nv set interface swp22 bridge domain br_default access 10
+nv set interface swp22 description OOB_gb022_host-1g
 nv set interface swp22 type swp
-nv set interface swp23 link state down
+nv set interface swp23 bridge domain br_default access 10
+nv set interface swp23 description OOB_gb023_host-1g
 nv set interface swp23 type swp
-nv set interface swp24 link state down
+nv set interface swp24 bridge domain br_default access 10
+nv set interface swp24 description OOB_gb024_host-1g
 nv set interface swp24 type swp
-nv set interface swp25 link state down
+nv set interface swp25 bridge domain br_default access 10
+nv set interface swp25 description OOB_gb025_host-1g
 nv set interface swp25 type swp
-nv set interface swp26 link state down
+nv set interface swp26 bridge domain br_default access 10
+nv set interface swp26 description OOB_gb026_host-1g
 nv set interface swp26 type swp
-nv set interface swp27 link state down
+nv set interface swp27 bridge domain br_default access 10
+nv set interface swp27 description OOB_gb027_host-1g
 nv set interface swp27 type swp
-nv set interface swp28 link state down
+nv set interface swp28 bridge domain br_default access 10
+nv set interface swp28 description OOB_gb028_host-1g
 nv set interface swp28 type swp
-nv set interface swp29 link state down
+nv set interface swp29 bridge domain br_default access 10
+nv set interface swp29 description OOB_gb029_host-1g
 nv set interface swp29 type swp
-nv set interface swp30 link state down
+nv set interface swp30 bridge domain br_default access 10
+nv set interface swp30 description OOB_gb030_host-1g
 nv set interface swp30 type swp
-nv set interface swp31 link state down
+nv set interface swp31 bridge domain br_default access 10
+nv set interface swp31 description OOB_gb031_host-1g
 nv set interface swp31 type swp
-nv set interface swp32 link state down
+nv set interface swp32 bridge domain br_default access 10
+nv set interface swp32 description OOB_gb032_host-1g
 nv set interface swp32 type swp
-nv set interface swp33 link state down
+nv set interface swp33 bridge domain br_default access 10
+nv set interface swp33 description OOB_gb033_host-1g
 nv set interface swp33 type swp
-nv set interface swp34 link state down
+nv set interface swp34 bridge domain br_default access 10
+nv set interface swp34 description OOB_gb034_host-1g
 nv set interface swp34 type swp
-nv set interface swp35 link state down
+nv set interface swp35 bridge domain br_default access 10
+nv set interface swp35 description OOB_gb035_host-1g
 nv set interface swp35 type swp
-nv set interface swp36 link state down
+nv set interface swp36 bridge domain br_default access 10
+nv set interface swp36 description OOB_gb036_host-1g
 nv set interface swp36 type swp
 nv set interface swp37 link state down
 nv set interface swp37 type swp

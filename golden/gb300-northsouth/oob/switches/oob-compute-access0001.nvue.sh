@@ -57,41 +57,59 @@ nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 10
 nv set interface swp18 description OOB_gb018_bmc
 nv set interface swp18 type swp
-nv set interface swp19 link state down
+nv set interface swp19 bridge domain br_default access 10
+nv set interface swp19 description OOB_gb001_host-1g
 nv set interface swp19 type swp
-nv set interface swp20 link state down
+nv set interface swp20 bridge domain br_default access 10
+nv set interface swp20 description OOB_gb002_host-1g
 nv set interface swp20 type swp
-nv set interface swp21 link state down
+nv set interface swp21 bridge domain br_default access 10
+nv set interface swp21 description OOB_gb003_host-1g
 nv set interface swp21 type swp
-nv set interface swp22 link state down
+nv set interface swp22 bridge domain br_default access 10
+nv set interface swp22 description OOB_gb004_host-1g
 nv set interface swp22 type swp
-nv set interface swp23 link state down
+nv set interface swp23 bridge domain br_default access 10
+nv set interface swp23 description OOB_gb005_host-1g
 nv set interface swp23 type swp
-nv set interface swp24 link state down
+nv set interface swp24 bridge domain br_default access 10
+nv set interface swp24 description OOB_gb006_host-1g
 nv set interface swp24 type swp
-nv set interface swp25 link state down
+nv set interface swp25 bridge domain br_default access 10
+nv set interface swp25 description OOB_gb007_host-1g
 nv set interface swp25 type swp
-nv set interface swp26 link state down
+nv set interface swp26 bridge domain br_default access 10
+nv set interface swp26 description OOB_gb008_host-1g
 nv set interface swp26 type swp
-nv set interface swp27 link state down
+nv set interface swp27 bridge domain br_default access 10
+nv set interface swp27 description OOB_gb009_host-1g
 nv set interface swp27 type swp
-nv set interface swp28 link state down
+nv set interface swp28 bridge domain br_default access 10
+nv set interface swp28 description OOB_gb010_host-1g
 nv set interface swp28 type swp
-nv set interface swp29 link state down
+nv set interface swp29 bridge domain br_default access 10
+nv set interface swp29 description OOB_gb011_host-1g
 nv set interface swp29 type swp
-nv set interface swp30 link state down
+nv set interface swp30 bridge domain br_default access 10
+nv set interface swp30 description OOB_gb012_host-1g
 nv set interface swp30 type swp
-nv set interface swp31 link state down
+nv set interface swp31 bridge domain br_default access 10
+nv set interface swp31 description OOB_gb013_host-1g
 nv set interface swp31 type swp
-nv set interface swp32 link state down
+nv set interface swp32 bridge domain br_default access 10
+nv set interface swp32 description OOB_gb014_host-1g
 nv set interface swp32 type swp
-nv set interface swp33 link state down
+nv set interface swp33 bridge domain br_default access 10
+nv set interface swp33 description OOB_gb015_host-1g
 nv set interface swp33 type swp
-nv set interface swp34 link state down
+nv set interface swp34 bridge domain br_default access 10
+nv set interface swp34 description OOB_gb016_host-1g
 nv set interface swp34 type swp
-nv set interface swp35 link state down
+nv set interface swp35 bridge domain br_default access 10
+nv set interface swp35 description OOB_gb017_host-1g
 nv set interface swp35 type swp
-nv set interface swp36 link state down
+nv set interface swp36 bridge domain br_default access 10
+nv set interface swp36 description OOB_gb018_host-1g
 nv set interface swp36 type swp
 nv set interface swp37 link state down
 nv set interface swp37 type swp

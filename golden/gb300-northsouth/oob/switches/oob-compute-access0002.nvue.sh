@@ -4,58 +4,58 @@ set -euo pipefail
 
 nv set system hostname oob-compute-access0002
 nv set interface swp1 bridge domain br_default access 10
-nv set interface swp1 description OOB_gb019_bmc
+nv set interface swp1 description OOB_gb001_bf3-oob
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_gb020_bmc
+nv set interface swp2 description OOB_gb002_bf3-oob
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 10
-nv set interface swp3 description OOB_gb021_bmc
+nv set interface swp3 description OOB_gb003_bf3-oob
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 10
-nv set interface swp4 description OOB_gb022_bmc
+nv set interface swp4 description OOB_gb004_bf3-oob
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_gb023_bmc
+nv set interface swp5 description OOB_gb005_bf3-oob
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_gb024_bmc
+nv set interface swp6 description OOB_gb006_bf3-oob
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 10
-nv set interface swp7 description OOB_gb025_bmc
+nv set interface swp7 description OOB_gb007_bf3-oob
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 10
-nv set interface swp8 description OOB_gb026_bmc
+nv set interface swp8 description OOB_gb008_bf3-oob
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 10
-nv set interface swp9 description OOB_gb027_bmc
+nv set interface swp9 description OOB_gb009_bf3-oob
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 10
-nv set interface swp10 description OOB_gb028_bmc
+nv set interface swp10 description OOB_gb010_bf3-oob
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 10
-nv set interface swp11 description OOB_gb029_bmc
+nv set interface swp11 description OOB_gb011_bf3-oob
 nv set interface swp11 type swp
 nv set interface swp12 bridge domain br_default access 10
-nv set interface swp12 description OOB_gb030_bmc
+nv set interface swp12 description OOB_gb012_bf3-oob
 nv set interface swp12 type swp
 nv set interface swp13 bridge domain br_default access 10
-nv set interface swp13 description OOB_gb031_bmc
+nv set interface swp13 description OOB_gb013_bf3-oob
 nv set interface swp13 type swp
 nv set interface swp14 bridge domain br_default access 10
-nv set interface swp14 description OOB_gb032_bmc
+nv set interface swp14 description OOB_gb014_bf3-oob
 nv set interface swp14 type swp
 nv set interface swp15 bridge domain br_default access 10
-nv set interface swp15 description OOB_gb033_bmc
+nv set interface swp15 description OOB_gb015_bf3-oob
 nv set interface swp15 type swp
 nv set interface swp16 bridge domain br_default access 10
-nv set interface swp16 description OOB_gb034_bmc
+nv set interface swp16 description OOB_gb016_bf3-oob
 nv set interface swp16 type swp
 nv set interface swp17 bridge domain br_default access 10
-nv set interface swp17 description OOB_gb035_bmc
+nv set interface swp17 description OOB_gb017_bf3-oob
 nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 10
-nv set interface swp18 description OOB_gb036_bmc
+nv set interface swp18 description OOB_gb018_bf3-oob
 nv set interface swp18 type swp
 nv set interface swp19 link state down
 nv set interface swp19 type swp

@@ -4,58 +4,58 @@ set -euo pipefail
 
 nv set system hostname oob-compute-access0004
 nv set interface swp1 bridge domain br_default access 10
-nv set interface swp1 description OOB_gb055_bmc
+nv set interface swp1 description OOB_gb019_bf3-oob
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 10
-nv set interface swp2 description OOB_gb056_bmc
+nv set interface swp2 description OOB_gb020_bf3-oob
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 10
-nv set interface swp3 description OOB_gb057_bmc
+nv set interface swp3 description OOB_gb021_bf3-oob
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 10
-nv set interface swp4 description OOB_gb058_bmc
+nv set interface swp4 description OOB_gb022_bf3-oob
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 10
-nv set interface swp5 description OOB_gb059_bmc
+nv set interface swp5 description OOB_gb023_bf3-oob
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 10
-nv set interface swp6 description OOB_gb060_bmc
+nv set interface swp6 description OOB_gb024_bf3-oob
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 10
-nv set interface swp7 description OOB_gb061_bmc
+nv set interface swp7 description OOB_gb025_bf3-oob
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 10
-nv set interface swp8 description OOB_gb062_bmc
+nv set interface swp8 description OOB_gb026_bf3-oob
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 10
-nv set interface swp9 description OOB_gb063_bmc
+nv set interface swp9 description OOB_gb027_bf3-oob
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 10
-nv set interface swp10 description OOB_gb064_bmc
+nv set interface swp10 description OOB_gb028_bf3-oob
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 10
-nv set interface swp11 description OOB_gb065_bmc
+nv set interface swp11 description OOB_gb029_bf3-oob
 nv set interface swp11 type swp
 nv set interface swp12 bridge domain br_default access 10
-nv set interface swp12 description OOB_gb066_bmc
+nv set interface swp12 description OOB_gb030_bf3-oob
 nv set interface swp12 type swp
 nv set interface swp13 bridge domain br_default access 10
-nv set interface swp13 description OOB_gb067_bmc
+nv set interface swp13 description OOB_gb031_bf3-oob
 nv set interface swp13 type swp
 nv set interface swp14 bridge domain br_default access 10
-nv set interface swp14 description OOB_gb068_bmc
+nv set interface swp14 description OOB_gb032_bf3-oob
 nv set interface swp14 type swp
 nv set interface swp15 bridge domain br_default access 10
-nv set interface swp15 description OOB_gb069_bmc
+nv set interface swp15 description OOB_gb033_bf3-oob
 nv set interface swp15 type swp
 nv set interface swp16 bridge domain br_default access 10
-nv set interface swp16 description OOB_gb070_bmc
+nv set interface swp16 description OOB_gb034_bf3-oob
 nv set interface swp16 type swp
 nv set interface swp17 bridge domain br_default access 10
-nv set interface swp17 description OOB_gb071_bmc
+nv set interface swp17 description OOB_gb035_bf3-oob
 nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 10
-nv set interface swp18 description OOB_gb072_bmc
+nv set interface swp18 description OOB_gb036_bf3-oob
 nv set interface swp18 type swp
 nv set interface swp19 link state down
 nv set interface swp19 type swp

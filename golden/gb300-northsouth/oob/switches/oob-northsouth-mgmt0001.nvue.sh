@@ -115,7 +115,7 @@ nv set interface uplink bond mode lacp
 nv set interface uplink bridge domain br_default access 10
 nv set interface uplink description UPLINK_site_management
 nv set interface uplink type bond
-nv set interface vlan10 ipv4 address 192.168.1.244/23
+nv set interface vlan10 ipv4 address 192.168.1.236/23
 nv set interface vlan10 type svi
 nv set interface vlan10 vlan 10
 nv set bridge domain br_default vlan 10
