@@ -142,7 +142,9 @@ def allocate_tenants(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...
     ns = (fabric.spec.ethernet.northsouth if fabric.spec.ethernet is not None else None)
     tenant_lo = bool(ns is not None and ns.vrf_loopbacks)
     loopbacks = {name: (ips[0], ips[1]) for name, ips in (vrf_lo or {}).items()} if tenant_lo else {}
-    border = {name: ips[2 if tenant_lo else 0] for name, ips in (vrf_lo or {}).items()} \
+    # the border leaves' alone (those that hold nodes: intent/northsouth.py `border_switches`)
+    holders = {s.name for s in fabric.by_role("leaf") if s.index <= plan.compute_leaves}
+    border = {name: ips[2 if tenant_lo else 0] for name, ips in (vrf_lo or {}).items() if name in holders} \
         if ns is not None and ns.border is not None and ns.border.loopback else {}
     return Tenants(prefix, subnets, pair(1), leaves, nodes, segments, loopbacks, border)
 
