@@ -197,7 +197,7 @@ def _without_oob(sw: Switch, where: str) -> None:
     for group in OOB_GROUPS:
         sw.groups.pop(group, None)
         if group in sw.evpn_out:  # oob_routed.evpn_filter's EVPN_OOB_OUT: left out with its sessions
-            sw.oob_maps.add(sw.evpn_out.pop(group))
+            sw.oob_maps.add(inputs.name(sw.evpn_out.pop(group), inputs.WORD, where, f"peer group {group}'s route-map"))
         for held in (sw.remote, sw.source, sw.route_map_out):
             held.pop(group, None)
         sw.multihop.pop(group, None)
