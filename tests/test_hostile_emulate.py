@@ -231,7 +231,7 @@ CASES = {
         [NS_PAIR_LEAF, "prefix-list NOPE, which is not defined"]),
     "border VRF loopback as a command": (  # northsouth.border.loopback
         "era-2-4-5-800", NS_PAIR_LEAF,
-        lambda t: t.replace("              10.254.0.252/32: {}", f"              '10.254.0.252/32 dev lo; {INJECT}': {{}}"),
+        lambda t: t.replace(" " * 14 + "10.254.0.252/32: {}", " " * 14 + f"'10.254.0.252/32 dev lo; {INJECT}': {{}}"),
         [NS_PAIR_LEAF, "VRF EXIT's loopback"]),
     "out-of-band EVPN route-map matching a prefix list as a command": (  # oob_routed.evpn_filter
         "era-2-4-5-800", NS_PAIR_LEAF,

@@ -113,7 +113,8 @@ def test_the_example_writes_nvidias_lines(files: dict) -> None:
     addresses = files["ns/addresses.csv"].decode()
     assert "ns-su001-leaf1,leaf,4200020000,EXIT,10.254.0.252/32" in addresses
     # NetBox holds it as the tenant VRFs' loopbacks: in VRF EXIT, role loopback, on the VRF's own device
-    assert "10.254.0.252/32,EXIT,reserved,loopback,ns-su001-leaf1,EXIT,ns" in files["netbox/11-ip-addresses.csv"].decode()
+    netbox = files["netbox/11-ip-addresses.csv"].decode()
+    assert "10.254.0.252/32,EXIT,reserved,loopback,ns-su001-leaf1,EXIT,ns" in netbox
     for j, name in enumerate(access_names):
         text = lines(files, "oob", name)
         _, tree = trees(files, "oob")[name]
