@@ -229,6 +229,18 @@ CASES = {
         "era-2-4-5-800", NS_PAIR_LEAF,
         lambda t: t.replace("ip-prefix-list: ERA_PREFIXES", "ip-prefix-list: NOPE", 1),
         [NS_PAIR_LEAF, "prefix-list NOPE, which is not defined"]),
+    "border VRF loopback as a command": (  # northsouth.border.loopback
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace(" " * 14 + "10.254.0.252/32: {}", " " * 14 + f"'10.254.0.252/32 dev lo; {INJECT}': {{}}"),
+        [NS_PAIR_LEAF, "VRF EXIT's loopback"]),
+    "out-of-band EVPN route-map matching a prefix list as a command": (  # oob_routed.evpn_filter
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace("ip-prefix-list: OOB_HOSTS", "ip-prefix-list: 'OOB_HOSTS\n exit'", 1),
+        [NS_PAIR_LEAF, "EVPN_OOB_OUT's rules"]),
+    "out-of-band EVPN route-map named as a command": (
+        "era-2-4-5-800", NS_PAIR_LEAF,
+        lambda t: t.replace("route-map: EVPN_OOB_OUT", f"route-map: 'E\n {INJECT}'", 1),
+        [NS_PAIR_LEAF, "not a name fabgen writes"]),
     "tenant VRF importing a VRF the switch lacks": (
         "era-2-4-5-800", NS_PAIR_LEAF,
         lambda t: t.replace(" " * 22 + "EXIT: {}", " " * 22 + "GHOST: {}", 1),

@@ -152,7 +152,7 @@ BASE: dict[str, Any] = {
                      "northsouth": {**{r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
                                        for r, v in (("storage", 20), ("inband", 30))},
                                     "border": {"router": "edge", "asn": 65000, "uplinks": 4, "l3vni": 5004,
-                                               "ecmp": 128}},
+                                               "ecmp": 128, "l3vni_vlan": 3004}},
                      "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},

@@ -36,8 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-8-9-400.yaml").read_text()
 ROUTED = "    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200}\n"
 RELEASES = ("5.13", "5.14", "5.16", "5.18")
-LAYER2 = EXAMPLE.replace(ROUTED, "")  # the example as it was before it took the routed design
-assert ROUTED in EXAMPLE  # the example runs the routed design
+# the example's routed block, with NVIDIA's details (oob_routed.vrf_loopbacks, announce, evpn_filter:
+# tests/test_nvidia_choices_oob.py); these tests take the routed design without them
+EXAMPLE_ROUTED = EXAMPLE[EXAMPLE.index("    oob_design: routed\n"):EXAMPLE.index("    management:", EXAMPLE.index(
+    "    oob_design: routed\n"))]
+LAYER2 = EXAMPLE.replace(EXAMPLE_ROUTED, "")  # the example as it was before it took the routed design
+assert "oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200" in EXAMPLE_ROUTED  # the example's
 PAIR = ("ns-su001-leaf1", "ns-su001-leaf2")
 # the example's north-south fabric is NVIDIA's collapsed pair (one ASN, no spines, no inbound filter)
 PAIR_LINE = ("    tiers: 1                           # NVIDIA's collapsed pair: two leaves, iBGP peer links, "
@@ -443,8 +447,8 @@ def test_a_dhcp_server_no_route_reaches_is_a_warning(tmp_path: Path) -> None:
     """Without a way out (northsouth.border) VRF OOB holds its own subnet alone: a DHCP server outside
     the management VLAN is a located warning; with the border, or inside the VLAN, none."""
     far = routed(oob=ROUTED.replace("dhcp_server: 192.168.1.200", "dhcp_server: 10.9.9.9"))
-    line = ("        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external, "
-            "inbound_filter: false}\n")
+    line = ("        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external, loopback: true,\n"
+            "                 l3vni_vlan: 3004, inbound_filter: false}\n")
     assert line in far
     for name, text, warned in (("noborder", far.replace(line, ""), True), ("border", far, False),
                                ("inside", routed().replace(line, ""), False)):

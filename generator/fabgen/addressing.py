@@ -116,6 +116,8 @@ class Tenants:
     segments: dict[str, int]  # node -> Ethernet segment local id (its place + 1), the same on both leaves
     # leaf -> its storage and in-band VRFs' loopbacks (northsouth.vrf_loopbacks)
     loopbacks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # leaf -> its border VRF's loopback (northsouth.border.loopback: the leaf's VRF loopback after the tenants')
+    border_loopbacks: dict[str, str] = field(default_factory=dict)
 
 
 def allocate_tenants(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...]] | None = None) -> Tenants:
@@ -137,8 +139,14 @@ def allocate_tenants(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...
         nodes[h.name] = pair(2 + place)
         segments[h.name] = place + 1
     subnets = (f"{dotted_quad(bases[0])}/{prefix}", f"{dotted_quad(bases[1])}/{prefix}")
-    loopbacks = {name: (ips[0], ips[1]) for name, ips in (vrf_lo or {}).items()}
-    return Tenants(prefix, subnets, pair(1), leaves, nodes, segments, loopbacks)
+    ns = (fabric.spec.ethernet.northsouth if fabric.spec.ethernet is not None else None)
+    tenant_lo = bool(ns is not None and ns.vrf_loopbacks)
+    loopbacks = {name: (ips[0], ips[1]) for name, ips in (vrf_lo or {}).items()} if tenant_lo else {}
+    # the border leaves' alone (those that hold nodes: intent/northsouth.py `border_switches`)
+    holders = {s.name for s in fabric.by_role("leaf") if s.index <= plan.compute_leaves}
+    border = {name: ips[2 if tenant_lo else 0] for name, ips in (vrf_lo or {}).items() if name in holders} \
+        if ns is not None and ns.border is not None and ns.border.loopback else {}
+    return Tenants(prefix, subnets, pair(1), leaves, nodes, segments, loopbacks, border)
 
 
 def vrf_loopbacks(fabric: Fabric, pool: str, per_leaf: int, below: int) -> dict[str, tuple[str, ...]]:
@@ -341,7 +349,11 @@ class RoutedOob:
       below the border's (spec/layout.py `oob_port_indices`);
     * its own address on the management VLAN is the layer-2 design's (allocate_oob, two places lower:
       the pair's two SVI addresses take the top of the prefix), the anycast gateway the management
-      block's gateway."""
+      block's gateway;
+    * with oob_routed.vrf_loopbacks the VRF's loopbacks count down from the top of the loopbacks
+      prefix: the pair's first leaf the last address before the broadcast, its second the one below,
+      access switch j the (j + 3)-th from the top, so that neither end's moves as access switches
+      are added (NVIDIA takes them from its loopback range: oob-switch-01 at 993eed6, 172.16.176.121)."""
 
     fabric: str  # the out-of-band network
     northsouth: str  # the north-south fabric of the pair
@@ -356,10 +368,13 @@ class RoutedOob:
     dhcp_server: str
     bfd_uplink: dict[str, int] | None
     bfd_overlay: dict[str, int] | None
-    pair: list[dict[str, str]]  # name, loopback, svi_ip (its own address on the VLAN)
+    pair: list[dict[str, str]]  # name, loopback, svi_ip (its own address on the VLAN), vrf_loopback (oob_routed's)
     pair_port: tuple[str, str, int]  # the pair's ports: its fabric's kind, cage type and speed (NetBox's type)
     # access switch -> loopback, asn, svi_ip, uplinks [{port, peer, peer_port}]
     access: dict[str, dict] = field(default_factory=dict)
+    announce: str = "network"  # oob_routed.announce: the access switches' loopback by network or redistribute
+    evpn_filter: bool = False  # oob_routed.evpn_filter: EVPN_OOB_OUT on the pair's EVPN sessions to them
+    vrf_loopbacks: str = ""  # oob_routed.vrf_loopbacks: the prefix the VRF's loopbacks come from ("": none)
     # pair leaf -> [{port, peer, peer_port, speed where the pair's speeds mix}]
     pair_ports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -392,14 +407,15 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
         address = net.last - 1 - i
         return dotted_quad(address - (address <= gateway))
 
-    lo = IPNetwork(r.loopbacks).first
+    lo, lo_top = IPNetwork(r.loopbacks).first, IPNetwork(r.loopbacks).last - 1  # lo_top: the last before broadcast
     access: dict[str, dict] = {}
     pair_ports: dict[str, list[dict[str, Any]]] = {s.name: [] for s in pair}
     for block, k, name in layout.access_switches(spec.name):
         j = layout.switch_base(block) + k
         uplinks = [{"port": up, "peer": s.name, "peer_port": names[ports[j]]} for up, s in zip(ups, pair, strict=False)]
         access[name] = {"loopback": dotted_quad(lo + 1 + j), "asn": r.asn + j,
-                        "svi_ip": oob_alloc.management[name], "uplinks": uplinks}
+                        "svi_ip": oob_alloc.management[name], "uplinks": uplinks,
+                        **({"vrf_loopback": dotted_quad(lo_top - 2 - j)} if r.vrf_loopbacks else {})}
         for u in uplinks:
             pair_ports[u["peer"]].append({"port": u["peer_port"], "peer": name, "peer_port": u["port"],
                                           **({"speed": ns.plan.speed} if ns.plan.mixed else {})})
@@ -409,7 +425,10 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
         prefix_len=net.prefixlen, subnet=str(net.cidr), gateway=dotted_quad(gateway),
         dhcp_server=r.dhcp_server or provisioning_server or "",
         bfd_uplink=_timers(eth.bfd.oob_uplink), bfd_overlay=_timers(eth.bfd.oob_overlay),
-        pair=[{"name": s.name, "loopback": ns_alloc.loopbacks[s.name], "svi_ip": top(i)} for i, s in enumerate(pair)],
+        pair=[{"name": s.name, "loopback": ns_alloc.loopbacks[s.name], "svi_ip": top(i),
+               **({"vrf_loopback": dotted_quad(lo_top - i)} if r.vrf_loopbacks else {})} for i, s in enumerate(pair)],
+        announce=r.announce, evpn_filter=r.evpn_filter, vrf_loopbacks=str(IPNetwork(r.loopbacks).cidr)
+        if r.vrf_loopbacks else "",
         pair_port=(ns.spec.kind, ns.switch_model.cage_type, ns.plan.speed),
         access=access, pair_ports=pair_ports)
 

@@ -113,11 +113,27 @@ class Switch:
     # a routed out-of-band network's sessions on the pair (oob_design routed): to its access switches,
     # another fabric's, which the lab does not hold; counted, left out
     oob_sessions: int = 0
+    evpn_out: dict[str, str] = field(default_factory=dict)  # peer group -> its l2vpn-evpn outbound route-map
+    oob_maps: set[str] = field(default_factory=set)  # route-maps the out-of-band groups alone send, left out with them
 
 
 # the routed out-of-band network's peer groups on a north-south pair leaf, as targets/nvue.py names
 # them (OOB_UNDERLAY, OOB_OVERLAY; tests/test_oob_routed.py holds the two alike)
 OOB_GROUPS = ("oob-underlay", "oob-overlay")
+# oob_routed.evpn_filter: NVIDIA's EVPN_OOB_OUT as targets/nvue.py writes it, sent on the out-of-band
+# EVPN sessions alone (left out of the lab with them): rule 10 permits MAC/IP routes of the prefix list,
+# rule 20 denies other MAC/IP routes, rule 100 permits the rest (csl-01-config.sh at 993eed6)
+MACIP = {"evpn-route-type": "macip", "type": "ipv4"}
+
+
+def _oob_evpn_map(m: Any, lists: Any) -> bool:
+    """Whether route-map `m` is EVPN_OOB_OUT's shape, its prefix list defined in `lists`."""
+    rules = m.get("rule", {}) if isinstance(m, dict) else {}
+    first = rules.get("10", {}).get("match", {}) if isinstance(rules.get("10"), dict) else {}
+    return set(m) == {"rule"} and set(rules) == {"10", "20", "100"} and \
+        rules["10"] == {"action": {"permit": {}}, "match": {**MACIP, "ip-prefix-list": first.get("ip-prefix-list")}} \
+        and first.get("ip-prefix-list") in (lists or {}) and \
+        rules["20"] == {"action": {"deny": {}}, "match": MACIP} and rules["100"] == {"action": {"permit": {}}}
 
 
 def _addr(node: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +196,8 @@ def _without_oob(sw: Switch, where: str) -> None:
             sw.oob_sessions += 1
     for group in OOB_GROUPS:
         sw.groups.pop(group, None)
+        if group in sw.evpn_out:  # oob_routed.evpn_filter's EVPN_OOB_OUT: left out with its sessions
+            sw.oob_maps.add(inputs.name(sw.evpn_out.pop(group), inputs.WORD, where, f"peer group {group}'s route-map"))
         for held in (sw.remote, sw.source, sw.route_map_out):
             held.pop(group, None)
         sw.multihop.pop(group, None)
@@ -230,9 +248,19 @@ def _route_maps(sw: Switch, policy: Any, where: str) -> None:
     if set(policy) - {"route-map", *(LEAKING if sw.border else ())}:
         raise TranslateError(f"{where}: router policy {sorted(map(str, policy))}: only route-maps are emulated")
     leaking: dict[str, Any] = {}
+    if sw.evpn_out:  # an EVPN route-map on a session the lab runs: not emulated
+        group = next(iter(sw.evpn_out))
+        raise TranslateError(f"{where}: peer group {inputs.name(group, inputs.WORD, where, 'peer group')} sends an "
+                             "EVPN route-map: emulated only on the out-of-band sessions, left out of the lab")
     for name, m in policy.get("route-map", {}).items():
         inputs.name(name, inputs.WORD, where, "route-map")
         rules = m["rule"]
+        if name in sw.oob_maps:  # EVPN_OOB_OUT (oob_routed.evpn_filter), held to its shape, left out
+            if not _oob_evpn_map(m, policy.get("prefix-list")):
+                raise TranslateError(f"{where}: route-map {name}, sent on the out-of-band EVPN sessions: only "
+                                     "EVPN_OOB_OUT's rules (10 permit MAC/IP of a prefix list, 20 deny MAC/IP, 100 "
+                                     "permit) are read")
+            continue
         if set(m) == {"rule"} and len(rules) == 1 and next(iter(rules.values())) == BANDWIDTH_RULE:
             sw.bandwidth_maps[name] = inputs.integer(next(iter(rules)), 1, 65535, where, f"route-map {name}'s rule")
         elif set(m) == {"rule"} and len(rules) == 1 and next(iter(rules.values())) == LOOPBACK_RULE:
@@ -261,6 +289,17 @@ def _aspath_ignore(selection: Any, where: str) -> bool:
     return value in ON
 
 
+def _group_policy(af: Any, group: str, family: str, held: dict[str, str], where: str) -> None:
+    """A peer group's outbound route-map in one address family into `held` (IPv4: WEIGHTED_ECMP and
+    the like; l2vpn-evpn: EVPN_OOB_OUT, oob_routed.evpn_filter); any other policy refused."""
+    policy = af.get("policy", {}) if isinstance(af, dict) else {}
+    if set(policy) - {"outbound"} or set(policy.get("outbound", {})) - {"route-map"}:
+        what = "IPv4" if family == "ipv4-unicast" else "EVPN"
+        raise TranslateError(f"{where}: peer group {group}'s {what} policy: only an outbound route-map is emulated")
+    if "outbound" in policy:
+        held[group] = str(policy["outbound"]["route-map"])
+
+
 def _bgp(sw: Switch, tree: Any, where: str) -> None:
     """The switch's BGP from the NVUE tree (a missing key raises, for translate to say)."""
     bgp = tree["router"]["bgp"]
@@ -276,11 +315,8 @@ def _bgp(sw: Switch, tree: Any, where: str) -> None:
             sw.multihop[str(group)] = g["multihop-ttl"]  # held to a small number by _checked_switch
         if "update-source" in g:
             sw.source[str(group)] = g["update-source"]
-        policy = families.get("ipv4-unicast", {}).get("policy", {})
-        if set(policy) - {"outbound"} or set(policy.get("outbound", {})) - {"route-map"}:
-            raise TranslateError(f"{where}: peer group {group}'s IPv4 policy: only an outbound route-map is emulated")
-        if "outbound" in policy:
-            sw.route_map_out[str(group)] = str(policy["outbound"]["route-map"])
+        for family, held in (("ipv4-unicast", sw.route_map_out), ("l2vpn-evpn", sw.evpn_out)):
+            _group_policy(families.get(family), str(group), family, held, where)
     for port, n in vbgp.get("neighbor", {}).items():
         if n.get("type") == "unnumbered":
             sw.unnumbered[port] = n["peer-group"]

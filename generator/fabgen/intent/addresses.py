@@ -125,6 +125,10 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
                       "", ""] for s in f.by_role("leaf") for ips in [t.leaves[s.name]]]
             rows += [[s.name, "leaf", alloc.asns[s.name], ten["vrf"], f"{t.loopbacks[s.name][k]}/32", "", ""]
                      for s in f.by_role("leaf") if s.name in t.loopbacks]  # northsouth.vrf_loopbacks
+    border = f.spec.ethernet.northsouth.border if f.spec.ethernet is not None else None
+    if border is not None and f.spec.platform == "nvue":  # northsouth.border.loopback: the border VRF's own
+        rows += [[s.name, "leaf", alloc.asns[s.name], border.vrf, f"{t.border_loopbacks[s.name]}/32", "", ""]
+                 for s in f.by_role("leaf") if s.name in t.border_loopbacks]
     netdev = host_netdevs(f)
     members: dict[str, list[list[Any]]] = {}
     for lk in f.links:  # each bond member: no address of its own, its far end (what LLDP checks)

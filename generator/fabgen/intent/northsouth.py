@@ -217,7 +217,9 @@ def border(ctx: Context) -> dict[str, Any] | None:
     """The border as the switch targets write it: the VRF and its L3VNI, the router and its ASN
     (None: any external), each border switch's uplinks (port, far end), the BFD timers of the
     `border` class (None: none), the ECMP width, the leaked tenants (role, VRF, subnet) and the
-    loopbacks pool their VRF loopbacks come from (None without northsouth.vrf_loopbacks)."""
+    loopbacks pool their VRF loopbacks come from (None without northsouth.vrf_loopbacks or
+    border.loopback), each border switch's border-VRF loopback (border.loopback) and the VRF's
+    layer-3 VNI VLAN (border.l3vni_vlan, None: not written)."""
     b = _border_spec(ctx.fabric.spec)
     if b is None:
         return None
@@ -233,11 +235,20 @@ def border(ctx: Context) -> dict[str, Any] | None:
     # the tenant VRFs' loopbacks (northsouth.vrf_loopbacks) leak into the border VRF with their
     # tenants: the loopbacks pool goes out beside the subnets, as NVIDIA's ERA_PREFIXES rule 20
     # announces its loopback range `le 32` (csl-01-config.sh at 993eed6: 172.16.176.0/24)
-    lo = plane_cidr(eth.pools.loopbacks, ctx.fabric) if eth.northsouth.vrf_loopbacks else None
+    # (the border VRF's own, northsouth.border.loopback, from the same pool: it goes out as NVIDIA's does)
+    tenants_alloc = ctx.allocation.tenants
+    lo = plane_cidr(eth.pools.loopbacks, ctx.fabric) if eth.northsouth.vrf_loopbacks or b.loopback else None
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
             "leak": leaked, "group": b.peer_group, "inbound_filter": b.inbound_filter, "loopbacks": lo,
+            # northsouth.border.loopback: each border switch's border-VRF loopback, its router-id there, denied
+            # back into the VRF by EXIT_FILTER's rule 10 (NVIDIA's csl-01 at 993eed6, core-01 at 2f46cb2)
+            "own_loopbacks": dict(tenants_alloc.border_loopbacks) if tenants_alloc is not None else {},
+            "l3vni_vlan": b.l3vni_vlan,
             # a routed out-of-band network on the pair (oob_design routed): its subnet leaks into the
             # border VRF there and reaches every border leaf by EVPN, so every one sends it out and
             # refuses it back (ERA_PREFIXES), not the pair alone
-            "oob_subnet": ctx.oob_routed.subnet if ctx.oob_routed is not None else None}
+            "oob_subnet": ctx.oob_routed.subnet if ctx.oob_routed is not None else None,
+            # the out-of-band VRF's own loopbacks (oob_routed.vrf_loopbacks) leak with it and go out too, as
+            # NVIDIA's ERA_PREFIXES holds its loopback range, OOB's 172.16.1.151 inside (csl-01 at 993eed6)
+            "oob_loopbacks": ctx.oob_routed.vrf_loopbacks or None if ctx.oob_routed is not None else None}

@@ -313,6 +313,11 @@ def check_border_names(c: Checks) -> None:
         elif name in nodes:
             c.report((*where, "router"), f"router '{b.router}' is also a node of group '{nodes[name]}': name the "
                      "site router after none of the cluster's devices")
+        nso = f.ethernet.northsouth if f.ethernet is not None else None
+        tenant_vlans = {t.vlan: t.vrf for t in (nso.storage, nso.inband)} if nso is not None else {}
+        if b.l3vni_vlan is not None and b.l3vni_vlan in tenant_vlans:
+            c.report((*where, "l3vni_vlan"), f"l3vni_vlan {b.l3vni_vlan} is {tenant_vlans[b.l3vni_vlan]}'s VLAN on "
+                     f"fabric '{f.name}' too: the border VRF's layer-3 VNI takes a VLAN of its own (NVIDIA's 3004)")
         plan = c.plans[f.name]
         if not b.inbound_filter and not plan.peer_links:
             c.report((*where, "inbound_filter"), f"fabric '{f.name}' has spines, so each leaf has an ASN of its own "

@@ -330,6 +330,8 @@ def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
         return (*path, "oob_routed", key) if key in r.model_fields_set else (*path, "oob_routed")
 
     taken_vlans = {t.vlan: f"{t.vrf}'s VLAN" for t in tenants}
+    if border is not None and border.l3vni_vlan is not None:  # northsouth.border.l3vni_vlan
+        taken_vlans[border.l3vni_vlan] = f"{border.vrf}'s layer-3 VNI VLAN"
     for key, value in (("oob_vlan", f.oob_vlan), ("l3vni_vlan", r.l3vni_vlan)):
         if value in taken_vlans or (key == "l3vni_vlan" and value == f.oob_vlan):
             c.report((*path, key) if key == "oob_vlan" else at(key), f"{key} {value} is "
@@ -378,9 +380,13 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
                  "switch links and border uplinks): fewer access switches, or a larger pair")
         return False
     net = ipaddress.IPv4Network(r.loopbacks)
-    if net.num_addresses - 2 < planned:
-        c.report((*path, "oob_routed", "loopbacks"), f"{planned} access switches planned: {r.loopbacks} holds "
-                 f"{max(net.num_addresses - 2, 0)} loopbacks")
+    # oob_routed.vrf_loopbacks: the out-of-band VRF's loopbacks too, the pair's two and one an access switch
+    wanted = 2 * planned + 2 if r.vrf_loopbacks else planned
+    if net.num_addresses - 2 < wanted:
+        what = f"{wanted} loopbacks (each access switch's and its VRF's, the pair's two VRF loopbacks)" \
+            if r.vrf_loopbacks else f"{planned} loopbacks"
+        c.report((*path, "oob_routed", "loopbacks"), f"{planned} access switches planned, {what}: {r.loopbacks} "
+                 f"holds {max(net.num_addresses - 2, 0)}")
         return False
     if r.asn + planned - 1 > 4_294_967_294:
         c.report((*path, "oob_routed", "asn"), f"{planned} access switches from ASN {r.asn} pass 4294967294")

@@ -99,12 +99,14 @@ def plane_slice(size: int, planes: int) -> int:
 
 def vrf_loopbacks_per_leaf(eth: EthernetOptions, role: str, platform: str) -> int:
     """VRF loopbacks each leaf takes from the loopbacks pool (addressing.py, from the top down): the
-    GPU VRF's with host_addressing evpn, each north-south tenant VRF's with northsouth.vrf_loopbacks;
+    GPU VRF's with host_addressing evpn, each north-south tenant VRF's with northsouth.vrf_loopbacks and
+    the border VRF's with northsouth.border.loopback (after the tenants', so a leaf's k-th is fixed);
     on NVUE only (NVIDIA's generator writes them; AVD's l3ls-evpn, which fabgen's EOS follows, none)."""
     if platform != "nvue":
         return 0
-    if role == "northsouth":
-        return 2 if eth.northsouth.vrf_loopbacks else 0
+    if role == "northsouth":  # the tenants' two, then the border VRF's (northsouth.border.loopback)
+        border = eth.northsouth.border
+        return (2 if eth.northsouth.vrf_loopbacks else 0) + (1 if border is not None and border.loopback else 0)
     return 1 if eth.host_addressing == "evpn" else 0
 
 

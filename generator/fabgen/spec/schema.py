@@ -301,6 +301,19 @@ class Border(Strict):
         default=True, description="refuse the fabric's own prefixes from the site router (route-map "
         "INBOUND_ERA_PREFIXES on the uplinks' sessions, the default); false writes no inbound route-map, as "
         "NVIDIA's generator, on a collapsed pair only (one ASN: BGP's loop check does the filter's work)")
+    # NVIDIA/enterprise-ras net-configurator/output/2-4-5-800/default/configs/csl-01-config.sh at
+    # 993eed6a993b668e9ab80556cd973b548612c4a4: `vrf EXIT loopback ip address 172.16.1.183/32`, `vrf EXIT
+    # router bgp router-id 172.16.1.183`, `route-map EXIT_FILTER rule 10 action deny` matching prefix list
+    # EXIT_LOCAL_IF (that /32); `vrf EXIT evpn vlan 3004`; 2-8-9-400/default/configs/core-01-config.sh at
+    # 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9 the same (172.16.176.6/32)
+    loopback: bool = Field(
+        default=False, description="each border switch gives the border VRF a loopback of its own (a /32 from the "
+        "loopbacks pool, from its top down after the tenant VRFs' loopbacks of the same leaf), the VRF's BGP "
+        "router-id, and EXIT_FILTER's rule 10 denying it (prefix list <VRF>_LOCAL_IF), as NVIDIA's csl-01 and "
+        "core-01; default off: the VRF has no address and takes the switch's router-id")
+    l3vni_vlan: int | None = Field(
+        default=None, ge=2, le=4094, description="the VLAN NVUE maps the border VRF's layer-3 VNI to (`vrf <vrf> "
+        "evpn vlan`; NVIDIA's 3004); default none written, NVUE picks one")
 
 
 # A MAC address as NVUE's object model takes it (`system global anycast-mac`: six colon-separated hex pairs);
@@ -714,6 +727,25 @@ class OobRouted(Strict):
     dhcp_server: Annotated[str, StringConstraints(max_length=15)] | None = Field(
         default=None, description="IPv4 address of the DHCP server the pair relays the management VLAN's "
         "requests to, in the VRF (default: provisioning.server)")
+    # NVIDIA/enterprise-ras net-configurator/output/2-8-9-400/default/configs/oob-switch-01-config.sh at
+    # 993eed6a993b668e9ab80556cd973b548612c4a4 (`vrf OOB loopback ip address 172.16.176.121/32`, `vrf OOB
+    # router bgp router-id 172.16.176.121`; `redistribute connected route-map LOOPBACK_BGP`) and
+    # 2-4-5-800/default/configs/csl-01-config.sh at the same commit (`vrf OOB loopback ip address
+    # 172.16.1.151/32`; `route-map EVPN_OOB_OUT` outbound on the `overlay` group's l2vpn-evpn)
+    vrf_loopbacks: bool = Field(
+        default=False, description="the out-of-band VRF gets a loopback of its own on each switch of the pair and "
+        "each access switch (a /32 of `loopbacks` from its top down: the pair's two, then each access switch in "
+        "planned order), its BGP router-id, as NVIDIA's `vrf OOB loopback`; default off: the VRF takes the "
+        "switch's router-id")
+    announce: Literal["network", "redistribute"] = Field(
+        default="network", description="how each access switch announces its loopback: network (a `network` "
+        "statement, as every fabgen switch, the default) or redistribute (`redistribute connected` through "
+        "route-map LOOPBACK_BGP admitting `lo` alone, NVIDIA's oob-switch-01)")
+    evpn_filter: bool = Field(
+        default=False, description="the pair sends the access switches only the management VLAN's type-2 routes "
+        "(NVIDIA's route-map EVPN_OOB_OUT, outbound on the EVPN sessions to them: MAC/IP routes inside the "
+        "management prefix permitted, other MAC/IP routes denied, every other EVPN route permitted); default "
+        "off: they receive every type-2 route of the pair and import none of another VNI")
 
 
 class TierCabling(Strict):

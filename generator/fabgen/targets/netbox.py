@@ -356,6 +356,10 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     out = {("", svi.format(vlan=ten["vlan"])): ten["vrf"] for ten in overlay}
     if ctx.allocation.tenants.loopbacks:  # each tenant VRF's loopback, on the VRF's own device (NVUE)
         out.update({("", ten["vrf"]): ten["vrf"] for ten in overlay})
+    eth = f.spec.ethernet
+    border = eth.northsouth.border if eth is not None else None
+    if ctx.allocation.tenants.border_loopbacks and border is not None:  # northsouth.border.loopback: likewise
+        out["", border.vrf] = border.vrf
     for h in f.hosts:
         where = tenant_interfaces(overlay, len(h.model.nics))
         out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay)})

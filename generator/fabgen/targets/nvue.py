@@ -779,15 +779,24 @@ def _border_policy(sw: dict[str, Any], border: dict[str, Any]) -> dict[str, Any]
     tenant's subnet, nor its own SVI addresses; the rest)."""
     own = {t["vrf"]: t for t in sw["evpn"]["tenants"]}
     leaked = border["leak"]
+    own_lo = border["own_loopbacks"].get(sw["name"])
     lists: dict[str, Any] = {ALL_PREFIXES: _prefix_list(["0.0.0.0/0"]),
+                             **({f"{border['vrf']}_LOCAL_IF": _prefix_list([f"{own_lo}/32"])} if own_lo else {}),
                              BORDER_OUT_LIST: _prefix_list([t["subnet"] for t in leaked]
                                                            + ([border["loopbacks"]] if border["loopbacks"] else [])
-                                                           + ([border["oob_subnet"]] if border["oob_subnet"] else []))}
+                                                           + ([border["oob_subnet"]] if border["oob_subnet"] else [])
+                                                           + ([border["oob_loopbacks"]] if border["oob_loopbacks"]
+                                                              else []))}
     maps: dict[str, Any] = {
         BORDER_OUT_MAP: {"rule": {"10": {"action": _PERMIT,
                                          "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}}}},
-        # NVIDIA's rule 10 denies the border VRF's own loopback (EXIT_LOCAL_IF): fabgen's has none
-        BORDER_IN_MAP: {"rule": {"20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}},
+        # NVIDIA's rule 10 denies the border VRF's own loopback (EXIT_LOCAL_IF), where it has one
+        # (border.loopback; csl-01-config.sh at 993eed6: `route-map EXIT_FILTER rule 10 action deny`,
+        # `match ip-prefix-list EXIT_LOCAL_IF`, `match type ipv4`)
+        BORDER_IN_MAP: {"rule": {
+            **({"10": {"action": _DENY, "match": {"ip-prefix-list": f"{border['vrf']}_LOCAL_IF", "type": "ipv4"}}}
+               if own_lo else {}),
+            "20": {"action": _PERMIT, "set": {"community": {LEAK_COMMUNITY: {}}}}}},
         **({BORDER_IN_SITE_MAP: {"rule": {"10": {"action": _DENY,
                                                  "match": {"ip-prefix-list": BORDER_OUT_LIST, "type": "ipv4"}},
                                           "20": {"action": _PERMIT}}}} if border["inbound_filter"] else {})}
@@ -830,10 +839,16 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
         ipv4["route-import"] = {"from-vrf": {**d.on(), "list": {t["vrf"]: {} for t in leaked},
                                              "route-map": BORDER_IN_MAP}}
     # the switch's router-id written (FRR would take one of the VRF's addresses, and EXIT has none)
-    # and the l2vpn-evpn address family, as NVIDIA's EXIT (csl-01-config.sh at 993eed6)
-    tree["vrf"][vrf] = {"evpn": {**d.on(), "vni": {str(border["l3vni"]): {}}}, "router": {"bgp": {
+    # and the l2vpn-evpn address family, as NVIDIA's EXIT (csl-01-config.sh at 993eed6); with
+    # border.loopback the VRF's own loopback is its router-id, as NVIDIA's (`vrf EXIT loopback ip address
+    # 172.16.1.183/32`, `vrf EXIT router bgp router-id 172.16.1.183`); border.l3vni_vlan: `vrf EXIT evpn vlan`
+    own_lo = border["own_loopbacks"].get(sw["name"])
+    evpn = {**d.on(), **({"vlan": border["l3vni_vlan"]} if border["l3vni_vlan"] else {}),
+            "vni": {str(border["l3vni"]): {}}}
+    tree["vrf"][vrf] = {"evpn": evpn, **({"loopback": {"ip": {"address": {f"{own_lo}/32": {}}}}} if own_lo else {}),
+                        "router": {"bgp": {
         **d.on(), "address-family": {"ipv4-unicast": ipv4, "l2vpn-evpn": d.on()},
-        "router-id": sw["bgp"]["router_id"], "peer-group": {group: peer},
+        "router-id": own_lo or sw["bgp"]["router_id"], "peer-group": {group: peer},
         "neighbor": {u["port"]: {"peer-group": group, "type": "unnumbered"} for u in border["uplinks"][sw["name"]]}}}}
     for t in leaked:
         af = tree["vrf"][t["vrf"]]["router"]["bgp"]["address-family"]["ipv4-unicast"]
@@ -860,6 +875,8 @@ OOB_OVERLAY = "oob-overlay"  # NVIDIA's `overlay`
 OOB_MULTIHOP = 2  # NVIDIA's multihop-ttl: the access switch and a pair leaf are one link apart
 RELAY_GROUP = "oob-dhcp-servers"  # NVIDIA's server group name (csl-01-config.sh at 993eed6)
 OOB_TENANT_RULE = "12"  # a leaked tenant's <VRF>_FILTER rule denying the out-of-band subnet (NVIDIA: rule 10)
+OOB_EVPN_OUT = "EVPN_OOB_OUT"  # oob_routed.evpn_filter: NVIDIA's route-map name (csl-01-config.sh at 993eed6)
+OOB_HOSTS_LIST = "OOB_HOSTS"  # its prefix list: the management subnet (NVIDIA's name and content)
 
 
 def _oob_bfd(tree: dict[str, Any], timers: dict[str, int] | None, d: Dialect) -> dict[str, Any]:
@@ -873,13 +890,15 @@ def _oob_bfd(tree: dict[str, Any], timers: dict[str, int] | None, d: Dialect) ->
 
 
 def _oob_sessions(tree: dict[str, Any], bgp: dict[str, Any], oob: Any, uplinks: list[str], loopbacks: list[str],
-                  d: Dialect) -> None:
+                  d: Dialect, evpn_out: str | None = None) -> None:
     """Both session kinds of a routed out-of-band network into a default VRF's BGP `bgp`: the uplinks'
-    unnumbered eBGP (IPv4, WEIGHTED_ECMP outbound) and the loopbacks' EVPN (multihop, from lo)."""
+    unnumbered eBGP (IPv4, WEIGHTED_ECMP outbound) and the loopbacks' EVPN (multihop, from lo; with
+    `evpn_out`, that route-map outbound on their l2vpn-evpn, oob_routed.evpn_filter on the pair)."""
     groups = dict(bgp.get("peer-group", {}))
     groups[OOB_UNDERLAY] = {"address-family": {"ipv4-unicast": {**d.on(), "policy": {"outbound": {
         "route-map": WEIGHTED_ECMP}}}}, **_oob_bfd(tree, oob.bfd_uplink, d), "remote-as": "external"}
-    groups[OOB_OVERLAY] = {"address-family": {"ipv4-unicast": d.on(False), "l2vpn-evpn": d.on()},
+    evpn_af = {**d.on(), "policy": {"outbound": {"route-map": evpn_out}}} if evpn_out else d.on()
+    groups[OOB_OVERLAY] = {"address-family": {"ipv4-unicast": d.on(False), "l2vpn-evpn": evpn_af},
                            **_oob_bfd(tree, oob.bfd_overlay, d), "multihop-ttl": OOB_MULTIHOP,
                            "remote-as": "external", "update-source": "lo"}
     bgp["peer-group"] = dict(sorted(groups.items()))
@@ -902,13 +921,16 @@ def _oob_svi(oob: Any, own: str, d: Dialect) -> dict[str, Any]:
     return node
 
 
-def _oob_vrf(oob: Any, router_id: str, d: Dialect) -> dict[str, Any]:
+def _oob_vrf(oob: Any, router_id: str, d: Dialect, loopback: str | None = None) -> dict[str, Any]:
     """The out-of-band VRF: its layer-3 VNI on NVIDIA's VLAN (`evpn vlan`), its connected subnet into
-    EVPN, the switch's router-id (the VRF has no loopback), l2vpn-evpn."""
+    EVPN, l2vpn-evpn; its router-id the switch's, or with oob_routed.vrf_loopbacks the VRF's own
+    loopback (NVIDIA's oob-switch-01 at 993eed6: `vrf OOB loopback ip address 172.16.176.121/32`,
+    `vrf OOB router bgp router-id 172.16.176.121`; csl-01: 172.16.1.151)."""
     af: dict[str, Any] = {"ipv4-unicast": {**d.on(), "redistribute": {"connected": d.on()},
                                            "route-export": {"to-evpn": d.on()}}, "l2vpn-evpn": d.on()}
     return {"evpn": {**d.on(), "vlan": oob.l3vni_vlan, "vni": {str(oob.l3vni): {}}},
-            "router": {"bgp": {**d.on(), "address-family": af, "router-id": router_id}}}
+            **({"loopback": {"ip": {"address": {f"{loopback}/32": {}}}}} if loopback else {}),
+            "router": {"bgp": {**d.on(), "address-family": af, "router-id": loopback or router_id}}}
 
 
 def _oob_relay(oob: Any, d: Dialect) -> dict[str, Any]:
@@ -934,13 +956,31 @@ def _oob_pair(tree: dict[str, Any], sw: dict[str, Any], oob: Any, border: dict[s
     domain = tree.setdefault("bridge", {"domain": {"br_default": {}}})["domain"]["br_default"]
     domain["vlan"] = {**domain.get("vlan", {}), str(oob.vlan): {"vni": {str(oob.vni): {}}}}
     tree["interface"] = yamlout.Joined(tree["interface"], {f"vlan{oob.vlan}": _oob_svi(oob, me["svi_ip"], d)})
-    tree["vrf"][oob.vrf] = _oob_vrf(oob, sw["bgp"]["router_id"], d)
+    tree["vrf"][oob.vrf] = _oob_vrf(oob, sw["bgp"]["router_id"], d, me.get("vrf_loopback"))
     _oob_sessions(tree, tree["vrf"]["default"]["router"]["bgp"], oob, [u["port"] for u in ports],
-                  [oob.access[u["peer"]]["loopback"] for u in ports], d)
+                  [oob.access[u["peer"]]["loopback"] for u in ports], d, OOB_EVPN_OUT if oob.evpn_filter else None)
+    if oob.evpn_filter:
+        _oob_evpn_filter(tree, oob)
     if oob.dhcp_server:
         tree.setdefault("service", {})["dhcp-relay"] = _oob_relay(oob, d)
     if border is not None:
         _oob_leak(tree, oob, me, border)
+
+
+def _oob_evpn_filter(tree: dict[str, Any], oob: Any) -> None:
+    """oob_routed.evpn_filter: NVIDIA's EVPN_OOB_OUT (csl-01-config.sh at 993eed6: rule 10 permits MAC/IP
+    routes matching prefix list OOB_HOSTS, the management subnet; rule 20 denies every other MAC/IP
+    route; rule 100 permits the rest), sent on the pair's EVPN sessions to the access switches, which
+    then receive the management VLAN's type-2 routes and none of the pair's other tenants'."""
+    policy = tree["router"].setdefault("policy", {})
+    lists = {**policy.get("prefix-list", {}), OOB_HOSTS_LIST: _prefix_list([oob.subnet])}
+    macip = {"evpn-route-type": "macip", "type": "ipv4"}
+    maps = {**policy.get("route-map", {}), OOB_EVPN_OUT: {"rule": {
+        "10": {"action": _PERMIT, "match": {**macip, "ip-prefix-list": OOB_HOSTS_LIST}},
+        "20": {"action": _DENY, "match": macip},
+        "100": {"action": _PERMIT}}}}
+    policy["prefix-list"] = dict(sorted(lists.items()))
+    policy["route-map"] = dict(sorted(maps.items()))
 
 
 def _oob_leak(tree: dict[str, Any], oob: Any, me: dict[str, str], border: dict[str, Any]) -> None:
@@ -958,8 +998,11 @@ def _oob_leak(tree: dict[str, Any], oob: Any, me: dict[str, str], border: dict[s
                                        "list": {border["vrf"]: {}}, "route-map": f"{v}_FILTER"}}
     policy = tree["router"]["policy"]
     lists = policy["prefix-list"]
-    lists[f"{v}_PREFIXES"] = _prefix_list([oob.subnet])
-    lists[f"{v}_LOCAL_IF"] = _prefix_list([f"{me['svi_ip']}/32"])
+    # the VRF's own loopback (oob_routed.vrf_loopbacks) with its prefixes and local addresses, as NVIDIA's
+    # OOB_PREFIXES rule 20 and OOB_LOCAL_IF (csl-01-config.sh at 993eed6: 172.16.1.151/32)
+    vlo = [f"{me['vrf_loopback']}/32"] if me.get("vrf_loopback") else []
+    lists[f"{v}_PREFIXES"] = _prefix_list([oob.subnet, *vlo])
+    lists[f"{v}_LOCAL_IF"] = _prefix_list([f"{me['svi_ip']}/32", *vlo])
     rules: dict[str, Any] = {"5": {"action": _DENY, "match": {"community-list": LEAK_COMMUNITY_LIST}}}
     for k, t in enumerate(border["leak"]):  # NVIDIA's OOB_FILTER rule 10: INBAND_PREFIXES
         rules[str(10 + k)] = {"action": _DENY, "match": {"ip-prefix-list": f"{t['vrf']}_PREFIXES", "type": "ipv4"}}
@@ -1115,11 +1158,19 @@ def _access_routed(tree: dict[str, Any], iface: dict[str, Any], oob: Any, name: 
     tree["evpn"] = d.on()
     tree["nve"] = {"vxlan": {**d.on(), "arp-nd-suppress": d.word(), "source": {"address": lo}}}
     tree["router"] = {"bgp": {"autonomous-system": me["asn"], **d.on(), "router-id": lo}, "vrr": d.on()}
-    bgp: dict[str, Any] = {**d.on(), "address-family": {"ipv4-unicast": {**d.on(), "network": {f"{lo}/32": {}}},
+    # oob_routed.announce redistribute: the loopback by `redistribute connected` through LOOPBACK_BGP, as
+    # NVIDIA's oob-switch-01 (993eed6: `redistribute connected route-map LOOPBACK_BGP`, the route-map
+    # `match interface lo`, `match type ipv4`); the default, a `network` statement as every fabgen switch
+    announce: dict[str, Any] = {"redistribute": {"connected": {**d.on(), "route-map": LOOPBACK_MAP}}} \
+        if oob.announce == "redistribute" else {"network": {f"{lo}/32": {}}}
+    bgp: dict[str, Any] = {**d.on(), "address-family": {"ipv4-unicast": {**d.on(), **announce},
                                                         "l2vpn-evpn": d.on()},
                            "path-selection": {"multipath": {"aspath-ignore": d.word()}}}
     _oob_sessions(tree, bgp, oob, [u["port"] for u in me["uplinks"]], [p["loopback"] for p in oob.pair], d)
-    tree["vrf"] = {"default": {"router": {"bgp": bgp}}, oob.vrf: _oob_vrf(oob, lo, d)}
+    if oob.announce == "redistribute":
+        maps = tree["router"]["policy"]["route-map"]
+        tree["router"]["policy"]["route-map"] = dict(sorted({**maps, LOOPBACK_MAP: _LOOPBACK_RULES}.items()))
+    tree["vrf"] = {"default": {"router": {"bgp": bgp}}, oob.vrf: _oob_vrf(oob, lo, d, me.get("vrf_loopback"))}
 
 
 def _access_switch(ctx: Context, d: Dialect, vlan: int, s: Any) -> tuple[str, dict[str, Any], list[Secret]]:
