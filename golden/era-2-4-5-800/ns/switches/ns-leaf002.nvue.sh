@@ -1058,6 +1058,17 @@ nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
 nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
 nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
+nv set router policy route-map EVPN_OOB_OUT rule 10 action permit
+nv set router policy route-map EVPN_OOB_OUT rule 10 match evpn-route-type macip
+nv set router policy route-map EVPN_OOB_OUT rule 10 match type ipv4
+nv set router policy route-map EVPN_OOB_OUT rule 10 match ip-prefix-list OOB_HOSTS
+nv set router policy route-map EVPN_OOB_OUT rule 20 action deny
+nv set router policy route-map EVPN_OOB_OUT rule 20 match evpn-route-type macip
+nv set router policy route-map EVPN_OOB_OUT rule 20 match type ipv4
+nv set router policy route-map EVPN_OOB_OUT rule 100 action permit
+nv set router policy route-map EXIT_FILTER rule 10 action deny
+nv set router policy route-map EXIT_FILTER rule 10 match ip-prefix-list EXIT_LOCAL_IF
+nv set router policy route-map EXIT_FILTER rule 10 match type ipv4
 nv set router policy route-map EXIT_FILTER rule 20 action permit
 nv set router policy route-map EXIT_FILTER rule 20 set community 11:11
 nv set router policy route-map INBAND_FILTER rule 5 action deny
@@ -1122,14 +1133,24 @@ nv set router policy prefix-list ERA_PREFIXES rule 30 action permit
 nv set router policy prefix-list ERA_PREFIXES rule 30 match 10.254.0.0/24 max-prefix-len 32
 nv set router policy prefix-list ERA_PREFIXES rule 40 action permit
 nv set router policy prefix-list ERA_PREFIXES rule 40 match 192.168.32.0/23 max-prefix-len 32
+nv set router policy prefix-list ERA_PREFIXES rule 50 action permit
+nv set router policy prefix-list ERA_PREFIXES rule 50 match 10.254.1.0/24 max-prefix-len 32
+nv set router policy prefix-list EXIT_LOCAL_IF rule 10 action permit
+nv set router policy prefix-list EXIT_LOCAL_IF rule 10 match 10.254.0.249/32 max-prefix-len 32
 nv set router policy prefix-list INBAND_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list INBAND_LOCAL_IF rule 10 match 10.160.255.253/32 max-prefix-len 32
 nv set router policy prefix-list INBAND_PREFIXES rule 10 action permit
 nv set router policy prefix-list INBAND_PREFIXES rule 10 match 10.160.128.0/17 max-prefix-len 32
+nv set router policy prefix-list OOB_HOSTS rule 10 action permit
+nv set router policy prefix-list OOB_HOSTS rule 10 match 192.168.32.0/23 max-prefix-len 32
 nv set router policy prefix-list OOB_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list OOB_LOCAL_IF rule 10 match 192.168.33.253/32 max-prefix-len 32
+nv set router policy prefix-list OOB_LOCAL_IF rule 20 action permit
+nv set router policy prefix-list OOB_LOCAL_IF rule 20 match 10.254.1.253/32 max-prefix-len 32
 nv set router policy prefix-list OOB_PREFIXES rule 10 action permit
 nv set router policy prefix-list OOB_PREFIXES rule 10 match 192.168.32.0/23 max-prefix-len 32
+nv set router policy prefix-list OOB_PREFIXES rule 20 action permit
+nv set router policy prefix-list OOB_PREFIXES rule 20 match 10.254.1.253/32 max-prefix-len 32
 nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 action permit
 nv set router policy prefix-list STORAGE_LOCAL_IF rule 10 match 10.160.127.253/32 max-prefix-len 32
 nv set router policy prefix-list STORAGE_PREFIXES rule 10 action permit
@@ -1144,6 +1165,7 @@ nv set vrf default router bgp peer-group ISL bfd profile FABRIC
 nv set vrf default router bgp peer-group ISL address-family l2vpn-evpn state enabled
 nv set vrf default router bgp peer-group oob-overlay address-family ipv4-unicast state disabled
 nv set vrf default router bgp peer-group oob-overlay address-family l2vpn-evpn state enabled
+nv set vrf default router bgp peer-group oob-overlay address-family l2vpn-evpn policy outbound route-map EVPN_OOB_OUT
 nv set vrf default router bgp peer-group oob-overlay bfd profile FABRIC-1000x3
 nv set vrf default router bgp peer-group oob-overlay multihop-ttl 2
 nv set vrf default router bgp peer-group oob-overlay remote-as external
@@ -1211,7 +1233,7 @@ nv set vrf default router bgp neighbor 10.254.1.4 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 4020
-nv set vrf STORAGE loopback ip address 10.254.0.252/32
+nv set vrf STORAGE loopback ip address 10.254.0.251/32
 nv set vrf STORAGE router bgp state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast redistribute connected state enabled
@@ -1220,10 +1242,10 @@ nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf 
 nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf list EXIT
 nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf route-map STORAGE_FILTER
 nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
-nv set vrf STORAGE router bgp router-id 10.254.0.252
+nv set vrf STORAGE router bgp router-id 10.254.0.251
 nv set vrf INBAND evpn state enabled
 nv set vrf INBAND evpn vni 4030
-nv set vrf INBAND loopback ip address 10.254.0.251/32
+nv set vrf INBAND loopback ip address 10.254.0.250/32
 nv set vrf INBAND router bgp state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast redistribute connected state enabled
@@ -1232,9 +1254,11 @@ nv set vrf INBAND router bgp address-family ipv4-unicast route-import from-vrf s
 nv set vrf INBAND router bgp address-family ipv4-unicast route-import from-vrf list EXIT
 nv set vrf INBAND router bgp address-family ipv4-unicast route-import from-vrf route-map INBAND_FILTER
 nv set vrf INBAND router bgp address-family l2vpn-evpn state enabled
-nv set vrf INBAND router bgp router-id 10.254.0.251
+nv set vrf INBAND router bgp router-id 10.254.0.250
 nv set vrf EXIT evpn state enabled
+nv set vrf EXIT evpn vlan 3004
 nv set vrf EXIT evpn vni 5004
+nv set vrf EXIT loopback ip address 10.254.0.249/32
 nv set vrf EXIT router bgp state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast multipaths ebgp 128
@@ -1246,7 +1270,7 @@ nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf lis
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf list OOB
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf route-map EXIT_FILTER
 nv set vrf EXIT router bgp address-family l2vpn-evpn state enabled
-nv set vrf EXIT router bgp router-id 10.254.0.2
+nv set vrf EXIT router bgp router-id 10.254.0.249
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast state enabled
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group exit remote-as external
@@ -1263,6 +1287,7 @@ nv set vrf EXIT router bgp neighbor swp64s1 type unnumbered
 nv set vrf OOB evpn state enabled
 nv set vrf OOB evpn vlan 3001
 nv set vrf OOB evpn vni 5001
+nv set vrf OOB loopback ip address 10.254.1.253/32
 nv set vrf OOB router bgp state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast redistribute connected state enabled
@@ -1271,7 +1296,7 @@ nv set vrf OOB router bgp address-family ipv4-unicast route-import from-vrf stat
 nv set vrf OOB router bgp address-family ipv4-unicast route-import from-vrf list EXIT
 nv set vrf OOB router bgp address-family ipv4-unicast route-import from-vrf route-map OOB_FILTER
 nv set vrf OOB router bgp address-family l2vpn-evpn state enabled
-nv set vrf OOB router bgp router-id 10.254.0.2
+nv set vrf OOB router bgp router-id 10.254.1.253
 nv set service dhcp-relay OOB downstream-interface vlan200 server-group-name oob-dhcp-servers
 nv set service dhcp-relay OOB server-group oob-dhcp-servers server 192.168.33.200
 nv set service dhcp-relay OOB server-group oob-dhcp-servers upstream-interface vlan3001_l3

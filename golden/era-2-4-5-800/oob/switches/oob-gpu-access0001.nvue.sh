@@ -196,11 +196,15 @@ nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
 nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
 nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
+nv set router policy route-map LOOPBACK_BGP rule 10 action permit
+nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo
+nv set router policy route-map LOOPBACK_BGP rule 10 match type ipv4
 nv set router policy route-map WEIGHTED_ECMP rule 10 action permit
 nv set router policy route-map WEIGHTED_ECMP rule 10 set ext-community-bw multipaths
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp address-family ipv4-unicast state enabled
-nv set vrf default router bgp address-family ipv4-unicast network 10.254.1.1/32
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected route-map LOOPBACK_BGP
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf default router bgp peer-group oob-overlay address-family ipv4-unicast state disabled
@@ -224,11 +228,12 @@ nv set vrf default router bgp neighbor 10.254.0.2 type numbered
 nv set vrf OOB evpn state enabled
 nv set vrf OOB evpn vlan 3001
 nv set vrf OOB evpn vni 5001
+nv set vrf OOB loopback ip address 10.254.1.252/32
 nv set vrf OOB router bgp state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast route-export to-evpn state enabled
 nv set vrf OOB router bgp address-family l2vpn-evpn state enabled
-nv set vrf OOB router bgp router-id 10.254.1.1
+nv set vrf OOB router bgp router-id 10.254.1.252
 
 nv config apply --confirm 600s --assume-yes
