@@ -32,11 +32,11 @@ from fabgen.pipeline import run
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-8-9-400.yaml").read_text()
-BORDER_KEYS = ", loopback: true,\n                 l3vni_vlan: 3004}"
+BORDER_KEYS = ", loopback: true,\n                 l3vni_vlan: 3004"  # then the example's inbound_filter
 OOB_KEYS = ", vrf_loopbacks: true,\n                 announce: redistribute, evpn_filter: true}"
 assert BORDER_KEYS in EXAMPLE and OOB_KEYS in EXAMPLE  # the example sets every key
-WITHOUT = EXAMPLE.replace(BORDER_KEYS, "}").replace(OOB_KEYS, "}")
-DEFAULTS = EXAMPLE.replace(BORDER_KEYS, ", loopback: false}").replace(
+WITHOUT = EXAMPLE.replace(BORDER_KEYS, "").replace(OOB_KEYS, "}")
+DEFAULTS = EXAMPLE.replace(BORDER_KEYS, ", loopback: false").replace(
     OOB_KEYS, ", vrf_loopbacks: false, announce: network, evpn_filter: false}")
 PAIR = ("ns-su001-leaf1", "ns-su001-leaf2")
 
@@ -245,11 +245,11 @@ def test_left_out_the_render_is_what_it_was() -> None:
 
 REFUSED = [
     # the border VRF's layer-3 VNI VLAN is the in-band tenant's VLAN
-    (BORDER_KEYS, ", loopback: true,\n                 l3vni_vlan: 300}", "northsouth.border.l3vni_vlan",
+    (BORDER_KEYS, ", loopback: true,\n                 l3vni_vlan: 300", "northsouth.border.l3vni_vlan",
      "is INBAND's VLAN"),
-    (BORDER_KEYS, ", loopback: maybe}", "northsouth.border.loopback", "true or false"),
+    (BORDER_KEYS, ", loopback: maybe", "northsouth.border.loopback", "true or false"),
     # the out-of-band VRF's layer-3 VNI VLAN on the border's
-    (BORDER_KEYS, ", loopback: true,\n                 l3vni_vlan: 3001}", "oob_routed", "EXIT's layer-3 VNI VLAN"),
+    (BORDER_KEYS, ", loopback: true,\n                 l3vni_vlan: 3001", "oob_routed", "EXIT's layer-3 VNI VLAN"),
     (OOB_KEYS, ", vrf_loopbacks: true,\n                 announce: static, evpn_filter: true}",
      "oob_routed.announce", "network"),
     # three access switches and their VRFs' loopbacks, and the pair's two: 8 of a /29's 6

@@ -30,8 +30,10 @@ from fabgen.pipeline import run
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-4-5-800.yaml").read_text()
-ROUTED = "    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.33.200}\n"
-assert ROUTED in EXAMPLE
+# the example's routed block, NVIDIA's details included (tests/test_nvidia_choices_oob.py holds them)
+_AT = EXAMPLE.index("    oob_design: routed\n")
+ROUTED = EXAMPLE[_AT:EXAMPLE.index("\n\n", _AT) + 1]
+assert "oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.33.200" in ROUTED
 ONE_RACK = "    count: 18                          # one NVL72 rack\n"
 assert ONE_RACK in EXAMPLE
 # the compute fabric's plan holds two racks (a leaf per rail and plane takes two racks): with it
