@@ -34,7 +34,8 @@ from fabgen.targets import nvue
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-8-9-400.yaml").read_text()
-ROUTED = "    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200}\n"
+ROUTED = ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
+          "uplink_speed: 100}\n")
 RELEASES = ("5.13", "5.14", "5.16", "5.18")
 LAYER2 = EXAMPLE.replace(ROUTED, "")  # the example as it was before it took the routed design
 assert ROUTED in EXAMPLE  # the example runs the routed design
@@ -438,7 +439,7 @@ def test_a_dhcp_server_no_route_reaches_is_a_warning(tmp_path: Path) -> None:
     """Without a way out (northsouth.border) VRF OOB holds its own subnet alone: a DHCP server outside
     the management VLAN is a located warning; with the border, or inside the VLAN, none."""
     far = routed(oob=ROUTED.replace("dhcp_server: 192.168.1.200", "dhcp_server: 10.9.9.9"))
-    line = "        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external}\n"
+    line = "        border: {router: site-router, uplinks: 12, speed: 100, peer_group: underlay-esl-external}\n"
     assert line in far
     for name, text, warned in (("noborder", far.replace(line, ""), True), ("border", far, False),
                                ("inside", routed().replace(line, ""), False)):
