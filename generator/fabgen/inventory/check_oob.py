@@ -387,6 +387,9 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
     ns_model = c.switch_models.get(ns.switch_model)
     if ns_model is None or not _uplink_speed_runs(c, path, f, ns, ns_model):
         return False
+    bmode = ns_model.mode_for(border.speed) if border is not None and border.speed else None
+    if border is not None and border.speed and (bmode is None or bmode.per_cage not in NVUE_BREAKOUTS):
+        return False  # refused at northsouth.border.speed (check_fabrics.py `_check_border_speed`)
     ports = leaf_groups(plan, ns_model, (border.uplinks, border.speed or 0) if border else (0, 0),
                         (planned, r.uplink_speed or 0)).oob
     if len(ports) < planned and r.uplink_speed and r.uplink_speed != plan.speed:
