@@ -205,3 +205,21 @@ def test_growth_within_the_plan_keeps_the_groups_ports() -> None:
         assert all(ln.endswith(" link state down") for ln in gone), sorted(gone)[:3]
         assert {ln for ln in lines(small, "ns", leaf) if " link breakout " in ln} == \
             {ln for ln in lines(big, "ns", leaf) if " link breakout " in ln}
+
+
+def test_the_gb300_example_runs_nvidias_200g_border_and_100g_out_of_band_cages() -> None:
+    """inventories/era-2-4-5-800.yaml (NVIDIA's csl-01 at 993eed6: EXIT uplinks `4x` at 200G, the
+    out-of-band uplinks `8x` at 100G, the pair's hosts and peer links 2 x 400G): five 200G uplinks on
+    two cages split 4x, the out-of-band cage split 8x beside a disabled one, the trays' 400G; NVIDIA's
+    object model takes the leaf and the access switch."""
+    out = render((ROOT / "inventories" / "era-2-4-5-800.yaml").read_text())
+    nv = lines(out, "ns", "ns-leaf001")
+    assert {"nv set interface swp63 link breakout 4x", "nv set interface swp64 link breakout 4x",
+            "nv set interface swp61 link breakout 8x", "nv set interface swp62 link breakout disabled",
+            "nv set interface swp1 link breakout 2x", "nv set interface swp1s0 link speed 400G",
+            "nv set interface swp64s0 link speed 200G", "nv set interface swp61s0 link speed 100G"} <= nv
+    border = [r[1] for r in rows(out, "ns/cabling.csv") if r[-1] == "leaf-border" and r[0] == "ns-leaf001"]
+    assert border == ["swp63s0", "swp63s1", "swp63s2", "swp63s3", "swp64s0"]
+    for fabric, switch in (("ns", "ns-leaf001"), ("oob", ACCESS_SWITCH)):
+        doc = yaml.safe_load(out[f"{fabric}/switches/{switch}.nvue.yaml"])
+        assert nvue_model.problems(nvue_model.release(doc[0]["header"]), doc[1]["set"]) == [], switch
