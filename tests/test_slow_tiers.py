@@ -114,7 +114,7 @@ def test_nvidias_object_model_takes_them_and_refuses_a_broken_breakout(release: 
     assert nvue_model.problems(release, access)
 
 
-def test_cabling_bom_and_netbox_follow_the_groups_speed(files: dict[str, bytes]) -> None:
+def test_cabling_bom_report_and_netbox_follow_the_groups_speed(files: dict[str, bytes]) -> None:
     ns = rows(files, "ns/cabling.csv")
     border = [r for r in ns if r[-1] == "leaf-border" and r[0] == LEAF]
     assert [r[1] for r in border] == [f"swp61s{k}" for k in range(8)] + [f"swp63s{k}" for k in range(4)]
@@ -127,6 +127,9 @@ def test_cabling_bom_and_netbox_follow_the_groups_speed(files: dict[str, bytes])
     cable = next(r for (_, d), r in bom.items() if d.startswith("leaf-border"))
     optic = next(r for (_, d), r in bom.items() if d == "switch side (border uplinks)")
     assert cable[3:] == ["24", "100G, to the site router"] and optic[3] == "4"  # two cages a leaf, 12 cables each
+    report = yaml.safe_load(files["report.json"])["fabrics"]["ns"]  # JSON is YAML
+    assert report["tier_speeds_gbps"] == {"node-leaf": 200, "leaf-spine": 400, "leaf-border": 100}
+    assert report["links"]["leaf-border"] == 24
     nb = {(r[0], r[1]): r for r in rows(files, "netbox/07-interfaces.csv")}
     assert nb[(LEAF, "swp61s0")][3] == "100000000" and nb[(LEAF, "swp59s0")][3] == "100000000"
 

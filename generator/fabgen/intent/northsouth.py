@@ -214,12 +214,20 @@ def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
 def with_border(summary: Any, f: Any) -> Any:
     """A fabric's summary (topology/analysis.py) with its border uplinks, which the intent adds to the
     built topology: their leaf ports are used, their cables are links of their own tier (report.json
-    and `fabgen compare` count them alike)."""
+    and `fabgen compare` count them alike), at their own speed where northsouth.border.speed gives one
+    (report.json's `tier_speeds_gbps`)."""
     from dataclasses import replace
 
     ups = len(border_uplinks(f))
-    return replace(summary, ports_used=summary.ports_used + ups, links={**summary.links, BORDER_TIER: ups}) \
-        if ups else summary
+    if not ups:
+        return summary
+    speeds = summary.tier_speeds
+    if border_speed(f) != f.plan.speed:  # northsouth.border.speed: the tiers' speeds, the border's among them
+        peer = ("leaf-leaf",) if "leaf-leaf" in summary.links else ()
+        tiers = ("node-leaf", "leaf-spine", "spine-core")[:f.plan.tiers]
+        speeds = {**(speeds or {t: f.plan.tier_speed(t) for t in (*tiers, *peer)}), BORDER_TIER: border_speed(f)}
+    return replace(summary, ports_used=summary.ports_used + ups, links={**summary.links, BORDER_TIER: ups},
+                   tier_speeds=speeds)
 
 
 def border_medium(f: Any) -> Any:
