@@ -260,7 +260,9 @@ def leaf_groups(plan: Plan, model: SwitchModel, border: tuple[int, int] = (0, 0)
         at = model.port_names(ospeed)
         oports = tuple([at[c * per + k] for c in chosen for k in range(per)][:switches])
         cages.update(_with_neighbours(chosen, ospeed, per, model))
-    else:
+    elif not cages:  # both at the node ports' speed: the free ports below the border's, as before
+        oports = tuple(names[i] for i in oob_port_indices(plan, uplinks, switches))
+    else:  # below the border's own cages
         free = [i for i in border_port_indices(plan, plan.radix) if i not in taken]
         oports = tuple(names[i] for i in free[::-1][:switches])
     return LeafGroups(bports, oports, cages)
