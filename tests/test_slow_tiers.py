@@ -226,3 +226,21 @@ def test_the_gb300_example_runs_nvidias_200g_border_and_100g_out_of_band_cages()
     for fabric, switch in (("ns", "ns-leaf001"), ("oob", ACCESS_SWITCH)):
         doc = yaml.safe_load(out[f"{fabric}/switches/{switch}.nvue.yaml"])
         assert nvue_model.problems(nvue_model.release(doc[0]["header"]), doc[1]["set"]) == [], switch
+
+
+def test_groups_that_do_not_fit_the_free_cages_are_refused_at_their_speed() -> None:
+    """Three GB300 racks with spines at 1:1 leave a north-south leaf 14 free cages: 64 border uplinks
+    at 100G need 8 cages split 8x, each beside an unsplit one, and the out-of-band uplinks then find
+    no cage below them; both refused where their speed is written."""
+    text = (ROOT / "inventories" / "era-2-4-5-800.yaml").read_text()
+    text = text.replace("    count: 18                          # one NVL72 rack", "    count: 54").replace(
+        "border: {router: site-router, speed: 200, inbound_filter: false}",
+        "border: {router: site-router, uplinks: 64, speed: 100}").replace(
+        "segment_local_id: port ", "segment_local_id: place")
+    with pytest.raises(InventoryError) as err:
+        render(text)
+    msg = str(err.value)
+    at = {k: next(n for n, ln in enumerate(text.splitlines(), 1) if k in ln)
+          for k in ("uplinks: 64, speed: 100", "uplink_speed: 100")}
+    assert f"slow.yaml:{at['uplinks: 64, speed: 100']}:" in msg and "northsouth.border.speed: 64 border uplinks" in msg
+    assert f"slow.yaml:{at['uplink_speed: 100']}:" in msg and "oob_routed.uplink_speed" in msg, msg

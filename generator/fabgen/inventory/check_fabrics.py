@@ -346,7 +346,7 @@ def _check_border_speed(c: Checks, where: tuple, f, plan, b) -> None:
     if got < b.uplinks:
         cages = len(free_cages(plan, model.cages))
         c.report((*where, "speed"), f"{b.uplinks} border uplinks at {b.speed}G take {-(-b.uplinks // mode.per_cage)} "
-                 f"whole cages of their own ({mode.per_cage} ports a cage"
+                 f"whole cage(s) of their own ({mode.per_cage} ports a cage"
                  f"{', each beside a free cage left unsplit' if mode.per_cage >= model.lanes_per_cage else ''}); a "
                  f"leaf of fabric '{f.name}' has {cages} cages no planned node or switch link takes: fewer uplinks, "
                  "another speed, or a smaller scalable_unit")

@@ -396,7 +396,7 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
         per = ns_model.mode_for(r.uplink_speed).per_cage  # type: ignore[union-attr]
         c.report((*path, "oob_routed", "uplink_speed"), f"{planned} access switches planned, each an uplink at "
                  f"{r.uplink_speed}G to both leaves of the north-south pair of '{ns.name}': "
-                 f"{-(-planned // per)} whole cages of {per} ports"
+                 f"{-(-planned // per)} whole cage(s) of {per} ports"
                  f"{', each beside a free cage left unsplit' if per >= ns_model.lanes_per_cage else ''}, which its "
                  "leaves do not have free below the border's (after its nodes and switch links): fewer access "
                  "switches, or leave uplink_speed out")
