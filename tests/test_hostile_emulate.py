@@ -255,8 +255,8 @@ CASES = {
         [NS_LEAF, "without a routed out-of-band VLAN and VRF"]),
     "a border uplink on a leaf port cabled twice": (
         "era-2-4-5-800", "ns/cabling.csv",
-        lambda t: t + "ns-leaf001,swp62s1,site-router,uplink99,400G,mmf,leaf-border\n",
-        ["ns/cabling.csv", "ns-leaf001 swp62s1 is cabled twice"]),
+        lambda t: t + "ns-leaf001,swp63s1,site-router,uplink99,200G,mmf,leaf-border\n",
+        ["ns/cabling.csv", "ns-leaf001 swp63s1 is cabled twice"]),
     "border prefix list of IPv6": (
         "era-2-4-5-800", NS_PAIR_LEAF, lambda t: t.replace("0.0.0.0/0:", "'::/0':", 1),
         [NS_PAIR_LEAF, "prefix list"]),

@@ -139,7 +139,7 @@ BASE: dict[str, Any] = {
         "node_groups": ["gpu"], "tiers": 2, "planes": 1, "oob_vlan": 10, "scalable_unit": 4, "planned_nodes": 4,
         "oversubscription": 1,
         "oob_routed": {"loopbacks": "10.254.1.0/24", "vni": 4200, "l3vni": 5001, "l3vni_vlan": 3001,
-                       "asn": 4200030000},
+                       "asn": 4200030000, "uplink_speed": 100},
         "ethernet": {"mtu": 9100, "host_mtu": 9000, "gid_index": 3, "qps_per_connection": 4,
                      "qos": {"roce_dscp": 26, "roce_priority": 3, "cnp_dscp": 48, "cnp_priority": 6,
                              "roce_bandwidth_percent": 50, "lossless_buffer_percent": 90,
@@ -152,7 +152,7 @@ BASE: dict[str, Any] = {
                      "northsouth": {**{r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
                                        for r, v in (("storage", 20), ("inband", 30))},
                                     "border": {"router": "edge", "asn": 65000, "uplinks": 4, "l3vni": 5004,
-                                               "ecmp": 128, "l3vni_vlan": 3004}},
+                                               "ecmp": 128, "l3vni_vlan": 3004, "speed": 100}},
                      "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},

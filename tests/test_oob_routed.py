@@ -34,7 +34,8 @@ from fabgen.targets import nvue
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-8-9-400.yaml").read_text()
-ROUTED = "    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200}\n"
+ROUTED = ("    oob_design: routed\n    oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, "
+          "uplink_speed: 100}\n")
 RELEASES = ("5.13", "5.14", "5.16", "5.18")
 # the example's routed block, with NVIDIA's details (oob_routed.vrf_loopbacks, announce, evpn_filter:
 # tests/test_nvidia_choices_oob.py); these tests take the routed design without them

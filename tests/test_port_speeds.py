@@ -201,7 +201,8 @@ def test_nvidias_2_8_9_400_example_runs_its_north_south_pair_at_nvidias_speeds(t
     assert leaf["swp4"]["link"]["breakout"] == {"4x": {}}  # planned node ports, at 200G
     assert leaf["swp33"]["link"]["breakout"] == {"2x": {}} and leaf["swp33s0"]["link"]["speed"] == "400G"
     assert {r["speed"] for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "leaf-leaf"} == {"400G"}
-    assert "by tier: node-leaf 200G, leaf-leaf 400G." in (out / "report.md").read_text()
+    # the border uplinks at their own 100G (northsouth.border.speed, tests/test_slow_tiers.py)
+    assert "by tier: node-leaf 200G, leaf-leaf 400G, leaf-border 100G." in (out / "report.md").read_text()
 
 
 def test_a_collapsed_pair_keeps_nvidias_20_peer_links_at_their_own_speed(tmp_path: Path) -> None:

@@ -346,7 +346,7 @@ class RoutedOob:
     * access switch j (its planned place: `Layout.switch_base` of its block + its index there) takes
       the loopbacks prefix's address j + 1 and ASN `asn` + j, its first uplink to the pair's first
       leaf and its second to the second, each on the pair leaf's j-th free port counted down from
-      below the border's (spec/layout.py `oob_port_indices`);
+      below the border's (spec/layout.py `leaf_groups`: at the uplinks' own speed, whole cages);
     * its own address on the management VLAN is the layer-2 design's (allocate_oob, two places lower:
       the pair's two SVI addresses take the top of the prefix), the anycast gateway the management
       block's gateway;
@@ -377,6 +377,10 @@ class RoutedOob:
     vrf_loopbacks: str = ""  # oob_routed.vrf_loopbacks: the prefix the VRF's loopbacks come from ("": none)
     # pair leaf -> [{port, peer, peer_port, speed where the pair's speeds mix}]
     pair_ports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # the cages a north-south leaf splits at a port group's own speed (0-based cage -> speed): the border
+    # uplinks' (northsouth.border.speed) and these uplinks' (oob_routed.uplink_speed); spec/layout.py
+    # `leaf_groups`
+    pair_cages: dict[int, int] = field(default_factory=dict)
 
 
 def _timers(t) -> dict[str, int] | None:
@@ -387,7 +391,7 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
                         provisioning_server: str | None) -> RoutedOob:
     """The routed design's numbers (RoutedOob), from both fabrics and their allocations."""
     from fabgen.inventory.management import gateway_of
-    from fabgen.spec.layout import oob_port_indices
+    from fabgen.spec.layout import leaf_groups
 
     spec = oob.spec
     r = spec.oob_routed
@@ -399,9 +403,12 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
     eth = ns.spec.ethernet
     border = eth.northsouth.border if eth.northsouth is not None else None
     pair = [s for s in ns.switches if s.role == "leaf" and s.index in (1, 2)]
-    ports = oob_port_indices(ns.plan, border.uplinks if border else 0, layout.planned_switches)
-    names = ns.switch_model.port_names(ns.plan.speed)
+    groups = leaf_groups(ns.plan, ns.switch_model, (border.uplinks, border.speed or 0) if border else (0, 0),
+                         (layout.planned_switches, r.uplink_speed or 0))
     ups = oob.switch_model.uplinks[:2]
+    # the pair's ends at the uplinks' own speed where set, else the pair's; written where its speeds mix
+    speed = r.uplink_speed or ns.plan.speed
+    mixed = ns.plan.mixed or bool(groups.cages)
 
     def top(i: int) -> str:
         address = net.last - 1 - i
@@ -412,13 +419,13 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
     pair_ports: dict[str, list[dict[str, Any]]] = {s.name: [] for s in pair}
     for block, k, name in layout.access_switches(spec.name):
         j = layout.switch_base(block) + k
-        uplinks = [{"port": up, "peer": s.name, "peer_port": names[ports[j]]} for up, s in zip(ups, pair, strict=False)]
+        uplinks = [{"port": up, "peer": s.name, "peer_port": groups.oob[j]} for up, s in zip(ups, pair, strict=False)]
         access[name] = {"loopback": dotted_quad(lo + 1 + j), "asn": r.asn + j,
                         "svi_ip": oob_alloc.management[name], "uplinks": uplinks,
                         **({"vrf_loopback": dotted_quad(lo_top - 2 - j)} if r.vrf_loopbacks else {})}
         for u in uplinks:
             pair_ports[u["peer"]].append({"port": u["peer_port"], "peer": name, "peer_port": u["port"],
-                                          **({"speed": ns.plan.speed} if ns.plan.mixed else {})})
+                                          **({"speed": speed} if mixed else {})})
     return RoutedOob(
         fabric=spec.name, northsouth=ns.spec.name, vlan=spec.oob_vlan,
         vni=r.vni if r.vni is not None else 4000 + spec.oob_vlan, vrf=r.vrf, l3vni=r.l3vni, l3vni_vlan=r.l3vni_vlan,
@@ -429,8 +436,8 @@ def allocate_routed_oob(oob: Fabric, oob_alloc: Allocation, ns: Fabric, ns_alloc
                **({"vrf_loopback": dotted_quad(lo_top - i)} if r.vrf_loopbacks else {})} for i, s in enumerate(pair)],
         announce=r.announce, evpn_filter=r.evpn_filter, vrf_loopbacks=str(IPNetwork(r.loopbacks).cidr)
         if r.vrf_loopbacks else "",
-        pair_port=(ns.spec.kind, ns.switch_model.cage_type, ns.plan.speed),
-        access=access, pair_ports=pair_ports)
+        pair_port=(ns.spec.kind, ns.switch_model.cage_type, speed),
+        access=access, pair_ports=pair_ports, pair_cages=groups.cages)
 
 
 def allocate(fabric: Fabric, fabric_no: int, guid_map: dict[tuple[str, str], int] | None = None,

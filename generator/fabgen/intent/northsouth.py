@@ -37,7 +37,7 @@ from fabgen.addressing import plane_cidr
 from fabgen.context import Context
 from fabgen.intent.qos import options
 from fabgen.spec import media
-from fabgen.spec.layout import border_port_indices
+from fabgen.spec.layout import LeafGroups, leaf_groups
 
 HOST_BOND = "bond0"  # the node's bond of its two ports of the fabric
 ES_SYS_MAC = "02:fa:bc:00:00:00"  # the Ethernet segments' system MAC (locally administered unicast)
@@ -165,11 +165,34 @@ def _border_spec(spec: Any) -> Any:
     return eth.northsouth.border if spec.role == "northsouth" and eth is not None else None
 
 
+def border_speed(f: Any) -> int:
+    """The border uplinks' speed: northsouth.border.speed, else the fabric's node ports'."""
+    b = _border_spec(f.spec)
+    return (b.speed if b is not None and b.speed else 0) or f.plan.speed
+
+
+def border_groups(f: Any) -> LeafGroups:
+    """A north-south leaf's border uplinks and the cages they split at their own speed (spec/layout.py
+    `leaf_groups`), without the out-of-band uplinks (which sit below them)."""
+    b = _border_spec(f.spec)
+    return leaf_groups(f.plan, f.switch_model, (b.uplinks, b.speed or 0) if b is not None else (0, 0))
+
+
+def leaf_cages(ctx: Context) -> dict[int, int]:
+    """The cages every leaf of a north-south fabric splits at a port group's own speed (0-based cage ->
+    speed): the border uplinks' and a routed out-of-band network's uplinks' (both on every leaf, so
+    a role's cages split alike; unused there, their ports are down). Empty where no group has a
+    speed of its own: the leaf's cages are the plan's (`Plan.cage_speeds`)."""
+    r = ctx.oob_routed
+    if r is not None and r.northsouth == ctx.fabric.spec.name:
+        return dict(r.pair_cages)
+    return border_groups(ctx.fabric).cages if ctx.fabric.spec.role == "northsouth" else {}
+
+
 def border_ports(f: Any, uplinks: int) -> tuple[str, ...]:
-    """A border leaf's uplink ports by name, in order (spec/layout.py `border_port_indices`: the
-    highest ports no planned node and no switch-to-switch link takes)."""
-    names = f.switch_model.port_names(f.plan.speed)
-    return tuple(names[i] for i in border_port_indices(f.plan, uplinks))
+    """A border leaf's uplink ports by name, in order (spec/layout.py `leaf_groups`: the highest ports
+    no planned node and no switch-to-switch link takes, whole cages at northsouth.border.speed)."""
+    return border_groups(f).border[:uplinks]
 
 
 def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
@@ -180,29 +203,39 @@ def border_uplinks(f: Any) -> list[tuple[str, str, str, str, int]]:
     if b is None:
         return []
     ports = border_ports(f, b.uplinks)
+    speed = border_speed(f)
     out: list[tuple[str, str, str, str, int]] = []
     for s in border_switches(f):
         for k, port in enumerate(ports):
-            out.append((s.name, port, b.router, f"uplink{(s.index - 1) * b.uplinks + k + 1}", f.plan.speed))
+            out.append((s.name, port, b.router, f"uplink{(s.index - 1) * b.uplinks + k + 1}", speed))
     return out
 
 
 def with_border(summary: Any, f: Any) -> Any:
     """A fabric's summary (topology/analysis.py) with its border uplinks, which the intent adds to the
     built topology: their leaf ports are used, their cables are links of their own tier (report.json
-    and `fabgen compare` count them alike)."""
+    and `fabgen compare` count them alike), at their own speed where northsouth.border.speed gives one
+    (report.json's `tier_speeds_gbps`)."""
     from dataclasses import replace
 
     ups = len(border_uplinks(f))
-    return replace(summary, ports_used=summary.ports_used + ups, links={**summary.links, BORDER_TIER: ups}) \
-        if ups else summary
+    if not ups:
+        return summary
+    speeds = summary.tier_speeds
+    if border_speed(f) != f.plan.speed:  # northsouth.border.speed: the tiers' speeds, the border's among them
+        peer = ("leaf-leaf",) if "leaf-leaf" in summary.links else ()
+        tiers = ("node-leaf", "leaf-spine", "spine-core")[:f.plan.tiers]
+        speeds = {**(speeds or {t: f.plan.tier_speed(t) for t in (*tiers, *peer)}), BORDER_TIER: border_speed(f)}
+    return replace(summary, ports_used=summary.ports_used + ups, links={**summary.links, BORDER_TIER: ups},
+                   tier_speeds=speeds)
 
 
 def border_medium(f: Any) -> Any:
     """A border uplink's medium (spec/media.py): the fabric's leaf-spine tier's, as the collapsed
-    pair's peer links take it."""
-    m = media.tier_medium(f.spec, f.switch_model, f.plan.speed, "leaf-spine")
-    return m if isinstance(m, media.Medium) else media.by_key(f.switch_model, f.plan.speed, "mmf")
+    pair's peer links take it, at the uplinks' speed."""
+    speed = border_speed(f)
+    m = media.tier_medium(f.spec, f.switch_model, speed, "leaf-spine")
+    return m if isinstance(m, media.Medium) else media.by_key(f.switch_model, speed, "mmf")
 
 
 def border_cabling(f: Any) -> list[list[str]]:
@@ -228,7 +261,8 @@ def border(ctx: Context) -> dict[str, Any] | None:
     overlay = {t["role"]: t for t in tenants(ctx)}
     leaked = [{"role": r, "vrf": overlay[r]["vrf"], "subnet": overlay[r]["subnet"]} for r in ROLES if r in b.leak]
     ups: dict[str, list[dict[str, Any]]] = {}
-    mixed = ctx.fabric.plan.mixed  # the tiers at their own speeds: every used port's speed is written
+    # the tiers or a port group at their own speeds: every used port's speed is written
+    mixed = ctx.fabric.plan.mixed or bool(leaf_cages(ctx))
     for sw, port, router, rport, speed in border_uplinks(ctx.fabric):
         ups.setdefault(sw, []).append({"port": port, "description": f"{router}:{rport}",
                                        **({"speed": speed} if mixed else {})})

@@ -52,6 +52,7 @@ from fabgen.intent.northsouth import (
     bond_tenants,
     bond_vlans,
     host_bonds,
+    leaf_cages,
     port_local_id,
     segment,
     tenants,
@@ -196,6 +197,8 @@ class SwitchIntents:
         self.names = f.switch_model.port_names(f.plan.speed)
         self.numbers = f.switch_model.port_numbers(f.plan.speed)
         self.role_names: dict[str, tuple[str, ...]] = {}  # `_names`
+        # a north-south leaf's port groups at their own speed (border, out-of-band uplinks): its cages
+        self.leaf_cages = leaf_cages(ctx)
         self.ns = ctx.allocation.tenants
         self.overlay = tenants(ctx) if self.ns is not None else None
         # each node port's bond (index, the node's bond count) and each bond shape's VLANs (PXE: in-band untagged)
@@ -230,24 +233,37 @@ class SwitchIntents:
         local = port_local_id(port) if ns.segment_local_id == "port" else self.ns.segments[node] + bond * BOND_ID_STRIDE
         return segment(local, ns.segment_mac.upper() if ns.segment_mac else ES_SYS_MAC)
 
+    def mixed(self, role: str) -> bool:
+        """Speeds mix on a switch of `role`: the tiers at their own (cabling.<tier>.speed), or a leaf's
+        port group at its own (northsouth.border.speed, oob_routed.uplink_speed)."""
+        return self.f.plan.mixed or (role == "leaf" and bool(self.leaf_cages))
+
+    def cage_speeds(self, role: str) -> tuple[int, ...]:
+        """Each cage's speed on a switch of `role`: the plan's, a leaf's port groups' cages at theirs."""
+        speeds = self.f.cage_speeds(role)
+        if role != "leaf" or not self.leaf_cages:
+            return speeds
+        return tuple(self.leaf_cages.get(c, v) for c, v in enumerate(speeds))
+
     def _names(self, role: str) -> tuple[str, ...]:
-        """A switch's ports where the tiers' speeds differ: each cage at its own (once per role)."""
+        """A switch's ports where speeds mix: each cage at its own (once per role)."""
         if role not in self.role_names:
-            self.role_names[role] = self.f.port_names(role)
+            self.role_names[role] = self.f.switch_model.ports_by_cage(self.cage_speeds(role))
         return self.role_names[role]
 
     def _speeds(self, role: str, interfaces: list[dict[str, Any]], used: dict[str, int]) -> dict[str, Any]:
-        """The tiers at their own speeds (cabling.<tier>.speed): each used port's speed into its
-        interface, and every cage's speed (its breakout) as the switch's `cages`."""
+        """Speeds that mix: each used port's speed into its interface, and every cage's speed (its
+        breakout) as the switch's `cages`."""
         for i in interfaces:
             if i["kind"] != "unused":
                 i["speed"] = self.f.links[used[i["name"]]].speed
-        return {"cages": list(self.f.cage_speeds(role))}
+        return {"cages": list(self.cage_speeds(role))}
 
     def __call__(self, s: Any) -> dict[str, Any]:
         f, alloc, eth, limit, roles, mgmt = self.f, self.alloc, self.eth, self.limit, self.roles, self.mgmt
         speed, numbers = f.plan.speed, self.numbers
-        names = self.names if not f.plan.mixed else self._names(s.role)
+        mixed = self.mixed(s.role)
+        names = self.names if not mixed else self._names(s.role)
         ns, overlay, order = self.ns, self.overlay, self.order
         used = f.ports.get(s.name, {})
         interfaces: list[dict[str, Any]] = []
@@ -299,7 +315,7 @@ class SwitchIntents:
             neighbors.append({"ip": peer_ip, "local_ip": ip, "asn": alloc.asns[peer], "peer": peer,
                               "peer_port": peer_port,
                               "peer_group": ISL_GROUP if lk.tier == "leaf-leaf" else PEER_GROUP[prole]})
-        cages = self._speeds(s.role, interfaces, used) if f.plan.mixed else {}
+        cages = self._speeds(s.role, interfaces, used) if mixed else {}
         subnet = alloc.leaf_subnets.get(s.name)
         svi = None
         if subnet is not None and host_ports:

@@ -19,7 +19,7 @@ from fabgen.inventory.state import (
     switch_name,
 )
 from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
-from fabgen.spec.layout import PLANE_SUFFIX, border_port_indices
+from fabgen.spec.layout import PLANE_SUFFIX, border_port_indices, free_cages, leaf_groups
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
 from fabgen.spec.sizing import SizingError, parse_ratio, plan
@@ -324,11 +324,37 @@ def check_border_names(c: Checks) -> None:
                      "and BGP's loop check would not stop one leaf's prefixes coming back to another from the site "
                      "router (docs/decisions.md, \"An inbound route-map on the uplinks\"): the filter stays on; "
                      "false only on a collapsed pair (one ASN, as NVIDIA's)")
+        if b.speed is not None and b.speed != plan.speed:
+            _check_border_speed(c, where, f, plan, b)
+            continue
         free = len(border_port_indices(plan, plan.radix))
         if b.uplinks > free:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "
                      f"planned node ports and switch-to-switch links leave {free} of its {plan.radix} ports at "
                      f"{plan.speed}G free (a smaller scalable_unit or a higher oversubscription frees more)")
+
+
+def _check_border_speed(c: Checks, where: tuple, f, plan, b) -> None:
+    """northsouth.border.speed other than the node ports': a breakout NVUE writes of the switch's cages
+    (SN5600: 400 2x, 200 4x, 100 8x), and whole cages for the uplinks among those no planned node and
+    no switch link takes (spec/layout.py `leaf_groups`)."""
+    model = c.switch_models.get(f.switch_model)
+    if model is None:  # reported at switch_model
+        return
+    mode = model.mode_for(b.speed)
+    if mode is None or mode.per_cage not in NVUE_BREAKOUTS:
+        runs = ", ".join(f"{m.speed}G" for m in model.modes if m.per_cage in NVUE_BREAKOUTS)
+        c.report((*where, "speed"), f"{f.switch_model}'s cages break out to {runs} on NVUE, not {b.speed}G: a "
+                 "border uplink runs one of those")
+        return
+    got = len(leaf_groups(plan, model, (b.uplinks, b.speed)).border)
+    if got < b.uplinks:
+        cages = len(free_cages(plan, model.cages))
+        c.report((*where, "speed"), f"{b.uplinks} border uplinks at {b.speed}G take {-(-b.uplinks // mode.per_cage)} "
+                 f"whole cage(s) of their own ({mode.per_cage} ports a cage"
+                 f"{', each beside a free cage left unsplit' if mode.per_cage >= model.lanes_per_cage else ''}); a "
+                 f"leaf of fabric '{f.name}' has {cages} cages no planned node or switch link takes: fewer uplinks, "
+                 "another speed, or a smaller scalable_unit")
 
 
 def _check_border_asn(c: Checks, where: tuple, asn: int | None) -> None:

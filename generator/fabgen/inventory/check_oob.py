@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 
 from fabgen.inventory.check_fabrics import (
+    NVUE_BREAKOUTS,
     asn_clash,
     attach_node_groups,
     check_fabric_hardware,
@@ -35,6 +36,7 @@ def check_oob(c: Checks, i: int, f) -> None:
                  "switch that has them (sn2201)")
         ok = False
     ok = _check_design(c, path, f) and ok
+    ok = (model is None or _access_speed(c, path, f, model)) and ok
     managed = _managed(c, i, f)
     if not (ok and attached_ok and managed is not None and model is not None):
         return
@@ -125,6 +127,26 @@ def _check_shape(c: Checks, path: tuple, f) -> bool:
                  "(utp), 1000BASE-T reaches 100 m (IEEE 802.3ab): place the access switches closer")
         ok = False
     return ok
+
+
+def _access_speed(c: Checks, path: tuple, f, model) -> bool:
+    """An out-of-band network's `cabling.node_leaf.speed`: each used access port's `link speed` (NVIDIA's
+    `nv set interface swp1-48 link speed 1G` on the SN2201, oob-switch-01-config.sh for 2-8-9-400 at
+    993eed6a993b668e9ab80556cd973b548612c4a4), a speed the access ports run, NVUE only; the plan is
+    unchanged (its other tiers are refused by `_check_shape`). False: refused, at the key."""
+    v = f.cabling.node_leaf.speed
+    where = (*path, "cabling")
+    if v is None:
+        return True
+    if f.platform != "nvue":
+        c.report((*where, "node_leaf", "speed"), f"the access ports' `link speed` is written on Cumulus Linux (NVUE) "
+                 f"only; fabgen's {f.platform} access switch writes none: leave it out")
+        return False
+    if model.mode_for(v) is None:
+        c.report((*where, "node_leaf", "speed"), f"{f.switch_model}'s access ports run "
+                 f"{', '.join(f'{s}G' for s in model.speeds())}, not {v}G")
+        return False
+    return True
 
 
 def _as_managed(rows: list[tuple[str, str, int]]) -> list:
@@ -355,12 +377,32 @@ def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
     return ok
 
 
+def _uplink_speed_runs(c: Checks, path: tuple, f, ns, ns_model) -> bool:
+    """oob_routed.uplink_speed: a speed the access switch's uplinks run (SN2201: 100G QSFP28) and a
+    breakout NVUE writes of the north-south pair's cages (SN5600: 100 8x, as NVIDIA's generator breaks
+    them out for these uplinks)."""
+    speed = f.oob_routed.uplink_speed
+    if speed is None:
+        return True
+    where = (*path, "oob_routed", "uplink_speed")
+    model = c.switch_models.get(f.switch_model)
+    if model is not None and model.uplink_speed != speed:
+        c.report(where, f"{f.switch_model}'s uplinks run {model.uplink_speed}G, not {speed}G")
+        return False
+    mode = ns_model.mode_for(speed)
+    if mode is None or mode.per_cage not in NVUE_BREAKOUTS:
+        runs = ", ".join(f"{m.speed}G" for m in ns_model.modes if m.per_cage in NVUE_BREAKOUTS)
+        c.report(where, f"the north-south pair's {ns.switch_model} cages break out to {runs} on NVUE, not {speed}G")
+        return False
+    return True
+
+
 def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
     """What the routed design needs of the sizes: a port on each pair leaf, a loopback and an ASN for
     every planned access switch."""
     if f.oob_design != "routed":
         return True
-    from fabgen.spec.layout import oob_port_indices
+    from fabgen.spec.layout import leaf_groups
 
     r = f.oob_routed
     ns = routed_northsouth(c.inv, f)
@@ -373,7 +415,23 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
                  "switches' two uplinks")
         return False
     border = ns.ethernet.northsouth.border if ns.ethernet and ns.ethernet.northsouth else None
-    ports = oob_port_indices(plan, border.uplinks if border else 0, planned)
+    ns_model = c.switch_models.get(ns.switch_model)
+    if ns_model is None or not _uplink_speed_runs(c, path, f, ns, ns_model):
+        return False
+    bmode = ns_model.mode_for(border.speed) if border is not None and border.speed else None
+    if border is not None and border.speed and (bmode is None or bmode.per_cage not in NVUE_BREAKOUTS):
+        return False  # refused at northsouth.border.speed (check_fabrics.py `_check_border_speed`)
+    ports = leaf_groups(plan, ns_model, (border.uplinks, border.speed or 0) if border else (0, 0),
+                        (planned, r.uplink_speed or 0)).oob
+    if len(ports) < planned and r.uplink_speed and r.uplink_speed != plan.speed:
+        per = ns_model.mode_for(r.uplink_speed).per_cage  # type: ignore[union-attr]
+        c.report((*path, "oob_routed", "uplink_speed"), f"{planned} access switches planned, each an uplink at "
+                 f"{r.uplink_speed}G to both leaves of the north-south pair of '{ns.name}': "
+                 f"{-(-planned // per)} whole cage(s) of {per} ports"
+                 f"{', each beside a free cage left unsplit' if per >= ns_model.lanes_per_cage else ''}, which its "
+                 "leaves do not have free below the border's (after its nodes and switch links): fewer access "
+                 "switches, or leave uplink_speed out")
+        return False
     if len(ports) < planned:
         c.report((*path, "oob_design"), f"{planned} access switches planned, each an uplink to both leaves of the "
                  f"north-south pair of '{ns.name}', which has {len(ports)} free ports left (after its nodes, "

@@ -106,9 +106,12 @@ class SwitchModel:
 
     def ports_by_cage(self, speeds: tuple[int, ...]) -> tuple[str, ...]:
         """Every port name, cage by cage, each cage split at its own speed (`speeds`, one a cage: a
-        switch whose tiers run at different speeds, docs/hardware.md "Port speeds")."""
+        switch whose tiers run at different speeds, docs/hardware.md "Port speeds"; 0: a cage
+        `breakout disabled`, without ports)."""
         out: list[str] = []
         for c, speed in enumerate(speeds):
+            if not speed:  # a cage left unsplit beside a neighbour split a port a lane: no ports
+                continue
             per = self.mode_for(speed).per_cage  # type: ignore[union-attr]
             out += self.port_names(speed)[c * per:(c + 1) * per]
         return tuple(out)

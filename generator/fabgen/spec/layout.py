@@ -7,7 +7,9 @@ inventory layer reads it without importing the builder (tests/test_architecture.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
+from fabgen.spec.catalog import SwitchModel
 from fabgen.spec.model import Switch
 from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.sizing import Plan, Widths, name_widths
@@ -181,3 +183,95 @@ def oob_port_indices(plan: Plan, border_uplinks: int, switches: int) -> list[int
     free = border_port_indices(plan, plan.radix)  # every free port, in order
     rest = free[:len(free) - border_uplinks] if border_uplinks else free
     return rest[::-1][:switches]
+
+
+# Port groups at their own speed on a north-south leaf (docs/hardware.md "Port speeds"): NVIDIA's
+# generator runs the border uplinks and the routed out-of-band uplinks on cages broken out at a
+# speed of their own (NVIDIA/enterprise-ras net-configurator/output/2-4-5-800/default/configs/
+# csl-01-config.sh at 993eed6a993b668e9ab80556cd973b548612c4a4: `swp61,swp62 link breakout 4x` for
+# the EXIT uplinks at 200G, `swp63 link breakout 8x` for the out-of-band uplinks at 100G;
+# .../2-8-9-400/default/configs/core-01-config.sh at 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9:
+# `swp55,swp61,swp63 link breakout 8x`, the EXIT uplinks on swp61s0-s5 and swp63s0-s5, the
+# out-of-band uplinks on swp55s0-s2).
+
+
+@dataclass(frozen=True)
+class LeafGroups:
+    """A north-south leaf's border uplinks and routed out-of-band uplinks (access switch j's at j), by
+    name, and the cages the groups at their own speed split (0-based cage -> its speed)."""
+
+    border: tuple[str, ...] = ()
+    oob: tuple[str, ...] = ()
+    cages: dict[int, int] = field(default_factory=dict)
+
+
+def free_cages(plan: Plan, cages: int, taken: frozenset[int] = frozenset()) -> list[int]:
+    """The 0-based cages, ascending, every host-speed port of which no planned node and no switch link
+    takes (`border_port_indices` with every port), less the host-speed ports `taken`."""
+    per = plan.radix // cages
+    free = set(border_port_indices(plan, plan.radix)) - taken
+    return [c for c in range(cages) if all(c * per + k in free for k in range(per))]
+
+
+def _split_cages(free: list[int], model: SwitchModel, per: int, need: int, top: bool) -> list[int]:
+    """`need` of the `free` cages (0-based, ascending) for a group of `per` ports a cage, the highest
+    (`top`: returned ascending) or the highest below them (returned descending). A cage split into a
+    port a lane (SN5600's 8x) takes an odd-numbered cage (1-based) whose even neighbour is free too and
+    stays unsplit, as NVIDIA's generator writes it (`swp63 link breakout 8x`, `swp64 link breakout
+    disabled` in csl-01-config.sh at 993eed6; swp55/56, 61/62, 63/64 in 2-8-9-400's core-01 at 2f46cb2)."""
+    if per < model.lanes_per_cage:
+        chosen = free[-need:] if need else []
+        return chosen if top else chosen[::-1]
+    pairs = [c for c in free if c % 2 == 0 and c + 1 in free]
+    chosen = pairs[-need:] if need else []
+    return chosen if top else chosen[::-1]
+
+
+def leaf_groups(plan: Plan, model: SwitchModel, border: tuple[int, int] = (0, 0),
+                oob: tuple[int, int] = (0, 0)) -> LeafGroups:
+    """The border uplinks (`border`: their count, their speed) and the routed out-of-band uplinks
+    (`oob`: the planned access switches, their speed) of a north-south leaf; a speed 0 or the
+    plan's own keeps the group on the free ports at the node ports' speed as before
+    (`border_port_indices`, `oob_port_indices`). A group at its own speed takes whole free cages:
+    the border's the highest, filled from the lowest of them up; the out-of-band uplinks' the next
+    ones down, from the highest, access switch j on the j-th port counted so, so that a switch
+    added to the plan takes a port nobody moves from. Both follow from the plan alone, so growth
+    within it never moves them. Fewer ports than asked where the cages run out (validation
+    refuses that)."""
+    names = model.port_names(plan.speed)
+    per_host = plan.radix // model.cages
+    uplinks, bspeed = border
+    switches, ospeed = oob
+    cages: dict[int, int] = {}
+    if uplinks and bspeed and bspeed != plan.speed:
+        per = model.mode_for(bspeed).per_cage  # type: ignore[union-attr]
+        chosen = _split_cages(free_cages(plan, model.cages), model, per, -(-uplinks // per), top=True)
+        at = model.port_names(bspeed)
+        bports = tuple([at[c * per + k] for c in chosen for k in range(per)][:uplinks])
+        cages.update(_with_neighbours(chosen, bspeed, per, model))
+        taken = frozenset(c * per_host + k for c in cages for k in range(per_host))
+    else:
+        bidx = border_port_indices(plan, uplinks) if uplinks else []
+        bports = tuple(names[i] for i in bidx)
+        taken = frozenset(bidx)
+    if switches and ospeed and ospeed != plan.speed:
+        per = model.mode_for(ospeed).per_cage  # type: ignore[union-attr]
+        chosen = _split_cages(free_cages(plan, model.cages, taken), model, per, -(-switches // per), top=False)
+        at = model.port_names(ospeed)
+        oports = tuple([at[c * per + k] for c in chosen for k in range(per)][:switches])
+        cages.update(_with_neighbours(chosen, ospeed, per, model))
+    elif not cages:  # both at the node ports' speed: the free ports below the border's, as before
+        oports = tuple(names[i] for i in oob_port_indices(plan, uplinks, switches))
+    else:  # below the border's own cages
+        free = [i for i in border_port_indices(plan, plan.radix) if i not in taken]
+        oports = tuple(names[i] for i in free[::-1][:switches])
+    return LeafGroups(bports, oports, cages)
+
+
+def _with_neighbours(chosen: list[int], speed: int, per: int, model: SwitchModel) -> dict[int, int]:
+    """The cages a group splits at `speed`, and (0: `breakout disabled`, no ports) the even neighbour of
+    each cage split a port a lane (`_split_cages`)."""
+    out = {c: speed for c in chosen}
+    if per >= model.lanes_per_cage:
+        out.update({c + 1: 0 for c in chosen})
+    return out

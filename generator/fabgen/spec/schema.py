@@ -282,6 +282,12 @@ class Border(Strict):
                          description="border uplinks a leaf, on its highest ports at the fabric's speed that no "
                          "planned node or switch link takes, each an unnumbered eBGP session (default 5, NVIDIA's "
                          "csl-01 at 2-4-5-800)")
+    speed: int | None = Field(
+        default=None, ge=1, le=3200,
+        description="Gb/s of each border uplink (NVUE): the uplinks then take whole cages of their own, the highest "
+        "that no planned node or switch link takes, each split into as many ports as the switch runs at that speed "
+        "(SN5600: 200 4x, 100 8x; NVIDIA's csl-01 at 2-4-5-800: 200, its 2-8-9-400 core-01: 100); default: the "
+        "fabric's node ports' speed, on the highest free ports (docs/hardware.md, \"Port speeds\")")
     vrf: Annotated[str, StringConstraints(pattern=VRF_PATTERN)] = Field(
         default=BORDER_DEFAULTS["vrf"], description="the border VRF holding the uplinks (default NVIDIA's EXIT); a "
         "name of its own, as a tenant's VRF")
@@ -719,6 +725,12 @@ class OobRouted(Strict):
     l3vni_vlan: int = Field(default=OOB_ROUTED_DEFAULTS["l3vni_vlan"], ge=2, le=4094,
                             description="the VLAN NVUE maps the layer-3 VNI to (`vrf <vrf> evpn vlan`; default "
                             "NVIDIA's 3001): its interface vlan<n>_l3 is the DHCP relay's upstream interface")
+    uplink_speed: int | None = Field(
+        default=None, ge=1, le=3200,
+        description="Gb/s of the uplinks to the north-south pair, both ends: a speed the access switch's uplinks run "
+        "(SN2201: 100) and the pair's cages break out to (SN5600: 100 8x); the pair's ends then take whole cages of "
+        "their own below the border's, as NVIDIA's generator breaks a cage out 8 x 100G for them; default: the pair's "
+        "ports at its node ports' speed (docs/hardware.md, \"Port speeds\")")
     loopbacks: Annotated[str, StringConstraints(max_length=43)] = Field(
         description="IPv4 prefix of the access switches' loopbacks (router-id, VTEP): one /32 each, in planned "
         "order, from its first address after the network's; outside every other pool")
@@ -763,7 +775,9 @@ class TierCabling(Strict):
         "at that speed (SN5600: 400 2x, 200 4x); node_leaf: the host ports, a speed the switch and the NICs run "
         "(default: the NICs' speed); leaf_spine (a collapsed pair: its peer links) and spine_core: a whole multiple "
         "of node_leaf's, on NVUE only where it differs from it (default: node_leaf's; spine_core: leaf_spine's). "
-        "Links are counted at their speed: a leaf's uplink bandwidth is its uplinks x their speed "
+        "Links are counted at their speed: a leaf's uplink bandwidth is its uplinks x their speed; on an "
+        "out-of-band network (NVUE) node_leaf alone, a speed its access ports run, written as each used access "
+        "port's `link speed` (NVIDIA's SN2201: 1) "
         "(docs/hardware.md, \"Port speeds\")")
 
 

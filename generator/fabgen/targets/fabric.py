@@ -76,11 +76,12 @@ def _border_rows(f: Fabric) -> list[dict[str, Any]]:
     if not ups:
         return []
     m = border_medium(f)
-    cage = f.switch_model.cages_by_port(f.plan.speed)
+    speed = ups[0][4]  # northsouth.border.speed, else the fabric's
+    cage = f.switch_model.cages_by_port(speed)
     cages = {(sw, cage[port]) for sw, port, *_ in ups}
     cables = len(cages) if m.per_cage else len(ups)
     return [{"category": "cable", "part": m.cable, "description": f"{BORDER_TIER} ({media.TEXT[m.key]})",
-             "quantity": cables, "notes": f"{f.plan.speed}G, to the site router"},
+             "quantity": cables, "notes": f"{speed}G, to the site router"},
             {"category": "transceiver", "part": m.switch_part, "description": "switch side (border uplinks)",
              "quantity": len(cages), "notes": f"one per used {f.switch_model.cage_type} cage"}]
 
@@ -353,7 +354,8 @@ def structure(ctx: Context) -> dict[str, Any]:
 def _oob_uplinks(ctx: Context) -> list[list[str]]:
     """A routed out-of-band network's uplinks (oob_design routed), in its own cabling.csv after its
     access ports: each access switch's two uplinks to the north-south pair's two leaves, at the access
-    switch's uplink speed (the pair's port runs the pair's speed until per-port speeds come)."""
+    switch's uplink speed (the pair's ends at it too where oob_routed.uplink_speed is given, on cages
+    broken out for them; else the pair's port runs the pair's speed)."""
     return [[a, ap, z, zp, f"{speed}G", OOB_UPLINK_MEDIA, OOB_UPLINK_TIER] for a, ap, z, zp, speed in oob_uplinks(ctx)]
 
 

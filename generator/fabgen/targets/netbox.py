@@ -194,9 +194,11 @@ def _interfaces(lagged: bool, ctx: Context) -> list[tuple[str, ...]]:
                             str(s * 1_000_000), _tiers(f), lags if lagged else None, ports)
                 start = end
     tier = f"{f.name} {BORDER_TIER}"
-    for sw, port, router, rport, _ in border_uplinks(f):  # at the node ports' speed; the router's: type `other`
-        ports += [(sw, port, switch_type, str(speed * 1_000_000), "true", tier, *(("",) if lagged else ())),
-                  (router, rport, "other", str(speed * 1_000_000), "true", tier, *(("",) if lagged else ()))]
+    # at northsouth.border.speed, else the node ports'; the router's: type `other`
+    for sw, port, router, rport, bspeed in border_uplinks(f):
+        btype = switch_type if bspeed == speed else interface_type(kind, f.switch_model.cage_type, bspeed)
+        ports += [(sw, port, btype, str(bspeed * 1_000_000), "true", tier, *(("",) if lagged else ())),
+                  (router, rport, "other", str(bspeed * 1_000_000), "true", tier, *(("",) if lagged else ()))]
     if ctx.oob_routed is not None:  # a routed out-of-band network's uplinks, both ends, each at its own speed
         tier = f"{f.name} {OOB_UPLINK_TIER}"
         pkind, pcage, pspeed = ctx.oob_routed.pair_port

@@ -354,7 +354,7 @@ class _Parts:
         # the tiers at their own speeds (`speeds`): each cage's breakout (kind `cage:<mode>`), and each
         # used port's `link speed` (kind `<kind>@<speed>G`), as NVIDIA's generator writes both
         self.cages = {mode: yamlout.Shared({"link": {"breakout": {mode: {}}}, "type": "swp"})
-                      for mode in ("2x", "4x", "8x")} if speeds else {}
+                      for mode in ("2x", "4x", "8x", "disabled")} if speeds else {}
         self.make: dict[str, tuple[Any, int]] = {}
         self.border_vrf = border_vrf  # northsouth.border's VRF: its uplinks' kind `border`
         self.cage_layout: dict[str, tuple[tuple[str, str], ...]] = {}  # by role, where speeds mix
@@ -690,29 +690,37 @@ def structure(ctx: Context) -> dict[str, Any]:
     dialect = Dialect(version)
     # every switch's `mtu` (intent/switches.py)
     # without and with the baseline's histograms (a role may differ: intent/baseline.py)
-    speeds = tuple(sorted({f.plan.tier_speed(t) for t in ("node-leaf", "leaf-spine", "spine-core")})) \
-        if f.plan.mixed else ()
+    intents = SwitchIntents(ctx)
+    # speeds that mix: the tiers' (cabling.<tier>.speed) and a north-south leaf's port groups' at their own
+    # (northsouth.border.speed, oob_routed.uplink_speed: their cages broken out at it)
+    roles = [r for r in ("leaf", "spine", "core") if intents.mixed(r)]
+    speeds = tuple(sorted({v for r in roles for v in intents.cage_speeds(r) if v}
+                          | ({f.plan.tier_speed(t) for t in ("node-leaf", "leaf-spine", "spine-core")}
+                             if roles else set())))
     b = border_of(ctx)
     parts = {h: _Parts(options(ctx).mtu, breakout, dialect, _watchdog(qos), ar_ports, h, speeds,
                        b["vrf"] if b else None) for h in (False, True)}
     if speeds:
         for p in parts.values():
-            p.cage_layout = {r: _cage_layout(f, r) for r in ("leaf", "spine", "core")}
-    make = partial(_switch, SwitchIntents(ctx), qos, ar, breakout, f.switch_model.cages, dialect, parts, b,
+            p.cage_layout = {r: _cage_layout(f, intents.cage_speeds(r)) for r in roles}
+    make = partial(_switch, intents, qos, ar, breakout, f.switch_model.cages, dialect, parts, b,
                    ctx.oob_routed)
     header = {"model": f.switch_model.part.removeprefix("M"), "nvue-api-version": "nvue_v1", "rev-id": 1.0,
               "version": f"Cumulus Linux {version}.0"}
     return {"fabric": f.name, "cluster": ctx.cluster, "switches": Deferred(make, f.switches), "header": header}
 
 
-def _cage_layout(f: Any, role: str) -> tuple[tuple[str, str], ...]:
-    """Each cage of a switch of `role` split at its own speed (`Fabric.cage_speeds`): NVUE's breakout
-    mode is the cage's ports at that speed (SN5600: 400G 2x, 200G 4x, 100G 8x); a cage run whole has no
-    breakout line."""
+def _cage_layout(f: Any, speeds: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """Each cage of a switch split at its own speed (`speeds`, intent/switches.py `cage_speeds`): NVUE's
+    breakout mode is the cage's ports at that speed (SN5600: 400G 2x, 200G 4x, 100G 8x); a cage run whole
+    has no breakout line."""
     m = f.switch_model
     cages = m.port_names(m.native.speed)
     out = []
-    for c, speed in enumerate(f.cage_speeds(role)):
+    for c, speed in enumerate(speeds):
+        if not speed:  # the even neighbour of a cage split a port a lane (spec/layout.py `leaf_groups`)
+            out.append((cages[c], "cage:disabled"))
+            continue
         per = m.mode_for(speed).per_cage
         if per > 1:
             out.append((cages[c], f"cage:{per}x"))
@@ -1115,6 +1123,10 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
     b = named(baseline_of(ctx.baseline, f.spec.baseline, "access", f.spec.platform, m.prefix), s.name)
     telemetry = {"telemetry": {"histogram": HISTOGRAM}} if b and b["telemetry"]["histograms"] else {}
     used = f.ports.get(s.name, {})
+    # cabling.node_leaf.speed: each used access port's `link speed`, as NVIDIA's SN2201 (`nv set interface
+    # swp1-48 link speed 1G`, oob-switch-01-config.sh for 2-8-9-400 at 993eed6a993b668e9ab80556cd973b548612c4a4)
+    speed = f.spec.cabling.node_leaf.speed
+    link = {"link": {"speed": f"{speed}G"}} if speed else {}
     for name in f.switch_model.port_names(f.plan.speed):
         idx = used.get(name)
         if idx is None:
@@ -1122,7 +1134,7 @@ def _access_tree(ctx: Context, s, d: Dialect, vlan: int) -> tuple[dict[str, Any]
             continue
         lk = f.links[idx]
         iface[name] = {"bridge": {"domain": {"br_default": {"access": vlan}}},
-                       "description": f"OOB_{lk.a}_{lk.a_port}", "type": "swp", **telemetry}
+                       "description": f"OOB_{lk.a}_{lk.a_port}", **link, "type": "swp", **telemetry}
     if routed is not None:
         _access_routed(tree, iface, routed, s.name, d, telemetry)
     else:
