@@ -161,13 +161,13 @@ nv set interface swp59 link breakout 2x
 nv set interface swp59 type swp
 nv set interface swp60 link breakout 2x
 nv set interface swp60 type swp
-nv set interface swp61 link breakout 2x
+nv set interface swp61 link breakout 8x
 nv set interface swp61 type swp
-nv set interface swp62 link breakout 2x
+nv set interface swp62 link breakout disabled
 nv set interface swp62 type swp
-nv set interface swp63 link breakout 2x
+nv set interface swp63 link breakout 4x
 nv set interface swp63 type swp
-nv set interface swp64 link breakout 2x
+nv set interface swp64 link breakout 4x
 nv set interface swp64 type swp
 nv set interface bond1 bond lacp-bypass enabled
 nv set interface bond1 bond lacp-rate fast
@@ -184,6 +184,7 @@ nv set interface bond1 link mtu 9100
 nv set interface bond1 type bond
 nv set interface swp1s0 description HOST_su-01-node-01_mlx5_5
 nv set interface swp1s0 link mtu 9100
+nv set interface swp1s0 link speed 400G
 nv set interface swp1s0 type swp
 nv set interface swp1s0 qos pfc-watchdog state enable
 nv set interface swp1s0 telemetry histogram counter counter-type rx-packet
@@ -206,6 +207,7 @@ nv set interface bond2 link mtu 9100
 nv set interface bond2 type bond
 nv set interface swp1s1 description HOST_su-01-node-02_mlx5_4
 nv set interface swp1s1 link mtu 9100
+nv set interface swp1s1 link speed 400G
 nv set interface swp1s1 type swp
 nv set interface swp1s1 qos pfc-watchdog state enable
 nv set interface swp1s1 telemetry histogram counter counter-type rx-packet
@@ -228,6 +230,7 @@ nv set interface bond3 link mtu 9100
 nv set interface bond3 type bond
 nv set interface swp2s0 description HOST_su-01-node-03_mlx5_5
 nv set interface swp2s0 link mtu 9100
+nv set interface swp2s0 link speed 400G
 nv set interface swp2s0 type swp
 nv set interface swp2s0 qos pfc-watchdog state enable
 nv set interface swp2s0 telemetry histogram counter counter-type rx-packet
@@ -250,6 +253,7 @@ nv set interface bond4 link mtu 9100
 nv set interface bond4 type bond
 nv set interface swp2s1 description HOST_su-01-node-04_mlx5_4
 nv set interface swp2s1 link mtu 9100
+nv set interface swp2s1 link speed 400G
 nv set interface swp2s1 type swp
 nv set interface swp2s1 qos pfc-watchdog state enable
 nv set interface swp2s1 telemetry histogram counter counter-type rx-packet
@@ -272,6 +276,7 @@ nv set interface bond5 link mtu 9100
 nv set interface bond5 type bond
 nv set interface swp3s0 description HOST_su-01-node-05_mlx5_5
 nv set interface swp3s0 link mtu 9100
+nv set interface swp3s0 link speed 400G
 nv set interface swp3s0 type swp
 nv set interface swp3s0 qos pfc-watchdog state enable
 nv set interface swp3s0 telemetry histogram counter counter-type rx-packet
@@ -294,6 +299,7 @@ nv set interface bond6 link mtu 9100
 nv set interface bond6 type bond
 nv set interface swp3s1 description HOST_su-01-node-06_mlx5_4
 nv set interface swp3s1 link mtu 9100
+nv set interface swp3s1 link speed 400G
 nv set interface swp3s1 type swp
 nv set interface swp3s1 qos pfc-watchdog state enable
 nv set interface swp3s1 telemetry histogram counter counter-type rx-packet
@@ -316,6 +322,7 @@ nv set interface bond7 link mtu 9100
 nv set interface bond7 type bond
 nv set interface swp4s0 description HOST_su-01-node-07_mlx5_5
 nv set interface swp4s0 link mtu 9100
+nv set interface swp4s0 link speed 400G
 nv set interface swp4s0 type swp
 nv set interface swp4s0 qos pfc-watchdog state enable
 nv set interface swp4s0 telemetry histogram counter counter-type rx-packet
@@ -338,6 +345,7 @@ nv set interface bond8 link mtu 9100
 nv set interface bond8 type bond
 nv set interface swp4s1 description HOST_su-01-node-08_mlx5_4
 nv set interface swp4s1 link mtu 9100
+nv set interface swp4s1 link speed 400G
 nv set interface swp4s1 type swp
 nv set interface swp4s1 qos pfc-watchdog state enable
 nv set interface swp4s1 telemetry histogram counter counter-type rx-packet
@@ -360,6 +368,7 @@ nv set interface bond9 link mtu 9100
 nv set interface bond9 type bond
 nv set interface swp5s0 description HOST_su-01-node-09_mlx5_5
 nv set interface swp5s0 link mtu 9100
+nv set interface swp5s0 link speed 400G
 nv set interface swp5s0 type swp
 nv set interface swp5s0 qos pfc-watchdog state enable
 nv set interface swp5s0 telemetry histogram counter counter-type rx-packet
@@ -382,6 +391,7 @@ nv set interface bond10 link mtu 9100
 nv set interface bond10 type bond
 nv set interface swp5s1 description HOST_su-01-node-10_mlx5_4
 nv set interface swp5s1 link mtu 9100
+nv set interface swp5s1 link speed 400G
 nv set interface swp5s1 type swp
 nv set interface swp5s1 qos pfc-watchdog state enable
 nv set interface swp5s1 telemetry histogram counter counter-type rx-packet
@@ -404,6 +414,7 @@ nv set interface bond11 link mtu 9100
 nv set interface bond11 type bond
 nv set interface swp6s0 description HOST_su-01-node-11_mlx5_5
 nv set interface swp6s0 link mtu 9100
+nv set interface swp6s0 link speed 400G
 nv set interface swp6s0 type swp
 nv set interface swp6s0 qos pfc-watchdog state enable
 nv set interface swp6s0 telemetry histogram counter counter-type rx-packet
@@ -426,6 +437,7 @@ nv set interface bond12 link mtu 9100
 nv set interface bond12 type bond
 nv set interface swp6s1 description HOST_su-01-node-12_mlx5_4
 nv set interface swp6s1 link mtu 9100
+nv set interface swp6s1 link speed 400G
 nv set interface swp6s1 type swp
 nv set interface swp6s1 qos pfc-watchdog state enable
 nv set interface swp6s1 telemetry histogram counter counter-type rx-packet
@@ -448,6 +460,7 @@ nv set interface bond13 link mtu 9100
 nv set interface bond13 type bond
 nv set interface swp7s0 description HOST_su-01-node-13_mlx5_5
 nv set interface swp7s0 link mtu 9100
+nv set interface swp7s0 link speed 400G
 nv set interface swp7s0 type swp
 nv set interface swp7s0 qos pfc-watchdog state enable
 nv set interface swp7s0 telemetry histogram counter counter-type rx-packet
@@ -470,6 +483,7 @@ nv set interface bond14 link mtu 9100
 nv set interface bond14 type bond
 nv set interface swp7s1 description HOST_su-01-node-14_mlx5_4
 nv set interface swp7s1 link mtu 9100
+nv set interface swp7s1 link speed 400G
 nv set interface swp7s1 type swp
 nv set interface swp7s1 qos pfc-watchdog state enable
 nv set interface swp7s1 telemetry histogram counter counter-type rx-packet
@@ -492,6 +506,7 @@ nv set interface bond15 link mtu 9100
 nv set interface bond15 type bond
 nv set interface swp8s0 description HOST_su-01-node-15_mlx5_5
 nv set interface swp8s0 link mtu 9100
+nv set interface swp8s0 link speed 400G
 nv set interface swp8s0 type swp
 nv set interface swp8s0 qos pfc-watchdog state enable
 nv set interface swp8s0 telemetry histogram counter counter-type rx-packet
@@ -514,6 +529,7 @@ nv set interface bond16 link mtu 9100
 nv set interface bond16 type bond
 nv set interface swp8s1 description HOST_su-01-node-16_mlx5_4
 nv set interface swp8s1 link mtu 9100
+nv set interface swp8s1 link speed 400G
 nv set interface swp8s1 type swp
 nv set interface swp8s1 qos pfc-watchdog state enable
 nv set interface swp8s1 telemetry histogram counter counter-type rx-packet
@@ -536,6 +552,7 @@ nv set interface bond17 link mtu 9100
 nv set interface bond17 type bond
 nv set interface swp9s0 description HOST_su-01-node-17_mlx5_5
 nv set interface swp9s0 link mtu 9100
+nv set interface swp9s0 link speed 400G
 nv set interface swp9s0 type swp
 nv set interface swp9s0 qos pfc-watchdog state enable
 nv set interface swp9s0 telemetry histogram counter counter-type rx-packet
@@ -558,6 +575,7 @@ nv set interface bond18 link mtu 9100
 nv set interface bond18 type bond
 nv set interface swp9s1 description HOST_su-01-node-18_mlx5_4
 nv set interface swp9s1 link mtu 9100
+nv set interface swp9s1 link speed 400G
 nv set interface swp9s1 type swp
 nv set interface swp9s1 qos pfc-watchdog state enable
 nv set interface swp9s1 telemetry histogram counter counter-type rx-packet
@@ -659,6 +677,7 @@ nv set interface swp32s1 link state down
 nv set interface swp32s1 type swp
 nv set interface swp33s0 description P2P_ns-leaf001_swp33s0
 nv set interface swp33s0 link mtu 9100
+nv set interface swp33s0 link speed 400G
 nv set interface swp33s0 type swp
 nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s0 telemetry histogram counter counter-type rx-packet
@@ -669,6 +688,7 @@ nv set interface swp33s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp33s0 evpn multihoming uplink enabled
 nv set interface swp33s1 description P2P_ns-leaf001_swp33s1
 nv set interface swp33s1 link mtu 9100
+nv set interface swp33s1 link speed 400G
 nv set interface swp33s1 type swp
 nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp33s1 telemetry histogram counter counter-type rx-packet
@@ -679,6 +699,7 @@ nv set interface swp33s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp33s1 evpn multihoming uplink enabled
 nv set interface swp34s0 description P2P_ns-leaf001_swp34s0
 nv set interface swp34s0 link mtu 9100
+nv set interface swp34s0 link speed 400G
 nv set interface swp34s0 type swp
 nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s0 telemetry histogram counter counter-type rx-packet
@@ -689,6 +710,7 @@ nv set interface swp34s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp34s0 evpn multihoming uplink enabled
 nv set interface swp34s1 description P2P_ns-leaf001_swp34s1
 nv set interface swp34s1 link mtu 9100
+nv set interface swp34s1 link speed 400G
 nv set interface swp34s1 type swp
 nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp34s1 telemetry histogram counter counter-type rx-packet
@@ -699,6 +721,7 @@ nv set interface swp34s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp34s1 evpn multihoming uplink enabled
 nv set interface swp35s0 description P2P_ns-leaf001_swp35s0
 nv set interface swp35s0 link mtu 9100
+nv set interface swp35s0 link speed 400G
 nv set interface swp35s0 type swp
 nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s0 telemetry histogram counter counter-type rx-packet
@@ -709,6 +732,7 @@ nv set interface swp35s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp35s0 evpn multihoming uplink enabled
 nv set interface swp35s1 description P2P_ns-leaf001_swp35s1
 nv set interface swp35s1 link mtu 9100
+nv set interface swp35s1 link speed 400G
 nv set interface swp35s1 type swp
 nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp35s1 telemetry histogram counter counter-type rx-packet
@@ -719,6 +743,7 @@ nv set interface swp35s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp35s1 evpn multihoming uplink enabled
 nv set interface swp36s0 description P2P_ns-leaf001_swp36s0
 nv set interface swp36s0 link mtu 9100
+nv set interface swp36s0 link speed 400G
 nv set interface swp36s0 type swp
 nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s0 telemetry histogram counter counter-type rx-packet
@@ -729,6 +754,7 @@ nv set interface swp36s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp36s0 evpn multihoming uplink enabled
 nv set interface swp36s1 description P2P_ns-leaf001_swp36s1
 nv set interface swp36s1 link mtu 9100
+nv set interface swp36s1 link speed 400G
 nv set interface swp36s1 type swp
 nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp36s1 telemetry histogram counter counter-type rx-packet
@@ -739,6 +765,7 @@ nv set interface swp36s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp36s1 evpn multihoming uplink enabled
 nv set interface swp37s0 description P2P_ns-leaf001_swp37s0
 nv set interface swp37s0 link mtu 9100
+nv set interface swp37s0 link speed 400G
 nv set interface swp37s0 type swp
 nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s0 telemetry histogram counter counter-type rx-packet
@@ -749,6 +776,7 @@ nv set interface swp37s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp37s0 evpn multihoming uplink enabled
 nv set interface swp37s1 description P2P_ns-leaf001_swp37s1
 nv set interface swp37s1 link mtu 9100
+nv set interface swp37s1 link speed 400G
 nv set interface swp37s1 type swp
 nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp37s1 telemetry histogram counter counter-type rx-packet
@@ -759,6 +787,7 @@ nv set interface swp37s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp37s1 evpn multihoming uplink enabled
 nv set interface swp38s0 description P2P_ns-leaf001_swp38s0
 nv set interface swp38s0 link mtu 9100
+nv set interface swp38s0 link speed 400G
 nv set interface swp38s0 type swp
 nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s0 telemetry histogram counter counter-type rx-packet
@@ -769,6 +798,7 @@ nv set interface swp38s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp38s0 evpn multihoming uplink enabled
 nv set interface swp38s1 description P2P_ns-leaf001_swp38s1
 nv set interface swp38s1 link mtu 9100
+nv set interface swp38s1 link speed 400G
 nv set interface swp38s1 type swp
 nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp38s1 telemetry histogram counter counter-type rx-packet
@@ -779,6 +809,7 @@ nv set interface swp38s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp38s1 evpn multihoming uplink enabled
 nv set interface swp39s0 description P2P_ns-leaf001_swp39s0
 nv set interface swp39s0 link mtu 9100
+nv set interface swp39s0 link speed 400G
 nv set interface swp39s0 type swp
 nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s0 telemetry histogram counter counter-type rx-packet
@@ -789,6 +820,7 @@ nv set interface swp39s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp39s0 evpn multihoming uplink enabled
 nv set interface swp39s1 description P2P_ns-leaf001_swp39s1
 nv set interface swp39s1 link mtu 9100
+nv set interface swp39s1 link speed 400G
 nv set interface swp39s1 type swp
 nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp39s1 telemetry histogram counter counter-type rx-packet
@@ -799,6 +831,7 @@ nv set interface swp39s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp39s1 evpn multihoming uplink enabled
 nv set interface swp40s0 description P2P_ns-leaf001_swp40s0
 nv set interface swp40s0 link mtu 9100
+nv set interface swp40s0 link speed 400G
 nv set interface swp40s0 type swp
 nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s0 telemetry histogram counter counter-type rx-packet
@@ -809,6 +842,7 @@ nv set interface swp40s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp40s0 evpn multihoming uplink enabled
 nv set interface swp40s1 description P2P_ns-leaf001_swp40s1
 nv set interface swp40s1 link mtu 9100
+nv set interface swp40s1 link speed 400G
 nv set interface swp40s1 type swp
 nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp40s1 telemetry histogram counter counter-type rx-packet
@@ -819,6 +853,7 @@ nv set interface swp40s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp40s1 evpn multihoming uplink enabled
 nv set interface swp41s0 description P2P_ns-leaf001_swp41s0
 nv set interface swp41s0 link mtu 9100
+nv set interface swp41s0 link speed 400G
 nv set interface swp41s0 type swp
 nv set interface swp41s0 router adaptive-routing state enabled
 nv set interface swp41s0 telemetry histogram counter counter-type rx-packet
@@ -829,6 +864,7 @@ nv set interface swp41s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp41s0 evpn multihoming uplink enabled
 nv set interface swp41s1 description P2P_ns-leaf001_swp41s1
 nv set interface swp41s1 link mtu 9100
+nv set interface swp41s1 link speed 400G
 nv set interface swp41s1 type swp
 nv set interface swp41s1 router adaptive-routing state enabled
 nv set interface swp41s1 telemetry histogram counter counter-type rx-packet
@@ -839,6 +875,7 @@ nv set interface swp41s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp41s1 evpn multihoming uplink enabled
 nv set interface swp42s0 description P2P_ns-leaf001_swp42s0
 nv set interface swp42s0 link mtu 9100
+nv set interface swp42s0 link speed 400G
 nv set interface swp42s0 type swp
 nv set interface swp42s0 router adaptive-routing state enabled
 nv set interface swp42s0 telemetry histogram counter counter-type rx-packet
@@ -849,6 +886,7 @@ nv set interface swp42s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp42s0 evpn multihoming uplink enabled
 nv set interface swp42s1 description P2P_ns-leaf001_swp42s1
 nv set interface swp42s1 link mtu 9100
+nv set interface swp42s1 link speed 400G
 nv set interface swp42s1 type swp
 nv set interface swp42s1 router adaptive-routing state enabled
 nv set interface swp42s1 telemetry histogram counter counter-type rx-packet
@@ -927,16 +965,11 @@ nv set interface swp59s1 link state down
 nv set interface swp59s1 type swp
 nv set interface swp60s0 link state down
 nv set interface swp60s0 type swp
-nv set interface swp60s1 description oob-ns-mgmt0001:swp50
-nv set interface swp60s1 link mtu 9100
+nv set interface swp60s1 link state down
 nv set interface swp60s1 type swp
-nv set interface swp60s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp60s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp60s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp60s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp60s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s0 description oob-gpu-mgmt0001:swp50
+nv set interface swp61s0 description oob-gpu-access0001:swp50
 nv set interface swp61s0 link mtu 9100
+nv set interface swp61s0 link speed 100G
 nv set interface swp61s0 type swp
 nv set interface swp61s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp61s0 telemetry histogram counter counter-type tx-packet
@@ -945,31 +978,42 @@ nv set interface swp61s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp61s1 description oob-gpu-access0002:swp50
 nv set interface swp61s1 link mtu 9100
+nv set interface swp61s1 link speed 100G
 nv set interface swp61s1 type swp
 nv set interface swp61s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp61s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp61s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s0 description oob-gpu-access0001:swp50
-nv set interface swp62s0 link mtu 9100
-nv set interface swp62s0 type swp
-nv set interface swp62s0 telemetry histogram counter counter-type rx-packet
-nv set interface swp62s0 telemetry histogram counter counter-type tx-packet
-nv set interface swp62s0 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s1 description site-router:uplink6
-nv set interface swp62s1 link mtu 9100
-nv set interface swp62s1 type swp
-nv set interface swp62s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp62s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp62s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s1 vrf EXIT
-nv set interface swp63s0 description site-router:uplink7
+nv set interface swp61s2 description oob-gpu-mgmt0001:swp50
+nv set interface swp61s2 link mtu 9100
+nv set interface swp61s2 link speed 100G
+nv set interface swp61s2 type swp
+nv set interface swp61s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s3 description oob-ns-mgmt0001:swp50
+nv set interface swp61s3 link mtu 9100
+nv set interface swp61s3 link speed 100G
+nv set interface swp61s3 type swp
+nv set interface swp61s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s4 link state down
+nv set interface swp61s4 type swp
+nv set interface swp61s5 link state down
+nv set interface swp61s5 type swp
+nv set interface swp61s6 link state down
+nv set interface swp61s6 type swp
+nv set interface swp61s7 link state down
+nv set interface swp61s7 type swp
+nv set interface swp63s0 description site-router:uplink6
 nv set interface swp63s0 link mtu 9100
+nv set interface swp63s0 link speed 200G
 nv set interface swp63s0 type swp
 nv set interface swp63s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s0 telemetry histogram counter counter-type tx-packet
@@ -977,8 +1021,9 @@ nv set interface swp63s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s0 vrf EXIT
-nv set interface swp63s1 description site-router:uplink8
+nv set interface swp63s1 description site-router:uplink7
 nv set interface swp63s1 link mtu 9100
+nv set interface swp63s1 link speed 200G
 nv set interface swp63s1 type swp
 nv set interface swp63s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s1 telemetry histogram counter counter-type tx-packet
@@ -986,8 +1031,29 @@ nv set interface swp63s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s1 vrf EXIT
-nv set interface swp64s0 description site-router:uplink9
+nv set interface swp63s2 description site-router:uplink8
+nv set interface swp63s2 link mtu 9100
+nv set interface swp63s2 link speed 200G
+nv set interface swp63s2 type swp
+nv set interface swp63s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp63s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp63s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp63s2 vrf EXIT
+nv set interface swp63s3 description site-router:uplink9
+nv set interface swp63s3 link mtu 9100
+nv set interface swp63s3 link speed 200G
+nv set interface swp63s3 type swp
+nv set interface swp63s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp63s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp63s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp63s3 vrf EXIT
+nv set interface swp64s0 description site-router:uplink10
 nv set interface swp64s0 link mtu 9100
+nv set interface swp64s0 link speed 200G
 nv set interface swp64s0 type swp
 nv set interface swp64s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp64s0 telemetry histogram counter counter-type tx-packet
@@ -995,15 +1061,12 @@ nv set interface swp64s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp64s0 vrf EXIT
-nv set interface swp64s1 description site-router:uplink10
-nv set interface swp64s1 link mtu 9100
+nv set interface swp64s1 link state down
 nv set interface swp64s1 type swp
-nv set interface swp64s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp64s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp64s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp64s1 vrf EXIT
+nv set interface swp64s2 link state down
+nv set interface swp64s2 type swp
+nv set interface swp64s3 link state down
+nv set interface swp64s3 type swp
 nv set interface vlan20 description STORAGE
 nv set interface vlan20 ipv4 address 10.160.127.253/17
 nv set interface vlan20 ipv4 vrr state enabled
@@ -1214,14 +1277,14 @@ nv set vrf default router bgp neighbor swp42s0 peer-group ISL
 nv set vrf default router bgp neighbor swp42s0 type unnumbered
 nv set vrf default router bgp neighbor swp42s1 peer-group ISL
 nv set vrf default router bgp neighbor swp42s1 type unnumbered
-nv set vrf default router bgp neighbor swp62s0 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp62s0 type unnumbered
-nv set vrf default router bgp neighbor swp61s1 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp61s1 type unnumbered
 nv set vrf default router bgp neighbor swp61s0 peer-group oob-underlay
 nv set vrf default router bgp neighbor swp61s0 type unnumbered
-nv set vrf default router bgp neighbor swp60s1 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp60s1 type unnumbered
+nv set vrf default router bgp neighbor swp61s1 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s1 type unnumbered
+nv set vrf default router bgp neighbor swp61s2 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s2 type unnumbered
+nv set vrf default router bgp neighbor swp61s3 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s3 type unnumbered
 nv set vrf default router bgp neighbor 10.254.1.1 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.1 type numbered
 nv set vrf default router bgp neighbor 10.254.1.2 peer-group oob-overlay
@@ -1274,16 +1337,16 @@ nv set vrf EXIT router bgp router-id 10.254.0.249
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast state enabled
 nv set vrf EXIT router bgp peer-group exit address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group exit remote-as external
-nv set vrf EXIT router bgp neighbor swp62s1 peer-group exit
-nv set vrf EXIT router bgp neighbor swp62s1 type unnumbered
 nv set vrf EXIT router bgp neighbor swp63s0 peer-group exit
 nv set vrf EXIT router bgp neighbor swp63s0 type unnumbered
 nv set vrf EXIT router bgp neighbor swp63s1 peer-group exit
 nv set vrf EXIT router bgp neighbor swp63s1 type unnumbered
+nv set vrf EXIT router bgp neighbor swp63s2 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s2 type unnumbered
+nv set vrf EXIT router bgp neighbor swp63s3 peer-group exit
+nv set vrf EXIT router bgp neighbor swp63s3 type unnumbered
 nv set vrf EXIT router bgp neighbor swp64s0 peer-group exit
 nv set vrf EXIT router bgp neighbor swp64s0 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s1 peer-group exit
-nv set vrf EXIT router bgp neighbor swp64s1 type unnumbered
 nv set vrf OOB evpn state enabled
 nv set vrf OOB evpn vlan 3001
 nv set vrf OOB evpn vni 5001

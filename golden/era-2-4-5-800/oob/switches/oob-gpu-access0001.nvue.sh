@@ -38,111 +38,147 @@ nv set interface lo ipv4 address 10.254.1.1/32
 nv set interface lo type loopback
 nv set interface swp1 bridge domain br_default access 200
 nv set interface swp1 description OOB_su-01-node-01_bmc
+nv set interface swp1 link speed 1G
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 200
 nv set interface swp2 description OOB_su-01-node-02_bmc
+nv set interface swp2 link speed 1G
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 200
 nv set interface swp3 description OOB_su-01-node-03_bmc
+nv set interface swp3 link speed 1G
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 200
 nv set interface swp4 description OOB_su-01-node-04_bmc
+nv set interface swp4 link speed 1G
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 200
 nv set interface swp5 description OOB_su-01-node-05_bmc
+nv set interface swp5 link speed 1G
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 200
 nv set interface swp6 description OOB_su-01-node-06_bmc
+nv set interface swp6 link speed 1G
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 200
 nv set interface swp7 description OOB_su-01-node-07_bmc
+nv set interface swp7 link speed 1G
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 200
 nv set interface swp8 description OOB_su-01-node-08_bmc
+nv set interface swp8 link speed 1G
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 200
 nv set interface swp9 description OOB_su-01-node-09_bmc
+nv set interface swp9 link speed 1G
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 200
 nv set interface swp10 description OOB_su-01-node-10_bmc
+nv set interface swp10 link speed 1G
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 200
 nv set interface swp11 description OOB_su-01-node-11_bmc
+nv set interface swp11 link speed 1G
 nv set interface swp11 type swp
 nv set interface swp12 bridge domain br_default access 200
 nv set interface swp12 description OOB_su-01-node-12_bmc
+nv set interface swp12 link speed 1G
 nv set interface swp12 type swp
 nv set interface swp13 bridge domain br_default access 200
 nv set interface swp13 description OOB_su-01-node-13_bmc
+nv set interface swp13 link speed 1G
 nv set interface swp13 type swp
 nv set interface swp14 bridge domain br_default access 200
 nv set interface swp14 description OOB_su-01-node-14_bmc
+nv set interface swp14 link speed 1G
 nv set interface swp14 type swp
 nv set interface swp15 bridge domain br_default access 200
 nv set interface swp15 description OOB_su-01-node-15_bmc
+nv set interface swp15 link speed 1G
 nv set interface swp15 type swp
 nv set interface swp16 bridge domain br_default access 200
 nv set interface swp16 description OOB_su-01-node-16_bmc
+nv set interface swp16 link speed 1G
 nv set interface swp16 type swp
 nv set interface swp17 bridge domain br_default access 200
 nv set interface swp17 description OOB_su-01-node-17_bmc
+nv set interface swp17 link speed 1G
 nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 200
 nv set interface swp18 description OOB_su-01-node-18_bmc
+nv set interface swp18 link speed 1G
 nv set interface swp18 type swp
 nv set interface swp19 bridge domain br_default access 200
 nv set interface swp19 description OOB_su-01-node-01_host-1g
+nv set interface swp19 link speed 1G
 nv set interface swp19 type swp
 nv set interface swp20 bridge domain br_default access 200
 nv set interface swp20 description OOB_su-01-node-02_host-1g
+nv set interface swp20 link speed 1G
 nv set interface swp20 type swp
 nv set interface swp21 bridge domain br_default access 200
 nv set interface swp21 description OOB_su-01-node-03_host-1g
+nv set interface swp21 link speed 1G
 nv set interface swp21 type swp
 nv set interface swp22 bridge domain br_default access 200
 nv set interface swp22 description OOB_su-01-node-04_host-1g
+nv set interface swp22 link speed 1G
 nv set interface swp22 type swp
 nv set interface swp23 bridge domain br_default access 200
 nv set interface swp23 description OOB_su-01-node-05_host-1g
+nv set interface swp23 link speed 1G
 nv set interface swp23 type swp
 nv set interface swp24 bridge domain br_default access 200
 nv set interface swp24 description OOB_su-01-node-06_host-1g
+nv set interface swp24 link speed 1G
 nv set interface swp24 type swp
 nv set interface swp25 bridge domain br_default access 200
 nv set interface swp25 description OOB_su-01-node-07_host-1g
+nv set interface swp25 link speed 1G
 nv set interface swp25 type swp
 nv set interface swp26 bridge domain br_default access 200
 nv set interface swp26 description OOB_su-01-node-08_host-1g
+nv set interface swp26 link speed 1G
 nv set interface swp26 type swp
 nv set interface swp27 bridge domain br_default access 200
 nv set interface swp27 description OOB_su-01-node-09_host-1g
+nv set interface swp27 link speed 1G
 nv set interface swp27 type swp
 nv set interface swp28 bridge domain br_default access 200
 nv set interface swp28 description OOB_su-01-node-10_host-1g
+nv set interface swp28 link speed 1G
 nv set interface swp28 type swp
 nv set interface swp29 bridge domain br_default access 200
 nv set interface swp29 description OOB_su-01-node-11_host-1g
+nv set interface swp29 link speed 1G
 nv set interface swp29 type swp
 nv set interface swp30 bridge domain br_default access 200
 nv set interface swp30 description OOB_su-01-node-12_host-1g
+nv set interface swp30 link speed 1G
 nv set interface swp30 type swp
 nv set interface swp31 bridge domain br_default access 200
 nv set interface swp31 description OOB_su-01-node-13_host-1g
+nv set interface swp31 link speed 1G
 nv set interface swp31 type swp
 nv set interface swp32 bridge domain br_default access 200
 nv set interface swp32 description OOB_su-01-node-14_host-1g
+nv set interface swp32 link speed 1G
 nv set interface swp32 type swp
 nv set interface swp33 bridge domain br_default access 200
 nv set interface swp33 description OOB_su-01-node-15_host-1g
+nv set interface swp33 link speed 1G
 nv set interface swp33 type swp
 nv set interface swp34 bridge domain br_default access 200
 nv set interface swp34 description OOB_su-01-node-16_host-1g
+nv set interface swp34 link speed 1G
 nv set interface swp34 type swp
 nv set interface swp35 bridge domain br_default access 200
 nv set interface swp35 description OOB_su-01-node-17_host-1g
+nv set interface swp35 link speed 1G
 nv set interface swp35 type swp
 nv set interface swp36 bridge domain br_default access 200
 nv set interface swp36 description OOB_su-01-node-18_host-1g
+nv set interface swp36 link speed 1G
 nv set interface swp36 type swp
 nv set interface swp37 link state down
 nv set interface swp37 type swp
@@ -168,9 +204,9 @@ nv set interface swp47 link state down
 nv set interface swp47 type swp
 nv set interface swp48 link state down
 nv set interface swp48 type swp
-nv set interface swp49 description ns-leaf001:swp62s0
+nv set interface swp49 description ns-leaf001:swp61s0
 nv set interface swp49 type swp
-nv set interface swp50 description ns-leaf002:swp62s0
+nv set interface swp50 description ns-leaf002:swp61s0
 nv set interface swp50 type swp
 nv set interface vlan200 description OOB
 nv set interface vlan200 ipv4 address 192.168.33.252/23

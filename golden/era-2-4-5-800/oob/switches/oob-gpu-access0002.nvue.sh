@@ -38,57 +38,75 @@ nv set interface lo ipv4 address 10.254.1.2/32
 nv set interface lo type loopback
 nv set interface swp1 bridge domain br_default access 200
 nv set interface swp1 description OOB_su-01-node-01_bf3-oob
+nv set interface swp1 link speed 1G
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 200
 nv set interface swp2 description OOB_su-01-node-02_bf3-oob
+nv set interface swp2 link speed 1G
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 200
 nv set interface swp3 description OOB_su-01-node-03_bf3-oob
+nv set interface swp3 link speed 1G
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 200
 nv set interface swp4 description OOB_su-01-node-04_bf3-oob
+nv set interface swp4 link speed 1G
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 200
 nv set interface swp5 description OOB_su-01-node-05_bf3-oob
+nv set interface swp5 link speed 1G
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 200
 nv set interface swp6 description OOB_su-01-node-06_bf3-oob
+nv set interface swp6 link speed 1G
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 200
 nv set interface swp7 description OOB_su-01-node-07_bf3-oob
+nv set interface swp7 link speed 1G
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 200
 nv set interface swp8 description OOB_su-01-node-08_bf3-oob
+nv set interface swp8 link speed 1G
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 200
 nv set interface swp9 description OOB_su-01-node-09_bf3-oob
+nv set interface swp9 link speed 1G
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 200
 nv set interface swp10 description OOB_su-01-node-10_bf3-oob
+nv set interface swp10 link speed 1G
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 200
 nv set interface swp11 description OOB_su-01-node-11_bf3-oob
+nv set interface swp11 link speed 1G
 nv set interface swp11 type swp
 nv set interface swp12 bridge domain br_default access 200
 nv set interface swp12 description OOB_su-01-node-12_bf3-oob
+nv set interface swp12 link speed 1G
 nv set interface swp12 type swp
 nv set interface swp13 bridge domain br_default access 200
 nv set interface swp13 description OOB_su-01-node-13_bf3-oob
+nv set interface swp13 link speed 1G
 nv set interface swp13 type swp
 nv set interface swp14 bridge domain br_default access 200
 nv set interface swp14 description OOB_su-01-node-14_bf3-oob
+nv set interface swp14 link speed 1G
 nv set interface swp14 type swp
 nv set interface swp15 bridge domain br_default access 200
 nv set interface swp15 description OOB_su-01-node-15_bf3-oob
+nv set interface swp15 link speed 1G
 nv set interface swp15 type swp
 nv set interface swp16 bridge domain br_default access 200
 nv set interface swp16 description OOB_su-01-node-16_bf3-oob
+nv set interface swp16 link speed 1G
 nv set interface swp16 type swp
 nv set interface swp17 bridge domain br_default access 200
 nv set interface swp17 description OOB_su-01-node-17_bf3-oob
+nv set interface swp17 link speed 1G
 nv set interface swp17 type swp
 nv set interface swp18 bridge domain br_default access 200
 nv set interface swp18 description OOB_su-01-node-18_bf3-oob
+nv set interface swp18 link speed 1G
 nv set interface swp18 type swp
 nv set interface swp19 link state down
 nv set interface swp19 type swp

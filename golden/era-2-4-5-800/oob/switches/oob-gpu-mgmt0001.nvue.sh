@@ -38,39 +38,51 @@ nv set interface lo ipv4 address 10.254.1.3/32
 nv set interface lo type loopback
 nv set interface swp1 bridge domain br_default access 200
 nv set interface swp1 description OOB_gpu-plane1-su01-leaf1_eth0
+nv set interface swp1 link speed 1G
 nv set interface swp1 type swp
 nv set interface swp2 bridge domain br_default access 200
 nv set interface swp2 description OOB_gpu-plane2-su01-leaf1_eth0
+nv set interface swp2 link speed 1G
 nv set interface swp2 type swp
 nv set interface swp3 bridge domain br_default access 200
 nv set interface swp3 description OOB_gpu-plane1-su01-leaf2_eth0
+nv set interface swp3 link speed 1G
 nv set interface swp3 type swp
 nv set interface swp4 bridge domain br_default access 200
 nv set interface swp4 description OOB_gpu-plane2-su01-leaf2_eth0
+nv set interface swp4 link speed 1G
 nv set interface swp4 type swp
 nv set interface swp5 bridge domain br_default access 200
 nv set interface swp5 description OOB_gpu-plane1-su01-leaf3_eth0
+nv set interface swp5 link speed 1G
 nv set interface swp5 type swp
 nv set interface swp6 bridge domain br_default access 200
 nv set interface swp6 description OOB_gpu-plane2-su01-leaf3_eth0
+nv set interface swp6 link speed 1G
 nv set interface swp6 type swp
 nv set interface swp7 bridge domain br_default access 200
 nv set interface swp7 description OOB_gpu-plane1-su01-leaf4_eth0
+nv set interface swp7 link speed 1G
 nv set interface swp7 type swp
 nv set interface swp8 bridge domain br_default access 200
 nv set interface swp8 description OOB_gpu-plane2-su01-leaf4_eth0
+nv set interface swp8 link speed 1G
 nv set interface swp8 type swp
 nv set interface swp9 bridge domain br_default access 200
 nv set interface swp9 description OOB_gpu-plane1-spine01_eth0
+nv set interface swp9 link speed 1G
 nv set interface swp9 type swp
 nv set interface swp10 bridge domain br_default access 200
 nv set interface swp10 description OOB_gpu-plane2-spine01_eth0
+nv set interface swp10 link speed 1G
 nv set interface swp10 type swp
 nv set interface swp11 bridge domain br_default access 200
 nv set interface swp11 description OOB_gpu-plane1-spine02_eth0
+nv set interface swp11 link speed 1G
 nv set interface swp11 type swp
 nv set interface swp12 bridge domain br_default access 200
 nv set interface swp12 description OOB_gpu-plane2-spine02_eth0
+nv set interface swp12 link speed 1G
 nv set interface swp12 type swp
 nv set interface swp13 link state down
 nv set interface swp13 type swp
@@ -144,9 +156,9 @@ nv set interface swp47 link state down
 nv set interface swp47 type swp
 nv set interface swp48 link state down
 nv set interface swp48 type swp
-nv set interface swp49 description ns-leaf001:swp61s0
+nv set interface swp49 description ns-leaf001:swp61s2
 nv set interface swp49 type swp
-nv set interface swp50 description ns-leaf002:swp61s0
+nv set interface swp50 description ns-leaf002:swp61s2
 nv set interface swp50 type swp
 nv set interface vlan200 description OOB
 nv set interface vlan200 ipv4 address 192.168.33.250/23

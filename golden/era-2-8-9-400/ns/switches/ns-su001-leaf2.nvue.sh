@@ -157,17 +157,17 @@ nv set interface swp57 link breakout 4x
 nv set interface swp57 type swp
 nv set interface swp58 link breakout 4x
 nv set interface swp58 type swp
-nv set interface swp59 link breakout 4x
+nv set interface swp59 link breakout 8x
 nv set interface swp59 type swp
-nv set interface swp60 link breakout 4x
+nv set interface swp60 link breakout disabled
 nv set interface swp60 type swp
-nv set interface swp61 link breakout 4x
+nv set interface swp61 link breakout 8x
 nv set interface swp61 type swp
-nv set interface swp62 link breakout 4x
+nv set interface swp62 link breakout disabled
 nv set interface swp62 type swp
-nv set interface swp63 link breakout 4x
+nv set interface swp63 link breakout 8x
 nv set interface swp63 type swp
-nv set interface swp64 link breakout 4x
+nv set interface swp64 link breakout disabled
 nv set interface swp64 type swp
 nv set interface bond1 bond lacp-bypass enabled
 nv set interface bond1 bond lacp-rate fast
@@ -993,94 +993,126 @@ nv set interface swp58s2 link state down
 nv set interface swp58s2 type swp
 nv set interface swp58s3 link state down
 nv set interface swp58s3 type swp
-nv set interface swp59s0 link state down
+nv set interface swp59s0 description oob-gpu-access0001:swp50
+nv set interface swp59s0 link mtu 9100
+nv set interface swp59s0 link speed 100G
 nv set interface swp59s0 type swp
-nv set interface swp59s1 link state down
+nv set interface swp59s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp59s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp59s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp59s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp59s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp59s1 description oob-gpu-mgmt0001:swp50
+nv set interface swp59s1 link mtu 9100
+nv set interface swp59s1 link speed 100G
 nv set interface swp59s1 type swp
-nv set interface swp59s2 link state down
+nv set interface swp59s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp59s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp59s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp59s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp59s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp59s2 description oob-ns-mgmt0001:swp50
+nv set interface swp59s2 link mtu 9100
+nv set interface swp59s2 link speed 100G
 nv set interface swp59s2 type swp
+nv set interface swp59s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp59s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp59s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp59s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp59s2 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp59s3 link state down
 nv set interface swp59s3 type swp
-nv set interface swp60s0 link state down
-nv set interface swp60s0 type swp
-nv set interface swp60s1 link state down
-nv set interface swp60s1 type swp
-nv set interface swp60s2 link state down
-nv set interface swp60s2 type swp
-nv set interface swp60s3 link state down
-nv set interface swp60s3 type swp
-nv set interface swp61s0 link state down
+nv set interface swp59s4 link state down
+nv set interface swp59s4 type swp
+nv set interface swp59s5 link state down
+nv set interface swp59s5 type swp
+nv set interface swp59s6 link state down
+nv set interface swp59s6 type swp
+nv set interface swp59s7 link state down
+nv set interface swp59s7 type swp
+nv set interface swp61s0 description site-router:uplink13
+nv set interface swp61s0 link mtu 9100
+nv set interface swp61s0 link speed 100G
 nv set interface swp61s0 type swp
-nv set interface swp61s1 description oob-ns-mgmt0001:swp50
+nv set interface swp61s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s0 vrf EXIT
+nv set interface swp61s1 description site-router:uplink14
 nv set interface swp61s1 link mtu 9100
-nv set interface swp61s1 link speed 200G
+nv set interface swp61s1 link speed 100G
 nv set interface swp61s1 type swp
 nv set interface swp61s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp61s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp61s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s2 description oob-gpu-mgmt0001:swp50
+nv set interface swp61s1 vrf EXIT
+nv set interface swp61s2 description site-router:uplink15
 nv set interface swp61s2 link mtu 9100
-nv set interface swp61s2 link speed 200G
+nv set interface swp61s2 link speed 100G
 nv set interface swp61s2 type swp
 nv set interface swp61s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp61s2 telemetry histogram counter counter-type tx-packet
 nv set interface swp61s2 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s3 description oob-gpu-access0001:swp50
+nv set interface swp61s2 vrf EXIT
+nv set interface swp61s3 description site-router:uplink16
 nv set interface swp61s3 link mtu 9100
-nv set interface swp61s3 link speed 200G
+nv set interface swp61s3 link speed 100G
 nv set interface swp61s3 type swp
 nv set interface swp61s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp61s3 telemetry histogram counter counter-type tx-packet
 nv set interface swp61s3 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s0 description site-router:uplink13
-nv set interface swp62s0 link mtu 9100
-nv set interface swp62s0 link speed 200G
-nv set interface swp62s0 type swp
-nv set interface swp62s0 telemetry histogram counter counter-type rx-packet
-nv set interface swp62s0 telemetry histogram counter counter-type tx-packet
-nv set interface swp62s0 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp62s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s0 vrf EXIT
-nv set interface swp62s1 description site-router:uplink14
-nv set interface swp62s1 link mtu 9100
-nv set interface swp62s1 link speed 200G
-nv set interface swp62s1 type swp
-nv set interface swp62s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp62s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp62s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp62s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s1 vrf EXIT
-nv set interface swp62s2 description site-router:uplink15
-nv set interface swp62s2 link mtu 9100
-nv set interface swp62s2 link speed 200G
-nv set interface swp62s2 type swp
-nv set interface swp62s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp62s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp62s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp62s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp62s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s2 vrf EXIT
-nv set interface swp62s3 description site-router:uplink16
-nv set interface swp62s3 link mtu 9100
-nv set interface swp62s3 link speed 200G
-nv set interface swp62s3 type swp
-nv set interface swp62s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp62s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp62s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp62s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp62s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp62s3 vrf EXIT
-nv set interface swp63s0 description site-router:uplink17
+nv set interface swp61s3 vrf EXIT
+nv set interface swp61s4 description site-router:uplink17
+nv set interface swp61s4 link mtu 9100
+nv set interface swp61s4 link speed 100G
+nv set interface swp61s4 type swp
+nv set interface swp61s4 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s4 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s4 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s4 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s4 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s4 vrf EXIT
+nv set interface swp61s5 description site-router:uplink18
+nv set interface swp61s5 link mtu 9100
+nv set interface swp61s5 link speed 100G
+nv set interface swp61s5 type swp
+nv set interface swp61s5 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s5 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s5 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s5 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s5 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s5 vrf EXIT
+nv set interface swp61s6 description site-router:uplink19
+nv set interface swp61s6 link mtu 9100
+nv set interface swp61s6 link speed 100G
+nv set interface swp61s6 type swp
+nv set interface swp61s6 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s6 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s6 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s6 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s6 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s6 vrf EXIT
+nv set interface swp61s7 description site-router:uplink20
+nv set interface swp61s7 link mtu 9100
+nv set interface swp61s7 link speed 100G
+nv set interface swp61s7 type swp
+nv set interface swp61s7 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s7 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s7 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s7 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s7 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s7 vrf EXIT
+nv set interface swp63s0 description site-router:uplink21
 nv set interface swp63s0 link mtu 9100
-nv set interface swp63s0 link speed 200G
+nv set interface swp63s0 link speed 100G
 nv set interface swp63s0 type swp
 nv set interface swp63s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s0 telemetry histogram counter counter-type tx-packet
@@ -1088,9 +1120,9 @@ nv set interface swp63s0 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp63s0 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s0 vrf EXIT
-nv set interface swp63s1 description site-router:uplink18
+nv set interface swp63s1 description site-router:uplink22
 nv set interface swp63s1 link mtu 9100
-nv set interface swp63s1 link speed 200G
+nv set interface swp63s1 link speed 100G
 nv set interface swp63s1 type swp
 nv set interface swp63s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s1 telemetry histogram counter counter-type tx-packet
@@ -1098,9 +1130,9 @@ nv set interface swp63s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp63s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s1 vrf EXIT
-nv set interface swp63s2 description site-router:uplink19
+nv set interface swp63s2 description site-router:uplink23
 nv set interface swp63s2 link mtu 9100
-nv set interface swp63s2 link speed 200G
+nv set interface swp63s2 link speed 100G
 nv set interface swp63s2 type swp
 nv set interface swp63s2 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s2 telemetry histogram counter counter-type tx-packet
@@ -1108,9 +1140,9 @@ nv set interface swp63s2 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp63s2 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s2 vrf EXIT
-nv set interface swp63s3 description site-router:uplink20
+nv set interface swp63s3 description site-router:uplink24
 nv set interface swp63s3 link mtu 9100
-nv set interface swp63s3 link speed 200G
+nv set interface swp63s3 link speed 100G
 nv set interface swp63s3 type swp
 nv set interface swp63s3 telemetry histogram counter counter-type rx-packet
 nv set interface swp63s3 telemetry histogram counter counter-type tx-packet
@@ -1118,46 +1150,14 @@ nv set interface swp63s3 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp63s3 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp63s3 vrf EXIT
-nv set interface swp64s0 description site-router:uplink21
-nv set interface swp64s0 link mtu 9100
-nv set interface swp64s0 link speed 200G
-nv set interface swp64s0 type swp
-nv set interface swp64s0 telemetry histogram counter counter-type rx-packet
-nv set interface swp64s0 telemetry histogram counter counter-type tx-packet
-nv set interface swp64s0 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp64s0 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp64s0 vrf EXIT
-nv set interface swp64s1 description site-router:uplink22
-nv set interface swp64s1 link mtu 9100
-nv set interface swp64s1 link speed 200G
-nv set interface swp64s1 type swp
-nv set interface swp64s1 telemetry histogram counter counter-type rx-packet
-nv set interface swp64s1 telemetry histogram counter counter-type tx-packet
-nv set interface swp64s1 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp64s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp64s1 vrf EXIT
-nv set interface swp64s2 description site-router:uplink23
-nv set interface swp64s2 link mtu 9100
-nv set interface swp64s2 link speed 200G
-nv set interface swp64s2 type swp
-nv set interface swp64s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp64s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp64s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp64s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp64s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp64s2 vrf EXIT
-nv set interface swp64s3 description site-router:uplink24
-nv set interface swp64s3 link mtu 9100
-nv set interface swp64s3 link speed 200G
-nv set interface swp64s3 type swp
-nv set interface swp64s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp64s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp64s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp64s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp64s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp64s3 vrf EXIT
+nv set interface swp63s4 link state down
+nv set interface swp63s4 type swp
+nv set interface swp63s5 link state down
+nv set interface swp63s5 type swp
+nv set interface swp63s6 link state down
+nv set interface swp63s6 type swp
+nv set interface swp63s7 link state down
+nv set interface swp63s7 type swp
 nv set interface vlan500 description STORAGE
 nv set interface vlan500 ipv4 address 10.160.127.253/17
 nv set interface vlan500 ipv4 vrr state enabled
@@ -1366,12 +1366,12 @@ nv set vrf default router bgp neighbor swp42s0 peer-group ISL
 nv set vrf default router bgp neighbor swp42s0 type unnumbered
 nv set vrf default router bgp neighbor swp42s1 peer-group ISL
 nv set vrf default router bgp neighbor swp42s1 type unnumbered
-nv set vrf default router bgp neighbor swp61s3 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp61s3 type unnumbered
-nv set vrf default router bgp neighbor swp61s2 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp61s2 type unnumbered
-nv set vrf default router bgp neighbor swp61s1 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp61s1 type unnumbered
+nv set vrf default router bgp neighbor swp59s0 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp59s0 type unnumbered
+nv set vrf default router bgp neighbor swp59s1 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp59s1 type unnumbered
+nv set vrf default router bgp neighbor swp59s2 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp59s2 type unnumbered
 nv set vrf default router bgp neighbor 10.254.1.1 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.1 type numbered
 nv set vrf default router bgp neighbor 10.254.1.2 peer-group oob-overlay
@@ -1422,14 +1422,22 @@ nv set vrf EXIT router bgp router-id 10.254.0.249
 nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast state enabled
 nv set vrf EXIT router bgp peer-group underlay-esl-external address-family ipv4-unicast policy outbound route-map OUTBOUND_ERA_PREFIXES
 nv set vrf EXIT router bgp peer-group underlay-esl-external remote-as external
-nv set vrf EXIT router bgp neighbor swp62s0 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp62s0 type unnumbered
-nv set vrf EXIT router bgp neighbor swp62s1 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp62s1 type unnumbered
-nv set vrf EXIT router bgp neighbor swp62s2 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp62s2 type unnumbered
-nv set vrf EXIT router bgp neighbor swp62s3 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp62s3 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s0 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s0 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s1 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s1 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s2 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s2 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s3 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s3 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s4 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s4 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s5 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s5 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s6 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s6 type unnumbered
+nv set vrf EXIT router bgp neighbor swp61s7 peer-group underlay-esl-external
+nv set vrf EXIT router bgp neighbor swp61s7 type unnumbered
 nv set vrf EXIT router bgp neighbor swp63s0 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s0 type unnumbered
 nv set vrf EXIT router bgp neighbor swp63s1 peer-group underlay-esl-external
@@ -1438,14 +1446,6 @@ nv set vrf EXIT router bgp neighbor swp63s2 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s2 type unnumbered
 nv set vrf EXIT router bgp neighbor swp63s3 peer-group underlay-esl-external
 nv set vrf EXIT router bgp neighbor swp63s3 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s0 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp64s0 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s1 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp64s1 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s2 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp64s2 type unnumbered
-nv set vrf EXIT router bgp neighbor swp64s3 peer-group underlay-esl-external
-nv set vrf EXIT router bgp neighbor swp64s3 type unnumbered
 nv set vrf OOB evpn state enabled
 nv set vrf OOB evpn vlan 3001
 nv set vrf OOB evpn vni 5001

@@ -38,6 +38,7 @@ nv set interface lo ipv4 address 10.254.1.2/32
 nv set interface lo type loopback
 nv set interface swp1 bridge domain br_default access 200
 nv set interface swp1 description OOB_gpu-leaf001_eth0
+nv set interface swp1 link speed 1G
 nv set interface swp1 type swp
 nv set interface swp2 link state down
 nv set interface swp2 type swp
@@ -133,9 +134,9 @@ nv set interface swp47 link state down
 nv set interface swp47 type swp
 nv set interface swp48 link state down
 nv set interface swp48 type swp
-nv set interface swp49 description ns-su001-leaf1:swp61s2
+nv set interface swp49 description ns-su001-leaf1:swp59s1
 nv set interface swp49 type swp
-nv set interface swp50 description ns-su001-leaf2:swp61s2
+nv set interface swp50 description ns-su001-leaf2:swp59s1
 nv set interface swp50 type swp
 nv set interface vlan200 description OOB
 nv set interface vlan200 ipv4 address 192.168.1.251/23
