@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import INVENTORIES, ROOT
+from conftest import GOLDEN, INVENTORIES, ROOT
 from fabgen.cli import app
 from fabgen.inventory.loader import load
 from fabgen.inventory.validate import validate
@@ -141,7 +142,11 @@ def test_every_example_validates_with_its_size(case: str) -> None:
     oob = [f for f in v.inventory.fabrics if f.role == "oob"]
     for f in oob:
         p = v.plans[f.name]
-        assert (f"{f.name} (oob): {p.present_units} access switches at 1G for {p.present_nodes} BMC ports and "
+        # the nodes' ports as the render cables them (a GB300 tray's three, a server's one)
+        switches = {m.name for _, m in v.managed[f.name].switches}
+        with (GOLDEN / case / f.name / "cabling.csv").open() as cabling:
+            ports = sum(r["tier"] == "node-leaf" and r["a_device"] not in switches for r in csv.DictReader(cabling))
+        assert (f"{f.name} (oob): {p.present_units} access switches at 1G for {ports} node ports and "
                 f"{len(v.managed[f.name].switches)} switch management ports") in result.stdout
     fabrics = [f for f in v.inventory.fabrics if f.role != "oob"]
     lines = [line for line in result.stdout.splitlines() if " tier(s), " in line]

@@ -448,7 +448,8 @@ def test_a_dhcp_server_no_route_reaches_is_a_warning(tmp_path: Path) -> None:
     """Without a way out (northsouth.border) VRF OOB holds its own subnet alone: a DHCP server outside
     the management VLAN is a located warning; with the border, or inside the VLAN, none."""
     far = routed(oob=ROUTED.replace("dhcp_server: 192.168.1.200", "dhcp_server: 10.9.9.9"))
-    line = ("        border: {router: site-router, uplinks: 12, peer_group: underlay-esl-external, loopback: true,\n"
+    line = ("        border: {router: site-router, uplinks: 12, speed: 100, peer_group: underlay-esl-external, "
+            "loopback: true,\n"
             "                 l3vni_vlan: 3004, inbound_filter: false}\n")
     assert line in far
     for name, text, warned in (("noborder", far.replace(line, ""), True), ("border", far, False),

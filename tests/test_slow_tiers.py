@@ -33,8 +33,8 @@ from fabgen.pipeline import run
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = (ROOT / "inventories" / "era-2-8-9-400.yaml").read_text()
-BORDER = "border: {router: site-router, uplinks: 12, speed: 100, peer_group: underlay-esl-external}"
-UPLINKS = "oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, uplink_speed: 100}"
+BORDER = "border: {router: site-router, uplinks: 12, speed: 100, peer_group: underlay-esl-external,"
+UPLINKS = "oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.1.200, uplink_speed: 100,"
 ACCESS = "    cabling: {node_leaf: {speed: 1}}"
 assert BORDER in EXAMPLE and UPLINKS in EXAMPLE and ACCESS in EXAMPLE  # NVIDIA's values in the example
 LEAF = "ns-su001-leaf1"
@@ -67,7 +67,7 @@ def lines(files: dict[str, bytes], fabric: str, switch: str) -> set[str]:
 def test_the_leaf_breaks_the_groups_cages_out_at_their_speed(files: dict[str, bytes]) -> None:
     """Border uplinks on swp61 and swp63 split 8 x 100G (NVIDIA's cages), the out-of-band uplinks on
     swp59 8 x 100G, the even cage beside each `breakout disabled`; every used port's `link speed`, the
-    speeds mixing (the hosts' 200G, the spine links' 400G, the groups' 100G)."""
+    speeds mixing (the hosts' 200G, the peer links' 400G, the groups' 100G)."""
     nv = lines(files, "ns", LEAF)
     for cage in ("swp59", "swp61", "swp63"):
         assert f"nv set interface {cage} link breakout 8x" in nv, cage
@@ -80,9 +80,9 @@ def test_the_leaf_breaks_the_groups_cages_out_at_their_speed(files: dict[str, by
     for port in ("swp59s0", "swp59s1", "swp59s2"):
         assert f"nv set interface {port} link speed 100G" in nv, port
     assert "nv set interface swp1s0 link speed 200G" in nv  # a node port
-    assert "nv set interface swp4s0 link speed 400G" in nv  # an uplink to a spine
+    assert "nv set interface swp33s0 link speed 400G" in nv  # a peer link to the other leaf
     assert "nv set interface swp63s4 link state down" in nv  # the border cage's spare ports, shut
-    assert "nv set interface swp1 link breakout 4x" in nv and "nv set interface swp4 link breakout 2x" in nv
+    assert "nv set interface swp1 link breakout 4x" in nv and "nv set interface swp33 link breakout 2x" in nv
 
 
 def test_the_access_ports_run_1g(files: dict[str, bytes]) -> None:
@@ -96,7 +96,7 @@ def test_the_access_ports_run_1g(files: dict[str, bytes]) -> None:
 def test_nvidias_object_model_takes_them_and_refuses_a_broken_breakout(release: str) -> None:
     text = EXAMPLE.replace("    platform: nvue", f"    platform: nvue\n    platform_version: '{release}'")
     out = render(text)
-    for fabric, switch in (("ns", LEAF), ("oob", ACCESS_SWITCH), ("ns", "ns-spine01")):
+    for fabric, switch in (("ns", LEAF), ("oob", ACCESS_SWITCH), ("ns", "ns-su001-leaf2")):
         doc = yaml.safe_load(out[f"{fabric}/switches/{switch}.nvue.yaml"])
         assert nvue_model.release(doc[0]["header"]) == release
         assert nvue_model.problems(release, doc[1]["set"]) == [], switch
@@ -128,7 +128,7 @@ def test_cabling_bom_report_and_netbox_follow_the_groups_speed(files: dict[str, 
     optic = next(r for (_, d), r in bom.items() if d == "switch side (border uplinks)")
     assert cable[3:] == ["24", "100G, to the site router"] and optic[3] == "4"  # two cages a leaf, 12 cables each
     report = yaml.safe_load(files["report.json"])["fabrics"]["ns"]  # JSON is YAML
-    assert report["tier_speeds_gbps"] == {"node-leaf": 200, "leaf-spine": 400, "leaf-border": 100}
+    assert report["tier_speeds_gbps"] == {"node-leaf": 200, "leaf-leaf": 400, "leaf-border": 100}
     assert report["links"]["leaf-border"] == 24
     nb = {(r[0], r[1]): r for r in rows(files, "netbox/07-interfaces.csv")}
     assert nb[(LEAF, "swp61s0")][3] == "100000000" and nb[(LEAF, "swp59s0")][3] == "100000000"
@@ -234,7 +234,7 @@ def test_groups_that_do_not_fit_the_free_cages_are_refused_at_their_speed() -> N
     no cage below them; both refused where their speed is written."""
     text = (ROOT / "inventories" / "era-2-4-5-800.yaml").read_text()
     text = text.replace("    count: 18                          # one NVL72 rack", "    count: 54").replace(
-        "border: {router: site-router, speed: 200, inbound_filter: false}",
+        "border: {router: site-router, speed: 200, inbound_filter: false, loopback: true, l3vni_vlan: 3004}",
         "border: {router: site-router, uplinks: 64, speed: 100}").replace(
         "segment_local_id: port ", "segment_local_id: place")
     with pytest.raises(InventoryError) as err:

@@ -91,7 +91,7 @@ class Validation:
         for f in self.fabrics:
             if f.role == "oob":
                 out.append(f"{f.name} (oob): {f.switches['access']} access switches at {f.speed_gbps}G for "
-                           f"{f.endpoints} BMC ports and {f.switch_management_ports} switch management ports")
+                           f"{f.endpoints} node ports and {f.switch_management_ports} switch management ports")
                 continue
             role = f" ({f.role})" if f.role != "compute" else ""
             each = f" ({f.planes} planes, each {f.endpoints // f.planes} at {f.speed_gbps}G)" if f.planes > 1 else ""
@@ -245,8 +245,10 @@ def _sizes(v: Any, contexts: dict[str, Any]) -> list[FabricSize]:
     for spec in v.inventory.fabrics:
         p, n = v.plans[spec.name], spec.planes
         if spec.role == "oob":
+            ports = sum(sum(nic.role == "oob" for nic in model.nics)  # a GB300 tray's three, a server's one
+                        for _, _, model in (*v.members.get(spec.name, []), *v.storage.get(spec.name, [])))
             out.append(FabricSize(spec.name, "oob", spec.kind, "access", 1, 1, p.present_nodes,
-                                  p.present_nodes * p.rails, p.speed, {"access": p.present_units}, p.nodes,
+                                  ports, p.speed, {"access": p.present_units}, p.nodes,
                                   switch_management_ports=len(v.managed[spec.name].switches)))
             continue
         built = [contexts[name].summary for name in plane_names(spec)]
