@@ -299,8 +299,8 @@ def test_the_examples_keep_the_invariants(case: str, tmp_path: Path) -> None:
 def test_gb300_on_two_planes_beside_storage_and_inband_cables_each_port_once(tmp_path: Path) -> None:
     """The GB300 tray's split ports (docs/hardware.md: PCI order) and its BlueField-3 ports, which the
     split renumbers, never meet: gb300-cluster with its compute fabric on two Spectrum-X planes keeps
-    every invariant, and each tray has 10 distinct ports (8 plane ports, its one BlueField-3's
-    storage P1 and in-band P2, ERA-00012)."""
+    every invariant, and each tray has 10 distinct network ports (8 plane ports, its one BlueField-3's
+    storage P1 and in-band P2, ERA-00012) beside its three out-of-band ones."""
     text = (INVENTORIES / "gb300-cluster.yaml").read_text()
     text = text.replace("    kind: infiniband\n    platform: ufm\n    topology: rail-optimized\n"
                         "    switch_model: q3400",
@@ -313,7 +313,8 @@ def test_gb300_on_two_planes_beside_storage_and_inband_cables_each_port_once(tmp
     render_to(inv, tmp_path / "out")
     invariants(tmp_path / "out")
     ports = [row["a_port"] for f in (tmp_path / "out").glob("*/cabling.csv")
-             for row in csv.DictReader(f.open()) if row["a_device"] == "gb001" and row["a_port"] != "bmc"]
+             for row in csv.DictReader(f.open()) if row["a_device"] == "gb001"
+             and row["a_port"] not in ("bmc", "host-1g", "bf3-oob")]
     assert len(ports) == len(set(ports)) == 10
 
 
