@@ -173,18 +173,6 @@ def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
     return free[len(free) - uplinks:] if uplinks <= len(free) else free
 
 
-def oob_port_indices(plan: Plan, border_uplinks: int, switches: int) -> list[int]:
-    """A north-south pair leaf's ports toward a routed out-of-band network's access switches
-    (oob_design routed), as 0-based port indices at the plan's speed: the free ports below the
-    border's (`border_port_indices` with `border_uplinks`, 0 without a border), from the highest
-    down, access switch j (its planned place) on the j-th, so that a switch added later takes a
-    port no other moves from. Fewer than `switches` where the leaf has no more free (validation
-    refuses that count)."""
-    free = border_port_indices(plan, plan.radix)  # every free port, in order
-    rest = free[:len(free) - border_uplinks] if border_uplinks else free
-    return rest[::-1][:switches]
-
-
 # Port groups at their own speed on a north-south leaf (docs/hardware.md "Port speeds"): NVIDIA's
 # generator runs the border uplinks and the routed out-of-band uplinks on cages broken out at a
 # speed of their own (NVIDIA/enterprise-ras net-configurator/output/2-4-5-800/default/configs/
@@ -219,12 +207,21 @@ def _split_cages(free: list[int], model: SwitchModel, per: int, need: int, top: 
     port a lane (SN5600's 8x) takes an odd-numbered cage (1-based) whose even neighbour is free too and
     stays unsplit, as NVIDIA's generator writes it (`swp63 link breakout 8x`, `swp64 link breakout
     disabled` in csl-01-config.sh at 993eed6; swp55/56, 61/62, 63/64 in 2-8-9-400's core-01 at 2f46cb2)."""
-    if per < model.lanes_per_cage:
-        chosen = free[-need:] if need else []
-        return chosen if top else chosen[::-1]
-    pairs = [c for c in free if c % 2 == 0 and c + 1 in free]
-    chosen = pairs[-need:] if need else []
+    if per >= model.lanes_per_cage:
+        free = [c for c in free if c % 2 == 0 and c + 1 in free]
+    chosen = free[-need:] if need else []
     return chosen if top else chosen[::-1]
+
+
+def _own_speed(plan: Plan, model: SwitchModel, speed: int, count: int, taken: frozenset[int],
+               top: bool) -> tuple[tuple[str, ...], dict[int, int]]:
+    """A group of `count` ports at its own `speed` on whole free cages (`_split_cages`): its port
+    names, and the cages it splits with their speed (`_with_neighbours`)."""
+    per = model.mode_for(speed).per_cage  # type: ignore[union-attr]
+    chosen = _split_cages(free_cages(plan, model.cages, taken), model, per, -(-count // per), top)
+    at = model.port_names(speed)
+    return tuple([at[c * per + k] for c in chosen for k in range(per)][:count]), _with_neighbours(chosen, speed,
+                                                                                                   per, model)
 
 
 def leaf_groups(plan: Plan, model: SwitchModel, border: tuple[int, int] = (0, 0),
@@ -232,7 +229,7 @@ def leaf_groups(plan: Plan, model: SwitchModel, border: tuple[int, int] = (0, 0)
     """The border uplinks (`border`: their count, their speed) and the routed out-of-band uplinks
     (`oob`: the planned access switches, their speed) of a north-south leaf; a speed 0 or the
     plan's own keeps the group on the free ports at the node ports' speed as before
-    (`border_port_indices`, `oob_port_indices`). A group at its own speed takes whole free cages:
+    (`border_port_indices`). A group at its own speed takes whole free cages:
     the border's the highest, filled from the lowest of them up; the out-of-band uplinks' the next
     ones down, from the highest, access switch j on the j-th port counted so, so that a switch
     added to the plan takes a port nobody moves from. Both follow from the plan alone, so growth
@@ -244,25 +241,15 @@ def leaf_groups(plan: Plan, model: SwitchModel, border: tuple[int, int] = (0, 0)
     switches, ospeed = oob
     cages: dict[int, int] = {}
     if uplinks and bspeed and bspeed != plan.speed:
-        per = model.mode_for(bspeed).per_cage  # type: ignore[union-attr]
-        chosen = _split_cages(free_cages(plan, model.cages), model, per, -(-uplinks // per), top=True)
-        at = model.port_names(bspeed)
-        bports = tuple([at[c * per + k] for c in chosen for k in range(per)][:uplinks])
-        cages.update(_with_neighbours(chosen, bspeed, per, model))
+        bports, cages = _own_speed(plan, model, bspeed, uplinks, frozenset(), top=True)
         taken = frozenset(c * per_host + k for c in cages for k in range(per_host))
     else:
         bidx = border_port_indices(plan, uplinks) if uplinks else []
-        bports = tuple(names[i] for i in bidx)
-        taken = frozenset(bidx)
+        bports, taken = tuple(names[i] for i in bidx), frozenset(bidx)
     if switches and ospeed and ospeed != plan.speed:
-        per = model.mode_for(ospeed).per_cage  # type: ignore[union-attr]
-        chosen = _split_cages(free_cages(plan, model.cages, taken), model, per, -(-switches // per), top=False)
-        at = model.port_names(ospeed)
-        oports = tuple([at[c * per + k] for c in chosen for k in range(per)][:switches])
-        cages.update(_with_neighbours(chosen, ospeed, per, model))
-    elif not cages:  # both at the node ports' speed: the free ports below the border's, as before
-        oports = tuple(names[i] for i in oob_port_indices(plan, uplinks, switches))
-    else:  # below the border's own cages
+        oports, split = _own_speed(plan, model, ospeed, switches, taken, top=False)
+        cages.update(split)
+    else:  # at the node ports' speed: the free ports below the border's, from the highest down
         free = [i for i in border_port_indices(plan, plan.radix) if i not in taken]
         oports = tuple(names[i] for i in free[::-1][:switches])
     return LeafGroups(bports, oports, cages)
