@@ -62,7 +62,14 @@ from typing import Any
 
 from netaddr import IPNetwork
 
-from fabgen.inventory.ethernet import asn_stride, host_places, leaf_subnet_prefix, plane_slice, vrf_loopbacks_per_leaf
+from fabgen.inventory.ethernet import (
+    asn_stride,
+    host_places,
+    leaf_subnet_prefix,
+    plane_slice,
+    rail_splits,
+    vrf_loopbacks_per_leaf,
+)
 from fabgen.spec.model import Fabric
 from fabgen.spec.schema import EthernetOptions
 
@@ -86,16 +93,28 @@ class Allocation:
 
 
 @dataclass(frozen=True)
-class Overlay:
-    """host_addressing evpn: a plane's GPU subnet (its part of the hosts pool, stretched over its
-    leaves by EVPN), the anycast gateway (its first address) and each leaf's own SVI address (from
-    the top down). The NICs' addresses are their links' (`Allocation.link_ips`): 2 + the link's
-    planned place. Places in the plan only, so growth never moves one."""
+class Segment:
+    """One GPU VLAN of a plane (host_addressing evpn): its VLAN and VNI, its subnet, the anycast
+    gateway (the subnet's first address) and each leaf's own SVI address (from the top down)."""
 
+    vlan: int
+    vni: int
     subnet: str  # CIDR
     prefix: int
     gateway: str
     leaves: dict[str, str]  # leaf -> its own SVI address
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """host_addressing evpn: a plane's GPU VLANs (`segments`: one a plane, the plane's part of the
+    hosts pool; or with overlay.vlans rail one a rail, that part cut in equal aligned subnets, rail
+    r's the r-th), each stretched over the plane's leaves by EVPN, and each leaf's GPU VRF loopback.
+    The NICs' addresses are their links' (`Allocation.link_ips`): 2 + the NIC's planned place in its
+    segment (the link's planned place; with rails, the node's). Places in the plan only, so growth
+    never moves one."""
+
+    segments: tuple[Segment, ...]
     loopbacks: dict[str, str] = field(default_factory=dict)  # leaf -> the GPU VRF's loopback (`vrf_loopbacks`)
 
 
@@ -166,13 +185,24 @@ def vrf_loopbacks(fabric: Fabric, pool: str, per_leaf: int, below: int) -> dict[
 
 
 def allocate_overlay(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...]] | None = None) -> Overlay:
-    """host_addressing evpn: the plane's part of the hosts pool as its GPU subnet, the anycast gateway
-    its first address, each leaf's own SVI address from the top down (`Overlay`)."""
+    """host_addressing evpn: the plane's part of the hosts pool as its GPU subnet, or cut in
+    `rail_splits` equal aligned subnets with overlay.vlans rail (rail r, 0-based, the r-th: VLAN
+    vlan + r + 1, VNI vni + r + 1, as NVIDIA's 993eed6 numbers rail 1 of plane 1 901/4901); in each
+    the anycast gateway its first address, each leaf's own SVI address from the top down (`Overlay`)."""
     first, last = plane_part(pool, fabric)  # last: the broadcast
     prefix = plane_prefix(pool, fabric)
-    return Overlay(f"{dotted_quad(first)}/{prefix}", prefix, dotted_quad(first + 1),
-                   {s.name: dotted_quad(last - s.index) for s in fabric.by_role("leaf")},
-                   {name: ips[0] for name, ips in (vrf_lo or {}).items()})
+    spec = (fabric.spec.ethernet or EthernetOptions()).overlay
+    if spec.vlans == "rail":
+        splits = rail_splits(fabric.plan.rails)
+        size = (last + 1 - first) // splits
+        prefix += splits.bit_length() - 1
+        bases = [(first + r * size, spec.vlan + r + 1, spec.vni + r + 1) for r in range(fabric.plan.rails)]
+    else:
+        size, bases = last + 1 - first, [(first, spec.vlan, spec.vni)]
+    segments = tuple(Segment(vlan, vni, f"{dotted_quad(base)}/{prefix}", prefix, dotted_quad(base + 1),
+                             {s.name: dotted_quad(base + size - 1 - s.index) for s in fabric.by_role("leaf")})
+                     for base, vlan, vni in bases)
+    return Overlay(segments, {name: ips[0] for name, ips in (vrf_lo or {}).items()})
 
 
 def dotted_quad(value: int) -> str:
@@ -242,6 +272,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
         leaf_subnets = {name: f"{dotted_quad(b)}/{prefix}" for name, b in base.items()}
     vrf_lo = _vrf_loopbacks(fabric, eth)
     overlay = allocate_overlay(fabric, eth.pools.hosts, vrf_lo) if eth.host_addressing == "evpn" else None
+    seg_bases = [int(IPNetwork(seg.subnet).first) for seg in overlay.segments] if overlay is not None else []
     northsouth = fabric.spec.role == "northsouth"
     model, speed = fabric.switch_model, plan.speed
     for idx, lk in enumerate(fabric.links):
@@ -251,8 +282,8 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
             link_ips[idx] = (dotted_quad(p2p + 2 * lk.ordinal + 1), dotted_quad(p2p + 2 * lk.ordinal), 31)
         elif eth.host_addressing == "p2p":
             link_ips[idx] = (dotted_quad(hosts + 2 * lk.ordinal + 1), dotted_quad(hosts + 2 * lk.ordinal), 31)
-        elif overlay is not None:  # the NIC's address in the plane's subnet, its gateway the anycast one
-            link_ips[idx] = (dotted_quad(hosts + 2 + lk.ordinal), overlay.gateway, overlay.prefix)
+        elif overlay is not None:  # the NIC's address in its segment's subnet, its gateway the anycast one
+            link_ips[idx] = _overlay_nic(overlay, seg_bases, lk.ordinal, plan.rails)
         else:
             b = base[lk.z]
             link_ips[idx] = (dotted_quad(b + 2 + model.port_number(speed, lk.z_port) - 1), dotted_quad(b + 1), prefix)
@@ -276,6 +307,17 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     tenants = allocate_tenants(fabric, eth.pools.hosts, vrf_lo) if northsouth else None
     return Allocation(loopbacks=loopbacks, link_ips=link_ips, leaf_subnets=leaf_subnets, asns=asns,
                       node_loopbacks=node_loopbacks, node_asns=node_asns, tenants=tenants, overlay=overlay)
+
+
+def _overlay_nic(overlay: Overlay, bases: list[int], ordinal: int, rails: int) -> tuple[str, str, int]:
+    """A GPU port's address, gateway and prefix: 2 + its planned place in the plane's one segment, or
+    with a segment a rail (a compute link's ordinal is node place x rails + rail, topology/build.py)
+    2 + its node's planned place in its rail's."""
+    rail, place = 0, ordinal
+    if len(overlay.segments) > 1:
+        place, rail = divmod(ordinal, rails)
+    seg = overlay.segments[rail]
+    return dotted_quad(bases[rail] + 2 + place), seg.gateway, seg.prefix
 
 
 def synthetic_guid(fabric_no: int, kind: int, serial: int) -> int:

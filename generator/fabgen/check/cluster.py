@@ -138,9 +138,11 @@ def _claims(f: Any, ctx: Any) -> Iterable[_Claim]:
         yield from _tenant_claims(f, alloc.tenants, pools)
     o = alloc.overlay
     if o is not None:  # the GPU overlay: the plane's anycast gateway, each leaf's own SVI address
-        yield o.gateway, f"the GPU anycast gateway of {f.inventory_name}", "", (*pools, "hosts")
-        for owner, ip in o.leaves.items():
-            yield ip, owner, "GPU (SVI)", (*pools, "hosts")
+        for seg in o.segments:  # the plane's one, or each rail's (named by its VLAN)
+            vlan = f" (VLAN {seg.vlan})" if len(o.segments) > 1 else ""
+            yield seg.gateway, f"the GPU anycast gateway of {f.inventory_name}{vlan}", "", (*pools, "hosts")
+            for owner, ip in seg.leaves.items():
+                yield ip, owner, f"GPU (SVI{vlan})", (*pools, "hosts")
         for owner, ip in o.loopbacks.items():
             yield ip, owner, "GPU VRF loopback", (*pools, "loopbacks")
     m = f.spec.management

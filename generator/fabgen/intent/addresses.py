@@ -88,17 +88,19 @@ def address_rows(ctx: Context) -> list[list[Any]]:
 
 
 def overlay_rows(ctx: Context) -> list[list[Any]]:
-    """The GPU overlay's (host_addressing evpn) switch side: the plane's anycast gateway on every
-    leaf's SVI, then each leaf's own SVI address (NVUE's VRR needs one); the NICs' addresses are
-    their ports' rows, the far end the leaf's access port."""
+    """The GPU overlay's (host_addressing evpn) switch side: each segment's (the plane's, or each
+    rail's) anycast gateway on every leaf's SVI, then each leaf's own SVI address (NVUE's VRR needs
+    one); the NICs' addresses are their ports' rows, the far end the leaf's access port."""
     f, alloc = ctx.fabric, ctx.allocation
     o = alloc.overlay
     assert o is not None
     spec = options(ctx).overlay
-    svi = SVI[f.spec.platform].format(vlan=spec.vlan)
-    rows: list[list[Any]] = [["gpu-gateway", "anycast", "", svi, f"{o.gateway}/{o.prefix}", "", ""],
-            *([s.name, "leaf", alloc.asns[s.name], svi, f"{o.leaves[s.name]}/{o.prefix}", "", ""]
-              for s in f.by_role("leaf"))]
+    rows: list[list[Any]] = []
+    for seg in o.segments:
+        svi = SVI[f.spec.platform].format(vlan=seg.vlan)
+        rows += [["gpu-gateway", "anycast", "", svi, f"{seg.gateway}/{seg.prefix}", "", ""],
+                 *([s.name, "leaf", alloc.asns[s.name], svi, f"{seg.leaves[s.name]}/{seg.prefix}", "", ""]
+                   for s in f.by_role("leaf"))]
     if f.spec.platform == "nvue":  # the GPU VRF's loopback on each leaf: on the VRF's own device
         rows += [[s.name, "leaf", alloc.asns[s.name], spec.vrf, f"{o.loopbacks[s.name]}/32", "", ""]
                  for s in f.by_role("leaf") if s.name in o.loopbacks]

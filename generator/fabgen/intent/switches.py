@@ -22,7 +22,8 @@ Decisions:
   storage tagged; every switch carries EVPN on its underlay sessions, every leaf is a
   VTEP with the storage and in-band tenants (`evpn`); the tenant subnets stay in their VRFs.
 * the GPU overlay (`host_addressing: evpn`, NVIDIA's design for its Enterprise RAs): every GPU
-  port of a plane is an access port of one VLAN (`ethernet.overlay`) stretched over the plane's
+  port of a plane is an access port of one VLAN (`ethernet.overlay`; with `vlans: rail` of its
+  rail's, every rail's VLAN on every leaf of the plane, all in the one VRF) stretched over the plane's
   leaves (VXLAN from each leaf's loopback, head-end replication, ARP suppression), routed in the GPU
   VRF (its layer-3 VNI) by an anycast gateway on every leaf, no multihoming (a GPU port has one
   leaf); EVPN runs on loopback-to-loopback eBGP sessions of its own (`sessions: overlay`, peer group
@@ -131,13 +132,16 @@ def bfd_class(role: str, peer_group: str) -> str:
     return BFD_CLASS[frozenset({role, peer_role})]
 
 
-def gpu_tenant(spec: Any, gpu: Any) -> dict[str, Any]:
+def gpu_tenants(spec: Any, gpu: Any) -> list[dict[str, Any]]:
     """host_addressing evpn: the GPU tenant as the north-south tenants are written (intent/northsouth.py
-    `tenants`): VLAN, VNIs, VRF, the plane's subnet and its anycast gateway; no default route (a
-    GPU port reaches its plane only), its VLAN untagged (an access port)."""
-    return {"role": "gpu", "vlan": spec.vlan, "vni": spec.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
-            "subnet": gpu.subnet, "gateway": gpu.gateway, "prefix": gpu.prefix, "default_route": False,
-            "untagged": True}
+    `tenants`), one a segment of the plane (addressing.py `Overlay`: the plane's one VLAN, or with
+    overlay.vlans rail one a rail, all in the one GPU VRF with its one layer-3 VNI, as NVIDIA's 993eed6
+    writes them: gsl-plane1-01 `vlan901` to `vlan907` each `vrf GPU`, `vrf GPU evpn vni 5003`): VLAN,
+    VNIs, VRF, the subnet and its anycast gateway; no default route (a GPU port reaches its plane
+    only), its VLAN untagged (an access port)."""
+    return [{"role": "gpu", "vlan": seg.vlan, "vni": seg.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
+             "subnet": seg.subnet, "gateway": seg.gateway, "prefix": seg.prefix, "default_route": False,
+             "untagged": True} for seg in gpu.segments]
 
 
 def _management(mgmt: dict[str, Any] | None, address: str | None) -> dict[str, Any] | None:
@@ -208,7 +212,7 @@ class SwitchIntents:
                            } if self.overlay is not None else {}
         self.order = {s.name: k for k, s in enumerate(f.switches)}
         self.gpu = ctx.allocation.overlay  # host_addressing evpn: the plane's GPU subnet
-        self.gpu_tenant = gpu_tenant(eth.overlay, self.gpu) if self.gpu is not None else None
+        self.gpu_tenants = gpu_tenants(eth.overlay, self.gpu) if self.gpu is not None else None
 
     def baseline(self, role: str, name: str) -> dict[str, Any]:
         """{"baseline": the switch's baseline (intent/baseline.py)}, or {} without one (the
@@ -303,7 +307,10 @@ class SwitchIntents:
                         neighbors.append({"ip": peer_ip, "local_ip": ip, "asn": alloc.node_asns[peer],
                                           "peer": peer, "peer_port": peer_port, "peer_group": HOSTS_GROUP})
                 else:
-                    iface.update(vlan=self.gpu_tenant["vlan"] if self.gpu_tenant else HOST_VLAN)
+                    # the GPU port's VLAN: the plane's, or its rail's (a compute link's ordinal: node x rails + rail)
+                    gpu = self.gpu_tenants
+                    iface.update(vlan=(gpu[lk.ordinal % f.plan.rails if len(gpu) > 1 else 0]["vlan"] if gpu
+                                       else HOST_VLAN))
                 interfaces.append(iface)
                 continue
             links += 1
@@ -324,7 +331,7 @@ class SwitchIntents:
             svi = {"vlan": HOST_VLAN, "ip": gateway, "prefix": int(subnet_len), "subnet": subnet}
             networks.append(subnet)
         evpn = None
-        if overlay is not None or self.gpu_tenant is not None:  # every switch carries EVPN; leaves are VTEPs
+        if overlay is not None or self.gpu_tenants is not None:  # every switch carries EVPN; leaves are VTEPs
             peers = sorted({n["peer"] for n in neighbors if n["peer_group"] != HOSTS_GROUP}, key=order.__getitem__)
             mine: list[dict[str, Any]] = []  # a leaf's tenants, each with its own SVI address
             if overlay is not None and s.role == "leaf":  # north-south: both tenants, multihomed bonds
@@ -335,12 +342,15 @@ class SwitchIntents:
                 lo = ns.loopbacks.get(s.name)
                 mine = [{**t, "svi_ip": ns.leaves[s.name][k],
                          **({"loopback": lo[k], "router_id": lo[k]} if lo else {})} for k, t in enumerate(overlay)]
-            elif self.gpu is not None and self.gpu_tenant is not None and s.role == "leaf":  # the GPU overlay
+            elif self.gpu is not None and self.gpu_tenants is not None and s.role == "leaf":  # the GPU overlay
                 # the GPU VRF's loopback; its router-id the switch's, as NVIDIA's gl-plane1-01 writes them (2b4e3e2:
                 # `vrf GPU loopback ip address 10.1.1.11/32`, `vrf GPU router bgp router-id 10.1.1.1`, lo's)
                 lo_gpu = self.gpu.loopbacks.get(s.name)
-                mine = [{**self.gpu_tenant, "svi_ip": self.gpu.leaves[s.name],
-                         **({"loopback": lo_gpu, "router_id": alloc.loopbacks[s.name]} if lo_gpu else {})}]
+                # every segment on every leaf of the plane (a rail's VLAN and SVI on each, as NVIDIA's core-01/02
+                # write all eight rails' at 993eed6), so a leaf's VLANs follow the plan, never its cabling
+                mine = [{**t, "svi_ip": seg.leaves[s.name],
+                         **({"loopback": lo_gpu, "router_id": alloc.loopbacks[s.name]} if lo_gpu else {})}
+                        for t, seg in zip(self.gpu_tenants, self.gpu.segments, strict=True)]
             evpn = {"vtep": alloc.loopbacks[s.name] if s.role == "leaf" else None, "gateway_mac": GATEWAY_MAC,
                     "udp_port": VXLAN_PORT, "relay": s.role != "leaf", "multihoming": overlay is not None,
                     # where EVPN runs: on the underlay's sessions, or on loopback-to-loopback ones (`overlay`)
@@ -358,7 +368,7 @@ class SwitchIntents:
         # (gl- and gs-plane1-01 at 2b4e3e2 and 2f46cb2), unless ethernet.multipath_aspath_ignore says otherwise
         nvue = f.spec.platform == "nvue"
         # (none on a switch pair's peer links: NVIDIA's internal_isl sends none, gsl-plane1-01 at 2f46cb2)
-        weighted = self.gpu_tenant is not None and s.role == "leaf" and nvue and not f.plan.pair
+        weighted = self.gpu_tenants is not None and s.role == "leaf" and nvue and not f.plan.pair
         aspath_ignore = eth.multipath_aspath_ignore
         if aspath_ignore is None:
             aspath_ignore = eth.host_addressing == "evpn" and nvue

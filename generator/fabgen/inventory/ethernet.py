@@ -90,6 +90,24 @@ def evpn_places(plan: Plan) -> int:
     return 3 + plan.endpoints + plan.storage + plan.leaves
 
 
+# Cumulus Linux keeps VLANs 3725-3999 for itself (ifupdown2 refuses a bridge VLAN there: "reserved
+# vlan range 3725-3999"; CumulusNetworks/ifupdown2's tests)
+NVUE_RESERVED_VLANS = (3725, 3999)
+
+
+def rail_splits(rails: int) -> int:
+    """Equal aligned subnets a plane's GPU block is cut in with overlay.vlans rail (addressing.py): the
+    rails rounded up to a power of two, so every rail's subnet is aligned and the same size."""
+    return 1 << max(0, rails - 1).bit_length()
+
+
+def evpn_rail_places(plan: Plan) -> int:
+    """Addresses each rail's GPU subnet (overlay.vlans rail) holds: the network, the anycast gateway,
+    one per planned node (its port on the rail), one per planned leaf (its own SVI address, from the
+    top), the broadcast (addressing.py)."""
+    return 3 + plan.nodes + plan.leaves
+
+
 def plane_slice(size: int, planes: int) -> int:
     """Addresses of each plane's part of a pool: the pool cut into `planes` equal, aligned parts
     (planes are 1, 2 or 4), plane p's from the pool's first + p x this. Plane 1 is numbered as a
@@ -123,6 +141,13 @@ def needs(eth: EthernetOptions, plan: Plan, role: str = "compute",
         hosts = (2 * half, f"two halves, storage and in-band, of {half} addresses each: gateway, leaves, bonds")
     elif eth.host_addressing == "p2p":
         hosts = (2 * nics, f"a /31 for each of {nics} NICs")
+    elif eth.host_addressing == "evpn" and eth.overlay.vlans == "rail":
+        splits, each = rail_splits(plan.rails), evpn_rail_places(plan)
+        # each rail's subnet a power of two: the need is the cut's whole size
+        size = 1 << max(0, each - 1).bit_length()
+        hosts = (splits * size, f"a subnet for each of {plan.rails} rails (cut in {splits} equal parts) of "
+                 f"{size} addresses: the network, the anycast gateway, {plan.nodes} nodes' ports, {plan.leaves} "
+                 "leaves' own addresses, the broadcast")
     elif eth.host_addressing == "evpn":
         hosts = (evpn_places(plan), f"one subnet: the network, the anycast gateway, {nics} NICs, {plan.leaves} "
                  "leaves' own addresses, the broadcast")
@@ -213,6 +238,29 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
                    f"{part}); a plane needs {count} "
                    f"({what}): use a /{shortest} or shorter")
     _check_asns(path, eth, plan, planes, report, warn)
+    if eth.host_addressing == "evpn" and eth.overlay.vlans == "rail" and role == "compute":
+        _check_rail_vlans((*path, "overlay"), eth, plan, platform, report)
+
+
+def _check_rail_vlans(at: tuple, eth: EthernetOptions, plan: Plan, platform: str, report: Report) -> None:
+    """overlay.vlans rail: rail r's VLAN vlan + r and VNI vni + r (r = 1 to the rails) within their
+    ranges, off Cumulus Linux's reserved VLANs and off the VRF's layer-3 VNI (a compute fabric holds no
+    storage server, whose ports would be on no rail: refused where node groups attach)."""
+    t, rails = eth.overlay, plan.rails
+    top = t.vlan + rails
+    lo, hi = NVUE_RESERVED_VLANS
+    if top > 4094:
+        report((*at, "vlan"), f"a VLAN a rail takes VLANs {t.vlan + 1}-{top} ({rails} rails), above 4094: "
+               "give a lower vlan")
+    elif platform == "nvue" and t.vlan + 1 <= hi and lo <= top:
+        report((*at, "vlan"), f"a VLAN a rail takes VLANs {t.vlan + 1}-{top} ({rails} rails), into Cumulus "
+               f"Linux's reserved range {lo}-{hi}: use another")
+    if t.vni + rails > 16_777_214:
+        report((*at, "vni"), f"a VLAN a rail takes VNIs {t.vni + 1}-{t.vni + rails}, above 16777214: give a "
+               "lower vni")
+    if t.vni < t.l3vni <= t.vni + rails:
+        report((*at, "l3vni"), f"VNI {t.l3vni} is a rail's (VNIs {t.vni + 1}-{t.vni + rails}, one a rail): give "
+               "the VRF a VNI of its own")
 
 
 def _check_kind_features(path: tuple, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,

@@ -250,6 +250,18 @@ TENANT_DEFAULTS: dict[str, dict[str, Any]] = {"storage": {"vlan": 20, "vni": 100
 GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}
 
 
+class GpuTenant(Tenant):
+    """host_addressing evpn: the GPU tenant, with how its VLANs are cut (`vlans`)."""
+
+    # plane: one VLAN a plane (NVIDIA's output at 2f46cb2: gsl-plane1-01 `vlan 900 vni 289900`, one
+    # 192.168.0.0/20); rail: one VLAN a rail of each plane, VLAN + rail and VNI + rail (NVIDIA's at 993eed6:
+    # `gpu_vlan_mode = per_rail_per_plane`, gsl-plane1-01 VLANs 901-908 with VNIs 4901-4908, a /24 a rail)
+    vlans: Literal["plane", "rail"] = Field(
+        default="plane", description="plane: every GPU port of a plane in the one VLAN `vlan`, the plane's part "
+        "of the hosts pool one subnet; rail: a VLAN a rail (rail r: VLAN `vlan` + r, VNI `vni` + r), the plane's "
+        "part cut in equal subnets, one a rail, all in the one VRF (NVIDIA's later output, 993eed6)")
+
+
 # The north-south fabric's way out, as NVIDIA's generator writes it (NVIDIA/enterprise-ras,
 # net-configurator/output/2-4-5-800/default/configs/csl-01-config.sh at
 # 993eed6a993b668e9ab80556cd973b548612c4a4: `vrf EXIT evpn vni 5004`, five `edge_uplink` ports
@@ -439,9 +451,9 @@ class EthernetOptions(Strict):
         "unit) share a subnet with the leaf as gateway; evpn: NVIDIA's EVPN-VXLAN overlay on a compute fabric "
         "(NVUE and EOS): every GPU port of a plane in one VLAN stretched over the plane's leaves, "
         "its subnet the plane's part of the hosts pool, routed in a GPU VRF with an anycast gateway (`overlay`)")
-    overlay: Tenant = Field(default_factory=lambda: Tenant(**GPU_TENANT),
-                            description="host_addressing evpn: the GPU VLAN, its VNI, the GPU VRF and its layer-3 VNI "
-                            "(default NVIDIA's 900, 245900, GPU, 245003; given, all four)")
+    overlay: GpuTenant = Field(default_factory=lambda: GpuTenant(**GPU_TENANT),
+                               description="host_addressing evpn: the GPU VLAN, its VNI, the GPU VRF and its layer-3 "
+                               "VNI (default NVIDIA's 900, 245900, GPU, 245003; given, all four) and `vlans`")
     asn: Asn = Field(default_factory=Asn)
     host_routing: Literal["static", "bgp"] = Field(
         default="static", description="storage and inband fabrics with p2p addressing: static (each port its own "

@@ -222,7 +222,10 @@ def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
     role = ctx.fabric.spec.role
     layout: list[_Port] = []
     ports: list[tuple[Any, Any, str]] = []
-    stretched = options(ctx).host_addressing == "evpn"  # each port's subnet is its plane's whole block
+    # each port's subnet is its plane's whole block (the GPU overlay's one VLAN a plane); a VLAN a rail
+    # (overlay.vlans rail) is routed as leaf-subnet is: the rail's subnet on-link, the plane's block via its gateway
+    eth = options(ctx)
+    stretched = eth.host_addressing == "evpn" and eth.overlay.vlans == "plane"
     unknown: list[str] = []
     for pctx, nic, r, p in _plane_ports(ctx, k):
         name = eth_netdev(nic.netdev) if nic.netdev else nic.rdma
@@ -231,7 +234,6 @@ def _node_kind(ctx: Context, k: int, pool: str, mtu: int,
         layout.append((name, TABLES[role] + planes * r + p, METRIC * (r + 1), _block(pool, pctx), role == "inband",
                        stretched))
         ports.append((pctx.fabric.ports, pctx.allocation.link_ips, nic.rdma))
-    eth = options(ctx)
     service = str(IPNetwork(eth.pools.loopbacks).cidr) if eth.host_routing == "bgp" else ""
     key = (tuple(layout), mtu, pool, service)
     shape = shapes.get(key)

@@ -369,14 +369,15 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
 
 
 def _overlay_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
-    """The GPU overlay (host_addressing evpn): every leaf's SVI and every GPU port of the plane in
-    the GPU VRF, where the plane's one subnet lives."""
+    """The GPU overlay (host_addressing evpn): every leaf's SVIs (the plane's one, or each rail's)
+    and every GPU port of the plane in the GPU VRF, where the plane's subnets live."""
     from fabgen.intent.addresses import SVI, host_netdevs
     from fabgen.intent.qos import options
 
     f, spec = ctx.fabric, options(ctx).overlay
     netdev = host_netdevs(f)
-    out = {("", SVI[f.spec.platform].format(vlan=spec.vlan)): spec.vrf}
+    assert ctx.allocation.overlay is not None
+    out = {("", SVI[f.spec.platform].format(vlan=seg.vlan)): spec.vrf for seg in ctx.allocation.overlay.segments}
     if f.spec.platform == "nvue":  # the GPU VRF's loopback, on the VRF's own device
         out["", spec.vrf] = spec.vrf
     out.update({(lk.a, netdev[lk.a][lk.a_port]): spec.vrf for lk in f.links if lk.tier == "node-leaf"})
