@@ -176,3 +176,67 @@ def test_what_a_vlan_a_rail_cannot_be_is_refused_at_its_key(platform: str, extra
     assert f"fabrics[0].ethernet.{where}" in result.output and message in result.output, result.output
     assert f"{inv}:" in result.output and "Traceback" not in result.output
     assert not out.exists()
+
+
+def test_the_emulation_reads_each_rails_vlan_from_the_render_and_refuses_a_port_off_its_subnet(
+        tmp_path: Path) -> None:
+    """emulate/overlay.py reads the rendered files only: each kept port with its leaf port's access
+    VLAN (its rail's), its gateway that VLAN's anycast one, every rail's VLAN a bridge VLAN and VNI
+    on the leaf (`bridge` lines); a leaf whose port is put in another rail's VLAN than its node's
+    address is refused before any namespace."""
+    from fabgen.emulate import evpn
+    from fabgen.emulate.inputs import table
+    from fabgen.emulate.model import TranslateError
+    from fabgen.emulate.overlay import _pairs, read
+    from fabgen.emulate.read import overlay_of
+    from fabgen.rendered.read import read_render
+
+    out = _render(tmp_path)
+    files = read_render(out)
+    ((name, planes),) = overlay_of(files, None)
+    plan = read(files, name, planes, table)
+    cabled = {(r["device"], r["interface"]): r["address"] for p in (1, 2) for r in _addresses(out, p)}
+    for nic in plan.nics:  # a leaf a rail (rail-optimized): leaf k's ports in VLAN 900 + k
+        assert nic.vlan == 900 + int(nic.leaf[-1])
+        assert cabled[nic.node, nic.port].split("/")[0] == nic.address
+    gateways = {(nic.node, nic.port): nic for nic in plan.nics}
+    for node, pings in _pairs(plan, set()).items():
+        for port, target in pings:
+            if target.startswith("gateway:"):
+                nic = gateways[node, port]
+                rail = ipaddress.ip_network(f"{nic.address}/22", strict=False)
+                assert target == f"gateway:{rail[1]}"
+    leaf = plan.switches["gpu-plane1-su01-leaf1"]
+    assert sorted(leaf.tenants) == [901, 902, 903, 904] and leaf.l3vnis == {"GPU": 245003}
+    bridge = evpn.leaf_commands(leaf)[1]
+    assert {f"vlan add dev vni{245900 + r} vid {900 + r} pvid untagged" for r in (1, 2, 3, 4)} <= set(bridge)
+    rel = "gpu-plane1/switches/gpu-plane1-su01-leaf1.nvue.yaml"
+    text = files[rel].decode()
+    assert "access: 901" in text
+    broken = {**files, rel: text.replace("access: 901", "access: 902", 1).encode()}
+    with pytest.raises(TranslateError, match="is in VLAN 902"):
+        read(broken, name, planes, table)
+
+
+def test_the_2_8_9_400_example_with_a_vlan_a_rail_writes_nvidias_993eed6_vlans_and_vnis(tmp_path: Path) -> None:
+    """inventories/era-2-8-9-400.yaml (one SN5600 for the GPU ports, NVIDIA's `overlay` numbers) with
+    `vlans: rail`: NVIDIA's core-01 at 993eed6 (2-8-9-400/default/configs/core-01-config.sh) writes
+    `bridge domain br_default vlan 901 vni 4901` to `vlan 908 vni 4908`, each `interface vlan90<r>`
+    in `vrf GPU` with a VRR gateway, `vrf GPU evpn vni 5003`; fabgen's render has the same eight
+    pairs, the object model takes it, every GPU port is in its rail's VLAN."""
+    nvidia = {str(900 + r): {"vni": {str(4900 + r): {}}} for r in range(1, 9)}  # core-01-config.sh at 993eed6
+    text = (Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-400.yaml").read_text()
+    key = "overlay: {vlan: 900, vni: 4900, vrf: GPU, l3vni: 5003}"
+    assert key in text
+    (tmp_path / "inventory.yaml").write_text(text.replace(key, key[:-1] + ", vlans: rail}"))
+    render_to(tmp_path / "inventory.yaml", tmp_path / "out")
+    (path,) = (tmp_path / "out" / "gpu" / "switches").glob("*.nvue.yaml")
+    header, body = yaml.safe_load(path.read_text())
+    tree = body["set"]
+    assert tree["bridge"]["domain"]["br_default"]["vlan"] == nvidia
+    assert tree["vrf"]["GPU"]["evpn"]["vni"] == {"5003": {}}
+    assert {tree["interface"][f"vlan{v}"]["vrf"] for v in nvidia} == {"GPU"}
+    assert nvue_model.problems(nvue_model.release(header["header"]), tree) == []
+    access = [v["bridge"]["domain"]["br_default"]["access"] for v in tree["interface"].values()
+              if "access" in (v.get("bridge") or {}).get("domain", {}).get("br_default", {})]
+    assert len(access) == 96 and {a: access.count(a) for a in set(access)} == {900 + r: 12 for r in range(1, 9)}

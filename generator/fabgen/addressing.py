@@ -24,7 +24,9 @@ Ethernet (netaddr over the inventory's pools):
   address as gateway and the NIC on endpoint port p the address 2 + p;
   `evpn` (the GPU overlay, `Overlay`): the plane's part of the pool is one subnet stretched over
   the plane's leaves, the anycast gateway its first address, each NIC port 2 + its planned place,
-  each leaf's own SVI address from the top down (the last before the broadcast is leaf 1's);
+  each leaf's own SVI address from the top down (the last before the broadcast is leaf 1's); with
+  overlay.vlans rail the part is cut in equal aligned subnets, one a rail, each numbered so, a
+  port 2 + its node's planned place in its rail's (`allocate_overlay`);
 * ASNs: one per leaf (leaf + p x stride + index - 1 on plane p, 0-based); spines share one
   (spines: tier) or one per pod, cores one (cores: tier) or one per core plane, each tier's
   plane p shifted p strides too. The stride (`asn_stride`) follows the tier's first ASN and the

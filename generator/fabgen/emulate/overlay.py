@@ -2,20 +2,22 @@
 
 Read from the rendered files only, as evpn.py reads a northsouth fabric: each plane's cabling.csv
 and addresses.csv, every switch's NVUE startup.yaml (evpn.translate: the access ports and their
-VLAN, the SVI with its VRR anycast gateway in its VRF, the VRF's layer-3 VNI, the VTEP, the
-underlay's unnumbered peer groups and the overlay's sessions between loopbacks) and the kept
-nodes' netplans (each GPU port's address, its table and rule), every value held to what fabgen
-writes before any namespace exists. Built as Cumulus Linux builds it, with evpn.py's pieces: each
-leaf a VLAN-aware bridge with the GPU ports untagged in their VLAN, a VXLAN device per VNI from
-the loopback, the SVI in its VRF with the anycast gateway on a macvlan; each spine a plain FRR
-router relaying EVPN; each kept node a namespace with its GPU ports as its netplan writes them.
+VLAN, the plane's one or each rail's with overlay.vlans rail, each SVI with its VRR anycast gateway
+in its VRF, the VRF's layer-3 VNI, the VTEP, the underlay's unnumbered peer groups and the
+overlay's sessions between loopbacks) and the kept nodes' netplans (each GPU port's address, its
+table and rule), every value held to what fabgen writes before any namespace exists (a port's
+address in its VLAN's subnet). Built as Cumulus Linux builds it, with evpn.py's pieces: each leaf
+a VLAN-aware bridge with the GPU ports untagged in their VLAN, a VXLAN device per VNI from the
+loopback, each SVI in its VRF with the anycast gateway on a macvlan; each spine a plain FRR router
+relaying EVPN; each kept node a namespace with its GPU ports as its netplan writes them.
 
 Checked: every underlay and overlay session up (the overlay's against the design: every leaf of a
 plane to every spine of it), every VNI up on each leaf, each kept node's GPU ports resolving their
-gateway to the anycast MAC, each port's MAC learned by its leaf and announced to the plane's
-other leaves (EVPN type-2, FRR's `show evpn mac vni`), each port reaching a kept node's port on
-the next leaf (another rail: over VXLAN); then with the first leaf of each plane down (every
-port), the same among the other leaves.
+VLAN's gateway to the anycast MAC, each VLAN's subnet from every other leaf (EVPN type-5), each
+port's MAC learned by its leaf and announced to the plane's other leaves in its VLAN's VNI (EVPN
+type-2, FRR's `show evpn mac vni`), each port reaching a kept node's port on the next leaf
+(another rail: over VXLAN, or routed in the VRF with a VLAN a rail); then with the first leaf of
+each plane down (every port), the same among the other leaves.
 """
 
 from __future__ import annotations
@@ -45,13 +47,15 @@ NODE_SYSCTLS = ("net.ipv4.conf.all.arp_announce=1", "net.ipv4.conf.all.arp_ignor
 
 @dataclass(frozen=True)
 class Nic:
-    """A kept node's GPU port: its interface, the plan's address (addresses.csv), its leaf."""
+    """A kept node's GPU port: its interface, the plan's address (addresses.csv), its leaf and the
+    access VLAN its leaf port is in (the plane's one, or its rail's: overlay.vlans rail)."""
 
     node: str
     port: str
     address: str  # without its prefix length
     leaf: str
     plane: str
+    vlan: int = 0
 
 
 @dataclass
@@ -93,13 +97,23 @@ def read(files: dict[str, bytes], fabric: str, planes: list[str], table: Table,
     spine_links, thinned = _thinned(links, switches)
     cables += spine_links
     evpn._check_cables(cables, fabric, switches, hosts)
-    for n in kept:
-        for port, nic in legs[n]:
-            if port not in switches[nic.leaf].access:
-                raise TranslateError(f"{nic.plane}/switches/{nic.leaf}.nvue.yaml: {port} (cabled to {n} {nic.port}) "
-                                     "is no access port of the overlay's VLAN")
-    return Plan(fabric, switches, hosts, [nic for n in kept for _, nic in legs[n]], cables, overlay,
-                len(legs) - len(kept), thinned)
+    nics = [_in_vlan(switches[nic.leaf], port, nic) for n in kept for port, nic in legs[n]]
+    return Plan(fabric, switches, hosts, nics, cables, overlay, len(legs) - len(kept), thinned)
+
+
+def _in_vlan(sw: evpn.Switch, port: str, nic: Nic) -> Nic:
+    """The NIC with its leaf port's access VLAN (one a plane, or one a rail), its address checked
+    to lie in that VLAN's subnet (the SVI's), so each port's gateway is its VLAN's anycast one."""
+    path = f"{nic.plane}/switches/{nic.leaf}.nvue.yaml"
+    if port not in sw.access:
+        raise TranslateError(f"{path}: {port} (cabled to {nic.node} {nic.port}) is no access port of the overlay's "
+                             "VLAN")
+    vlan = sw.access[port]
+    subnet = ipaddress.ip_interface(sw.tenants[vlan].svi).network
+    if ipaddress.ip_address(nic.address) not in subnet:
+        raise TranslateError(f"{path}: {port} is in VLAN {vlan} ({subnet}), where {nic.node} {nic.port}'s address "
+                             f"{nic.address} is not")
+    return replace(nic, vlan=vlan)
 
 
 def _plane_switches(files: dict[str, bytes], plane: str, addrs: list[dict[str, str]]) -> dict[str, evpn.Switch]:
@@ -378,8 +392,9 @@ def _pairs(plan: Plan, down: set[str]) -> dict[str, list[tuple[str, str]]]:
     """Per kept node, (its port, target) pings: its gateway from every port on a leaf that is up, and
     from its k-th such port on a plane the next kept node's (k+1)-th (rail-optimized: the next leaf,
     another rail, so over VXLAN): 'gateway:<address>' or '<node>:<address>'."""
-    gateways = {name: sw.tenants[min(sw.tenants)].gateway.split("/")[0] for name, sw in plan.switches.items()
-                if sw.tenants}
+    def gateway(nic: Nic) -> str:  # its VLAN's anycast gateway on its leaf
+        return plan.switches[nic.leaf].tenants[nic.vlan].gateway.split("/")[0]
+
     nodes = list(plan.hosts)
     out: dict[str, list[tuple[str, str]]] = {n: [] for n in nodes}
     for plane in sorted({nic.plane for nic in plan.nics}):
@@ -387,7 +402,7 @@ def _pairs(plan: Plan, down: set[str]) -> dict[str, list[tuple[str, str]]]:
         for k, node in enumerate(nodes):
             other = up[nodes[(k + 1) % len(nodes)]] if len(nodes) > 1 else []
             for i, nic in enumerate(up[node]):
-                out[node].append((nic.port, f"gateway:{gateways[nic.leaf]}"))
+                out[node].append((nic.port, f"gateway:{gateway(nic)}"))
                 if other:
                     far = other[(i + 1) % len(other)]
                     out[node].append((nic.port, f"{far.node}:{far.address}"))
@@ -442,22 +457,25 @@ def check(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: s
 
 def _type5_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch], down: set[str],
                     progress: Callable[[str], None]) -> list[Finding]:
-    """Each up leaf's VRF holding the plane's subnet from every other up leaf of its plane (type-5),
-    waited for, REACH_WAIT at most in all."""
-    progress("EVPN type-5 routes of the plane's subnet in every leaf's VRF")
+    """Each up leaf's VRF holding each of its VLANs' subnets (the plane's, or every rail's) from every
+    other up leaf of its plane (type-5), waited for, REACH_WAIT at most in all."""
+    progress("EVPN type-5 routes of the plane's subnets in every leaf's VRF")
     plane_of = {nic.leaf: nic.plane for nic in plan.nics}
     up = {name for name, sw in built.items() if sw.vtep and name in plane_of and name not in down}
     out = []
     until = time.monotonic() + REACH_WAIT
     for name in sorted(up):
         sw = built[name]
-        t = sw.tenants[min(sw.tenants)]
-        subnet = str(ipaddress.ip_interface(t.svi).network)
         others = [o for o in up if o != name and plane_of[o] == plane_of[name]]
         vteps = {built[o].vtep for o in others}
-        loopbacks = {built[o].vrf_loopbacks[t.vrf]: built[o].vtep for o in others if t.vrf in built[o].vrf_loopbacks}
-        found = evpn.wait_for(partial(_prefix_once, la, b.dirs[name], t.vrf, subnet, vteps, loopbacks), _left(until))
-        out += [Finding(name, "type5", p) for p in found]
+        for k, vlan in enumerate(sorted(sw.tenants)):
+            t = sw.tenants[vlan]
+            subnet = str(ipaddress.ip_interface(t.svi).network)
+            loopbacks = {built[o].vrf_loopbacks[t.vrf]: built[o].vtep for o in others
+                         if t.vrf in built[o].vrf_loopbacks} if k == 0 else {}  # the VRF's loopbacks once
+            found = evpn.wait_for(partial(_prefix_once, la, b.dirs[name], t.vrf, subnet, vteps, loopbacks),
+                                  _left(until))
+            out += [Finding(name, "type5", p) for p in found]
     return out
 
 
@@ -487,24 +505,25 @@ def _type2_findings(la: Any, b: Any, plan: Plan, built: Mapping[str, evpn.Switch
     a type-2 route from that leaf's VTEP on every other (waited for, REACH_WAIT at most in all)."""
     from fabgen.emulate.checks import _json
 
-    want: dict[str, dict[str, tuple[str, str]]] = {}  # plane -> MAC -> (what, VTEP)
+    want: dict[tuple[str, int], dict[str, tuple[str, str]]] = {}  # (plane, VLAN) -> MAC -> (what, VTEP)
     for name in plan.hosts:
         macs = macs_of(b.ns[name])
         for nic in plan.nics:
             if nic.node == name and nic.leaf not in down and macs.get(nic.port):
-                want.setdefault(nic.plane, {})[macs[nic.port]] = (f"{name} {nic.port}", built[nic.leaf].vtep)
+                want.setdefault((nic.plane, nic.vlan), {})[macs[nic.port]] = (f"{name} {nic.port}",
+                                                                              built[nic.leaf].vtep)
     plane_of = {nic.leaf: nic.plane for nic in plan.nics}
     out = []
     until = time.monotonic() + REACH_WAIT
     for name, sw in built.items():
         if not sw.vtep or name not in plane_of or name in down:
             continue
-        vni = sw.tenants[min(sw.tenants)].vni
-        mine = want.get(plane_of[name], {})
-        found = evpn.wait_for(lambda: mac_problems(_json(la, b.dirs[name], f"show evpn mac vni {vni} json"),  # noqa: B023 (called only within this iteration)
-                                                   sw, mine), _left(until))  # noqa: B023
-        origin = {f"{what} ({mac})": vtep for mac, (what, vtep) in mine.items()}
-        out += [Finding(name, "type2", p, [v for k, v in origin.items() if p.startswith(k)][:1]) for p in found]
+        for vlan, t in sorted(sw.tenants.items()):  # each VLAN's VNI: its ports' MACs (one a plane, or a rail)
+            vni, mine = t.vni, want.get((plane_of[name], vlan), {})
+            found = evpn.wait_for(lambda: mac_problems(_json(la, b.dirs[name], f"show evpn mac vni {vni} json"),  # noqa: B023 (called only within this iteration)
+                                                       sw, mine), _left(until))  # noqa: B023
+            origin = {f"{what} ({mac})": vtep for mac, (what, vtep) in mine.items()}
+            out += [Finding(name, "type2", p, [v for k, v in origin.items() if p.startswith(k)][:1]) for p in found]
     return out
 
 

@@ -449,8 +449,9 @@ class EthernetOptions(Strict):
     host_addressing: Literal["p2p", "leaf-subnet", "evpn"] = Field(
         default="p2p", description="p2p: a routed /31 per NIC; leaf-subnet: the host ports of a leaf (one rail of a "
         "unit) share a subnet with the leaf as gateway; evpn: NVIDIA's EVPN-VXLAN overlay on a compute fabric "
-        "(NVUE and EOS): every GPU port of a plane in one VLAN stretched over the plane's leaves, "
-        "its subnet the plane's part of the hosts pool, routed in a GPU VRF with an anycast gateway (`overlay`)")
+        "(NVUE and EOS): every GPU port of a plane in one VLAN stretched over the plane's leaves (or one a rail, "
+        "overlay.vlans), its subnet the plane's part of the hosts pool, routed in a GPU VRF with an anycast gateway "
+        "(`overlay`)")
     overlay: GpuTenant = Field(default_factory=lambda: GpuTenant(**GPU_TENANT),
                                description="host_addressing evpn: the GPU VLAN, its VNI, the GPU VRF and its layer-3 "
                                "VNI (default NVIDIA's 900, 245900, GPU, 245003; given, all four) and `vlans`")
