@@ -271,11 +271,12 @@ def _evpn_inputs(common: dict[str, Any], switches: list[dict[str, Any]], profile
                                   "multiplier": overlay["multiplier"]}
     base = ev["tenants"][0]["vni"] - ev["tenants"][0]["vlan"]
     name = "NORTHSOUTH" if ev["multihoming"] else "GPU"
-    common["tenants"] = [{"name": name, "mac_vrf_vni_base": base, "vrfs": [
-        {"name": t["vrf"], "vrf_id": t["l3vni"],
-         "svis": [{"id": t["vlan"], "name": t["vrf"], "enabled": True, "mtu": leaf["mtu"],
-                   "ip_address_virtual": f"{t['gateway']}/{t['prefix']}"}]}
-        for t in ev["tenants"]]}]
+    vrfs: dict[str, dict[str, Any]] = {}  # a VRF each, with its SVIs (the GPU overlay's VLAN a rail: several)
+    for t in ev["tenants"]:
+        vrfs.setdefault(t["vrf"], {"name": t["vrf"], "vrf_id": t["l3vni"], "svis": []})["svis"].append(
+            {"id": t["vlan"], "name": t["vrf"], "enabled": True, "mtu": leaf["mtu"],
+             "ip_address_virtual": f"{t['gateway']}/{t['prefix']}"})
+    common["tenants"] = [{"name": name, "mac_vrf_vni_base": base, "vrfs": list(vrfs.values())}]
     if not ev["multihoming"]:  # the GPU overlay: each GPU port an access port of the tenant's VLAN
         common["servers"] = _access_servers(switches, profile, port_config)
         return

@@ -29,6 +29,9 @@ KINDS = {
     # the GPU fabric as an EVPN overlay (host_addressing evpn, docs/planes.md) on EOS: beside AVD's
     # l3ls-evpn with the GPU ports as access ports of one VLAN (benchmarks/avd.py)
     "eos-overlay": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
+    # the same with a VLAN a rail (ethernet.overlay.vlans rail, NVIDIA's output at 993eed6): beside AVD's
+    # l3ls-evpn with one SVI a rail in the one GPU VRF
+    "eos-overlay-rail": ("roce", "eos", "rail-optimized", "arista-7060x5", "dgx-h100"),
 }
 ROLES = {"eos-northsouth": "northsouth"}
 TIERS = {"eos-rail3": 3}
@@ -39,6 +42,10 @@ POOLS = {"sx-4plane": """    ethernet:
 """, "eos-overlay": """    ethernet:
       host_addressing: evpn
       overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}
+      pools: {hosts: 10.128.0.0/16}
+""", "eos-overlay-rail": """    ethernet:
+      host_addressing: evpn
+      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003, vlans: rail}
       pools: {hosts: 10.128.0.0/16}
 """}
 

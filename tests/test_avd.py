@@ -11,7 +11,8 @@ the same enclosing lines but for the differences `avd.ACCEPTED` documents (`avd.
 
 The cases are the rail-optimized and fat-tree RoCE fabrics (lossless QoS, eBGP underlay), the
 converged north-south fabric (EVPN VXLAN, all-active multihoming on leaf pairs) and the GPU
-overlay (EVPN VXLAN, the GPU ports access ports of one VLAN stretched over the leaves). The second test
+overlay (EVPN VXLAN, the GPU ports access ports of one VLAN stretched over the leaves, or of their
+rail's with a VLAN a rail, every rail's SVI in the one GPU VRF). The second test
 shows the comparison is not a check of nothing: one EVPN or QoS line altered, removed or moved in
 fabgen's output is reported.
 """
@@ -40,8 +41,9 @@ AVD_VENV = ROOT / os.environ.get("AVD_VENV", ".venv-avd")  # the Makefile's AVD_
 AVD_PYTHON = AVD_VENV / "bin" / "python"
 PYAVD = "6.4.0"  # the version avd.ACCEPTED is written for (pyproject's bench-avd extra)
 # (kind of benchmarks/inventories.py, GPUs): 12 switches each; the north-south one has four leaf pairs
-# and the GPU overlay (host_addressing evpn, docs/planes.md): its GPU ports access ports of one VLAN
-CASES = {"eos-rail": 256, "eos-fattree": 256, "eos-northsouth": 1024, "eos-overlay": 256}
+# and the GPU overlay (host_addressing evpn, docs/planes.md): its GPU ports access ports of one VLAN, or
+# of their rail's (overlay.vlans rail)
+CASES = {"eos-rail": 256, "eos-fattree": 256, "eos-northsouth": 1024, "eos-overlay": 256, "eos-overlay-rail": 256}
 
 
 def _need_pyavd() -> None:
@@ -105,10 +107,17 @@ def test_avd_writes_the_same_lines(kind: str, tmp_path_factory: pytest.TempPathF
                  "qos map dscp 26 to traffic-class 3", "priority-flow-control pause watchdog action drop"):
         assert line in leaf.splitlines(), line
     evpn = ("interface Vxlan1", "   address-family evpn")
-    assert all(line in leaf.splitlines() for line in evpn) == (kind in ("eos-northsouth", "eos-overlay"))
+    assert all(line in leaf.splitlines() for line in evpn) == (kind in ("eos-northsouth", "eos-overlay",
+                                                                        "eos-overlay-rail"))
     assert ("      identifier 0000:0000:02fa:bc00:0001" in leaf.splitlines()) == (kind == "eos-northsouth")
     overlay = ("   switchport access vlan 900", "   vxlan vlan 900 vni 10900", "   vxlan vrf GPU vni 10003")
     assert all(line in leaf.splitlines() for line in overlay) == (kind == "eos-overlay")
+    # a VLAN a rail (overlay.vlans rail): every rail's VLAN, VNI and anycast SVI on the leaf, in the one VRF,
+    # its GPU ports access ports of its rail's (leaf 1: rail 1's)
+    rails = ("   switchport access vlan 901", "   vxlan vrf GPU vni 10003",
+             *(f"   vxlan vlan {900 + r} vni {10900 + r}" for r in range(1, 9)),
+             *(f"interface Vlan{900 + r}" for r in range(1, 9)))
+    assert all(line in leaf.splitlines() for line in rails) == (kind == "eos-overlay-rail")
 
 
 @pytest.mark.parametrize("kind", ["eos-rail", "eos-fattree"])
@@ -185,6 +194,11 @@ BROKEN = [
      lambda t: _sub(t, "   uc-tx-queue 3\n      no priority\n", "   uc-tx-queue 3\n      priority strict\n",
                     "   uc-tx-queue 6\n      priority strict\n", "   uc-tx-queue 6\n      no priority\n"),
      "only fabgen: qos profile ROCE_LOSSLESS / uc-tx-queue 3 / priority strict"),
+    # a VLAN a rail: two rails' VNIs swapped
+    ("eos-overlay-rail", "f-su01-leaf1", "two rails' VNIs swapped",
+     lambda t: _sub(t, "   vxlan vlan 901 vni 10901\n", "   vxlan vlan 901 vni 10902\n",
+                    "   vxlan vlan 902 vni 10902\n", "   vxlan vlan 902 vni 10901\n"),
+     "only fabgen: interface Vxlan1 / vxlan vlan 901 vni 10902"),
     ("eos-rail", "f-su01-leaf1", "the RoCE DSCP's traffic class",
      lambda t: _sub(t, "qos map dscp 26 to traffic-class 3\n", "qos map dscp 26 to traffic-class 0\n"),
      "only avd: qos map dscp 26 to traffic-class 3"),

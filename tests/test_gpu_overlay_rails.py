@@ -149,8 +149,8 @@ def test_the_default_stays_one_vlan_a_plane(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("platform", "extra", "where", "message"), [
-    ("eos", "      overlay: {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003, vlans: rail}\n", "overlay.vlans",
-     "AVD's l3ls-evpn"),
+    ("eos", "      overlay: {vlan: 900, vni: 65533, vrf: GPU, l3vni: 10003, vlans: rail}\n", "overlay.vni",
+     "above 65535 (EOS's"),
     ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245003, vlans: lane}\n", "overlay.vlans",
      "is not one of plane, rail"),
     ("nvue", "      overlay: {vlan: 4092, vni: 245900, vrf: GPU, l3vni: 245003, vlans: rail}\n", "overlay.vlan",

@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 
 from fabgen.inventory.check_nodes import check_bond_names, group_model
-from fabgen.inventory.ethernet import NVUE_RESERVED_VLANS, asn_ranges, asn_stride
+from fabgen.inventory.ethernet import EOS_MAX_VNI, NVUE_RESERVED_VLANS, asn_ranges, asn_stride
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import (
     MAX_ENDPOINTS,
@@ -183,11 +183,6 @@ def check_gpu_overlay(c: Checks, i: int, f) -> bool:
                  f"{EOS_MAX_VNI}; the default overlay's ({t.vni}, {t.l3vni}, NVIDIA's) do not fit: give "
                  "ethernet.overlay, e.g. {vlan: 900, vni: 10900, vrf: GPU, l3vni: 10003}")
         return False
-    if t.vlans == "rail" and f.platform != "nvue":
-        c.report((*at, "vlans"), "a VLAN a rail is built on Cumulus Linux (NVUE), as NVIDIA's generator writes it "
-                 "(993eed6); fabgen's EOS overlay follows AVD's l3ls-evpn, whose comparison (tests/test_avd.py) "
-                 "holds one VLAN a plane only: use vlans: plane on EOS, or platform nvue")
-        return False
     ok = _check_tenant(c, at, t, f)
     if t.vni == t.l3vni:
         c.report((*at, "l3vni"), "the layer-3 VNI is also the VLAN's layer-2 VNI: give the VRF a VNI of its own")
@@ -228,7 +223,6 @@ def _check_tenant(c: Checks, where: tuple, t, f) -> bool:
     return ok
 
 
-EOS_MAX_VNI = 65535  # EOS: `rd <router-id>:<vni>` (type 1) and `route-target both <vni>:<vni>` take 16 bits
 
 
 def _check_border(c: Checks, i: int, f) -> bool:

@@ -93,6 +93,7 @@ def evpn_places(plan: Plan) -> int:
 # Cumulus Linux keeps VLANs 3725-3999 for itself (ifupdown2 refuses a bridge VLAN there: "reserved
 # vlan range 3725-3999"; CumulusNetworks/ifupdown2's tests)
 NVUE_RESERVED_VLANS = (3725, 3999)
+EOS_MAX_VNI = 65535  # EOS: `rd <router-id>:<vni>` (type 1) and `route-target both <vni>:<vni>` take 16 bits
 
 
 def rail_splits(rails: int) -> int:
@@ -255,9 +256,11 @@ def _check_rail_vlans(at: tuple, eth: EthernetOptions, plan: Plan, platform: str
     elif platform == "nvue" and t.vlan + 1 <= hi and lo <= top:
         report((*at, "vlan"), f"a VLAN a rail takes VLANs {t.vlan + 1}-{top} ({rails} rails), into Cumulus "
                f"Linux's reserved range {lo}-{hi}: use another")
-    if t.vni + rails > 16_777_214:
-        report((*at, "vni"), f"a VLAN a rail takes VNIs {t.vni + 1}-{t.vni + rails}, above 16777214: give a "
-               "lower vni")
+    top_vni = EOS_MAX_VNI if platform == "eos" else 16_777_214
+    if t.vni + rails > top_vni:
+        report((*at, "vni"), f"a VLAN a rail takes VNIs {t.vni + 1}-{t.vni + rails}, above {top_vni}"
+               + (" (EOS's route distinguisher and route target take 16 bits)" if platform == "eos" else "")
+               + ": give a lower vni")
     if t.vni < t.l3vni <= t.vni + rails:
         report((*at, "l3vni"), f"VNI {t.l3vni} is a rail's (VNIs {t.vni + 1}-{t.vni + rails}, one a rail): give "
                "the VRF a VNI of its own")
