@@ -1,10 +1,10 @@
 """The GPU overlay with a VLAN a rail (`ethernet.overlay.vlans: rail`, issue 56 item 1).
 
 NVIDIA's later output (NVIDIA/enterprise-ras, net-configurator/output/, commit 993eed6) writes the GPU
-overlay with `gpu_vlan_mode = per_rail_per_plane`: 2-8-9-800's gsl-plane1-01 carries VLANs 901-908
-(VNIs 4901-4908) and on its rails 1, 3, 5 and 7 the access ports of VLANs 901, 903, 905 and 907, each
-with an SVI in VRF GPU (`vlan901 ipv4 address 192.168.1.2/24`, `vrr address 192.168.1.1/24`), the
-one VRF's layer-3 VNI 5003; 2-8-9-400's core-01 and core-02 carry all eight rails' SVIs. fabgen's
+overlay with `gpu_vlan_mode = per_rail_per_plane`: 2-8-9-400's core-01 carries VLANs 901-908 (VNIs
+4901-4908), each with an SVI in VRF GPU (`vlan901 ipv4 address 192.168.1.2/24`, `vrr address
+192.168.1.1/24`) and the odd rails' GPU ports as access ports, the one VRF's layer-3 VNI 5003;
+2-8-9-800's gsl-plane2-01 its plane's VLANs 921-928 and the ports of its rails 1, 3, 5 and 7. fabgen's
 `vlans: rail` writes rail r's VLAN `vlan` + r with VNI `vni` + r on every leaf of the plane, the
 plane's part of the hosts pool cut in equal subnets, one a rail. These tests render it and hold it
 against NVIDIA's object model, `netplan generate`, the address plan across growth and the located
@@ -240,3 +240,30 @@ def test_the_2_8_9_400_example_with_a_vlan_a_rail_writes_nvidias_993eed6_vlans_a
     access = [v["bridge"]["domain"]["br_default"]["access"] for v in tree["interface"].values()
               if "access" in (v.get("bridge") or {}).get("domain", {}).get("br_default", {})]
     assert len(access) == 96 and {a: access.count(a) for a in set(access)} == {900 + r: 12 for r in range(1, 9)}
+
+
+def test_the_2_8_9_800_pair_with_a_vlan_a_rail_puts_each_port_in_nvidias_993eed6_vlan(tmp_path: Path) -> None:
+    """inventories/era-2-8-9-800.yaml (a plane's rails on an SN5600 pair) with `vlans: rail`. NVIDIA's
+    gsl-plane2-01 at 993eed6 (2-8-9-800/default/configs/gsl-plane2-01-config.sh) carries its plane's
+    eight VLANs (921-928) and on node n's `swp<2n-1>s0`, `swp<2n-1>s1`, `swp<2n>s0`, `swp<2n>s1` the
+    access VLANs of rails 1, 3, 5 and 7 (921, 923, 925, 927); its mate the even rails. fabgen's
+    leaf01 and leaf02 of each plane: every rail's VLAN on both, each node's ports in the same rails'
+    VLANs (fabgen numbers every plane's rails from `vlan`: 901-908), the object model taking both."""
+    text = (Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-800.yaml").read_text()
+    key = "      host_addressing: evpn"
+    assert text.count(key) == 1
+    (tmp_path / "inventory.yaml").write_text(text.replace(
+        key, "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245003, vlans: rail}\n" + key))
+    render_to(tmp_path / "inventory.yaml", tmp_path / "out")
+    for plane in (1, 2):
+        leaves = _leaves(tmp_path / "out", plane)
+        assert len(leaves) == 2
+        for k, (header, body) in enumerate(leaves.values()):
+            tree = body["set"]
+            assert nvue_model.problems(nvue_model.release(header["header"]), tree) == []
+            assert sorted(tree["bridge"]["domain"]["br_default"]["vlan"]) == [str(900 + r) for r in range(1, 9)]
+            ports = tree["interface"]
+            for n in range(1, 9):  # NVIDIA's rails 1, 3, 5, 7 on -01 (2, 4, 6, 8 on -02), node n's ports in turn
+                for port, rail in zip((f"swp{2 * n - 1}s0", f"swp{2 * n - 1}s1", f"swp{2 * n}s0", f"swp{2 * n}s1"),
+                                      (1, 3, 5, 7), strict=True):
+                    assert ports[port]["bridge"]["domain"]["br_default"]["access"] == 900 + rail + k, (plane, port)

@@ -253,9 +253,10 @@ GPU_TENANT: dict[str, Any] = {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni":
 class GpuTenant(Tenant):
     """host_addressing evpn: the GPU tenant, with how its VLANs are cut (`vlans`)."""
 
-    # plane: one VLAN a plane (NVIDIA's output at 2f46cb2: gsl-plane1-01 `vlan 900 vni 289900`, one
+    # plane: one VLAN a plane (NVIDIA's output at 2f46cb2: 2-8-9-800 gsl-plane1-01 `vlan 900 vni 289900`, one
     # 192.168.0.0/20); rail: one VLAN a rail of each plane, VLAN + rail and VNI + rail (NVIDIA's at 993eed6:
-    # `gpu_vlan_mode = per_rail_per_plane`, gsl-plane1-01 VLANs 901-908 with VNIs 4901-4908, a /24 a rail)
+    # `gpu_vlan_mode = per_rail_per_plane`, 2-4-5-800 gl-plane1-01 VLANs 901-904 with VNIs 4901-4904, 2-8-9-400
+    # core-01 901-908 with 4901-4908, a /24 a rail, one VRF GPU with L3VNI 5003)
     vlans: Literal["plane", "rail"] = Field(
         default="plane", description="plane: every GPU port of a plane in the one VLAN `vlan`, the plane's part "
         "of the hosts pool one subnet; rail: a VLAN a rail (rail r: VLAN `vlan` + r, VNI `vni` + r), the plane's "
