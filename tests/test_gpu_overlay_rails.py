@@ -91,9 +91,10 @@ def test_each_rail_has_its_vlan_subnet_and_gateway_and_the_object_model_takes_th
 
 
 def test_rail_addresses_are_apart_and_growth_only_adds(tmp_path: Path) -> None:
-    """18 trays, then 36 (the unit whole): every address of the smaller render is where it was in the
-    larger one; each rail's gateway, its leaves' SVIs and its ports apart, each in its rail's /22."""
-    small, big = _render(tmp_path / "a"), _render(tmp_path / "b", count=36)
+    """18 trays, then 36 (the unit whole), then 72 (two units): every address of the smaller render is
+    where it was in the larger one; each rail's gateway, its leaves' SVIs and its ports apart, each in
+    its rail's /22."""
+    small, big, two = _render(tmp_path / "a"), _render(tmp_path / "b", count=36), _render(tmp_path / "c", count=72)
     for plane in (1, 2):
         rows = _addresses(small, plane)
         gateways = [r for r in rows if r["role"] == "anycast"]
@@ -107,6 +108,14 @@ def test_rail_addresses_are_apart_and_growth_only_adds(tmp_path: Path) -> None:
         assert {(r["device"], r["interface"], r["address"]) for r in rows} <= grown
         assert len(grown) > len(rows)
         assert all(r["address"].endswith("/22") for r in rows if r["role"] == "node")
+        # a second unit (four more leaves a plane, the spines rebuilt: their loopbacks move, as fabgen
+        # warns): every address of the GPU subnets stays where it was, the new leaves' SVIs only add
+        pool = ipaddress.ip_network("192.168.0.0/19")
+        gpu = {(r["device"], r["interface"], r["address"]) for r in _addresses(big, plane)
+               if ipaddress.ip_interface(r["address"]).ip in pool}
+        units = {(r["device"], r["interface"], r["address"]) for r in _addresses(two, plane)
+                 if ipaddress.ip_interface(r["address"]).ip in pool}
+        assert gpu <= units and len({d for d, i, _ in units if i == "vlan901"}) == 9  # 8 leaves and the gateway
 
 
 def test_a_node_netplan_routes_its_plane_via_each_rails_gateway_and_netplan_generates_it(tmp_path: Path) -> None:
