@@ -156,6 +156,22 @@ REFUSED = [
 ]
 
 
+def test_one_helper_says_which_speeds_nvue_breaks_a_cage_out_to() -> None:
+    """spec/catalog.py `nvue_mode`: the border's, the out-of-band uplinks' and a tier's speed checks ask
+    it (NVIDIA's SN5600 cages at 800G whole, 400G 2x, 200G 4x, 100G 8x); a mode splitting a cage 3 ways,
+    which no NVUE breakout writes, is none."""
+    from dataclasses import replace
+
+    from fabgen.spec.catalog import SWITCHES, PortMode
+
+    sn5600 = SWITCHES["sn5600"]
+    assert {s: sn5600.nvue_mode(s).per_cage for s in (800, 400, 200, 100)} == {  # type: ignore[union-attr]
+        800: 1, 400: 2, 200: 4, 100: 8}
+    assert sn5600.nvue_mode(300) is None and sn5600.nvue_speeds().startswith("800G, 400G, 200G, 100G")
+    odd = replace(sn5600, modes=(*sn5600.modes, PortMode(speed=266, per_cage=3, name="swp{c}s{j0}")))
+    assert odd.mode_for(266) is not None and odd.nvue_mode(266) is None and "266G" not in odd.nvue_speeds()
+
+
 @pytest.mark.parametrize(("old", "new", "key", "words"), REFUSED)
 def test_what_cannot_be_built_is_refused_where_it_is_written(tmp_path: Path, old: str, new: str, key: str,
                                                             words: str) -> None:
