@@ -112,6 +112,31 @@ def test_counts_follow_bom_report_netbox_addresses(two_racks) -> None:
     assert len(addr) == 108 and len({r["address"] for r in addr}) == 108  # an address a port
 
 
+def test_the_report_says_what_each_design_builds(two_racks) -> None:
+    """report.md's out-of-band paragraph (targets/report.py `_oob`): the layer-2 design's bond to the
+    site's management network; the routed design's uplinks to the north-south pair the cabling takes
+    them to, its VRF and VNI, and no bond; the trays' three ports, as many as are cabled."""
+    design, files = two_racks
+    oob = yaml.safe_load(files["report.json"])["fabrics"]["oob"]["oob"]
+    assert oob["design"] == design
+    assert oob["node_ports"] == [{"model": "gb300-nvl72", "nodes": 36, "ports": ["BMC", "Host 1GbE", "BF3 OOB"]}]
+    assert len(trays(files)) == 36 * 3
+    md = files["report.md"].decode()
+    para = next(ln for ln in md.splitlines() if ln.startswith("Access switches"))
+    pair = sorted({r["z_device"] for r in rows(files, "oob/cabling.csv") if r["tier"] == "access-uplink"})
+    if design == "routed":
+        assert pair == ["ns-leaf001", "ns-leaf002"] and "ns-leaf001 and ns-leaf002 of 'ns'" in para
+        assert "bonded" not in para and "no bond to a site network" in para
+        assert "VRF OOB" in para and "VNI 4200" in para and "DHCP to 192.168.33.200" in para
+        access = yaml.safe_load(files["oob/switches/oob-gpu-access0001.nvue.yaml"])[1]["set"]
+        assert access["bridge"]["domain"]["br_default"]["vlan"]["200"]["vni"] == {"4200": {}}
+    else:
+        assert pair == [] and "two uplinks of each bonded to the site's management network" in para
+        assert "VRF" not in para and "VNI" not in para
+    assert "the BMC, Host 1GbE, BF3 OOB ports of each of 36 gb300-nvl72 nodes." in md
+    assert "the nodes' BMC ports" not in md
+
+
 def test_nvue_of_every_sn2201_is_nvidias_object_model(two_racks) -> None:
     """Every access switch's startup.yaml loads into NVIDIA's object model of its release; a broken
     tree is refused, so the check is not empty."""
