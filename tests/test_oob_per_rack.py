@@ -36,16 +36,14 @@ ROUTED = EXAMPLE[_AT:EXAMPLE.index("\n\n", _AT) + 1]
 assert "oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.33.200" in ROUTED
 ONE_RACK = "    count: 18                          # one NVL72 rack\n"
 assert ONE_RACK in EXAMPLE
-# the compute fabric's plan holds two racks (a leaf per rail and plane takes two racks): with it
-# written down, the out-of-band block's size is the plan's and a rack more only adds
-PLANNED = "    scalable_unit: 36                  # a leaf per rail and plane takes two racks (ERA-00012)\n"
-assert PLANNED in EXAMPLE
+# the compute fabric's plan holds two racks (a leaf per rail and plane takes two racks): written down in
+# the example, the out-of-band block's size is the plan's and a rack more only adds
+assert "    planned_nodes: 36 " in EXAMPLE
 
 
 def inventory(design: str = "routed", racks: int = 1) -> str:
     text = EXAMPLE if design == "routed" else EXAMPLE.replace(ROUTED, "")
-    text = text.replace(ONE_RACK, f"    count: {18 * racks}\n")
-    return text.replace(PLANNED, PLANNED + "    planned_nodes: 36\n")
+    return text.replace(ONE_RACK, f"    count: {18 * racks}\n")
 
 
 def render(text: str) -> dict:
