@@ -268,3 +268,49 @@ def test_with_spines_every_leaf_is_a_border_and_no_spine_is() -> None:
         header, tree = yaml.safe_load(files[path])[0]["header"], yaml.safe_load(files[path])[1]["set"]
         assert nvue_model.problems(nvue_model.release(header), tree) == [], path
         assert ("EXIT" in tree["vrf"]) == ("-leaf" in path), path
+
+
+def test_the_border_loopback_is_reserved_where_exit_is_written() -> None:
+    """northsouth.border.loopback on a fabric with a storage server pair (inventories/gb300-northsouth.yaml:
+    8 compute leaves planned, then the storage pair): without vrf_loopbacks only the compute leaves, which
+    carry EXIT, take a slot (the pool's count says 8 VRF loopbacks, not 10); with vrf_loopbacks every leaf
+    keeps three, the storage leaves' third unused, so that their tenant loopbacks stay where leaf i's
+    k-th has been, the ((i - 1) x 3 + k)-th from the pool's top (inventory/ethernet.py
+    `border_loopbacks_only`)."""
+    from pathlib import Path
+
+    from fabgen.pipeline import run
+
+    path = Path(__file__).resolve().parent.parent / "inventories" / "gb300-northsouth.yaml"
+    text = path.read_text()  # its rdma_links file beside it
+
+    def rendered(text: str) -> dict:
+        return run(load_text(text, str(path))).files
+    pools = "      pools: {loopbacks: 10.254.0.0/24,"
+    assert text.count(pools) == 1
+
+    def border(vrf_loopbacks: bool, pool: str = "10.254.0.0/24") -> str:
+        block = "      northsouth:\n" + ("        vrf_loopbacks: true\n" if vrf_loopbacks else "") + \
+            "        border: {router: site-router, loopback: true}\n"
+        return text.replace(pools, block + pools.replace("10.254.0.0/24", pool))
+
+    def addresses(files: dict, vrf: str) -> dict[str, str]:
+        return {r["device"]: r["address"] for r in rows(files, "northsouth/addresses.csv") if r["interface"] == vrf}
+
+    for with_tenants, count in ((False, "8 VRF loopbacks (one per leaf and VRF, the border VRF on the compute "
+                                         "leaves)"), (True, "30 VRF loopbacks (one per leaf and VRF)")):
+        with pytest.raises(InventoryError) as err:
+            rendered(border(with_tenants, "10.254.0.0/28"))
+        assert f"and {count}" in str(err.value), str(err.value)
+    alone = rendered(border(False))
+    exit_lo = addresses(alone, "EXIT")
+    assert sorted(exit_lo) == [f"northsouth-su0{u}-leaf{k}" for u in (1, 2) for k in (1, 2)]
+    assert set(exit_lo.values()) == {f"10.254.0.{254 - k}/32" for k in range(4)}
+    both = rendered(border(True))
+    for vrf, k in (("STORAGE", 0), ("INBAND", 1), ("EXIT", 2)):
+        got = addresses(both, vrf)
+        places = {"northsouth-su02-leaf2": 4, "northsouth-storage-leaf1": 9, "northsouth-storage-leaf2": 10}
+        for leaf, i in places.items():
+            if vrf != "EXIT" or "storage" not in leaf:
+                assert got[leaf] == f"10.254.0.{254 - ((i - 1) * 3 + k)}/32", (vrf, leaf)
+    assert not any("storage" in leaf for leaf in addresses(both, "EXIT"))

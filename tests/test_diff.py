@@ -445,6 +445,21 @@ def test_a_whole_cluster_review_names_each_change_by_its_network(tmp_path: Path,
         assert absent not in out
 
 
+def test_a_routed_out_of_band_change_is_its_key_and_a_rack_more_no_intent(tmp_path: Path, capsys) -> None:
+    """report.json's out-of-band facts (targets/report.py `_oob`): the DHCP server the pair relays to
+    reads as oob_routed.dhcp_server; a second rack's trays (node_ports' count) are sizes, not intent."""
+    text = (INVENTORIES / "era-2-4-5-800.yaml").read_text()
+    old = "dhcp_server: 192.168.33.200"
+    assert text.count(old) == 1 and text.count("    count: 18 ") == 1
+    new = tmp_path / "new.yaml"
+    new.write_text(text.replace(old, "dhcp_server: 192.168.33.201").replace("    count: 18 ", "    count: 36 "))
+    code, out, _ = fabgen("diff", str(INVENTORIES / "era-2-4-5-800.yaml"), str(new), "--no-files", "--exit-code",
+                          capsys=capsys)
+    assert code == 1
+    intent = section(out, "Fabric intent changed")
+    assert intent == ['oob (oob): oob_routed.dhcp_server: "192.168.33.200" -> "192.168.33.201"'], intent
+
+
 def test_diff_against_a_git_revision_reads_its_side_files(tmp_path: Path) -> None:
     """`fabgen diff --base REF inventory.yaml` in a pull request: the inventory names a guid_map
     beside it, and REF's copy of both is compared with the working tree's. A GUID changed in the

@@ -369,3 +369,18 @@ def test_nvl72_rail_groups_grow_by_a_rack_by_pure_addition(platform: str, su: in
     _, f, *_ = identities(small)
     assert f.plan.rail_groups and f.plan.tiers == 3
     assert_pure_addition(small, big)
+
+
+def test_the_nvl72_example_grows_a_rack_by_pure_addition() -> None:
+    """inventories/era-2-4-5-800.yaml plans its GPU fabric for the two racks NVIDIA's one-rack leaves
+    are built for (planned_nodes: 36): a second rack moves no cable and no identifier, the out-of-band
+    management switches' addresses among them; without the plan the out-of-band network's blocks follow
+    the racks present and those two switches re-address."""
+    text = (INVENTORIES / "era-2-4-5-800.yaml").read_text()
+    one, plan = "    count: 18                          # one NVL72 rack\n", "    planned_nodes: 36 "
+    assert one in text and text.count(plan) == 1
+    assert_pure_addition(text, text.replace(one, "    count: 36\n"))
+    unplanned = re.sub(r"    planned_nodes: 36 .*\n(?:\s+#.*\n)*", "", text)
+    assert "planned_nodes" not in unplanned
+    with pytest.raises(AssertionError, match=r"management of existing devices changed: .*oob-gpu-mgmt0001"):
+        assert_pure_addition(unplanned, unplanned.replace(one, "    count: 36\n"), warned=True)

@@ -17,6 +17,8 @@ out (or set to the default), the render is what it was.
 from __future__ import annotations
 
 import copy
+import csv
+import io
 from pathlib import Path
 
 import nvue_model
@@ -129,6 +131,59 @@ def test_the_example_writes_nvidias_lines(files: dict) -> None:
         } <= text, name
         assert not any(" network " in line for line in text if "address-family ipv4-unicast" in line), name
         assert lo == f"10.254.1.{1 + j}" and f"10.254.1.{252 - j}" not in pair_oob.values()
+
+
+def _unplanned(files: dict, nvue: dict[str, dict[str, dict]]) -> list[str]:
+    """Where the address plan (oob/ and ns/addresses.csv) and the NVUE trees of the routed design
+    differ: each access switch's loopback, SVI (in VRF OOB, the anycast gateway its VRR address)
+    and VRF loopback; the pair's SVI and VRF loopback. `nvue`: fabric -> switch -> its tree."""
+    out = []
+    plan: dict[tuple[str, str], str] = {}
+    for fabric in ("oob", "ns"):
+        for r in csv.DictReader(io.StringIO(files[f"{fabric}/addresses.csv"].decode())):
+            if r["interface"] in ("lo", "vlan200", "OOB") and (fabric == "oob" or r["interface"] != "lo"):
+                plan[r["device"], r["interface"]] = r["address"]
+    for fabric, switches in nvue.items():
+        for name, tree in switches.items():
+            svi = tree["interface"].get("vlan200")
+            if svi is None:
+                continue  # a north-south leaf off the pair
+            done = {"vlan200": next(iter(svi["ipv4"]["address"])),
+                    "OOB": next(iter(tree["vrf"]["OOB"]["loopback"]["ip"]["address"]))}
+            if fabric == "oob":
+                done["lo"] = next(iter(tree["interface"]["lo"]["ipv4"]["address"]))
+                if {plan.get(("oob-gateway", "vlan200"))} != set(svi["ipv4"]["vrr"]["address"]):
+                    out.append(f"{name}: anycast gateway")
+            if svi["vrf"] != "OOB":
+                out.append(f"{name}: vlan200 in {svi['vrf']}")
+            for k, v in done.items():
+                want = plan.pop((name, k), None)
+                if want != v:
+                    out.append(f"{name} {k}: {v} configured, {want} planned")
+    return out + [f"{d} {i}: planned, not configured" for d, i in plan if d != "oob-gateway"]
+
+
+def test_the_address_plan_is_what_both_ends_configure(files: dict) -> None:
+    """addresses.csv holds the routed design's addresses (intent/addresses.py `routed_access_rows`,
+    `routed_pair_rows`): the access switches' loopbacks, ASNs, SVIs, anycast gateway and VRF loopbacks,
+    the pair's SVIs and VRF loopbacks, each what the NVUE files configure; NetBox has them in VRF OOB.
+    A tree with another VRF loopback, or a plan row more, is told apart."""
+    nvue = {f: {n: t for n, (_, t) in trees(files, f).items()} for f in ("oob", "ns")}
+    assert _unplanned(files, nvue) == []
+    oob = list(csv.DictReader(io.StringIO(files["oob/addresses.csv"].decode())))
+    asns = {r["device"]: r["asn"] for r in oob if r["role"] == "leaf"}
+    assert {n: t["router"]["bgp"]["autonomous-system"] for n, t in nvue["oob"].items()} == \
+        {n: int(a) for n, a in asns.items()}
+    netbox = files["netbox/11-ip-addresses.csv"].decode()
+    assert "10.254.1.254/32,OOB,reserved,loopback,ns-su001-leaf1,OOB,ns" in netbox
+    assert "192.168.0.1/23,OOB,reserved,anycast,oob-gpu-access0001,vlan200,oob oob-gateway" in netbox
+    assert "OOB,out-of-band VRF of oob" in files["netbox/09-vrfs.csv"].decode()
+    broken = copy.deepcopy(nvue)
+    broken["ns"][PAIR[1]]["vrf"]["OOB"]["loopback"]["ip"]["address"] = {"10.254.1.200/32": {}}
+    assert _unplanned(files, broken) == [f"{PAIR[1]} OOB: 10.254.1.200/32 configured, 10.254.1.253/32 planned"]
+    more = dict(files)
+    more["ns/addresses.csv"] = files["ns/addresses.csv"] + b"ns-su001-leaf3,leaf,1,vlan200,192.168.1.9/23,,\n"
+    assert _unplanned(more, nvue) == ["ns-su001-leaf3 vlan200: planned, not configured"]
 
 
 def _sized(units: int, release: str) -> str:

@@ -36,16 +36,14 @@ ROUTED = EXAMPLE[_AT:EXAMPLE.index("\n\n", _AT) + 1]
 assert "oob_routed: {loopbacks: 10.254.1.0/24, dhcp_server: 192.168.33.200" in ROUTED
 ONE_RACK = "    count: 18                          # one NVL72 rack\n"
 assert ONE_RACK in EXAMPLE
-# the compute fabric's plan holds two racks (a leaf per rail and plane takes two racks): with it
-# written down, the out-of-band block's size is the plan's and a rack more only adds
-PLANNED = "    scalable_unit: 36                  # a leaf per rail and plane takes two racks (ERA-00012)\n"
-assert PLANNED in EXAMPLE
+# the compute fabric's plan holds two racks (a leaf per rail and plane takes two racks): written down in
+# the example, the out-of-band block's size is the plan's and a rack more only adds
+assert "    planned_nodes: 36 " in EXAMPLE
 
 
 def inventory(design: str = "routed", racks: int = 1) -> str:
     text = EXAMPLE if design == "routed" else EXAMPLE.replace(ROUTED, "")
-    text = text.replace(ONE_RACK, f"    count: {18 * racks}\n")
-    return text.replace(PLANNED, PLANNED + "    planned_nodes: 36\n")
+    return text.replace(ONE_RACK, f"    count: {18 * racks}\n")
 
 
 def render(text: str) -> dict:
@@ -110,6 +108,31 @@ def test_counts_follow_bom_report_netbox_addresses(two_racks) -> None:
                     ("bf3-oob", "oob-gpu-access0004", "swp2", "cat6")}
     addr = [r for r in rows(files, "oob/addresses.csv") if r["device"].startswith("su-01-node-")]
     assert len(addr) == 108 and len({r["address"] for r in addr}) == 108  # an address a port
+
+
+def test_the_report_says_what_each_design_builds(two_racks) -> None:
+    """report.md's out-of-band paragraph (targets/report.py `_oob`): the layer-2 design's bond to the
+    site's management network; the routed design's uplinks to the north-south pair the cabling takes
+    them to, its VRF and VNI, and no bond; the trays' three ports, as many as are cabled."""
+    design, files = two_racks
+    oob = yaml.safe_load(files["report.json"])["fabrics"]["oob"]["oob"]
+    assert oob["design"] == design
+    assert oob["node_ports"] == [{"model": "gb300-nvl72", "nodes": 36, "ports": ["BMC", "Host 1GbE", "BF3 OOB"]}]
+    assert len(trays(files)) == 36 * 3
+    md = files["report.md"].decode()
+    para = next(ln for ln in md.splitlines() if ln.startswith("Access switches"))
+    pair = sorted({r["z_device"] for r in rows(files, "oob/cabling.csv") if r["tier"] == "access-uplink"})
+    if design == "routed":
+        assert pair == ["ns-leaf001", "ns-leaf002"] and "ns-leaf001 and ns-leaf002 of 'ns'" in para
+        assert "bonded" not in para and "no bond to a site network" in para
+        assert "VRF OOB" in para and "VNI 4200" in para and "DHCP to 192.168.33.200" in para
+        access = yaml.safe_load(files["oob/switches/oob-gpu-access0001.nvue.yaml"])[1]["set"]
+        assert access["bridge"]["domain"]["br_default"]["vlan"]["200"]["vni"] == {"4200": {}}
+    else:
+        assert pair == [] and "two uplinks of each bonded to the site's management network" in para
+        assert "VRF" not in para and "VNI" not in para
+    assert "the BMC, Host 1GbE, BF3 OOB ports of each of 36 gb300-nvl72 nodes." in md
+    assert "the nodes' BMC ports" not in md
 
 
 def test_nvue_of_every_sn2201_is_nvidias_object_model(two_racks) -> None:

@@ -156,6 +156,22 @@ REFUSED = [
 ]
 
 
+def test_one_helper_says_which_speeds_nvue_breaks_a_cage_out_to() -> None:
+    """spec/catalog.py `nvue_mode`: the border's, the out-of-band uplinks' and a tier's speed checks ask
+    it (NVIDIA's SN5600 cages at 800G whole, 400G 2x, 200G 4x, 100G 8x); a mode splitting a cage 3 ways,
+    which no NVUE breakout writes, is none."""
+    from dataclasses import replace
+
+    from fabgen.spec.catalog import SWITCHES, PortMode
+
+    sn5600 = SWITCHES["sn5600"]
+    assert {s: sn5600.nvue_mode(s).per_cage for s in (800, 400, 200, 100)} == {  # type: ignore[union-attr]
+        800: 1, 400: 2, 200: 4, 100: 8}
+    assert sn5600.nvue_mode(300) is None and sn5600.nvue_speeds().startswith("800G, 400G, 200G, 100G")
+    odd = replace(sn5600, modes=(*sn5600.modes, PortMode(speed=266, per_cage=3, name="swp{c}s{j0}")))
+    assert odd.mode_for(266) is not None and odd.nvue_mode(266) is None and "266G" not in odd.nvue_speeds()
+
+
 @pytest.mark.parametrize(("old", "new", "key", "words"), REFUSED)
 def test_what_cannot_be_built_is_refused_where_it_is_written(tmp_path: Path, old: str, new: str, key: str,
                                                             words: str) -> None:
@@ -234,6 +250,7 @@ def test_groups_that_do_not_fit_the_free_cages_are_refused_at_their_speed() -> N
     no cage below them; both refused where their speed is written."""
     text = (ROOT / "inventories" / "era-2-4-5-800.yaml").read_text()
     text = text.replace("    count: 18                          # one NVL72 rack", "    count: 54").replace(
+        "    planned_nodes: 36 ", "    planned_nodes: 54 ").replace(
         "border: {router: site-router, speed: 200, inbound_filter: false, loopback: true, l3vni_vlan: 3004}",
         "border: {router: site-router, uplinks: 64, speed: 100}").replace(
         "segment_local_id: port ", "segment_local_id: place")

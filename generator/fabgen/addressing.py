@@ -66,6 +66,7 @@ from netaddr import IPNetwork
 
 from fabgen.inventory.ethernet import (
     asn_stride,
+    border_loopbacks_only,
     host_places,
     leaf_subnet_prefix,
     plane_slice,
@@ -163,7 +164,9 @@ def allocate_tenants(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...
     ns = (fabric.spec.ethernet.northsouth if fabric.spec.ethernet is not None else None)
     tenant_lo = bool(ns is not None and ns.vrf_loopbacks)
     loopbacks = {name: (ips[0], ips[1]) for name, ips in (vrf_lo or {}).items()} if tenant_lo else {}
-    # the border leaves' alone (those that hold nodes: intent/northsouth.py `border_switches`)
+    # the border leaves' alone (those that hold nodes: intent/northsouth.py `border_switches`); with the
+    # tenants' loopbacks a storage pair's leaves keep their unused third slot, so that no storage leaf's
+    # tenant loopbacks move (inventory/ethernet.py `border_loopbacks_only`)
     holders = {s.name for s in fabric.by_role("leaf") if s.index <= plan.compute_leaves}
     border = {name: ips[2 if tenant_lo else 0] for name, ips in (vrf_lo or {}).items() if name in holders} \
         if ns is not None and ns.border is not None and ns.border.loopback else {}
@@ -255,7 +258,11 @@ def _vrf_loopbacks(fabric: Fabric, eth: EthernetOptions) -> dict[str, tuple[str,
     """The fabric's leaves' VRF loopbacks (`vrf_loopbacks`), below the nodes' service addresses."""
     nodes = host_places(eth, fabric.plan)
     per_leaf = vrf_loopbacks_per_leaf(eth, fabric.spec.role, fabric.spec.platform)
-    return vrf_loopbacks(fabric, eth.pools.loopbacks, per_leaf, nodes + (1 if nodes else 0))
+    out = vrf_loopbacks(fabric, eth.pools.loopbacks, per_leaf, nodes + (1 if nodes else 0))
+    if border_loopbacks_only(eth, fabric.spec.role, fabric.spec.platform):  # the compute leaves' alone
+        holders = {s.name for s in fabric.by_role("leaf") if s.index <= fabric.plan.compute_leaves}
+        out = {name: ips for name, ips in out.items() if name in holders}
+    return out
 
 
 def allocate_ethernet(fabric: Fabric) -> Allocation:

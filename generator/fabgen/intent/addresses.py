@@ -33,18 +33,50 @@ def host_netdevs(f: Any) -> dict[str, dict[str, str]]:
 
 
 def oob_rows(ctx: Context) -> list[list[Any]]:
-    """The out-of-band network's addresses: each access switch's on the management VLAN, then every
-    BMC port's, in cabling order (a managed switch's management address is its own fabric's)."""
+    """The out-of-band network's addresses: each access switch's on the management VLAN (the routed
+    design: `routed_access_rows`), then every BMC port's, in cabling order (a managed switch's
+    management address is its own fabric's)."""
     f, alloc = ctx.fabric, ctx.allocation
     plen = f.spec.management.prefix.split("/")[1] if f.spec.management else "32"
     svi = SVI["nvue"].format(vlan=f.spec.oob_vlan)
-    rows: list[list[Any]] = [[s.name, s.role, "", svi, f"{alloc.management[s.name]}/{plen}", "", ""]
-                             for s in f.switches]
+    r = ctx.oob_routed
+    rows: list[list[Any]] = routed_access_rows(ctx, svi) if r is not None and r.fabric == f.name else [
+        [s.name, s.role, "", svi, f"{alloc.management[s.name]}/{plen}", "", ""] for s in f.switches]
     for idx, lk in enumerate(f.links):
         if idx in alloc.link_ips:
             ip, _, _ = alloc.link_ips[idx]
             rows.append([lk.a, "bmc", "", lk.a_port, f"{ip}/{plen}", lk.z, lk.z_port])
     return rows
+
+
+def routed_access_rows(ctx: Context, svi: str) -> list[list[Any]]:
+    """A routed out-of-band network's access switches (oob_design routed, addressing.py `RoutedOob`),
+    each with its ASN: their loopbacks (router-id, VTEP), the anycast gateway they carry on the
+    management VLAN, their own addresses there, then the VRF's loopbacks (oob_routed.vrf_loopbacks)."""
+    f, r = ctx.fabric, ctx.oob_routed
+    acc = r.access
+    rows: list[list[Any]] = [[s.name, s.role, acc[s.name]["asn"], LOOPBACK["nvue"], f"{acc[s.name]['loopback']}/32",
+                              "", ""] for s in f.switches]
+    rows.append(["oob-gateway", "anycast", "", svi, f"{r.gateway}/{r.prefix_len}", "", ""])
+    rows += [[s.name, s.role, acc[s.name]["asn"], svi, f"{acc[s.name]['svi_ip']}/{r.prefix_len}", "", ""]
+             for s in f.switches]
+    rows += [[s.name, s.role, acc[s.name]["asn"], r.vrf, f"{acc[s.name]['vrf_loopback']}/32", "", ""]
+             for s in f.switches if "vrf_loopback" in acc[s.name]]
+    return rows
+
+
+def routed_pair_rows(ctx: Context) -> list[list[Any]]:
+    """The north-south pair's side of a routed out-of-band network: each leaf's own address on the
+    management VLAN (its SVI in the out-of-band VRF, the prefix's top two) and the VRF's loopback
+    (oob_routed.vrf_loopbacks). The anycast gateway both ends carry is the out-of-band network's
+    row (`routed_access_rows`): an anycast row here would stand for every leaf of the fabric."""
+    f, alloc, r = ctx.fabric, ctx.allocation, ctx.oob_routed
+    if r is None or r.northsouth != f.name:
+        return []
+    svi = SVI[f.spec.platform].format(vlan=r.vlan)
+    return [*([p["name"], "leaf", alloc.asns[p["name"]], svi, f"{p['svi_ip']}/{r.prefix_len}", "", ""] for p in r.pair),
+            *([p["name"], "leaf", alloc.asns[p["name"]], r.vrf, f"{p['vrf_loopback']}/32", "", ""]
+              for p in r.pair if "vrf_loopback" in p)]
 
 
 def address_rows(ctx: Context) -> list[list[Any]]:
@@ -131,6 +163,7 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
     if border is not None and f.spec.platform == "nvue":  # northsouth.border.loopback: the border VRF's own
         rows += [[s.name, "leaf", alloc.asns[s.name], border.vrf, f"{t.border_loopbacks[s.name]}/32", "", ""]
                  for s in f.by_role("leaf") if s.name in t.border_loopbacks]
+    rows += routed_pair_rows(ctx)  # oob_design routed: the pair's addresses in the out-of-band VRF
     netdev = host_netdevs(f)
     members: dict[str, list[list[Any]]] = {}
     for lk in f.links:  # each bond member: no address of its own, its far end (what LLDP checks)

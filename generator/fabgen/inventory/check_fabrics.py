@@ -18,7 +18,7 @@ from fabgen.inventory.state import (
     PendingGrowth,
     switch_name,
 )
-from fabgen.spec.catalog import PLATFORMS_BY_KIND, NodeModel, SwitchModel
+from fabgen.spec.catalog import NVUE_BREAKOUTS, PLATFORMS_BY_KIND, NodeModel, SwitchModel
 from fabgen.spec.layout import PLANE_SUFFIX, border_port_indices, free_cages, leaf_groups
 from fabgen.spec.platforms import PLATFORMS
 from fabgen.spec.schema import DEVICE_PATTERN, NorthSouth
@@ -337,10 +337,10 @@ def _check_border_speed(c: Checks, where: tuple, f, plan, b) -> None:
     model = c.switch_models.get(f.switch_model)
     if model is None:  # reported at switch_model
         return
-    mode = model.mode_for(b.speed)
-    if mode is None or mode.per_cage not in NVUE_BREAKOUTS:
-        runs = ", ".join(f"{m.speed}G" for m in model.modes if m.per_cage in NVUE_BREAKOUTS)
-        c.report((*where, "speed"), f"{f.switch_model}'s cages break out to {runs} on NVUE, not {b.speed}G: a "
+    mode = model.nvue_mode(b.speed)
+    if mode is None:
+        c.report((*where, "speed"), f"{f.switch_model}'s cages break out to {model.nvue_speeds()} on NVUE, not "
+                 f"{b.speed}G: a "
                  "border uplink runs one of those")
         return
     got = len(leaf_groups(plan, model, (b.uplinks, b.speed)).border)
@@ -605,12 +605,6 @@ def _pair_fits(c: Checks, i: int, f, fstorage: list[Member]) -> bool:
     return why is None
 
 
-# NVUE's breakout modes (Cumulus Linux 5.x `nv set interface <cage> link breakout`): NVIDIA's
-# generator writes 2x, 4x and 8x on SN5600 cages (net-configurator/output/2-8-9-400/default/configs/
-# core-01-config.sh, NVIDIA/enterprise-ras at 2f46cb2 and 993eed6); a mode of another split is not one.
-NVUE_BREAKOUTS = (1, 2, 4, 8)
-
-
 def _speeds(c: Checks, i: int, f, model: SwitchModel, speed: int) -> dict[str, int] | None:
     """The tiers' speeds (`_tier_speeds`), the host ports' a speed the switch runs; None: refused."""
     tiers = _tier_speeds(c, i, f, model, speed)
@@ -643,7 +637,7 @@ def _tier_speeds(c: Checks, i: int, f, model: SwitchModel, nic: int) -> dict[str
         if v is not None and mode is None:
             c.report((*where, t, "speed"), f"{f.switch_model}'s cages run {runs}, not {v}G")
             return None
-        if mode is not None and f.platform == "nvue" and mode.per_cage not in NVUE_BREAKOUTS:
+        if mode is not None and f.platform == "nvue" and model.nvue_mode(v) is None:
             c.report((*where, t, "speed"), f"{v}G splits a cage {mode.per_cage} ways, not a breakout NVUE has "
                      f"({', '.join(f'{n}x' for n in NVUE_BREAKOUTS)})")
             return None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ipaddress
 
 from fabgen.inventory.check_fabrics import (
-    NVUE_BREAKOUTS,
     asn_clash,
     attach_node_groups,
     check_fabric_hardware,
@@ -389,10 +388,9 @@ def _uplink_speed_runs(c: Checks, path: tuple, f, ns, ns_model) -> bool:
     if model is not None and model.uplink_speed != speed:
         c.report(where, f"{f.switch_model}'s uplinks run {model.uplink_speed}G, not {speed}G")
         return False
-    mode = ns_model.mode_for(speed)
-    if mode is None or mode.per_cage not in NVUE_BREAKOUTS:
-        runs = ", ".join(f"{m.speed}G" for m in ns_model.modes if m.per_cage in NVUE_BREAKOUTS)
-        c.report(where, f"the north-south pair's {ns.switch_model} cages break out to {runs} on NVUE, not {speed}G")
+    if ns_model.nvue_mode(speed) is None:
+        c.report(where, f"the north-south pair's {ns.switch_model} cages break out to {ns_model.nvue_speeds()} on "
+                 f"NVUE, not {speed}G")
         return False
     return True
 
@@ -418,8 +416,7 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
     ns_model = c.switch_models.get(ns.switch_model)
     if ns_model is None or not _uplink_speed_runs(c, path, f, ns, ns_model):
         return False
-    bmode = ns_model.mode_for(border.speed) if border is not None and border.speed else None
-    if border is not None and border.speed and (bmode is None or bmode.per_cage not in NVUE_BREAKOUTS):
+    if border is not None and border.speed and ns_model.nvue_mode(border.speed) is None:
         return False  # refused at northsouth.border.speed (check_fabrics.py `_check_border_speed`)
     ports = leaf_groups(plan, ns_model, (border.uplinks, border.speed or 0) if border else (0, 0),
                         (planned, r.uplink_speed or 0)).oob

@@ -129,6 +129,16 @@ def vrf_loopbacks_per_leaf(eth: EthernetOptions, role: str, platform: str) -> in
     return 1 if eth.host_addressing == "evpn" else 0
 
 
+def border_loopbacks_only(eth: EthernetOptions, role: str, platform: str) -> bool:
+    """The border VRF's loopback is a leaf's only VRF loopback (northsouth.border.loopback without
+    vrf_loopbacks): then only the compute leaves, which carry the border VRF (intent/northsouth.py
+    `border_switches`), take one; a storage pair's leaves, which follow them, none. With the tenants'
+    loopbacks every leaf keeps three slots, a storage leaf's third unused: leaf i's k-th VRF loopback is
+    the ((i - 1) x 3 + k)-th from the top, and three a leaf keeps each storage leaf's tenant loopbacks
+    where a plan of an earlier release put them (two for storage leaves would move the second's)."""
+    return vrf_loopbacks_per_leaf(eth, role, platform) == 1 and role == "northsouth"
+
+
 def needs(eth: EthernetOptions, plan: Plan, role: str = "compute",
           platform: str = "nvue") -> dict[str, tuple[int, str]]:
     """Addresses each pool (each plane's part of it, `plane_slice`) must hold, with what they are for."""
@@ -156,9 +166,11 @@ def needs(eth: EthernetOptions, plan: Plan, role: str = "compute",
         size = 1 << (32 - leaf_subnet_prefix(plan.down))
         hosts = (plan.leaves * size, f"a /{leaf_subnet_prefix(plan.down)} for each of {plan.leaves} leaves")
     nodes = host_places(eth, plan)
-    vrfs = plan.leaves * vrf_loopbacks_per_leaf(eth, role, platform)
+    leaves = plan.compute_leaves if border_loopbacks_only(eth, role, platform) else plan.leaves
+    vrfs = leaves * vrf_loopbacks_per_leaf(eth, role, platform)
     lo = f"a /32 for each of {switches} switches" + (f" and {nodes} nodes (host_routing bgp)" if nodes else "") + \
-        (f" and {vrfs} VRF loopbacks (one per leaf and VRF)" if vrfs else "")
+        (f" and {vrfs} VRF loopbacks (one per leaf and VRF"
+         f"{', the border VRF on the compute leaves' if leaves != plan.leaves else ''})" if vrfs else "")
     return {"loopbacks": (switches + 1 + (nodes + 1 if nodes else 0) + (vrfs + 1 if vrfs else 0), lo),
             "links": (2 * links, f"a /31 for each of {links} switch-to-switch links"),
             "hosts": hosts}

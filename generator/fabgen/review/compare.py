@@ -177,9 +177,13 @@ INTENT_KEYS = (
     ("asn.", "ethernet.asn."), ("bgp_password_env", "ethernet.bgp_password.env"),
     ("subnet_manager.engine", "infiniband.routing_engine (resolved)"), ("subnet_manager.", "infiniband."),
     ("oob.vlan", "oob_vlan"), ("oob.prefix", "management.prefix"), ("oob.gateway", "management.gateway"),
+    ("oob.design", "oob_design"), ("oob.routed.", "oob_routed."),
 )
+# counted or read off the plan (the managed switches, each node model's out-of-band ports and nodes,
+# a routed design's pair): sizes, not intent
 DERIVED = re.compile(r"^(qos\.ecn\.(min|max)_bytes|qos\.host_tos|qos\.dscp_to_tc\..*|qos\.no_drop|"
-                     r"subnet_manager\.upstream_engine|oob\.managed_switches)$")
+                     r"subnet_manager\.upstream_engine|oob\.managed_switches|oob\.node_ports(\..*)?|"
+                     r"oob\.routed\.pair)$")
 
 
 def _inventory_key(key: str) -> str | None:

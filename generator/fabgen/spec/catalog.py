@@ -35,6 +35,11 @@ from fabgen.spec.sonic_skus import SN5600_O128, TH5_7060X6_O128, SonicSku
 # ethernet: plain Ethernet access switches, the out-of-band network (docs/cluster.md)
 PLATFORMS_BY_KIND = {kind: platforms_of(kind) for kind in KINDS}
 
+# NVUE's breakout modes (Cumulus Linux 5.x `nv set interface <cage> link breakout`): NVIDIA's
+# generator writes 2x, 4x and 8x on SN5600 cages (net-configurator/output/2-8-9-400/default/configs/
+# core-01-config.sh, NVIDIA/enterprise-ras at 2f46cb2 and 993eed6); a mode of another split is not one.
+NVUE_BREAKOUTS = (1, 2, 4, 8)
+
 
 @dataclass(frozen=True)
 class PortMode:
@@ -80,6 +85,16 @@ class SwitchModel:
 
     def speeds(self) -> list[int]:
         return sorted((m.speed for m in self.modes), reverse=True)
+
+    def nvue_mode(self, speed: int) -> PortMode | None:
+        """The mode a cage runs `speed` in if NVUE writes it as a breakout (NVUE_BREAKOUTS); None
+        where the switch has no such speed or splits a cage another way."""
+        mode = self.mode_for(speed)
+        return mode if mode is not None and mode.per_cage in NVUE_BREAKOUTS else None
+
+    def nvue_speeds(self) -> str:
+        """The speeds NVUE breaks this switch's cages out to, in the catalog's order ("800G, 400G")."""
+        return ", ".join(f"{m.speed}G" for m in self.modes if m.per_cage in NVUE_BREAKOUTS)
 
     def radix(self, speed: int) -> int:
         mode = self.mode_for(speed)

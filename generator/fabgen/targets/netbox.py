@@ -163,6 +163,9 @@ def _vrfs(contexts: list[Context]) -> list[list[str]]:
             out.setdefault(b["vrf"], f"border VRF of {ctx.fabric.name} (to {b['router']})")
         if ctx.allocation.overlay is not None:  # the GPU overlay: one VRF name on every plane, as NVIDIA's
             out.setdefault(options(ctx).overlay.vrf, "GPU tenant of every plane (host_addressing evpn)")
+        r = ctx.oob_routed
+        if r is not None:  # oob_design routed: the management VLAN's VRF on the access switches and the pair
+            out.setdefault(r.vrf, f"out-of-band VRF of {r.fabric} (routed to the pair of {r.northsouth})")
     return [[name, text] for name, text in out.items()]
 
 
@@ -348,7 +351,7 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     if ctx.allocation.overlay is not None:
         return _overlay_vrfs(ctx)
     if ctx.allocation.tenants is None:
-        return {}
+        return _oob_vrfs(ctx)
     from fabgen.intent.addresses import SVI
     from fabgen.intent.northsouth import tenant_interfaces, tenants
 
@@ -365,7 +368,18 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     for h in f.hosts:
         where = tenant_interfaces(overlay, len(h.model.nics))
         out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay)})
-    return out
+    return out | _oob_vrfs(ctx)
+
+
+def _oob_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
+    """A routed out-of-band network (oob_design routed), on its access switches and on the
+    north-south pair: the management VLAN's SVI and the VRF's loopback (its own device) in its VRF."""
+    from fabgen.intent.addresses import SVI
+
+    r = ctx.oob_routed
+    if r is None:
+        return {}
+    return {("", SVI["nvue"].format(vlan=r.vlan)): r.vrf, ("", r.vrf): r.vrf}
 
 
 def _overlay_vrfs(ctx: Context) -> dict[tuple[str, str], str]:

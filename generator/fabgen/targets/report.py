@@ -16,13 +16,7 @@ def intent(ctx: Any) -> dict[str, Any]:
     """The fabric-wide intent a reviewer checks: QoS for Ethernet, subnet-manager choices for InfiniBand."""
     f = ctx.fabric
     if f.spec.role == "oob":
-        from fabgen.addressing import dotted_quad
-        from fabgen.inventory.management import gateway_of
-
-        m = f.spec.management
-        return {"oob": {"vlan": f.spec.oob_vlan, "prefix": m.prefix if m else None,
-                        "gateway": dotted_quad(gateway_of(m)) if m else None,
-                        "managed_switches": sum(1 for h in f.hosts if h.role == "switch")}}
+        return {"oob": _oob(ctx)}
     if f.spec.kind == "infiniband":
         from fabgen.intent.infiniband import options, resolved
 
@@ -61,6 +55,36 @@ def intent(ctx: Any) -> dict[str, Any]:
             "asn": asn,
             # the variable's name, never its value (fabgen does not read it)
             "bgp_password_env": eth.bgp_password.env if eth.bgp_password else None}
+
+
+def _oob(ctx: Any) -> dict[str, Any]:
+    """What an out-of-band network builds, by its design (oob_design): layer2, each access switch's
+    first two uplinks bonded to the site's management network; routed, each access switch an EVPN
+    VTEP with an unnumbered eBGP uplink to each leaf of a north-south pair, the management VLAN's
+    gateway an anycast address in a VRF on both ends, no bond to a site network (schema.py
+    `oob_design`, addressing.py `RoutedOob`). `node_ports`: each node model's out-of-band ports by
+    their labels (a DGX its BMC; a GB300 tray its BMC, Host 1GbE and BF3 OOB, catalog.py), with how
+    many nodes of it the network takes."""
+    from fabgen.addressing import dotted_quad
+    from fabgen.inventory.management import gateway_of
+
+    f = ctx.fabric
+    m = f.spec.management
+    ports: dict[str, dict[str, Any]] = {}
+    for h in f.hosts:
+        if h.role != "switch":
+            row = ports.setdefault(h.model.key, {"model": h.model.key, "ports": [n.label for n in h.model.nics],
+                                                 "nodes": 0})
+            row["nodes"] += 1
+    out: dict[str, Any] = {"vlan": f.spec.oob_vlan, "prefix": m.prefix if m else None,
+                           "gateway": dotted_quad(gateway_of(m)) if m else None, "design": f.spec.oob_design,
+                           "managed_switches": sum(1 for h in f.hosts if h.role == "switch"),
+                           "node_ports": list(ports.values())}
+    r = ctx.oob_routed
+    if r is not None:
+        out["routed"] = {"northsouth": r.northsouth, "pair": [p["name"] for p in r.pair], "vni": r.vni,
+                         "vrf": r.vrf, "l3vni": r.l3vni, "dhcp_server": r.dhcp_server}
+    return out
 
 
 def _plane_parts(fabric: Any, pools: dict[str, str]) -> dict[str, Any]:

@@ -985,28 +985,28 @@ nv set interface swp61s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp61s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp61s1 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s2 description oob-gpu-mgmt0001:swp49
-nv set interface swp61s2 link mtu 9100
-nv set interface swp61s2 link speed 100G
+nv set interface swp61s2 link state down
 nv set interface swp61s2 type swp
-nv set interface swp61s2 telemetry histogram counter counter-type rx-packet
-nv set interface swp61s2 telemetry histogram counter counter-type tx-packet
-nv set interface swp61s2 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp61s2 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s3 description oob-ns-mgmt0001:swp49
-nv set interface swp61s3 link mtu 9100
-nv set interface swp61s3 link speed 100G
+nv set interface swp61s3 link state down
 nv set interface swp61s3 type swp
-nv set interface swp61s3 telemetry histogram counter counter-type rx-packet
-nv set interface swp61s3 telemetry histogram counter counter-type tx-packet
-nv set interface swp61s3 telemetry histogram egress-buffer traffic-class 0
-nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 0
-nv set interface swp61s3 telemetry histogram ingress-buffer priority-group 1
-nv set interface swp61s4 link state down
+nv set interface swp61s4 description oob-gpu-mgmt0001:swp49
+nv set interface swp61s4 link mtu 9100
+nv set interface swp61s4 link speed 100G
 nv set interface swp61s4 type swp
-nv set interface swp61s5 link state down
+nv set interface swp61s4 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s4 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s4 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s4 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s4 telemetry histogram ingress-buffer priority-group 1
+nv set interface swp61s5 description oob-ns-mgmt0001:swp49
+nv set interface swp61s5 link mtu 9100
+nv set interface swp61s5 link speed 100G
 nv set interface swp61s5 type swp
+nv set interface swp61s5 telemetry histogram counter counter-type rx-packet
+nv set interface swp61s5 telemetry histogram counter counter-type tx-packet
+nv set interface swp61s5 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp61s5 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp61s5 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp61s6 link state down
 nv set interface swp61s6 type swp
 nv set interface swp61s7 link state down
@@ -1281,18 +1281,18 @@ nv set vrf default router bgp neighbor swp61s0 peer-group oob-underlay
 nv set vrf default router bgp neighbor swp61s0 type unnumbered
 nv set vrf default router bgp neighbor swp61s1 peer-group oob-underlay
 nv set vrf default router bgp neighbor swp61s1 type unnumbered
-nv set vrf default router bgp neighbor swp61s2 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp61s2 type unnumbered
-nv set vrf default router bgp neighbor swp61s3 peer-group oob-underlay
-nv set vrf default router bgp neighbor swp61s3 type unnumbered
+nv set vrf default router bgp neighbor swp61s4 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s4 type unnumbered
+nv set vrf default router bgp neighbor swp61s5 peer-group oob-underlay
+nv set vrf default router bgp neighbor swp61s5 type unnumbered
 nv set vrf default router bgp neighbor 10.254.1.1 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.1 type numbered
 nv set vrf default router bgp neighbor 10.254.1.2 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.2 type numbered
-nv set vrf default router bgp neighbor 10.254.1.3 peer-group oob-overlay
-nv set vrf default router bgp neighbor 10.254.1.3 type numbered
-nv set vrf default router bgp neighbor 10.254.1.4 peer-group oob-overlay
-nv set vrf default router bgp neighbor 10.254.1.4 type numbered
+nv set vrf default router bgp neighbor 10.254.1.5 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.1.5 type numbered
+nv set vrf default router bgp neighbor 10.254.1.6 peer-group oob-overlay
+nv set vrf default router bgp neighbor 10.254.1.6 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
 nv set vrf STORAGE evpn vni 4020

@@ -34,7 +34,7 @@ nv set system wjh state enabled
 nv set system api state enabled
 nv set system config auto-save state enabled
 nv set system ssh-server state enabled
-nv set interface lo ipv4 address 10.254.1.4/32
+nv set interface lo ipv4 address 10.254.1.6/32
 nv set interface lo type loopback
 nv set interface swp1 bridge domain br_default access 200
 nv set interface swp1 description OOB_ns-leaf001_eth0
@@ -136,12 +136,12 @@ nv set interface swp47 link state down
 nv set interface swp47 type swp
 nv set interface swp48 link state down
 nv set interface swp48 type swp
-nv set interface swp49 description ns-leaf001:swp61s3
+nv set interface swp49 description ns-leaf001:swp61s5
 nv set interface swp49 type swp
-nv set interface swp50 description ns-leaf002:swp61s3
+nv set interface swp50 description ns-leaf002:swp61s5
 nv set interface swp50 type swp
 nv set interface vlan200 description OOB
-nv set interface vlan200 ipv4 address 192.168.33.249/23
+nv set interface vlan200 ipv4 address 192.168.33.247/23
 nv set interface vlan200 ipv4 vrr state enabled
 nv set interface vlan200 ipv4 vrr address 192.168.32.1/23
 nv set interface vlan200 ipv4 vrr mac-address 00:00:5e:00:01:01
@@ -152,10 +152,10 @@ nv set bridge domain br_default vlan 200 vni 4200
 nv set evpn state enabled
 nv set nve vxlan state enabled
 nv set nve vxlan arp-nd-suppress enabled
-nv set nve vxlan source address 10.254.1.4
-nv set router bgp autonomous-system 4200030003
+nv set nve vxlan source address 10.254.1.6
+nv set router bgp autonomous-system 4200030005
 nv set router bgp state enabled
-nv set router bgp router-id 10.254.1.4
+nv set router bgp router-id 10.254.1.6
 nv set router vrr state enabled
 nv set router bfd profile FABRIC detect-multiplier 3
 nv set router bfd profile FABRIC min-rx-interval 300
@@ -196,12 +196,12 @@ nv set vrf default router bgp neighbor 10.254.0.2 type numbered
 nv set vrf OOB evpn state enabled
 nv set vrf OOB evpn vlan 3001
 nv set vrf OOB evpn vni 5001
-nv set vrf OOB loopback ip address 10.254.1.249/32
+nv set vrf OOB loopback ip address 10.254.1.247/32
 nv set vrf OOB router bgp state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf OOB router bgp address-family ipv4-unicast route-export to-evpn state enabled
 nv set vrf OOB router bgp address-family l2vpn-evpn state enabled
-nv set vrf OOB router bgp router-id 10.254.1.249
+nv set vrf OOB router bgp router-id 10.254.1.247
 
 nv config apply --confirm 600s --assume-yes
