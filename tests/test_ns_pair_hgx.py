@@ -23,7 +23,9 @@ import yaml
 from test_gb300_facts import inventory as racks_inventory
 from test_gb300_facts import rendered, rows, switches
 from test_growth import assert_pure_addition, identities
+from test_planes import NETPLAN, _netplan_generate
 
+from conftest import IN_CI
 from fabgen.inventory.loader import load_text
 from fabgen.pipeline import render_to
 
@@ -331,10 +333,10 @@ def test_the_servers_bonds_are_on_both_switches_as_nvidias(example: dict) -> Non
         assert any(f"interface.{name}.bridge" in p for p in nvue_model.problems(nvue_model.release(header), broken))
 
 
-def test_the_servers_netplans_and_addresses(example: dict) -> None:
+def test_the_servers_netplans_and_addresses(example: dict, tmp_path: Path) -> None:
     """A support server's bond0 holds its in-band address and the default route, a storage server's its
     storage address alone (no VLAN, no default route); addresses.csv lists each once, after the planned
-    nodes' places in each tenant's subnet."""
+    nodes' places in each tenant's subnet; `netplan generate` writes each bond so."""
     support = yaml.safe_load(example["hosts/support-01/netplan.yaml"])["network"]
     storage = yaml.safe_load(example["hosts/storage-01/netplan.yaml"])["network"]
     assert "vlans" not in support and "vlans" not in storage
@@ -346,6 +348,17 @@ def test_the_servers_netplans_and_addresses(example: dict) -> None:
                  and r["address"]]
     assert {(r["device"], r["interface"], r["address"]) for r in addresses} == {
         ("support-01", "bond0", inband), ("storage-01", "bond0", stor)}
+    if NETPLAN is None:
+        if IN_CI:
+            raise RuntimeError("CI must have netplan.io: `make test` installs it")
+        pytest.skip("netplan.io is not installed (`make test` installs it)")
+    for node, address in (("support-01", inband), ("storage-01", stor)):
+        run = _netplan_generate({"60-fabgen.yaml": str(example[f"hosts/{node}/netplan.yaml"], "utf-8")},
+                                tmp_path / node)
+        assert run.returncode == 0, run.stderr
+        unit = (tmp_path / node / "run" / "systemd" / "network" / "10-netplan-bond0.network").read_text()
+        assert f"Address={address}\n" in unit and "VLAN=" not in unit
+        assert ("Gateway=" in unit or "Destination=0.0.0.0/0" in unit) == node.startswith("support")
 
 
 SERVER_GROUP = """  srv:

@@ -264,7 +264,8 @@ def _sized(text: str, groups: int) -> str:
     head, rest = text.split("node_groups:                           # NVIDIA's units of four nodes and its names\n")
     rest = rest.split("\n\nfabrics:", 1)[1]
     names = ", ".join(f"su0{k}" for k in range(1, groups + 1))
-    rest = rest.replace(", support, storage]", "]").replace("node_groups: [su01, su02, su03]", f"node_groups: [{names}]")
+    rest = rest.replace(", support, storage]", "]").replace("node_groups: [su01, su02, su03]",
+                                                             f"node_groups: [{names}]")
     return head + "node_groups:\n" + units + "\n\nfabrics:" + rest
 
 
