@@ -23,12 +23,15 @@ import yaml
 from test_gb300_facts import inventory as racks_inventory
 from test_gb300_facts import rendered, rows, switches
 from test_growth import assert_pure_addition, identities
+from test_planes import NETPLAN, _netplan_generate
 
+from conftest import IN_CI
 from fabgen.inventory.loader import load_text
 from fabgen.pipeline import render_to
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-400.yaml"
 PEER_LINKS = 20
+SERVERS = 10  # NVIDIA's support-01..08 and storage-01/02 (inventory/hosts at 66f13d5)
 LEAVES = ("ns-su001-leaf1", "ns-su001-leaf2")
 
 SMALL = """version: 1
@@ -96,7 +99,7 @@ def test_the_example_is_nvidias_three_sn5600_a_pair_without_spines(example: dict
     assert len(peer) == PEER_LINKS and {r["speed"] for r in peer} == {"400G"}
     assert {(r["a_device"], r["z_device"]) for r in peer} == {LEAVES}
     assert all(r["a_port"] == r["z_port"] for r in peer) and len({r["a_port"] for r in peer}) == PEER_LINKS
-    nodes = [r for r in cabling if r["tier"] == "node-leaf"]
+    nodes = [r for r in cabling if r["tier"] == "node-leaf" and r["a_device"].startswith("su-")]
     # each node's two ports one on either leaf, at the same port (NVIDIA: su-01-node-01 on swp1s0 of both)
     by_node: dict[str, list[tuple[str, str]]] = {}
     for r in nodes:
@@ -106,6 +109,8 @@ def test_the_example_is_nvidias_three_sn5600_a_pair_without_spines(example: dict
                for legs in by_node.values())
     assert sorted(by_node["su-01-node-01"]) == [(LEAVES[0], "swp1s0"), (LEAVES[1], "swp1s0")]
     assert not {(r["z_device"], r["z_port"]) for r in nodes} & {(r["a_device"], r["a_port"]) for r in peer}
+    servers = [r for r in cabling if r["tier"] == "node-leaf" and not r["a_device"].startswith("su-")]
+    assert len(servers) == 2 * SERVERS  # NVIDIA's 8 support and 2 storage servers, a leg on each leaf
     bom = [r for r in rows(example, "ns/bom.csv") if r["category"] == "cable" and "leaf-leaf" in r["description"]]
     assert [int(r["quantity"]) for r in bom] == [PEER_LINKS]
     netbox = [r for r in rows(example, "netbox/08-cables.csv")
@@ -223,7 +228,7 @@ def test_the_evpn_labs_frr_config_of_the_pair_is_ibgp_and_frr_takes_it(example_d
 
 
 @pytest.mark.parametrize(("kw", "field", "words"), [
-    ({"storage": 2}, "tiers", "no storage leaves"),
+    ({"storage": 2 * 109}, "node_groups", "these servers need 109"),  # 256 - 128 node ports - 20 links: 108
     ({"rails": 3}, "tiers", "these nodes have 3 north-south ports"),
     ({"nodes": 129}, "node_groups", "holds 128 nodes"),
 ])
@@ -239,12 +244,15 @@ def test_what_the_pair_cannot_hold_is_refused_at_its_key(kw: dict, field: str, w
     assert err.value.field == field and words in err.value.message, err.value.message
     ok = plan(**(rules | {"nodes": 12, "rails": 2, "storage": 0}))  # the control: the pair itself
     assert (ok.tiers, ok.leaves, ok.spines, ok.peer_links, ok.down) == (1, 2, 0, PEER_LINKS, 128)
+    full = plan(**(rules | {"nodes": 12, "rails": 2, "storage": 2 * 108}))  # and the most servers it holds
+    assert (full.servers, full.server_base, full.leaves, full.storage_leaves) == (108, 148, 2, 0)
 
 
 def test_fabgen_verify_holds_the_peer_links_to_the_plan(example_dir: Path, tmp_path: Path) -> None:
     """`fabgen verify` with the LLDP the planned cabling would give (tests/test_verify.py's evidence):
-    the pair's 68 cables (24 node legs, 20 peer links, 24 border uplinks) held; two peer links'
-    far ends crossed at leaf 2 is found, as miswired at those ports."""
+    the pair's 88 cables (24 node legs, 20 server legs, 20 peer links, 24 border uplinks) held; two
+    peer links' far ends crossed at leaf 2, and two servers' legs crossed, are found as miswired at
+    those ports."""
     from test_verify import _lldp_dir
 
     out = example_dir
@@ -256,7 +264,7 @@ def test_fabgen_verify_holds_the_peer_links_to_the_plan(example_dir: Path, tmp_p
 
     (tmp_path / "good").mkdir()
     code, doc = run(_lldp_dir(out, "ns", tmp_path / "good"))
-    assert code == 0 and doc["ok"] and doc["fabrics"]["ns"] == "held" and doc["checked"] == 68, doc
+    assert code == 0 and doc["ok"] and doc["fabrics"]["ns"] == "held" and doc["checked"] == 88, doc
 
     def cross(rows: list) -> list:
         i, j = [k for k, r in enumerate(rows) if r["tier"] == "leaf-leaf"][:2]
@@ -268,3 +276,166 @@ def test_fabgen_verify_holds_the_peer_links_to_the_plan(example_dir: Path, tmp_p
     assert code == 1 and not doc["ok"]
     found = {(f["device"], f["port"], f["kind"]) for f in doc["findings"]}
     assert {(LEAVES[0], "swp33s0", "miswired"), (LEAVES[0], "swp33s1", "miswired")} <= found, found
+
+    def swap_servers(rows: list) -> list:  # support-01 and storage-01 plugged into each other's port of leaf 1
+        i = next(k for k, r in enumerate(rows) if r["a_device"] == "support-01" and r["z_device"] == LEAVES[0])
+        j = next(k for k, r in enumerate(rows) if r["a_device"] == "storage-01" and r["z_device"] == LEAVES[0])
+        rows[i]["z_port"], rows[j]["z_port"] = rows[j]["z_port"], rows[i]["z_port"]
+        return rows
+
+    (tmp_path / "servers").mkdir()
+    code, doc = run(_lldp_dir(out, "ns", tmp_path / "servers", swap_servers))
+    assert code == 1 and not doc["ok"]
+    found = {(f["device"], f["port"], f["kind"]) for f in doc["findings"]}
+    assert {(LEAVES[0], "swp43s0", "miswired"), (LEAVES[0], "swp45s0", "miswired")} <= found, found
+
+
+# NVIDIA's support and storage servers on its core pair (core-01-config.sh at 2f46cb2: the support
+# servers' single-member bonds on swp52s0-swp53s3 `untagged 300`, the storage servers' on swp57
+# `access 500`, every one an Ethernet segment with local id cage x 10 + subport): fabgen's on the
+# cages after the peer links, a bond a server, a leg on each switch.
+SERVER_PORTS = {"support-01": "swp43s0", "support-08": "swp44s3", "storage-01": "swp45s0", "storage-02": "swp45s1"}
+
+
+def test_the_servers_bonds_are_on_both_switches_as_nvidias(example: dict) -> None:
+    """Each server's two legs on the same port of both leaves, after the peer links; each leg a
+    single-member bond, the segment by port (NVIDIA's local ids) with NVIDIA's MAC, LACP bypass;
+    the support servers' bond in-band alone, untagged, the storage servers' storage alone, untagged;
+    NVIDIA's object model takes both leaves and refuses a server bond with a broken VLAN."""
+    cabling = rows(example, "ns/cabling.csv")
+    peer_ports = {r["a_port"] for r in cabling if r["tier"] == "leaf-leaf"}
+    legs: dict[str, list[tuple[str, str, str]]] = {}
+    for r in cabling:
+        if r["tier"] == "node-leaf" and not r["a_device"].startswith("su-"):
+            legs.setdefault(r["a_device"], []).append((r["z_device"], r["z_port"], r["speed"]))
+    assert len(legs) == SERVERS
+    for server, port in SERVER_PORTS.items():
+        assert sorted(legs[server]) == [(LEAVES[0], port, "200G"), (LEAVES[1], port, "200G")]
+    last_peer = max(int(p.removeprefix("swp").split("s")[0]) for p in peer_ports)
+    assert all(int(p.removeprefix("swp").split("s")[0]) > last_peer for ls in legs.values() for _, p, _ in ls)
+    for leaf in LEAVES:
+        header, tree = _tree(example, leaf)
+        assert nvue_model.problems(nvue_model.release(header), tree) == []
+        bonds = {b["bond"]["member"] and next(iter(b["bond"]["member"])): (name, b)
+                 for name, b in tree["interface"].items() if b.get("type") == "bond"}
+        for server, port in SERVER_PORTS.items():
+            name, bond = bonds[port]
+            segment = bond["evpn"]["multihoming"]["segment"]
+            cage, sub = port.removeprefix("swp").split("s")
+            assert segment["local-id"] == int(cage) * 10 + int(sub) and segment["mac-address"] == "44:38:39:FF:00:AA"
+            assert bond["bond"]["lacp-bypass"] == "enabled" and bond["description"] == f"HOST_{server}_bond0"
+            domain = bond["bridge"]["domain"]["br_default"]
+            vlan = 300 if server.startswith("support") else 500  # in-band, or storage alone
+            assert domain["untagged"] == vlan and set(domain["vlan"]) == {str(vlan)}, (leaf, server, domain)
+        broken = json.loads(json.dumps(tree))
+        name, _ = bonds[SERVER_PORTS["storage-01"]]
+        broken["interface"][name]["bridge"]["domain"]["br_default"]["untagged"] = "storage"
+        assert any(f"interface.{name}.bridge" in p for p in nvue_model.problems(nvue_model.release(header), broken))
+
+
+def test_the_servers_netplans_and_addresses(example: dict, tmp_path: Path) -> None:
+    """A support server's bond0 holds its in-band address and the default route, a storage server's its
+    storage address alone (no VLAN, no default route); addresses.csv lists each once, after the planned
+    nodes' places in each tenant's subnet; `netplan generate` writes each bond so."""
+    support = yaml.safe_load(example["hosts/support-01/netplan.yaml"])["network"]
+    storage = yaml.safe_load(example["hosts/storage-01/netplan.yaml"])["network"]
+    assert "vlans" not in support and "vlans" not in storage
+    (inband,) = support["bonds"]["bond0"]["addresses"]
+    assert inband.startswith("10.160.128.") and support["bonds"]["bond0"]["routes"][0]["to"] == "default"
+    (stor,) = storage["bonds"]["bond0"]["addresses"]
+    assert stor.startswith("10.160.0.") and "routes" not in storage["bonds"]["bond0"]
+    addresses = [r for r in rows(example, "ns/addresses.csv") if r["device"] in ("support-01", "storage-01")
+                 and r["address"]]
+    assert {(r["device"], r["interface"], r["address"]) for r in addresses} == {
+        ("support-01", "bond0", inband), ("storage-01", "bond0", stor)}
+    if NETPLAN is None:
+        if IN_CI:
+            raise RuntimeError("CI must have netplan.io: `make test` installs it")
+        pytest.skip("netplan.io is not installed (`make test` installs it)")
+    for node, address in (("support-01", inband), ("storage-01", stor)):
+        run = _netplan_generate({"60-fabgen.yaml": str(example[f"hosts/{node}/netplan.yaml"], "utf-8")},
+                                tmp_path / node)
+        assert run.returncode == 0, run.stderr
+        unit = (tmp_path / node / "run" / "systemd" / "network" / "10-netplan-bond0.network").read_text()
+        assert f"Address={address}\n" in unit and "VLAN=" not in unit
+        assert ("Gateway=" in unit or "Destination=0.0.0.0/0" in unit) == node.startswith("support")
+
+
+SERVER_GROUP = """  srv:
+    vendor: x
+    gpus: 0
+    ports:
+      - {role: ROLE, rdma: mlx5_0, label: P1, speed: 200}
+      - {role: ROLE, rdma: mlx5_1, label: P2, speed: 200}
+node_groups:
+  - {name: srv, model: srv, role: storage, count: SERVERS, hostname: "server-{n:03d}"EXTRA}
+"""
+
+
+def with_servers(count: int = 4, servers: int = 3, extra: str = "", role: str = "storage",
+                 planned: int | None = None) -> str:
+    text = small(count, planned).replace("node_groups:\n", SERVER_GROUP.replace("ROLE", role).replace(
+        "SERVERS", str(servers)).replace("EXTRA", extra), 1)
+    return text.replace("node_groups: [su01]", "node_groups: [su01, srv]")
+
+
+@pytest.mark.parametrize(("extra", "where", "words"), [
+    (", tenants: [storage, storage]", ":18:91:", "node_groups[0].tenants: tenants lists storage, storage"),
+    (", tenants: [gpu]", ":18:92:", "node_groups[0].tenants[0]: 'gpu' is not one of inband, storage"),
+    (", tenants: []", ":18:", "node_groups[0].tenants: "),
+    (", bonds: 2, tenants: [storage]", ":18:", "with bonds: 2 bond0 carries in-band"),
+])
+def test_a_bad_tenants_key_is_refused_where_it_is_written(tmp_path: Path, extra: str, where: str,
+                                                          words: str) -> None:
+    message = _refused(tmp_path, with_servers(extra=extra))
+    assert any(where in line and words in line for line in message.splitlines()), message
+
+
+def test_tenants_on_a_compute_group_or_off_the_fabric_is_refused(tmp_path: Path) -> None:
+    text = small().replace('hostname: "node-{n:03d}"}', 'hostname: "node-{n:03d}", tenants: [inband]}')
+    message = _refused(tmp_path, text)
+    assert "node_groups[0].tenants: tenants sets a server's tenants (node group role storage); 'su01' is role " \
+        "compute" in message, message
+    off = with_servers(extra=", tenants: [inband]").replace("node_groups: [su01, srv]", "node_groups: [su01]")
+    message = _refused(tmp_path, off)
+    assert "node_groups[0].tenants: tenants sets a server's tenants on a northsouth fabric; node group 'srv' " \
+        "is on none" in message, message
+
+
+def test_more_servers_than_the_pair_holds_are_refused(tmp_path: Path) -> None:
+    """88 ports at 200G after the 20 x 400G peer links (cages 43-64): 89 servers are refused at the
+    fabric's node_groups; 85 fit there but leave the border 3 of its 4 uplinks, refused at the border."""
+    message = _refused(tmp_path, with_servers(servers=89))
+    assert "fabrics[0].node_groups: the collapsed pair (tiers: 1) takes its servers' bonds on the 88 ports at " \
+        "200G after its peer links; these servers need 89" in message, message
+    message = _refused(tmp_path, with_servers(servers=85))
+    assert "fabrics[0].ethernet.northsouth.border.uplinks: 4 border uplinks do not fit" in message, message
+    assert "servers and switch-to-switch links leave 3 of its 256 ports" in message
+    rendered(with_servers(servers=84))  # the control: the most servers beside the border
+
+
+def _grown(text: str) -> dict:
+    """A render's cables (every tier, the border's with them) and each host's tenant addresses and segment."""
+    files = rendered(text)
+    cables = {(r["a_device"], r["a_port"], r["z_device"], r["z_port"], r["speed"])
+              for r in rows(files, "ns/cabling.csv")}
+    addresses = {(r["device"], r["interface"], r["address"]) for r in rows(files, "ns/addresses.csv") if r["address"]}
+    segments = {}
+    for leaf in LEAVES:
+        _, tree = _tree(files, leaf)
+        segments.update({(leaf, name): (b["bond"]["member"], b["evpn"]["multihoming"]["segment"]["local-id"])
+                         for name, b in tree["interface"].items() if b.get("type") == "bond"})
+    return {"cables": cables, "addresses": addresses, "segments": segments}
+
+
+def test_servers_and_nodes_added_later_only_add() -> None:
+    """Servers added after the first (3 to 6) and nodes added up to the plan (4 to 64, servers after the
+    planned places) move no cable, border uplink, address or segment of the smaller render."""
+    for small_text, big_text in ((with_servers(4, 3, planned=64), with_servers(4, 6, planned=64)),
+                                 (with_servers(4, 3, planned=64), with_servers(64, 3, planned=64))):
+        before, after = _grown(small_text), _grown(big_text)
+        for what, had in before.items():
+            kept = after[what]
+            lost = sorted(had - kept) if isinstance(had, set) else sorted(k for k, v in had.items() if kept.get(k) != v)
+            assert not lost, (what, lost[:3])
+        assert len(after["cables"]) > len(before["cables"])

@@ -256,7 +256,7 @@ GROWTH = """\
 
 def _sized(text: str, groups: int) -> str:
     """The example with `groups` units of four and room for four: the GPU and north-south fabrics
-    planned for 16 nodes, an access switch a unit out of band."""
+    planned for 16 nodes, an access switch a unit out of band (its servers left out with its groups)."""
     text = text.replace(PAIR_LINE, PAIR_LINE + GROWTH)
     text = text.replace("    tiers: 1                           # one SN5600", GROWTH + "    tiers: 1  #")
     units = "\n".join(f"  - {{name: su0{k}, model: hgx-2-8-9-400, count: 4, hostname: \"su-0{k}-node-{{n:02d}}\"}}"
@@ -264,7 +264,8 @@ def _sized(text: str, groups: int) -> str:
     head, rest = text.split("node_groups:                           # NVIDIA's units of four nodes and its names\n")
     rest = rest.split("\n\nfabrics:", 1)[1]
     names = ", ".join(f"su0{k}" for k in range(1, groups + 1))
-    rest = rest.replace("node_groups: [su01, su02, su03]", f"node_groups: [{names}]")
+    rest = rest.replace(", support, storage]", "]").replace("node_groups: [su01, su02, su03]",
+                                                             f"node_groups: [{names}]")
     return head + "node_groups:\n" + units + "\n\nfabrics:" + rest
 
 
@@ -350,8 +351,8 @@ def test_one_routed_out_of_band_network_a_north_south_pair() -> None:
 def test_a_north_south_fabric_on_another_platform_or_none_is_refused() -> None:
     eos = routed().replace("    role: northsouth\n    kind: spectrum-x\n    platform: nvue",
                            "    role: northsouth\n    kind: roce\n    platform: eos").replace(
-        "    switch_model: sn5600\n    node_groups: [su01, su02, su03]\n" + PAIR_LINE,
-        "    switch_model: arista-7060x5\n    node_groups: [su01, su02, su03]\n" + PAIR_LINE)
+        "    switch_model: sn5600\n    node_groups: [su01, su02, su03, support, storage]\n" + PAIR_LINE,
+        "    switch_model: arista-7060x5\n    node_groups: [su01, su02, su03, support, storage]\n" + PAIR_LINE)
     assert "platform: eos" in eos and "arista-7060x5" in eos
     with pytest.raises(InventoryError, match="'ns' runs eos: the routed out-of-band design"):
         render(eos)
@@ -434,7 +435,8 @@ def test_every_border_leaf_sends_the_out_of_band_subnet_out_and_refuses_it_back(
     assert "scalable_unit: 4" in two
     files = render(two)
     subnet = "192.168.0.0/23"
-    leaves = {n: t for n, (_, t) in trees(files, "ns").items() if "leaf" in n}
+    # the border leaves: the compute leaf pairs' (the servers' storage leaf pairs hold no border)
+    leaves = {n: t for n, (_, t) in trees(files, "ns").items() if "leaf" in n and "storage" not in n}
     assert len(leaves) == 6
     for name, tree in leaves.items():
         era = tree["router"]["policy"]["prefix-list"]["ERA_PREFIXES"]["rule"]

@@ -206,18 +206,24 @@ def _grown(units: int) -> str:
     groups = "\n".join(f"  - {{name: su0{k}, model: hgx-2-8-9-400, count: 4, hostname: \"su-0{k}-node-{{n:02d}}\"}}"
                        for k in range(1, units + 1))
     head, rest = text.split("node_groups:                           # NVIDIA's units of four nodes and its names\n")
+    servers = "\n".join(ln for ln in rest.split("\n\nfabrics:", 1)[0].splitlines() if "role: storage" in ln)
     rest = rest.split("\n\nfabrics:", 1)[1]
     names = ", ".join(f"su0{k}" for k in range(1, units + 1))
-    return head + "node_groups:\n" + groups + "\n\nfabrics:" + rest.replace("[su01, su02, su03]", f"[{names}]")
+    rest = rest.replace("[su01, su02, su03, support, storage]", f"[{names}, support, storage]")  # and its servers
+    return head + "node_groups:\n" + groups + "\n" + servers + "\n\nfabrics:" + rest.replace(
+        "[su01, su02, su03]", f"[{names}]")
 
 
 def test_growth_within_the_plan_keeps_the_groups_ports() -> None:
-    """A fourth unit of four: the border and out-of-band uplinks on the same ports, no cage re-split;
-    the leaf's lines only added to (a node port taken into use drops its `link state down`)."""
+    """A fourth unit of four: the border and out-of-band uplinks and the servers' bonds on the same ports,
+    no cage re-split; the leaf's lines only added to (a node port taken into use drops its `link state
+    down`)."""
     small, big = render(_grown(3)), render(_grown(4))
     for path in ("ns/cabling.csv", "oob/cabling.csv"):
-        before = {tuple(r) for r in rows(small, path) if r[-1] in ("leaf-border", "access-uplink")}
-        after = {tuple(r) for r in rows(big, path) if r[-1] in ("leaf-border", "access-uplink")}
+        before = {tuple(r) for r in rows(small, path) if r[-1] in ("leaf-border", "access-uplink")
+                  or r[0].startswith(("support-", "storage-"))}
+        after = {tuple(r) for r in rows(big, path) if r[-1] in ("leaf-border", "access-uplink")
+                 or r[0].startswith(("support-", "storage-"))}
         assert before and before <= after, path
     for leaf in (LEAF, "ns-su001-leaf2"):
         gone = lines(small, "ns", leaf) - lines(big, "ns", leaf)

@@ -143,7 +143,7 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
     """A northsouth fabric's overlay addresses: each tenant's anycast gateway, each leaf's own SVI
     address (NVUE's VRR needs one), then per node its bond's members (no address; the leaf port
     each is cabled to, as for every node port), its bond (in-band, untagged) and its VLANs, in node order."""
-    from fabgen.intent.northsouth import tenant_interfaces, tenants
+    from fabgen.intent.northsouth import group_tenants, tenant_interfaces, tenants
 
     f, alloc = ctx.fabric, ctx.allocation
     t = alloc.tenants
@@ -171,7 +171,7 @@ def tenant_rows(ctx: Context) -> list[list[Any]]:
             members.setdefault(lk.a, []).append([lk.a, "node", "", netdev[lk.a][lk.a_port], "", lk.z, lk.z_port])
     for h in f.hosts:
         rows += members.get(h.name, [])
-        where = tenant_interfaces(overlay, len(h.model.nics))
+        where = tenant_interfaces(overlay, len(h.model.nics), group_tenants(ctx.groups, h.group))
         rows += [[h.name, "node", "", where[k], f"{t.nodes[h.name][k]}/{t.prefix}", "", ""]
-                 for k in range(len(overlay))]
+                 for k in range(len(overlay)) if where[k]]
     return rows

@@ -21,6 +21,8 @@ Decisions:
   `lacp-bypass`, EOS's LACP fallback to individual ports after `LACP_FALLBACK_TIMEOUT` seconds,
   each member then an access port of the in-band VLAN (NVIDIA's net-configurator output does the
   same: in-band VLAN untagged, `lacp-bypass` on every north-south bond);
+* a server group's `tenants` gives its one bond one tenant alone, untagged (NVIDIA's storage servers:
+  the storage VLAN alone), its address on the bond itself (no default route without in-band);
 * a server of a group with `bonds: 2` (a support or storage server, as NVIDIA's designs give two)
   has four ports on the fabric and two bonds, each on the leaf pair: `bond0` its two in-band
   ports with the in-band tenant alone (untagged), `bond1` its two storage ports with storage
@@ -101,12 +103,22 @@ def bond_index(port: int, ports: int) -> int:
     return port // 2 if ports > 2 else 0
 
 
-def bond_tenants(overlay: list[dict[str, Any]], bond: int, bonds: int) -> list[dict[str, Any]]:
-    """The tenants one bond carries: both on a node's one bond; in-band on bond0 and storage on
-    bond1 of a two-bond server."""
+def bond_tenants(overlay: list[dict[str, Any]], bond: int, bonds: int,
+                 only: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    """The tenants one bond carries: both on a node's one bond, or those of a server group's
+    `tenants` (`only`); in-band on bond0 and storage on bond1 of a two-bond server."""
     if bonds == 1:
-        return overlay
+        return overlay if only is None else [t for t in overlay if t["role"] in only]
     return [t for t in overlay if (t["role"] == PXE_ROLE) == (bond == 0)]
+
+
+def group_tenants(groups: dict[str, Any], group: str) -> tuple[str, ...] | None:
+    """A server group's `tenants` (node_groups[].tenants: the tenants its one bond carries), or None:
+    both. NVIDIA's 2-8-9-400 core pair gives its storage servers the storage VLAN alone (core-01-config.sh
+    at 2f46cb2fca8f4d9b432f9de62957e54aed8f64d9: `bond57s0 ... bridge domain br_default access 500`)."""
+    g = groups.get(group)
+    only = getattr(g, "tenants", None)
+    return tuple(only) if only else None
 
 
 def bond_vlans(overlay: list[dict[str, Any]]) -> dict[str, Any]:
@@ -119,16 +131,17 @@ def bond_vlans(overlay: list[dict[str, Any]]) -> dict[str, Any]:
             "lacp_fallback": {"mode": "individual", "timeout": LACP_FALLBACK_TIMEOUT, "access_vlan": native}}
 
 
-def tenant_interfaces(overlay: list[dict[str, Any]], ports: int) -> list[str]:
+def tenant_interfaces(overlay: list[dict[str, Any]], ports: int, only: tuple[str, ...] | None = None) -> list[str]:
     """The node's interface that holds its address in each tenant (in the overlay's order): the
-    bond carrying it untagged, or a VLAN on the bond (hosts' netplans, addresses.csv)."""
+    bond carrying it untagged, or a VLAN on the bond (hosts' netplans, addresses.csv); "" for a
+    tenant its bonds do not carry (a server group's `tenants`, `only`)."""
     names = host_bonds(ports)
     out: dict[str, str] = {}
     for b, bond in enumerate(names):
-        carried = bond_tenants(overlay, b, len(names))
+        carried = bond_tenants(overlay, b, len(names), only)
         native = bond_vlans(carried)["native"]
         out.update({t["role"]: host_vlan_interface(t["vlan"], t["vlan"] == native, bond) for t in carried})
-    return [out[t["role"]] for t in overlay]
+    return [out.get(t["role"], "") for t in overlay]
 
 
 # The way out (`northsouth.border`, docs/northsouth.md "The way out"), as NVIDIA's generator writes

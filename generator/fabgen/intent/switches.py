@@ -52,6 +52,7 @@ from fabgen.intent.northsouth import (
     bond_index,
     bond_tenants,
     bond_vlans,
+    group_tenants,
     host_bonds,
     leaf_cages,
     port_local_id,
@@ -206,10 +207,12 @@ class SwitchIntents:
         self.ns = ctx.allocation.tenants
         self.overlay = tenants(ctx) if self.ns is not None else None
         # each node port's bond (index, the node's bond count) and each bond shape's VLANs (PXE: in-band untagged)
-        self.bond_of = {(h.name, nic.rdma): (bond_index(k, len(h.model.nics)), len(h.model.nics) // 2)
+        # (and the server group's `tenants`: the tenants its one bond carries, None: both)
+        self.bond_of = {(h.name, nic.rdma): (bond_index(k, len(h.model.nics)), len(h.model.nics) // 2,
+                                             group_tenants(ctx.groups, h.group))
                         for h in f.hosts for k, nic in enumerate(h.model.nics)} if self.ns is not None else {}
-        self.bond_vlans = {(b, n): bond_vlans(bond_tenants(self.overlay, b, n)) for b, n in set(self.bond_of.values())
-                           } if self.overlay is not None else {}
+        self.bond_vlans = {(b, n, o): bond_vlans(bond_tenants(self.overlay, b, n, o))
+                           for b, n, o in set(self.bond_of.values())} if self.overlay is not None else {}
         self.order = {s.name: k for k, s in enumerate(f.switches)}
         self.gpu = ctx.allocation.overlay  # host_addressing evpn: the plane's GPU subnet
         self.gpu_tenants = gpu_tenants(eth.overlay, self.gpu) if self.gpu is not None else None
@@ -288,13 +291,13 @@ class SwitchIntents:
             if lk.tier == "node-leaf" and ns is not None:  # a leg of the node's bond (EVPN multihoming)
                 host_ports += 1
                 n = numbers[port]
-                b, nb = self.bond_of[peer, peer_port]  # a two-bond server's second bond: a segment of its own
+                b, nb, only = self.bond_of[peer, peer_port]  # a two-bond server's second bond: a segment of its own
                 interfaces.append({"name": port, "kind": "host", "peer": peer, "peer_port": peer_port,
                                    "description": f"HOST_{peer}_{peer_port}",
                                    "bond": {"name": f"bond{n}", "channel": n, "host_bond": host_bonds(2 * nb)[b],
                                             "description": f"HOST_{peer}_{host_bonds(2 * nb)[b]}",
                                             "segment": self._segment(peer, b, port),
-                                            **self.bond_vlans[b, nb]}})
+                                            **self.bond_vlans[b, nb, only]}})
                 continue
             if lk.tier == "node-leaf":
                 host_ports += 1

@@ -326,8 +326,14 @@ def check_border_names(c: Checks) -> None:
         free = len(border_port_indices(plan, plan.radix))
         if b.uplinks > free:
             c.report((*where, "uplinks"), f"{b.uplinks} border uplinks do not fit a leaf of fabric '{f.name}': its "
-                     f"planned node ports and switch-to-switch links leave {free} of its {plan.radix} ports at "
-                     f"{plan.speed}G free (a smaller scalable_unit or a higher oversubscription frees more)")
+                     f"planned node ports{servers_word(plan)} and switch-to-switch links leave {free} of its "
+                     f"{plan.radix} ports at {plan.speed}G free (a smaller scalable_unit or a higher oversubscription "
+                     f"frees more{', fewer servers' if plan.servers else ''})")
+
+
+def servers_word(plan, word: str = ", servers") -> str:
+    """The collapsed pair's servers among what takes a leaf's ports (spec/sizing.py `Plan.servers`)."""
+    return word if plan.servers else ""
 
 
 def _check_border_speed(c: Checks, where: tuple, f, plan, b) -> None:
@@ -349,8 +355,8 @@ def _check_border_speed(c: Checks, where: tuple, f, plan, b) -> None:
         c.report((*where, "speed"), f"{b.uplinks} border uplinks at {b.speed}G take {-(-b.uplinks // mode.per_cage)} "
                  f"whole cage(s) of their own ({mode.per_cage} ports a cage"
                  f"{', each beside a free cage left unsplit' if mode.per_cage >= model.lanes_per_cage else ''}); a "
-                 f"leaf of fabric '{f.name}' has {cages} cages no planned node or switch link takes: fewer uplinks, "
-                 "another speed, or a smaller scalable_unit")
+                 f"leaf of fabric '{f.name}' has {cages} cages no planned node{servers_word(plan, ', server')} or "
+                 "switch link takes: fewer uplinks, another speed, or a smaller scalable_unit")
 
 
 def _check_border_asn(c: Checks, where: tuple, asn: int | None) -> None:

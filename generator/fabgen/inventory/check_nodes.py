@@ -10,7 +10,7 @@ from fabgen.inventory.messages import MAX_FIELD_WIDTH, did_you_mean, format_all,
 from fabgen.inventory.state import NAME_RE, Checks
 from fabgen.spec.catalog import Nic, NodeModel
 from fabgen.spec.oob_layout import SWITCH_GROUP
-from fabgen.spec.schema import NAME_RULE
+from fabgen.spec.schema import NAME_RULE, NodeGroup
 
 
 def _hostnames(group, report) -> list[str] | None:
@@ -99,9 +99,27 @@ def check_unattached(c: Checks) -> None:
                 if key in g.model_fields_set:
                     c.warner(first)(("node_groups", j, key), f"{key} sets NCCL for compute nodes; storage nodes "
                                     "(role storage) get no nccl.env, so it is not rendered")
+        if g.tenants is not None:
+            _check_tenants(c, j, g)
         if g.bonds == 2 and not any(f.role == "northsouth" and g.name in f.node_groups for f in c.inv.fabrics):
             c.report(("node_groups", j, "bonds"), f"bonds: 2 sets a server's bonds on a northsouth fabric; node group "
                      f"'{g.name}' is on none: remove it")
+
+
+def _check_tenants(c: Checks, j: int, g: NodeGroup) -> None:
+    """node_groups[].tenants: a one-bond server's tenants on a northsouth fabric (docs/northsouth.md)."""
+    where, named = ("node_groups", j, "tenants"), list(g.tenants or ())
+    if len(set(named)) != len(named):
+        c.report(where, f"tenants lists {', '.join(named)}: name each tenant once")
+    elif g.role != "storage":
+        c.report(where, f"tenants sets a server's tenants (node group role storage); '{g.name}' is role {g.role}: "
+                 "a compute node's bond carries both")
+    elif g.bonds == 2:
+        c.report(where, "tenants sets a one-bond server's tenants; with bonds: 2 bond0 carries in-band and bond1 "
+                 "storage: remove one of the two keys")
+    elif not any(f.role == "northsouth" and g.name in f.node_groups for f in c.inv.fabrics):
+        c.report(where, f"tenants sets a server's tenants on a northsouth fabric; node group '{g.name}' is on none: "
+                 "remove it")
 
 
 NETDEV_RULE = "a Linux interface name is at most 15 characters, and lo is the loopback"

@@ -426,13 +426,15 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
                  f"{r.uplink_speed}G to both leaves of the north-south pair of '{ns.name}': "
                  f"{-(-planned // per)} whole cage(s) of {per} ports"
                  f"{', each beside a free cage left unsplit' if per >= ns_model.lanes_per_cage else ''}, which its "
-                 "leaves do not have free below the border's (after its nodes and switch links): fewer access "
+                 f"leaves do not have free below the border's (after its nodes{', servers' if plan.servers else ''} "
+                 "and switch links): fewer access "
                  "switches, or leave uplink_speed out")
         return False
     if len(ports) < planned:
         c.report((*path, "oob_design"), f"{planned} access switches planned, each an uplink to both leaves of the "
                  f"north-south pair of '{ns.name}', which has {len(ports)} free ports left (after its nodes, "
-                 "switch links and border uplinks): fewer access switches, or a larger pair")
+                 f"{'servers, ' if plan.servers else ''}switch links and border uplinks): fewer access switches, "
+                 "or a larger pair")
         return False
     net = ipaddress.IPv4Network(r.loopbacks)
     # oob_routed.vrf_loopbacks: the out-of-band VRF's loopbacks too, the pair's two and one an access switch

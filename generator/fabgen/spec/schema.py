@@ -98,6 +98,10 @@ class NodeGroup(Strict):
         default=1, description="on a northsouth fabric, the node's bonds: 1 (its two storage, else in-band, ports) "
         "or 2 (a role storage group, a support or storage server as NVIDIA's designs give: bond0 its two inband "
         "ports, bond1 its two storage ports)")
+    tenants: Annotated[list[Literal["inband", "storage"]], Field(min_length=1, max_length=2)] | None = Field(
+        default=None, description="on a northsouth fabric, the tenants a server's one bond carries (a role storage "
+        "group with bonds: 1): both (left out: in-band untagged, storage tagged), or one alone, untagged, its address "
+        "on the bond itself (NVIDIA's storage servers: the storage VLAN alone, `access 500`)")
     rdma_links: Annotated[str, StringConstraints(max_length=1024)] | None = Field(
         default=None, description="the output of `rdma link show` (or `ibdev2netdev`) saved on one node of the group, "
         "relative to the inventory: its ports' netdev names, for the netplans, NIC scripts and Ansible files "

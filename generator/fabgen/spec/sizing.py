@@ -149,6 +149,23 @@ class Plan:
         return self.group_leaves > 0
 
     @property
+    def ns_pair(self) -> bool:
+        """A collapsed north-south pair of nodes not sized by racks (`tiers: 1`, `_northsouth_pair`)."""
+        return bool(self.peer_links) and not self.pair and not self.striped
+
+    @property
+    def server_base(self) -> int:
+        """A collapsed pair's first server port (`ns_pair`): the first slot after its peer links' cages,
+        at the node ports' speed (`up_end`); its servers take the next `servers` slots of both leaves."""
+        return self.up_end
+
+    @property
+    def servers(self) -> int:
+        """Slots a collapsed pair's servers take on each leaf (`ns_pair`): one a bond (a server's two
+        legs of a bond on the same slot of both leaves); 0 on every other plan."""
+        return self.storage // 2 if self.ns_pair else 0
+
+    @property
     def mixed(self) -> bool:
         """Some switch-to-switch tier runs at another speed than the host ports."""
         return self.cage_ports > 0
@@ -255,8 +272,20 @@ def plan(*, nodes: int, planned_nodes: int | None = None, ls_speed: int = 0, sc_
     `nodes` present fill of it. Raises SizingError naming the inventory key at fault. `ls_speed`,
     `sc_speed`, `cage_ports`: the tiers' speeds where they differ from the host ports' (`with_speeds`)."""
     if cage_ports:
-        return with_speeds(_plan(nodes=nodes, planned_nodes=planned_nodes, **kw), ls_speed, sc_speed, cage_ports)
-    return _plan(nodes=nodes, planned_nodes=planned_nodes, **kw)
+        return _servers_fit(with_speeds(_plan(nodes=nodes, planned_nodes=planned_nodes, **kw), ls_speed, sc_speed,
+                                        cage_ports))
+    return _servers_fit(_plan(nodes=nodes, planned_nodes=planned_nodes, **kw))
+
+
+def _servers_fit(p: Plan) -> Plan:
+    """`p`, or a SizingError at node_groups where a collapsed pair's servers (`Plan.servers`) do not fit
+    the ports after its peer links (the border and out-of-band uplinks, which take the highest of
+    these, are checked where they are written)."""
+    if p.servers and p.server_base + p.servers > p.radix:
+        raise SizingError("node_groups", f"the collapsed pair (tiers: 1) takes its servers' bonds on the "
+                          f"{p.radix - p.server_base} ports at {p.speed}G after its peer links; these servers "
+                          f"need {p.servers}: attach fewer, or use tiers: auto (storage leaf pairs of their own)")
+    return p
 
 
 def with_speeds(p: Plan, ls_speed: int, sc_speed: int, cage_ports: int) -> Plan:
@@ -570,7 +599,11 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
 def _northsouth_pair(*, radix: int, speed: int, nodes: int, rails: int, ratio: Fraction, model: str,
                      storage: int, scalable_unit: int | None, domain: int) -> Plan:
     """`tiers: 1` on a northsouth fabric of nodes that are not sized by racks: the collapsed pair, two
-    leaves joined by `NS_PEER_LINKS` peer links, no spines, node port r on leaf r + 1."""
+    leaves joined by `NS_PEER_LINKS` peer links, no spines, node port r on leaf r + 1; its support and
+    storage servers (`storage`: their ports) on the ports after the peer links (`Plan.server_base`), as
+    NVIDIA's 2-8-9-400 core pair takes its support and storage servers on the cages after its ISL
+    links (NVIDIA/enterprise-ras net-configurator/output/2-8-9-400/default/configs/core-01-config.sh at
+    2f46cb2fca8f4d9b432f9de62957e54aed8f64d9: ISL swp28-swp51, support swp52-swp53, storage swp57)."""
     k = radix
     if domain > 1:
         raise SizingError("scalable_unit", "tiers: 1 on NVLink racks is the collapsed pair sized by racks: "
@@ -582,9 +615,6 @@ def _northsouth_pair(*, radix: int, speed: int, nodes: int, rails: int, ratio: F
         raise SizingError("tiers", f"tiers: 1 on a northsouth fabric is the collapsed pair, one port of each node "
                           f"on either leaf; these nodes have {rails} north-south ports: give them two, or use "
                           "tiers: auto")
-    if storage:
-        raise SizingError("tiers", "tiers: 1 on a northsouth fabric is the collapsed pair, which has no storage "
-                          "leaves: attach the storage servers to a fabric of their own, or use tiers: auto")
     split = leaf_split(k, ratio)
     if split is None:
         raise SizingError("oversubscription", f"{_fmt_ratio(ratio)}:1 leaves no node port on a {k}-port {model}")
@@ -596,7 +626,7 @@ def _northsouth_pair(*, radix: int, speed: int, nodes: int, rails: int, ratio: F
     return Plan(topology="rail-optimized", tiers=1, radix=k, speed=speed, nodes=nodes, rails=2, endpoints=2 * nodes,
                 ratio=ratio, unit_nodes=down, units=1, leaves_per_unit=2, down=down, up=NS_PEER_LINKS, leaves=2,
                 pods=1, units_per_pod=1, spines_per_pod=0, leaf_spine_width=0, spine_down=0, spine_up=0,
-                cores_per_plane=0, spine_core_width=0, peer_links=NS_PEER_LINKS)
+                cores_per_plane=0, spine_core_width=0, peer_links=NS_PEER_LINKS, storage=storage)
 
 
 # NVIDIA's plane switch pair (`pair`): 2-8-9-800 and 2-8-9-400-SP at their default size

@@ -353,7 +353,7 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     if ctx.allocation.tenants is None:
         return _oob_vrfs(ctx)
     from fabgen.intent.addresses import SVI
-    from fabgen.intent.northsouth import tenant_interfaces, tenants
+    from fabgen.intent.northsouth import group_tenants, tenant_interfaces, tenants
 
     f = ctx.fabric
     overlay = tenants(ctx)
@@ -366,8 +366,8 @@ def _tenant_vrfs(ctx: Context) -> dict[tuple[str, str], str]:
     if ctx.allocation.tenants.border_loopbacks and border is not None:  # northsouth.border.loopback: likewise
         out["", border.vrf] = border.vrf
     for h in f.hosts:
-        where = tenant_interfaces(overlay, len(h.model.nics))
-        out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay)})
+        where = tenant_interfaces(overlay, len(h.model.nics), group_tenants(ctx.groups, h.group))
+        out.update({(h.name, where[k]): ten["vrf"] for k, ten in enumerate(overlay) if where[k]})
     return out | _oob_vrfs(ctx)
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from fabgen.spec import media
 from fabgen.spec.catalog import NodeModel, SwitchModel
-from fabgen.spec.layout import PLANE_SUFFIX, plane_names, switch_names, uplinks  # noqa: F401
+from fabgen.spec.layout import PLANE_SUFFIX, plane_names, server_ports, switch_names, uplinks  # noqa: F401
 from fabgen.spec.model import Fabric, Host, Link, Switch
 from fabgen.spec.schema import Fabric as FabricSpec
 from fabgen.spec.sizing import Plan, pair_port, stripe, units_for
@@ -182,12 +182,16 @@ def _cable_storage(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch
     hosts: list[Host] = []
     first = plan.endpoints if plan.storage_leaves == 0 else 0
     spread = max(1, plan.storage_leaves)
-    stor_leaves = leaves[plan.present_compute_leaves:] or leaves[:1]
+    stor_leaves = leaves if plan.ns_pair else leaves[plan.present_compute_leaves:] or leaves[:1]
     # A northsouth fabric fills its storage leaf pairs one after the other (server j on pair
     # j // down, the same port of both leaves), so a new server at most adds a pair; a server with
     # two bonds (four ports, `bonds: 2`) takes two neighbouring ports of each leaf, bond b's legs on
     # port 2j + b of both (intent/northsouth.py).
+    # The collapsed pair (`tiers: 1`, spec/sizing.py `_northsouth_pair`) takes them on both of its leaves,
+    # each bond's legs on one port of either leaf, the ports after its peer links (spec/layout.py
+    # `server_ports`), as NVIDIA's 2-8-9-400 core pair takes its support and storage servers.
     pairs = spec.role == "northsouth" and plan.storage_leaves > 0
+    on_pair = spec.role == "northsouth" and plan.ns_pair
     p = 0
     for s_i, (hostname, group, node_model) in enumerate(storage):
         leaf_i, port = p % spread, first + p // spread
@@ -195,11 +199,15 @@ def _cable_storage(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch
         per_pair = plan.down // bonds
         if pairs:
             port = s_i % per_pair * bonds
+        if on_pair:
+            port = server_ports(plan, s_i, bonds)[0]
         hosts.append(Host(hostname, group, node_model, compute + s_i + 1, 0, port, role="storage"))
         for k, nic in enumerate(node_model.nics):
             leaf_i, port = p % spread, first + p // spread
             if pairs:
                 leaf_i, port = 2 * (s_i // per_pair) + k % 2, s_i % per_pair * bonds + k // 2
+            if on_pair:
+                leaf_i, port = k % 2, server_ports(plan, s_i, bonds)[k // 2]
             b.link("node-leaf", hostname, nic.rdma, stor_leaves[leaf_i].name, port, plan.endpoints + p,
                    media=b.medium("node-leaf", node_model.form("storage")))
             p += 1

@@ -865,26 +865,216 @@ nv set interface swp42s1 telemetry histogram egress-buffer traffic-class 0
 nv set interface swp42s1 telemetry histogram ingress-buffer priority-group 0
 nv set interface swp42s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp42s1 evpn multihoming uplink enabled
-nv set interface swp43s0 link state down
+nv set interface bond169 bond lacp-bypass enabled
+nv set interface bond169 bond lacp-rate fast
+nv set interface bond169 bond member swp43s0
+nv set interface bond169 bond mode lacp
+nv set interface bond169 bridge domain br_default untagged 300
+nv set interface bond169 bridge domain br_default vlan 300
+nv set interface bond169 description HOST_support-01_bond0
+nv set interface bond169 evpn multihoming segment state enabled
+nv set interface bond169 evpn multihoming segment local-id 430
+nv set interface bond169 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond169 link mtu 9100
+nv set interface bond169 type bond
+nv set interface swp43s0 description HOST_support-01_mlx5_0
+nv set interface swp43s0 link mtu 9100
+nv set interface swp43s0 link speed 200G
 nv set interface swp43s0 type swp
-nv set interface swp43s1 link state down
+nv set interface swp43s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp43s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp43s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp43s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp43s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond170 bond lacp-bypass enabled
+nv set interface bond170 bond lacp-rate fast
+nv set interface bond170 bond member swp43s1
+nv set interface bond170 bond mode lacp
+nv set interface bond170 bridge domain br_default untagged 300
+nv set interface bond170 bridge domain br_default vlan 300
+nv set interface bond170 description HOST_support-02_bond0
+nv set interface bond170 evpn multihoming segment state enabled
+nv set interface bond170 evpn multihoming segment local-id 431
+nv set interface bond170 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond170 link mtu 9100
+nv set interface bond170 type bond
+nv set interface swp43s1 description HOST_support-02_mlx5_0
+nv set interface swp43s1 link mtu 9100
+nv set interface swp43s1 link speed 200G
 nv set interface swp43s1 type swp
-nv set interface swp43s2 link state down
+nv set interface swp43s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp43s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp43s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp43s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp43s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond171 bond lacp-bypass enabled
+nv set interface bond171 bond lacp-rate fast
+nv set interface bond171 bond member swp43s2
+nv set interface bond171 bond mode lacp
+nv set interface bond171 bridge domain br_default untagged 300
+nv set interface bond171 bridge domain br_default vlan 300
+nv set interface bond171 description HOST_support-03_bond0
+nv set interface bond171 evpn multihoming segment state enabled
+nv set interface bond171 evpn multihoming segment local-id 432
+nv set interface bond171 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond171 link mtu 9100
+nv set interface bond171 type bond
+nv set interface swp43s2 description HOST_support-03_mlx5_0
+nv set interface swp43s2 link mtu 9100
+nv set interface swp43s2 link speed 200G
 nv set interface swp43s2 type swp
-nv set interface swp43s3 link state down
+nv set interface swp43s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp43s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp43s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp43s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp43s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond172 bond lacp-bypass enabled
+nv set interface bond172 bond lacp-rate fast
+nv set interface bond172 bond member swp43s3
+nv set interface bond172 bond mode lacp
+nv set interface bond172 bridge domain br_default untagged 300
+nv set interface bond172 bridge domain br_default vlan 300
+nv set interface bond172 description HOST_support-04_bond0
+nv set interface bond172 evpn multihoming segment state enabled
+nv set interface bond172 evpn multihoming segment local-id 433
+nv set interface bond172 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond172 link mtu 9100
+nv set interface bond172 type bond
+nv set interface swp43s3 description HOST_support-04_mlx5_0
+nv set interface swp43s3 link mtu 9100
+nv set interface swp43s3 link speed 200G
 nv set interface swp43s3 type swp
-nv set interface swp44s0 link state down
+nv set interface swp43s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp43s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp43s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp43s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp43s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond173 bond lacp-bypass enabled
+nv set interface bond173 bond lacp-rate fast
+nv set interface bond173 bond member swp44s0
+nv set interface bond173 bond mode lacp
+nv set interface bond173 bridge domain br_default untagged 300
+nv set interface bond173 bridge domain br_default vlan 300
+nv set interface bond173 description HOST_support-05_bond0
+nv set interface bond173 evpn multihoming segment state enabled
+nv set interface bond173 evpn multihoming segment local-id 440
+nv set interface bond173 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond173 link mtu 9100
+nv set interface bond173 type bond
+nv set interface swp44s0 description HOST_support-05_mlx5_0
+nv set interface swp44s0 link mtu 9100
+nv set interface swp44s0 link speed 200G
 nv set interface swp44s0 type swp
-nv set interface swp44s1 link state down
+nv set interface swp44s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp44s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp44s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp44s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp44s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond174 bond lacp-bypass enabled
+nv set interface bond174 bond lacp-rate fast
+nv set interface bond174 bond member swp44s1
+nv set interface bond174 bond mode lacp
+nv set interface bond174 bridge domain br_default untagged 300
+nv set interface bond174 bridge domain br_default vlan 300
+nv set interface bond174 description HOST_support-06_bond0
+nv set interface bond174 evpn multihoming segment state enabled
+nv set interface bond174 evpn multihoming segment local-id 441
+nv set interface bond174 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond174 link mtu 9100
+nv set interface bond174 type bond
+nv set interface swp44s1 description HOST_support-06_mlx5_0
+nv set interface swp44s1 link mtu 9100
+nv set interface swp44s1 link speed 200G
 nv set interface swp44s1 type swp
-nv set interface swp44s2 link state down
+nv set interface swp44s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp44s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp44s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp44s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp44s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond175 bond lacp-bypass enabled
+nv set interface bond175 bond lacp-rate fast
+nv set interface bond175 bond member swp44s2
+nv set interface bond175 bond mode lacp
+nv set interface bond175 bridge domain br_default untagged 300
+nv set interface bond175 bridge domain br_default vlan 300
+nv set interface bond175 description HOST_support-07_bond0
+nv set interface bond175 evpn multihoming segment state enabled
+nv set interface bond175 evpn multihoming segment local-id 442
+nv set interface bond175 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond175 link mtu 9100
+nv set interface bond175 type bond
+nv set interface swp44s2 description HOST_support-07_mlx5_0
+nv set interface swp44s2 link mtu 9100
+nv set interface swp44s2 link speed 200G
 nv set interface swp44s2 type swp
-nv set interface swp44s3 link state down
+nv set interface swp44s2 telemetry histogram counter counter-type rx-packet
+nv set interface swp44s2 telemetry histogram counter counter-type tx-packet
+nv set interface swp44s2 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp44s2 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp44s2 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond176 bond lacp-bypass enabled
+nv set interface bond176 bond lacp-rate fast
+nv set interface bond176 bond member swp44s3
+nv set interface bond176 bond mode lacp
+nv set interface bond176 bridge domain br_default untagged 300
+nv set interface bond176 bridge domain br_default vlan 300
+nv set interface bond176 description HOST_support-08_bond0
+nv set interface bond176 evpn multihoming segment state enabled
+nv set interface bond176 evpn multihoming segment local-id 443
+nv set interface bond176 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond176 link mtu 9100
+nv set interface bond176 type bond
+nv set interface swp44s3 description HOST_support-08_mlx5_0
+nv set interface swp44s3 link mtu 9100
+nv set interface swp44s3 link speed 200G
 nv set interface swp44s3 type swp
-nv set interface swp45s0 link state down
+nv set interface swp44s3 telemetry histogram counter counter-type rx-packet
+nv set interface swp44s3 telemetry histogram counter counter-type tx-packet
+nv set interface swp44s3 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp44s3 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp44s3 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond177 bond lacp-bypass enabled
+nv set interface bond177 bond lacp-rate fast
+nv set interface bond177 bond member swp45s0
+nv set interface bond177 bond mode lacp
+nv set interface bond177 bridge domain br_default untagged 500
+nv set interface bond177 bridge domain br_default vlan 500
+nv set interface bond177 description HOST_storage-01_bond0
+nv set interface bond177 evpn multihoming segment state enabled
+nv set interface bond177 evpn multihoming segment local-id 450
+nv set interface bond177 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond177 link mtu 9100
+nv set interface bond177 type bond
+nv set interface swp45s0 description HOST_storage-01_mlx5_0
+nv set interface swp45s0 link mtu 9100
+nv set interface swp45s0 link speed 200G
 nv set interface swp45s0 type swp
-nv set interface swp45s1 link state down
+nv set interface swp45s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp45s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp45s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp45s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp45s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond178 bond lacp-bypass enabled
+nv set interface bond178 bond lacp-rate fast
+nv set interface bond178 bond member swp45s1
+nv set interface bond178 bond mode lacp
+nv set interface bond178 bridge domain br_default untagged 500
+nv set interface bond178 bridge domain br_default vlan 500
+nv set interface bond178 description HOST_storage-02_bond0
+nv set interface bond178 evpn multihoming segment state enabled
+nv set interface bond178 evpn multihoming segment local-id 451
+nv set interface bond178 evpn multihoming segment mac-address 44:38:39:FF:00:AA
+nv set interface bond178 link mtu 9100
+nv set interface bond178 type bond
+nv set interface swp45s1 description HOST_storage-02_mlx5_0
+nv set interface swp45s1 link mtu 9100
+nv set interface swp45s1 link speed 200G
 nv set interface swp45s1 type swp
+nv set interface swp45s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp45s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp45s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp45s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp45s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp45s2 link state down
 nv set interface swp45s2 type swp
 nv set interface swp45s3 link state down
