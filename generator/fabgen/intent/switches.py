@@ -136,6 +136,7 @@ def gpu_tenant(spec: Any, gpu: Any) -> dict[str, Any]:
     `tenants`): VLAN, VNIs, VRF, the plane's subnet and its anycast gateway; no default route (a
     GPU port reaches its plane only), its VLAN untagged (an access port)."""
     return {"role": "gpu", "vlan": spec.vlan, "vni": spec.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
+            "l3vni_vlan": spec.l3vni_vlan,
             "subnet": gpu.subnet, "gateway": gpu.gateway, "prefix": gpu.prefix, "default_route": False,
             "untagged": True}
 
