@@ -1255,6 +1255,7 @@ nv set vrf default router bgp neighbor 10.254.1.4 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.4 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
+nv set vrf STORAGE evpn vlan 3005
 nv set vrf STORAGE evpn vni 5005
 nv set vrf STORAGE loopback ip address 10.254.0.251/32
 nv set vrf STORAGE router bgp state enabled
@@ -1267,6 +1268,7 @@ nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf 
 nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
 nv set vrf STORAGE router bgp router-id 10.254.0.251
 nv set vrf INBAND evpn state enabled
+nv set vrf INBAND evpn vlan 3002
 nv set vrf INBAND evpn vni 5002
 nv set vrf INBAND loopback ip address 10.254.0.250/32
 nv set vrf INBAND router bgp state enabled
