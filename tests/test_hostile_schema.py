@@ -149,11 +149,12 @@ BASE: dict[str, Any] = {
                      "bfd": {c: {"interval_ms": 300, "multiplier": 3}
                              for c in ("leaf_spine", "spine_core", "leaf_host", "overlay", "border", "oob_uplink",
                                        "oob_overlay")},
-                     "northsouth": {**{r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v}
+                     "northsouth": {**{r: {"vlan": v, "vni": 10000 + v, "vrf": r.upper(), "l3vni": 4000 + v,
+                                           "l3vni_vlan": 3000 + v}
                                        for r, v in (("storage", 20), ("inband", 30))},
                                     "border": {"router": "edge", "asn": 65000, "uplinks": 4, "l3vni": 5004,
                                                "ecmp": 128, "l3vni_vlan": 3004, "speed": 100}},
-                     "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003}},
+                     "overlay": {"vlan": 900, "vni": 245900, "vrf": "GPU", "l3vni": 245003, "l3vni_vlan": 3003}},
         "infiniband": {"sm_priority": 15, "service_level": 0,
                        "partitions": [{"name": "p", "pkey": 2, "mtu": 4096, "rate": 400, "service_level": 0}]},
         "cabling": {t: {"length_m": 10, "speed": 400} for t in ("node_leaf", "leaf_spine", "spine_core")},

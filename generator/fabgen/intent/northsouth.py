@@ -72,7 +72,7 @@ def tenants(ctx: Context) -> list[dict[str, Any]]:
     for k, role in enumerate(ROLES):
         spec = getattr(ns, role)
         out.append({"role": role, "vlan": spec.vlan, "vni": spec.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
-                    "subnet": t.subnets[k], "gateway": t.gateways[k], "prefix": t.prefix,
+                    "l3vni_vlan": spec.l3vni_vlan, "subnet": t.subnets[k], "gateway": t.gateways[k], "prefix": t.prefix,
                     "default_route": role == "inband", "untagged": role == PXE_ROLE})
     return out
 

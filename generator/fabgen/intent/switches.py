@@ -141,6 +141,7 @@ def gpu_tenants(spec: Any, gpu: Any) -> list[dict[str, Any]]:
     VNIs, VRF, the subnet and its anycast gateway; no default route (a GPU port reaches its plane
     only), its VLAN untagged (an access port)."""
     return [{"role": "gpu", "vlan": seg.vlan, "vni": seg.vni, "vrf": spec.vrf, "l3vni": spec.l3vni,
+             "l3vni_vlan": spec.l3vni_vlan,
              "subnet": seg.subnet, "gateway": seg.gateway, "prefix": seg.prefix, "default_route": False,
              "untagged": True} for seg in gpu.segments]
 

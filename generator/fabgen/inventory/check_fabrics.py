@@ -215,6 +215,7 @@ def _check_tenant(c: Checks, where: tuple, t, f) -> bool:
     if f.platform == "nvue" and lo <= t.vlan <= hi:
         c.report((*where, "vlan"), f"VLAN {t.vlan} is in Cumulus Linux's reserved range {lo}-{hi}: use another")
         ok = False
+    ok = _check_l3vni_vlan(c, where, t, f) and ok
     for key in ("vni", "l3vni"):
         if f.platform == "eos" and getattr(t, key) > EOS_MAX_VNI:
             c.report((*where, key), f"{getattr(t, key)} is above {EOS_MAX_VNI}: EOS's route distinguisher "
@@ -310,9 +311,11 @@ def check_border_names(c: Checks) -> None:
             c.report((*where, "router"), f"router '{b.router}' is also a node of group '{nodes[name]}': name the "
                      "site router after none of the cluster's devices")
         nso = f.ethernet.northsouth if f.ethernet is not None else None
-        tenant_vlans = {t.vlan: t.vrf for t in (nso.storage, nso.inband)} if nso is not None else {}
+        tenants = (nso.storage, nso.inband) if nso is not None else ()
+        tenant_vlans = {**{t.l3vni_vlan: f"{t.vrf}'s layer-3 VNI VLAN" for t in tenants if t.l3vni_vlan},
+                        **{t.vlan: f"{t.vrf}'s VLAN" for t in tenants}}
         if b.l3vni_vlan is not None and b.l3vni_vlan in tenant_vlans:
-            c.report((*where, "l3vni_vlan"), f"l3vni_vlan {b.l3vni_vlan} is {tenant_vlans[b.l3vni_vlan]}'s VLAN on "
+            c.report((*where, "l3vni_vlan"), f"l3vni_vlan {b.l3vni_vlan} is {tenant_vlans[b.l3vni_vlan]} on "
                      f"fabric '{f.name}' too: the border VRF's layer-3 VNI takes a VLAN of its own (NVIDIA's 3004)")
         plan = c.plans[f.name]
         if not b.inbound_filter and not plan.peer_links:
@@ -387,6 +390,30 @@ def asn_clash(c: Checks, low: int, high: int) -> tuple[str, str, int, int] | Non
     return None
 
 
+def _check_l3vni_vlan(c: Checks, where: tuple, t, f) -> bool:
+    """A tenant's l3vni_vlan: written by the NVUE target alone (`vrf <vrf> evpn vlan`, as NVIDIA's
+    generator and northsouth.border.l3vni_vlan), a VLAN Cumulus Linux takes, not the tenant's own."""
+    v = t.l3vni_vlan
+    if v is None:
+        return True
+    lo, hi = NVUE_RESERVED_VLANS
+    if f.platform != "nvue":
+        how = (f"EOS maps the VRF's layer-3 VNI with no VLAN fabgen writes (`vxlan vrf {t.vrf} vni {t.l3vni}`, as "
+               "AVD's l3ls-evpn)") if f.platform == "eos" else f"fabgen's {f.platform} target writes no EVPN"
+        c.report((*where, "l3vni_vlan"), f"l3vni_vlan is NVUE's `vrf <vrf> evpn vlan` (as NVIDIA's generator "
+                 f"writes it); {how}: remove l3vni_vlan here, or use platform nvue")
+        return False
+    if lo <= v <= hi:
+        c.report((*where, "l3vni_vlan"), f"VLAN {v} is in Cumulus Linux's reserved range {lo}-{hi}: use another "
+                 "(NVIDIA's 3002-3005)")
+        return False
+    if v == t.vlan:
+        c.report((*where, "l3vni_vlan"), f"l3vni_vlan {v} is the tenant's own VLAN: the VRF's layer-3 VNI takes a "
+                 "VLAN of its own (NVIDIA's 3002, 3003, 3005)")
+        return False
+    return True
+
+
 def _check_tenants(c: Checks, i: int, ns, f) -> bool:
     """Storage and in-band apart: their own VLAN, VNIs and VRF (one would carry the other's traffic);
     no tenant in the default or the management VRF nor named like a device of the switch; VLANs and
@@ -400,6 +427,14 @@ def _check_tenants(c: Checks, i: int, ns, f) -> bool:
                        ("vni", b.vni in vnis), ("l3vni", b.l3vni in vnis)):
         if clash:
             c.report((*path, key), f"the in-band {key} is also storage's: each role has its own VLAN, VNIs and VRF")
+            ok = False
+    # a layer-3 VNI's VLAN on the other tenant's VLAN, or both on one (reported at in-band's, as above)
+    for role, t, other in (("storage", a, {b.vlan: "VLAN"}),
+                           ("inband", b, {a.l3vni_vlan: "layer-3 VNI VLAN", a.vlan: "VLAN"})):
+        if t.l3vni_vlan is not None and t.l3vni_vlan in other:
+            vrf = (b if role == "storage" else a).vrf
+            c.report(("fabrics", i, "ethernet", "northsouth", role, "l3vni_vlan"), f"l3vni_vlan {t.l3vni_vlan} is "
+                     f"{vrf}'s {other[t.l3vni_vlan]} too: each VRF's layer-3 VNI takes a VLAN of its own")
             ok = False
     for role, t in (("storage", a), ("inband", b)):
         if t.vni == t.l3vni:

@@ -350,7 +350,8 @@ def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
     def at(key: str) -> tuple:  # the key where the inventory writes it, else the block
         return (*path, "oob_routed", key) if key in r.model_fields_set else (*path, "oob_routed")
 
-    taken_vlans = {t.vlan: f"{t.vrf}'s VLAN" for t in tenants}
+    taken_vlans = {**{t.l3vni_vlan: f"{t.vrf}'s layer-3 VNI VLAN" for t in tenants if t.l3vni_vlan},
+                   **{t.vlan: f"{t.vrf}'s VLAN" for t in tenants}}
     if border is not None and border.l3vni_vlan is not None:  # northsouth.border.l3vni_vlan
         taken_vlans[border.l3vni_vlan] = f"{border.vrf}'s layer-3 VNI VLAN"
     for key, value in (("oob_vlan", f.oob_vlan), ("l3vni_vlan", r.l3vni_vlan)):

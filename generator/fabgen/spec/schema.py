@@ -242,6 +242,15 @@ class Tenant(Strict):
         "swp1, bond3, vlan30, vxlan48, br_default, peerlink, Ethernet1, Vlan30, ...), a VRF being a device on "
         "Cumulus Linux")
     l3vni: int = Field(ge=1, le=16_777_214, description="layer-3 VNI of the VRF (symmetric routing)")
+    # NVIDIA's generator maps each tenant VRF's layer-3 VNI to a VLAN of its own (NVIDIA/enterprise-ras,
+    # net-configurator/output/2-4-5-800/default/configs/gl-plane1-01-config.sh at 2b4e3e2: `vrf GPU evpn
+    # vlan 3003`; csl-01-config.sh at 993eed6a993b668e9ab80556cd973b548612c4a4: `vrf INBAND evpn vlan
+    # 3002`, `vrf STORAGE evpn vlan 3005`; 2-8-9-400's core-01-config.sh at 2f46cb2: INBAND 3002, GPU 3003),
+    # as northsouth.border.l3vni_vlan (EXIT's 3004) and oob_routed.l3vni_vlan (OOB's 3001)
+    l3vni_vlan: int | None = Field(
+        default=None, ge=2, le=4094, description="NVUE: the VLAN NVUE maps the VRF's layer-3 VNI to (`vrf <vrf> evpn "
+        "vlan`; NVIDIA's GPU 3003, INBAND 3002, STORAGE 3005), none of the fabric's other VLANs; default none "
+        "written, NVUE picks one. EOS maps a VRF's VNI without a VLAN of fabgen's (`vxlan vrf`): refused there")
 
 
 TENANT_DEFAULTS: dict[str, dict[str, Any]] = {"storage": {"vlan": 20, "vni": 10020, "vrf": "STORAGE", "l3vni": 4020},
@@ -349,10 +358,10 @@ class NorthSouth(Strict):
 
     storage: Tenant = Field(default_factory=lambda: Tenant(**TENANT_DEFAULTS["storage"]),
                             description="storage's VLAN, VNI, VRF and layer-3 VNI (default 20, 10020, STORAGE, 4020; "
-                            "given, all four)")
+                            "given, all four, and l3vni_vlan if wanted)")
     inband: Tenant = Field(default_factory=lambda: Tenant(**TENANT_DEFAULTS["inband"]),
                            description="in-band's VLAN, VNI, VRF and layer-3 VNI (default 30, 10030, INBAND, 4030; "
-                           "given, all four)")
+                           "given, all four, and l3vni_vlan if wanted)")
     vrf_loopbacks: bool = Field(
         default=False, description="NVUE: each leaf gives each tenant VRF a loopback of its own (a /32 from the "
         "loopbacks pool, from its top down), the VRF's BGP router-id, and the VRF's l2vpn-evpn address family, as "
@@ -459,7 +468,8 @@ class EthernetOptions(Strict):
         "(`overlay`)")
     overlay: GpuTenant = Field(default_factory=lambda: GpuTenant(**GPU_TENANT),
                                description="host_addressing evpn: the GPU VLAN, its VNI, the GPU VRF and its layer-3 "
-                               "VNI (default NVIDIA's 900, 245900, GPU, 245003; given, all four) and `vlans`")
+                               "VNI (default NVIDIA's 900, 245900, GPU, 245003; given, all four), l3vni_vlan if "
+                               "wanted, and `vlans`")
     asn: Asn = Field(default_factory=Asn)
     host_routing: Literal["static", "bgp"] = Field(
         default="static", description="storage and inband fabrics with p2p addressing: static (each port its own "

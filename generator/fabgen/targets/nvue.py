@@ -492,11 +492,13 @@ def _tenant_vrf(t: dict[str, Any], d: Dialect) -> dict[str, Any]:
     (the GPU overlay's VRF, the north-south tenants' with northsouth.vrf_loopbacks) that /32 on the
     VRF, the VRF's router-id and its l2vpn-evpn address family, as NVIDIA's generator writes them
     (gl-plane1-01-config.sh at 2b4e3e2: `vrf GPU loopback ip address`, `vrf GPU router bgp
-    router-id`, `vrf GPU router bgp address-family l2vpn-evpn state enabled`)."""
+    router-id`, `vrf GPU router bgp address-family l2vpn-evpn state enabled`); with the tenant's
+    l3vni_vlan the VLAN of its layer-3 VNI, as the border's (`vrf GPU evpn vlan 3003`, there)."""
     af: dict[str, Any] = {"ipv4-unicast": {**d.on(), "redistribute": {"connected": d.on()},
                                            "route-export": {"to-evpn": d.on()}}}
     bgp: dict[str, Any] = {**d.on(), "address-family": af}
-    vrf: dict[str, Any] = {"evpn": {**d.on(), "vni": {str(t["l3vni"]): {}}}}
+    vlan = {"vlan": t["l3vni_vlan"]} if t.get("l3vni_vlan") else {}
+    vrf: dict[str, Any] = {"evpn": {**d.on(), **vlan, "vni": {str(t["l3vni"]): {}}}}
     if "loopback" in t:
         af["l2vpn-evpn"] = d.on()
         bgp["router-id"] = t["router_id"]

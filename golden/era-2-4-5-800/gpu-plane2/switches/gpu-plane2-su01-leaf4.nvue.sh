@@ -645,6 +645,7 @@ nv set vrf default router bgp neighbor 10.255.128.6 peer-group OVERLAY
 nv set vrf default router bgp neighbor 10.255.128.6 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf GPU evpn state enabled
+nv set vrf GPU evpn vlan 3003
 nv set vrf GPU evpn vni 245003
 nv set vrf GPU loopback ip address 10.255.255.251/32
 nv set vrf GPU router bgp state enabled

@@ -173,9 +173,9 @@ nv set interface bond1 bond lacp-bypass enabled
 nv set interface bond1 bond lacp-rate fast
 nv set interface bond1 bond member swp1s0
 nv set interface bond1 bond mode lacp
-nv set interface bond1 bridge domain br_default untagged 30
-nv set interface bond1 bridge domain br_default vlan 20
-nv set interface bond1 bridge domain br_default vlan 30
+nv set interface bond1 bridge domain br_default untagged 300
+nv set interface bond1 bridge domain br_default vlan 500
+nv set interface bond1 bridge domain br_default vlan 300
 nv set interface bond1 description HOST_su-01-node-01_bond0
 nv set interface bond1 evpn multihoming segment state enabled
 nv set interface bond1 evpn multihoming segment local-id 10
@@ -186,7 +186,6 @@ nv set interface swp1s0 description HOST_su-01-node-01_mlx5_4
 nv set interface swp1s0 link mtu 9100
 nv set interface swp1s0 link speed 400G
 nv set interface swp1s0 type swp
-nv set interface swp1s0 qos pfc-watchdog state enable
 nv set interface swp1s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s0 telemetry histogram egress-buffer traffic-class 0
@@ -196,9 +195,9 @@ nv set interface bond2 bond lacp-bypass enabled
 nv set interface bond2 bond lacp-rate fast
 nv set interface bond2 bond member swp1s1
 nv set interface bond2 bond mode lacp
-nv set interface bond2 bridge domain br_default untagged 30
-nv set interface bond2 bridge domain br_default vlan 20
-nv set interface bond2 bridge domain br_default vlan 30
+nv set interface bond2 bridge domain br_default untagged 300
+nv set interface bond2 bridge domain br_default vlan 500
+nv set interface bond2 bridge domain br_default vlan 300
 nv set interface bond2 description HOST_su-01-node-02_bond0
 nv set interface bond2 evpn multihoming segment state enabled
 nv set interface bond2 evpn multihoming segment local-id 11
@@ -209,7 +208,6 @@ nv set interface swp1s1 description HOST_su-01-node-02_mlx5_5
 nv set interface swp1s1 link mtu 9100
 nv set interface swp1s1 link speed 400G
 nv set interface swp1s1 type swp
-nv set interface swp1s1 qos pfc-watchdog state enable
 nv set interface swp1s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp1s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp1s1 telemetry histogram egress-buffer traffic-class 0
@@ -219,9 +217,9 @@ nv set interface bond3 bond lacp-bypass enabled
 nv set interface bond3 bond lacp-rate fast
 nv set interface bond3 bond member swp2s0
 nv set interface bond3 bond mode lacp
-nv set interface bond3 bridge domain br_default untagged 30
-nv set interface bond3 bridge domain br_default vlan 20
-nv set interface bond3 bridge domain br_default vlan 30
+nv set interface bond3 bridge domain br_default untagged 300
+nv set interface bond3 bridge domain br_default vlan 500
+nv set interface bond3 bridge domain br_default vlan 300
 nv set interface bond3 description HOST_su-01-node-03_bond0
 nv set interface bond3 evpn multihoming segment state enabled
 nv set interface bond3 evpn multihoming segment local-id 20
@@ -232,7 +230,6 @@ nv set interface swp2s0 description HOST_su-01-node-03_mlx5_4
 nv set interface swp2s0 link mtu 9100
 nv set interface swp2s0 link speed 400G
 nv set interface swp2s0 type swp
-nv set interface swp2s0 qos pfc-watchdog state enable
 nv set interface swp2s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s0 telemetry histogram egress-buffer traffic-class 0
@@ -242,9 +239,9 @@ nv set interface bond4 bond lacp-bypass enabled
 nv set interface bond4 bond lacp-rate fast
 nv set interface bond4 bond member swp2s1
 nv set interface bond4 bond mode lacp
-nv set interface bond4 bridge domain br_default untagged 30
-nv set interface bond4 bridge domain br_default vlan 20
-nv set interface bond4 bridge domain br_default vlan 30
+nv set interface bond4 bridge domain br_default untagged 300
+nv set interface bond4 bridge domain br_default vlan 500
+nv set interface bond4 bridge domain br_default vlan 300
 nv set interface bond4 description HOST_su-01-node-04_bond0
 nv set interface bond4 evpn multihoming segment state enabled
 nv set interface bond4 evpn multihoming segment local-id 21
@@ -255,7 +252,6 @@ nv set interface swp2s1 description HOST_su-01-node-04_mlx5_5
 nv set interface swp2s1 link mtu 9100
 nv set interface swp2s1 link speed 400G
 nv set interface swp2s1 type swp
-nv set interface swp2s1 qos pfc-watchdog state enable
 nv set interface swp2s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp2s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp2s1 telemetry histogram egress-buffer traffic-class 0
@@ -265,9 +261,9 @@ nv set interface bond5 bond lacp-bypass enabled
 nv set interface bond5 bond lacp-rate fast
 nv set interface bond5 bond member swp3s0
 nv set interface bond5 bond mode lacp
-nv set interface bond5 bridge domain br_default untagged 30
-nv set interface bond5 bridge domain br_default vlan 20
-nv set interface bond5 bridge domain br_default vlan 30
+nv set interface bond5 bridge domain br_default untagged 300
+nv set interface bond5 bridge domain br_default vlan 500
+nv set interface bond5 bridge domain br_default vlan 300
 nv set interface bond5 description HOST_su-01-node-05_bond0
 nv set interface bond5 evpn multihoming segment state enabled
 nv set interface bond5 evpn multihoming segment local-id 30
@@ -278,7 +274,6 @@ nv set interface swp3s0 description HOST_su-01-node-05_mlx5_4
 nv set interface swp3s0 link mtu 9100
 nv set interface swp3s0 link speed 400G
 nv set interface swp3s0 type swp
-nv set interface swp3s0 qos pfc-watchdog state enable
 nv set interface swp3s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s0 telemetry histogram egress-buffer traffic-class 0
@@ -288,9 +283,9 @@ nv set interface bond6 bond lacp-bypass enabled
 nv set interface bond6 bond lacp-rate fast
 nv set interface bond6 bond member swp3s1
 nv set interface bond6 bond mode lacp
-nv set interface bond6 bridge domain br_default untagged 30
-nv set interface bond6 bridge domain br_default vlan 20
-nv set interface bond6 bridge domain br_default vlan 30
+nv set interface bond6 bridge domain br_default untagged 300
+nv set interface bond6 bridge domain br_default vlan 500
+nv set interface bond6 bridge domain br_default vlan 300
 nv set interface bond6 description HOST_su-01-node-06_bond0
 nv set interface bond6 evpn multihoming segment state enabled
 nv set interface bond6 evpn multihoming segment local-id 31
@@ -301,7 +296,6 @@ nv set interface swp3s1 description HOST_su-01-node-06_mlx5_5
 nv set interface swp3s1 link mtu 9100
 nv set interface swp3s1 link speed 400G
 nv set interface swp3s1 type swp
-nv set interface swp3s1 qos pfc-watchdog state enable
 nv set interface swp3s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp3s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp3s1 telemetry histogram egress-buffer traffic-class 0
@@ -311,9 +305,9 @@ nv set interface bond7 bond lacp-bypass enabled
 nv set interface bond7 bond lacp-rate fast
 nv set interface bond7 bond member swp4s0
 nv set interface bond7 bond mode lacp
-nv set interface bond7 bridge domain br_default untagged 30
-nv set interface bond7 bridge domain br_default vlan 20
-nv set interface bond7 bridge domain br_default vlan 30
+nv set interface bond7 bridge domain br_default untagged 300
+nv set interface bond7 bridge domain br_default vlan 500
+nv set interface bond7 bridge domain br_default vlan 300
 nv set interface bond7 description HOST_su-01-node-07_bond0
 nv set interface bond7 evpn multihoming segment state enabled
 nv set interface bond7 evpn multihoming segment local-id 40
@@ -324,7 +318,6 @@ nv set interface swp4s0 description HOST_su-01-node-07_mlx5_4
 nv set interface swp4s0 link mtu 9100
 nv set interface swp4s0 link speed 400G
 nv set interface swp4s0 type swp
-nv set interface swp4s0 qos pfc-watchdog state enable
 nv set interface swp4s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp4s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp4s0 telemetry histogram egress-buffer traffic-class 0
@@ -334,9 +327,9 @@ nv set interface bond8 bond lacp-bypass enabled
 nv set interface bond8 bond lacp-rate fast
 nv set interface bond8 bond member swp4s1
 nv set interface bond8 bond mode lacp
-nv set interface bond8 bridge domain br_default untagged 30
-nv set interface bond8 bridge domain br_default vlan 20
-nv set interface bond8 bridge domain br_default vlan 30
+nv set interface bond8 bridge domain br_default untagged 300
+nv set interface bond8 bridge domain br_default vlan 500
+nv set interface bond8 bridge domain br_default vlan 300
 nv set interface bond8 description HOST_su-01-node-08_bond0
 nv set interface bond8 evpn multihoming segment state enabled
 nv set interface bond8 evpn multihoming segment local-id 41
@@ -347,7 +340,6 @@ nv set interface swp4s1 description HOST_su-01-node-08_mlx5_5
 nv set interface swp4s1 link mtu 9100
 nv set interface swp4s1 link speed 400G
 nv set interface swp4s1 type swp
-nv set interface swp4s1 qos pfc-watchdog state enable
 nv set interface swp4s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp4s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp4s1 telemetry histogram egress-buffer traffic-class 0
@@ -357,9 +349,9 @@ nv set interface bond9 bond lacp-bypass enabled
 nv set interface bond9 bond lacp-rate fast
 nv set interface bond9 bond member swp5s0
 nv set interface bond9 bond mode lacp
-nv set interface bond9 bridge domain br_default untagged 30
-nv set interface bond9 bridge domain br_default vlan 20
-nv set interface bond9 bridge domain br_default vlan 30
+nv set interface bond9 bridge domain br_default untagged 300
+nv set interface bond9 bridge domain br_default vlan 500
+nv set interface bond9 bridge domain br_default vlan 300
 nv set interface bond9 description HOST_su-01-node-09_bond0
 nv set interface bond9 evpn multihoming segment state enabled
 nv set interface bond9 evpn multihoming segment local-id 50
@@ -370,7 +362,6 @@ nv set interface swp5s0 description HOST_su-01-node-09_mlx5_4
 nv set interface swp5s0 link mtu 9100
 nv set interface swp5s0 link speed 400G
 nv set interface swp5s0 type swp
-nv set interface swp5s0 qos pfc-watchdog state enable
 nv set interface swp5s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp5s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp5s0 telemetry histogram egress-buffer traffic-class 0
@@ -380,9 +371,9 @@ nv set interface bond10 bond lacp-bypass enabled
 nv set interface bond10 bond lacp-rate fast
 nv set interface bond10 bond member swp5s1
 nv set interface bond10 bond mode lacp
-nv set interface bond10 bridge domain br_default untagged 30
-nv set interface bond10 bridge domain br_default vlan 20
-nv set interface bond10 bridge domain br_default vlan 30
+nv set interface bond10 bridge domain br_default untagged 300
+nv set interface bond10 bridge domain br_default vlan 500
+nv set interface bond10 bridge domain br_default vlan 300
 nv set interface bond10 description HOST_su-01-node-10_bond0
 nv set interface bond10 evpn multihoming segment state enabled
 nv set interface bond10 evpn multihoming segment local-id 51
@@ -393,7 +384,6 @@ nv set interface swp5s1 description HOST_su-01-node-10_mlx5_5
 nv set interface swp5s1 link mtu 9100
 nv set interface swp5s1 link speed 400G
 nv set interface swp5s1 type swp
-nv set interface swp5s1 qos pfc-watchdog state enable
 nv set interface swp5s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp5s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp5s1 telemetry histogram egress-buffer traffic-class 0
@@ -403,9 +393,9 @@ nv set interface bond11 bond lacp-bypass enabled
 nv set interface bond11 bond lacp-rate fast
 nv set interface bond11 bond member swp6s0
 nv set interface bond11 bond mode lacp
-nv set interface bond11 bridge domain br_default untagged 30
-nv set interface bond11 bridge domain br_default vlan 20
-nv set interface bond11 bridge domain br_default vlan 30
+nv set interface bond11 bridge domain br_default untagged 300
+nv set interface bond11 bridge domain br_default vlan 500
+nv set interface bond11 bridge domain br_default vlan 300
 nv set interface bond11 description HOST_su-01-node-11_bond0
 nv set interface bond11 evpn multihoming segment state enabled
 nv set interface bond11 evpn multihoming segment local-id 60
@@ -416,7 +406,6 @@ nv set interface swp6s0 description HOST_su-01-node-11_mlx5_4
 nv set interface swp6s0 link mtu 9100
 nv set interface swp6s0 link speed 400G
 nv set interface swp6s0 type swp
-nv set interface swp6s0 qos pfc-watchdog state enable
 nv set interface swp6s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp6s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp6s0 telemetry histogram egress-buffer traffic-class 0
@@ -426,9 +415,9 @@ nv set interface bond12 bond lacp-bypass enabled
 nv set interface bond12 bond lacp-rate fast
 nv set interface bond12 bond member swp6s1
 nv set interface bond12 bond mode lacp
-nv set interface bond12 bridge domain br_default untagged 30
-nv set interface bond12 bridge domain br_default vlan 20
-nv set interface bond12 bridge domain br_default vlan 30
+nv set interface bond12 bridge domain br_default untagged 300
+nv set interface bond12 bridge domain br_default vlan 500
+nv set interface bond12 bridge domain br_default vlan 300
 nv set interface bond12 description HOST_su-01-node-12_bond0
 nv set interface bond12 evpn multihoming segment state enabled
 nv set interface bond12 evpn multihoming segment local-id 61
@@ -439,7 +428,6 @@ nv set interface swp6s1 description HOST_su-01-node-12_mlx5_5
 nv set interface swp6s1 link mtu 9100
 nv set interface swp6s1 link speed 400G
 nv set interface swp6s1 type swp
-nv set interface swp6s1 qos pfc-watchdog state enable
 nv set interface swp6s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp6s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp6s1 telemetry histogram egress-buffer traffic-class 0
@@ -449,9 +437,9 @@ nv set interface bond13 bond lacp-bypass enabled
 nv set interface bond13 bond lacp-rate fast
 nv set interface bond13 bond member swp7s0
 nv set interface bond13 bond mode lacp
-nv set interface bond13 bridge domain br_default untagged 30
-nv set interface bond13 bridge domain br_default vlan 20
-nv set interface bond13 bridge domain br_default vlan 30
+nv set interface bond13 bridge domain br_default untagged 300
+nv set interface bond13 bridge domain br_default vlan 500
+nv set interface bond13 bridge domain br_default vlan 300
 nv set interface bond13 description HOST_su-01-node-13_bond0
 nv set interface bond13 evpn multihoming segment state enabled
 nv set interface bond13 evpn multihoming segment local-id 70
@@ -462,7 +450,6 @@ nv set interface swp7s0 description HOST_su-01-node-13_mlx5_4
 nv set interface swp7s0 link mtu 9100
 nv set interface swp7s0 link speed 400G
 nv set interface swp7s0 type swp
-nv set interface swp7s0 qos pfc-watchdog state enable
 nv set interface swp7s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp7s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp7s0 telemetry histogram egress-buffer traffic-class 0
@@ -472,9 +459,9 @@ nv set interface bond14 bond lacp-bypass enabled
 nv set interface bond14 bond lacp-rate fast
 nv set interface bond14 bond member swp7s1
 nv set interface bond14 bond mode lacp
-nv set interface bond14 bridge domain br_default untagged 30
-nv set interface bond14 bridge domain br_default vlan 20
-nv set interface bond14 bridge domain br_default vlan 30
+nv set interface bond14 bridge domain br_default untagged 300
+nv set interface bond14 bridge domain br_default vlan 500
+nv set interface bond14 bridge domain br_default vlan 300
 nv set interface bond14 description HOST_su-01-node-14_bond0
 nv set interface bond14 evpn multihoming segment state enabled
 nv set interface bond14 evpn multihoming segment local-id 71
@@ -485,7 +472,6 @@ nv set interface swp7s1 description HOST_su-01-node-14_mlx5_5
 nv set interface swp7s1 link mtu 9100
 nv set interface swp7s1 link speed 400G
 nv set interface swp7s1 type swp
-nv set interface swp7s1 qos pfc-watchdog state enable
 nv set interface swp7s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp7s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp7s1 telemetry histogram egress-buffer traffic-class 0
@@ -495,9 +481,9 @@ nv set interface bond15 bond lacp-bypass enabled
 nv set interface bond15 bond lacp-rate fast
 nv set interface bond15 bond member swp8s0
 nv set interface bond15 bond mode lacp
-nv set interface bond15 bridge domain br_default untagged 30
-nv set interface bond15 bridge domain br_default vlan 20
-nv set interface bond15 bridge domain br_default vlan 30
+nv set interface bond15 bridge domain br_default untagged 300
+nv set interface bond15 bridge domain br_default vlan 500
+nv set interface bond15 bridge domain br_default vlan 300
 nv set interface bond15 description HOST_su-01-node-15_bond0
 nv set interface bond15 evpn multihoming segment state enabled
 nv set interface bond15 evpn multihoming segment local-id 80
@@ -508,7 +494,6 @@ nv set interface swp8s0 description HOST_su-01-node-15_mlx5_4
 nv set interface swp8s0 link mtu 9100
 nv set interface swp8s0 link speed 400G
 nv set interface swp8s0 type swp
-nv set interface swp8s0 qos pfc-watchdog state enable
 nv set interface swp8s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp8s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp8s0 telemetry histogram egress-buffer traffic-class 0
@@ -518,9 +503,9 @@ nv set interface bond16 bond lacp-bypass enabled
 nv set interface bond16 bond lacp-rate fast
 nv set interface bond16 bond member swp8s1
 nv set interface bond16 bond mode lacp
-nv set interface bond16 bridge domain br_default untagged 30
-nv set interface bond16 bridge domain br_default vlan 20
-nv set interface bond16 bridge domain br_default vlan 30
+nv set interface bond16 bridge domain br_default untagged 300
+nv set interface bond16 bridge domain br_default vlan 500
+nv set interface bond16 bridge domain br_default vlan 300
 nv set interface bond16 description HOST_su-01-node-16_bond0
 nv set interface bond16 evpn multihoming segment state enabled
 nv set interface bond16 evpn multihoming segment local-id 81
@@ -531,7 +516,6 @@ nv set interface swp8s1 description HOST_su-01-node-16_mlx5_5
 nv set interface swp8s1 link mtu 9100
 nv set interface swp8s1 link speed 400G
 nv set interface swp8s1 type swp
-nv set interface swp8s1 qos pfc-watchdog state enable
 nv set interface swp8s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp8s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp8s1 telemetry histogram egress-buffer traffic-class 0
@@ -541,9 +525,9 @@ nv set interface bond17 bond lacp-bypass enabled
 nv set interface bond17 bond lacp-rate fast
 nv set interface bond17 bond member swp9s0
 nv set interface bond17 bond mode lacp
-nv set interface bond17 bridge domain br_default untagged 30
-nv set interface bond17 bridge domain br_default vlan 20
-nv set interface bond17 bridge domain br_default vlan 30
+nv set interface bond17 bridge domain br_default untagged 300
+nv set interface bond17 bridge domain br_default vlan 500
+nv set interface bond17 bridge domain br_default vlan 300
 nv set interface bond17 description HOST_su-01-node-17_bond0
 nv set interface bond17 evpn multihoming segment state enabled
 nv set interface bond17 evpn multihoming segment local-id 90
@@ -554,7 +538,6 @@ nv set interface swp9s0 description HOST_su-01-node-17_mlx5_4
 nv set interface swp9s0 link mtu 9100
 nv set interface swp9s0 link speed 400G
 nv set interface swp9s0 type swp
-nv set interface swp9s0 qos pfc-watchdog state enable
 nv set interface swp9s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp9s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp9s0 telemetry histogram egress-buffer traffic-class 0
@@ -564,9 +547,9 @@ nv set interface bond18 bond lacp-bypass enabled
 nv set interface bond18 bond lacp-rate fast
 nv set interface bond18 bond member swp9s1
 nv set interface bond18 bond mode lacp
-nv set interface bond18 bridge domain br_default untagged 30
-nv set interface bond18 bridge domain br_default vlan 20
-nv set interface bond18 bridge domain br_default vlan 30
+nv set interface bond18 bridge domain br_default untagged 300
+nv set interface bond18 bridge domain br_default vlan 500
+nv set interface bond18 bridge domain br_default vlan 300
 nv set interface bond18 description HOST_su-01-node-18_bond0
 nv set interface bond18 evpn multihoming segment state enabled
 nv set interface bond18 evpn multihoming segment local-id 91
@@ -577,7 +560,6 @@ nv set interface swp9s1 description HOST_su-01-node-18_mlx5_5
 nv set interface swp9s1 link mtu 9100
 nv set interface swp9s1 link speed 400G
 nv set interface swp9s1 type swp
-nv set interface swp9s1 qos pfc-watchdog state enable
 nv set interface swp9s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp9s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp9s1 telemetry histogram egress-buffer traffic-class 0
@@ -679,7 +661,6 @@ nv set interface swp33s0 description P2P_ns-leaf002_swp33s0
 nv set interface swp33s0 link mtu 9100
 nv set interface swp33s0 link speed 400G
 nv set interface swp33s0 type swp
-nv set interface swp33s0 router adaptive-routing state enabled
 nv set interface swp33s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp33s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp33s0 telemetry histogram egress-buffer traffic-class 0
@@ -690,7 +671,6 @@ nv set interface swp33s1 description P2P_ns-leaf002_swp33s1
 nv set interface swp33s1 link mtu 9100
 nv set interface swp33s1 link speed 400G
 nv set interface swp33s1 type swp
-nv set interface swp33s1 router adaptive-routing state enabled
 nv set interface swp33s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp33s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp33s1 telemetry histogram egress-buffer traffic-class 0
@@ -701,7 +681,6 @@ nv set interface swp34s0 description P2P_ns-leaf002_swp34s0
 nv set interface swp34s0 link mtu 9100
 nv set interface swp34s0 link speed 400G
 nv set interface swp34s0 type swp
-nv set interface swp34s0 router adaptive-routing state enabled
 nv set interface swp34s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp34s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp34s0 telemetry histogram egress-buffer traffic-class 0
@@ -712,7 +691,6 @@ nv set interface swp34s1 description P2P_ns-leaf002_swp34s1
 nv set interface swp34s1 link mtu 9100
 nv set interface swp34s1 link speed 400G
 nv set interface swp34s1 type swp
-nv set interface swp34s1 router adaptive-routing state enabled
 nv set interface swp34s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp34s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp34s1 telemetry histogram egress-buffer traffic-class 0
@@ -723,7 +701,6 @@ nv set interface swp35s0 description P2P_ns-leaf002_swp35s0
 nv set interface swp35s0 link mtu 9100
 nv set interface swp35s0 link speed 400G
 nv set interface swp35s0 type swp
-nv set interface swp35s0 router adaptive-routing state enabled
 nv set interface swp35s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp35s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp35s0 telemetry histogram egress-buffer traffic-class 0
@@ -734,7 +711,6 @@ nv set interface swp35s1 description P2P_ns-leaf002_swp35s1
 nv set interface swp35s1 link mtu 9100
 nv set interface swp35s1 link speed 400G
 nv set interface swp35s1 type swp
-nv set interface swp35s1 router adaptive-routing state enabled
 nv set interface swp35s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp35s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp35s1 telemetry histogram egress-buffer traffic-class 0
@@ -745,7 +721,6 @@ nv set interface swp36s0 description P2P_ns-leaf002_swp36s0
 nv set interface swp36s0 link mtu 9100
 nv set interface swp36s0 link speed 400G
 nv set interface swp36s0 type swp
-nv set interface swp36s0 router adaptive-routing state enabled
 nv set interface swp36s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp36s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp36s0 telemetry histogram egress-buffer traffic-class 0
@@ -756,7 +731,6 @@ nv set interface swp36s1 description P2P_ns-leaf002_swp36s1
 nv set interface swp36s1 link mtu 9100
 nv set interface swp36s1 link speed 400G
 nv set interface swp36s1 type swp
-nv set interface swp36s1 router adaptive-routing state enabled
 nv set interface swp36s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp36s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp36s1 telemetry histogram egress-buffer traffic-class 0
@@ -767,7 +741,6 @@ nv set interface swp37s0 description P2P_ns-leaf002_swp37s0
 nv set interface swp37s0 link mtu 9100
 nv set interface swp37s0 link speed 400G
 nv set interface swp37s0 type swp
-nv set interface swp37s0 router adaptive-routing state enabled
 nv set interface swp37s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp37s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp37s0 telemetry histogram egress-buffer traffic-class 0
@@ -778,7 +751,6 @@ nv set interface swp37s1 description P2P_ns-leaf002_swp37s1
 nv set interface swp37s1 link mtu 9100
 nv set interface swp37s1 link speed 400G
 nv set interface swp37s1 type swp
-nv set interface swp37s1 router adaptive-routing state enabled
 nv set interface swp37s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp37s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp37s1 telemetry histogram egress-buffer traffic-class 0
@@ -789,7 +761,6 @@ nv set interface swp38s0 description P2P_ns-leaf002_swp38s0
 nv set interface swp38s0 link mtu 9100
 nv set interface swp38s0 link speed 400G
 nv set interface swp38s0 type swp
-nv set interface swp38s0 router adaptive-routing state enabled
 nv set interface swp38s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp38s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp38s0 telemetry histogram egress-buffer traffic-class 0
@@ -800,7 +771,6 @@ nv set interface swp38s1 description P2P_ns-leaf002_swp38s1
 nv set interface swp38s1 link mtu 9100
 nv set interface swp38s1 link speed 400G
 nv set interface swp38s1 type swp
-nv set interface swp38s1 router adaptive-routing state enabled
 nv set interface swp38s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp38s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp38s1 telemetry histogram egress-buffer traffic-class 0
@@ -811,7 +781,6 @@ nv set interface swp39s0 description P2P_ns-leaf002_swp39s0
 nv set interface swp39s0 link mtu 9100
 nv set interface swp39s0 link speed 400G
 nv set interface swp39s0 type swp
-nv set interface swp39s0 router adaptive-routing state enabled
 nv set interface swp39s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp39s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp39s0 telemetry histogram egress-buffer traffic-class 0
@@ -822,7 +791,6 @@ nv set interface swp39s1 description P2P_ns-leaf002_swp39s1
 nv set interface swp39s1 link mtu 9100
 nv set interface swp39s1 link speed 400G
 nv set interface swp39s1 type swp
-nv set interface swp39s1 router adaptive-routing state enabled
 nv set interface swp39s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp39s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp39s1 telemetry histogram egress-buffer traffic-class 0
@@ -833,7 +801,6 @@ nv set interface swp40s0 description P2P_ns-leaf002_swp40s0
 nv set interface swp40s0 link mtu 9100
 nv set interface swp40s0 link speed 400G
 nv set interface swp40s0 type swp
-nv set interface swp40s0 router adaptive-routing state enabled
 nv set interface swp40s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp40s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp40s0 telemetry histogram egress-buffer traffic-class 0
@@ -844,7 +811,6 @@ nv set interface swp40s1 description P2P_ns-leaf002_swp40s1
 nv set interface swp40s1 link mtu 9100
 nv set interface swp40s1 link speed 400G
 nv set interface swp40s1 type swp
-nv set interface swp40s1 router adaptive-routing state enabled
 nv set interface swp40s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp40s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp40s1 telemetry histogram egress-buffer traffic-class 0
@@ -855,7 +821,6 @@ nv set interface swp41s0 description P2P_ns-leaf002_swp41s0
 nv set interface swp41s0 link mtu 9100
 nv set interface swp41s0 link speed 400G
 nv set interface swp41s0 type swp
-nv set interface swp41s0 router adaptive-routing state enabled
 nv set interface swp41s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp41s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp41s0 telemetry histogram egress-buffer traffic-class 0
@@ -866,7 +831,6 @@ nv set interface swp41s1 description P2P_ns-leaf002_swp41s1
 nv set interface swp41s1 link mtu 9100
 nv set interface swp41s1 link speed 400G
 nv set interface swp41s1 type swp
-nv set interface swp41s1 router adaptive-routing state enabled
 nv set interface swp41s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp41s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp41s1 telemetry histogram egress-buffer traffic-class 0
@@ -877,7 +841,6 @@ nv set interface swp42s0 description P2P_ns-leaf002_swp42s0
 nv set interface swp42s0 link mtu 9100
 nv set interface swp42s0 link speed 400G
 nv set interface swp42s0 type swp
-nv set interface swp42s0 router adaptive-routing state enabled
 nv set interface swp42s0 telemetry histogram counter counter-type rx-packet
 nv set interface swp42s0 telemetry histogram counter counter-type tx-packet
 nv set interface swp42s0 telemetry histogram egress-buffer traffic-class 0
@@ -888,7 +851,6 @@ nv set interface swp42s1 description P2P_ns-leaf002_swp42s1
 nv set interface swp42s1 link mtu 9100
 nv set interface swp42s1 link speed 400G
 nv set interface swp42s1 type swp
-nv set interface swp42s1 router adaptive-routing state enabled
 nv set interface swp42s1 telemetry histogram counter counter-type rx-packet
 nv set interface swp42s1 telemetry histogram counter counter-type tx-packet
 nv set interface swp42s1 telemetry histogram egress-buffer traffic-class 0
@@ -1067,22 +1029,22 @@ nv set interface swp64s2 link state down
 nv set interface swp64s2 type swp
 nv set interface swp64s3 link state down
 nv set interface swp64s3 type swp
-nv set interface vlan20 description STORAGE
-nv set interface vlan20 ipv4 address 10.160.127.254/17
-nv set interface vlan20 ipv4 vrr state enabled
-nv set interface vlan20 ipv4 vrr address 10.160.0.1/17
-nv set interface vlan20 ipv4 vrr mac-address 00:00:5e:00:01:01
-nv set interface vlan20 type svi
-nv set interface vlan20 vlan 20
-nv set interface vlan20 vrf STORAGE
-nv set interface vlan30 description INBAND
-nv set interface vlan30 ipv4 address 10.160.255.254/17
-nv set interface vlan30 ipv4 vrr state enabled
-nv set interface vlan30 ipv4 vrr address 10.160.128.1/17
-nv set interface vlan30 ipv4 vrr mac-address 00:00:5e:00:01:01
-nv set interface vlan30 type svi
-nv set interface vlan30 vlan 30
-nv set interface vlan30 vrf INBAND
+nv set interface vlan500 description STORAGE
+nv set interface vlan500 ipv4 address 10.160.127.254/17
+nv set interface vlan500 ipv4 vrr state enabled
+nv set interface vlan500 ipv4 vrr address 10.160.0.1/17
+nv set interface vlan500 ipv4 vrr mac-address 00:00:5e:00:01:01
+nv set interface vlan500 type svi
+nv set interface vlan500 vlan 500
+nv set interface vlan500 vrf STORAGE
+nv set interface vlan300 description INBAND
+nv set interface vlan300 ipv4 address 10.160.255.254/17
+nv set interface vlan300 ipv4 vrr state enabled
+nv set interface vlan300 ipv4 vrr address 10.160.128.1/17
+nv set interface vlan300 ipv4 vrr mac-address 00:00:5e:00:01:01
+nv set interface vlan300 type svi
+nv set interface vlan300 vlan 300
+nv set interface vlan300 vrf INBAND
 nv set interface vlan200 description OOB
 nv set interface vlan200 ipv4 address 192.168.33.254/23
 nv set interface vlan200 ipv4 vrr state enabled
@@ -1097,19 +1059,17 @@ nv set nve vxlan state enabled
 nv set nve vxlan arp-nd-suppress enabled
 nv set nve vxlan port 4789
 nv set nve vxlan source address 10.254.0.1
-nv set bridge domain br_default vlan 20 vni 10020
-nv set bridge domain br_default vlan 30 vni 10030
+nv set bridge domain br_default vlan 500 vni 4500
+nv set bridge domain br_default vlan 300 vni 4300
 nv set bridge domain br_default vlan 200 vni 4200
 nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
 nv set qos congestion-control default-global traffic-class 3 max-threshold 1500000
 nv set qos congestion-control default-global traffic-class 3 probability 100
-nv set qos pfc-watchdog polling-interval 100
-nv set qos pfc-watchdog robustness 2
 nv set qos traffic-pool default-lossy memory-percent 10
 nv set qos traffic-pool roce-lossless memory-percent 90
-nv set router adaptive-routing state enabled
+nv set router adaptive-routing state disabled
 nv set router bgp autonomous-system 4200020000
 nv set router bgp state enabled
 nv set router bgp router-id 10.254.0.1
@@ -1295,7 +1255,8 @@ nv set vrf default router bgp neighbor 10.254.1.6 peer-group oob-overlay
 nv set vrf default router bgp neighbor 10.254.1.6 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf STORAGE evpn state enabled
-nv set vrf STORAGE evpn vni 4020
+nv set vrf STORAGE evpn vlan 3005
+nv set vrf STORAGE evpn vni 5005
 nv set vrf STORAGE loopback ip address 10.254.0.254/32
 nv set vrf STORAGE router bgp state enabled
 nv set vrf STORAGE router bgp address-family ipv4-unicast state enabled
@@ -1307,7 +1268,8 @@ nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf 
 nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
 nv set vrf STORAGE router bgp router-id 10.254.0.254
 nv set vrf INBAND evpn state enabled
-nv set vrf INBAND evpn vni 4030
+nv set vrf INBAND evpn vlan 3002
+nv set vrf INBAND evpn vni 5002
 nv set vrf INBAND loopback ip address 10.254.0.253/32
 nv set vrf INBAND router bgp state enabled
 nv set vrf INBAND router bgp address-family ipv4-unicast state enabled

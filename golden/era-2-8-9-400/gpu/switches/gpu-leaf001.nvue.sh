@@ -1234,6 +1234,7 @@ nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf GPU evpn state enabled
+nv set vrf GPU evpn vlan 3003
 nv set vrf GPU evpn vni 5003
 nv set vrf GPU loopback ip address 10.255.255.254/32
 nv set vrf GPU router bgp state enabled

@@ -1582,6 +1582,7 @@ nv set vrf STORAGE router bgp address-family ipv4-unicast route-import from-vrf 
 nv set vrf STORAGE router bgp address-family l2vpn-evpn state enabled
 nv set vrf STORAGE router bgp router-id 10.254.0.251
 nv set vrf INBAND evpn state enabled
+nv set vrf INBAND evpn vlan 3002
 nv set vrf INBAND evpn vni 5002
 nv set vrf INBAND loopback ip address 10.254.0.250/32
 nv set vrf INBAND router bgp state enabled
