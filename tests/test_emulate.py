@@ -789,9 +789,11 @@ def test_a_northsouth_fabric_reaches_storage_over_either_leaf(tmp_path: Path, cl
 def test_the_gpu_overlay_runs_in_frr(tmp_path: Path, clean) -> None:
     """The GPU EVPN overlay's plane (emulate/overlay.py) from its rendered NVUE files: every session,
     VNI, type-2 and type-5 route, NVIDIA's VRF loopbacks reached across the overlay, pings across
-    rails, then with a leaf down; a leaf whose VLAN maps to another VNI is caught. Alone in its VM
+    rails, then with a leaf down; a leaf whose VLAN maps to another VNI is caught; the same fabric
+    with a VLAN a rail (`overlay.vlans: rail`, NVIDIA's later output) passes too. Alone in its VM
     boot where this kernel cannot run the lab (`pytest -k gpu_overlay_runs`)."""
     overlay, overlay_broken = _overlay_renders(tmp_path)
+    rail = _rail_render(tmp_path)
     plane1 = ["--fabric", "gpu-plane1"]
     res = emulate(overlay, *plane1, "--format", "json")
     missing = [m for m in _kernel_missing() if m != "CONFIG_BONDING"]  # the overlay's lab has no bonds
@@ -802,12 +804,33 @@ def test_the_gpu_overlay_runs_in_frr(tmp_path: Path, clean) -> None:
             if IN_CI:
                 raise RuntimeError(f"CI must have {', '.join(lacking)}: `make test` installs them")
             pytest.skip(f"the overlay's lab needs {', '.join(missing)} and the VM {', '.join(lacking)}")
-        verdicts, console = evpn_vm.emulate([(overlay, plane1), (overlay_broken, plane1)], tmp_path / "vm")
+        verdicts, console = evpn_vm.emulate([(overlay, plane1), (overlay_broken, plane1), (rail, plane1)],
+                                            tmp_path / "vm")
         said = console[-3000:]
     else:
-        broken = emulate(overlay_broken, *plane1, "--format", "json")
-        verdicts, said = [(res.returncode, res.stdout), (broken.returncode, broken.stdout)], res.stderr + broken.stderr
-    _overlay_verdicts(verdicts, said)
+        runs = [res, *(emulate(r, *plane1, "--format", "json") for r in (overlay_broken, rail))]
+        verdicts, said = [(r.returncode, r.stdout) for r in runs], "".join(r.stderr[-2000:] for r in runs)
+    _overlay_verdicts(verdicts[:2], said)
+    code, stdout = verdicts[2]
+    assert code == 0, _verdict(stdout, said)
+    result = json.loads(stdout)
+    assert result["ok"] and result["overlay"] == ["gpu-plane1"] and result["routers"] == 6 and result["hosts"] == 2
+    assert any("gpu-plane1-su01-leaf1 down (every port)" in n for n in result["notes"]), result["notes"]
+    vlans = {line.split()[0] for line in (rail / "gpu-plane1" / "switches" / "gpu-plane1-su01-leaf1.nvue.yaml")
+             .read_text().splitlines() if re.fullmatch(r"vlan9\d\d:", line.strip())}
+    assert len(vlans) == 4, vlans  # a VLAN (and SVI) a rail on the leaf: the lab ran the rail design
+
+
+def _rail_render(tmp_path: Path) -> Path:
+    """_overlay_renders' fabric with a VLAN a rail (tests/test_gpu_overlay_rails.py's overlay line)."""
+    from test_gpu_overlay import INVENTORY
+    from test_gpu_overlay_rails import RAIL
+
+    inv = tmp_path / "rail.yaml"
+    inv.write_text(INVENTORY.format(count=18, kind="spectrum-x", platform="nvue", model="sn5600", version="",
+                                    extra=RAIL))
+    assert fabgen("render", inv, "-o", tmp_path / "rail").returncode == 0
+    return tmp_path / "rail"
 
 
 def _overlay_renders(tmp_path: Path) -> tuple[Path, Path]:
