@@ -259,10 +259,9 @@ def test_the_2_8_9_800_pair_with_a_vlan_a_rail_puts_each_port_in_nvidias_993eed6
     leaf01 and leaf02 of each plane: every rail's VLAN on both, each node's ports in the same rails'
     VLANs (fabgen numbers every plane's rails from `vlan`: 901-908), the object model taking both."""
     text = (Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-800.yaml").read_text()
-    key = "      host_addressing: evpn"
+    key = "      overlay: {vlan: 900, vni: 289900, vrf: GPU, l3vni: 289003,"
     assert text.count(key) == 1
-    (tmp_path / "inventory.yaml").write_text(text.replace(
-        key, "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245003, vlans: rail}\n" + key))
+    (tmp_path / "inventory.yaml").write_text(text.replace(key, key + " vlans: rail,"))
     render_to(tmp_path / "inventory.yaml", tmp_path / "out")
     for plane in (1, 2):
         leaves = _leaves(tmp_path / "out", plane)

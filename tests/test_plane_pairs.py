@@ -38,8 +38,18 @@ NVIDIA_PEER_PORTS = [f"swp{c}s{s}" for c in range(33, 49) for s in (0, 1)]
 LEAVES = ("gpu-plane1-leaf01", "gpu-plane1-leaf02")
 
 
+def _gpu_only(text: str) -> str:
+    """The example without its north-south and out-of-band fabrics and the support servers they
+    take: the GPU pair alone, as these tests grow and refuse it."""
+    models, groups = text.index("# NVIDIA's support servers"), text.index("node_groups:")
+    text = text[:models] + text[groups:]
+    support = text.index("  # on the north-south pair after the nodes")
+    text = text[:support] + text[text.index("\n", text.index("  - {name: support", support)) + 1:]
+    return text[:text.index("\n  - name: ns\n")] + text[text.index("\nbaseline:"):]
+
+
 def _text(nodes: int = 4, planned: int | None = None, **changes: str) -> str:
-    text = EXAMPLE.read_text().replace("count: 4, hostname: \"su-02", f"count: {nodes}, hostname: \"su-02")
+    text = _gpu_only(EXAMPLE.read_text()).replace("count: 4, hostname: \"su-02", f"count: {nodes}, hostname: \"su-02")
     if planned:
         text = text.replace("    pair: true", f"    pair: true\n    planned_nodes: {planned}")
     for old, new in changes.items():
@@ -180,7 +190,7 @@ def test_the_cli_refuses_with_exit_2_and_writes_nothing(tmp_path: Path) -> None:
 def _routed() -> str:
     """The example's pair in fabgen's routed design (a /31 a GPU port, no VLAN, VRF or bond): what
     network namespaces here can run."""
-    text = EXAMPLE.read_text()
+    text = _gpu_only(EXAMPLE.read_text())
     start, end = text.index("    ethernet:\n"), text.index("\nbaseline:")
     return text[:start] + "    ethernet:\n      bfd: {leaf_spine: true}\n" + text[end:]
 
@@ -260,6 +270,9 @@ def test_eos_and_sonic_are_refused_at_the_key(platform: str, model: str) -> None
     """The routed pair on EOS or SONiC: their targets write no iBGP peer link, so it is refused at
     `pair` (NVIDIA's generator writes the pair on Cumulus Linux alone)."""
     text = _routed().replace("kind: spectrum-x", "kind: roce").replace("platform: nvue ", f"platform: {platform} ")
+    # the example's NVUE-only baseline keys (NVIDIA's ACLs, SSH line, AAA roles) are refused elsewhere
+    text = "".join(line for line in text.splitlines(keepends=True)
+                   if not line.startswith(("  control_plane:", "  ssh_server:", "  builtin_roles:")))
     message = _refused(text.replace("switch_model: sn5600", f"switch_model: {model}"))
     assert message.splitlines()[0].startswith("pair.yaml:22:11: fabrics[0].pair: "), message
     assert f"fabgen's {platform} target writes none" in message and len(message.splitlines()) == 1, message
