@@ -7,19 +7,33 @@ set -euo pipefail
 nv set system hostname gpu-plane2-leaf02
 nv set system aaa user cumulus hashed-password "${FABGEN_CUMULUS_HASH}"
 nv set system aaa user cumulus role system-admin
+nv set system aaa authentication order local
+nv set system aaa class nvapply action allow
+nv set system aaa class nvapply command-path / permission all
+nv set system aaa class nvshow action allow
+nv set system aaa class nvshow command-path / permission ro
+nv set system aaa class sudo action allow
+nv set system aaa class sudo command-path / permission all
+nv set system aaa role nvue-admin class nvapply
+nv set system aaa role nvue-monitor class nvshow
+nv set system aaa role system-admin class nvapply
+nv set system aaa role system-admin class sudo
 nv set system date-time timezone Etc/Zulu
 nv set system message pre-login '##############################################################################
 #      You are accessing an Information System (IS) that is provided for authorized use only.
 ##############################################################################'
 nv set system message post-login '####################################################################
-#       You are successfully logged in - site: default / arch: 2-8-9-800
+#       You are successfully logged in to: gpu-plane2-leaf02 - site: default / arch: 2-8-9-800
 ####################################################################'
+nv set system control-plane acl acl-default-dos inbound
+nv set system control-plane acl acl-default-whitelist inbound
 nv set system wjh channel forwarding trigger l2
 nv set system wjh channel forwarding trigger l3
 nv set system wjh channel forwarding trigger tunnel
 nv set system wjh state enabled
 nv set system api state enabled
 nv set system config auto-save state enabled
+nv set system ssh-server state enabled
 nv set interface lo ipv4 address 10.255.128.2/32
 nv set interface lo type loopback
 nv set interface eth0 ipv4 address 192.168.41.130/24
@@ -554,7 +568,7 @@ nv set nve vxlan encapsulation dscp action copy
 nv set nve vxlan decapsulation dscp action preserve
 nv set nve vxlan port 4789
 nv set nve vxlan source address 10.255.128.2
-nv set bridge domain br_default vlan 900 vni 245900
+nv set bridge domain br_default vlan 900 vni 289900
 nv set qos roce state enabled
 nv set qos roce mode lossless
 nv set qos congestion-control default-global traffic-class 3 min-threshold 150000
@@ -573,8 +587,12 @@ nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
 nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
 nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
+nv set router policy route-map LOOPBACK_BGP rule 10 action permit
+nv set router policy route-map LOOPBACK_BGP rule 10 match interface lo
+nv set router policy route-map LOOPBACK_BGP rule 10 match type ipv4
 nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 64
-nv set vrf default router bgp address-family ipv4-unicast network 10.255.128.2/32
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected state enabled
+nv set vrf default router bgp address-family ipv4-unicast redistribute connected route-map LOOPBACK_BGP
 nv set vrf default router bgp address-family l2vpn-evpn state enabled
 nv set vrf default router bgp state enabled
 nv set vrf default router bgp peer-group ISL remote-as internal
@@ -652,7 +670,8 @@ nv set vrf default router bgp neighbor 10.255.128.1 peer-group OVERLAY
 nv set vrf default router bgp neighbor 10.255.128.1 type numbered
 nv set vrf default router bgp path-selection multipath aspath-ignore enabled
 nv set vrf GPU evpn state enabled
-nv set vrf GPU evpn vni 245003
+nv set vrf GPU evpn vlan 3003
+nv set vrf GPU evpn vni 289003
 nv set vrf GPU loopback ip address 10.255.255.253/32
 nv set vrf GPU router bgp state enabled
 nv set vrf GPU router bgp address-family ipv4-unicast state enabled
