@@ -169,3 +169,24 @@ def test_without_tiers_1_the_servers_keep_leaf_pairs_of_their_own() -> None:
     tiers = switches(auto)
     assert tiers["leaf"] == 4 and tiers["spine"] >= 2
     assert all(z not in LEAVES for ls in _legs(auto).values() for _, z, _, _ in ls)
+
+
+def test_no_renumbering_warning_where_nothing_renumbers() -> None:
+    """Without planned_nodes a fabric's servers are numbered after its nodes and validate warns; the pair
+    sized by racks numbers them after the two racks it holds, so it does not (the example's ns fabric
+    has no plan), while the same servers on leaf pairs of their own (tiers: auto) are warned."""
+    from fabgen.inventory.loader import load_text
+    from fabgen.inventory.validate import validate
+
+    def warned(text: str) -> list[str]:
+        return [w for w in validate(load_text(text, "era.yaml")).warnings.get("ns", [])
+                if "numbered after its compute nodes" in w]
+
+    text = EXAMPLE.read_text()
+    assert "planned_nodes" not in text.split("  - name: ns\n")[1].split("  - name: oob\n")[0]
+    assert warned(text) == []
+    pinned = re.search(r"\n    tiers: 1 .*", text)
+    port_ids = re.search(r"\n *segment_local_id: port .*", text)
+    assert pinned and port_ids
+    auto = text.replace(pinned.group(0), "").replace(port_ids.group(0), "").replace("inbound_filter: false, ", "")
+    assert len(warned(auto)) == 1
