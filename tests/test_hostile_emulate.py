@@ -262,7 +262,7 @@ CASES = {
         [NS_PAIR_LEAF, "prefix list"]),
     "border router named as a command": (
         "era-2-4-5-800", "ns/cabling.csv", lambda t: t.replace(",site-router,", f",'site;{INJECT}',", 1),
-        ["ns/cabling.csv:58", "z_device", "not a name fabgen writes"]),
+        ["ns/cabling.csv:106", "z_device", "not a name fabgen writes"]),
     "SONiC ASN infinite": (
         "fattree-2to1", "fabric/switches/fabric-leaf001/config_db.json",
         lambda t: t.replace('"local_asn": "4200010000"', '"local_asn": Infinity'),

@@ -215,9 +215,13 @@ def test_a_collapsed_pair_keeps_nvidias_20_peer_links_at_their_own_speed(tmp_pat
     render_to(inv, out)
     peer = [r for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "leaf-leaf"]
     assert len(peer) == 20 and {r["speed"] for r in peer} == {"400G"}
-    trays = [r for r in _rows(out / "ns" / "cabling.csv") if r["tier"] == "node-leaf"]
+    trays = [r for r in _rows(out / "ns" / "cabling.csv")
+             if r["tier"] == "node-leaf" and r["a_device"].startswith("su-")]
     assert {r["speed"] for r in trays} == {"200G"} and {r["z_port"][:5] for r in trays} == {"swp1s", "swp2s", "swp3s",
                                                                                            "swp4s", "swp5s"}
+    # the support servers after the second rack's 18 tray ports at 200G (swp5s2-swp9s3): from swp10s0
+    servers = sorted({r["z_port"] for r in _rows(out / "ns" / "cabling.csv") if r["a_device"].startswith("support-")})
+    assert servers[0] == "swp10s0" and len(servers) == 24
     assert "joined by 20 x 400G peer links" in (out / "report.md").read_text()
     for name, (header, tree) in _trees(out / "ns").items():
         assert nvue_model.problems(nvue_model.release(header), tree) == [], name

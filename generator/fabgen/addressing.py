@@ -157,7 +157,7 @@ def allocate_tenants(fabric: Fabric, pool: str, vrf_lo: dict[str, tuple[str, ...
     nodes: dict[str, tuple[str, str]] = {}
     segments: dict[str, int] = {}
     for h in fabric.hosts:
-        place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
+        place = h.index - 1 if h.role == "compute" else plan.server_place + h.index - 1 - members
         nodes[h.name] = pair(2 + place)
         segments[h.name] = place + 1
     subnets = (f"{dotted_quad(bases[0])}/{prefix}", f"{dotted_quad(bases[1])}/{prefix}")
@@ -310,7 +310,7 @@ def allocate_ethernet(fabric: Fabric) -> Allocation:
     if eth.host_routing == "bgp":  # from the pool's top down, in planned node order: apart from the switches' count
         members = sum(1 for h in fabric.hosts if h.role == "compute")
         for h in fabric.hosts:
-            place = h.index - 1 if h.role == "compute" else plan.nodes + h.index - 1 - members
+            place = h.index - 1 if h.role == "compute" else plan.server_place + h.index - 1 - members
             node_loopbacks[h.name] = dotted_quad(lo_last - 1 - place)
             node_asns[h.name] = eth.asn.host + place
     tenants = allocate_tenants(fabric, eth.pools.hosts, vrf_lo) if northsouth else None

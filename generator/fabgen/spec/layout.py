@@ -169,15 +169,18 @@ def border_port_indices(plan: Plan, uplinks: int) -> list[int]:
     # where the links run at another speed (cabling.<tier>.speed) every port of these is at the
     # node ports' speed, so the names at that speed are the ports' (spec/sizing.py `cage_speeds`)
     after = plan.up_end if plan.mixed else plan.up_base + (plan.up if plan.tiers >= 2 else plan.peer_links)
-    after += plan.servers  # a collapsed pair's servers, on the ports right after its peer links (`server_ports`)
-    free = [*range(min(nodes, plan.down), plan.up_base), *range(after, plan.radix)]
+    # a collapsed pair's servers (`server_ports`): right after its peer links, or (the pair sized by racks)
+    # after its two racks' tray ports
+    servers = range(plan.server_base, plan.server_base + plan.servers) if plan.servers else range(0)
+    free = [p for p in (*range(min(nodes, plan.down), plan.up_base), *range(after, plan.radix)) if p not in servers]
     return free[len(free) - uplinks:] if uplinks <= len(free) else free
 
 
 def server_ports(plan: Plan, server: int, bonds: int) -> list[int]:
-    """A collapsed pair's (`Plan.ns_pair`) `server`-th server's ports (0-based port indices at the plan's
-    speed, the same on both leaves), one a bond: the servers' bonds fill the ports after the peer links
-    in inventory order (`Plan.server_base`), so a server added later takes the next ports and the
+    """A collapsed pair's (`Plan.pair_servers`) `server`-th server's ports (0-based port indices at the plan's
+    speed, the same on both leaves), one a bond: the servers' bonds fill the ports from `Plan.server_base`
+    (after the peer links, or on the pair sized by racks after its two racks' tray ports) in inventory
+    order, so a server added later takes the next ports, a rack added its own below them, and the
     border and out-of-band uplinks (the highest free ports, `border_port_indices`) stay where they are."""
     first = plan.server_base + server * bonds
     return list(range(first, first + bonds))

@@ -155,8 +155,8 @@ def follows_compute(spec: FabricSpec, plan: Plan, servers: int,
     if spec.kind == "infiniband":
         synthetic = max(plan.storage - real_guids, 0)
         return ({"synthetic GUIDs": synthetic} if synthetic else {}), {}
-    if spec.role == "northsouth":
-        return {"bond addresses": 2 * servers}, {}
+    if spec.role == "northsouth":  # the pair sized by racks numbers them after its two racks (`server_place`)
+        return ({}, {}) if plan.striped and plan.pair_servers else ({"bond addresses": 2 * servers}, {})
     eth = spec.ethernet
     if eth is not None and eth.host_addressing == "leaf-subnet":
         return {}, {"port addresses": plan.storage}

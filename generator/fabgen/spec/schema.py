@@ -865,7 +865,8 @@ class Fabric(Strict):
         default="auto", description="auto | 1 | 2 | 3; 1 is one fat-tree switch with every port for NICs, and on a "
         "rail-optimized northsouth fabric the collapsed pair: two leaves joined by 20 iBGP peer links (one ASN), no "
         "spines, each node's two ports one on either leaf, as many planned nodes as a leaf has node ports at the "
-        "ratio, no storage servers, no scalable_unit (NVIDIA's 2-8-9-400 core pair; NVLink racks: at most two, "
+        "ratio, its support and storage servers (role storage) on its own ports, no scalable_unit (NVIDIA's "
+        "2-8-9-400 core pair; NVLink racks: at most two, the servers after their trays' ports as NVIDIA's csl-01/02, "
         "docs/northsouth.md)")
     pair: bool = Field(
         default=False, description="rail-optimized compute fabrics of roce or spectrum-x: each plane's rails split "

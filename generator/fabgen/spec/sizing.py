@@ -154,16 +154,42 @@ class Plan:
         return bool(self.peer_links) and not self.pair and not self.striped
 
     @property
+    def pair_servers(self) -> bool:
+        """A collapsed north-south pair that takes support and storage servers on its own ports: the
+        pair of nodes not sized by racks (`ns_pair`), or the pair sized by racks (`striped`, NVIDIA's
+        csl-01/02) where `tiers: 1` gives it servers (`_northsouth_racks`; no storage leaves beside it)."""
+        return self.ns_pair or (self.striped and bool(self.peer_links) and self.storage > 0)
+
+    @property
     def server_base(self) -> int:
-        """A collapsed pair's first server port (`ns_pair`): the first slot after its peer links' cages,
-        at the node ports' speed (`up_end`); its servers take the next `servers` slots of both leaves."""
-        return self.up_end
+        """A collapsed pair's first server port (`pair_servers`): on the pair of nodes not sized by racks
+        the first slot after its peer links' cages, at the node ports' speed (`up_end`); on the pair sized
+        by racks the first slot after the tray ports of the two racks it holds (`NS_COLLAPSED_RACKS`, as
+        `stripe` fills them), so a second rack takes its ports below them. Its servers take the next
+        `servers` slots of both leaves."""
+        if self.ns_pair:
+            return self.up_end
+        return 2 * -(-NS_COLLAPSED_RACKS * self.domain // self.leaves_per_unit)
+
+    @property
+    def server_end(self) -> int:
+        """The slot after the last a collapsed pair's servers may take: the switch's last (the pair of
+        nodes not sized by racks), or the pair sized by racks' peer links (`up_base`): the node ports'
+        range no tray of its two racks takes."""
+        return self.radix if self.ns_pair else self.up_base
 
     @property
     def servers(self) -> int:
-        """Slots a collapsed pair's servers take on each leaf (`ns_pair`): one a bond (a server's two
+        """Slots a collapsed pair's servers take on each leaf (`pair_servers`): one a bond (a server's two
         legs of a bond on the same slot of both leaves); 0 on every other plan."""
-        return self.storage // 2 if self.ns_pair else 0
+        return self.storage // 2 if self.pair_servers else 0
+
+    @property
+    def server_place(self) -> int:
+        """The node place of a collapsed pair's first server (its tenant addresses and segments follow
+        the nodes'): after the planned nodes, or on the pair sized by racks after the two racks' trays
+        it holds at most, so a rack added never moves a server's addresses, planned or not."""
+        return NS_COLLAPSED_RACKS * self.domain if self.striped and self.pair_servers else self.nodes
 
     @property
     def mixed(self) -> bool:
@@ -281,9 +307,11 @@ def _servers_fit(p: Plan) -> Plan:
     """`p`, or a SizingError at node_groups where a collapsed pair's servers (`Plan.servers`) do not fit
     the ports after its peer links (the border and out-of-band uplinks, which take the highest of
     these, are checked where they are written)."""
-    if p.servers and p.server_base + p.servers > p.radix:
+    if p.servers and p.server_base + p.servers > p.server_end:
+        where = "after its peer links" if p.ns_pair else \
+            f"between its {NS_COLLAPSED_RACKS} racks' tray ports and its peer links"
         raise SizingError("node_groups", f"the collapsed pair (tiers: 1) takes its servers' bonds on the "
-                          f"{p.radix - p.server_base} ports at {p.speed}G after its peer links; these servers "
+                          f"{p.server_end - p.server_base} ports at {p.speed}G {where}; these servers "
                           f"need {p.servers}: attach fewer, or use tiers: auto (storage leaf pairs of their own)")
     return p
 
@@ -544,7 +572,8 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
     joined by `NS_PEER_LINKS` links and no spines (`peer_links`); growing past two racks adds the
     spines and moves the peer links (topology/growth.py warns: plan for it with planned_nodes).
     `collapse` False (tiers: 2 pinned): the pair keeps two spines instead; `pinned` (tiers: 1): the
-    collapsed pair or a SizingError, never spines (growing past two racks is refused, not warned)."""
+    collapsed pair or a SizingError, never spines (growing past two racks is refused, not warned), its
+    support and storage servers on its own ports (`Plan.pair_servers`) instead of storage leaves."""
     k = radix
     split = leaf_split(k, ratio)
     if split is None:
@@ -555,17 +584,20 @@ def _northsouth_racks(*, radix: int, speed: int, nodes: int, ratio: Fraction, mo
     leaves = max(2, math.ceil(per * racks / of))
     while 2 * math.ceil(nodes / leaves) > down:  # a leaf takes at most 2 x ceil(nodes / leaves) tray ports
         leaves += 1
-    storage_leaves = _storage_leaves(storage, down, storage_spread, True)
+    # `tiers: 1` (pinned) keeps servers on the collapsed pair's own ports (`Plan.pair_servers`), as NVIDIA's
+    # csl-01/02 take its 12 support servers (csl-01-config.sh at 993eed6: swp19-swp24, after the second
+    # rack's tray cages swp10-swp18); else they take leaf pairs of their own
+    on_pair = pinned and racks <= NS_COLLAPSED_RACKS and leaves == 2
+    storage_leaves = 0 if on_pair else _storage_leaves(storage, down, storage_spread, True)
     total = leaves + storage_leaves
     if total > k:
         raise SizingError("node_groups", f"{nodes} nodes in {racks} racks need {leaves} leaves"
                           f"{f' and {storage_leaves} storage leaves' if storage_leaves else ''}; two tiers of "
                           f"{k}-port switches hold at most {k}: split the north-south fabric")
     if pinned and not (racks <= NS_COLLAPSED_RACKS and total == 2):
-        why = f"storage servers need {storage_leaves} storage leaves beside it" if storage_leaves else \
-            f"{nodes} nodes in {racks} racks need {leaves} leaves"
+        why = f"{nodes} nodes in {racks} racks need {leaves} leaves"
         raise SizingError("tiers", f"tiers: 1 on a northsouth fabric is the collapsed pair (two leaves, no spines), "
-                          f"which holds {NS_COLLAPSED_RACKS} racks without storage servers; {why}: use tiers: auto")
+                          f"which holds {NS_COLLAPSED_RACKS} racks; {why}: use tiers: auto")
     if collapse and racks <= NS_COLLAPSED_RACKS and total == 2:  # NVIDIA's collapsed pair: one tier, a peer link
         return Plan(topology="rail-optimized", tiers=1, radix=k, speed=speed, nodes=nodes, rails=2,
                     endpoints=2 * nodes, ratio=ratio, unit_nodes=nodes, units=1, leaves_per_unit=leaves, down=down,

@@ -102,7 +102,14 @@ def structure(contexts: list[Any], structured: list[tuple[str, Any]]) -> dict[st
     bom = {data["name"]: data["bom"] for tname, data in structured if tname == "fabric"}
     later = {data["name"]: data["bom_later"] for tname, data in structured if tname == "fabric" and data["bom_later"]}
     return collect(contexts[0].cluster if contexts else "", {c.fabric.name: _with_border(c) for c in contexts}, bom,
-                   {c.fabric.name: intent(c) for c in contexts}, later)
+                   {c.fabric.name: intent(c) for c in contexts}, later, _growing(contexts))
+
+
+def _growing(contexts: list[Any]) -> list[str]:
+    """The fabrics whose plan holds more nodes than are attached (spec/sizing.py `Plan.planned`), which
+    report.md says it is planned for. The plan counts the nodes it is sized by, not the support and
+    storage servers beside them, so a fabric's node count (servers included) is not the measure."""
+    return [c.fabric.name for c in contexts if c.fabric.plan.planned]
 
 
 def _with_border(ctx: Any) -> Summary:
@@ -113,9 +120,10 @@ def _with_border(ctx: Any) -> Summary:
 
 def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dict[str, Any]]],
             intents: dict[str, dict[str, Any]] | None = None,
-            later: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+            later: dict[str, list[dict[str, Any]]] | None = None, growing: list[str] | None = None) -> dict[str, Any]:
     """report.json's data; `later`: what each planned fabric buys as its plan fills (bom-later.csv),
-    apart from `bom`, what is bought now."""
+    apart from `bom`, what is bought now; `growing`: the fabrics planned for more nodes than attached
+    (report.md's 'Planned for' line; not in report.json, whose `planned` holds the plan)."""
     later = later or {}
     fabrics = {}
     for name, s in summaries.items():
@@ -141,7 +149,8 @@ def collect(cluster: str, summaries: dict[str, Summary], bom: dict[str, list[dic
             **({"bom_later": later[name]} if later.get(name) else {}),
             **(intents or {}).get(name, {}),
         }
-    out = {"cluster": cluster, "fabrics": fabrics, "bom": bom, "bom_total": bom_total(bom), "bom_later": later}
+    out = {"cluster": cluster, "fabrics": fabrics, "bom": bom, "bom_total": bom_total(bom), "bom_later": later,
+           "growing": list(growing or ())}
     if later:
         out["bom_later_total"] = bom_total(later)
     return out

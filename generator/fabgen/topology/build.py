@@ -182,16 +182,17 @@ def _cable_storage(b: Builder, spec: FabricSpec, plan: Plan, leaves: list[Switch
     hosts: list[Host] = []
     first = plan.endpoints if plan.storage_leaves == 0 else 0
     spread = max(1, plan.storage_leaves)
-    stor_leaves = leaves if plan.ns_pair else leaves[plan.present_compute_leaves:] or leaves[:1]
+    stor_leaves = leaves if plan.pair_servers else leaves[plan.present_compute_leaves:] or leaves[:1]
     # A northsouth fabric fills its storage leaf pairs one after the other (server j on pair
     # j // down, the same port of both leaves), so a new server at most adds a pair; a server with
     # two bonds (four ports, `bonds: 2`) takes two neighbouring ports of each leaf, bond b's legs on
     # port 2j + b of both (intent/northsouth.py).
-    # The collapsed pair (`tiers: 1`, spec/sizing.py `_northsouth_pair`) takes them on both of its leaves,
-    # each bond's legs on one port of either leaf, the ports after its peer links (spec/layout.py
-    # `server_ports`), as NVIDIA's 2-8-9-400 core pair takes its support and storage servers.
+    # The collapsed pair (`tiers: 1`, spec/sizing.py `_northsouth_pair`, `_northsouth_racks`) takes them on
+    # both of its leaves, each bond's legs on one port of either leaf, the ports after its peer links or
+    # after its two racks' trays (spec/layout.py `server_ports`), as NVIDIA's 2-8-9-400 core pair and
+    # 2-4-5-800 csl-01/02 take their support and storage servers.
     pairs = spec.role == "northsouth" and plan.storage_leaves > 0
-    on_pair = spec.role == "northsouth" and plan.ns_pair
+    on_pair = spec.role == "northsouth" and plan.pair_servers
     p = 0
     for s_i, (hostname, group, node_model) in enumerate(storage):
         leaf_i, port = p % spread, first + p // spread

@@ -601,54 +601,510 @@ nv set interface swp18s0 link state down
 nv set interface swp18s0 type swp
 nv set interface swp18s1 link state down
 nv set interface swp18s1 type swp
-nv set interface swp19s0 link state down
+nv set interface bond37 bond lacp-bypass enabled
+nv set interface bond37 bond lacp-rate fast
+nv set interface bond37 bond member swp19s0
+nv set interface bond37 bond mode lacp
+nv set interface bond37 bridge domain br_default untagged 300
+nv set interface bond37 bridge domain br_default vlan 300
+nv set interface bond37 description HOST_support-01_bond0
+nv set interface bond37 evpn multihoming segment state enabled
+nv set interface bond37 evpn multihoming segment local-id 190
+nv set interface bond37 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond37 link mtu 9100
+nv set interface bond37 type bond
+nv set interface swp19s0 description HOST_support-01_mlx5_0
+nv set interface swp19s0 link mtu 9100
+nv set interface swp19s0 link speed 400G
 nv set interface swp19s0 type swp
-nv set interface swp19s1 link state down
+nv set interface swp19s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp19s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp19s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp19s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp19s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond38 bond lacp-bypass enabled
+nv set interface bond38 bond lacp-rate fast
+nv set interface bond38 bond member swp19s1
+nv set interface bond38 bond mode lacp
+nv set interface bond38 bridge domain br_default untagged 500
+nv set interface bond38 bridge domain br_default vlan 500
+nv set interface bond38 description HOST_support-01_bond1
+nv set interface bond38 evpn multihoming segment state enabled
+nv set interface bond38 evpn multihoming segment local-id 191
+nv set interface bond38 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond38 link mtu 9100
+nv set interface bond38 type bond
+nv set interface swp19s1 description HOST_support-01_mlx5_2
+nv set interface swp19s1 link mtu 9100
+nv set interface swp19s1 link speed 400G
 nv set interface swp19s1 type swp
-nv set interface swp20s0 link state down
+nv set interface swp19s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp19s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp19s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp19s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp19s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond39 bond lacp-bypass enabled
+nv set interface bond39 bond lacp-rate fast
+nv set interface bond39 bond member swp20s0
+nv set interface bond39 bond mode lacp
+nv set interface bond39 bridge domain br_default untagged 300
+nv set interface bond39 bridge domain br_default vlan 300
+nv set interface bond39 description HOST_support-02_bond0
+nv set interface bond39 evpn multihoming segment state enabled
+nv set interface bond39 evpn multihoming segment local-id 200
+nv set interface bond39 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond39 link mtu 9100
+nv set interface bond39 type bond
+nv set interface swp20s0 description HOST_support-02_mlx5_0
+nv set interface swp20s0 link mtu 9100
+nv set interface swp20s0 link speed 400G
 nv set interface swp20s0 type swp
-nv set interface swp20s1 link state down
+nv set interface swp20s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp20s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp20s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp20s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp20s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond40 bond lacp-bypass enabled
+nv set interface bond40 bond lacp-rate fast
+nv set interface bond40 bond member swp20s1
+nv set interface bond40 bond mode lacp
+nv set interface bond40 bridge domain br_default untagged 500
+nv set interface bond40 bridge domain br_default vlan 500
+nv set interface bond40 description HOST_support-02_bond1
+nv set interface bond40 evpn multihoming segment state enabled
+nv set interface bond40 evpn multihoming segment local-id 201
+nv set interface bond40 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond40 link mtu 9100
+nv set interface bond40 type bond
+nv set interface swp20s1 description HOST_support-02_mlx5_2
+nv set interface swp20s1 link mtu 9100
+nv set interface swp20s1 link speed 400G
 nv set interface swp20s1 type swp
-nv set interface swp21s0 link state down
+nv set interface swp20s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp20s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp20s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp20s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp20s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond41 bond lacp-bypass enabled
+nv set interface bond41 bond lacp-rate fast
+nv set interface bond41 bond member swp21s0
+nv set interface bond41 bond mode lacp
+nv set interface bond41 bridge domain br_default untagged 300
+nv set interface bond41 bridge domain br_default vlan 300
+nv set interface bond41 description HOST_support-03_bond0
+nv set interface bond41 evpn multihoming segment state enabled
+nv set interface bond41 evpn multihoming segment local-id 210
+nv set interface bond41 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond41 link mtu 9100
+nv set interface bond41 type bond
+nv set interface swp21s0 description HOST_support-03_mlx5_0
+nv set interface swp21s0 link mtu 9100
+nv set interface swp21s0 link speed 400G
 nv set interface swp21s0 type swp
-nv set interface swp21s1 link state down
+nv set interface swp21s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp21s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp21s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp21s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp21s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond42 bond lacp-bypass enabled
+nv set interface bond42 bond lacp-rate fast
+nv set interface bond42 bond member swp21s1
+nv set interface bond42 bond mode lacp
+nv set interface bond42 bridge domain br_default untagged 500
+nv set interface bond42 bridge domain br_default vlan 500
+nv set interface bond42 description HOST_support-03_bond1
+nv set interface bond42 evpn multihoming segment state enabled
+nv set interface bond42 evpn multihoming segment local-id 211
+nv set interface bond42 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond42 link mtu 9100
+nv set interface bond42 type bond
+nv set interface swp21s1 description HOST_support-03_mlx5_2
+nv set interface swp21s1 link mtu 9100
+nv set interface swp21s1 link speed 400G
 nv set interface swp21s1 type swp
-nv set interface swp22s0 link state down
+nv set interface swp21s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp21s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp21s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp21s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp21s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond43 bond lacp-bypass enabled
+nv set interface bond43 bond lacp-rate fast
+nv set interface bond43 bond member swp22s0
+nv set interface bond43 bond mode lacp
+nv set interface bond43 bridge domain br_default untagged 300
+nv set interface bond43 bridge domain br_default vlan 300
+nv set interface bond43 description HOST_support-04_bond0
+nv set interface bond43 evpn multihoming segment state enabled
+nv set interface bond43 evpn multihoming segment local-id 220
+nv set interface bond43 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond43 link mtu 9100
+nv set interface bond43 type bond
+nv set interface swp22s0 description HOST_support-04_mlx5_0
+nv set interface swp22s0 link mtu 9100
+nv set interface swp22s0 link speed 400G
 nv set interface swp22s0 type swp
-nv set interface swp22s1 link state down
+nv set interface swp22s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp22s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp22s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp22s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp22s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond44 bond lacp-bypass enabled
+nv set interface bond44 bond lacp-rate fast
+nv set interface bond44 bond member swp22s1
+nv set interface bond44 bond mode lacp
+nv set interface bond44 bridge domain br_default untagged 500
+nv set interface bond44 bridge domain br_default vlan 500
+nv set interface bond44 description HOST_support-04_bond1
+nv set interface bond44 evpn multihoming segment state enabled
+nv set interface bond44 evpn multihoming segment local-id 221
+nv set interface bond44 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond44 link mtu 9100
+nv set interface bond44 type bond
+nv set interface swp22s1 description HOST_support-04_mlx5_2
+nv set interface swp22s1 link mtu 9100
+nv set interface swp22s1 link speed 400G
 nv set interface swp22s1 type swp
-nv set interface swp23s0 link state down
+nv set interface swp22s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp22s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp22s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp22s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp22s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond45 bond lacp-bypass enabled
+nv set interface bond45 bond lacp-rate fast
+nv set interface bond45 bond member swp23s0
+nv set interface bond45 bond mode lacp
+nv set interface bond45 bridge domain br_default untagged 300
+nv set interface bond45 bridge domain br_default vlan 300
+nv set interface bond45 description HOST_support-05_bond0
+nv set interface bond45 evpn multihoming segment state enabled
+nv set interface bond45 evpn multihoming segment local-id 230
+nv set interface bond45 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond45 link mtu 9100
+nv set interface bond45 type bond
+nv set interface swp23s0 description HOST_support-05_mlx5_0
+nv set interface swp23s0 link mtu 9100
+nv set interface swp23s0 link speed 400G
 nv set interface swp23s0 type swp
-nv set interface swp23s1 link state down
+nv set interface swp23s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp23s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp23s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp23s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp23s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond46 bond lacp-bypass enabled
+nv set interface bond46 bond lacp-rate fast
+nv set interface bond46 bond member swp23s1
+nv set interface bond46 bond mode lacp
+nv set interface bond46 bridge domain br_default untagged 500
+nv set interface bond46 bridge domain br_default vlan 500
+nv set interface bond46 description HOST_support-05_bond1
+nv set interface bond46 evpn multihoming segment state enabled
+nv set interface bond46 evpn multihoming segment local-id 231
+nv set interface bond46 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond46 link mtu 9100
+nv set interface bond46 type bond
+nv set interface swp23s1 description HOST_support-05_mlx5_2
+nv set interface swp23s1 link mtu 9100
+nv set interface swp23s1 link speed 400G
 nv set interface swp23s1 type swp
-nv set interface swp24s0 link state down
+nv set interface swp23s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp23s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp23s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp23s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp23s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond47 bond lacp-bypass enabled
+nv set interface bond47 bond lacp-rate fast
+nv set interface bond47 bond member swp24s0
+nv set interface bond47 bond mode lacp
+nv set interface bond47 bridge domain br_default untagged 300
+nv set interface bond47 bridge domain br_default vlan 300
+nv set interface bond47 description HOST_support-06_bond0
+nv set interface bond47 evpn multihoming segment state enabled
+nv set interface bond47 evpn multihoming segment local-id 240
+nv set interface bond47 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond47 link mtu 9100
+nv set interface bond47 type bond
+nv set interface swp24s0 description HOST_support-06_mlx5_0
+nv set interface swp24s0 link mtu 9100
+nv set interface swp24s0 link speed 400G
 nv set interface swp24s0 type swp
-nv set interface swp24s1 link state down
+nv set interface swp24s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp24s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp24s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp24s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp24s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond48 bond lacp-bypass enabled
+nv set interface bond48 bond lacp-rate fast
+nv set interface bond48 bond member swp24s1
+nv set interface bond48 bond mode lacp
+nv set interface bond48 bridge domain br_default untagged 500
+nv set interface bond48 bridge domain br_default vlan 500
+nv set interface bond48 description HOST_support-06_bond1
+nv set interface bond48 evpn multihoming segment state enabled
+nv set interface bond48 evpn multihoming segment local-id 241
+nv set interface bond48 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond48 link mtu 9100
+nv set interface bond48 type bond
+nv set interface swp24s1 description HOST_support-06_mlx5_2
+nv set interface swp24s1 link mtu 9100
+nv set interface swp24s1 link speed 400G
 nv set interface swp24s1 type swp
-nv set interface swp25s0 link state down
+nv set interface swp24s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp24s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp24s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp24s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp24s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond49 bond lacp-bypass enabled
+nv set interface bond49 bond lacp-rate fast
+nv set interface bond49 bond member swp25s0
+nv set interface bond49 bond mode lacp
+nv set interface bond49 bridge domain br_default untagged 300
+nv set interface bond49 bridge domain br_default vlan 300
+nv set interface bond49 description HOST_support-07_bond0
+nv set interface bond49 evpn multihoming segment state enabled
+nv set interface bond49 evpn multihoming segment local-id 250
+nv set interface bond49 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond49 link mtu 9100
+nv set interface bond49 type bond
+nv set interface swp25s0 description HOST_support-07_mlx5_0
+nv set interface swp25s0 link mtu 9100
+nv set interface swp25s0 link speed 400G
 nv set interface swp25s0 type swp
-nv set interface swp25s1 link state down
+nv set interface swp25s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp25s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp25s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp25s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp25s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond50 bond lacp-bypass enabled
+nv set interface bond50 bond lacp-rate fast
+nv set interface bond50 bond member swp25s1
+nv set interface bond50 bond mode lacp
+nv set interface bond50 bridge domain br_default untagged 500
+nv set interface bond50 bridge domain br_default vlan 500
+nv set interface bond50 description HOST_support-07_bond1
+nv set interface bond50 evpn multihoming segment state enabled
+nv set interface bond50 evpn multihoming segment local-id 251
+nv set interface bond50 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond50 link mtu 9100
+nv set interface bond50 type bond
+nv set interface swp25s1 description HOST_support-07_mlx5_2
+nv set interface swp25s1 link mtu 9100
+nv set interface swp25s1 link speed 400G
 nv set interface swp25s1 type swp
-nv set interface swp26s0 link state down
+nv set interface swp25s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp25s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp25s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp25s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp25s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond51 bond lacp-bypass enabled
+nv set interface bond51 bond lacp-rate fast
+nv set interface bond51 bond member swp26s0
+nv set interface bond51 bond mode lacp
+nv set interface bond51 bridge domain br_default untagged 300
+nv set interface bond51 bridge domain br_default vlan 300
+nv set interface bond51 description HOST_support-08_bond0
+nv set interface bond51 evpn multihoming segment state enabled
+nv set interface bond51 evpn multihoming segment local-id 260
+nv set interface bond51 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond51 link mtu 9100
+nv set interface bond51 type bond
+nv set interface swp26s0 description HOST_support-08_mlx5_0
+nv set interface swp26s0 link mtu 9100
+nv set interface swp26s0 link speed 400G
 nv set interface swp26s0 type swp
-nv set interface swp26s1 link state down
+nv set interface swp26s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp26s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp26s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp26s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp26s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond52 bond lacp-bypass enabled
+nv set interface bond52 bond lacp-rate fast
+nv set interface bond52 bond member swp26s1
+nv set interface bond52 bond mode lacp
+nv set interface bond52 bridge domain br_default untagged 500
+nv set interface bond52 bridge domain br_default vlan 500
+nv set interface bond52 description HOST_support-08_bond1
+nv set interface bond52 evpn multihoming segment state enabled
+nv set interface bond52 evpn multihoming segment local-id 261
+nv set interface bond52 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond52 link mtu 9100
+nv set interface bond52 type bond
+nv set interface swp26s1 description HOST_support-08_mlx5_2
+nv set interface swp26s1 link mtu 9100
+nv set interface swp26s1 link speed 400G
 nv set interface swp26s1 type swp
-nv set interface swp27s0 link state down
+nv set interface swp26s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp26s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp26s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp26s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp26s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond53 bond lacp-bypass enabled
+nv set interface bond53 bond lacp-rate fast
+nv set interface bond53 bond member swp27s0
+nv set interface bond53 bond mode lacp
+nv set interface bond53 bridge domain br_default untagged 300
+nv set interface bond53 bridge domain br_default vlan 300
+nv set interface bond53 description HOST_support-09_bond0
+nv set interface bond53 evpn multihoming segment state enabled
+nv set interface bond53 evpn multihoming segment local-id 270
+nv set interface bond53 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond53 link mtu 9100
+nv set interface bond53 type bond
+nv set interface swp27s0 description HOST_support-09_mlx5_0
+nv set interface swp27s0 link mtu 9100
+nv set interface swp27s0 link speed 400G
 nv set interface swp27s0 type swp
-nv set interface swp27s1 link state down
+nv set interface swp27s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp27s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp27s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp27s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp27s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond54 bond lacp-bypass enabled
+nv set interface bond54 bond lacp-rate fast
+nv set interface bond54 bond member swp27s1
+nv set interface bond54 bond mode lacp
+nv set interface bond54 bridge domain br_default untagged 500
+nv set interface bond54 bridge domain br_default vlan 500
+nv set interface bond54 description HOST_support-09_bond1
+nv set interface bond54 evpn multihoming segment state enabled
+nv set interface bond54 evpn multihoming segment local-id 271
+nv set interface bond54 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond54 link mtu 9100
+nv set interface bond54 type bond
+nv set interface swp27s1 description HOST_support-09_mlx5_2
+nv set interface swp27s1 link mtu 9100
+nv set interface swp27s1 link speed 400G
 nv set interface swp27s1 type swp
-nv set interface swp28s0 link state down
+nv set interface swp27s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp27s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp27s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp27s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp27s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond55 bond lacp-bypass enabled
+nv set interface bond55 bond lacp-rate fast
+nv set interface bond55 bond member swp28s0
+nv set interface bond55 bond mode lacp
+nv set interface bond55 bridge domain br_default untagged 300
+nv set interface bond55 bridge domain br_default vlan 300
+nv set interface bond55 description HOST_support-10_bond0
+nv set interface bond55 evpn multihoming segment state enabled
+nv set interface bond55 evpn multihoming segment local-id 280
+nv set interface bond55 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond55 link mtu 9100
+nv set interface bond55 type bond
+nv set interface swp28s0 description HOST_support-10_mlx5_0
+nv set interface swp28s0 link mtu 9100
+nv set interface swp28s0 link speed 400G
 nv set interface swp28s0 type swp
-nv set interface swp28s1 link state down
+nv set interface swp28s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp28s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp28s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp28s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp28s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond56 bond lacp-bypass enabled
+nv set interface bond56 bond lacp-rate fast
+nv set interface bond56 bond member swp28s1
+nv set interface bond56 bond mode lacp
+nv set interface bond56 bridge domain br_default untagged 500
+nv set interface bond56 bridge domain br_default vlan 500
+nv set interface bond56 description HOST_support-10_bond1
+nv set interface bond56 evpn multihoming segment state enabled
+nv set interface bond56 evpn multihoming segment local-id 281
+nv set interface bond56 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond56 link mtu 9100
+nv set interface bond56 type bond
+nv set interface swp28s1 description HOST_support-10_mlx5_2
+nv set interface swp28s1 link mtu 9100
+nv set interface swp28s1 link speed 400G
 nv set interface swp28s1 type swp
-nv set interface swp29s0 link state down
+nv set interface swp28s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp28s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp28s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp28s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp28s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond57 bond lacp-bypass enabled
+nv set interface bond57 bond lacp-rate fast
+nv set interface bond57 bond member swp29s0
+nv set interface bond57 bond mode lacp
+nv set interface bond57 bridge domain br_default untagged 300
+nv set interface bond57 bridge domain br_default vlan 300
+nv set interface bond57 description HOST_support-11_bond0
+nv set interface bond57 evpn multihoming segment state enabled
+nv set interface bond57 evpn multihoming segment local-id 290
+nv set interface bond57 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond57 link mtu 9100
+nv set interface bond57 type bond
+nv set interface swp29s0 description HOST_support-11_mlx5_0
+nv set interface swp29s0 link mtu 9100
+nv set interface swp29s0 link speed 400G
 nv set interface swp29s0 type swp
-nv set interface swp29s1 link state down
+nv set interface swp29s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp29s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp29s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp29s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp29s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond58 bond lacp-bypass enabled
+nv set interface bond58 bond lacp-rate fast
+nv set interface bond58 bond member swp29s1
+nv set interface bond58 bond mode lacp
+nv set interface bond58 bridge domain br_default untagged 500
+nv set interface bond58 bridge domain br_default vlan 500
+nv set interface bond58 description HOST_support-11_bond1
+nv set interface bond58 evpn multihoming segment state enabled
+nv set interface bond58 evpn multihoming segment local-id 291
+nv set interface bond58 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond58 link mtu 9100
+nv set interface bond58 type bond
+nv set interface swp29s1 description HOST_support-11_mlx5_2
+nv set interface swp29s1 link mtu 9100
+nv set interface swp29s1 link speed 400G
 nv set interface swp29s1 type swp
-nv set interface swp30s0 link state down
+nv set interface swp29s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp29s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp29s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp29s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp29s1 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond59 bond lacp-bypass enabled
+nv set interface bond59 bond lacp-rate fast
+nv set interface bond59 bond member swp30s0
+nv set interface bond59 bond mode lacp
+nv set interface bond59 bridge domain br_default untagged 300
+nv set interface bond59 bridge domain br_default vlan 300
+nv set interface bond59 description HOST_support-12_bond0
+nv set interface bond59 evpn multihoming segment state enabled
+nv set interface bond59 evpn multihoming segment local-id 300
+nv set interface bond59 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond59 link mtu 9100
+nv set interface bond59 type bond
+nv set interface swp30s0 description HOST_support-12_mlx5_0
+nv set interface swp30s0 link mtu 9100
+nv set interface swp30s0 link speed 400G
 nv set interface swp30s0 type swp
-nv set interface swp30s1 link state down
+nv set interface swp30s0 telemetry histogram counter counter-type rx-packet
+nv set interface swp30s0 telemetry histogram counter counter-type tx-packet
+nv set interface swp30s0 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp30s0 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp30s0 telemetry histogram ingress-buffer priority-group 1
+nv set interface bond60 bond lacp-bypass enabled
+nv set interface bond60 bond lacp-rate fast
+nv set interface bond60 bond member swp30s1
+nv set interface bond60 bond mode lacp
+nv set interface bond60 bridge domain br_default untagged 500
+nv set interface bond60 bridge domain br_default vlan 500
+nv set interface bond60 description HOST_support-12_bond1
+nv set interface bond60 evpn multihoming segment state enabled
+nv set interface bond60 evpn multihoming segment local-id 301
+nv set interface bond60 evpn multihoming segment mac-address 44:38:39:FF:00:AC
+nv set interface bond60 link mtu 9100
+nv set interface bond60 type bond
+nv set interface swp30s1 description HOST_support-12_mlx5_2
+nv set interface swp30s1 link mtu 9100
+nv set interface swp30s1 link speed 400G
 nv set interface swp30s1 type swp
+nv set interface swp30s1 telemetry histogram counter counter-type rx-packet
+nv set interface swp30s1 telemetry histogram counter counter-type tx-packet
+nv set interface swp30s1 telemetry histogram egress-buffer traffic-class 0
+nv set interface swp30s1 telemetry histogram ingress-buffer priority-group 0
+nv set interface swp30s1 telemetry histogram ingress-buffer priority-group 1
 nv set interface swp31s0 link state down
 nv set interface swp31s0 type swp
 nv set interface swp31s1 link state down
