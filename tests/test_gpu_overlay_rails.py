@@ -235,9 +235,9 @@ def test_the_2_8_9_400_example_with_a_vlan_a_rail_writes_nvidias_993eed6_vlans_a
     pairs, the object model takes it, every GPU port is in its rail's VLAN."""
     nvidia = {str(900 + r): {"vni": {str(4900 + r): {}}} for r in range(1, 9)}  # core-01-config.sh at 993eed6
     text = (Path(__file__).resolve().parents[1] / "inventories" / "era-2-8-9-400.yaml").read_text()
-    key = "overlay: {vlan: 900, vni: 4900, vrf: GPU, l3vni: 5003}"
+    key = "overlay: {vlan: 900, vni: 4900, vrf: GPU, l3vni: 5003,"
     assert key in text
-    (tmp_path / "inventory.yaml").write_text(text.replace(key, key[:-1] + ", vlans: rail}"))
+    (tmp_path / "inventory.yaml").write_text(text.replace(key, key + " vlans: rail,"))
     render_to(tmp_path / "inventory.yaml", tmp_path / "out")
     (path,) = (tmp_path / "out" / "gpu" / "switches").glob("*.nvue.yaml")
     header, body = yaml.safe_load(path.read_text())
