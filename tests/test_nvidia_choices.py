@@ -408,3 +408,47 @@ def test_bad_border_choices_are_refused_where_they_are_written(border: str, key:
              if line.startswith(f"{inv}:") and f"northsouth.border.{key}: " in line]
     assert lines and words in lines[0], result.output
     assert not out.exists()
+
+
+def test_northsouth_dscp_writes_nvidias_vxlan_lines_and_the_object_model_takes_them(tmp_path: Path) -> None:
+    """ethernet.northsouth.dscp: both leaves copy the DSCP out and keep it in, NVIDIA's two lines
+    (2-8-9-800 csl-01-config.sh at 993eed6); left out, neither line; the object model takes the
+    files and refuses a misspelt action."""
+    out, plain = tmp_path / "on" / "out", tmp_path / "off" / "out"
+    render_to(_northsouth(tmp_path / "on", "      northsouth: {dscp: true}\n"), out)
+    render_to(_northsouth(tmp_path / "off", "      northsouth: {dscp: false}\n"), plain)
+    leaves = sorted((out / "ns" / "switches").glob("*leaf*.nvue.yaml"))
+    assert leaves
+    for f in leaves:
+        version, tree = _tree(f)
+        assert nvue_model.problems(version, tree) == [], f.name
+        assert tree["nve"]["vxlan"]["encapsulation"] == {"dscp": {"action": "copy"}}
+        assert tree["nve"]["vxlan"]["decapsulation"] == {"dscp": {"action": "preserve"}}
+        script = set(f.with_suffix(".sh").read_text().splitlines())
+        assert {"nv set nve vxlan encapsulation dscp action copy",
+                "nv set nve vxlan decapsulation dscp action preserve"} <= script
+        off = (plain / "ns" / "switches" / f.name).read_text()
+        assert "dscp" not in off and "nve" in off
+        tree["nve"]["vxlan"]["encapsulation"]["dscp"]["action"] = "kopy"
+        assert nvue_model.problems(version, tree) != []
+
+
+@pytest.mark.parametrize(("platform", "extra", "key", "words"), [
+    ("nvue", "      northsouth: {dscp: copy}\n", "fabrics[0].ethernet.northsouth.dscp", "true or false"),
+    ("eos", "      northsouth: {dscp: true}\n", "fabrics[0].ethernet.northsouth.dscp", "not on eos"),
+])
+def test_northsouth_keys_are_refused_where_they_are_written(platform: str, extra: str, key: str, words: str,
+                                                           tmp_path: Path) -> None:
+    inv = _northsouth(tmp_path, extra, platform=platform)
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(f"{inv}:") and f": {key}: " in line]
+    assert lines and words in lines[0], (key, words, result.output)
+    assert lines[0].split(":")[1].isdigit() and lines[0].split(":")[2].isdigit()  # file:line:col
+
+
+def test_dscp_is_refused_on_a_compute_fabric(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path, ethernet="      northsouth: {dscp: true}\n")
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 2 and "ethernet.northsouth.dscp: " in result.output and "role is compute" in \
+        result.output, result.output

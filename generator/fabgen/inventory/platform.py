@@ -99,6 +99,11 @@ def _check_nvue_bgp(path: tuple, f: Fabric, report: Report) -> None:
                "fabric (host_addressing evpn, or role northsouth)"
                + (f"; not on {f.platform}" if f.platform != "nvue" else "; this fabric has no EVPN")
                + ": leave it out")
+    if eth.northsouth.dscp and (f.platform != "nvue" or f.role != "northsouth"):
+        report((*path, "ethernet", "northsouth", "dscp"), "dscp copies the DSCP into the VXLAN header of a "
+               "northsouth fabric on Cumulus Linux (NVUE); the GPU overlay (host_addressing evpn) always does"
+               + (f"; this fabric's role is {f.role}" if f.role != "northsouth" else f"; not on {f.platform}")
+               + ": leave it out")
     if eth.northsouth.vrf_loopbacks and (f.platform != "nvue" or f.role != "northsouth"):
         report((*path, "ethernet", "northsouth", "vrf_loopbacks"), "vrf_loopbacks gives the tenant VRFs of a "
                "northsouth fabric on Cumulus Linux (NVUE) their loopbacks"

@@ -366,6 +366,11 @@ class NorthSouth(Strict):
         default=False, description="NVUE: each leaf gives each tenant VRF a loopback of its own (a /32 from the "
         "loopbacks pool, from its top down), the VRF's BGP router-id, and the VRF's l2vpn-evpn address family, as "
         "NVIDIA's generator writes its core pair (csl-01, core-01); default off")
+    dscp: bool = Field(
+        default=False, description="NVUE: VXLAN copies each packet's DSCP into the outer header and keeps the "
+        "inner one at the far end (`nve vxlan encapsulation dscp action copy`, `decapsulation dscp action "
+        "preserve`), as the GPU overlay always does and NVIDIA's generator writes on 2-8-9-800's csl-01; default off "
+        "(2-4-5-800's csl-01 writes neither)")
     border: Border | None = Field(default=None, description="the fabric's way out to the site's router (NVUE "
                                   "only): border VRF, uplinks by eBGP, route leaking; absent, none")
     segment_mac: Annotated[str, StringConstraints(pattern=MAC_PATTERN)] | None = Field(
