@@ -436,6 +436,8 @@ def test_northsouth_dscp_writes_nvidias_vxlan_lines_and_the_object_model_takes_t
 @pytest.mark.parametrize(("platform", "extra", "key", "words"), [
     ("nvue", "      northsouth: {dscp: copy}\n", "fabrics[0].ethernet.northsouth.dscp", "true or false"),
     ("eos", "      northsouth: {dscp: true}\n", "fabrics[0].ethernet.northsouth.dscp", "not on eos"),
+    ("nvue", "      bfd: {offload: asic}\n", "fabrics[0].ethernet.bfd.offload", "true or false"),
+    ("eos", "      bfd: {offload: true}\n", "fabrics[0].ethernet.bfd.offload", "not on eos"),
 ])
 def test_northsouth_keys_are_refused_where_they_are_written(platform: str, extra: str, key: str, words: str,
                                                            tmp_path: Path) -> None:
@@ -452,3 +454,31 @@ def test_dscp_is_refused_on_a_compute_fabric(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["validate", str(inv)])
     assert result.exit_code == 2 and "ethernet.northsouth.dscp: " in result.output and "role is compute" in \
         result.output, result.output
+
+
+def test_bfd_offload_writes_nvidias_line_where_bfd_runs(tmp_path: Path) -> None:
+    """ethernet.bfd.offload: `router bfd offload enabled` beside the BFD profiles (csl-01-config.sh
+    at 993eed6); left out, no offload line; the object model takes it and refuses a bad value."""
+    out, plain = tmp_path / "on" / "out", tmp_path / "off" / "out"
+    render_to(_northsouth(tmp_path / "on", "      bfd: {offload: true}\n"), out)
+    render_to(_northsouth(tmp_path / "off", "      bfd: {offload: false}\n"), plain)
+    files = sorted((out / "ns" / "switches").glob("*.nvue.yaml"))
+    assert files
+    for f in files:
+        version, tree = _tree(f)
+        assert nvue_model.problems(version, tree) == [], f.name
+        assert tree["router"]["bfd"]["offload"] == "enabled" and tree["router"]["bfd"]["profile"], f.name
+        assert "nv set router bfd offload enabled" in f.with_suffix(".sh").read_text().splitlines()
+        off = (plain / "ns" / "switches" / f.name).read_text()
+        assert "offload" not in off and "profile" in off
+        tree["router"]["bfd"]["offload"] = "yes"
+        assert nvue_model.problems(version, tree) != []
+
+
+def test_bfd_offload_is_refused_before_5_15(tmp_path: Path) -> None:
+    """Cumulus Linux 5.14's object model has no `router bfd` (nvueschema): refused where written."""
+    inv = _inventory(tmp_path, ethernet="      bfd: {offload: true}\n", release="5.14")
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert any(line.startswith(f"{inv}:") and ": fabrics[0].ethernet.bfd.offload: " in line and "runs 5.14" in line
+               for line in result.output.splitlines()), result.output

@@ -390,6 +390,8 @@ class SwitchIntents:
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
                     "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
                     "bfd": switch_bfd(eth, s.role, groups, evpn is not None),
+                    # ethernet.bfd.offload: NVIDIA's `router bfd offload enabled`, only where set
+                    **({"bfd_offload": True} if eth.bfd.offload else {}),
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit,
                     # only where set, so that every other structured config (ansible/configs/) stays as it was
                     **({"aspath_ignore": True} if aspath_ignore else {}),

@@ -99,6 +99,11 @@ def _check_nvue_bgp(path: tuple, f: Fabric, report: Report) -> None:
                "fabric (host_addressing evpn, or role northsouth)"
                + (f"; not on {f.platform}" if f.platform != "nvue" else "; this fabric has no EVPN")
                + ": leave it out")
+    version = version_of(f)
+    if eth.bfd.offload and (f.platform != "nvue" or version is None or not nvue_state_dialect(version)):
+        report((*path, "ethernet", "bfd", "offload"), "offload is NVUE's `router bfd offload`, in Cumulus Linux "
+               "5.15 and later" + (f"; not on {f.platform}" if f.platform != "nvue" else f"; this fabric runs "
+               f"{version}") + ": leave it out")
     if eth.northsouth.dscp and (f.platform != "nvue" or f.role != "northsouth"):
         report((*path, "ethernet", "northsouth", "dscp"), "dscp copies the DSCP into the VXLAN header of a "
                "northsouth fabric on Cumulus Linux (NVUE); the GPU overlay (host_addressing evpn) always does"

@@ -442,6 +442,10 @@ class BfdClasses(Strict):
                                   description="a routed out-of-band network's loopback EVPN sessions (multihop), on "
                                   "both ends: 1000 ms x 3 where left out, as NVIDIA's `overlay` profile "
                                   "(oob-switch-01-config.sh at 993eed6); true is 300 ms x 3")
+    offload: bool = Field(default=False, description="NVUE 5.15 and later: BFD packets sent and checked by the "
+                          "switch's ASIC, not its CPU (`router bfd offload enabled`, as NVIDIA's generator writes "
+                          "its core pairs: csl-01-config.sh at 993eed6), on every switch with a BFD session; "
+                          "default off (the release's default)")
 
 
 def _bfd(value: Any) -> Any:

@@ -749,6 +749,8 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
         _oob_pair(tree, sw, oob, border if ups else None, d)
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
+    if sw["bgp"].get("bfd_offload") and "bfd" in tree["router"]:  # ethernet.bfd.offload, where BFD runs
+        tree["router"]["bfd"]["offload"] = d.word()
     if "anycast_mac" in sw:  # ethernet.anycast_mac
         tree["system"]["global"] = {"anycast-mac": sw["anycast_mac"]}
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
