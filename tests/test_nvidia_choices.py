@@ -204,6 +204,10 @@ def test_left_out_or_at_their_defaults_the_render_is_unchanged(tmp_path: Path) -
      "fabrics[0].ethernet.northsouth.segment_local_id", "place"),
     ("nvue", "      northsouth: {segment_mac: 01:38:39:FF:00:AA}\n", "", "Welcome",
      "fabrics[0].ethernet.northsouth.segment_mac", "unicast MAC"),
+    ("eos", "", "  telemetry: {histogram_settings: true}\n", "Welcome", "baseline.telemetry.histogram_settings",
+     "runs eos"),
+    ("nvue", "", "  telemetry: {histogram_settings: nvidia}\n", "Welcome", "baseline.telemetry.histogram_settings",
+     "true or false"),
     ("nvue", "", "", "logged in to: {host}", "baseline.banner.motd", "{hostname}"),
     ("nvue", "", "", "logged in to: {hostname", "baseline.banner.motd", "banner text"),
 ])
@@ -482,3 +486,43 @@ def test_bfd_offload_is_refused_before_5_15(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "Traceback" not in result.output, result.output
     assert any(line.startswith(f"{inv}:") and ": fabrics[0].ethernet.bfd.offload: " in line and "runs 5.14" in line
                for line in result.output.splitlines()), result.output
+
+
+# NVIDIA's global histogram settings (2-8-9-800 csl-01-config.sh at 993eed6), line for line
+HISTOGRAM_SETTINGS = """nv set system telemetry histogram counter bin-min-boundary 3552
+nv set system telemetry histogram counter histogram-size 55008
+nv set system telemetry histogram counter sample-interval 1024
+nv set system telemetry histogram egress-buffer bin-min-boundary 960
+nv set system telemetry histogram egress-buffer histogram-size 9830400
+nv set system telemetry histogram egress-buffer sample-interval 1024
+nv set system telemetry histogram ingress-buffer bin-min-boundary 960
+nv set system telemetry histogram ingress-buffer histogram-size 2457600
+nv set system telemetry histogram ingress-buffer sample-interval 1024
+nv set system telemetry snapshot-file count 120
+nv set system telemetry snapshot-file name /var/run/cumulus/histogram_stats
+nv set system telemetry snapshot-interval 10""".splitlines()
+
+
+@pytest.mark.parametrize("release", ["5.14", "5.16"])
+def test_histogram_settings_write_nvidias_lines(release: str, tmp_path: Path) -> None:
+    """baseline.telemetry.histogram_settings: NVIDIA's twelve lines (and `state enabled` from 5.15,
+    as csl-01); left out, none; the object model takes them and refuses a bad size."""
+    out, plain = tmp_path / "on" / "out", tmp_path / "off" / "out"
+    render_to(_inventory(tmp_path / "on", baseline="  telemetry: {histograms: true, histogram_settings: true}\n",
+                         release=release), out)
+    render_to(_inventory(tmp_path / "off", baseline="  telemetry: {histograms: true}\n", release=release), plain)
+    scripts = sorted((out / "gpu" / "switches").glob("*.nvue.sh"))
+    assert scripts
+    for script in scripts:
+        lines = script.read_text().splitlines()
+        assert set(HISTOGRAM_SETTINGS) <= set(lines), script.name
+        assert ("nv set system telemetry state enabled" in lines) == (release >= "5.15")
+        assert "telemetry histogram counter counter-type rx-packet" in script.read_text()  # the ports' still
+        assert "system telemetry" not in (plain / "gpu" / "switches" / script.name).read_text()
+        version, tree = _tree(script.with_suffix(".yaml"))
+        assert nvue_model.problems(version, tree) == [], script.name
+        for line in lines:
+            if line.startswith("nv set system telemetry"):
+                nvue_model.parse_nv_set(version, line)
+        tree["system"]["telemetry"]["histogram"]["counter"]["histogram-size"] = "big"
+        assert nvue_model.problems(version, tree) != []

@@ -662,6 +662,11 @@ class Telemetry(Strict):
                              "NVUE with a baseline: on)")
     histograms: bool | None = Field(default=None, description="NVUE (Spectrum): ingress and egress buffer and "
                                     "counter histograms on every used switch port (default off)")
+    histogram_settings: bool | None = Field(
+        default=None, description="NVUE (Spectrum): the histograms' global settings as NVIDIA's generator writes them "
+        "(csl-01-config.sh of 2-8-9-800 at 993eed6): counter bins from 3552, size 55008; buffer bins from 960, "
+        "egress size 9830400, ingress 2457600; sample interval 1024; snapshots every 10 s into "
+        "/var/run/cumulus/histogram_stats, 120 kept (default off: the release's own)")
     sflow: Sflow | None = None
     gnmi: bool | None = Field(default=None, description="streaming telemetry: EOS `management api gnmi`, SONiC "
                               "GNMI, NVUE gnmi-server (default off)")

@@ -113,6 +113,13 @@ WJH_TRIGGERS = ("l2", "l3", "tunnel")
 HISTOGRAM: dict[str, Any] = {"counter": {"counter-type": {"rx-packet": {}, "tx-packet": {}}},
                              "egress-buffer": {"traffic-class": {"0": {}}},
                              "ingress-buffer": {"priority-group": {"0": {}, "1": {}}}}
+# telemetry.histogram_settings: NVIDIA's global histogram settings (NVIDIA/enterprise-ras net-configurator/output/
+# 2-8-9-800/default/configs/csl-01-config.sh at 993eed6, the same in 2-8-9-400's core-01 at 2f46cb2)
+HISTOGRAM_SETTINGS: dict[str, Any] = {
+    "histogram": {"counter": {"bin-min-boundary": 3552, "histogram-size": 55008, "sample-interval": 1024},
+                  "egress-buffer": {"bin-min-boundary": 960, "histogram-size": 9830400, "sample-interval": 1024},
+                  "ingress-buffer": {"bin-min-boundary": 960, "histogram-size": 2457600, "sample-interval": 1024}},
+    "snapshot-file": {"count": 120, "name": "/var/run/cumulus/histogram_stats"}, "snapshot-interval": 10}
 AAA_KEY = {"tacacs+": "tacacs", "radius": "radius", "ldap": "ldap"}
 
 
@@ -238,6 +245,8 @@ def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> 
                            "sampling-rate": {"default": t["sflow"]["sample_rate"]}, "state": "enabled"}
     if t["gnmi"]:
         system["gnmi-server"] = {"port": GNMI_PORT, "state": "enabled"}
+    if t.get("histogram_settings"):  # `system telemetry state` from 5.15 (5.14's object model has none)
+        system["telemetry"] = {**(d.on() if d.new else {}), **HISTOGRAM_SETTINGS}
     # WJH, the API and auto-save: NVIDIA's generator writes them on; off is written too (a full
     # replace leaves the release's default otherwise)
     system["wjh"] = ({"channel": {"forwarding": {"trigger": {k: {} for k in WJH_TRIGGERS}}}, **d.on()}
