@@ -326,6 +326,12 @@ class Border(Strict):
     ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,
                       description="eBGP paths kept for ECMP, in the border VRF and at least in the default VRF "
                       "(default NVIDIA's 128)")
+    # NVIDIA/enterprise-ras net-configurator/output/2-8-9-800/default/configs/csl-01-config.sh at 993eed6 (and
+    # 2-4-5-800's csl-01, 2-8-9-400's core-01 at 2f46cb2): `vrf default ... multipaths ebgp 128`, none in EXIT
+    multipaths: Literal["both", "default-only"] = Field(
+        default="both", description="where `ecmp` is written: both (the border VRF and the default VRF, the "
+        "default) or default-only (the default VRF alone; the border VRF keeps the release's own, as NVIDIA's "
+        "csl-01 and core-01)")
     peer_group: Annotated[str, StringConstraints(pattern=PEER_GROUP_PATTERN)] = Field(
         default=BORDER_DEFAULTS["peer_group"], description="the uplinks' BGP peer group in the border VRF (default "
         "exit, NVIDIA's name at 993eed6; its 2-8-9-400 core-01 at 2f46cb2 names it underlay-esl-external)")

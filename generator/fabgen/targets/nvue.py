@@ -854,7 +854,9 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
             **({"bfd": _bfd_group(timers, d)} if timers else {}),
             "remote-as": border["asn"] if border["asn"] is not None else "external"}
     leaked = border["leak"]
-    ipv4: dict[str, Any] = {**d.on(), "multipaths": {"ebgp": border["ecmp"]}, "redistribute": {"connected": d.on()},
+    # border.multipaths default-only: the border VRF keeps the release's paths (NVIDIA's csl-01 at 993eed6)
+    paths = {} if border.get("multipaths") == "default-only" else {"multipaths": {"ebgp": border["ecmp"]}}
+    ipv4: dict[str, Any] = {**d.on(), **paths, "redistribute": {"connected": d.on()},
                             "route-export": {"to-evpn": d.on()}}
     if leaked:
         ipv4["route-import"] = {"from-vrf": {**d.on(), "list": {t["vrf"]: {} for t in leaked},
