@@ -479,13 +479,21 @@ def test_bfd_offload_writes_nvidias_line_where_bfd_runs(tmp_path: Path) -> None:
         assert nvue_model.problems(version, tree) != []
 
 
-def test_bfd_offload_is_refused_before_5_15(tmp_path: Path) -> None:
-    """Cumulus Linux 5.14's object model has no `router bfd` (nvueschema): refused where written."""
+def test_bfd_offload_is_warned_and_not_written_before_5_15(tmp_path: Path) -> None:
+    """Cumulus Linux 5.14's object model has no `router bfd` (nvueschema): a located warning, no line,
+    and files the object model takes (the same inventory renders at every release)."""
     inv = _inventory(tmp_path, ethernet="      bfd: {offload: true}\n", release="5.14")
-    result = CliRunner().invoke(app, ["validate", str(inv)])
-    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
-    assert any(line.startswith(f"{inv}:") and ": fabrics[0].ethernet.bfd.offload: " in line and "runs 5.14" in line
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(out)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert any("fabrics[0].ethernet.bfd.offload (line 16, column " in line and "runs 5.14" in line
                for line in result.output.splitlines()), result.output
+    files = sorted((out / "gpu" / "switches").glob("*.nvue.yaml"))
+    assert files
+    for f in files:
+        version, tree = _tree(f)
+        assert version == "5.14" and nvue_model.problems(version, tree) == [], f.name
+        assert "offload" not in f.read_text()
 
 
 # NVIDIA's global histogram settings (2-8-9-800 csl-01-config.sh at 993eed6), line for line
