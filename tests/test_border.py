@@ -173,6 +173,7 @@ def test_growth_from_one_to_two_racks_only_adds() -> None:
 
 
 BAD = [
+    ("{router: r1, multipaths: exit-only}", "multipaths", "default-only"),
     ("{router: 'site router'}", "router", "not a valid name"),
     ("{router: 'a\"b'}", "router", "not a valid name"),
     ("{router: r1, asn: 4294967295}", "asn", "at most 4294967294"),
@@ -314,3 +315,21 @@ def test_the_border_loopback_is_reserved_where_exit_is_written() -> None:
             if vrf != "EXIT" or "storage" not in leaf:
                 assert got[leaf] == f"10.254.0.{254 - ((i - 1) * 3 + k)}/32", (vrf, leaf)
     assert not any("storage" in leaf for leaf in addresses(both, "EXIT"))
+
+
+def test_multipaths_default_only_leaves_exit_to_the_release_as_nvidia() -> None:
+    """border.multipaths: default-only writes 128 paths in the default VRF alone, none in EXIT (NVIDIA's
+    csl-01-config.sh at 993eed6: `vrf default ... multipaths ebgp 128` only); the object model takes it
+    and refuses a bad count; left out, both VRFs carry them (the test above)."""
+    files = rendered(_with_border(inventory(1), "{router: site-router, multipaths: default-only}", "5.16"))
+    for leaf in LEAVES:
+        _, tree = _tree(files, leaf)
+        assert nvue_model.problems("5.16", tree) == [], leaf
+        assert "multipaths" not in tree["vrf"]["EXIT"]["router"]["bgp"]["address-family"]["ipv4-unicast"]
+        default = tree["vrf"]["default"]["router"]["bgp"]["address-family"]["ipv4-unicast"]
+        assert default["multipaths"] == {"ebgp": 128}
+        script = files[f"ns/switches/{leaf}.nvue.sh"].decode().splitlines()
+        assert "nv set vrf default router bgp address-family ipv4-unicast multipaths ebgp 128" in script
+        assert not any(line.startswith("nv set vrf EXIT ") and "multipaths" in line for line in script)
+        default["multipaths"] = {"ebgp": "all"}
+        assert nvue_model.problems("5.16", tree)

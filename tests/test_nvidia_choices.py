@@ -204,6 +204,10 @@ def test_left_out_or_at_their_defaults_the_render_is_unchanged(tmp_path: Path) -
      "fabrics[0].ethernet.northsouth.segment_local_id", "place"),
     ("nvue", "      northsouth: {segment_mac: 01:38:39:FF:00:AA}\n", "", "Welcome",
      "fabrics[0].ethernet.northsouth.segment_mac", "unicast MAC"),
+    ("eos", "", "  telemetry: {histogram_settings: true}\n", "Welcome", "baseline.telemetry.histogram_settings",
+     "runs eos"),
+    ("nvue", "", "  telemetry: {histogram_settings: nvidia}\n", "Welcome", "baseline.telemetry.histogram_settings",
+     "true or false"),
     ("nvue", "", "", "logged in to: {host}", "baseline.banner.motd", "{hostname}"),
     ("nvue", "", "", "logged in to: {hostname", "baseline.banner.motd", "banner text"),
 ])
@@ -408,3 +412,125 @@ def test_bad_border_choices_are_refused_where_they_are_written(border: str, key:
              if line.startswith(f"{inv}:") and f"northsouth.border.{key}: " in line]
     assert lines and words in lines[0], result.output
     assert not out.exists()
+
+
+def test_northsouth_dscp_writes_nvidias_vxlan_lines_and_the_object_model_takes_them(tmp_path: Path) -> None:
+    """ethernet.northsouth.dscp: both leaves copy the DSCP out and keep it in, NVIDIA's two lines
+    (2-8-9-800 csl-01-config.sh at 993eed6); left out, neither line; the object model takes the
+    files and refuses a misspelt action."""
+    out, plain = tmp_path / "on" / "out", tmp_path / "off" / "out"
+    render_to(_northsouth(tmp_path / "on", "      northsouth: {dscp: true}\n"), out)
+    render_to(_northsouth(tmp_path / "off", "      northsouth: {dscp: false}\n"), plain)
+    leaves = sorted((out / "ns" / "switches").glob("*leaf*.nvue.yaml"))
+    assert leaves
+    for f in leaves:
+        version, tree = _tree(f)
+        assert nvue_model.problems(version, tree) == [], f.name
+        assert tree["nve"]["vxlan"]["encapsulation"] == {"dscp": {"action": "copy"}}
+        assert tree["nve"]["vxlan"]["decapsulation"] == {"dscp": {"action": "preserve"}}
+        script = set(f.with_suffix(".sh").read_text().splitlines())
+        assert {"nv set nve vxlan encapsulation dscp action copy",
+                "nv set nve vxlan decapsulation dscp action preserve"} <= script
+        off = (plain / "ns" / "switches" / f.name).read_text()
+        assert "dscp" not in off and "nve" in off
+        tree["nve"]["vxlan"]["encapsulation"]["dscp"]["action"] = "kopy"
+        assert nvue_model.problems(version, tree) != []
+
+
+@pytest.mark.parametrize(("platform", "extra", "key", "words"), [
+    ("nvue", "      northsouth: {dscp: copy}\n", "fabrics[0].ethernet.northsouth.dscp", "true or false"),
+    ("eos", "      northsouth: {dscp: true}\n", "fabrics[0].ethernet.northsouth.dscp", "not on eos"),
+    ("nvue", "      bfd: {offload: asic}\n", "fabrics[0].ethernet.bfd.offload", "true or false"),
+    ("eos", "      bfd: {offload: true}\n", "fabrics[0].ethernet.bfd.offload", "not on eos"),
+])
+def test_northsouth_keys_are_refused_where_they_are_written(platform: str, extra: str, key: str, words: str,
+                                                           tmp_path: Path) -> None:
+    inv = _northsouth(tmp_path, extra, platform=platform)
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith(f"{inv}:") and f": {key}: " in line]
+    assert lines and words in lines[0], (key, words, result.output)
+    assert lines[0].split(":")[1].isdigit() and lines[0].split(":")[2].isdigit()  # file:line:col
+
+
+def test_dscp_is_refused_on_a_compute_fabric(tmp_path: Path) -> None:
+    inv = _inventory(tmp_path, ethernet="      northsouth: {dscp: true}\n")
+    result = CliRunner().invoke(app, ["validate", str(inv)])
+    assert result.exit_code == 2 and "ethernet.northsouth.dscp: " in result.output and "role is compute" in \
+        result.output, result.output
+
+
+def test_bfd_offload_writes_nvidias_line_where_bfd_runs(tmp_path: Path) -> None:
+    """ethernet.bfd.offload: `router bfd offload enabled` beside the BFD profiles (csl-01-config.sh
+    at 993eed6); left out, no offload line; the object model takes it and refuses a bad value."""
+    out, plain = tmp_path / "on" / "out", tmp_path / "off" / "out"
+    render_to(_northsouth(tmp_path / "on", "      bfd: {offload: true}\n"), out)
+    render_to(_northsouth(tmp_path / "off", "      bfd: {offload: false}\n"), plain)
+    files = sorted((out / "ns" / "switches").glob("*.nvue.yaml"))
+    assert files
+    for f in files:
+        version, tree = _tree(f)
+        assert nvue_model.problems(version, tree) == [], f.name
+        assert tree["router"]["bfd"]["offload"] == "enabled" and tree["router"]["bfd"]["profile"], f.name
+        assert "nv set router bfd offload enabled" in f.with_suffix(".sh").read_text().splitlines()
+        off = (plain / "ns" / "switches" / f.name).read_text()
+        assert "offload" not in off and "profile" in off
+        tree["router"]["bfd"]["offload"] = "yes"
+        assert nvue_model.problems(version, tree) != []
+
+
+def test_bfd_offload_is_warned_and_not_written_before_5_15(tmp_path: Path) -> None:
+    """Cumulus Linux 5.14's object model has no `router bfd` (nvueschema): a located warning, no line,
+    and files the object model takes (the same inventory renders at every release)."""
+    inv = _inventory(tmp_path, ethernet="      bfd: {offload: true}\n", release="5.14")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["render", str(inv), "-o", str(out)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert any("fabrics[0].ethernet.bfd.offload (line 16, column " in line and "runs 5.14" in line
+               for line in result.output.splitlines()), result.output
+    files = sorted((out / "gpu" / "switches").glob("*.nvue.yaml"))
+    assert files
+    for f in files:
+        version, tree = _tree(f)
+        assert version == "5.14" and nvue_model.problems(version, tree) == [], f.name
+        assert "offload" not in f.read_text()
+
+
+# NVIDIA's global histogram settings (2-8-9-800 csl-01-config.sh at 993eed6), line for line
+HISTOGRAM_SETTINGS = """nv set system telemetry histogram counter bin-min-boundary 3552
+nv set system telemetry histogram counter histogram-size 55008
+nv set system telemetry histogram counter sample-interval 1024
+nv set system telemetry histogram egress-buffer bin-min-boundary 960
+nv set system telemetry histogram egress-buffer histogram-size 9830400
+nv set system telemetry histogram egress-buffer sample-interval 1024
+nv set system telemetry histogram ingress-buffer bin-min-boundary 960
+nv set system telemetry histogram ingress-buffer histogram-size 2457600
+nv set system telemetry histogram ingress-buffer sample-interval 1024
+nv set system telemetry snapshot-file count 120
+nv set system telemetry snapshot-file name /var/run/cumulus/histogram_stats
+nv set system telemetry snapshot-interval 10""".splitlines()
+
+
+@pytest.mark.parametrize("release", ["5.14", "5.16"])
+def test_histogram_settings_write_nvidias_lines(release: str, tmp_path: Path) -> None:
+    """baseline.telemetry.histogram_settings: NVIDIA's twelve lines (and `state enabled` from 5.15,
+    as csl-01); left out, none; the object model takes them and refuses a bad size."""
+    out, plain = tmp_path / "on" / "out", tmp_path / "off" / "out"
+    render_to(_inventory(tmp_path / "on", baseline="  telemetry: {histograms: true, histogram_settings: true}\n",
+                         release=release), out)
+    render_to(_inventory(tmp_path / "off", baseline="  telemetry: {histograms: true}\n", release=release), plain)
+    scripts = sorted((out / "gpu" / "switches").glob("*.nvue.sh"))
+    assert scripts
+    for script in scripts:
+        lines = script.read_text().splitlines()
+        assert set(HISTOGRAM_SETTINGS) <= set(lines), script.name
+        assert ("nv set system telemetry state enabled" in lines) == (release >= "5.15")
+        assert "telemetry histogram counter counter-type rx-packet" in script.read_text()  # the ports' still
+        assert "system telemetry" not in (plain / "gpu" / "switches" / script.name).read_text()
+        version, tree = _tree(script.with_suffix(".yaml"))
+        assert nvue_model.problems(version, tree) == [], script.name
+        for line in lines:
+            if line.startswith("nv set system telemetry"):
+                nvue_model.parse_nv_set(version, line)
+        tree["system"]["telemetry"]["histogram"]["counter"]["histogram-size"] = "big"
+        assert nvue_model.problems(version, tree) != []

@@ -452,7 +452,7 @@ def test_a_dhcp_server_no_route_reaches_is_a_warning(tmp_path: Path) -> None:
     far = routed(oob=ROUTED.replace("dhcp_server: 192.168.1.200", "dhcp_server: 10.9.9.9"))
     line = ("        border: {router: site-router, uplinks: 12, speed: 100, peer_group: underlay-esl-external, "
             "loopback: true,\n"
-            "                 l3vni_vlan: 3004, inbound_filter: false}\n")
+            "                 l3vni_vlan: 3004, multipaths: default-only, inbound_filter: false}\n")
     assert line in far
     for name, text, warned in (("noborder", far.replace(line, ""), True), ("border", far, False),
                                ("inside", routed().replace(line, ""), False)):

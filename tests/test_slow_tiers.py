@@ -264,7 +264,8 @@ def test_groups_that_do_not_fit_the_free_cages_are_refused_at_their_speed() -> N
         "node_groups: [gb, support]", "node_groups: [gb]")
     text = text.replace("    count: 18                          # one NVL72 rack", "    count: 54").replace(
         "    planned_nodes: 36 ", "    planned_nodes: 54 ").replace(
-        "border: {router: site-router, speed: 200, inbound_filter: false, loopback: true, l3vni_vlan: 3004}",
+        "border: {router: site-router, speed: 200, inbound_filter: false, loopback: true, l3vni_vlan: 3004, "
+        "multipaths: default-only}",
         "border: {router: site-router, uplinks: 64, speed: 100}").replace(
         "segment_local_id: port ", "segment_local_id: place")
     with pytest.raises(InventoryError) as err:

@@ -106,6 +106,8 @@ def baseline(site: Baseline | None, fabric: Baseline | None, role: str, platform
             "sflow": {"collectors": list(tel.sflow.collectors), "sample_rate": tel.sflow.sample_rate}
             if tel and tel.sflow else None,
             "gnmi": _flag(tel.gnmi if tel else None, False),
+            # telemetry.histogram_settings: NVIDIA's global histogram settings, only where set
+            **({"histogram_settings": True} if tel and tel.histogram_settings else {}),
         },
         "api": _flag(chosen.get("api"), d.get("api", False)),
         "auto_save": _flag(chosen.get("auto_save"), d.get("auto_save", False)),

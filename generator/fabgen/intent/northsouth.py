@@ -288,6 +288,8 @@ def border(ctx: Context) -> dict[str, Any] | None:
     return {"vrf": b.vrf, "l3vni": b.l3vni, "router": b.router, "asn": b.asn, "uplinks": ups, "ecmp": b.ecmp,
             "bfd": None if timers is None else {"interval_ms": timers.interval_ms, "multiplier": timers.multiplier},
             "leak": leaked, "group": b.peer_group, "inbound_filter": b.inbound_filter, "loopbacks": lo,
+            # border.multipaths: default-only (NVIDIA's), only where set
+            **({"multipaths": b.multipaths} if b.multipaths != "both" else {}),
             # northsouth.border.loopback: each border switch's border-VRF loopback, its router-id there, denied
             # back into the VRF by EXIT_FILTER's rule 10 (NVIDIA's csl-01 at 993eed6, core-01 at 2f46cb2)
             "own_loopbacks": dict(tenants_alloc.border_loopbacks) if tenants_alloc is not None else {},

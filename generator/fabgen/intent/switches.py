@@ -363,8 +363,11 @@ class SwitchIntents:
                     "overlay": [{"ip": alloc.loopbacks[p], "asn": alloc.asns[p], "peer": p} for p in peers],
                     "multihop": OVERLAY_MULTIHOP,
                     # RoCE's DSCP (its PFC and ECN classes) carried through the tunnel: copied into the outer
-                    # header, the inner one kept at the far end (NVIDIA's `nve vxlan ... dscp action`)
-                    "dscp": {"encapsulation": "copy", "decapsulation": "preserve"} if overlay is None else None,
+                    # header, the inner one kept at the far end (NVIDIA's `nve vxlan ... dscp action`); on a
+                    # north-south fabric where ethernet.northsouth.dscp says so (csl-01-config.sh of 2-8-9-800
+                    # at 993eed6 writes both lines, 2-4-5-800's neither)
+                    "dscp": {"encapsulation": "copy", "decapsulation": "preserve"}
+                    if overlay is None or eth.northsouth.dscp else None,
                     "tenants": mine}
         groups = sorted({n["peer_group"] for n in neighbors})
         # NVIDIA's GPU overlay on NVUE (AVD's l3ls-evpn, fabgen's EOS, writes neither): the leaves' underlay
@@ -387,6 +390,8 @@ class SwitchIntents:
                     "password": secret_ref(eth.bgp_password.env) if eth.bgp_password else None,
                     "ecmp": max(MIN_ECMP, planned_fabric_links(f.plan, s.role)), "uplinks": uplinks,
                     "bfd": switch_bfd(eth, s.role, groups, evpn is not None),
+                    # ethernet.bfd.offload: NVIDIA's `router bfd offload enabled`, only where set
+                    **({"bfd_offload": True} if eth.bfd.offload else {}),
                     "peer_groups": groups, "neighbors": neighbors, "networks": networks, "max_routes": limit,
                     # only where set, so that every other structured config (ansible/configs/) stays as it was
                     **({"aspath_ignore": True} if aspath_ignore else {}),

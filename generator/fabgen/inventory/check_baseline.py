@@ -22,7 +22,8 @@ Reach = Callable[[str], list[Fabric]]  # a block's key -> the fabrics where that
 
 # What each platform's target renders (spec/schema.py names them; docs/baseline.md).
 AAA_PROTOCOLS = {"nvue": {"tacacs+", "radius", "ldap"}, "eos": {"tacacs+", "radius"}, "sonic": {"tacacs+", "radius"}}
-SPECTRUM_ONLY = ("wjh", "histograms")  # NVUE on Spectrum; EOS and SONiC have sFlow and gNMI instead
+# NVUE on Spectrum; EOS and SONiC have sFlow and gNMI instead
+SPECTRUM_ONLY = ("wjh", "histograms", "histogram_settings")
 # EOS saves by the playbook's copy, SONiC by config save; their SSH servers are on by default and fabgen
 # writes no line for them; their roles are their own
 NVUE_ONLY = ("auto_save", "ssh_server", "builtin_roles")

@@ -99,6 +99,11 @@ def _check_nvue_bgp(path: tuple, f: Fabric, report: Report) -> None:
                "fabric (host_addressing evpn, or role northsouth)"
                + (f"; not on {f.platform}" if f.platform != "nvue" else "; this fabric has no EVPN")
                + ": leave it out")
+    if eth.northsouth.dscp and (f.platform != "nvue" or f.role != "northsouth"):
+        report((*path, "ethernet", "northsouth", "dscp"), "dscp copies the DSCP into the VXLAN header of a "
+               "northsouth fabric on Cumulus Linux (NVUE); the GPU overlay (host_addressing evpn) always does"
+               + (f"; this fabric's role is {f.role}" if f.role != "northsouth" else f"; not on {f.platform}")
+               + ": leave it out")
     if eth.northsouth.vrf_loopbacks and (f.platform != "nvue" or f.role != "northsouth"):
         report((*path, "ethernet", "northsouth", "vrf_loopbacks"), "vrf_loopbacks gives the tenant VRFs of a "
                "northsouth fabric on Cumulus Linux (NVUE) their loopbacks"
@@ -127,6 +132,14 @@ def _check_bfd(path: tuple, f: Fabric, report: Report, warn: Report) -> None:
     if f.platform != "eos" and not gpu_overlay and bfd.overlay not in (None, BfdTimers()):
         warn((*bpath, "overlay"), f"{f.platform} carries EVPN on the underlay sessions, with no overlay sessions "
              "of their own: overlay is not rendered for this fabric")
+    # offload: NVUE's `router bfd offload` (refused elsewhere); 5.13/5.14's object model has no `router bfd`
+    # (nvueschema), so there it is not written, warned, and the same inventory renders at every release
+    version = version_of(f)
+    if bfd.offload and f.platform != "nvue":
+        report((*bpath, "offload"), f"offload is NVUE's `router bfd offload`; not on {f.platform}: leave it out")
+    elif bfd.offload and (version is None or not nvue_state_dialect(version)):
+        warn((*bpath, "offload"), f"offload is NVUE's `router bfd offload`, in Cumulus Linux 5.15 and later; this "
+             f"fabric runs {version}: not rendered for this fabric")
     if f.ethernet is not None and f.ethernet.northsouth.border is None and bfd.border not in (None, BfdTimers()):
         warn((*bpath, "border"), "this fabric has no border uplinks (northsouth.border): border is not rendered "
              "for this fabric")

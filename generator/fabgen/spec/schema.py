@@ -326,6 +326,12 @@ class Border(Strict):
     ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,
                       description="eBGP paths kept for ECMP, in the border VRF and at least in the default VRF "
                       "(default NVIDIA's 128)")
+    # NVIDIA/enterprise-ras net-configurator/output/2-8-9-800/default/configs/csl-01-config.sh at 993eed6 (and
+    # 2-4-5-800's csl-01, 2-8-9-400's core-01 at 2f46cb2): `vrf default ... multipaths ebgp 128`, none in EXIT
+    multipaths: Literal["both", "default-only"] = Field(
+        default="both", description="where `ecmp` is written: both (the border VRF and the default VRF, the "
+        "default) or default-only (the default VRF alone; the border VRF keeps the release's own, as NVIDIA's "
+        "csl-01 and core-01)")
     peer_group: Annotated[str, StringConstraints(pattern=PEER_GROUP_PATTERN)] = Field(
         default=BORDER_DEFAULTS["peer_group"], description="the uplinks' BGP peer group in the border VRF (default "
         "exit, NVIDIA's name at 993eed6; its 2-8-9-400 core-01 at 2f46cb2 names it underlay-esl-external)")
@@ -366,6 +372,11 @@ class NorthSouth(Strict):
         default=False, description="NVUE: each leaf gives each tenant VRF a loopback of its own (a /32 from the "
         "loopbacks pool, from its top down), the VRF's BGP router-id, and the VRF's l2vpn-evpn address family, as "
         "NVIDIA's generator writes its core pair (csl-01, core-01); default off")
+    dscp: bool = Field(
+        default=False, description="NVUE: VXLAN copies each packet's DSCP into the outer header and keeps the "
+        "inner one at the far end (`nve vxlan encapsulation dscp action copy`, `decapsulation dscp action "
+        "preserve`), as the GPU overlay always does and NVIDIA's generator writes on 2-8-9-800's csl-01; default off "
+        "(2-4-5-800's csl-01 writes neither)")
     border: Border | None = Field(default=None, description="the fabric's way out to the site's router (NVUE "
                                   "only): border VRF, uplinks by eBGP, route leaking; absent, none")
     segment_mac: Annotated[str, StringConstraints(pattern=MAC_PATTERN)] | None = Field(
@@ -437,6 +448,10 @@ class BfdClasses(Strict):
                                   description="a routed out-of-band network's loopback EVPN sessions (multihop), on "
                                   "both ends: 1000 ms x 3 where left out, as NVIDIA's `overlay` profile "
                                   "(oob-switch-01-config.sh at 993eed6); true is 300 ms x 3")
+    offload: bool = Field(default=False, description="NVUE 5.15 and later: BFD packets sent and checked by the "
+                          "switch's ASIC, not its CPU (`router bfd offload enabled`, as NVIDIA's generator writes "
+                          "its core pairs: csl-01-config.sh at 993eed6), on every switch with a BFD session; "
+                          "default off (the release's default)")
 
 
 def _bfd(value: Any) -> Any:
@@ -653,6 +668,11 @@ class Telemetry(Strict):
                              "NVUE with a baseline: on)")
     histograms: bool | None = Field(default=None, description="NVUE (Spectrum): ingress and egress buffer and "
                                     "counter histograms on every used switch port (default off)")
+    histogram_settings: bool | None = Field(
+        default=None, description="NVUE (Spectrum): the histograms' global settings as NVIDIA's generator writes them "
+        "(csl-01-config.sh of 2-8-9-800 at 993eed6): counter bins from 3552, size 55008; buffer bins from 960, "
+        "egress size 9830400, ingress 2457600; sample interval 1024; snapshots every 10 s into "
+        "/var/run/cumulus/histogram_stats, 120 kept (default off: the release's own)")
     sflow: Sflow | None = None
     gnmi: bool | None = Field(default=None, description="streaming telemetry: EOS `management api gnmi`, SONiC "
                               "GNMI, NVUE gnmi-server (default off)")

@@ -113,6 +113,13 @@ WJH_TRIGGERS = ("l2", "l3", "tunnel")
 HISTOGRAM: dict[str, Any] = {"counter": {"counter-type": {"rx-packet": {}, "tx-packet": {}}},
                              "egress-buffer": {"traffic-class": {"0": {}}},
                              "ingress-buffer": {"priority-group": {"0": {}, "1": {}}}}
+# telemetry.histogram_settings: NVIDIA's global histogram settings (NVIDIA/enterprise-ras net-configurator/output/
+# 2-8-9-800/default/configs/csl-01-config.sh at 993eed6, the same in 2-8-9-400's core-01 at 2f46cb2)
+HISTOGRAM_SETTINGS: dict[str, Any] = {
+    "histogram": {"counter": {"bin-min-boundary": 3552, "histogram-size": 55008, "sample-interval": 1024},
+                  "egress-buffer": {"bin-min-boundary": 960, "histogram-size": 9830400, "sample-interval": 1024},
+                  "ingress-buffer": {"bin-min-boundary": 960, "histogram-size": 2457600, "sample-interval": 1024}},
+    "snapshot-file": {"count": 120, "name": "/var/run/cumulus/histogram_stats"}, "snapshot-interval": 10}
 AAA_KEY = {"tacacs+": "tacacs", "radius": "radius", "ldap": "ldap"}
 
 
@@ -238,6 +245,8 @@ def _baseline(tree: dict[str, Any], b: dict[str, Any], vrf: str, d: Dialect) -> 
                            "sampling-rate": {"default": t["sflow"]["sample_rate"]}, "state": "enabled"}
     if t["gnmi"]:
         system["gnmi-server"] = {"port": GNMI_PORT, "state": "enabled"}
+    if t.get("histogram_settings"):  # `system telemetry state` from 5.15 (5.14's object model has none)
+        system["telemetry"] = {**(d.on() if d.new else {}), **HISTOGRAM_SETTINGS}
     # WJH, the API and auto-save: NVIDIA's generator writes them on; off is written too (a full
     # replace leaves the release's default otherwise)
     system["wjh"] = ({"channel": {"forwarding": {"trigger": {k: {} for k in WJH_TRIGGERS}}}, **d.on()}
@@ -749,6 +758,8 @@ def _switch(intents: SwitchIntents, qos: dict[str, Any], ar: bool, breakout: str
         _oob_pair(tree, sw, oob, border if ups else None, d)
     if b and sw["management"]:
         _baseline(tree, b, sw["management"]["vrf"], d)
+    if sw["bgp"].get("bfd_offload") and "bfd" in tree["router"]:  # ethernet.bfd.offload, where BFD runs
+        tree["router"]["bfd"]["offload"] = d.word()
     if "anycast_mac" in sw:  # ethernet.anycast_mac
         tree["system"]["global"] = {"anycast-mac": sw["anycast_mac"]}
     envs = [sw["bgp"]["password_env"]] if sw["bgp"]["password_env"] else []
@@ -843,7 +854,9 @@ def _border(tree: dict[str, Any], sw: dict[str, Any], border: dict[str, Any], d:
             **({"bfd": _bfd_group(timers, d)} if timers else {}),
             "remote-as": border["asn"] if border["asn"] is not None else "external"}
     leaked = border["leak"]
-    ipv4: dict[str, Any] = {**d.on(), "multipaths": {"ebgp": border["ecmp"]}, "redistribute": {"connected": d.on()},
+    # border.multipaths default-only: the border VRF keeps the release's paths (NVIDIA's csl-01 at 993eed6)
+    paths = {} if border.get("multipaths") == "default-only" else {"multipaths": {"ebgp": border["ecmp"]}}
+    ipv4: dict[str, Any] = {**d.on(), **paths, "redistribute": {"connected": d.on()},
                             "route-export": {"to-evpn": d.on()}}
     if leaked:
         ipv4["route-import"] = {"from-vrf": {**d.on(), "list": {t["vrf"]: {} for t in leaked},

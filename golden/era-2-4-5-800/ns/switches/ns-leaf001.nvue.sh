@@ -1537,6 +1537,7 @@ nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
 nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
 nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
+nv set router bfd offload enabled
 nv set router policy route-map EVPN_OOB_OUT rule 10 action permit
 nv set router policy route-map EVPN_OOB_OUT rule 10 match evpn-route-type macip
 nv set router policy route-map EVPN_OOB_OUT rule 10 match type ipv4
@@ -1742,7 +1743,6 @@ nv set vrf EXIT evpn vni 5004
 nv set vrf EXIT loopback ip address 10.254.0.252/32
 nv set vrf EXIT router bgp state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast state enabled
-nv set vrf EXIT router bgp address-family ipv4-unicast multipaths ebgp 128
 nv set vrf EXIT router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast route-export to-evpn state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf state enabled

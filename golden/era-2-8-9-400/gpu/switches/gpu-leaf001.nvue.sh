@@ -27,6 +27,19 @@ nv set system message post-login '##############################################
 ####################################################################'
 nv set system control-plane acl acl-default-dos inbound
 nv set system control-plane acl acl-default-whitelist inbound
+nv set system telemetry state enabled
+nv set system telemetry histogram counter bin-min-boundary 3552
+nv set system telemetry histogram counter histogram-size 55008
+nv set system telemetry histogram counter sample-interval 1024
+nv set system telemetry histogram egress-buffer bin-min-boundary 960
+nv set system telemetry histogram egress-buffer histogram-size 9830400
+nv set system telemetry histogram egress-buffer sample-interval 1024
+nv set system telemetry histogram ingress-buffer bin-min-boundary 960
+nv set system telemetry histogram ingress-buffer histogram-size 2457600
+nv set system telemetry histogram ingress-buffer sample-interval 1024
+nv set system telemetry snapshot-file count 120
+nv set system telemetry snapshot-file name /var/run/cumulus/histogram_stats
+nv set system telemetry snapshot-interval 10
 nv set system wjh channel forwarding trigger l2
 nv set system wjh channel forwarding trigger l3
 nv set system wjh channel forwarding trigger tunnel

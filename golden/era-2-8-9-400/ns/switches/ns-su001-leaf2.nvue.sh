@@ -27,6 +27,19 @@ nv set system message post-login '##############################################
 ####################################################################'
 nv set system control-plane acl acl-default-dos inbound
 nv set system control-plane acl acl-default-whitelist inbound
+nv set system telemetry state enabled
+nv set system telemetry histogram counter bin-min-boundary 3552
+nv set system telemetry histogram counter histogram-size 55008
+nv set system telemetry histogram counter sample-interval 1024
+nv set system telemetry histogram egress-buffer bin-min-boundary 960
+nv set system telemetry histogram egress-buffer histogram-size 9830400
+nv set system telemetry histogram egress-buffer sample-interval 1024
+nv set system telemetry histogram ingress-buffer bin-min-boundary 960
+nv set system telemetry histogram ingress-buffer histogram-size 2457600
+nv set system telemetry histogram ingress-buffer sample-interval 1024
+nv set system telemetry snapshot-file count 120
+nv set system telemetry snapshot-file name /var/run/cumulus/histogram_stats
+nv set system telemetry snapshot-interval 10
 nv set system wjh channel forwarding trigger l2
 nv set system wjh channel forwarding trigger l3
 nv set system wjh channel forwarding trigger tunnel
@@ -1376,6 +1389,8 @@ nv set evpn state enabled
 nv set evpn multihoming state enabled
 nv set nve vxlan state enabled
 nv set nve vxlan arp-nd-suppress enabled
+nv set nve vxlan encapsulation dscp action copy
+nv set nve vxlan decapsulation dscp action preserve
 nv set nve vxlan port 4789
 nv set nve vxlan source address 10.254.0.2
 nv set bridge domain br_default vlan 500 vni 4500
@@ -1400,6 +1415,7 @@ nv set router bfd profile FABRIC-1000x3 detect-multiplier 3
 nv set router bfd profile FABRIC-1000x3 min-rx-interval 1000
 nv set router bfd profile FABRIC-1000x3 min-tx-interval 1000
 nv set router bfd state enabled
+nv set router bfd offload enabled
 nv set router policy route-map EVPN_OOB_OUT rule 10 action permit
 nv set router policy route-map EVPN_OOB_OUT rule 10 match evpn-route-type macip
 nv set router policy route-map EVPN_OOB_OUT rule 10 match type ipv4
@@ -1600,7 +1616,6 @@ nv set vrf EXIT evpn vni 5004
 nv set vrf EXIT loopback ip address 10.254.0.249/32
 nv set vrf EXIT router bgp state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast state enabled
-nv set vrf EXIT router bgp address-family ipv4-unicast multipaths ebgp 128
 nv set vrf EXIT router bgp address-family ipv4-unicast redistribute connected state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast route-export to-evpn state enabled
 nv set vrf EXIT router bgp address-family ipv4-unicast route-import from-vrf state enabled
