@@ -170,6 +170,8 @@ def test_the_default_stays_one_vlan_a_plane(tmp_path: Path) -> None:
      "above 16777214"),
     ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245902, vlans: rail}\n", "overlay.l3vni",
      "is a rail's"),
+    ("nvue", "      overlay: {vlan: 900, vni: 245900, vrf: GPU, l3vni: 245003, vlans: rail, l3vni_vlan: 902}\n",
+     "overlay.l3vni_vlan", "is a rail's (VLANs 901-904"),
     # a /26 a plane cut four ways: /28s of 16 addresses, where a rail needs 18 ports, 4 leaves and 3 more
     ("nvue", RAIL.replace("overlay", "pools: {hosts: 192.168.0.0/25}\n      overlay"), "pools.hosts",
      "a subnet for each of 4 rails"),

@@ -257,7 +257,7 @@ def check_ethernet(i: int, kind: str, eth: EthernetOptions, plan: Plan | None, r
 
 def _check_rail_vlans(at: tuple, eth: EthernetOptions, plan: Plan, platform: str, report: Report) -> None:
     """overlay.vlans rail: rail r's VLAN vlan + r and VNI vni + r (r = 1 to the rails) within their
-    ranges, off Cumulus Linux's reserved VLANs and off the VRF's layer-3 VNI (a compute fabric holds no
+    ranges, off Cumulus Linux's reserved VLANs and off the VRF's layer-3 VNI and its VLAN (a compute fabric holds no
     storage server, whose ports would be on no rail: refused where node groups attach)."""
     t, rails = eth.overlay, plan.rails
     top = t.vlan + rails
@@ -276,6 +276,9 @@ def _check_rail_vlans(at: tuple, eth: EthernetOptions, plan: Plan, platform: str
     if t.vni < t.l3vni <= t.vni + rails:
         report((*at, "l3vni"), f"VNI {t.l3vni} is a rail's (VNIs {t.vni + 1}-{t.vni + rails}, one a rail): give "
                "the VRF a VNI of its own")
+    if t.l3vni_vlan is not None and t.vlan < t.l3vni_vlan <= top:
+        report((*at, "l3vni_vlan"), f"VLAN {t.l3vni_vlan} is a rail's (VLANs {t.vlan + 1}-{top}, one a rail): give "
+               "the VRF's layer-3 VNI a VLAN of its own (NVIDIA's 3003)")
 
 
 def _check_kind_features(path: tuple, kind: str, eth: EthernetOptions, plan: Plan | None, report: Report,
