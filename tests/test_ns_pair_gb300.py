@@ -190,3 +190,44 @@ def test_no_renumbering_warning_where_nothing_renumbers() -> None:
     assert pinned and port_ids
     auto = text.replace(pinned.group(0), "").replace(port_ids.group(0), "").replace("inbound_filter: false, ", "")
     assert len(warned(auto)) == 1
+
+
+SMALL_POOL = """version: 1
+cluster: gbf
+node_models:
+  srv:
+    vendor: x
+    gpus: 0
+    ports:
+      - {role: storage, rdma: mlx5_0, label: P1, speed: 400}
+      - {role: storage, rdma: mlx5_1, label: P2, speed: 400}
+node_groups:
+  - {name: gb, model: gb300-nvl72, count: 18, hostname: 'gb{n:03d}'}
+  - {name: srv, model: srv, role: storage, count: 4, hostname: "server-{n:03d}"}
+fabrics:
+  - name: ns
+    role: northsouth
+    kind: spectrum-x
+    platform: nvue
+    topology: rail-optimized
+    tiers: 1
+    switch_model: sn5600
+    node_groups: [gb, srv]
+    management: {prefix: 192.168.61.0/24, gateway: 192.168.61.1}
+    ethernet:
+      pools: {loopbacks: 10.254.0.0/24, links: 10.252.0.0/20, hosts: 10.160.0.0/HOSTS}
+"""
+
+
+def test_the_hosts_pool_holds_the_servers_after_the_two_racks_trays(tmp_path: Path) -> None:
+    """One rack (18 trays) and 4 servers: the servers are numbered after the two racks' 36 trays
+    (`Plan.server_place`), so each half of the hosts pool needs 3 + 2 leaves + 36 places + the servers'
+    8 ports = 49 addresses: a /26 (32 a half) is refused at pools.hosts with the size to use, not
+    found later as one address given twice; a /25 renders."""
+    message = _refused(tmp_path, SMALL_POOL.replace("HOSTS", "26"))
+    want = (r"bad\.yaml:24:\d+: fabrics\[0\]\.ethernet\.pools\.hosts: pool 10\.160\.0\.0/26 holds 64 addresses; "
+            r"this fabric needs 98 \(two halves, storage and in-band, of 49 addresses each")
+    assert re.search(want, message), message
+    assert "configured twice" not in message and "use a /25 or shorter" in message, message
+    files = rendered(SMALL_POOL.replace("HOSTS", "25"))
+    assert any(name.endswith("addresses.csv") for name in files)

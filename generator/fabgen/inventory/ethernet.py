@@ -40,8 +40,9 @@ def asn_counts(eth: EthernetOptions, plan: Plan) -> dict[str, int]:
 
 def host_places(eth: EthernetOptions, plan: Plan) -> int:
     """Nodes with a service address and an ASN of their own (host_routing bgp): the planned
-    nodes, then room for one per storage port (storage nodes follow the planned nodes)."""
-    return plan.nodes + plan.storage if eth.host_routing == "bgp" else 0
+    nodes, then room for one per storage port (storage nodes follow the planned nodes, on a collapsed
+    pair sized by racks its two racks' trays: `Plan.server_place`)."""
+    return max(plan.nodes, plan.server_place) + plan.storage if eth.host_routing == "bgp" else 0
 
 
 def asn_block(eth: EthernetOptions, tier: str) -> tuple[int, str]:
@@ -79,8 +80,9 @@ def asn_ranges(eth: EthernetOptions, plan: Plan, planes: int = 1) -> dict[str, t
 def northsouth_places(plan: Plan) -> int:
     """Addresses one half of a northsouth fabric's hosts pool (storage, or in-band) holds: the
     network, the anycast gateway, one per planned leaf (its own SVI address), one per planned node
-    and storage port (a bond each), the broadcast (docs/northsouth.md)."""
-    return 3 + plan.leaves + plan.nodes + plan.storage
+    and storage port (a bond each; a collapsed pair sized by racks numbers its servers after its two
+    racks' trays, `Plan.server_place`), the broadcast (docs/northsouth.md)."""
+    return 3 + plan.leaves + max(plan.nodes, plan.server_place) + plan.storage
 
 
 def evpn_places(plan: Plan) -> int:
