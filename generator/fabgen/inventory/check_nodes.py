@@ -100,13 +100,13 @@ def check_unattached(c: Checks) -> None:
                     c.warner(first)(("node_groups", j, key), f"{key} sets NCCL for compute nodes; storage nodes "
                                     "(role storage) get no nccl.env, so it is not rendered")
         if g.tenants is not None:
-            _check_tenants(c, j, g)
+            _check_group_tenants(c, j, g)
         if g.bonds == 2 and not any(f.role == "northsouth" and g.name in f.node_groups for f in c.inv.fabrics):
             c.report(("node_groups", j, "bonds"), f"bonds: 2 sets a server's bonds on a northsouth fabric; node group "
                      f"'{g.name}' is on none: remove it")
 
 
-def _check_tenants(c: Checks, j: int, g: NodeGroup) -> None:
+def _check_group_tenants(c: Checks, j: int, g: NodeGroup) -> None:
     """node_groups[].tenants: a one-bond server's tenants on a northsouth fabric (docs/northsouth.md)."""
     where, named = ("node_groups", j, "tenants"), list(g.tenants or ())
     if len(set(named)) != len(named):

@@ -324,8 +324,8 @@ class Border(Strict):
         description="the tenants whose routes are leaked to and from the border VRF (`route-import from-vrf`, "
         "NVIDIA's EXIT_FILTER and <VRF>_FILTER route-maps and community 11:11; default both)")
     ecmp: int = Field(default=BORDER_DEFAULTS["ecmp"], ge=1, le=128,
-                      description="eBGP paths kept for ECMP, in the border VRF and at least in the default VRF "
-                      "(default NVIDIA's 128)")
+                      description="eBGP paths kept for ECMP, in the border VRF (with multipaths both) and at least in "
+                      "the default VRF (default NVIDIA's 128)")
     # NVIDIA/enterprise-ras net-configurator/output/2-8-9-800/default/configs/csl-01-config.sh at 993eed6 (and
     # 2-4-5-800's csl-01, 2-8-9-400's core-01 at 2f46cb2): `vrf default ... multipaths ebgp 128`, none in EXIT
     multipaths: Literal["both", "default-only"] = Field(
