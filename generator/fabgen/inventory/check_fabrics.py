@@ -312,10 +312,9 @@ def check_border_names(c: Checks) -> None:
                      "site router after none of the cluster's devices")
         nso = f.ethernet.northsouth if f.ethernet is not None else None
         tenants = (nso.storage, nso.inband) if nso is not None else ()
-        tenant_vlans = {**{t.l3vni_vlan: f"{t.vrf}'s layer-3 VNI VLAN" for t in tenants if t.l3vni_vlan},
-                        **{t.vlan: f"{t.vrf}'s VLAN" for t in tenants}}
-        if b.l3vni_vlan is not None and b.l3vni_vlan in tenant_vlans:
-            c.report((*where, "l3vni_vlan"), f"l3vni_vlan {b.l3vni_vlan} is {tenant_vlans[b.l3vni_vlan]} on "
+        taken = taken_tenant_vlans(tenants)
+        if b.l3vni_vlan is not None and b.l3vni_vlan in taken:
+            c.report((*where, "l3vni_vlan"), f"l3vni_vlan {b.l3vni_vlan} is {taken[b.l3vni_vlan]} on "
                      f"fabric '{f.name}' too: the border VRF's layer-3 VNI takes a VLAN of its own (NVIDIA's 3004)")
         plan = c.plans[f.name]
         if not b.inbound_filter and not plan.peer_links:
@@ -332,6 +331,13 @@ def check_border_names(c: Checks) -> None:
                      f"planned node ports{servers_word(plan)} and switch-to-switch links leave {free} of its "
                      f"{plan.radix} ports at {plan.speed}G free (a smaller scalable_unit or a higher oversubscription "
                      f"frees more{', fewer servers' if plan.servers else ''})")
+
+
+def taken_tenant_vlans(tenants) -> dict[int, str]:
+    """The VLANs the north-south tenants take (each one's own and its layer-3 VNI's), named for a
+    message: what a border or out-of-band VLAN must not be."""
+    return {**{t.l3vni_vlan: f"{t.vrf}'s layer-3 VNI VLAN" for t in tenants if t.l3vni_vlan},
+            **{t.vlan: f"{t.vrf}'s VLAN" for t in tenants}}
 
 
 def servers_word(plan, word: str = ", servers") -> str:

@@ -11,6 +11,8 @@ from fabgen.inventory.check_fabrics import (
     check_fabric_hardware,
     check_fabric_name,
     check_fabric_role,
+    servers_word,
+    taken_tenant_vlans,
 )
 from fabgen.inventory.messages import did_you_mean
 from fabgen.inventory.state import Checks, Member
@@ -350,8 +352,7 @@ def _check_numbers(c: Checks, path: tuple, f, ns) -> bool:
     def at(key: str) -> tuple:  # the key where the inventory writes it, else the block
         return (*path, "oob_routed", key) if key in r.model_fields_set else (*path, "oob_routed")
 
-    taken_vlans = {**{t.l3vni_vlan: f"{t.vrf}'s layer-3 VNI VLAN" for t in tenants if t.l3vni_vlan},
-                   **{t.vlan: f"{t.vrf}'s VLAN" for t in tenants}}
+    taken_vlans = taken_tenant_vlans(tenants)
     if border is not None and border.l3vni_vlan is not None:  # northsouth.border.l3vni_vlan
         taken_vlans[border.l3vni_vlan] = f"{border.vrf}'s layer-3 VNI VLAN"
     for key, value in (("oob_vlan", f.oob_vlan), ("l3vni_vlan", r.l3vni_vlan)):
@@ -427,14 +428,14 @@ def _check_routed(c: Checks, path: tuple, f, layout) -> bool:
                  f"{r.uplink_speed}G to both leaves of the north-south pair of '{ns.name}': "
                  f"{-(-planned // per)} whole cage(s) of {per} ports"
                  f"{', each beside a free cage left unsplit' if per >= ns_model.lanes_per_cage else ''}, which its "
-                 f"leaves do not have free below the border's (after its nodes{', servers' if plan.servers else ''} "
+                 f"leaves do not have free below the border's (after its nodes{servers_word(plan)} "
                  "and switch links): fewer access "
                  "switches, or leave uplink_speed out")
         return False
     if len(ports) < planned:
         c.report((*path, "oob_design"), f"{planned} access switches planned, each an uplink to both leaves of the "
                  f"north-south pair of '{ns.name}', which has {len(ports)} free ports left (after its nodes, "
-                 f"{'servers, ' if plan.servers else ''}switch links and border uplinks): fewer access switches, "
+                 f"{servers_word(plan, 'servers, ')}switch links and border uplinks): fewer access switches, "
                  "or a larger pair")
         return False
     net = ipaddress.IPv4Network(r.loopbacks)
